@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# deps.sh installs what a fresh machine lacks for `make demo` and `make test`:
+# Neovim (Debian's, via apt-get) and the npm packages of the test peers.
+# It says what it installs and does nothing when everything is present.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+if ! command -v nvim >/dev/null 2>&1; then
+  echo "deps: installing Neovim with apt-get (nvim not found)"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q neovim
+fi
+
+if [ "${1:-}" = "--no-npm" ]; then exit 0; fi
+if [ ! -d "$root/tests/node/node_modules/@agentclientprotocol/sdk" ]; then
+  echo "deps: installing the npm test peers in tests/node (npm ci)"
+  (cd "$root/tests/node" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -1,0 +1,72 @@
+package termhost
+
+import (
+	"context"
+	"time"
+)
+
+// ExitStatus is how a terminal's process ended. Exactly one of Code and
+// Signal is set: Code for a normal exit, Signal (a conventional name such
+// as "SIGTERM") for a death by signal.
+type ExitStatus struct {
+	Code   *int
+	Signal string
+}
+
+// Output is a snapshot of a terminal's rendered text, as the agent reads it.
+type Output struct {
+	// Text is rendered text: no escape sequences, "\r" redraws collapsed,
+	// "\n" line ends, valid UTF-8, at most the byte limit (the tail is kept).
+	Text string
+	// Truncated reports that earlier output was dropped to honour the limit.
+	Truncated bool
+	// Exit is set once the process has exited and its output is drained.
+	Exit *ExitStatus
+}
+
+// Spec describes the command a terminal runs.
+type Spec struct {
+	// Command is the program to exec with Args, or, when Shell is set, a
+	// whole command line for /bin/sh -c.
+	Command string
+	Args    []string
+	Shell   bool
+	// Env is the complete environment as KEY=VALUE; nil means os.Environ().
+	Env []string
+	// Dir is the absolute working directory.
+	Dir string
+	// ByteLimit bounds the retained rendered text; <= 0 means the host's
+	// default cap.
+	ByteLimit int
+	// Cols and Rows are the initial pty size; 0 means 80x24.
+	Cols, Rows uint16
+	// Title is the initial human-readable title; empty means the command line.
+	Title string
+	// Claim is the terminal's initial owner.
+	Claim Claim
+}
+
+// Claim records who holds a terminal (the AHP claim model): a session's
+// tool call, a session in the background, or the user's client.
+type Claim struct {
+	Kind       string `json:"kind"` // "session" or "client"
+	Session    string `json:"session,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ClientID   string `json:"clientId,omitempty"`
+}
+
+// Options configures a Host.
+type Options struct {
+	// DefaultByteLimit is the rendered-text cap when a Spec gives none
+	// (default 16 MiB).
+	DefaultByteLimit int
+	// KillGrace is how long Kill waits after SIGTERM before SIGKILL
+	// (default 3s).
+	KillGrace time.Duration
+	// DisplayBytes bounds the raw byte log kept for the display (default 4 MiB).
+	DisplayBytes int
+	// Logf receives diagnostics; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+var _ = context.Background
