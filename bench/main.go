@@ -1,0 +1,112 @@
+// Command bench compares agentrun's terminal path with its baselines in one
+// run, on the same output: a raw pty drain and Neovim's own :terminal. It
+// prints ratios, not pass/fail verdicts (see README "Performance").
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+func main() {
+	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
+	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
+	flag.Parse()
+	if err := run(*lines, *flood); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(lines int, flood time.Duration) error {
+	dir, err := os.MkdirTemp("", "agentrun-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "lines.txt")
+	if err := writeLines(file, lines); err != nil {
+		return err
+	}
+	last := strconv.Itoa(lines)
+	fmt.Printf("output: %d lines (cat of a %s file) on %s\n\n", lines, sizeOf(file), hostDesc())
+
+	raw, n, err := rawDrain([]string{"cat", file})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("(a) raw pty drain:               %8.0f ms  (%d bytes)\n", ms(raw), n)
+
+	nat, err := nativeDisplay(file, last)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("(b) native :terminal complete:   %s  (last line shown: %q, want %q)\n", showComplete(nat), nat.LastSeen, last)
+
+	floodCmd := "timeout " + strconv.Itoa(int(flood.Seconds())) + " yes 'flood 0123456789 abcdefghijklmnopqrstuvwxyz'"
+	natLag, err := nativeLag(floodCmd, flood)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    native :terminal lag p99:    %8.1f ms  (5 ms timer during a %s flood)\n", ms(natLag), flood)
+
+	return runPlugin(pluginRun{file: file, last: last, raw: raw, native: nat, nativeLag: natLag, floodCmd: floodCmd, flood: flood})
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func showComplete(r displayResult) string {
+	if r.Complete == 0 {
+		return "   never    "
+	}
+	return fmt.Sprintf("%8.0f ms  ", ms(r.Complete))
+}
+
+func writeLines(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 1<<20)
+	for i := 1; i <= n; i++ {
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		buf = append(buf, '\n')
+		if len(buf) > 1<<20-32 {
+			if _, err := f.Write(buf); err != nil {
+				f.Close()
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	if _, err := f.Write(buf); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func sizeOf(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MB", float64(st.Size())/1e6)
+}
+
+func hostDesc() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	n := 0
+	if err == nil {
+		for i := 0; i+9 <= len(b); i++ {
+			if string(b[i:i+9]) == "processor" {
+				n++
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores", n)
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+)
+
+// displayResult is when a terminal buffer first showed the last line.
+type displayResult struct {
+	Complete time.Duration // 0 when the last line never appeared
+	LastSeen string        // the last numbered line the buffer shows
+}
+
+// nativeDisplay runs `cat file` in Neovim's own :terminal and waits until the
+// last line shows or the process has exited and the buffer went quiet.
+func nativeDisplay(file, last string) (displayResult, error) {
+	v, err := startNvim("")
+	if err != nil {
+		return displayResult{}, err
+	}
+	defer v.Close()
+	var buf int
+	if err := luaValue(v, `require("probe").native_start({"cat", ...}, select(2, ...))`, &buf, file, last); err != nil {
+		return displayResult{}, fmt.Errorf("native :terminal: %w", err)
+	}
+	// Done when found, or 3 s after exit: what Neovim 0.7 has not drawn by
+	// then it never will (it drops the undrawn tail at exit).
+	if err := waitFoundOrQuiet(v, 60*time.Second); err != nil {
+		return displayResult{}, err
+	}
+	return readDisplay(v, buf)
+}
+
+// waitFoundOrQuiet waits for probe.found, or for 3 s past probe.exited.
+func waitFoundOrQuiet(v *nvim.Nvim, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var exitedAt time.Time
+	for time.Now().Before(deadline) {
+		var st struct {
+			Found  bool `msgpack:"found"`
+			Exited bool `msgpack:"exited"`
+		}
+		if err := luaValue(v, `{found = require("probe").found ~= nil, exited = require("probe").exited ~= nil}`, &st); err != nil {
+			return err
+		}
+		if st.Found {
+			return nil
+		}
+		if st.Exited && exitedAt.IsZero() {
+			exitedAt = time.Now()
+		}
+		if !exitedAt.IsZero() && time.Since(exitedAt) > 3*time.Second {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out after %s waiting for the terminal", timeout)
+}
+
+func readDisplay(v *nvim.Nvim, buf int) (displayResult, error) {
+	var r displayResult
+	var found *float64
+	if err := luaValue(v, `require("probe").found`, &found); err != nil {
+		return r, err
+	}
+	if found != nil {
+		r.Complete = time.Duration(*found * float64(time.Millisecond))
+	}
+	if err := luaValue(v, `require("probe").last_number(...)`, &r.LastSeen, buf); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// nativeLag measures the event-loop lag p99 while Neovim's own :terminal
+// shows a flood.
+func nativeLag(floodCmd string, floodFor time.Duration) (time.Duration, error) {
+	v, err := startNvim("")
+	if err != nil {
+		return 0, err
+	}
+	defer v.Close()
+	if err := v.ExecLua(`require("probe").lag_start(); require("probe").native_start({"sh", "-c", ...})`, nil, floodCmd); err != nil {
+		return 0, err
+	}
+	time.Sleep(floodFor)
+	var lags []float64
+	if err := luaValue(v, `require("probe").lag_stop()`, &lags); err != nil {
+		return 0, err
+	}
+	return p99ms(lags), nil
+}
