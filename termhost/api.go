@@ -53,6 +53,9 @@ type Claim struct {
 	Session    string `json:"session,omitempty"`
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ClientID   string `json:"clientId,omitempty"`
+	// TurnID is the AHP session claim's optional turn (set with ToolCallID
+	// while a tool call uses the terminal).
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // Options configures a Host.
