@@ -1,0 +1,171 @@
+package termhost
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// reducerCase is one file of reference/ahp/reducer-cases.
+type reducerCase struct {
+	Description string            `json:"description"`
+	Reducer     string            `json:"reducer"` // "terminal" or "root"
+	Initial     json.RawMessage   `json:"initial"`
+	Actions     []json.RawMessage `json:"actions"`
+	Expected    json.RawMessage   `json:"expected"`
+}
+
+// TestReducerFixtures runs every AHP reducer fixture through Reduce (and
+// Apply, and ReduceRoot) and compares the JSON of the result with the
+// expected state. The fixtures live beside the clone, in
+// ../shared/reference/ahp/reducer-cases; without them the test fails.
+func TestReducerFixtures(t *testing.T) {
+	dir := reducerCasesDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no *.json reducer cases in %s (err %v)", dir, err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c reducerCase
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			switch c.Reducer {
+			case "terminal":
+				runTerminalCase(t, c)
+			case "root":
+				runRootCase(t, c)
+			default:
+				t.Fatalf("%s: reducer %q is neither \"terminal\" nor \"root\"; teach this test about it", file, c.Reducer)
+			}
+		})
+	}
+}
+
+func runTerminalCase(t *testing.T, c reducerCase) {
+	t.Helper()
+	var initial TerminalState
+	decodeStrict(t, c.Initial, &initial)
+	before := mustJSON(t, initial)
+
+	pure := initial
+	owned := initial.Clone()
+	for _, raw := range c.Actions {
+		a, err := DecodeAction(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Description, err)
+		}
+		pure = Reduce(pure, a)
+		owned.Apply(a)
+	}
+	assertJSONEqual(t, c.Description+" (Reduce)", mustJSON(t, pure), c.Expected)
+	assertJSONEqual(t, c.Description+" (Apply)", mustJSON(t, owned), c.Expected)
+	if after := mustJSON(t, initial); !bytes.Equal(before, after) {
+		t.Errorf("%s: Reduce changed its input state:\nbefore %s\nafter  %s", c.Description, before, after)
+	}
+
+	// The expected state also survives a decode/encode round trip, so
+	// every field name in the fixture maps onto TerminalState.
+	var expected TerminalState
+	decodeStrict(t, c.Expected, &expected)
+	assertJSONEqual(t, c.Description+" (round trip)", mustJSON(t, expected), c.Expected)
+}
+
+func runRootCase(t *testing.T, c reducerCase) {
+	t.Helper()
+	var initial RootState
+	decodeStrict(t, c.Initial, &initial)
+	before := mustJSON(t, initial)
+	state := initial
+	for _, raw := range c.Actions {
+		a, err := DecodeAction(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Description, err)
+		}
+		state = ReduceRoot(state, a)
+	}
+	assertJSONEqual(t, c.Description, mustJSON(t, state), c.Expected)
+	if after := mustJSON(t, initial); !bytes.Equal(before, after) {
+		t.Errorf("%s: ReduceRoot changed its input state", c.Description)
+	}
+}
+
+// reducerCasesDir finds reference/ahp/reducer-cases: $AHP_REDUCER_CASES if
+// set, else ../shared/reference/ahp/reducer-cases beside the module root.
+func reducerCasesDir(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("AHP_REDUCER_CASES"); dir != "" {
+		return mustDir(t, dir, "$AHP_REDUCER_CASES")
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			t.Fatalf("no go.mod above the test's directory; cannot locate the AHP reducer fixtures")
+		}
+		root = parent
+	}
+	dir := filepath.Join(filepath.Dir(root), "shared", "reference", "ahp", "reducer-cases")
+	return mustDir(t, dir, "the AHP fixtures beside the clone")
+}
+
+func mustDir(t *testing.T, dir, what string) string {
+	t.Helper()
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("AHP reducer fixtures missing: %s (%s) is not a directory (err %v); "+
+			"check out the shared reference beside the repository or set AHP_REDUCER_CASES", dir, what, err)
+	}
+	return dir
+}
+
+// decodeStrict decodes JSON into v, failing on fields v does not have.
+func decodeStrict(t *testing.T, data []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("decode %T from %s: %v", v, data, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode %T: %v", v, err)
+	}
+	return b
+}
+
+// assertJSONEqual compares two JSON documents by value (key order and
+// spacing do not matter).
+func assertJSONEqual(t *testing.T, what string, got, want []byte) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: got invalid JSON %s: %v", what, got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("%s: want invalid JSON %s: %v", what, want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		gi, _ := json.MarshalIndent(g, "", "  ")
+		wi, _ := json.MarshalIndent(w, "", "  ")
+		t.Errorf("%s:\ngot  %s\nwant %s", what, gi, wi)
+	}
+}
