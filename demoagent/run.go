@@ -1,0 +1,126 @@
+package demoagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// run executes line in a client terminal: create (whole line, no args, the
+// session cwd), embed it in a tool call, wait for exit, read the output,
+// report, release. A cancelled turn kills the command first. toolID names
+// an existing tool call (after a permission request) or is empty.
+func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk.StopReason, error) {
+	if !d.capabilities().Terminal {
+		return d.say(s, fmt.Sprintf("The client lacks terminals (clientCapabilities.terminal is not true), so I cannot run `%s`.", line))
+	}
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running `%s`\n", line))); err != nil {
+		return "", err
+	}
+	sid := acpsdk.SessionId(s.id)
+	cwd := s.cwd
+	term, err := d.conn.CreateTerminal(d.ctx, acpsdk.CreateTerminalRequest{
+		SessionId:       sid,
+		Command:         line,
+		Cwd:             &cwd,
+		OutputByteLimit: acpsdk.Ptr(DefaultOutputByteLimit),
+	})
+	if err != nil {
+		if toolID != "" {
+			_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed)))
+		}
+		return d.say(s, fmt.Sprintf("Could not run `%s`: %s", line, errText(err)))
+	}
+	tid := term.TerminalId
+	content := []acpsdk.ToolCallContent{acpsdk.ToolTerminalRef(tid)}
+	if toolID == "" {
+		toolID = d.id("call")
+		err = d.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId(toolID), line,
+			acpsdk.WithStartKind(acpsdk.ToolKindExecute),
+			acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
+			acpsdk.WithStartContent(content),
+			acpsdk.WithStartRawInput(map[string]any{"command": line})))
+	} else {
+		err = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
+			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress),
+			acpsdk.WithUpdateContent(content)))
+	}
+	if err != nil {
+		return "", err
+	}
+
+	type waited struct {
+		resp acpsdk.WaitForTerminalExitResponse
+		err  error
+	}
+	waitCh := make(chan waited, 1)
+	go func() {
+		resp, err := d.conn.WaitForTerminalExit(d.ctx, acpsdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: tid})
+		waitCh <- waited{resp, err}
+	}()
+	cancelled := false
+	var w waited
+	select {
+	case w = <-waitCh:
+	case <-ctx.Done():
+		cancelled = true
+		if _, err := d.conn.KillTerminal(d.ctx, acpsdk.KillTerminalRequest{SessionId: sid, TerminalId: tid}); err != nil {
+			d.log.Warn("kill terminal", "terminal", tid, "err", err)
+		}
+		w = <-waitCh
+	}
+	out, outErr := d.conn.TerminalOutput(d.ctx, acpsdk.TerminalOutputRequest{SessionId: sid, TerminalId: tid})
+	if _, err := d.conn.ReleaseTerminal(d.ctx, acpsdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: tid}); err != nil {
+		d.log.Warn("release terminal", "terminal", tid, "err", err)
+	}
+	if w.err != nil {
+		return "", fmt.Errorf("terminal/wait_for_exit: %w", w.err)
+	}
+
+	summary := exitSummary(w.resp.ExitCode, w.resp.Signal)
+	status := acpsdk.ToolCallStatusCompleted
+	if w.resp.ExitCode == nil || *w.resp.ExitCode != 0 {
+		status = acpsdk.ToolCallStatusFailed
+	}
+	detail := summary
+	if outErr == nil && out.Truncated {
+		detail += " (output truncated)"
+	}
+	err = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
+		acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent(append(content, acpsdk.ToolContent(acpsdk.TextBlock(detail)))),
+		acpsdk.WithUpdateRawOutput(map[string]any{"exitCode": w.resp.ExitCode, "signal": w.resp.Signal})))
+	if err != nil {
+		return "", err
+	}
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("`%s` %s.", line, summary))); err != nil {
+		return "", err
+	}
+	if cancelled {
+		return acpsdk.StopReasonCancelled, nil
+	}
+	return acpsdk.StopReasonEndTurn, nil
+}
+
+// exitSummary says how a command ended: "exited with code 0", "was killed
+// by SIGTERM".
+func exitSummary(code *int, signal *string) string {
+	switch {
+	case code != nil:
+		return fmt.Sprintf("exited with code %d", *code)
+	case signal != nil:
+		return fmt.Sprintf("was killed by %s", *signal)
+	}
+	return "ended without an exit status"
+}
+
+// errText prefers a JSON-RPC error's message over its JSON form.
+func errText(err error) string {
+	var re *acpsdk.RequestError
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
+}
