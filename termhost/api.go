@@ -33,10 +33,11 @@ type Spec struct {
 	Shell   bool
 	// Env is the complete environment as KEY=VALUE; nil means os.Environ().
 	Env []string
-	// Dir is the absolute working directory.
+	// Dir is the absolute working directory; empty means the host
+	// process's working directory.
 	Dir string
-	// ByteLimit bounds the retained rendered text; <= 0 means the host's
-	// default cap.
+	// ByteLimit bounds the retained rendered text; 0 means the host's
+	// default cap and ZeroByteLimit (any negative value) keeps nothing.
 	ByteLimit int
 	// Cols and Rows are the initial pty size; 0 means 80x24.
 	Cols, Rows uint16
@@ -70,6 +71,17 @@ type Options struct {
 	DisplayBytes int
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
+	// OnOSC, when set, receives every complete OSC payload (the bytes
+	// between "ESC ]" and BEL or "ESC \") a terminal's program prints, in
+	// order. It runs on the terminal's read goroutine after the raw log and
+	// the rendered text hold everything printed before the OSC: it must
+	// return quickly and never block. payload is only valid during the call.
+	OnOSC func(t *Terminal, payload []byte)
 }
+
+// ZeroByteLimit is the Spec.ByteLimit that keeps no rendered text at all
+// (an agent's outputByteLimit of 0); Output is then empty and Truncated
+// once anything was printed.
+const ZeroByteLimit = -1
 
 var _ = context.Background

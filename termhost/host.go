@@ -1,0 +1,230 @@
+package termhost
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Option defaults.
+const (
+	DefaultByteLimit    = 16 << 20
+	DefaultKillGrace    = 3 * time.Second
+	DefaultDisplayBytes = 4 << 20
+)
+
+// terminalSetup holds hooks that run for every new terminal after it is
+// built and before its process and read loop start; other files of this
+// package (the AHP state, OSC parsing) install their per-terminal
+// observers through it from init functions.
+var terminalSetup []func(t *Terminal)
+
+// Host owns a set of terminals: it creates them, finds them by id and
+// releases them all on Close.
+type Host struct {
+	opts Options
+
+	mu     sync.Mutex
+	seq    int
+	live   map[string]*Terminal
+	active map[*Terminal]struct{} // not yet cleaned up (includes released)
+	closed bool
+}
+
+// NewHost returns a Host; zero Options fields take their defaults.
+func NewHost(opts Options) *Host {
+	if opts.DefaultByteLimit <= 0 {
+		opts.DefaultByteLimit = DefaultByteLimit
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.DisplayBytes <= 0 {
+		opts.DisplayBytes = DefaultDisplayBytes
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	return &Host{
+		opts:   opts,
+		live:   make(map[string]*Terminal),
+		active: make(map[*Terminal]struct{}),
+	}
+}
+
+// Create starts spec's command in a new pty and returns its terminal at
+// once (the command runs on). Errors: an invalid working directory
+// (ErrInvalidDir), a command that cannot be found (ErrCommandNotFound,
+// `command "x" not found`), a command that fails to start, a closed host.
+func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if spec.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("%w: no working directory given and ours is unknown: %w", ErrInvalidDir, err)
+		}
+		spec.Dir = wd
+	}
+	if err := checkDir(spec.Dir); err != nil {
+		return nil, err
+	}
+	path, argv, err := resolveCommand(spec, spec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if spec.Cols == 0 {
+		spec.Cols = 80
+	}
+	if spec.Rows == 0 {
+		spec.Rows = 24
+	}
+	limit := spec.ByteLimit
+	switch {
+	case limit == 0:
+		limit = h.opts.DefaultByteLimit
+	case limit < 0:
+		limit = 0
+	}
+	cmdline := commandLine(spec)
+	if spec.Title == "" {
+		spec.Title = cmdline
+	}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrHostClosed
+	}
+	h.seq++
+	id := "term-" + strconv.Itoa(h.seq)
+	h.mu.Unlock()
+
+	t := newTerminal(h, id, spec, cmdline, limit)
+	t.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: spec.Dir}
+	for _, setup := range terminalSetup {
+		setup(t)
+	}
+	master, err := startPty(t.cmd, spec.Cols, spec.Rows)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmdline, err)
+	}
+	t.pty = master
+	t.pid = t.cmd.Process.Pid
+	t.started = time.Now()
+
+	h.mu.Lock()
+	closed := h.closed
+	if !closed {
+		h.live[id] = t
+	}
+	h.active[t] = struct{}{}
+	h.mu.Unlock()
+
+	go t.readLoop()
+	go t.waitLoop()
+	h.opts.Logf("termhost: %s started pid %d: %s (in %s)", id, t.pid, cmdline, spec.Dir)
+	if closed {
+		t.Release()
+		return nil, ErrHostClosed
+	}
+	return t, nil
+}
+
+// Get returns the live terminal with that id, or an error
+// `unknown terminal "id"` (ErrUnknownTerminal) when there is none.
+func (h *Host) Get(id string) (*Terminal, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.live[id]; ok {
+		return t, nil
+	}
+	return nil, unknownTerminal(id)
+}
+
+// Terminals returns the live (not released) terminals, oldest first.
+func (h *Host) Terminals() []*Terminal {
+	h.mu.Lock()
+	out := make([]*Terminal, 0, len(h.live))
+	for _, t := range h.live {
+		out = append(out, t)
+	}
+	h.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].seq() < out[j].seq() })
+	return out
+}
+
+// Close releases every terminal and returns once their processes are
+// gone (process groups included) and their goroutines have ended, or
+// once KillGrace plus a second has passed. Create fails afterwards.
+func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	live := make([]*Terminal, 0, len(h.live))
+	for _, t := range h.live {
+		live = append(live, t)
+	}
+	active := make([]*Terminal, 0, len(h.active))
+	for t := range h.active {
+		active = append(active, t)
+	}
+	h.mu.Unlock()
+
+	for _, t := range live {
+		t.Release()
+	}
+	deadline := time.Now().Add(h.opts.KillGrace + time.Second)
+	for _, t := range active {
+		t.awaitGone(deadline)
+	}
+}
+
+// forget drops a released terminal from the live set.
+func (h *Host) forget(t *Terminal) {
+	h.mu.Lock()
+	if h.live[t.id] == t {
+		delete(h.live, t.id)
+	}
+	h.mu.Unlock()
+}
+
+// cleaned drops a terminal whose pty and goroutines are gone.
+func (h *Host) cleaned(t *Terminal) {
+	h.mu.Lock()
+	delete(h.active, t)
+	h.mu.Unlock()
+}
+
+// commandLine renders a spec's command for display.
+func commandLine(spec Spec) string {
+	if spec.Shell {
+		return spec.Command
+	}
+	parts := make([]string, 0, 1+len(spec.Args))
+	for _, a := range append([]string{spec.Command}, spec.Args...) {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' || r == '@' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,203 @@
+package termhost
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// drainQuiet is how long the pty must stay silent, after the command
+// exited, before its output counts as drained while something else (a
+// background child) still holds the pty open. See doc.go.
+const drainQuiet = 100 * time.Millisecond
+
+// readBufSize is the read loop's buffer; a pty hands out at most a few
+// KiB per read, so this is never the bottleneck.
+const readBufSize = 32 << 10
+
+// readLoop is the terminal's only reader of the pty. It appends every
+// chunk to the raw log and the store and does nothing that can wait on a
+// consumer: the raw log's notification is a non-blocking send.
+func (t *Terminal) readLoop() {
+	defer close(t.readerDone)
+	buf := make([]byte, readBufSize)
+	drained := false
+	for {
+		n, err := t.pty.Read(buf)
+		if n > 0 {
+			t.bytes.Add(int64(n))
+			t.raw.Append(buf[:n])
+			t.store.Append(buf[:n])
+			if !drained && t.leaderExited.Load() {
+				_ = t.pty.SetReadDeadline(time.Now().Add(drainQuiet))
+			}
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// Only waitLoop arms a deadline, after the leader exited: the
+			// pty has been quiet for drainQuiet, so the output is drained.
+			// Keep reading what stragglers print, without a deadline.
+			if !drained {
+				drained = true
+				_ = t.pty.SetReadDeadline(time.Time{})
+				t.finish()
+			}
+			continue
+		}
+		// EIO: every holder of the pty's other end has closed it and all
+		// output has been read. ErrClosed: released.
+		if !errors.Is(err, syscall.EIO) && !errors.Is(err, os.ErrClosed) {
+			t.host.opts.Logf("termhost: %s: read: %v", t.id, err)
+		}
+		break
+	}
+	t.raw.Close()
+	if !drained {
+		<-t.exited
+		t.finish()
+	}
+}
+
+// waitLoop reaps the command and starts the drain clock.
+func (t *Terminal) waitLoop() {
+	_ = t.cmd.Wait()
+	st := ExitStatus{Signal: "unknown"}
+	if ps := t.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			st = exitStatusOf(ws)
+		}
+	}
+	t.mu.Lock()
+	t.leaderStatus = st
+	t.mu.Unlock()
+	t.leaderExited.Store(true)
+	close(t.exited)
+	// If a background child keeps the pty open there is no EOF: read on
+	// until the pty has been quiet for drainQuiet.
+	_ = t.pty.SetReadDeadline(time.Now().Add(drainQuiet))
+	t.host.opts.Logf("termhost: %s exited: %s", t.id, st)
+}
+
+// finish reports the exit: the output read so far is everything the
+// command printed.
+func (t *Terminal) finish() {
+	t.store.Flush()
+	t.mu.Lock()
+	st := t.leaderStatus
+	t.exit = &st
+	t.mu.Unlock()
+	close(t.done)
+	for _, fn := range t.hooks.exit {
+		fn(st)
+	}
+}
+
+// terminate sends SIGTERM (and SIGCONT, so a stopped job can act on it)
+// to the process group, and arms a SIGKILL for whatever of the group is
+// still alive after the grace period.
+func (t *Terminal) terminate() {
+	if t.leaderExited.Load() && !groupAlive(t.pid) {
+		return
+	}
+	_ = syscall.Kill(-t.pid, syscall.SIGTERM)
+	_ = syscall.Kill(-t.pid, syscall.SIGCONT)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.killArmed {
+		return
+	}
+	t.killArmed = true
+	time.AfterFunc(t.host.opts.KillGrace, func() {
+		t.mu.Lock()
+		t.killArmed = false
+		t.mu.Unlock()
+		if groupAlive(t.pid) {
+			t.host.opts.Logf("termhost: %s: process group %d outlived SIGTERM, sending SIGKILL", t.id, t.pid)
+			_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+		}
+	})
+}
+
+// cleanup runs after Release: once the command is gone and its output
+// drained, it closes the pty (ending the read loop).
+func (t *Terminal) cleanup() {
+	<-t.done
+	_ = t.pty.Close()
+	<-t.readerDone
+	close(t.gone)
+	t.host.cleaned(t)
+}
+
+// awaitGone waits until the terminal is cleaned up and its process group
+// is gone, or until deadline; then it SIGKILLs what is left.
+func (t *Terminal) awaitGone(deadline time.Time) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-t.gone:
+	case <-timer.C:
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for groupAlive(t.pid) {
+		select {
+		case <-tick.C:
+		case <-timer.C:
+			_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+// groupAlive reports whether process group pgid has a member that is not
+// a zombie (zombies answer kill(-pgid, 0) until someone reaps them).
+func groupAlive(pgid int) bool {
+	if pgid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		if state, pgrp, ok := procState(name); ok && pgrp == pgid && state != 'Z' && state != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// procState reads a process's state letter and process group from
+// /proc/<pid>/stat.
+func procState(pid string) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name may contain anything; fields resume after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 3 || len(f[0]) == 0 {
+		return 0, 0, false
+	}
+	pgrp, err = strconv.Atoi(string(f[2]))
+	if err != nil {
+		return 0, 0, false
+	}
+	return f[0][0], pgrp, true
+}

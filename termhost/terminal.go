@@ -1,0 +1,288 @@
+package termhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// writeTimeout bounds a Write to a pty whose program does not read its
+// input (the pty's input buffer is full).
+const writeTimeout = 5 * time.Second
+
+// terminalHooks are per-terminal observers installed by terminalSetup
+// hooks (same package). osc runs on the read goroutine (see
+// Options.OnOSC); input and resize on the caller's goroutine after the
+// bytes reached the pty; exit once, when Done closes.
+type terminalHooks struct {
+	osc    []func(payload []byte)
+	input  []func(p []byte)
+	resize []func(cols, rows uint16)
+	exit   []func(st ExitStatus)
+}
+
+// Terminal is one command running in a pty: its rendered output for the
+// agent, its raw output for the display, and its lifecycle.
+type Terminal struct {
+	host    *Host
+	id      string
+	spec    Spec
+	cmdline string
+	limit   int
+	hooks   terminalHooks
+
+	// Set by Create before the goroutines start.
+	cmd     *exec.Cmd
+	pty     *os.File
+	pid     int // also the process group id
+	started time.Time
+
+	store *Store
+	raw   *RawLog
+	bytes atomic.Int64
+
+	leaderExited atomic.Bool
+	exited       chan struct{} // the leader was reaped; leaderStatus is set
+	done         chan struct{} // exited and the pty drained; exit is set
+	readerDone   chan struct{}
+	gone         chan struct{} // released and cleaned up
+
+	writeMu sync.Mutex
+
+	mu           sync.Mutex
+	leaderStatus ExitStatus
+	exit         *ExitStatus
+	released     bool
+	killArmed    bool
+	cols, rows   uint16
+}
+
+func newTerminal(h *Host, id string, spec Spec, cmdline string, limit int) *Terminal {
+	t := &Terminal{
+		host:       h,
+		id:         id,
+		spec:       spec,
+		cmdline:    cmdline,
+		limit:      limit,
+		store:      NewStore(limit),
+		raw:        NewRawLog(h.opts.DisplayBytes),
+		exited:     make(chan struct{}),
+		done:       make(chan struct{}),
+		readerDone: make(chan struct{}),
+		gone:       make(chan struct{}),
+		cols:       spec.Cols,
+		rows:       spec.Rows,
+	}
+	t.store.SetOSCHandler(t.handleOSC)
+	return t
+}
+
+func (t *Terminal) handleOSC(payload []byte) {
+	for _, fn := range t.hooks.osc {
+		fn(payload)
+	}
+	if fn := t.host.opts.OnOSC; fn != nil {
+		fn(t, payload)
+	}
+}
+
+// ID returns the terminal's id ("term-1"), unique within its Host.
+func (t *Terminal) ID() string { return t.id }
+
+func (t *Terminal) seq() int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(t.id, "term-"))
+	return n
+}
+
+// Spec returns the spec the terminal was created with, defaults filled
+// in (Dir, Cols, Rows, Title).
+func (t *Terminal) Spec() Spec {
+	s := t.spec
+	s.Args = append([]string(nil), s.Args...)
+	if s.Env != nil {
+		s.Env = append([]string(nil), s.Env...)
+	}
+	return s
+}
+
+// CommandLine returns the command as a shell line, for display.
+func (t *Terminal) CommandLine() string { return t.cmdline }
+
+// Pid returns the process id of the command, which is also its process
+// group id.
+func (t *Terminal) Pid() int { return t.pid }
+
+// Started returns when the command started.
+func (t *Terminal) Started() time.Time { return t.started }
+
+// BytesSeen returns how many raw bytes the command has printed so far.
+func (t *Terminal) BytesSeen() int64 { return t.bytes.Load() }
+
+// ByteLimit returns the effective limit of the rendered text.
+func (t *Terminal) ByteLimit() int { return t.limit }
+
+// Truncated reports whether rendered text was dropped to honour the
+// limit, without copying the text.
+func (t *Terminal) Truncated() bool { return t.store.Truncated() }
+
+// Size returns the pty's current size.
+func (t *Terminal) Size() (cols, rows uint16) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cols, t.rows
+}
+
+// Exited returns the exit status once Done is closed.
+func (t *Terminal) Exited() (ExitStatus, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exit == nil {
+		return ExitStatus{}, false
+	}
+	return *t.exit, true
+}
+
+// Output returns a snapshot of the rendered text (the tail within the
+// byte limit) and, once Done is closed, the exit status. It keeps
+// answering after Release (the last output).
+func (t *Terminal) Output() Output {
+	text, truncated := t.store.Snapshot()
+	out := Output{Text: text, Truncated: truncated}
+	t.mu.Lock()
+	if t.exit != nil {
+		st := *t.exit
+		out.Exit = &st
+	}
+	t.mu.Unlock()
+	return out
+}
+
+// Done returns a channel closed once the command has exited and its
+// output has been read to the end (see doc.go for the drain rule).
+func (t *Terminal) Done() <-chan struct{} { return t.done }
+
+// Wait blocks until Done and returns the exit status; any number of
+// goroutines may wait. A Wait begun before Release returns the status
+// the release's kill produced; a Wait after Release fails.
+func (t *Terminal) Wait(ctx context.Context) (ExitStatus, error) {
+	if err := t.usable(); err != nil {
+		return ExitStatus{}, err
+	}
+	select {
+	case <-t.done:
+		st, _ := t.Exited()
+		return st, nil
+	case <-ctx.Done():
+		return ExitStatus{}, ctx.Err()
+	}
+}
+
+// Kill sends SIGTERM to the command's process group and, if any of the
+// group is still alive after Options.KillGrace, SIGKILL. It returns at
+// once; the terminal stays valid (Output, Wait). Killing an exited
+// command is not an error.
+func (t *Terminal) Kill() error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	t.terminate()
+	return nil
+}
+
+// Signal sends sig to the command's process group (SIGINT for Ctrl-C).
+// A group that is already gone is not an error.
+func (t *Terminal) Signal(sig syscall.Signal) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if err := syscall.Kill(-t.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s to terminal %q: %w", SignalName(sig), t.id, err)
+	}
+	return nil
+}
+
+// Write sends p to the command as typed input. It fails after Release,
+// and after 5s when the command does not read its input.
+func (t *Terminal) Write(p []byte) (int, error) {
+	if err := t.usable(); err != nil {
+		return 0, err
+	}
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	_ = t.pty.SetWriteDeadline(time.Now().Add(writeTimeout))
+	n, err := t.pty.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("write to terminal %q: %w", t.id, err)
+	}
+	for _, fn := range t.hooks.input {
+		fn(p)
+	}
+	return n, nil
+}
+
+// Resize sets the pty's size (the command gets SIGWINCH).
+func (t *Terminal) Resize(cols, rows uint16) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if cols == 0 || rows == 0 {
+		return fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, cols, rows)
+	}
+	if err := setSize(t.pty, cols, rows); err != nil {
+		return fmt.Errorf("resize terminal %q to %dx%d: %w", t.id, cols, rows, err)
+	}
+	t.mu.Lock()
+	t.cols, t.rows = cols, rows
+	t.mu.Unlock()
+	for _, fn := range t.hooks.resize {
+		fn(cols, rows)
+	}
+	return nil
+}
+
+// Release kills the command if it is running (its whole process group,
+// background children included: SIGTERM, SIGKILL after the grace), frees
+// the pty and goroutines once it is gone, and makes the Host forget the
+// id. Waits already pending get the exit status; later calls that can
+// fail return ErrReleased. Display keeps working so a view can show the
+// last output. Release returns at once and may be called more than once.
+func (t *Terminal) Release() {
+	t.mu.Lock()
+	if t.released {
+		t.mu.Unlock()
+		return
+	}
+	t.released = true
+	t.mu.Unlock()
+	t.host.forget(t)
+	t.terminate()
+	go t.cleanup()
+	t.host.opts.Logf("termhost: %s released", t.id)
+}
+
+// Released reports whether Release was called.
+func (t *Terminal) Released() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.released
+}
+
+// Display returns the raw output log (escape sequences and all) for the
+// display.
+func (t *Terminal) Display() *RawLog { return t.raw }
+
+// usable fails once the terminal was released.
+func (t *Terminal) usable() error {
+	if t.Released() {
+		return fmt.Errorf("%w: terminal %q", ErrReleased, t.id)
+	}
+	return nil
+}
