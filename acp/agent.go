@@ -1,0 +1,458 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// ProtocolVersion is the ACP protocol version we speak.
+const ProtocolVersion = 1
+
+// AgentConfig says how to start one agent.
+type AgentConfig struct {
+	// Name identifies the agent in messages and logs ("claude", "demo").
+	Name string
+	// Command is the agent's argv; Command[0] is looked up in $PATH.
+	Command []string
+	// Env holds extra KEY=VALUE entries laid over our own environment.
+	Env []string
+	// Dir is the agent process's working directory; empty means ours.
+	Dir string
+}
+
+// Options configures the client side of a connection.
+type Options struct {
+	// Host runs the agent's terminals. Required.
+	Host *termhost.Host
+	// Logger receives diagnostics, the agent's stderr and the audit log;
+	// nil discards them.
+	Logger *slog.Logger
+	// ClientName and ClientVersion are sent as clientInfo (defaults
+	// "agentrun" and "dev").
+	ClientName, ClientVersion string
+	// StopGrace is how long the agent gets to exit after its stdin is
+	// closed (and again after SIGTERM) before it is signalled (default 2s).
+	StopGrace time.Duration
+
+	// AllowedCwdRoots limits terminal working directories to these absolute
+	// roots and below. Empty means the session's cwd and below.
+	AllowedCwdRoots []string
+	// Approve, when set, is asked before each terminal command runs; false
+	// refuses the command with an error to the agent.
+	Approve func(ctx context.Context, cmd Command) (bool, error)
+	// MaxRunTime kills a terminal's command (as terminal/kill would) after
+	// this long; zero means no limit.
+	MaxRunTime time.Duration
+	// ByteCap caps every terminal's retained output, whatever the agent asks
+	// for; zero means the host's default cap.
+	ByteCap int
+	// Audit, when set, receives an AuditRecord for every command started,
+	// refused and finished, besides the audit line in the log.
+	Audit func(AuditRecord)
+}
+
+// ExitError reports that an agent process ended without being asked to.
+type ExitError struct {
+	Agent string
+	// Code is the exit code, or nil when a signal killed the agent.
+	Code *int
+	// Signal is the conventional name of the killing signal ("SIGKILL").
+	Signal string
+	// Stderr holds the agent's last stderr lines.
+	Stderr []string
+}
+
+// Error says how the agent ended and what it last wrote to stderr.
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent %q ", e.Agent)
+	switch {
+	case e.Code != nil:
+		fmt.Fprintf(&b, "exited with code %d", *e.Code)
+	case e.Signal != "":
+		fmt.Fprintf(&b, "was killed by %s", e.Signal)
+	default:
+		b.WriteString("closed its connection")
+	}
+	if len(e.Stderr) > 0 {
+		fmt.Fprintf(&b, "; last stderr: %s", strings.Join(e.Stderr, " | "))
+	}
+	return b.String()
+}
+
+// ErrStopped is the error pending calls get when the agent was stopped
+// with Close.
+var ErrStopped = errors.New("agent stopped")
+
+// stderrTailLines is how many stderr lines an ExitError carries.
+const stderrTailLines = 5
+
+// Agent is a running agent process and the ACP connection to it.
+type Agent struct {
+	cfg  AgentConfig
+	opts Options
+	ed   Editor
+	log  *slog.Logger
+
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	stdout    *os.File
+	stderr    *os.File
+	conn      *acpsdk.Connection
+	table     map[string]methodFunc
+	updates   *updateQueue
+	tail      *lineTail
+	exited    chan struct{} // closed when the process has been reaped
+	closeReq  chan struct{} // closed by Close
+	stderrEOF chan struct{}
+	waitErr   error
+
+	info acpsdk.InitializeResponse
+
+	// ctx lives as long as the agent; editor calls made outside a request
+	// use it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu          sync.Mutex
+	sessions    map[string]*Session
+	newInFlight int
+	sessChanged chan struct{} // closed and replaced when sessions change
+	closing     bool
+	ended       bool
+
+	done chan struct{}
+	err  error
+}
+
+// Start spawns the agent in its own process group (stderr to the log),
+// initializes the connection with protocol version 1 and our capabilities,
+// and returns once the agent has answered. ctx bounds the startup only.
+func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agent, error) {
+	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
+		return nil, fmt.Errorf("agent %q: command is empty", cfg.Name)
+	}
+	if ed == nil {
+		return nil, fmt.Errorf("agent %q: no editor", cfg.Name)
+	}
+	if opts.Host == nil {
+		return nil, fmt.Errorf("agent %q: options have no terminal host", cfg.Name)
+	}
+	for _, root := range opts.AllowedCwdRoots {
+		if !isAbs(root) {
+			return nil, fmt.Errorf("agent %q: allowed cwd root %q is not absolute", cfg.Name, root)
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "agentrun"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 2 * time.Second
+	}
+	a := &Agent{
+		cfg:         cfg,
+		opts:        opts,
+		ed:          ed,
+		log:         opts.Logger.With("agent", cfg.Name),
+		tail:        newLineTail(stderrTailLines),
+		exited:      make(chan struct{}),
+		closeReq:    make(chan struct{}),
+		stderrEOF:   make(chan struct{}),
+		sessions:    make(map[string]*Session),
+		sessChanged: make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.table = a.methods()
+	a.updates = newUpdateQueue(a.log)
+	if err := a.spawn(); err != nil {
+		a.cancel()
+		return nil, err
+	}
+	a.conn = acpsdk.NewConnection(a.handle, a.stdin, a.stdout)
+	// The SDK logs lines that are not JSON-RPC here and keeps reading.
+	a.conn.SetLogger(a.log.With("component", "acp-connection"))
+	go a.updates.run(a.deliverUpdate)
+	go a.watch()
+
+	if err := a.initialize(ctx); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// spawn starts the process with our own pipes, so that reaping it never
+// closes a pipe the connection is still reading.
+func (a *Agent) spawn() error {
+	cmd := exec.Command(a.cfg.Command[0], a.cfg.Command[1:]...)
+	cmd.Env = append(os.Environ(), a.cfg.Env...)
+	cmd.Dir = a.cfg.Dir
+	// Its own process group: stopping the agent also stops what it forked,
+	// and a Ctrl-C meant for the editor does not reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("agent %q: stdin pipe: %w", a.cfg.Name, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("agent %q: stdout pipe: %w", a.cfg.Name, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fmt.Errorf("agent %q: stderr pipe: %w", a.cfg.Name, err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{outR, outW, errR, errW} {
+			f.Close()
+		}
+		return fmt.Errorf("start agent %q (%s): %w", a.cfg.Name, strings.Join(a.cfg.Command, " "), err)
+	}
+	outW.Close()
+	errW.Close()
+	a.cmd, a.stdin, a.stdout, a.stderr = cmd, stdin, outR, errR
+	a.log.Info("agent started", "pid", cmd.Process.Pid, "command", a.cfg.Command)
+	go a.readStderr()
+	go func() {
+		a.waitErr = cmd.Wait()
+		close(a.exited)
+	}()
+	return nil
+}
+
+// readStderr copies the agent's stderr to the log, line by line, keeping
+// the last lines for the exit message.
+func (a *Agent) readStderr() {
+	defer close(a.stderrEOF)
+	splitLines(a.stderr, func(line string) {
+		a.tail.add(line)
+		a.log.Info("agent stderr", "line", line)
+	})
+}
+
+// initialize negotiates the protocol version and capabilities.
+func (a *Agent) initialize(ctx context.Context) error {
+	req := acpsdk.InitializeRequest{
+		ProtocolVersion: ProtocolVersion,
+		ClientCapabilities: acpsdk.ClientCapabilities{
+			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Terminal: true,
+			// Agents that run commands themselves (codex-acp) stream their
+			// output to us in tool_call_update._meta.terminal_output.
+			Meta: map[string]any{"terminal_output": true},
+		},
+		ClientInfo: &acpsdk.Implementation{Name: a.opts.ClientName, Version: a.opts.ClientVersion},
+	}
+	resp, err := acpsdk.SendRequest[acpsdk.InitializeResponse](a.conn, ctx, acpsdk.AgentMethodInitialize, req)
+	if err != nil {
+		if endErr := a.endedErr(); endErr != nil {
+			return fmt.Errorf("initialize: %w", endErr)
+		}
+		return fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("initialize", err))
+	}
+	if resp.ProtocolVersion != ProtocolVersion {
+		return fmt.Errorf("agent %q speaks ACP protocol version %d, want %d", a.cfg.Name, resp.ProtocolVersion, ProtocolVersion)
+	}
+	a.info = resp
+	a.log.Info("agent initialized", "agentInfo", resp.AgentInfo, "loadSession", resp.AgentCapabilities.LoadSession)
+	return nil
+}
+
+// Info returns the agent's answer to initialize (capabilities, agentInfo).
+func (a *Agent) Info() acpsdk.InitializeResponse { return a.info }
+
+// Name returns the agent's configured name.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Done is closed when the agent has ended and its sessions are cleaned up.
+func (a *Agent) Done() <-chan struct{} { return a.done }
+
+// Err says why the agent ended: an *ExitError when it exited or crashed,
+// nil when it was stopped with Close or is still running.
+func (a *Agent) Err() error {
+	select {
+	case <-a.done:
+		return a.err
+	default:
+		return nil
+	}
+}
+
+// endedErr waits (bounded) for the agent to finish ending after its
+// connection dropped, and returns why it ended (ErrStopped after Close).
+// It returns nil if the connection is still up.
+func (a *Agent) endedErr() error {
+	select {
+	case <-a.conn.Done():
+	default:
+		return nil
+	}
+	select {
+	case <-a.done:
+	case <-time.After(3*a.opts.StopGrace + time.Second):
+		return fmt.Errorf("agent %q closed its connection", a.cfg.Name)
+	}
+	if a.err != nil {
+		return a.err
+	}
+	return fmt.Errorf("agent %q: %w", a.cfg.Name, ErrStopped)
+}
+
+// Close ends every session (releasing their terminals), closes the agent's
+// stdin, and stops it: SIGTERM to its process group after StopGrace, then
+// SIGKILL. It returns once everything is cleaned up.
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	already := a.closing
+	a.closing = true
+	sessions := a.sessionList()
+	a.mu.Unlock()
+	if !already {
+		for _, s := range sessions {
+			s.end(nil)
+		}
+		_ = a.stdin.Close()
+		close(a.closeReq)
+	}
+	<-a.done
+	return nil
+}
+
+// watch waits for the process to exit, the connection to drop or Close,
+// makes sure the process is gone and the connection drained, and ends the
+// agent.
+func (a *Agent) watch() {
+	grace := a.opts.StopGrace
+	select {
+	case <-a.exited:
+	case <-a.conn.Done():
+	case <-a.closeReq:
+	}
+	a.stopProcess(grace)
+	// Let the connection read what the agent wrote before it died; a child
+	// holding stdout open must not keep us waiting.
+	select {
+	case <-a.conn.Done():
+	case <-time.After(grace):
+		a.stdout.Close()
+		<-a.conn.Done()
+	}
+	a.killGroupLeftovers(grace)
+	select {
+	case <-a.stderrEOF:
+	case <-time.After(500 * time.Millisecond):
+	}
+	a.stdout.Close()
+	a.stderr.Close()
+
+	a.mu.Lock()
+	closing := a.closing
+	a.mu.Unlock()
+	var err error
+	if !closing {
+		err = a.exitError()
+		a.log.Error("agent ended", "err", err)
+	} else {
+		a.log.Info("agent stopped", "exit", a.cmd.ProcessState.String())
+	}
+	a.finish(err)
+}
+
+// stopProcess waits up to grace for the process to exit (an agent exits
+// when its stdin closes), then sends SIGTERM to its group, and SIGKILL after
+// another grace.
+func (a *Agent) stopProcess(grace time.Duration) {
+	pid := a.cmd.Process.Pid
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-a.exited:
+			return
+		case <-time.After(grace):
+		}
+		a.log.Info("signalling agent", "signal", termhost.SignalName(sig))
+		_ = syscall.Kill(-pid, sig)
+	}
+	<-a.exited
+}
+
+// killGroupLeftovers stops processes the agent forked into its group and
+// left behind.
+func (a *Agent) killGroupLeftovers(grace time.Duration) {
+	pgid := a.cmd.Process.Pid
+	if syscall.Kill(-pgid, 0) != nil {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling: a group has no wait handle
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// exitError describes how the process ended.
+func (a *Agent) exitError() *ExitError {
+	e := &ExitError{Agent: a.cfg.Name, Stderr: a.tail.lines()}
+	ps := a.cmd.ProcessState
+	if ps == nil {
+		return e
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = termhost.SignalName(ws.Signal())
+		return e
+	}
+	code := ps.ExitCode()
+	e.Code = &code
+	return e
+}
+
+// finish ends the sessions with err, delivers the last updates and closes
+// Done.
+func (a *Agent) finish(err error) {
+	a.mu.Lock()
+	a.ended = true
+	sessions := a.sessionList()
+	a.mu.Unlock()
+	a.updates.close(5 * time.Second)
+	for _, s := range sessions {
+		s.end(err)
+	}
+	a.err = err
+	a.cancel()
+	close(a.done)
+}
+
+// sessionList snapshots the sessions; a.mu must be held.
+func (a *Agent) sessionList() []*Session {
+	out := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		out = append(out, s)
+	}
+	return out
+}

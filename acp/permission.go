@@ -1,0 +1,96 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// handleRequestPermission asks the editor to pick one of the agent's
+// options. A turn the user cancelled answers "cancelled" at once, whether
+// the request was already pending or arrives afterwards, without waiting
+// for the editor's prompt to go away.
+func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
+	const method = acpsdk.ClientMethodSessionRequestPermission
+	var req acpsdk.RequestPermissionRequest
+	if rerr := decodeParams(method, params, &req); rerr != nil {
+		return nil, rerr
+	}
+	if len(req.Options) == 0 {
+		return nil, invalidParams(method, "options must not be empty")
+	}
+	s, rerr := a.session(ctx, method, req.SessionId)
+	if rerr != nil {
+		return nil, rerr
+	}
+	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
+
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	if s.cancelled || s.ended {
+		s.mu.Unlock()
+		return cancelled, nil
+	}
+	id := s.nextPerm
+	s.nextPerm++
+	s.perms[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.perms, id)
+		s.mu.Unlock()
+	}()
+
+	// The tool call this request is about usually arrived just before it as
+	// a session/update; let the editor show it first.
+	_ = a.updates.flush(pctx)
+
+	type answer struct {
+		resp acpsdk.RequestPermissionResponse
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		resp, err := a.ed.RequestPermission(pctx, req)
+		ch <- answer{resp, err}
+	}()
+	select {
+	case ans := <-ch:
+		if errors.Is(context.Cause(pctx), errTurnCancelled) {
+			return cancelled, nil
+		}
+		if ans.err != nil {
+			return nil, internalError(fmt.Errorf("permission request: %w", ans.err))
+		}
+		if err := checkOutcome(req, ans.resp); err != nil {
+			return nil, internalError(err)
+		}
+		return ans.resp, nil
+	case <-pctx.Done():
+		if errors.Is(context.Cause(pctx), errTurnCancelled) {
+			return cancelled, nil
+		}
+		return nil, acpsdk.NewRequestCancelled(map[string]any{"error": context.Cause(pctx).Error()})
+	}
+}
+
+// checkOutcome makes sure the editor picked exactly one outcome and, if an
+// option, one the agent offered.
+func checkOutcome(req acpsdk.RequestPermissionRequest, resp acpsdk.RequestPermissionResponse) error {
+	if err := resp.Outcome.Validate(); err != nil {
+		return fmt.Errorf("editor gave no permission outcome: %w", err)
+	}
+	if sel := resp.Outcome.Selected; sel != nil {
+		for _, o := range req.Options {
+			if o.OptionId == sel.OptionId {
+				return nil
+			}
+		}
+		return fmt.Errorf("editor chose option %q, which the agent did not offer", sel.OptionId)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// Command is a terminal command an agent asked to run, as the approval
+// hook and the audit log see it.
+type Command struct {
+	// Session is the ACP session id.
+	Session string
+	// Line is the command as a person reads it: the shell line, or the
+	// argv quoted for a shell.
+	Line string
+	// Argv is exactly what runs: ["/bin/sh", "-c", line] or the command
+	// with its args.
+	Argv []string
+	// Cwd is the absolute working directory.
+	Cwd string
+}
+
+// AuditRecord is one entry of the command audit trail.
+type AuditRecord struct {
+	Time time.Time
+	// Event is "start", "refused" or "exit".
+	Event string
+	Command
+	// Terminal is the terminal id (empty when refused).
+	Terminal string
+	// Exit is set for "exit" records.
+	Exit *termhost.ExitStatus
+}
+
+// commandOf describes what spec will run.
+func commandOf(session string, spec termhost.Spec) Command {
+	c := Command{Session: session, Cwd: spec.Dir}
+	if spec.Shell {
+		c.Line = spec.Command
+		c.Argv = []string{"/bin/sh", "-c", spec.Command}
+	} else {
+		c.Argv = append([]string{spec.Command}, spec.Args...)
+		quoted := make([]string, len(c.Argv))
+		for i, arg := range c.Argv {
+			quoted[i] = shellQuote(arg)
+		}
+		c.Line = strings.Join(quoted, " ")
+	}
+	return c
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkCwd enforces AllowedCwdRoots (default: the session's cwd and
+// below). Symlinks are resolved so a link cannot lead outside.
+func (a *Agent) checkCwd(s *Session, cwd string) error {
+	roots := a.opts.AllowedCwdRoots
+	if len(roots) == 0 {
+		roots = []string{s.cwd}
+	}
+	real := resolve(cwd)
+	for _, root := range roots {
+		if within(resolve(root), real) {
+			return nil
+		}
+	}
+	return fmt.Errorf("cwd %q is outside the allowed directories (%s)", cwd, strings.Join(roots, ", "))
+}
+
+// resolve follows symlinks where the path exists.
+func resolve(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether p is root or below it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
+}
+
+// approve asks the Approve hook, if any, whether cmd may run.
+func (a *Agent) approve(ctx context.Context, cmd Command) *acpsdk.RequestError {
+	if a.opts.Approve == nil {
+		return nil
+	}
+	ok, err := a.opts.Approve(ctx, cmd)
+	if err != nil {
+		return internalError(fmt.Errorf("approving %q: %w", cmd.Line, err))
+	}
+	if !ok {
+		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
+		return internalError(fmt.Errorf("the user did not allow the command %q", cmd.Line))
+	}
+	return nil
+}
+
+func (a *Agent) auditStart(cmd Command, terminal string) {
+	a.audit(AuditRecord{Time: time.Now(), Event: "start", Command: cmd, Terminal: terminal})
+}
+
+func (a *Agent) auditExit(cmd Command, terminal string, st termhost.ExitStatus) {
+	a.audit(AuditRecord{Time: time.Now(), Event: "exit", Command: cmd, Terminal: terminal, Exit: &st})
+}
+
+// audit writes the audit line to the log and passes rec to the hook.
+func (a *Agent) audit(rec AuditRecord) {
+	attrs := []any{
+		"event", rec.Event, "time", rec.Time.Format(time.RFC3339Nano), "session", rec.Session,
+		"terminal", rec.Terminal, "cwd", rec.Cwd, "argv", rec.Argv,
+	}
+	if rec.Exit != nil {
+		if rec.Exit.Code != nil {
+			attrs = append(attrs, "exit_code", *rec.Exit.Code)
+		}
+		if rec.Exit.Signal != "" {
+			attrs = append(attrs, "signal", rec.Exit.Signal)
+		}
+	}
+	a.log.Info("audit: terminal command", attrs...)
+	if a.opts.Audit != nil {
+		a.opts.Audit(rec)
+	}
+}

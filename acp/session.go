@@ -1,0 +1,275 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// Session is one ACP session with an agent.
+type Session struct {
+	agent *Agent
+	id    string
+	cwd   string
+
+	mu        sync.Mutex
+	busy      bool // a prompt is in flight
+	cancelled bool // Cancel was called during the current turn
+	perms     map[int]context.CancelCauseFunc
+	nextPerm  int
+	terminals map[string]*termhost.Terminal
+	ended     bool
+	endOnce   sync.Once
+	done      chan struct{}
+}
+
+// errTurnCancelled is the cause given to pending permission requests when
+// the user cancels the turn.
+var errTurnCancelled = errors.New("turn cancelled")
+
+// NewSession starts a session whose working directory is cwd, which must
+// be an absolute path to a directory. No MCP servers are passed.
+func (a *Agent) NewSession(ctx context.Context, cwd string) (*Session, error) {
+	if !isAbs(cwd) {
+		return nil, fmt.Errorf("new session: cwd %q is not an absolute path", cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	if fi, err := os.Stat(cwd); err != nil {
+		return nil, fmt.Errorf("new session: cwd %q: %w", cwd, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("new session: cwd %q is not a directory", cwd)
+	}
+	a.mu.Lock()
+	if a.ended || a.closing {
+		a.mu.Unlock()
+		return nil, fmt.Errorf("new session: agent %q has ended", a.cfg.Name)
+	}
+	// Requests for the new session may arrive before session/new returns;
+	// lookups wait while a session is being created.
+	a.newInFlight++
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.newInFlight--
+		a.sessionsChangedLocked()
+		a.mu.Unlock()
+	}()
+
+	req := acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}}
+	resp, err := acpsdk.SendRequest[acpsdk.NewSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionNew, req)
+	if err != nil {
+		if endErr := a.endedErr(); endErr != nil {
+			return nil, fmt.Errorf("new session: %w", endErr)
+		}
+		return nil, fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/new", err))
+	}
+	if resp.SessionId == "" {
+		return nil, fmt.Errorf("agent %q: session/new returned an empty sessionId", a.cfg.Name)
+	}
+	s := &Session{
+		agent:     a,
+		id:        string(resp.SessionId),
+		cwd:       cwd,
+		perms:     make(map[int]context.CancelCauseFunc),
+		terminals: make(map[string]*termhost.Terminal),
+		done:      make(chan struct{}),
+	}
+	a.mu.Lock()
+	if a.ended {
+		a.mu.Unlock()
+		return nil, fmt.Errorf("new session: agent %q has ended", a.cfg.Name)
+	}
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.log.Info("session started", "session", s.id, "cwd", cwd)
+	return s, nil
+}
+
+// sessionsChangedLocked wakes lookups waiting for a session; a.mu held.
+func (a *Agent) sessionsChangedLocked() {
+	close(a.sessChanged)
+	a.sessChanged = make(chan struct{})
+}
+
+// session finds the session an agent request names. While a session/new
+// is in flight it waits for it, since the agent may use the new id before
+// our request returns.
+func (a *Agent) session(ctx context.Context, method string, id acpsdk.SessionId) (*Session, *acpsdk.RequestError) {
+	if id == "" {
+		return nil, invalidParams(method, "sessionId is required")
+	}
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		a.mu.Lock()
+		s, ok := a.sessions[string(id)]
+		waiting := a.newInFlight > 0
+		changed := a.sessChanged
+		a.mu.Unlock()
+		if ok {
+			s.mu.Lock()
+			ended := s.ended
+			s.mu.Unlock()
+			if ended {
+				return nil, notFound(fmt.Errorf("session %q has ended", id))
+			}
+			return s, nil
+		}
+		if !waiting {
+			return nil, notFound(fmt.Errorf("unknown session %q", id))
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, acpsdk.NewRequestCancelled(map[string]any{"error": ctx.Err().Error()})
+		case <-timeout.C:
+			return nil, notFound(fmt.Errorf("unknown session %q", id))
+		}
+	}
+}
+
+// ID returns the agent's session id.
+func (s *Session) ID() string { return s.id }
+
+// Cwd returns the session's working directory.
+func (s *Session) Cwd() string { return s.cwd }
+
+// Agent returns the agent the session belongs to.
+func (s *Session) Agent() *Agent { return s.agent }
+
+// Done is closed when the session has ended (its agent ended or was
+// closed) and its terminals are released.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Prompt sends text as one prompt turn and waits for the agent's stop
+// reason ("end_turn", "cancelled", ...). Every session update the agent sent
+// before answering has been handed to the editor when Prompt returns. If
+// ctx ends first, the turn is cancelled with session/cancel. One turn at a
+// time: a second Prompt while one is running is an error.
+func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
+	a := s.agent
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return "", fmt.Errorf("prompt: session %q has ended", s.id)
+	}
+	if s.busy {
+		s.mu.Unlock()
+		return "", fmt.Errorf("prompt: session %q is still answering the previous prompt", s.id)
+	}
+	s.busy = true
+	s.cancelled = false
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.busy = false
+		s.mu.Unlock()
+	}()
+
+	req := acpsdk.PromptRequest{
+		SessionId: acpsdk.SessionId(s.id),
+		Prompt:    []acpsdk.ContentBlock{acpsdk.TextBlock(text)},
+	}
+	resp, err := acpsdk.SendRequest[acpsdk.PromptResponse](a.conn, ctx, acpsdk.AgentMethodSessionPrompt, req)
+	if err != nil {
+		if endErr := a.endedErr(); endErr != nil {
+			return "", fmt.Errorf("prompt: %w", endErr)
+		}
+		if ctx.Err() != nil {
+			_ = s.Cancel(context.Background())
+			return "", fmt.Errorf("prompt: %w", ctx.Err())
+		}
+		return "", fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/prompt", err))
+	}
+	if err := a.updates.flush(ctx); err != nil {
+		return string(resp.StopReason), fmt.Errorf("prompt: waiting for the editor to take the session updates: %w", err)
+	}
+	return string(resp.StopReason), nil
+}
+
+// Cancel asks the agent to stop the current turn (session/cancel). Pending
+// permission requests of this session are answered "cancelled" at once, as
+// are any the agent sends before the turn ends. The running Prompt returns
+// the agent's stop reason, normally "cancelled".
+func (s *Session) Cancel(ctx context.Context) error {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return fmt.Errorf("cancel: session %q has ended", s.id)
+	}
+	s.cancelled = true
+	for _, cancel := range s.perms {
+		cancel(errTurnCancelled)
+	}
+	s.mu.Unlock()
+	err := s.agent.conn.SendNotification(ctx, acpsdk.AgentMethodSessionCancel, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(s.id)})
+	if err != nil {
+		return fmt.Errorf("cancel session %q: %w", s.id, err)
+	}
+	return nil
+}
+
+// Terminal returns one of this session's live (not released) terminals.
+func (s *Session) Terminal(id string) (*termhost.Terminal, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.terminals[id]
+	return t, ok
+}
+
+// Terminals returns this session's live terminals, ordered by id.
+func (s *Session) Terminals() []*termhost.Terminal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*termhost.Terminal, 0, len(s.terminals))
+	for _, t := range s.terminals {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}
+
+// end releases the session's terminals, answers its pending permission
+// requests and tells the editor why the session ended. Idempotent.
+func (s *Session) end(reason error) {
+	s.endOnce.Do(func() {
+		s.mu.Lock()
+		s.ended = true
+		for _, cancel := range s.perms {
+			cancel(errTurnCancelled)
+		}
+		terms := make([]*termhost.Terminal, 0, len(s.terminals))
+		for _, t := range s.terminals {
+			terms = append(terms, t)
+		}
+		s.terminals = map[string]*termhost.Terminal{}
+		s.mu.Unlock()
+
+		a := s.agent
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, t := range terms {
+			t.Release()
+			a.log.Info("terminal released with its session", "session", s.id, "terminal", t.ID())
+			a.ed.TerminalReleased(ctx, s.id, t.ID())
+		}
+		a.mu.Lock()
+		delete(a.sessions, s.id)
+		a.mu.Unlock()
+		a.log.Info("session ended", "session", s.id, "reason", reason)
+		a.ed.SessionEnded(ctx, s.id, reason)
+		close(s.done)
+	})
+}
+
+// isAbs reports whether p is an absolute path.
+func isAbs(p string) bool { return p != "" && filepath.IsAbs(p) }
