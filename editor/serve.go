@@ -3,9 +3,80 @@ package editor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/neovim/go-client/nvim"
 )
 
-// Serve runs the Neovim RPC host on stdio until Neovim disconnects.
+// Serve runs the Neovim RPC host on stdio until Neovim disconnects (stdin
+// EOF) or ctx ends; then it stops every agent and kills every terminal.
 func Serve(ctx context.Context, version string) error {
-	return errors.New("editor bridge not implemented yet")
+	// The RPC stream owns the real stdout; anything printed goes to stderr.
+	rpcOut := os.Stdout
+	os.Stdout = os.Stderr
+
+	logger, closeLog := openLog(os.Getenv("AGENTRUN_LOG"), os.Getenv("AGENTRUN_LOG_LEVEL"))
+	defer closeLog()
+	logger.Info("agentrun starting", "version", version, "pid", os.Getpid())
+
+	v, err := nvim.New(os.Stdin, rpcOut, rpcOut, func(format string, args ...any) {
+		logger.Debug("nvim rpc: " + fmt.Sprintf(format, args...))
+	})
+	if err != nil {
+		return fmt.Errorf("connect to neovim on stdio: %w", err)
+	}
+	b := newBridge(v, version, logger)
+	if err := b.register(); err != nil {
+		return err
+	}
+	go b.events.run(b.deliver)
+
+	served := make(chan error, 1)
+	go func() { served <- v.Serve() }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		logger.Info("signalled", "err", ctx.Err())
+	}
+	b.shutdown()
+	b.events.close()
+	_ = v.Close()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+		logger.Error("rpc stream ended", "err", err)
+		return fmt.Errorf("rpc stream: %w", err)
+	}
+	logger.Info("agentrun stopped")
+	return nil
+}
+
+// openLog opens the log file (appending), or discards logs when path is
+// empty or cannot be opened.
+func openLog(path, level string) (*slog.Logger, func()) {
+	if path == "" {
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "agentrun: log directory %q: %v\n", filepath.Dir(path), err)
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agentrun: log file %q: %v\n", path, err)
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	lvl := slog.LevelInfo
+	switch strings.ToLower(level) {
+	case "debug":
+		lvl = slog.LevelDebug
+	case "warn":
+		lvl = slog.LevelWarn
+	case "error":
+		lvl = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lvl})), func() { _ = f.Close() }
 }

@@ -1,0 +1,221 @@
+package editor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/neovim/go-client/nvim"
+)
+
+// Bridge connects Neovim and the ACP client: it implements acp.Editor for
+// every session and serves the Lua side's RPC requests.
+type Bridge struct {
+	v       *nvim.Nvim
+	log     *slog.Logger
+	version string
+	events  *eventQueue
+
+	// ctx ends at shutdown; long-lived goroutines watch it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	host      *termhost.Host
+	hostOpts  termhost.Options
+	sessions  map[string]*session // by key (what Lua uses)
+	byID      map[string]*session // by ACP session id
+	early     map[string][]event  // updates for a session id not registered yet
+	terms     map[string]*terminal
+	termOrder []string
+	perms     map[string]chan string
+	seq       int
+	closing   bool
+}
+
+var _ acp.Editor = (*Bridge)(nil)
+
+func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Bridge{
+		v:        v,
+		log:      log,
+		version:  version,
+		events:   newEventQueue(),
+		ctx:      ctx,
+		cancel:   cancel,
+		sessions: map[string]*session{},
+		byID:     map[string]*session{},
+		early:    map[string][]event{},
+		terms:    map[string]*terminal{},
+		perms:    map[string]chan string{},
+	}
+}
+
+// register installs the handlers Lua calls with rpcrequest/rpcnotify.
+func (b *Bridge) register() error {
+	handlers := map[string]any{
+		"setup":             b.handleSetup,
+		"start":             b.handleStart,
+		"prompt":            b.handlePrompt,
+		"cancel":            b.handleCancel,
+		"stop":              b.handleStop,
+		"attach":            b.handleAttach,
+		"interrupt":         b.handleInterrupt,
+		"kill":              b.handleKill,
+		"input":             b.handleInput,
+		"resize":            b.handleResize,
+		"status":            b.handleStatus,
+		"shutdown":          b.handleShutdown,
+		"permission_answer": b.handlePermissionAnswer,
+		"log":               b.handleLog,
+	}
+	for name, fn := range handlers {
+		if err := b.v.RegisterHandler(name, fn); err != nil {
+			return fmt.Errorf("register rpc handler %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// deliver sends one event to Lua. dispatch only schedules the work, so
+// this returns as soon as Neovim has read the request.
+func (b *Bridge) deliver(e event) {
+	err := b.v.ExecLua(`require("agentrun.events").dispatch(...)`, nil, e.name, e.payload)
+	if err != nil {
+		b.log.Warn("event not delivered", "event", e.name, "err", err)
+	}
+}
+
+// setupArgs are the options Lua sends once after starting the binary.
+type setupArgs struct {
+	KillGraceMS int    `msgpack:"kill_grace_ms"`
+	ByteLimit   int    `msgpack:"byte_limit"`
+	NvimVersion string `msgpack:"nvim_version"`
+}
+
+// handleSetup configures the terminal host from the user's options.
+func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
+	if args.KillGraceMS < 0 {
+		return nil, fmt.Errorf("setup: kill_grace_ms must be >= 0, not %d", args.KillGraceMS)
+	}
+	if args.ByteLimit < 0 {
+		return nil, fmt.Errorf("setup: byte_limit must be >= 0, not %d", args.ByteLimit)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.host != nil {
+		return nil, fmt.Errorf("setup: already set up (terminals are running)")
+	}
+	b.hostOpts = termhost.Options{
+		DefaultByteLimit: args.ByteLimit,
+		KillGrace:        time.Duration(args.KillGraceMS) * time.Millisecond,
+		Logf: func(format string, a ...any) {
+			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
+		},
+	}
+	b.log.Info("setup", "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit)
+	return map[string]any{"version": b.version}, nil
+}
+
+// termHost returns the terminal host, creating it on first use.
+func (b *Bridge) termHost() *termhost.Host {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.host == nil {
+		b.host = termhost.NewHost(b.hostOpts)
+	}
+	return b.host
+}
+
+// nextID returns a fresh id with prefix ("1", "p2", ...).
+func (b *Bridge) nextID(prefix string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	return prefix + strconv.Itoa(b.seq)
+}
+
+// handleLog writes a Lua-side diagnostic to the log.
+func (b *Bridge) handleLog(level, msg string) {
+	switch level {
+	case "error":
+		b.log.Error("lua: " + msg)
+	case "warn":
+		b.log.Warn("lua: " + msg)
+	default:
+		b.log.Info("lua: " + msg)
+	}
+}
+
+// handleShutdown stops every agent and kills every terminal, and returns
+// when they are gone (Lua calls it from VimLeavePre).
+func (b *Bridge) handleShutdown() error {
+	b.shutdown()
+	return nil
+}
+
+// shutdown is idempotent: agents closed in parallel, then the host.
+func (b *Bridge) shutdown() {
+	b.mu.Lock()
+	if b.closing {
+		b.mu.Unlock()
+		return
+	}
+	b.closing = true
+	var agents []*acp.Agent
+	for _, s := range b.sessions {
+		if s.agent != nil {
+			agents = append(agents, s.agent)
+		}
+	}
+	host := b.host
+	for token, ch := range b.perms {
+		close(ch)
+		delete(b.perms, token)
+	}
+	b.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = a.Close()
+		}()
+	}
+	wg.Wait()
+	if host != nil {
+		host.Close()
+	}
+	b.cancel()
+	b.log.Info("shut down", "agents", len(agents))
+}
+
+// jsonValue turns an ACP value into plain maps/slices/strings/numbers via
+// its JSON form (the SDK's unions marshal themselves), for msgpack to Lua.
+func jsonValue(v any) any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	return out
+}
+
+// errText is err's message, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,26 @@
+// Package editor is the Go side of the Neovim front end: the msgpack-RPC
+// host that Neovim starts with jobstart({bin}, {rpc = true}).
+//
+// It implements acp.Editor for every session and serves the Lua side's
+// requests (start, prompt, cancel, stop, attach, interrupt, kill, input,
+// resize, status, shutdown, permission_answer, log).
+//
+// Three rules shape it:
+//
+//   - Nothing on the agent's path waits on Neovim except what must: an
+//     fs read/write or a permission answer. Session updates and terminal
+//     lifecycle events go into one ordered queue (events.go) drained by a
+//     single goroutine that calls require("agentrun.events").dispatch with
+//     nvim_exec_lua; Lua handles them on its main loop.
+//   - The pty read loop never waits on Neovim: each terminal buffer is fed
+//     by its own display pump (pump.go) reading the terminal's raw log in
+//     large coalesced chunks, one nvim_chan_send in flight at a time, and
+//     skipping ahead (with a visible marker) when it falls further behind
+//     than the buffer's scrollback.
+//   - Lua creates every terminal buffer (nvim_open_term needs a Lua
+//     on_input callback) and hands its channel id to Go with "attach".
+//
+// stdout carries the RPC stream, so Serve points os.Stdout at stderr
+// before anything can print, and logs with slog to the file Lua names in
+// $AGENTRUN_LOG (stdpath("log")/agentrun.log).
+package editor

@@ -1,0 +1,245 @@
+package editor
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/acp"
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// startTimeout bounds an agent's start (spawn, initialize, session/new);
+// agents started through npx may download first.
+const startTimeout = 3 * time.Minute
+
+// session is one ACP session with its own agent process, known to Lua by
+// key until (and after) the agent gives it an id.
+type session struct {
+	key   string
+	name  string
+	agent *acp.Agent
+	s     *acp.Session
+	busy  bool
+	ended bool
+}
+
+// startArgs is what Lua sends to start a session.
+type startArgs struct {
+	Agent string   `msgpack:"agent"`
+	Cmd   []string `msgpack:"cmd"`
+	Env   []string `msgpack:"env"`
+	Cwd   string   `msgpack:"cwd"`
+}
+
+// handleStart starts an agent and a session in the background and returns
+// the session's key at once; "session_started" or "session_failed" follows.
+func (b *Bridge) handleStart(args startArgs) (string, error) {
+	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
+		return "", fmt.Errorf("start: agent %q has an empty cmd", args.Agent)
+	}
+	if !filepath.IsAbs(args.Cwd) {
+		return "", fmt.Errorf("start: cwd %q is not absolute", args.Cwd)
+	}
+	key := b.nextID("")
+	s := &session{key: key, name: args.Agent}
+	b.mu.Lock()
+	if b.closing {
+		b.mu.Unlock()
+		return "", fmt.Errorf("start: shutting down")
+	}
+	b.sessions[key] = s
+	b.mu.Unlock()
+	host := b.termHost()
+	go func() {
+		ctx, cancel := context.WithTimeout(b.ctx, startTimeout)
+		defer cancel()
+		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
+		a, err := acp.Start(ctx, cfg, b, acp.Options{
+			Host:          host,
+			Logger:        b.log,
+			ClientName:    "agentrun.nvim",
+			ClientVersion: b.version,
+		})
+		if err != nil {
+			b.sessionFailed(s, err)
+			return
+		}
+		as, err := a.NewSession(ctx, args.Cwd)
+		if err != nil {
+			_ = a.Close()
+			b.sessionFailed(s, err)
+			return
+		}
+		b.mu.Lock()
+		s.agent, s.s = a, as
+		b.byID[as.ID()] = s
+		early := b.early[as.ID()]
+		delete(b.early, as.ID())
+		closing := b.closing
+		// Under b.mu so no update for this session can slip in between.
+		b.events.push("session_started", map[string]any{"key": key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd})
+		for _, e := range early {
+			e.payload["key"] = key
+			b.events.push(e.name, e.payload)
+		}
+		b.mu.Unlock()
+		b.log.Info("session started", "key", key, "session", as.ID(), "agent", args.Agent)
+		if closing {
+			_ = a.Close()
+		}
+		go b.watchAgent(s, a)
+	}()
+	return key, nil
+}
+
+func (b *Bridge) sessionFailed(s *session, err error) {
+	b.log.Warn("session failed to start", "key", s.key, "agent", s.name, "err", err)
+	b.mu.Lock()
+	s.ended = true
+	b.mu.Unlock()
+	b.events.push("session_failed", map[string]any{"key": s.key, "error": err.Error()})
+}
+
+// watchAgent reports the end of a session whose agent exited without the
+// session being ended first.
+func (b *Bridge) watchAgent(s *session, a *acp.Agent) {
+	select {
+	case <-a.Done():
+	case <-b.ctx.Done():
+		return
+	}
+	b.endSession(s, a.Err())
+}
+
+// endSession marks s ended and tells Lua once.
+func (b *Bridge) endSession(s *session, reason error) {
+	b.mu.Lock()
+	if s.ended {
+		b.mu.Unlock()
+		return
+	}
+	s.ended, s.busy = true, false
+	b.mu.Unlock()
+	b.log.Info("session ended", "key", s.key, "reason", reason)
+	b.events.push("session_ended", map[string]any{"key": s.key, "reason": errText(reason)})
+}
+
+// live returns the started, not ended session for key.
+func (b *Bridge) live(key string) (*session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[key]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("unknown session %q", key)
+	case s.ended:
+		return nil, fmt.Errorf("session %q has ended; :AgentRun starts a new one", key)
+	case s.s == nil:
+		return nil, fmt.Errorf("session %q is still starting", key)
+	}
+	return s, nil
+}
+
+// handlePrompt starts a prompt turn and returns at once; "turn_end"
+// follows with the stop reason or the error.
+func (b *Bridge) handlePrompt(key, text string) error {
+	s, err := b.live(key)
+	if err != nil {
+		return fmt.Errorf("prompt: %w", err)
+	}
+	b.mu.Lock()
+	if s.busy {
+		b.mu.Unlock()
+		return fmt.Errorf("prompt: session %q is still answering the previous prompt; wait, or :AgentCancel", key)
+	}
+	s.busy = true
+	b.mu.Unlock()
+	go func() {
+		stop, err := s.s.Prompt(b.ctx, text)
+		b.mu.Lock()
+		s.busy = false
+		b.mu.Unlock()
+		if err != nil {
+			b.log.Warn("prompt failed", "key", key, "err", err)
+		}
+		b.events.push("turn_end", map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
+	}()
+	return nil
+}
+
+// handleCancel sends session/cancel (pending permission requests answer
+// "cancelled"); the running prompt then ends with its stop reason.
+func (b *Bridge) handleCancel(key string) error {
+	s, err := b.live(key)
+	if err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		if err := s.s.Cancel(ctx); err != nil {
+			b.log.Warn("cancel failed", "key", key, "err", err)
+		}
+	}()
+	return nil
+}
+
+// handleStop stops a session's agent in the background (its terminals are
+// killed and released); "session_ended" follows.
+func (b *Bridge) handleStop(key string) error {
+	b.mu.Lock()
+	s, ok := b.sessions[key]
+	b.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("stop: unknown session %q", key)
+	}
+	if s.agent == nil {
+		return fmt.Errorf("stop: session %q is still starting", key)
+	}
+	go func() {
+		_ = s.agent.Close()
+		b.endSession(s, nil)
+	}()
+	return nil
+}
+
+// keyOf returns the key of the session with ACP id sid ("" if unknown).
+func (b *Bridge) keyOf(sid string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.byID[sid]; ok {
+		return s.key
+	}
+	return ""
+}
+
+// SessionUpdate implements acp.Editor: queued for Lua, never waits on it.
+func (b *Bridge) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
+	sid := string(n.SessionId)
+	payload := map[string]any{"session_id": sid, "update": jsonValue(n.Update)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.byID[sid]
+	if !ok {
+		// session/new has not returned to us yet (agents may send
+		// available_commands_update first): hold it until it has.
+		if len(b.early[sid]) < 1000 {
+			b.early[sid] = append(b.early[sid], event{"session_update", payload})
+		}
+		return
+	}
+	payload["key"] = s.key
+	b.events.push("session_update", payload)
+}
+
+// SessionEnded implements acp.Editor.
+func (b *Bridge) SessionEnded(_ context.Context, sid string, reason error) {
+	b.mu.Lock()
+	s, ok := b.byID[sid]
+	b.mu.Unlock()
+	if ok {
+		b.endSession(s, reason)
+	}
+}

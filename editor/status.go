@@ -1,0 +1,58 @@
+package editor
+
+// handleStatus describes sessions and terminals for require("agentrun").status().
+func (b *Bridge) handleStatus() (map[string]any, error) {
+	b.mu.Lock()
+	sessions := make([]any, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		id := ""
+		if s.s != nil {
+			id = s.s.ID()
+		}
+		sessions = append(sessions, map[string]any{
+			"key": s.key, "id": id, "agent": s.name, "busy": s.busy && !s.ended, "ended": s.ended,
+		})
+	}
+	terms := make([]*terminal, 0, len(b.termOrder))
+	for _, id := range b.termOrder {
+		terms = append(terms, b.terms[id])
+	}
+	b.mu.Unlock()
+
+	list := make([]any, 0, len(terms))
+	for _, tm := range terms {
+		list = append(list, tm.status())
+	}
+	return map[string]any{"sessions": sessions, "terminals": list}, nil
+}
+
+// status is one terminal's entry in status().
+func (tm *terminal) status() map[string]any {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	bytes, truncated := tm.bytes, tm.truncated
+	if tm.t != nil {
+		bytes, truncated = tm.t.BytesSeen(), tm.t.Truncated()
+	}
+	m := map[string]any{
+		"id":          tm.id,
+		"session":     tm.sid,
+		"key":         tm.key,
+		"command":     tm.command,
+		"cwd":         tm.cwd,
+		"state":       tm.state,
+		"claim":       map[string]any{"kind": tm.claim.Kind, "session": tm.claim.Session, "toolCallId": tm.claim.ToolCallID},
+		"bytes":       bytes,
+		"truncated":   truncated,
+		"attached":    tm.pump != nil,
+		"output_kept": tm.t != nil,
+	}
+	if tm.exit != nil {
+		if tm.exit.Code != nil {
+			m["exit_code"] = *tm.exit.Code
+		} else {
+			m["signal"] = tm.exit.Signal
+		}
+	}
+	return m
+}

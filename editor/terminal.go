@@ -1,0 +1,299 @@
+package editor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// keepReleased is how many released terminals that no buffer ever showed
+// keep their output for a later :AgentTerminals open; older ones drop it.
+const keepReleased = 16
+
+// terminal is the bridge's view of one agent terminal: its display pump,
+// its input writer and what status() reports after it is gone.
+type terminal struct {
+	id      string
+	sid     string // ACP session id
+	key     string // session key
+	command string
+	cwd     string
+	claim   termhost.Claim
+
+	released     chan struct{}
+	releaseOnce  sync.Once
+	input        chan []byte
+	mu           sync.Mutex
+	t            *termhost.Terminal // nil once its output was dropped
+	exit         *termhost.ExitStatus
+	state        string // running, exited, released
+	pump         *pump
+	everAttached bool
+	bytes        int64 // raw bytes printed (kept after the output is dropped)
+	truncated    bool
+}
+
+// TerminalCreated implements acp.Editor: Lua learns of the terminal before
+// the agent gets its id, so the buffer can attach from the first byte.
+func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
+	t, err := b.termHost().Get(tid)
+	if err != nil {
+		b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
+		return
+	}
+	spec := t.Spec()
+	tm := &terminal{
+		id: tid, sid: sid, key: b.keyOf(sid),
+		command:  t.CommandLine(),
+		cwd:      spec.Dir,
+		claim:    spec.Claim,
+		released: make(chan struct{}),
+		input:    make(chan []byte, 1024),
+		t:        t,
+		state:    "running",
+	}
+	b.mu.Lock()
+	b.terms[tid] = tm
+	b.termOrder = append(b.termOrder, tid)
+	b.mu.Unlock()
+	b.events.push("terminal_created", map[string]any{
+		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd,
+	})
+	go b.watchExit(tm, t)
+	go b.writeInput(tm, t)
+}
+
+// watchExit reports the terminal's exit to Lua.
+func (b *Bridge) watchExit(tm *terminal, t *termhost.Terminal) {
+	st, err := exitStatus(b.ctx, t)
+	if err != nil {
+		return
+	}
+	tm.mu.Lock()
+	tm.exit = &st
+	if tm.state == "running" {
+		tm.state = "exited"
+	}
+	tm.mu.Unlock()
+	p := map[string]any{"id": tm.id}
+	if st.Code != nil {
+		p["exit_code"] = *st.Code
+	} else {
+		p["signal"] = st.Signal
+	}
+	b.events.push("terminal_exit", p)
+}
+
+// writeInput writes the user's keystrokes to the pty in order, off the RPC
+// notification goroutine (a full pty input buffer must not stall Neovim).
+func (b *Bridge) writeInput(tm *terminal, t *termhost.Terminal) {
+	for {
+		select {
+		case p := <-tm.input:
+			if _, err := t.Write(p); err != nil {
+				b.log.Debug("terminal input not written", "terminal", tm.id, "err", err)
+			}
+		case <-tm.released:
+			return
+		case <-b.ctx.Done():
+			return
+		}
+	}
+}
+
+// TerminalReleased implements acp.Editor.
+func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
+	b.mu.Lock()
+	tm, ok := b.terms[tid]
+	b.mu.Unlock()
+	if !ok {
+		return
+	}
+	tm.releaseOnce.Do(func() {
+		tm.mu.Lock()
+		tm.state = "released"
+		if tm.t != nil {
+			tm.bytes, tm.truncated = tm.t.BytesSeen(), tm.t.Truncated()
+		}
+		tm.mu.Unlock()
+		close(tm.released)
+	})
+	b.events.push("terminal_released", map[string]any{"id": tid})
+	b.dropReleasedOutput()
+}
+
+// dropReleasedOutput lets go of the output of released terminals that are
+// fully shown (their pump finished) or that no buffer showed and are
+// beyond the newest keepReleased, so memory stays bounded.
+func (b *Bridge) dropReleasedOutput() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	unshown := 0
+	for i := len(b.termOrder) - 1; i >= 0; i-- {
+		tm := b.terms[b.termOrder[i]]
+		tm.mu.Lock()
+		if tm.state == "released" && tm.t != nil {
+			switch {
+			case tm.everAttached && tm.pump != nil && tm.pump.finished():
+				tm.t = nil
+			case !tm.everAttached:
+				unshown++
+				if unshown > keepReleased {
+					tm.t = nil
+				}
+			}
+		}
+		tm.mu.Unlock()
+	}
+}
+
+// lookup returns the terminal with id, or an error naming it.
+func (b *Bridge) lookup(id string) (*terminal, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tm, ok := b.terms[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown terminal %q", id)
+	}
+	return tm, nil
+}
+
+// running returns the live termhost terminal, or an error saying why not.
+func (b *Bridge) running(id string) (*termhost.Terminal, error) {
+	tm, err := b.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	switch {
+	case tm.state == "released":
+		return nil, fmt.Errorf("terminal %q was released", id)
+	case tm.exit != nil:
+		return nil, fmt.Errorf("terminal %q has already exited (%s)", id, exitText(*tm.exit))
+	}
+	return tm.t, nil
+}
+
+// attachArgs describe the terminal buffer Lua created.
+type attachArgs struct {
+	Cols       int `msgpack:"cols"`
+	Rows       int `msgpack:"rows"`
+	Scrollback int `msgpack:"scrollback"`
+}
+
+// handleAttach starts feeding terminal id's output into Neovim channel ch
+// (a buffer from nvim_open_term), replacing an earlier pump, and sizes
+// the pty to the window.
+func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
+	tm, err := b.lookup(id)
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	tm.mu.Lock()
+	t := tm.t
+	old := tm.pump
+	running := tm.state == "running" && tm.exit == nil
+	tm.mu.Unlock()
+	if t == nil {
+		return fmt.Errorf("attach: terminal %q was released and its output is no longer kept", id)
+	}
+	if old != nil {
+		old.stop()
+	}
+	if running && args.Cols > 0 && args.Rows > 0 {
+		if err := t.Resize(uint16(args.Cols), uint16(args.Rows)); err != nil {
+			b.log.Debug("resize on attach", "terminal", id, "err", err)
+		}
+	}
+	send := func(p []byte) error {
+		return b.v.Request("nvim_chan_send", nil, ch, p)
+	}
+	p := startPump(b.ctx, t, tm.released, send, pumpOptions{MaxLines: args.Scrollback}, b.log.With("terminal", id))
+	tm.mu.Lock()
+	tm.pump = p
+	tm.everAttached = true
+	tm.mu.Unlock()
+	go func() {
+		<-p.done
+		b.dropReleasedOutput()
+	}()
+	return nil
+}
+
+// handleInterrupt sends SIGINT to the terminal's process group.
+func (b *Bridge) handleInterrupt(id string) error {
+	t, err := b.running(id)
+	if err != nil {
+		return fmt.Errorf("interrupt: %w", err)
+	}
+	if err := t.Signal(syscall.SIGINT); err != nil {
+		return fmt.Errorf("interrupt terminal %q: %w", id, err)
+	}
+	return nil
+}
+
+// handleKill kills the terminal's process group: SIGTERM then SIGKILL after
+// the grace period, or SIGKILL at once when force is set.
+func (b *Bridge) handleKill(id string, force bool) error {
+	t, err := b.running(id)
+	if err != nil {
+		return fmt.Errorf("kill: %w", err)
+	}
+	if force {
+		err = t.Signal(syscall.SIGKILL)
+	} else {
+		err = t.Kill()
+	}
+	if err != nil {
+		return fmt.Errorf("kill terminal %q: %w", id, err)
+	}
+	return nil
+}
+
+// handleInput queues keystrokes (or text) for the terminal's pty.
+func (b *Bridge) handleInput(id string, data []byte) error {
+	tm, err := b.lookup(id)
+	if err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	select {
+	case <-tm.released:
+		return fmt.Errorf("input: terminal %q was released", id)
+	default:
+	}
+	select {
+	case tm.input <- data:
+		return nil
+	default:
+		b.log.Warn("terminal input dropped: the process is not reading its input", "terminal", id, "bytes", len(data))
+		return fmt.Errorf("input: terminal %q is not reading its input", id)
+	}
+}
+
+// handleResize sets the pty size to the window's text area.
+func (b *Bridge) handleResize(id string, cols, rows int) error {
+	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
+		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
+	}
+	t, err := b.running(id)
+	if err != nil {
+		return nil // a resize racing the exit is not worth an error
+	}
+	if err := t.Resize(uint16(cols), uint16(rows)); err != nil {
+		return fmt.Errorf("resize terminal %q: %w", id, err)
+	}
+	return nil
+}
+
+// exitText renders an exit status as the buffers show it: "exit 0",
+// "signal SIGTERM".
+func exitText(st termhost.ExitStatus) string {
+	if st.Code != nil {
+		return fmt.Sprintf("exit %d", *st.Code)
+	}
+	return "signal " + st.Signal
+}

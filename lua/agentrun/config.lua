@@ -1,0 +1,163 @@
+-- Options: defaults, validation and the merged result. Every option is
+-- checked with vim.validate; a bad one is reported by its full name
+-- ("terminal.position") with what it expects, and nothing is applied.
+local M = {}
+
+M.defaults = {
+  -- name -> { cmd = { "prog", "arg", ... }, env = { NAME = "value" } }.
+  -- The built-in "demo" agent is always available (see M.agents()).
+  agents = {},
+  default_agent = "demo",
+  chat = {
+    position = "right", -- "right" | "left" | "below" | "tab"
+    size = 70, -- columns (right/left) or lines (below)
+  },
+  terminal = {
+    position = "below", -- "below" | "right" | "float" | "none"
+    size = 12, -- lines (below) or columns (right)
+    kill_grace_ms = 3000, -- SIGTERM -> SIGKILL delay for X / terminal/kill
+    byte_limit = 16 * 1024 * 1024, -- rendered text kept per terminal for the agent
+    scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
+  },
+  keymaps = {
+    interrupt = "<C-c>", -- terminal split: SIGINT to the process group
+    kill = "X", -- terminal split: kill (SIGTERM, then SIGKILL)
+    close = "q", -- terminal split / chat: close the window
+    send = "<CR>", -- prompt area: send the prompt
+    open = "<CR>", -- chat: open the terminal under the cursor
+  },
+}
+
+local current = vim.deepcopy(M.defaults)
+
+local function is_list_of_strings(v)
+  if type(v) ~= "table" or #v == 0 then
+    return false
+  end
+  for k, s in pairs(v) do
+    if type(k) ~= "number" or type(s) ~= "string" or s == "" then
+      return false
+    end
+  end
+  return true
+end
+
+local function is_string_map(v)
+  if type(v) ~= "table" then
+    return false
+  end
+  for k, s in pairs(v) do
+    if type(k) ~= "string" or type(s) ~= "string" then
+      return false
+    end
+  end
+  return true
+end
+
+local function one_of(...)
+  local set, names = {}, {}
+  for _, v in ipairs({ ... }) do
+    set[v] = true
+    names[#names + 1] = string.format("%q", v)
+  end
+  return function(v)
+    return set[v] == true
+  end, "one of " .. table.concat(names, ", ")
+end
+
+local function int_in(lo, hi)
+  return function(v)
+    return type(v) == "number" and v == math.floor(v) and v >= lo and (not hi or v <= hi)
+  end
+end
+
+local function key_or_false(v)
+  return v == false or (type(v) == "string" and v ~= "")
+end
+
+-- check runs vim.validate on one option so its message names the option.
+local function check(name, value, fn, expected, optional)
+  vim.validate({ [name] = { value, fn, expected } })
+  if value == nil and not optional then
+    error(name .. ": expected " .. expected .. ", got nil", 0)
+  end
+end
+
+local function no_unknown_keys(prefix, tbl, known)
+  for k in pairs(tbl) do
+    if known[k] == nil then
+      local names = vim.tbl_keys(known)
+      table.sort(names)
+      error(string.format("%s%s: unknown option (known: %s)", prefix, tostring(k), table.concat(names, ", ")), 0)
+    end
+  end
+end
+
+local function validate(opts)
+  vim.validate({ opts = { opts, "table" } })
+  no_unknown_keys("", opts, M.defaults)
+  local c = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  check("agents", c.agents, function(v)
+    return type(v) == "table"
+  end, "a table { name = { cmd = {...}, env = {...} } }")
+  for name, a in pairs(c.agents) do
+    local p = "agents." .. tostring(name)
+    check(p, a, function(v)
+      return type(name) == "string" and type(v) == "table"
+    end, "a table { cmd = {...}, env = {...} } under a string name")
+    no_unknown_keys(p .. ".", a, { cmd = true, env = true })
+    check(p .. ".cmd", a.cmd, is_list_of_strings, "a non-empty list of strings, e.g. { \"claude-agent-acp\" }")
+    check(p .. ".env", a.env, function(v)
+      return v == nil or is_string_map(v)
+    end, "a table of NAME = \"value\" strings", true)
+  end
+  check("default_agent", c.default_agent, function(v)
+    return type(v) == "string" and (v == "demo" or c.agents[v] ~= nil)
+  end, "the name of an agent in `agents` (or \"demo\")")
+
+  no_unknown_keys("chat.", c.chat, M.defaults.chat)
+  check("chat.position", c.chat.position, one_of("right", "left", "below", "tab"))
+  check("chat.size", c.chat.size, int_in(1), "a positive integer")
+
+  no_unknown_keys("terminal.", c.terminal, M.defaults.terminal)
+  check("terminal.position", c.terminal.position, one_of("below", "right", "float", "none"))
+  check("terminal.size", c.terminal.size, int_in(1), "a positive integer")
+  check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(0), "an integer >= 0 (milliseconds)")
+  check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)")
+  check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
+
+  no_unknown_keys("keymaps.", c.keymaps, M.defaults.keymaps)
+  for name, key in pairs(c.keymaps) do
+    check("keymaps." .. name, key, key_or_false, "a key string such as \"<C-c>\", or false to disable")
+  end
+  return c
+end
+
+-- set validates opts and makes them current. On a bad option it returns
+-- nil and a message "(agentrun) setup: <option>: expected ..., got ...".
+function M.set(opts)
+  local ok, res = pcall(validate, opts or {})
+  if not ok then
+    -- vim.validate errors carry a "file:line: " prefix; the option name is what matters.
+    local msg = tostring(res):gsub("^[^\n]-:%d+: ", "")
+    return nil, "(agentrun) setup: " .. msg .. " (see :help agentrun-config)"
+  end
+  current = res
+  return current
+end
+
+-- get returns the current options (defaults when setup() was never called).
+function M.get()
+  return current
+end
+
+-- agents returns every configured agent plus the built-in "demo" agent.
+function M.agents()
+  local all = vim.deepcopy(current.agents)
+  if all.demo == nil then
+    all.demo = { cmd = { require("agentrun.rpc").bin(), "demo-agent" } }
+  end
+  return all
+end
+
+return M

@@ -1,0 +1,116 @@
+-- Events from Go. The bridge calls dispatch() with nvim_exec_lua from one
+-- ordered queue; dispatch returns at once and handles the event on the
+-- main loop (vim.schedule keeps the order), so Go never waits on the UI.
+local state = require("agentrun.state")
+
+local M = {}
+
+local function chat_of(p)
+  local s = state.sessions[p.key or ""]
+  return s, s and s.chat
+end
+
+local handlers = {}
+
+function handlers.session_started(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.id = p.session_id
+  s.starting = false
+  if chat then
+    chat:render_header()
+  end
+  require("agentrun")._flush(s)
+end
+
+function handlers.session_failed(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.starting, s.ended, s.queue = false, true, {}
+  if chat then
+    chat:render_header()
+    chat:note("(agentrun) could not start the agent: " .. tostring(p.error), "AgentRunError")
+  end
+  vim.notify("(agentrun) could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
+end
+
+function handlers.session_update(p)
+  local _, chat = chat_of(p)
+  if chat and type(p.update) == "table" then
+    chat:update(p.update)
+  end
+end
+
+function handlers.turn_end(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.busy = false
+  if chat then
+    chat:render_header()
+    if p.error and p.error ~= "" then
+      chat:note("(agentrun) the turn failed: " .. p.error, "AgentRunError")
+    elseif p.stop_reason and p.stop_reason ~= "end_turn" then
+      chat:note("(turn ended: " .. p.stop_reason .. ")")
+    end
+  end
+  require("agentrun")._flush(s)
+end
+
+function handlers.session_ended(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.ended, s.busy, s.starting = true, false, false
+  if chat then
+    chat:render_header()
+    chat:note("(agentrun) session ended" .. ((p.reason and p.reason ~= "") and (": " .. p.reason) or ""))
+  end
+end
+
+function handlers.terminal_created(p)
+  require("agentrun.ui.term").created(p)
+end
+
+function handlers.terminal_exit(p)
+  require("agentrun.ui.term").exited(p)
+end
+
+function handlers.terminal_released(p)
+  require("agentrun.ui.term").released(p)
+end
+
+function handlers.permission(p)
+  require("agentrun.ui.permission").ask(p)
+end
+
+function handlers.permission_cancelled(p)
+  require("agentrun.ui.permission").cancelled(p)
+end
+
+function handlers.message(p)
+  vim.notify("(agentrun) " .. tostring(p.text), p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
+end
+
+-- dispatch queues event name with payload p for the main loop.
+function M.dispatch(name, p)
+  vim.schedule(function()
+    local h = handlers[name]
+    if not h then
+      return
+    end
+    local ok, err = xpcall(h, debug.traceback, p or {})
+    if not ok then
+      require("agentrun.rpc").notify("log", "error", string.format("lua handler %s: %s", name, err))
+      vim.notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.rpc").log_path()), vim.log.levels.ERROR)
+    end
+  end)
+end
+
+return M

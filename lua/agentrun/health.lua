@@ -1,0 +1,48 @@
+-- :checkhealth agentrun
+local M = {}
+
+local h = vim.health or require("health")
+local start = h.start or h.report_start
+local ok = h.ok or h.report_ok
+local info = h.info or h.report_info
+local warn = h.warn or h.report_warn
+local error = h.error or h.report_error
+
+function M.check()
+  start("agentrun")
+  local v = vim.version()
+  local version = string.format("%d.%d.%d", v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.7.2") == 1 then
+    ok("Neovim " .. version)
+  else
+    error("Neovim " .. version .. " is too old", { "agentrun needs Neovim 0.7.2 or newer" })
+  end
+
+  local rpc = require("agentrun.rpc")
+  local good, msg, have = rpc.check()
+  if good then
+    ok(string.format("backend %s runs, version %s", rpc.bin(), have))
+  else
+    error(msg, { "run `make build` in " .. rpc.root })
+  end
+  info("log file: " .. rpc.log_path())
+  if rpc.running() then
+    info("backend running on channel " .. tostring(rpc.channel()))
+  end
+
+  local config = require("agentrun.config")
+  local agents = config.agents()
+  local names = vim.tbl_keys(agents)
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local cmd = agents[name].cmd[1]
+    if vim.fn.executable(cmd) == 1 then
+      ok(string.format("agent %q: %s found", name, vim.fn.exepath(cmd)))
+    else
+      warn(string.format("agent %q: command %q not found", name, cmd), { "install it, or fix agents." .. name .. ".cmd in setup()" })
+    end
+  end
+  info("default agent: " .. config.get().default_agent)
+end
+
+return M

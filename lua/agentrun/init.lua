@@ -1,0 +1,286 @@
+-- agentrun.nvim: run a coding agent over the Agent Client Protocol with
+-- its terminals in real ptys shown live in Neovim. This module is the
+-- public Lua API; the commands in plugin/agentrun.lua call it.
+local config = require("agentrun.config")
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+
+local M = {}
+
+require("agentrun.highlight").setup()
+
+local function warn(msg)
+  vim.notify(msg, vim.log.levels.WARN)
+end
+
+local function err(msg)
+  vim.notify(msg, vim.log.levels.ERROR)
+end
+
+-- setup(opts) validates and applies options (optional: defaults work).
+-- Returns true, or false and the message naming the bad option.
+function M.setup(opts)
+  local c, msg = config.set(opts)
+  if not c then
+    err(msg)
+    return false, msg
+  end
+  return true
+end
+
+local function env_list(env)
+  local out = {}
+  for k, v in pairs(env or {}) do
+    table.insert(out, k .. "=" .. v)
+  end
+  table.sort(out)
+  return out
+end
+
+local function live_session(name)
+  for i = #state.session_order, 1, -1 do
+    local s = state.sessions[state.session_order[i]]
+    if not s.ended and (name == nil or s.agent == name) then
+      return s
+    end
+  end
+end
+
+-- run(agent) starts a session with agent (default: default_agent) or
+-- opens the chat of the running one. Returns the session (a table).
+function M.run(name)
+  name = name or config.get().default_agent
+  local agents = config.agents()
+  local a = agents[name]
+  if not a then
+    local names = vim.tbl_keys(agents)
+    table.sort(names)
+    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), name))
+    return nil
+  end
+  local s = live_session(name)
+  if s then
+    state.current = s.key
+    s.chat:open()
+    return s
+  end
+  local key, msg = rpc.request("start", { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd() })
+  if not key then
+    err(msg)
+    return nil
+  end
+  s = state.add_session(key, name)
+  s.chat = require("agentrun.ui.chat").new(s)
+  s.chat:open()
+  return s
+end
+
+-- send_prompt sends text to session s (already shown in the chat).
+local function send_prompt(s, text)
+  local ok, msg = rpc.request("prompt", s.key, text)
+  if not ok then
+    s.chat:note(msg, "AgentRunError")
+    return false
+  end
+  s.busy = true
+  s.chat:render_header()
+  return true
+end
+
+-- flush sends the next prompt queued while the session was starting.
+function M._flush(s)
+  if s.busy or s.starting or s.ended or #s.queue == 0 then
+    return
+  end
+  send_prompt(s, table.remove(s.queue, 1))
+end
+
+-- prompt(text, key) sends a prompt to a session (default: the current one;
+-- starts the default agent if there is none). Returns true when sent or
+-- queued.
+function M.prompt(text, key)
+  if type(text) ~= "string" or vim.trim(text) == "" then
+    warn("(agentrun) an empty prompt; try :AgentPrompt {text}")
+    return false
+  end
+  local s = state.session(key)
+  if not s or s.ended then
+    s = key == nil and (live_session() or M.run()) or nil
+    if not s then
+      warn("(agentrun) no running session; start one with :AgentRun")
+      return false
+    end
+  end
+  if s.busy then
+    warn("(agentrun) the agent is still working on the last prompt; wait, or :AgentCancel it")
+    return false
+  end
+  s.chat:user(text)
+  if s.starting then
+    table.insert(s.queue, text)
+    return true
+  end
+  return send_prompt(s, text)
+end
+
+-- cancel(key) cancels the current turn of a session (default: current).
+function M.cancel(key)
+  local s = state.session(key)
+  if not s or s.ended then
+    warn("(agentrun) no running session to cancel")
+    return false
+  end
+  local ok, msg = rpc.request("cancel", s.key)
+  if not ok then
+    warn(msg)
+  end
+  return ok and true or false
+end
+
+-- stop(key) stops a session's agent; its terminals are killed and released.
+function M.stop(key)
+  local s = state.session(key)
+  if not s or s.ended then
+    warn("(agentrun) no running session to stop")
+    return false
+  end
+  local ok, msg = rpc.request("stop", s.key)
+  if not ok then
+    warn(msg)
+  end
+  return ok and true or false
+end
+
+-- current_terminal returns the terminal of the current buffer, else the
+-- newest running one.
+local function current_terminal()
+  local t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
+  if t then
+    return t
+  end
+  for i = #state.terminal_order, 1, -1 do
+    local x = state.terminals[state.terminal_order[i]]
+    if x.state == "running" then
+      return x
+    end
+  end
+end
+
+-- kill(id, force) kills a terminal (default: the one in the current
+-- buffer, else the newest running one); force = SIGKILL at once.
+function M.kill(id, force)
+  local t = id and state.terminals[id] or (not id and current_terminal())
+  if not t then
+    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or "(agentrun) no running terminal to kill")
+    return false
+  end
+  require("agentrun.ui.term").kill(t.id, force)
+  return true
+end
+
+-- interrupt(id) sends SIGINT to a terminal's process group.
+function M.interrupt(id)
+  local t = id and state.terminals[id] or (not id and current_terminal())
+  if not t then
+    warn("(agentrun) no terminal to interrupt")
+    return false
+  end
+  require("agentrun.ui.term").interrupt(t.id)
+  return true
+end
+
+-- open_terminal(id) opens a terminal's split and enters it.
+function M.open_terminal(id)
+  require("agentrun.ui.term").open(id, { focus = true })
+end
+
+-- input(id, text) types text into a terminal's pty.
+function M.input(id, text)
+  local t = state.terminals[id]
+  if not t or t.display_only then
+    warn(string.format("(agentrun) terminal %q takes no input", tostring(id)))
+    return false
+  end
+  local ok, msg = rpc.request("input", id, text)
+  if not ok then
+    warn(msg)
+  end
+  return ok and true or false
+end
+
+-- terminals() opens the terminal list.
+function M.terminals()
+  require("agentrun.ui.terminals").open()
+end
+
+-- status() describes sessions and terminals:
+-- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session,
+--   command, state, exit_code, signal, bufnr, claim, bytes, truncated }} }.
+function M.status()
+  local go = {}
+  if rpc.running() then
+    go = rpc.request("status") or {}
+  end
+  local busy = {}
+  for _, s in ipairs(go.sessions or {}) do
+    busy[s.key] = s.busy
+  end
+  local out = { sessions = {}, terminals = {} }
+  for _, key in ipairs(state.session_order) do
+    local s = state.sessions[key]
+    local b = busy[key]
+    if b == nil then
+      b = s.busy
+    end
+    table.insert(out.sessions, {
+      id = s.id,
+      key = key,
+      agent = s.agent,
+      busy = b and not s.ended or false,
+      starting = s.starting,
+      ended = s.ended or false,
+      current = key == state.current,
+    })
+  end
+  local seen = {}
+  for _, t in ipairs(go.terminals or {}) do
+    local l = state.terminals[t.id] or {}
+    t.bufnr = l.bufnr
+    seen[t.id] = true
+    table.insert(out.terminals, t)
+  end
+  for _, id in ipairs(state.terminal_order) do
+    local t = state.terminals[id]
+    if not seen[id] then
+      table.insert(out.terminals, {
+        id = id,
+        session = t.session_id,
+        command = t.command,
+        state = t.state,
+        exit_code = t.exit_code,
+        signal = t.signal,
+        bufnr = t.bufnr,
+        display_only = t.display_only or false,
+      })
+    end
+  end
+  return out
+end
+
+-- complete_agents completes agent names for :AgentRun.
+function M.complete_agents(lead)
+  local names = vim.tbl_keys(config.agents())
+  table.sort(names)
+  return vim.tbl_filter(function(n)
+    return vim.startswith(n, lead or "")
+  end, names)
+end
+
+-- complete_terminals completes terminal ids for :AgentKill.
+function M.complete_terminals(lead)
+  return vim.tbl_filter(function(id)
+    return vim.startswith(id, lead or "")
+  end, vim.deepcopy(state.terminal_order))
+end
+
+return M

@@ -1,0 +1,188 @@
+-- The channel to the Go backend (bin/agentrun), started on first use with
+-- jobstart({bin}, {rpc = true}). Go calls back into Lua through
+-- require("agentrun.events").dispatch.
+local M = {}
+
+local chan = nil
+local stopping = false
+local stderr_tail = {}
+
+local function plugin_root()
+  local src = debug.getinfo(1, "S").source:sub(2)
+  return vim.fn.fnamemodify(src, ":p:h:h:h")
+end
+
+M.root = plugin_root()
+
+-- bin returns the path of the backend binary (<plugin root>/bin/agentrun).
+function M.bin()
+  return M.root .. "/bin/agentrun"
+end
+
+-- log_path returns the backend's log file: stdpath("log") where it exists
+-- (Neovim 0.8+), else stdpath("cache").
+function M.log_path()
+  local ok, dir = pcall(vim.fn.stdpath, "log")
+  if not ok or type(dir) ~= "string" then
+    dir = vim.fn.stdpath("cache")
+  end
+  return dir .. "/agentrun.log"
+end
+
+-- expected_version returns the plugin's VERSION file content, or nil.
+function M.expected_version()
+  local f = M.root .. "/VERSION"
+  if vim.fn.filereadable(f) == 0 then
+    return nil
+  end
+  return vim.trim(vim.fn.readfile(f)[1] or "")
+end
+
+-- check reports whether the binary exists, runs and matches VERSION:
+-- ok, message (how to fix), the binary's version.
+function M.check()
+  local bin = M.bin()
+  local fix = string.format("run `make build` in %s", M.root)
+  if vim.fn.executable(bin) == 0 then
+    return false, string.format("(agentrun) the backend binary %s is missing: %s", bin, fix)
+  end
+  local out = vim.fn.system({ bin, "version" })
+  if vim.v.shell_error ~= 0 then
+    return false, string.format("(agentrun) %s does not run (%s): %s", bin, vim.trim(out), fix)
+  end
+  local have, want = vim.trim(out), M.expected_version()
+  if want and have ~= want then
+    return false, string.format("(agentrun) the backend binary is stale (version %s, plugin %s): %s", have, want, fix)
+  end
+  return true, nil, have
+end
+
+-- clean turns "Vim:Error invoking 'x' on channel 3:\nmsg" into "msg".
+local function clean(err)
+  local s = tostring(err)
+  s = s:gsub("^.-Error invoking '[^']*' on channel %d+[^:]*:%s*", "")
+  return s
+end
+
+local function on_exit(job, code)
+  if chan ~= nil and chan ~= job then
+    return -- an older backend; the current one is fine
+  end
+  chan = nil
+  if not stopping then
+    local tail = table.concat(stderr_tail, "\n")
+    vim.notify(
+      string.format("(agentrun) the backend exited (code %d); see %s%s", code, M.log_path(), tail ~= "" and ("\n" .. tail) or ""),
+      vim.log.levels.ERROR
+    )
+  end
+  stopping = false
+  require("agentrun.state").backend_exited()
+end
+
+local function on_stderr(_, data)
+  for _, line in ipairs(data or {}) do
+    if line ~= "" then
+      table.insert(stderr_tail, line)
+      if #stderr_tail > 20 then
+        table.remove(stderr_tail, 1)
+      end
+    end
+  end
+end
+
+-- running reports whether the backend is up (without starting it).
+function M.running()
+  return chan ~= nil
+end
+
+-- channel returns the backend's channel id, or nil when not running.
+function M.channel()
+  return chan
+end
+
+-- ensure starts the backend if needed; returns the channel or nil, message.
+function M.ensure()
+  if chan then
+    return chan
+  end
+  local ok, msg = M.check()
+  if not ok then
+    return nil, msg
+  end
+  local log = M.log_path()
+  vim.fn.mkdir(vim.fn.fnamemodify(log, ":h"), "p")
+  stderr_tail = {}
+  local id = vim.fn.jobstart({ M.bin() }, {
+    rpc = true,
+    env = { AGENTRUN_LOG = log },
+    on_exit = on_exit,
+    on_stderr = on_stderr,
+  })
+  if id <= 0 then
+    return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", M.bin(), id)
+  end
+  chan = id
+  local cfg = require("agentrun.config").get()
+  local sok, err = pcall(vim.rpcrequest, chan, "setup", {
+    kill_grace_ms = cfg.terminal.kill_grace_ms,
+    byte_limit = cfg.terminal.byte_limit,
+    nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
+  })
+  if not sok then
+    M.stop()
+    return nil, "(agentrun) the backend failed to set up: " .. clean(err)
+  end
+  local group = vim.api.nvim_create_augroup("agentrun_backend", { clear = true })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    desc = "agentrun: kill every terminal and stop the agents",
+    callback = function()
+      M.shutdown()
+    end,
+  })
+  return chan
+end
+
+-- request calls a Go handler and returns its result, or nil and a message.
+function M.request(method, ...)
+  local c, msg = M.ensure()
+  if not c then
+    return nil, msg
+  end
+  local ok, res = pcall(vim.rpcrequest, c, method, ...)
+  if not ok then
+    return nil, "(agentrun) " .. clean(res)
+  end
+  return res == vim.NIL and true or res, nil
+end
+
+-- notify sends a notification to Go if the backend runs (never starts it).
+function M.notify(method, ...)
+  if chan then
+    pcall(vim.rpcnotify, chan, method, ...)
+  end
+end
+
+-- shutdown asks the backend to kill every terminal and stop every agent,
+-- waits for it, and stops the job.
+function M.shutdown()
+  if not chan then
+    return
+  end
+  stopping = true
+  pcall(vim.rpcrequest, chan, "shutdown")
+  M.stop()
+end
+
+-- stop ends the backend job (it kills what it still runs on stdin EOF).
+function M.stop()
+  if chan then
+    stopping = true
+    local c = chan
+    chan = nil
+    pcall(vim.fn.jobstop, c)
+  end
+end
+
+return M

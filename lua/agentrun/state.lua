@@ -1,0 +1,80 @@
+-- What the Lua side knows about sessions and terminals. Go is the source
+-- of truth for processes; this mirrors it for the UI (buffers, windows).
+local M = {
+  -- key -> { key, agent, id (ACP session id), busy, starting, chat, queue, tool_calls }
+  sessions = {},
+  session_order = {},
+  current = nil, -- key of the session :AgentPrompt talks to
+  -- id -> { id, session (key), session_id, command, cwd, state, exit_code,
+  --         signal, bufnr, chan, display_only, tool_call, pending }
+  terminals = {},
+  terminal_order = {},
+}
+
+-- add_session registers a session being started and makes it current.
+function M.add_session(key, agent)
+  local s = { key = key, agent = agent, busy = false, starting = true, queue = {}, tool_calls = {} }
+  M.sessions[key] = s
+  table.insert(M.session_order, key)
+  M.current = key
+  return s
+end
+
+-- session returns the session by key (or the current one when key is nil).
+function M.session(key)
+  return M.sessions[key or M.current or ""]
+end
+
+-- session_by_id finds a session by its ACP session id or its key.
+function M.session_by_id(id)
+  if M.sessions[id] then
+    return M.sessions[id]
+  end
+  for _, s in pairs(M.sessions) do
+    if s.id == id then
+      return s
+    end
+  end
+end
+
+-- add_terminal registers a terminal (or returns the known one).
+function M.add_terminal(t)
+  local known = M.terminals[t.id]
+  if known then
+    return known
+  end
+  t.state = t.state or "running"
+  M.terminals[t.id] = t
+  table.insert(M.terminal_order, t.id)
+  return t
+end
+
+-- terminal_for_buf returns the terminal shown in buffer buf.
+function M.terminal_for_buf(buf)
+  for _, t in pairs(M.terminals) do
+    if t.bufnr == buf then
+      return t
+    end
+  end
+end
+
+-- backend_exited marks everything the backend ran as ended.
+function M.backend_exited()
+  for _, s in pairs(M.sessions) do
+    if not s.ended then
+      s.ended = true
+      s.busy = false
+      s.starting = false
+      if s.chat then
+        s.chat:note("(agentrun) the backend stopped; this session ended")
+      end
+    end
+  end
+  for _, t in pairs(M.terminals) do
+    if not t.display_only and t.state ~= "released" then
+      t.state = "released"
+    end
+  end
+end
+
+return M

@@ -1,0 +1,424 @@
+-- The chat: a transcript buffer (read-only, rendered from blocks) and a
+-- prompt buffer below it. Each block (a user prompt, an agent message, a
+-- thought, the plan, a tool call, a note) owns a run of lines and is
+-- re-rendered in place when it changes, so tool call statuses update where
+-- they first appeared.
+local api = vim.api
+local config = require("agentrun.config")
+
+local M = {}
+local Chat = {}
+Chat.__index = Chat
+
+local ns = api.nvim_create_namespace("agentrun_chat")
+
+local status_text = {
+  pending = { "○", "pending", "AgentRunToolPending" },
+  in_progress = { "◐", "in progress", "AgentRunToolRunning" },
+  completed = { "●", "completed", "AgentRunToolDone" },
+  failed = { "✗", "failed", "AgentRunToolFailed" },
+}
+
+local function split_lines(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+local function scratch(name, ft)
+  local buf = api.nvim_create_buf(false, true)
+  pcall(api.nvim_buf_set_name, buf, name)
+  vim.bo[buf].filetype = ft
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].bufhidden = "hide"
+  return buf
+end
+
+-- new creates the chat buffers of session s (not shown yet).
+function M.new(s)
+  local self = setmetatable({ session = s, blocks = {}, by_id = {}, term_blocks = {} }, Chat)
+  self.buf = scratch("agentrun://chat/" .. s.key, "agentrun")
+  vim.bo[self.buf].modifiable = false
+  self.prompt_buf = scratch("agentrun://prompt/" .. s.key, "agentrun_prompt")
+  self:map_keys()
+  self.header = self:add({ kind = "header" })
+  self:render_header()
+  return self
+end
+
+function Chat:map_keys()
+  local km = config.get().keymaps
+  local function map(buf, key, fn, desc)
+    if key then
+      vim.keymap.set("n", key, fn, { buffer = buf, nowait = true, silent = true, desc = "agentrun: " .. desc })
+    end
+  end
+  map(self.prompt_buf, km.send, function()
+    self:send()
+  end, "send the prompt")
+  map(self.buf, km.open, function()
+    self:open_at_cursor()
+  end, "open the terminal under the cursor")
+  map(self.buf, km.close, function()
+    self:close()
+  end, "close the chat")
+end
+
+-- windows returns the windows (in the current tab) showing buf.
+local function windows_of(buf)
+  local wins = {}
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(w) == buf then
+      table.insert(wins, w)
+    end
+  end
+  return wins
+end
+
+local function set_win_opts(win)
+  for k, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0", wrap = true, linebreak = true }) do
+    pcall(function()
+      vim.wo[win][k] = v
+    end)
+  end
+end
+
+-- open shows the chat (transcript above, prompt below) and focuses the prompt.
+function Chat:open()
+  local cfg = config.get().chat
+  local pw = windows_of(self.prompt_buf)[1]
+  if pw then
+    api.nvim_set_current_win(pw)
+    return
+  end
+  local tw = windows_of(self.buf)[1]
+  if not tw then
+    local cmd = ({
+      right = "botright vertical sbuffer ",
+      left = "topleft vertical sbuffer ",
+      below = "botright sbuffer ",
+      tab = "tab sbuffer ",
+    })[cfg.position]
+    vim.cmd(cmd .. self.buf)
+    tw = api.nvim_get_current_win()
+    if cfg.position == "right" or cfg.position == "left" then
+      api.nvim_win_set_width(tw, math.min(cfg.size, vim.o.columns - 10))
+      vim.wo[tw].winfixwidth = true
+    elseif cfg.position == "below" then
+      api.nvim_win_set_height(tw, math.min(cfg.size, vim.o.lines - 6))
+    end
+    set_win_opts(tw)
+  end
+  api.nvim_set_current_win(tw)
+  vim.cmd("belowright sbuffer " .. self.prompt_buf)
+  pw = api.nvim_get_current_win()
+  api.nvim_win_set_height(pw, 3)
+  vim.wo[pw].winfixheight = true
+  set_win_opts(pw)
+  self:scroll()
+end
+
+-- close closes the chat's windows (the session keeps running).
+function Chat:close()
+  for _, buf in ipairs({ self.prompt_buf, self.buf }) do
+    for _, w in ipairs(windows_of(buf)) do
+      if #api.nvim_tabpage_list_wins(0) > 1 then
+        pcall(api.nvim_win_close, w, false)
+      end
+    end
+  end
+end
+
+-- send sends the prompt area's text and clears it.
+function Chat:send()
+  local lines = api.nvim_buf_get_lines(self.prompt_buf, 0, -1, false)
+  local text = vim.trim(table.concat(lines, "\n"))
+  if text == "" then
+    return
+  end
+  if require("agentrun").prompt(text, self.session.key) then
+    api.nvim_buf_set_lines(self.prompt_buf, 0, -1, false, {})
+  end
+end
+
+-- start_line returns the 0-based first line of block b.
+function Chat:start_line(b)
+  local n = 0
+  for _, x in ipairs(self.blocks) do
+    if x == b then
+      return n
+    end
+    n = n + #x.lines
+  end
+end
+
+-- add appends a block (rendered by render()) and returns it.
+function Chat:add(b)
+  b.lines = {}
+  b.hls = {}
+  table.insert(self.blocks, b)
+  if b.id then
+    self.by_id[b.id] = b
+  end
+  return b
+end
+
+-- put replaces block b's lines with lines and highlights hls
+-- ({ row, group, col_start, col_end }), then follows the end.
+function Chat:put(b, lines, hls)
+  local start = self:start_line(b)
+  local old = #b.lines
+  local total = 0
+  for _, x in ipairs(self.blocks) do
+    total = total + #x.lines
+  end
+  vim.bo[self.buf].modifiable = true
+  api.nvim_buf_clear_namespace(self.buf, ns, start, start + old)
+  if total == 0 then
+    api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+  else
+    api.nvim_buf_set_lines(self.buf, start, start + old, false, lines)
+  end
+  vim.bo[self.buf].modifiable = false
+  b.lines = lines
+  b.hls = hls or {}
+  for _, h in ipairs(b.hls) do
+    api.nvim_buf_add_highlight(self.buf, ns, h[2], start + h[1], h[3] or 0, h[4] or -1)
+  end
+  self:scroll()
+end
+
+-- scroll keeps windows that were at the end of the transcript at the end.
+function Chat:scroll()
+  local last = api.nvim_buf_line_count(self.buf)
+  for _, w in ipairs(windows_of(self.buf)) do
+    if w ~= api.nvim_get_current_win() or api.nvim_win_get_cursor(w)[1] >= last - 1 then
+      pcall(api.nvim_win_set_cursor, w, { last, 0 })
+    end
+  end
+end
+
+function Chat:render_header()
+  local s = self.session
+  local state = s.ended and "ended" or s.starting and "starting…" or s.busy and "working…" or "ready"
+  local line = string.format("agentrun · %s · %s", s.agent, state)
+  local lines = { line }
+  local hls = { { 0, "AgentRunHeader" } }
+  if s.agent == "demo" then
+    local km = config.get().keymaps
+    table.insert(lines, "Demo agent: each prompt is a shell command run in a real terminal.")
+    table.insert(lines, string.format("Type one in the prompt below (e.g. `ls -la` or `sleep 30`) and press %s in normal mode.", km.send or "the send key"))
+    table.insert(lines, string.format("In the terminal split: %s interrupts, %s kills, %s closes the window.", km.interrupt or "-", km.kill or "-", km.close or "-"))
+    for i = 1, 3 do
+      table.insert(hls, { i, "AgentRunHint" })
+    end
+  end
+  self:put(self.header, lines, hls)
+end
+
+-- note appends a one-line remark (errors, turn ends).
+function Chat:note(text, hl)
+  local b = self:add({ kind = "note" })
+  local lines = split_lines(text)
+  local hls = {}
+  for i = 0, #lines - 1 do
+    table.insert(hls, { i, hl or "AgentRunNote" })
+  end
+  self:put(b, lines, hls)
+end
+
+-- user shows the user's prompt.
+function Chat:user(text)
+  local b = self:add({ kind = "user" })
+  local lines, hls = { "" }, {}
+  for _, l in ipairs(split_lines(text)) do
+    table.insert(lines, "> " .. l)
+    table.insert(hls, { #lines - 1, "AgentRunUser" })
+  end
+  self:put(b, lines, hls)
+end
+
+-- stream appends a chunk to the last block of kind, or starts one.
+function Chat:stream(kind, text)
+  local last = self.blocks[#self.blocks]
+  if not last or last.kind ~= kind then
+    last = self:add({ kind = kind, text = "" })
+  end
+  last.text = last.text .. text
+  local lines, hls = {}, {}
+  for _, l in ipairs(split_lines(last.text)) do
+    if kind == "thought" then
+      table.insert(lines, "┊ " .. l)
+      table.insert(hls, { #lines - 1, "AgentRunThought" })
+    else
+      table.insert(lines, l)
+    end
+  end
+  self:put(last, lines, hls)
+end
+
+local function content_text(c)
+  if type(c) ~= "table" then
+    return ""
+  end
+  if c.type == "text" then
+    return c.text or ""
+  elseif c.type == "resource_link" then
+    return string.format("[%s](%s)", c.name or c.uri or "", c.uri or "")
+  elseif c.type == "resource" and type(c.resource) == "table" then
+    return c.resource.text or c.resource.uri or ""
+  elseif c.type == "image" or c.type == "audio" then
+    return "[" .. c.type .. "]"
+  end
+  return ""
+end
+
+-- plan shows the agent's plan (replaced whole on each update).
+function Chat:plan(entries)
+  local b = self.by_id["plan"] or self:add({ id = "plan", kind = "plan" })
+  local lines, hls = { "Plan:" }, { { 0, "AgentRunPlan" } }
+  for _, e in ipairs(entries or {}) do
+    local mark = ({ completed = "[x]", in_progress = "[~]" })[e.status] or "[ ]"
+    table.insert(lines, string.format("  %s %s", mark, e.content or ""))
+  end
+  self:put(b, lines, hls)
+end
+
+local function merge_tool_call(tc, u)
+  for _, k in ipairs({ "title", "kind", "status", "content", "locations", "rawInput", "rawOutput" }) do
+    if u[k] ~= nil then
+      tc[k] = u[k]
+    end
+  end
+  if type(u._meta) == "table" then
+    tc._meta = vim.tbl_extend("force", tc._meta or {}, u._meta)
+  end
+end
+
+-- terminal_line describes terminal id for the transcript.
+local function terminal_line(id)
+  local t = require("agentrun.state").terminals[id]
+  local what = t and t.command or id
+  local st = "running"
+  if t then
+    if t.exit_code ~= nil then
+      st = "exit " .. tostring(t.exit_code)
+    elseif t.signal then
+      st = "signal " .. t.signal
+    elseif t.state ~= "running" then
+      st = t.state
+    end
+  end
+  return string.format("  ▸ terminal %s: %s — %s (%s opens it)", id, what, st, config.get().keymaps.open or "open")
+end
+
+-- render_tool_call re-renders a tool call block from its merged state.
+function Chat:render_tool_call(b)
+  local tc = b.tc
+  local st = status_text[tc.status or "pending"] or { "?", tostring(tc.status), "AgentRunToolPending" }
+  local head = string.format("%s %s", st[1], tc.title or "tool call")
+  if tc.kind and tc.kind ~= "" then
+    head = head .. string.format(" [%s]", tc.kind)
+  end
+  head = head .. " · " .. st[2]
+  local lines, hls = { head }, { { 0, st[3] } }
+  b.actions = {}
+  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    if c.type == "terminal" and c.terminalId then
+      table.insert(lines, terminal_line(c.terminalId))
+      table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
+      b.actions[#lines - 1] = c.terminalId
+      self.term_blocks[c.terminalId] = b
+    elseif c.type == "diff" then
+      table.insert(lines, "  diff " .. tostring(c.path))
+      local old, new = c.oldText or "", c.newText or ""
+      if type(old) ~= "string" then
+        old = ""
+      end
+      local ok, d = pcall(vim.diff, old .. "\n", new .. "\n", { ctxlen = 1 })
+      for _, l in ipairs(ok and split_lines(d) or {}) do
+        if l ~= "" then
+          table.insert(lines, "  " .. l)
+          local ch = l:sub(1, 1)
+          if ch == "+" then
+            table.insert(hls, { #lines - 1, "AgentRunDiffAdd" })
+          elseif ch == "-" then
+            table.insert(hls, { #lines - 1, "AgentRunDiffDelete" })
+          end
+        end
+      end
+    elseif c.type == "content" then
+      for _, l in ipairs(split_lines(content_text(c.content))) do
+        table.insert(lines, "  " .. l)
+      end
+    end
+  end
+  self:put(b, lines, hls)
+end
+
+-- tool_call adds or updates a tool call block (a repeated tool_call with a
+-- known id is treated as an update).
+function Chat:tool_call(u, is_update)
+  local id = u.toolCallId
+  local b = id and self.by_id["tool:" .. id]
+  if not b then
+    b = self:add({ id = "tool:" .. tostring(id), kind = "tool", tc = { toolCallId = id, status = "pending" } })
+  end
+  merge_tool_call(b.tc, u)
+  self.session.tool_calls[id or ""] = b.tc
+  self:render_tool_call(b)
+  return b.tc
+end
+
+-- terminal_changed re-renders the tool call that shows terminal id.
+function Chat:terminal_changed(id)
+  local b = self.term_blocks[id]
+  if b and b.tc then
+    self:render_tool_call(b)
+  end
+end
+
+-- block_at returns the block and relative line at buffer line lnum (1-based).
+function Chat:block_at(lnum)
+  local n = 0
+  for _, b in ipairs(self.blocks) do
+    if lnum <= n + #b.lines then
+      return b, lnum - n - 1
+    end
+    n = n + #b.lines
+  end
+end
+
+function Chat:open_at_cursor()
+  local b, rel = self:block_at(api.nvim_win_get_cursor(0)[1])
+  if not b or not b.actions then
+    return
+  end
+  local id = b.actions[rel]
+  if not id then
+    for _, v in pairs(b.actions) do
+      id = v
+      break
+    end
+  end
+  if id then
+    require("agentrun.ui.term").open(id, { focus = true })
+  end
+end
+
+-- update renders one session/update (the ACP SessionUpdate object).
+function Chat:update(u)
+  local kind = u.sessionUpdate
+  if kind == "agent_message_chunk" then
+    self:stream("message", content_text(u.content))
+  elseif kind == "agent_thought_chunk" then
+    self:stream("thought", content_text(u.content))
+  elseif kind == "user_message_chunk" then
+    self:stream("user_echo", content_text(u.content))
+  elseif kind == "plan" then
+    self:plan(u.entries)
+  elseif kind == "tool_call" or kind == "tool_call_update" then
+    local tc = self:tool_call(u, kind == "tool_call_update")
+    require("agentrun.ui.term").from_tool_call(self.session, tc, u)
+  end
+end
+
+return M

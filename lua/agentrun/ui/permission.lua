@@ -1,0 +1,73 @@
+-- Permission requests: vim.ui.select over the agent's options, showing the
+-- tool call's title and, for commands, the exact command line. Closing the
+-- picker answers "cancelled".
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+
+local M = {}
+
+-- open tokens -> true while the picker for them is up.
+local open = {}
+
+-- command_line finds the command a tool call will run: rawInput.command
+-- (a string or a list), or the command of a terminal it embeds.
+local function command_line(tc)
+  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
+  local cmd = raw.command or raw.cmd
+  if type(cmd) == "table" then
+    cmd = table.concat(vim.tbl_map(tostring, cmd), " ")
+  end
+  if type(cmd) == "string" and cmd ~= "" then
+    return cmd
+  end
+  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    local t = c.type == "terminal" and state.terminals[c.terminalId]
+    if t and t.command then
+      return t.command
+    end
+  end
+end
+
+-- ask shows the picker for one request from Go:
+-- { token, key, tool_call = ToolCallUpdate, options = { PermissionOption } }.
+function M.ask(p)
+  local s = state.sessions[p.key or ""]
+  local tc = p.tool_call or {}
+  -- the request carries only what changed; merge with what the chat knows.
+  local known = s and s.tool_calls[tc.toolCallId or ""] or {}
+  local merged = vim.tbl_extend("force", known, tc)
+  local title = merged.title or "a tool call"
+  local cmd = command_line(merged)
+  local prompt = string.format("(agentrun) %s asks permission: %s", s and s.agent or "the agent", title)
+  if cmd and cmd ~= title then
+    prompt = prompt .. "  $ " .. cmd
+  end
+  if s and s.chat then
+    s.chat:note("? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""), "AgentRunPermission")
+  end
+  open[p.token] = true
+  vim.ui.select(p.options or {}, {
+    prompt = prompt,
+    kind = "agentrun.permission",
+    format_item = function(o)
+      return string.format("%s (%s)", o.name or o.optionId, o.kind or "?")
+    end,
+  }, function(choice)
+    if not open[p.token] then
+      return -- Go already gave up on it (the turn was cancelled)
+    end
+    open[p.token] = nil
+    local id = type(choice) == "table" and choice.optionId or ""
+    if s and s.chat then
+      s.chat:note("  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"), "AgentRunPermission")
+    end
+    rpc.notify("permission_answer", p.token, id)
+  end)
+end
+
+-- cancelled forgets a request Go answered "cancelled" on its own.
+function M.cancelled(p)
+  open[p.token] = nil
+end
+
+return M

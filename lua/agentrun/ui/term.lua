@@ -1,0 +1,363 @@
+-- Terminal splits. Lua creates each terminal buffer with nvim_open_term
+-- (it needs a Lua on_input callback) and hands the channel to Go, whose
+-- display pump feeds it with nvim_chan_send. Keystrokes go back with
+-- rpcnotify("input"). Display-only agent terminals (the agent ran the
+-- command itself and streams it in _meta) are fed from here instead.
+local api = vim.api
+local config = require("agentrun.config")
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+
+local M = {}
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.WARN)
+end
+
+local function session_chat(t)
+  local s = state.sessions[t.session or ""]
+  return s and s.chat
+end
+
+local function changed(t)
+  local chat = session_chat(t)
+  if chat then
+    chat:terminal_changed(t.id)
+  end
+  require("agentrun.ui.terminals").refresh()
+end
+
+-- window_size returns the text area of win: columns, rows.
+local function window_size(win)
+  local info = vim.fn.getwininfo(win)[1]
+  if not info then
+    return 80, 24
+  end
+  return math.max(1, info.width - (info.textoff or 0)), math.max(1, info.height)
+end
+
+-- send_resize tells Go the pty size of t when the window showing it changed.
+local function send_resize(t, win)
+  if t.display_only or t.state ~= "running" then
+    return
+  end
+  local cols, rows = window_size(win)
+  if t.cols ~= cols or t.rows ~= rows then
+    t.cols, t.rows = cols, rows
+    rpc.notify("resize", t.id, cols, rows)
+  end
+end
+
+local function resize_visible()
+  for _, w in ipairs(api.nvim_list_wins()) do
+    local t = state.terminal_for_buf(api.nvim_win_get_buf(w))
+    if t then
+      send_resize(t, w)
+    end
+  end
+end
+
+local autocmds_done = false
+local function setup_autocmds()
+  if autocmds_done then
+    return
+  end
+  autocmds_done = true
+  local group = api.nvim_create_augroup("agentrun_terminal", { clear = true })
+  -- nvim_open_term never tells a pty its size: follow the windows.
+  local events = { "VimResized", "BufWinEnter", "WinEnter" }
+  table.insert(events, vim.fn.exists("##WinResized") == 1 and "WinResized" or "WinScrolled")
+  api.nvim_create_autocmd(events, {
+    group = group,
+    desc = "agentrun: pty size follows the terminal window",
+    callback = function()
+      resize_visible()
+    end,
+  })
+end
+
+local function set_win_opts(win)
+  for k, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0" }) do
+    pcall(function()
+      vim.wo[win][k] = v
+    end)
+  end
+end
+
+-- place shows buf in the terminal window for position (reusing ours in
+-- this tab page), returns the window. The current window may change.
+local function place(buf, position)
+  local size = config.get().terminal.size
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag == position then
+      api.nvim_win_set_buf(w, buf)
+      return w
+    end
+  end
+  local w
+  if position == "float" then
+    local width = math.max(20, math.floor(vim.o.columns * 0.8))
+    local height = math.max(5, math.floor(vim.o.lines * 0.7))
+    w = api.nvim_open_win(buf, false, {
+      relative = "editor",
+      width = width,
+      height = height,
+      row = math.floor((vim.o.lines - height) / 2),
+      col = math.floor((vim.o.columns - width) / 2),
+      border = "rounded",
+      style = "minimal",
+    })
+  else
+    vim.cmd((position == "right" and "botright vertical sbuffer " or "botright sbuffer ") .. buf)
+    w = api.nvim_get_current_win()
+    if position == "right" then
+      api.nvim_win_set_width(w, math.min(size, vim.o.columns - 10))
+      vim.wo[w].winfixwidth = true
+    else
+      api.nvim_win_set_height(w, math.min(size, math.max(3, vim.o.lines - 8)))
+      vim.wo[w].winfixheight = true
+    end
+  end
+  api.nvim_win_set_var(w, "agentrun_terminal_window", position)
+  set_win_opts(w)
+  return w
+end
+
+local function map_keys(t)
+  local km = config.get().keymaps
+  local function map(key, fn, desc)
+    if key then
+      vim.keymap.set("n", key, fn, { buffer = t.bufnr, nowait = true, silent = true, desc = "agentrun: " .. desc })
+    end
+  end
+  map(km.interrupt, function()
+    M.interrupt(t.id)
+  end, t.display_only and "cancel the turn" or "interrupt (SIGINT to the process group)")
+  map(km.kill, function()
+    M.kill(t.id, false)
+  end, t.display_only and "cancel the turn" or "kill the process group")
+  map(km.close, function()
+    if #api.nvim_tabpage_list_wins(0) > 1 then
+      api.nvim_win_close(0, false)
+    end
+  end, "close the window (the process keeps running)")
+end
+
+local function feed(t, data)
+  if t.chan then
+    pcall(api.nvim_chan_send, t.chan, data)
+  else
+    t.pending = t.pending or {}
+    table.insert(t.pending, data)
+  end
+end
+
+-- open shows terminal id. opts.focus enters its window (and opens one even
+-- when terminal.position is "none"); opts.auto opens it only if it has no
+-- buffer yet (a tool call embedded it).
+function M.open(id, opts)
+  opts = opts or {}
+  local t = state.terminals[id]
+  if not t then
+    notify(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    return
+  end
+  setup_autocmds()
+  local position = config.get().terminal.position
+  if opts.focus and position == "none" then
+    position = "below"
+  end
+  local prev = api.nvim_get_current_win()
+  if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+    if opts.auto then
+      return
+    end
+    local w = vim.fn.bufwinid(t.bufnr)
+    if w == -1 then
+      w = place(t.bufnr, position)
+    end
+    api.nvim_set_current_win(w)
+    return
+  end
+  local buf = api.nvim_create_buf(false, true)
+  local win = position ~= "none" and place(buf, position) or nil
+  local chan = api.nvim_open_term(buf, {
+    on_input = function(_, _, _, data)
+      M.input(t, data)
+    end,
+  })
+  t.bufnr, t.chan = buf, chan
+  vim.bo[buf].scrollback = config.get().terminal.scrollback
+  pcall(api.nvim_buf_set_name, buf, "agentrun://terminal/" .. id)
+  api.nvim_buf_set_var(buf, "agentrun_terminal", id)
+  map_keys(t)
+  if t.display_only then
+    for _, d in ipairs(t.pending or {}) do
+      feed(t, d)
+    end
+    t.pending = nil
+  else
+    local cols, rows = 80, 24
+    if win then
+      cols, rows = window_size(win)
+    end
+    t.cols, t.rows = cols, rows
+    local _, err = rpc.request("attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
+    if err then
+      notify(err)
+    end
+  end
+  if win and not opts.focus and api.nvim_win_is_valid(prev) then
+    api.nvim_set_current_win(prev)
+  elseif win then
+    api.nvim_set_current_win(win)
+  end
+end
+
+-- created registers a terminal Go created for the agent. Its split opens
+-- when a tool call embeds it, or shortly after if none does.
+function M.created(p)
+  local t = state.add_terminal({
+    id = p.id,
+    session = p.session,
+    session_id = p.session_id,
+    command = p.command,
+    cwd = p.cwd,
+  })
+  vim.defer_fn(function()
+    if not t.bufnr then
+      M.open(t.id, { auto = true })
+    end
+  end, 300)
+end
+
+-- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
+function M.exited(p)
+  local t = state.terminals[p.id]
+  if not t then
+    return
+  end
+  if t.state == "running" then
+    t.state = "exited"
+  end
+  t.exit_code, t.signal = p.exit_code, p.signal
+  changed(t)
+end
+
+-- released records that the agent released a terminal.
+function M.released(p)
+  local t = state.terminals[p.id]
+  if not t then
+    return
+  end
+  t.state = "released"
+  changed(t)
+end
+
+local function display_only(session, id, tc)
+  local t = state.terminals[id]
+  if not t then
+    t = state.add_terminal({
+      id = id,
+      session = session.key,
+      session_id = session.id,
+      command = tc and tc.title or id,
+      display_only = true,
+    })
+  end
+  return t
+end
+
+-- from_tool_call opens the terminals a tool call embeds and feeds the
+-- display-only ones from _meta.terminal_info/terminal_output/terminal_exit.
+function M.from_tool_call(session, tc, u)
+  local meta = type(u._meta) == "table" and u._meta or {}
+  local info = type(meta.terminal_info) == "table" and meta.terminal_info or nil
+  if info and info.terminal_id then
+    local t = display_only(session, info.terminal_id, tc)
+    t.cwd = info.cwd or t.cwd
+    t.tool_call = t.tool_call or tc.toolCallId
+  end
+  for _, c in ipairs(type(u.content) == "table" and u.content or {}) do
+    if c.type == "terminal" and c.terminalId then
+      local t = state.terminals[c.terminalId] or display_only(session, c.terminalId, tc)
+      t.tool_call = tc.toolCallId
+      if not t.bufnr then
+        M.open(t.id, { auto = true })
+      end
+    end
+  end
+  if info and info.terminal_id and not state.terminals[info.terminal_id].bufnr then
+    M.open(info.terminal_id, { auto = true })
+  end
+  local out = type(meta.terminal_output) == "table" and meta.terminal_output or nil
+  if out and out.terminal_id and type(out.data) == "string" then
+    local t = display_only(session, out.terminal_id, tc)
+    if t.display_only then
+      -- agents send "\n" line ends; a terminal needs "\r\n".
+      feed(t, (out.data:gsub("\r?\n", "\r\n")))
+    end
+  end
+  local ex = type(meta.terminal_exit) == "table" and meta.terminal_exit or nil
+  if ex and ex.terminal_id then
+    local t = display_only(session, ex.terminal_id, tc)
+    if t.display_only and t.state == "running" then
+      t.state = "exited"
+      t.exit_code = type(ex.exit_code) == "number" and ex.exit_code or nil
+      t.signal = type(ex.signal) == "string" and ex.signal or nil
+      feed(t, string.format("\r\n[%s]\r\n", t.signal and ("signal " .. t.signal) or ("exit " .. tostring(t.exit_code))))
+      changed(t)
+    end
+  end
+  -- Sometimes no terminal_exit arrives: the final status ends the display.
+  if tc.status == "completed" or tc.status == "failed" then
+    for _, t in pairs(state.terminals) do
+      if t.display_only and t.tool_call == tc.toolCallId and t.state == "running" then
+        t.state = "exited"
+        feed(t, string.format("\r\n[%s]\r\n", tc.status))
+        changed(t)
+      end
+    end
+  end
+end
+
+-- input forwards terminal-mode keystrokes to the pty.
+function M.input(t, data)
+  if t.display_only then
+    return
+  end
+  rpc.notify("input", t.id, data)
+end
+
+local function cancel_turn(t)
+  require("agentrun").cancel(t.session)
+end
+
+-- interrupt sends SIGINT to terminal id's process group (display-only
+-- terminals: cancels the turn).
+function M.interrupt(id)
+  local t = state.terminals[id]
+  if t and t.display_only then
+    return cancel_turn(t)
+  end
+  local _, err = rpc.request("interrupt", id)
+  if err then
+    notify(err)
+  end
+end
+
+-- kill kills terminal id's process group: SIGTERM then SIGKILL after the
+-- grace period, or SIGKILL at once when force is set.
+function M.kill(id, force)
+  local t = state.terminals[id]
+  if t and t.display_only then
+    return cancel_turn(t)
+  end
+  local _, err = rpc.request("kill", id, force and true or false)
+  if err then
+    notify(err)
+  end
+end
+
+return M

@@ -1,0 +1,75 @@
+-- agentrun.nvim user commands. Nothing else happens at startup: the Lua
+-- modules load, and the backend starts, on first use.
+if vim.g.loaded_agentrun then
+  return
+end
+vim.g.loaded_agentrun = true
+
+if vim.fn.has("nvim-0.7.2") == 0 then
+  vim.api.nvim_echo({ { "(agentrun) needs Neovim 0.7.2 or newer", "ErrorMsg" } }, true, {})
+  return
+end
+
+local function api()
+  return require("agentrun")
+end
+
+local function arg(o)
+  return o.args ~= "" and o.args or nil
+end
+
+local commands = {
+  AgentRun = {
+    desc = "agentrun: start a session with [agent] or open its chat",
+    nargs = "?",
+    complete = function(lead)
+      return api().complete_agents(lead)
+    end,
+    run = function(o)
+      api().run(arg(o))
+    end,
+  },
+  AgentPrompt = {
+    desc = "agentrun: send {text} to the current session",
+    nargs = "+",
+    run = function(o)
+      api().prompt(o.args)
+    end,
+  },
+  AgentCancel = {
+    desc = "agentrun: cancel the current turn",
+    nargs = 0,
+    run = function()
+      api().cancel()
+    end,
+  },
+  AgentStop = {
+    desc = "agentrun: stop the current session's agent",
+    nargs = 0,
+    run = function()
+      api().stop()
+    end,
+  },
+  AgentTerminals = {
+    desc = "agentrun: list the terminals",
+    nargs = 0,
+    run = function()
+      api().terminals()
+    end,
+  },
+  AgentKill = {
+    desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
+    nargs = "?",
+    bang = true,
+    complete = function(lead)
+      return api().complete_terminals(lead)
+    end,
+    run = function(o)
+      api().kill(arg(o), o.bang)
+    end,
+  },
+}
+
+for name, c in pairs(commands) do
+  vim.api.nvim_create_user_command(name, c.run, { desc = c.desc, nargs = c.nargs, bang = c.bang, complete = c.complete })
+end
