@@ -14,8 +14,13 @@ end
 
 M.root = plugin_root()
 
--- bin returns the path of the backend binary (<plugin root>/bin/agentrun).
+-- bin returns the path of the backend binary: vim.g.agentrun_bin if set,
+-- else <plugin root>/bin/agentrun (what `make build` writes).
 function M.bin()
+  local g = vim.g.agentrun_bin
+  if type(g) == "string" and g ~= "" then
+    return g
+  end
   return M.root .. "/bin/agentrun"
 end
 

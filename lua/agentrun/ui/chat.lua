@@ -248,6 +248,9 @@ function Chat:stream(kind, text)
     if kind == "thought" then
       table.insert(lines, "┊ " .. l)
       table.insert(hls, { #lines - 1, "AgentRunThought" })
+    elseif kind == "user_echo" then
+      table.insert(lines, "> " .. l)
+      table.insert(hls, { #lines - 1, "AgentRunUser" })
     else
       table.insert(lines, l)
     end

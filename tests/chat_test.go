@@ -1,0 +1,65 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestChatShowsToolCallStatusChanges watches the chat the way a user
+// would: the tool call line first says "in progress", then, in place,
+// "completed" (exit 0) or "failed" (exit 1).
+func TestChatShowsToolCallStatusChanges(t *testing.T) {
+	tests := []struct {
+		command string
+		final   string
+	}{
+		{"sleep 0.5; echo ok", "completed"},
+		{"sleep 0.5; exit 1", "failed"},
+	}
+	e := startEditor(t, "")
+	e.startSession()
+	for _, tc := range tests {
+		t.Run(tc.final, func(t *testing.T) {
+			e.t = t
+			e.cmd("AgentPrompt " + tc.command)
+			line := "● " + tc.command + " [execute] · "
+			if tc.final == "failed" {
+				line = "✗ " + tc.command + " [execute] · "
+			}
+			running := "◐ " + tc.command + " [execute] · in progress"
+			e.waitChat(running, 5*time.Second)
+			chat := e.waitChat(line+tc.final, 10*time.Second)
+			if strings.Contains(chat, running) {
+				t.Errorf("the tool call line still says in progress after it ended:\n%s", chat)
+			}
+			if n := strings.Count(chat, tc.command+" [execute] · "); n != 1 {
+				t.Errorf("want the tool call's line once (updated in place), found it %d times:\n%s", n, chat)
+			}
+			e.idle(5 * time.Second)
+		})
+	}
+}
+
+// TestChatShowsEveryUpdateKind renders the demo agent's "!updates" (one
+// update of each kind) without a Lua error.
+func TestChatShowsEveryUpdateKind(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt !updates")
+	chat := e.waitChat("Sent one update of each kind.", 10*time.Second)
+	for _, want := range []string{"Plan:", "┊ "} {
+		if !strings.Contains(chat, want) {
+			t.Errorf("chat lacks %q:\n%s", want, chat)
+		}
+	}
+	var notes []struct {
+		Msg string `msgpack:"msg"`
+	}
+	e.lua(`return _G.notes`, &notes)
+	for _, n := range notes {
+		if strings.Contains(n.Msg, "internal error") {
+			t.Errorf("notification %q", n.Msg)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+// Package tests holds agentrun's integration tests: real headless Neovim
+// with the plugin on its runtimepath, the real agentrun binary (built once
+// in TestMain) and the real demo agent, driven over Neovim's RPC.
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var (
+	// root is the plugin's root directory (the repository).
+	root string
+	// binary is the agentrun binary built for this run.
+	binary string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	root = filepath.Dir(wd)
+	if _, err := exec.LookPath("nvim"); err != nil {
+		fmt.Fprintln(os.Stderr, "tests: nvim not found in $PATH (make deps installs it)")
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "agentrun-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	binary = filepath.Join(dir, "agentrun")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+strings.TrimSpace(string(version)), "-o", binary, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "tests: building agentrun: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}

@@ -1,0 +1,211 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+)
+
+// editor is one headless Neovim with the plugin loaded.
+type editor struct {
+	t   *testing.T
+	v   *nvim.Nvim
+	dir string // its XDG home and scratch space
+}
+
+// startEditor starts `nvim --embed --headless --clean` with the plugin on
+// the runtimepath, the test binary as g:agentrun_bin and XDG directories
+// (so the log) under a temp dir; setup is Lua run before the test.
+func startEditor(t *testing.T, setup string) *editor {
+	t.Helper()
+	dir := t.TempDir()
+	env := append(os.Environ(),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
+		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
+	)
+	v, err := nvim.NewChildProcess(
+		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n",
+			"--cmd", "set rtp^="+root,
+			"--cmd", "let g:agentrun_bin = '"+binary+"'"),
+		nvim.ChildProcessEnv(env),
+		nvim.ChildProcessDir(dir),
+		nvim.ChildProcessLogf(t.Logf),
+	)
+	if err != nil {
+		t.Fatalf("start nvim: %v", err)
+	}
+	e := &editor{t: t, v: v, dir: dir}
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.dumpLog()
+		}
+		_ = v.Close()
+	})
+	// Collect notifications instead of echoing them (no UI here).
+	e.lua(`_G.notes = {}; vim.notify = function(msg, level) table.insert(_G.notes, { msg = msg, level = level }) end`, nil)
+	if setup != "" {
+		e.lua(setup, nil)
+	}
+	return e
+}
+
+// dumpLog prints the backend's log into the test output.
+func (e *editor) dumpLog() {
+	data, err := os.ReadFile(filepath.Join(e.dir, "cache", "nvim", "agentrun.log"))
+	if err == nil {
+		e.t.Logf("agentrun.log:\n%s", data)
+	}
+}
+
+// lua runs Lua code with args (as ...) and decodes its result.
+func (e *editor) lua(code string, result any, args ...any) {
+	e.t.Helper()
+	if err := e.v.ExecLua(code, result, args...); err != nil {
+		e.t.Fatalf("lua %q: %v", firstLine(code), err)
+	}
+}
+
+// cmd runs an Ex command.
+func (e *editor) cmd(c string) {
+	e.t.Helper()
+	if err := e.v.Command(c); err != nil {
+		e.t.Fatalf("command %q: %v", c, err)
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + "…"
+	}
+	return s
+}
+
+// waitFor polls check every 20ms until it reports done or timeout passes;
+// check returns what it saw, shown when the wait fails.
+func (e *editor) waitFor(what string, timeout time.Duration, check func() (bool, string)) string {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var seen string
+	for {
+		var done bool
+		done, seen = check()
+		if done {
+			return seen
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %v waiting for %s; last seen:\n%s", timeout, what, seen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// bufLines returns buffer buf's lines joined with newlines.
+func (e *editor) bufLines(buf int) string {
+	e.t.Helper()
+	var lines []string
+	e.lua(`return vim.api.nvim_buf_get_lines(..., 0, -1, false)`, &lines, buf)
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// chat returns the current session's chat transcript.
+func (e *editor) chat() string {
+	e.t.Helper()
+	var buf int
+	e.lua(`local s = require("agentrun.state").session(); return s and s.chat and s.chat.buf or -1`, &buf)
+	if buf < 0 {
+		return "(no chat)"
+	}
+	return e.bufLines(buf)
+}
+
+// waitChat waits until the chat contains want.
+func (e *editor) waitChat(want string, timeout time.Duration) string {
+	e.t.Helper()
+	return e.waitFor(fmt.Sprintf("chat to show %q", want), timeout, func() (bool, string) {
+		c := e.chat()
+		return strings.Contains(c, want), c
+	})
+}
+
+// termInfo is one terminal as status() reports it.
+type termInfo struct {
+	ID       string `msgpack:"id"`
+	State    string `msgpack:"state"`
+	Command  string `msgpack:"command"`
+	Bufnr    int    `msgpack:"bufnr"`
+	ExitCode *int   `msgpack:"exit_code"`
+	Signal   string `msgpack:"signal"`
+}
+
+// terminals returns status().terminals.
+func (e *editor) terminals() []termInfo {
+	e.t.Helper()
+	var ts []termInfo
+	e.lua(`return require("agentrun").status().terminals`, &ts)
+	return ts
+}
+
+// waitTerminal waits for the terminal running command to have a buffer
+// shown in a window, and returns it.
+func (e *editor) waitTerminal(command string, timeout time.Duration) termInfo {
+	e.t.Helper()
+	var found termInfo
+	e.waitFor(fmt.Sprintf("a terminal split running %q", command), timeout, func() (bool, string) {
+		ts := e.terminals()
+		for _, t := range ts {
+			if t.Command == command && t.Bufnr > 0 {
+				var win int
+				e.lua(`return vim.fn.bufwinid(...)`, &win, t.Bufnr)
+				if win > 0 {
+					found = t
+					return true, ""
+				}
+			}
+		}
+		return false, fmt.Sprintf("%+v", ts)
+	})
+	return found
+}
+
+// waitBuf waits until buffer buf contains every string in want.
+func (e *editor) waitBuf(buf int, timeout time.Duration, want ...string) string {
+	e.t.Helper()
+	return e.waitFor(fmt.Sprintf("buffer %d to show %q", buf, want), timeout, func() (bool, string) {
+		text := e.bufLines(buf)
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				return false, text
+			}
+		}
+		return true, text
+	})
+}
+
+// startSession runs :AgentRun and waits until the session is ready.
+func (e *editor) startSession() {
+	e.t.Helper()
+	e.cmd("AgentRun")
+	e.waitFor("the session to start", 10*time.Second, func() (bool, string) {
+		var ready bool
+		e.lua(`local s = require("agentrun.state").session(); return s ~= nil and s.id ~= nil`, &ready)
+		return ready, e.chat()
+	})
+}
+
+// idle waits until the current session's turn has ended.
+func (e *editor) idle(timeout time.Duration) {
+	e.t.Helper()
+	e.waitFor("the turn to end", timeout, func() (bool, string) {
+		var busy bool
+		e.lua(`for _, s in ipairs(require("agentrun").status().sessions) do if s.busy then return true end end return false`, &busy)
+		return !busy, e.chat()
+	})
+}

@@ -1,0 +1,52 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPermissionThroughUiSelect answers the demo agent's permission
+// request through a stubbed vim.ui.select (the one UI part that needs a
+// person) and checks what the picker showed and what the agent did.
+func TestPermissionThroughUiSelect(t *testing.T) {
+	tests := []struct {
+		name   string
+		choose string // option id to pick; "" closes the picker
+		want   string // what the agent then says in the chat
+	}{
+		{"allow", "allow", "`echo permitted` exited with code 0."},
+		{"reject", "reject", "Permission denied: not running `echo permitted`."},
+		{"cancel", "", "Permission request cancelled."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, "")
+			// The stub picks the option with id want (nil = the user closed it).
+			e.lua(`local want = ...
+				vim.ui.select = function(items, opts, cb)
+					local shown = {}
+					for _, it in ipairs(items) do table.insert(shown, opts.format_item(it)) end
+					_G.picked = { prompt = opts.prompt, items = shown }
+					for _, it in ipairs(items) do
+						if it.optionId == want then return cb(it) end
+					end
+					cb(nil)
+				end`, nil, tc.choose)
+			e.startSession()
+			e.cmd("AgentPrompt !permission echo permitted")
+			e.waitChat(tc.want, 10*time.Second)
+			var picked struct {
+				Prompt string   `msgpack:"prompt"`
+				Items  []string `msgpack:"items"`
+			}
+			e.lua(`return _G.picked`, &picked)
+			if !strings.Contains(picked.Prompt, "echo permitted") {
+				t.Errorf("picker prompt %q does not show the command line", picked.Prompt)
+			}
+			if got := strings.Join(picked.Items, " | "); got != "Allow (allow_once) | Reject (reject_once)" {
+				t.Errorf("picker items = %q", got)
+			}
+		})
+	}
+}

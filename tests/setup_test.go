@@ -1,0 +1,126 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadSetupOptionsSayWhatIsWrong(t *testing.T) {
+	tests := []struct {
+		opts string // a Lua table expression
+		want []string
+	}{
+		{`{ terminal = { position = "left" } }`, []string{"terminal.position", `one of "below", "right", "float", "none"`, "left"}},
+		{`{ terminal = { scrollback = 0 } }`, []string{"terminal.scrollback", "from 1 to 100000"}},
+		{`{ terminal = { kill_grace_ms = "3s" } }`, []string{"terminal.kill_grace_ms", "integer >= 0"}},
+		{`{ keymaps = { kill = 1 } }`, []string{"keymaps.kill", "or false to disable"}},
+		{`{ agents = { claude = { cmd = "claude-agent-acp" } } }`, []string{"agents.claude.cmd", "non-empty list of strings"}},
+		{`{ agents = { x = { cmd = { "x" }, env = { FOO = 1 } } } }`, []string{"agents.x.env", `NAME = "value"`}},
+		{`{ default_agent = "claude" }`, []string{"default_agent", "the name of an agent in `agents`"}},
+		{`{ termnal = {} }`, []string{"termnal", "unknown option", "terminal"}},
+		{`{ chat = { position = 3 } }`, []string{"chat.position"}},
+	}
+	e := startEditor(t, "")
+	for _, tc := range tests {
+		t.Run(tc.opts, func(t *testing.T) {
+			e.t = t
+			var res struct {
+				OK       bool   `msgpack:"ok"`
+				Msg      string `msgpack:"msg"`
+				Note     string `msgpack:"note"`
+				Position string `msgpack:"position"`
+			}
+			e.lua(`_G.notes = {}
+				local ok, msg = require("agentrun").setup(`+tc.opts+`)
+				local note = _G.notes[1] and _G.notes[1].msg or ""
+				return { ok = ok, msg = msg, note = note, position = require("agentrun.config").get().terminal.position }`, &res)
+			if res.OK {
+				t.Fatalf("setup(%s) accepted bad options", tc.opts)
+			}
+			if !strings.HasPrefix(res.Msg, "(agentrun) setup: ") {
+				t.Errorf("message %q lacks the (agentrun) setup: prefix", res.Msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.Msg, w) {
+					t.Errorf("message %q does not mention %q", res.Msg, w)
+				}
+			}
+			if res.Note != res.Msg {
+				t.Errorf("the user was notified %q, want %q", res.Note, res.Msg)
+			}
+			if res.Position != "below" {
+				t.Errorf("bad options were applied: terminal.position = %q", res.Position)
+			}
+		})
+	}
+	e.t = t
+	var ok bool
+	e.lua(`return require("agentrun").setup({ agents = { echo = { cmd = { "cat" }, env = { A = "b" } } }, default_agent = "echo", terminal = { position = "float" }, keymaps = { kill = false } })`, &ok)
+	if !ok {
+		t.Errorf("setup rejected good options")
+	}
+}
+
+// healthError matches an ERROR item of a :checkhealth report (0.7: "- ERROR:",
+// 0.10: "- ❌ ERROR").
+var healthError = regexp.MustCompile(`(?m)^\s*- (❌ )?ERROR`)
+
+// checkhealth runs :checkhealth agentrun and returns the report.
+func (e *editor) checkhealth() string {
+	e.t.Helper()
+	e.cmd("checkhealth agentrun")
+	var lines []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+	return strings.Join(lines, "\n")
+}
+
+func TestCheckhealth(t *testing.T) {
+	t.Run("correct setup", func(t *testing.T) {
+		e := startEditor(t, "")
+		report := e.checkhealth()
+		if healthError.MatchString(report) {
+			t.Errorf("checkhealth reports an ERROR:\n%s", report)
+		}
+		for _, want := range []string{"OK: Neovim 0.7", "OK: backend " + binary + " runs, version", "agentrun.log", `agent "demo"`} {
+			if !strings.Contains(report, want) {
+				t.Errorf("report lacks %q:\n%s", want, report)
+			}
+		}
+	})
+	t.Run("missing binary is an ERROR saying how to fix it", func(t *testing.T) {
+		e := startEditor(t, `vim.g.agentrun_bin = "/nonexistent/agentrun"`)
+		report := e.checkhealth()
+		if !healthError.MatchString(report) || !strings.Contains(report, "make build") {
+			t.Errorf("report does not flag the missing binary:\n%s", report)
+		}
+	})
+}
+
+func TestMissingOrStaleBinaryTellsHowToBuild(t *testing.T) {
+	stale := filepath.Join(t.TempDir(), "agentrun")
+	if err := os.WriteFile(stale, []byte("#!/bin/sh\necho 0.0.0-old\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, bin, want string
+	}{
+		{"missing", "/nonexistent/agentrun", "the backend binary /nonexistent/agentrun is missing: run `make build` in " + root},
+		{"stale", stale, "the backend binary is stale (version 0.0.0-old, plugin "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, "")
+			e.lua(`vim.g.agentrun_bin = ...`, nil, tc.bin)
+			e.cmd("AgentRun")
+			e.waitFor("a notification", 5*time.Second, func() (bool, string) {
+				var msg string
+				e.lua(`return _G.notes[1] and _G.notes[1].msg or ""`, &msg)
+				return strings.Contains(msg, tc.want) && strings.Contains(msg, "make build"), msg
+			})
+		})
+	}
+}
