@@ -188,7 +188,7 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 		a.cancel()
 		return nil, err
 	}
-	a.conn = acpsdk.NewConnection(a.handle, a.stdin, a.stdout)
+	a.conn = acpsdk.NewConnection(a.handle, a.stdin, newUpdateFilter(a.stdout, a.readUpdate))
 	// The SDK logs lines that are not JSON-RPC here and keeps reading.
 	a.conn.SetLogger(a.log.With("component", "acp-connection"))
 	go a.updates.run(a.deliverUpdate)
@@ -319,6 +319,13 @@ func (a *Agent) endedErr() error {
 		return a.err
 	}
 	return fmt.Errorf("agent %q: %w", a.cfg.Name, ErrStopped)
+}
+
+// isClosing reports whether Close was called.
+func (a *Agent) isClosing() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closing
 }
 
 // Close ends every session (releasing their terminals), closes the agent's

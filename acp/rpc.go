@@ -87,7 +87,9 @@ func decodeParams(method string, params json.RawMessage, v any) *acpsdk.RequestE
 // jsonType names a Go kind the way an agent author thinks of JSON.
 func jsonType(kind string) string {
 	switch kind {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
 		return "a number"
 	case "string":
 		return "a string"

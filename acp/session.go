@@ -181,6 +181,11 @@ func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
 	}
 	resp, err := acpsdk.SendRequest[acpsdk.PromptResponse](a.conn, ctx, acpsdk.AgentMethodSessionPrompt, req)
 	if err != nil {
+		if a.isClosing() {
+			// Whatever the agent answered while being stopped, the cause
+			// is the stop.
+			return "", fmt.Errorf("prompt: agent %q: %w", a.cfg.Name, ErrStopped)
+		}
 		if endErr := a.endedErr(); endErr != nil {
 			return "", fmt.Errorf("prompt: %w", endErr)
 		}

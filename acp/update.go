@@ -1,8 +1,11 @@
 package acp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,22 +13,45 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// handleSessionUpdate queues a session/update notification for the editor.
-// It never waits on the editor: the SDK reads notifications through a
-// bounded queue and drops the connection when it overflows, so an agent
-// flooding updates while the editor is busy must not back up into it.
+// session/update notifications never reach the SDK's connection: the
+// updateFilter between the agent's stdout and the connection takes them out
+// of the stream as it is read and queues them for the editor (readUpdate).
+// That keeps them in stream order relative to requests — a permission
+// request's handler flushes the queue and so finds the tool_call sent just
+// before it already shown — and never backs up into the SDK's bounded
+// notification queue, which drops the connection when full.
+
+// handleSessionUpdate serves a session/update that came as a request (with
+// an id), which the filter lets through; it is queued all the same.
 func (a *Agent) handleSessionUpdate(_ context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
-	var n acpsdk.SessionNotification
-	if rerr := decodeParams(acpsdk.ClientMethodSessionUpdate, params, &n); rerr != nil {
+	n, rerr := decodeUpdate(params)
+	if rerr != nil {
 		a.log.Warn("dropping malformed session/update", "err", rerr.Message, "params", truncateForLog(params))
 		return nil, rerr
 	}
-	if n.SessionId == "" {
-		a.log.Warn("dropping session/update without sessionId", "params", truncateForLog(params))
-		return nil, invalidParams(acpsdk.ClientMethodSessionUpdate, "sessionId is required")
-	}
 	a.updates.push(n)
 	return nil, nil
+}
+
+// readUpdate queues a session/update notification taken out of the stream.
+func (a *Agent) readUpdate(params json.RawMessage) {
+	n, rerr := decodeUpdate(params)
+	if rerr != nil {
+		a.log.Warn("dropping malformed session/update", "err", rerr.Message, "params", truncateForLog(params))
+		return
+	}
+	a.updates.push(n)
+}
+
+func decodeUpdate(params json.RawMessage) (acpsdk.SessionNotification, *acpsdk.RequestError) {
+	var n acpsdk.SessionNotification
+	if rerr := decodeParams(acpsdk.ClientMethodSessionUpdate, params, &n); rerr != nil {
+		return n, rerr
+	}
+	if n.SessionId == "" {
+		return n, invalidParams(acpsdk.ClientMethodSessionUpdate, "sessionId is required")
+	}
+	return n, nil
 }
 
 // deliverUpdate hands one update to the editor, in arrival order.
@@ -88,6 +114,13 @@ func (q *updateQueue) push(n acpsdk.SessionNotification) {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// pending returns how many updates wait for delivery.
+func (q *updateQueue) pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
 }
 
 // run delivers updates until close has been called and the queue is empty.
@@ -154,4 +187,80 @@ func (q *updateQueue) close(timeout time.Duration) {
 	case <-time.After(timeout):
 		q.log.Warn("editor did not take the last session updates in time")
 	}
+}
+
+// maxFilteredLine is the longest line the filter parses; longer ones pass
+// through to the connection untouched (which refuses lines over 10 MiB).
+const maxFilteredLine = 16 << 20
+
+// updateFilter reads the agent's stdout line by line, hands session/update
+// notifications to onUpdate and passes every other byte on unchanged.
+type updateFilter struct {
+	src      *bufio.Reader
+	onUpdate func(params json.RawMessage)
+	line     []byte // the line being assembled
+	out      []byte // bytes ready for the connection
+	passing  bool   // inside an overlong line: pass through until its end
+	err      error
+}
+
+func newUpdateFilter(r io.Reader, onUpdate func(json.RawMessage)) *updateFilter {
+	return &updateFilter{src: bufio.NewReaderSize(r, 64<<10), onUpdate: onUpdate}
+}
+
+func (f *updateFilter) Read(p []byte) (int, error) {
+	for len(f.out) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		chunk, err := f.src.ReadSlice('\n')
+		complete := err == nil
+		switch {
+		case f.passing:
+			f.out = append(f.out[:0], chunk...)
+			f.passing = !complete
+		case complete:
+			f.line = append(f.line, chunk...)
+			if !f.take(f.line) {
+				f.out = append(f.out[:0], f.line...)
+			}
+			f.line = f.line[:0]
+		default:
+			f.line = append(f.line, chunk...)
+			if len(f.line) > maxFilteredLine {
+				f.out = append(f.out[:0], f.line...)
+				f.line = f.line[:0]
+				f.passing = true
+			}
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			f.err = err
+			if len(f.line) > 0 { // a last line without newline
+				if !f.take(f.line) {
+					f.out = append(f.out, f.line...)
+				}
+				f.line = nil
+			}
+		}
+	}
+	n := copy(p, f.out)
+	f.out = f.out[n:]
+	return n, nil
+}
+
+// take consumes line if it is a session/update notification.
+func (f *updateFilter) take(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"session/update"`)) {
+		return false // cheap test first: most other lines are not updates
+	}
+	var head struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &head) != nil || head.Method != acpsdk.ClientMethodSessionUpdate || head.ID != nil {
+		return false
+	}
+	f.onUpdate(head.Params)
+	return true
 }
