@@ -37,6 +37,9 @@ type Bridge struct {
 	perms     map[string]chan string
 	seq       int
 	closing   bool
+	// newSize is the text area a new terminal's split will have, as Lua
+	// last reported it (0 = unknown).
+	newCols, newRows uint16
 }
 
 var _ acp.Editor = (*Bridge)(nil)
@@ -71,6 +74,7 @@ func (b *Bridge) register() error {
 		"kill":              b.handleKill,
 		"input":             b.handleInput,
 		"resize":            b.handleResize,
+		"terminal_size":     b.handleTerminalSize,
 		"status":            b.handleStatus,
 		"shutdown":          b.handleShutdown,
 		"permission_answer": b.handlePermissionAnswer,

@@ -58,7 +58,15 @@ func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
 	b.mu.Lock()
 	b.terms[tid] = tm
 	b.termOrder = append(b.termOrder, tid)
+	cols, rows := b.newCols, b.newRows
 	b.mu.Unlock()
+	// The agent's command started at 80x24; give it its window's size as
+	// soon as we can (attach sets it again once the split is open).
+	if cols > 0 && rows > 0 {
+		if err := t.Resize(cols, rows); err != nil {
+			b.log.Debug("initial resize", "terminal", tid, "err", err)
+		}
+	}
 	b.events.push("terminal_created", map[string]any{
 		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd,
 	})
@@ -286,6 +294,17 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 	if err := t.Resize(uint16(cols), uint16(rows)); err != nil {
 		return fmt.Errorf("resize terminal %q: %w", id, err)
 	}
+	return nil
+}
+
+// handleTerminalSize records the size a new terminal's split will have.
+func (b *Bridge) handleTerminalSize(cols, rows int) error {
+	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
+		return fmt.Errorf("terminal_size: bad size %dx%d", cols, rows)
+	}
+	b.mu.Lock()
+	b.newCols, b.newRows = uint16(cols), uint16(rows)
+	b.mu.Unlock()
 	return nil
 }
 

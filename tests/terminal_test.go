@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +113,120 @@ func findProcesses(cmdline string) []string {
 		}
 	}
 	return pids
+}
+
+// TestPtySizeFollowsWindow: the program sees the split's size, and a new
+// size after the window is resized.
+func TestPtySizeFollowsWindow(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	// The split opens right after the command starts; the pause lets a
+	// loaded machine catch up before the first look at the size.
+	e.cmd(`AgentPrompt sleep 0.2; stty size; read line; stty size`)
+	term := e.waitTerminal("sleep 0.2; stty size; read line; stty size", 10*time.Second)
+	var size []int
+	e.lua(`local w = vim.fn.bufwinid(...); local i = vim.fn.getwininfo(w)[1]; return { i.height, i.width - i.textoff }`, &size, term.Bufnr)
+	e.waitBuf(term.Bufnr, 5*time.Second, fmt.Sprintf("%d %d", size[0], size[1]))
+	// Shrink the split, then type a line in terminal mode as a user would.
+	e.lua(`local w = vim.fn.bufwinid(...); vim.api.nvim_win_set_height(w, 5); vim.api.nvim_set_current_win(w)`, nil, term.Bufnr)
+	if _, err := e.v.Input("ihello<CR>"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBuf(term.Bufnr, 5*time.Second, "hello", fmt.Sprintf("5 %d", size[1]), "[exit 0]")
+}
+
+func TestKillKeysAndCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		kill func(e *editor, term termInfo)
+		want string
+	}{
+		{"X in the split", func(e *editor, term termInfo) {
+			e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
+			if _, err := e.v.Input("X"); err != nil {
+				e.t.Fatal(err)
+			}
+		}, "[signal SIGTERM]"},
+		{":AgentKill id", func(e *editor, term termInfo) { e.cmd("AgentKill " + term.ID) }, "[signal SIGTERM]"},
+		{":AgentKill! id", func(e *editor, term termInfo) { e.cmd("AgentKill! " + term.ID) }, "[signal SIGKILL]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, "")
+			e.startSession()
+			e.cmd("AgentPrompt sleep 30")
+			term := e.waitTerminal("sleep 30", 10*time.Second)
+			tc.kill(e, term)
+			e.waitBuf(term.Bufnr, 10*time.Second, tc.want, "[released]")
+			e.waitChat("· failed", 5*time.Second)
+		})
+	}
+}
+
+func TestCancelAndStop(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt sleep 30")
+	term := e.waitTerminal("sleep 30", 10*time.Second)
+	e.cmd("AgentCancel")
+	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]", "[released]")
+	e.waitChat("(turn ended: cancelled)", 10*time.Second)
+
+	e.cmd("AgentPrompt sleep 31")
+	term = e.waitTerminal("sleep 31", 10*time.Second)
+	e.cmd("AgentStop")
+	e.waitBuf(term.Bufnr, 10*time.Second, "[released]")
+	e.waitChat("session ended", 10*time.Second)
+	var st struct {
+		Sessions []struct {
+			Ended bool `msgpack:"ended"`
+			Busy  bool `msgpack:"busy"`
+		} `msgpack:"sessions"`
+	}
+	e.lua(`return require("agentrun").status()`, &st)
+	if len(st.Sessions) != 1 || !st.Sessions[0].Ended || st.Sessions[0].Busy {
+		t.Errorf("status().sessions = %+v, want one ended, idle session", st.Sessions)
+	}
+}
+
+func TestAgentTerminalsListsStates(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt exit 3")
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt sleep 30")
+	e.waitTerminal("sleep 30", 10*time.Second)
+	e.cmd("AgentTerminals")
+	var buf int
+	e.lua(`return vim.api.nvim_get_current_buf()`, &buf)
+	text := e.waitBuf(buf, 5*time.Second, "exit 3", "running", "sleep 30")
+	if !regexp.MustCompile(`(?m)^term-1\s+released \(exit 3\)\s+exit 3$`).MatchString(text) {
+		t.Errorf("list does not show term-1 as released with exit 3:\n%s", text)
+	}
+	// X on the running terminal's line kills it; the list refreshes.
+	e.lua(`vim.fn.search("sleep 30")`, nil)
+	if _, err := e.v.Input("X"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBuf(buf, 10*time.Second, "(signal SIGTERM)")
+}
+
+// TestFloodShowsTheExactTail: a command printing far more lines than the
+// scrollback ends with its last lines and the exit line in the buffer.
+func TestFloodShowsTheExactTail(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { scrollback = 1000 } })`)
+	e.startSession()
+	e.cmd("AgentPrompt seq 1 300000")
+	term := e.waitTerminal("seq 1 300000", 10*time.Second)
+	text := e.waitBuf(term.Bufnr, 30*time.Second, "[exit 0]")
+	lines := strings.Split(text, "\n")
+	var tail []string
+	for i := len(lines) - 1; i >= 0 && len(tail) < 4; i-- {
+		if lines[i] != "" && lines[i] != "[released]" {
+			tail = append([]string{lines[i]}, tail...)
+		}
+	}
+	if got := strings.Join(tail, ","); got != "299998,299999,300000,[exit 0]" {
+		t.Errorf("buffer ends with %q", got)
+	}
 }

@@ -138,6 +138,7 @@ function M.ensure()
     M.stop()
     return nil, "(agentrun) the backend failed to set up: " .. clean(err)
   end
+  require("agentrun.ui.term").send_expected_size(true)
   local group = vim.api.nvim_create_augroup("agentrun_backend", { clear = true })
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,

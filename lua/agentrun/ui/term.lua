@@ -48,6 +48,41 @@ local function send_resize(t, win)
   end
 end
 
+-- expected_size is the text area a new terminal split will get: that of
+-- our terminal window in this tab (it is reused), else what place() makes.
+local function expected_size()
+  local cfg = config.get().terminal
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag == cfg.position then
+      return window_size(w)
+    end
+  end
+  local cols, lines = vim.o.columns, vim.o.lines
+  if cfg.position == "right" then
+    return math.min(cfg.size, cols - 10), math.max(1, lines - vim.o.cmdheight - 2)
+  elseif cfg.position == "float" then
+    return math.max(20, math.floor(cols * 0.8)), math.max(5, math.floor(lines * 0.7))
+  end
+  return cols, math.min(cfg.size, math.max(3, lines - 8))
+end
+
+local last_expected = nil
+local setup_autocmds
+
+-- send_expected_size tells Go the size to give a new pty at once, so a
+-- command that asks early already sees (nearly) its window's size.
+-- force sends even an unchanged size (a new backend).
+function M.send_expected_size(force)
+  setup_autocmds()
+  local cols, rows = expected_size()
+  local key = cols .. "x" .. rows
+  if force or key ~= last_expected then
+    last_expected = key
+    rpc.notify("terminal_size", cols, rows)
+  end
+end
+
 local function resize_visible()
   for _, w in ipairs(api.nvim_list_wins()) do
     local t = state.terminal_for_buf(api.nvim_win_get_buf(w))
@@ -55,10 +90,11 @@ local function resize_visible()
       send_resize(t, w)
     end
   end
+  M.send_expected_size()
 end
 
 local autocmds_done = false
-local function setup_autocmds()
+function setup_autocmds()
   if autocmds_done then
     return
   end
