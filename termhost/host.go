@@ -76,13 +76,13 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	if err := checkDir(spec.Dir); err != nil {
 		return nil, err
 	}
-	path, argv, err := resolveCommand(spec, spec.Dir)
-	if err != nil {
-		return nil, err
-	}
 	env := spec.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	path, argv, err := resolveCommand(spec, envValue(env, "PATH"), spec.Dir)
+	if err != nil {
+		return nil, err
 	}
 	if spec.Cols == 0 {
 		spec.Cols = 80

@@ -15,8 +15,8 @@ import (
 )
 
 // resolveCommand returns the program to exec and its argv for spec,
-// after checking the working directory.
-func resolveCommand(spec Spec, dir string) (path string, argv []string, err error) {
+// searching pathList (the terminal's own PATH) for a bare name.
+func resolveCommand(spec Spec, pathList, dir string) (path string, argv []string, err error) {
 	if spec.Shell {
 		if strings.TrimSpace(spec.Command) == "" {
 			return "", nil, errors.New("empty command line")
@@ -26,7 +26,7 @@ func resolveCommand(spec Spec, dir string) (path string, argv []string, err erro
 	if spec.Command == "" {
 		return "", nil, errors.New("empty command")
 	}
-	path, err = lookPath(spec.Command, envValue(spec.Env, "PATH"), dir)
+	path, err = lookPath(spec.Command, pathList, dir)
 	if err != nil {
 		return "", nil, err
 	}

@@ -48,6 +48,8 @@ type Terminal struct {
 	store *Store
 	raw   *RawLog
 	bytes atomic.Int64
+	// waiting counts goroutines blocked in Wait.
+	waiting atomic.Int32
 
 	leaderExited atomic.Bool
 	exited       chan struct{} // the leader was reaped; leaderStatus is set
@@ -176,6 +178,8 @@ func (t *Terminal) Wait(ctx context.Context) (ExitStatus, error) {
 	if err := t.usable(); err != nil {
 		return ExitStatus{}, err
 	}
+	t.waiting.Add(1)
+	defer t.waiting.Add(-1)
 	select {
 	case <-t.done:
 		st, _ := t.Exited()
