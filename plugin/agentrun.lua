@@ -23,7 +23,7 @@ local commands = {
     desc = "agentrun: start a session with [agent] or open its chat",
     nargs = "?",
     complete = function(lead)
-      return api().complete_agents(lead)
+      return api()._complete_agents(lead)
     end,
     run = function(o)
       api().run(arg(o))
@@ -62,7 +62,7 @@ local commands = {
     nargs = "?",
     bang = true,
     complete = function(lead)
-      return api().complete_terminals(lead)
+      return api()._complete_terminals(lead)
     end,
     run = function(o)
       api().kill(arg(o), o.bang)

@@ -267,8 +267,8 @@ function M.status()
   return out
 end
 
--- complete_agents completes agent names for :AgentRun.
-function M.complete_agents(lead)
+-- _complete_agents completes agent names for :AgentRun.
+function M._complete_agents(lead)
   local names = vim.tbl_keys(config.agents())
   table.sort(names)
   return vim.tbl_filter(function(n)
@@ -276,8 +276,8 @@ function M.complete_agents(lead)
   end, names)
 end
 
--- complete_terminals completes terminal ids for :AgentKill.
-function M.complete_terminals(lead)
+-- _complete_terminals completes terminal ids for :AgentKill.
+function M._complete_terminals(lead)
   return vim.tbl_filter(function(id)
     return vim.startswith(id, lead or "")
   end, vim.deepcopy(state.terminal_order))

@@ -100,7 +100,8 @@ function Chat:open()
     vim.cmd(cmd .. self.buf)
     tw = api.nvim_get_current_win()
     if cfg.position == "right" or cfg.position == "left" then
-      api.nvim_win_set_width(tw, math.min(cfg.size, vim.o.columns - 10))
+      -- never more than half the screen: the user's code stays visible
+      api.nvim_win_set_width(tw, math.min(cfg.size, math.max(30, math.floor(vim.o.columns / 2))))
       vim.wo[tw].winfixwidth = true
     elseif cfg.position == "below" then
       api.nvim_win_set_height(tw, math.min(cfg.size, vim.o.lines - 6))

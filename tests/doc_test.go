@@ -1,0 +1,52 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// TestDocHasATagForEverything: every command, option, keymap, highlight
+// group and public Lua function has its tag in doc/agentrun.txt.
+func TestDocHasATagForEverything(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "doc", "agentrun.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\*([^*\s]+)\*`).FindAllSubmatch(doc, -1) {
+		tags[string(m[1])] = true
+	}
+	e := startEditor(t, "")
+	var want []string
+	e.lua(`
+		local want = {}
+		for name in pairs(vim.api.nvim_get_commands({})) do
+			if name:match("^Agent") then table.insert(want, ":" .. name) end
+		end
+		local d = require("agentrun.config").defaults
+		for k, v in pairs(d) do
+			if k == "keymaps" then
+				for km in pairs(v) do table.insert(want, "agentrun-keymap-" .. km) end
+			elseif type(v) == "table" and k ~= "agents" then
+				for sub in pairs(v) do table.insert(want, "agentrun-config-" .. k .. "." .. sub) end
+			else
+				table.insert(want, "agentrun-config-" .. k)
+			end
+		end
+		for hl in pairs(require("agentrun.highlight").links) do table.insert(want, "hl-" .. hl) end
+		for fn, v in pairs(require("agentrun")) do
+			if type(v) == "function" and not fn:match("^_") then table.insert(want, "agentrun." .. fn .. "()") end
+		end
+		table.sort(want)
+		return want`, &want)
+	if len(want) < 30 {
+		t.Fatalf("found only %d things to document: %v", len(want), want)
+	}
+	for _, tag := range want {
+		if !tags[tag] {
+			t.Errorf("doc/agentrun.txt has no *%s* tag", tag)
+		}
+	}
+}
