@@ -15,12 +15,16 @@
 // and terminals with -32002. A handler panic becomes an internal error.
 //
 // Requests from the agent run concurrently (one goroutine each, as the SDK
-// does); notifications arrive in order. session/update notifications go to
-// an unbounded queue delivered to the editor by one goroutine (update.go):
-// the SDK's own queue is bounded and drops the connection when full, so a
-// slow editor must never back up into it. Session.Prompt and permission
-// requests flush that queue first, so the editor sees every update sent
-// before a prompt's answer or a permission request.
+// does). session/update notifications never reach the SDK: a filter between
+// the agent's stdout and the connection (update.go) takes them out of the
+// stream as it is read and appends them to an unbounded queue that one
+// goroutine delivers to the editor in order. So an update sent before a
+// request is queued before that request is even parsed — the permission
+// handler flushes the queue and the editor has shown the tool call before
+// it asks — and a slow editor never backs up into the SDK's bounded
+// notification queue, which drops the connection when it overflows.
+// Session.Prompt flushes the queue too: when it returns, the editor has
+// every update the agent sent before answering.
 //
 // # Process
 //
@@ -43,6 +47,10 @@
 // Terminals never released are released when their session ends.
 //
 // # Policy
+//
+// Display-only terminals (agents that run commands themselves and stream
+// them in tool_call _meta) are the editor's to show; TerminalMetaOf
+// (meta.go) reads that _meta.
 //
 // Options carries the user's limits (policy.go): allowed cwd roots (by
 // default the session cwd and below), an approval hook, a maximum run time,

@@ -61,10 +61,13 @@ func TerminalMetaOf(u acpsdk.SessionUpdate) (m TerminalMeta, ok bool) {
 		}
 		m.Signal = metaString(exit, "signal")
 	}
-	if ok && m.TerminalID == "" {
+	if !ok {
+		return TerminalMeta{}, false
+	}
+	if m.TerminalID == "" {
 		m.TerminalID = m.ToolCallID
 	}
-	return m, ok
+	return m, true
 }
 
 func metaObject(meta map[string]any, key string) (map[string]any, bool) {

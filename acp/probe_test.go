@@ -58,7 +58,9 @@ func rawReq(method, params string) probeStep {
 func runProbe() {
 	var conn *acpsdk.Connection
 	var sessions atomic.Int64
+	ready := make(chan struct{}) // conn is set
 	handler := func(ctx context.Context, method string, params json.RawMessage) (any, *acpsdk.RequestError) {
+		<-ready
 		switch method {
 		case "initialize":
 			return map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{}, "authMethods": []any{}}, nil
@@ -72,6 +74,7 @@ func runProbe() {
 		return nil, acpsdk.NewMethodNotFound(method)
 	}
 	conn = acpsdk.NewConnection(handler, os.Stdout, os.Stdin)
+	close(ready)
 	<-conn.Done()
 }
 

@@ -24,6 +24,7 @@ func Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	d := newDemo(ctx, out)
 	d.conn = acpsdk.NewAgentSideConnection(d, d.out, in)
 	d.conn.SetLogger(d.log)
+	close(d.ready)
 	select {
 	case <-d.conn.Done():
 		return nil
@@ -37,6 +38,9 @@ type demo struct {
 	conn *acpsdk.AgentSideConnection
 	out  *lockedWriter
 	log  *slog.Logger
+	// ready is closed once conn is set: the connection may hand us a
+	// request before NewAgentSideConnection has returned.
+	ready chan struct{}
 	// ctx outlives single prompts: requests to the client use it, so that a
 	// cancelled turn can still kill and release its terminal.
 	ctx context.Context
@@ -58,6 +62,7 @@ func newDemo(ctx context.Context, out io.Writer) *demo {
 		out:      &lockedWriter{w: out},
 		log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ctx:      ctx,
+		ready:    make(chan struct{}),
 		sessions: make(map[string]*session),
 	}
 }
@@ -150,6 +155,7 @@ func (d *demo) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (ac
 
 // Prompt runs one turn; see doc.go for the prompt forms.
 func (d *demo) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+	<-d.ready
 	d.mu.Lock()
 	s := d.sessions[string(req.SessionId)]
 	d.mu.Unlock()
