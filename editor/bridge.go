@@ -88,12 +88,15 @@ func (b *Bridge) register() error {
 	return nil
 }
 
-// deliver sends one event to Lua. dispatch only schedules the work, so
-// this returns as soon as Neovim has read the request.
-func (b *Bridge) deliver(e event) {
-	err := b.v.ExecLua(`require("agentrun.events").dispatch(...)`, nil, e.name, e.payload)
-	if err != nil {
-		b.log.Warn("event not delivered", "event", e.name, "err", err)
+// deliver sends events to Lua in one call. dispatch only schedules the
+// work, so this returns as soon as Neovim has read the request.
+func (b *Bridge) deliver(batch []event) {
+	list := make([]any, len(batch))
+	for i, e := range batch {
+		list[i] = []any{e.name, e.payload}
+	}
+	if err := b.v.ExecLua(`require("agentrun.events").dispatch(...)`, nil, list); err != nil {
+		b.log.Warn("events not delivered", "first", batch[0].name, "count", len(batch), "err", err)
 	}
 }
 

@@ -43,8 +43,12 @@ func (q *eventQueue) close() {
 	q.mu.Unlock()
 }
 
-// run delivers events one at a time, in order, until close.
-func (q *eventQueue) run(deliver func(event)) {
+// maxBatch bounds how many events go to Lua in one call.
+const maxBatch = 256
+
+// run delivers events in order, in batches of what has queued up (at most
+// maxBatch per call), until close.
+func (q *eventQueue) run(deliver func([]event)) {
 	for {
 		q.mu.Lock()
 		for len(q.items) == 0 && !q.closed {
@@ -57,8 +61,10 @@ func (q *eventQueue) run(deliver func(event)) {
 		batch := q.items
 		q.items = nil
 		q.mu.Unlock()
-		for _, e := range batch {
-			deliver(e)
+		for len(batch) > 0 {
+			n := min(len(batch), maxBatch)
+			deliver(batch[:n])
+			batch = batch[n:]
 		}
 	}
 }

@@ -63,3 +63,19 @@ func TestChatShowsEveryUpdateKind(t *testing.T) {
 		}
 	}
 }
+
+// TestChatKeepsUpWithAFloodOfChunks: 10000 tiny message chunks reach the
+// chat in seconds (each chunk touches only the end of the transcript).
+func TestChatKeepsUpWithAFloodOfChunks(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	start := time.Now()
+	e.cmd("AgentPrompt !flood 10000")
+	chat := e.waitChat("Sent 10000 messages.", 20*time.Second)
+	t.Logf("10000 chunks shown in %v", time.Since(start))
+	for _, want := range []string{"\nflood 1\n", "\nflood 5000\n", "\nflood 10000\n"} {
+		if !strings.Contains(chat, want) {
+			t.Errorf("chat lacks %q", want)
+		}
+	}
+}

@@ -98,17 +98,54 @@ function handlers.message(p)
   vim.notify("(agentrun) " .. tostring(p.text), p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
 end
 
--- dispatch queues event name with payload p for the main loop.
-function M.dispatch(name, p)
-  vim.schedule(function()
-    local h = handlers[name]
-    if not h then
-      return
+local function handle(name, p)
+  local h = handlers[name]
+  if not h then
+    return
+  end
+  local ok, err = xpcall(h, debug.traceback, p or {})
+  if not ok then
+    require("agentrun.rpc").notify("log", "error", string.format("lua handler %s: %s", name, err))
+    vim.notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.rpc").log_path()), vim.log.levels.ERROR)
+  end
+end
+
+local function text_chunk(e)
+  if e[1] ~= "session_update" or type(e[2]) ~= "table" then
+    return nil
+  end
+  local u = e[2].update
+  if type(u) ~= "table" or (u.sessionUpdate ~= "agent_message_chunk" and u.sessionUpdate ~= "agent_thought_chunk") then
+    return nil
+  end
+  if type(u.content) ~= "table" or u.content.type ~= "text" or type(u.content.text) ~= "string" then
+    return nil
+  end
+  return u
+end
+
+-- coalesce joins runs of text chunks of the same kind and session, so a
+-- flood of tiny chunks costs one buffer update per batch.
+local function coalesce(events)
+  local out = {}
+  for _, e in ipairs(events) do
+    local prev = out[#out]
+    local a, b = prev and text_chunk(prev), text_chunk(e)
+    if a and b and a.sessionUpdate == b.sessionUpdate and prev[2].key == e[2].key then
+      a.content.text = a.content.text .. b.content.text
+    else
+      table.insert(out, e)
     end
-    local ok, err = xpcall(h, debug.traceback, p or {})
-    if not ok then
-      require("agentrun.rpc").notify("log", "error", string.format("lua handler %s: %s", name, err))
-      vim.notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.rpc").log_path()), vim.log.levels.ERROR)
+  end
+  return out
+end
+
+-- dispatch queues events (a list of { name, payload }) for the main loop,
+-- in order.
+function M.dispatch(events)
+  vim.schedule(function()
+    for _, e in ipairs(coalesce(events)) do
+      handle(e[1], e[2])
     end
   end)
 end

@@ -237,26 +237,44 @@ function Chat:user(text)
   self:put(b, lines, hls)
 end
 
--- stream appends a chunk to the last block of kind, or starts one.
+local stream_style = {
+  thought = { "┊ ", "AgentRunThought" },
+  user_echo = { "> ", "AgentRunUser" },
+  message = { "", nil },
+}
+
+-- stream appends a chunk to the last block of kind, or starts one. Only
+-- the block's last line and the new lines are touched, so a long streamed
+-- message costs the same per chunk as a short one.
 function Chat:stream(kind, text)
+  local style = stream_style[kind] or stream_style.message
+  local prefix, hl = style[1], style[2]
   local last = self.blocks[#self.blocks]
   if not last or last.kind ~= kind then
-    last = self:add({ kind = kind, text = "" })
+    last = self:add({ kind = kind })
+    self:put(last, { prefix }, hl and { { 0, hl } } or {})
   end
-  last.text = last.text .. text
-  local lines, hls = {}, {}
-  for _, l in ipairs(split_lines(last.text)) do
-    if kind == "thought" then
-      table.insert(lines, "┊ " .. l)
-      table.insert(hls, { #lines - 1, "AgentRunThought" })
-    elseif kind == "user_echo" then
-      table.insert(lines, "> " .. l)
-      table.insert(hls, { #lines - 1, "AgentRunUser" })
-    else
-      table.insert(lines, l)
+  local parts = split_lines(text)
+  -- the streamed block is the last one: its lines end the buffer
+  local first = api.nvim_buf_line_count(self.buf) - 1
+  local lines = { last.lines[#last.lines] .. parts[1] }
+  for i = 2, #parts do
+    table.insert(lines, prefix .. parts[i])
+  end
+  vim.bo[self.buf].modifiable = true
+  api.nvim_buf_clear_namespace(self.buf, ns, first, first + 1)
+  api.nvim_buf_set_lines(self.buf, first, first + 1, false, lines)
+  vim.bo[self.buf].modifiable = false
+  last.lines[#last.lines] = lines[1]
+  for i = 2, #lines do
+    table.insert(last.lines, lines[i])
+  end
+  if hl then
+    for i = 0, #lines - 1 do
+      api.nvim_buf_add_highlight(self.buf, ns, hl, first + i, 0, -1)
     end
   end
-  self:put(last, lines, hls)
+  self:scroll()
 end
 
 local function content_text(c)
