@@ -154,7 +154,9 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // reason ("end_turn", "cancelled", ...). Every session update the agent sent
 // before answering has been handed to the editor when Prompt returns. If
 // ctx ends first, the turn is cancelled with session/cancel. One turn at a
-// time: a second Prompt while one is running is an error.
+// time: a second Prompt while one is running is an error. If the agent
+// exits meanwhile the error wraps its *ExitError; if it is stopped with
+// Close, ErrStopped.
 func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
 	a := s.agent
 	s.mu.Lock()
@@ -180,12 +182,12 @@ func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
 		Prompt:    []acpsdk.ContentBlock{acpsdk.TextBlock(text)},
 	}
 	resp, err := acpsdk.SendRequest[acpsdk.PromptResponse](a.conn, ctx, acpsdk.AgentMethodSessionPrompt, req)
+	if a.isClosing() {
+		// Whatever the agent answered while being stopped (its terminals
+		// were released under it), the turn ended because of the stop.
+		return "", fmt.Errorf("prompt: agent %q: %w", a.cfg.Name, ErrStopped)
+	}
 	if err != nil {
-		if a.isClosing() {
-			// Whatever the agent answered while being stopped, the cause
-			// is the stop.
-			return "", fmt.Errorf("prompt: agent %q: %w", a.cfg.Name, ErrStopped)
-		}
 		if endErr := a.endedErr(); endErr != nil {
 			return "", fmt.Errorf("prompt: %w", endErr)
 		}
