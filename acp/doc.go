@@ -46,11 +46,11 @@
 // plus the agent's entries. A session sees only its own terminals.
 // Terminals never released are released when their session ends.
 //
-// # Policy
-//
 // Display-only terminals (agents that run commands themselves and stream
 // them in tool_call _meta) are the editor's to show; TerminalMetaOf
 // (meta.go) reads that _meta.
+//
+// # Policy
 //
 // Options carries the user's limits (policy.go): allowed cwd roots (by
 // default the session cwd and below), an approval hook, a maximum run time,
