@@ -29,6 +29,8 @@ var terminalSetup []func(t *Terminal)
 // releases them all on Close.
 type Host struct {
 	opts Options
+	// The drain rule's timings (drainQuiet, drainMax; tests shorten them).
+	drainQuiet, drainMax time.Duration
 
 	mu     sync.Mutex
 	seq    int
@@ -52,9 +54,11 @@ func NewHost(opts Options) *Host {
 		opts.Logf = func(string, ...any) {}
 	}
 	return &Host{
-		opts:   opts,
-		live:   make(map[string]*Terminal),
-		active: make(map[*Terminal]struct{}),
+		opts:       opts,
+		drainQuiet: drainQuiet,
+		drainMax:   drainMax,
+		live:       make(map[string]*Terminal),
+		active:     make(map[*Terminal]struct{}),
 	}
 }
 

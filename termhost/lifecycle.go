@@ -9,10 +9,21 @@ import (
 	"time"
 )
 
-// drainQuiet is how long the pty must stay silent, after the command
-// exited, before its output counts as drained while something else (a
-// background child) still holds the pty open. See doc.go.
-const drainQuiet = 100 * time.Millisecond
+// The drain rule (see doc.go): after the command exited, its output is
+// drained at EOF, or once the pty was quiet for drainQuiet, or at the
+// latest drainMax after the exit (a chatty background child that keeps
+// the pty open must not hold the exit back forever).
+const (
+	drainQuiet = 100 * time.Millisecond
+	drainMax   = time.Second
+)
+
+// Drain rules, recorded for diagnostics and tests.
+const (
+	drainedAtEOF   = "eof"
+	drainedByQuiet = "quiet"
+	drainedByLimit = "limit"
+)
 
 // readBufSize is the read loop's buffer; a pty hands out at most a few
 // KiB per read, so this is never the bottleneck.
@@ -32,20 +43,25 @@ func (t *Terminal) readLoop() {
 			t.raw.Append(buf[:n])
 			t.store.Append(buf[:n])
 			if !drained && t.leaderExited.Load() {
-				_ = t.pty.SetReadDeadline(time.Now().Add(drainQuiet))
+				t.armDrainDeadline()
 			}
 		}
 		if err == nil {
 			continue
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// Only waitLoop arms a deadline, after the leader exited: the
-			// pty has been quiet for drainQuiet, so the output is drained.
-			// Keep reading what stragglers print, without a deadline.
+			// Deadlines are armed only after the leader exited: the pty
+			// was quiet for drainQuiet (or drainMax passed), so the output
+			// is drained. Keep reading what stragglers print, without a
+			// deadline.
 			if !drained {
 				drained = true
 				_ = t.pty.SetReadDeadline(time.Time{})
-				t.finish()
+				rule := drainedByQuiet
+				if t.leaderExited.Load() && time.Since(t.exitAt) >= t.host.drainMax {
+					rule = drainedByLimit
+				}
+				t.finish(rule)
 			}
 			continue
 		}
@@ -59,8 +75,18 @@ func (t *Terminal) readLoop() {
 	t.raw.Close()
 	if !drained {
 		<-t.exited
-		t.finish()
+		t.finish(drainedAtEOF)
 	}
+}
+
+// armDrainDeadline lets the read block for at most drainQuiet, and not
+// past drainMax after the leader's exit.
+func (t *Terminal) armDrainDeadline() {
+	dl := time.Now().Add(t.host.drainQuiet)
+	if limit := t.exitAt.Add(t.host.drainMax); dl.After(limit) {
+		dl = limit
+	}
+	_ = t.pty.SetReadDeadline(dl)
 }
 
 // waitLoop reaps the command and starts the drain clock.
@@ -75,23 +101,25 @@ func (t *Terminal) waitLoop() {
 	t.mu.Lock()
 	t.leaderStatus = st
 	t.mu.Unlock()
-	t.leaderExited.Store(true)
+	t.exitAt = time.Now()
+	t.leaderExited.Store(true) // publishes exitAt to the reader
 	close(t.exited)
-	// If a background child keeps the pty open there is no EOF: read on
-	// until the pty has been quiet for drainQuiet.
-	_ = t.pty.SetReadDeadline(time.Now().Add(drainQuiet))
-	t.host.opts.Logf("termhost: %s exited: %s", t.id, st)
+	// If a background child keeps the pty open there is no EOF: the
+	// deadline bounds the drain.
+	t.armDrainDeadline()
 }
 
 // finish reports the exit: the output read so far is everything the
 // command printed.
-func (t *Terminal) finish() {
+func (t *Terminal) finish(rule string) {
 	t.store.Flush()
 	t.mu.Lock()
 	st := t.leaderStatus
 	t.exit = &st
+	t.drainRule = rule
 	t.mu.Unlock()
 	close(t.done)
+	t.host.opts.Logf("termhost: %s exited: %s (output drained: %s)", t.id, st, rule)
 	for _, fn := range t.hooks.exit {
 		fn(st)
 	}

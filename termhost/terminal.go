@@ -52,6 +52,7 @@ type Terminal struct {
 	waiting atomic.Int32
 
 	leaderExited atomic.Bool
+	exitAt       time.Time     // written before leaderExited is set
 	exited       chan struct{} // the leader was reaped; leaderStatus is set
 	done         chan struct{} // exited and the pty drained; exit is set
 	readerDone   chan struct{}
@@ -62,6 +63,7 @@ type Terminal struct {
 	mu           sync.Mutex
 	leaderStatus ExitStatus
 	exit         *ExitStatus
+	drainRule    string // how the output was found drained (lifecycle.go)
 	released     bool
 	killArmed    bool
 	cols, rows   uint16

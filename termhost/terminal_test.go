@@ -639,6 +639,43 @@ func TestLeaderClosesPtyEarly(t *testing.T) {
 	}
 }
 
+// TestDrainRule: the exit is reported at EOF when the command's pty
+// closes with it; when a background child keeps it open, once it has
+// been quiet, or at the latest drainMax after the exit when the child
+// keeps printing. Nothing the command printed is lost either way.
+func TestDrainRule(t *testing.T) {
+	tests := []struct {
+		name, line string
+		quiet, max time.Duration // long ones make the other rule certain
+		rule       string
+		output     string
+	}{
+		{"eof", "seq 1 20000", drainQuiet, drainMax, drainedAtEOF, "\n20000\n"},
+		{"quiet child", `trap '' HUP; sleep 300 & seq 1 20000`, drainQuiet, time.Hour, drainedByQuiet, "\n20000\n"},
+		{"chatty child", `trap '' HUP; (while :; do echo spam; done) & seq 1 20000; echo last`, time.Hour, 300 * time.Millisecond, drainedByLimit, "\n20000\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testHost(t, Options{})
+			h.drainQuiet, h.drainMax = tc.quiet, tc.max
+			term := create(t, h, shell(t, tc.line))
+			start := time.Now()
+			st, out := waitExit(t, term)
+			term.mu.Lock()
+			rule := term.drainRule
+			term.mu.Unlock()
+			if rule != tc.rule || st.String() != exitCode(0) || !strings.Contains(out.Text, tc.output) {
+				t.Fatalf("drained by %q (want %q), exit %v, output has %q: %v", rule, tc.rule, st, tc.output, strings.Contains(out.Text, tc.output))
+			}
+			if strings.Contains(tc.line, "echo last") && !strings.Contains(out.Text, "last\n") {
+				t.Fatal("the command's last line is missing")
+			}
+			t.Logf("exit reported after %v", time.Since(start))
+			term.Release()
+		})
+	}
+}
+
 // TestOSCHook: Options.OnOSC sees shell-integration marks in order, with
 // the text printed before each already in Output.
 func TestOSCHook(t *testing.T) {

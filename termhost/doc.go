@@ -1,0 +1,84 @@
+// Package termhost runs commands in real ptys and keeps what they print:
+// rendered text for an agent, raw bytes for a display. It knows nothing of
+// ACP or Neovim.
+//
+// # Lifecycle
+//
+// Host.Create validates the spec (absolute, existing Dir; a command found
+// on the PATH of the terminal's own environment, or a /bin/sh -c line when
+// Spec.Shell), starts the command on a new pty with Setsid and Setctty, and
+// returns at once. The command leads its own session and process group
+// (pgid == pid), so Kill, Signal and Release act on the group: background
+// children die with it. Kill sends SIGTERM (and SIGCONT, so a stopped job
+// can act on it) and arms a SIGKILL for whatever of the group is alive
+// after Options.KillGrace; "alive" skips zombies, found through /proc.
+// Release kills the same way when anything of the group is left (even
+// after the command exited), lets pending Waits return the kill's status,
+// closes the pty once the output is drained, and makes the Host forget the
+// id: Get then fails with `unknown terminal "id"`, and the Terminal's
+// methods that can fail return ErrReleased. Host.Close releases everything
+// and waits (at most KillGrace plus a second) until every group is gone.
+// Processes that start their own session (daemons) escape the group and
+// are out of reach.
+//
+// # The read loop
+//
+// Each terminal has one goroutine reading the pty master. For every chunk
+// it appends to the RawLog, then to the Store, and nothing else: no
+// channel send that can block (the RawLog's notification is a 1-buffered,
+// non-blocking send), no call into a consumer (only the OSC hooks, which
+// must not block). The master is a non-blocking descriptor on Go's poller
+// (creack/pty's ioctls leave it blocking; startPty duplicates it), so read
+// deadlines work and Close unblocks a pending Read.
+//
+// # The drain rule
+//
+// The exit is reported (Done closed, Wait returns, Output().Exit set) only
+// when the command has exited and its output has been read to the end. A
+// second goroutine reaps the command; the read loop decides "the end":
+//
+//   - EOF: the read fails with EIO once every holder of the pty's slave
+//     side has closed it, after all buffered output was read. This is the
+//     usual case and costs no waiting.
+//   - A background child that still holds the slave open means there is no
+//     EOF. After the command exited, the loop reads with a deadline: the
+//     output is drained once the pty has been quiet for 100ms, or at the
+//     latest one second after the exit if the child keeps printing.
+//
+// Everything the command itself wrote sits in the pty's buffer when it
+// exits, and the loop reads that buffer far faster than a second, so none
+// of it is lost. After the exit is reported the loop keeps reading what
+// stragglers print (they still reach the Store and the RawLog) until EOF
+// or Release. The RawLog is closed at EOF, or when Release closes the pty.
+//
+// # The Store
+//
+// Store is what an agent reads (terminal/output): a Scanner splits the
+// stream into text, controls and sequences, and the Store renders a
+// person's view of it: no escape sequences or colours, "\r" redraws
+// collapsed to the final state of the line, "\r\n" as "\n", backspace,
+// erase-in-line and cursor moves within a line applied, invalid UTF-8 as
+// U+FFFD (also across Append calls). It keeps the tail within the byte
+// limit, cut at a character boundary, and reports Truncated once anything
+// was dropped. Committed lines and the current line live in one buffer;
+// appending at the end of a line (almost all output) is a bulk copy, and
+// the committed text is cut back to the limit when it reaches the limit
+// plus max(limit, 64 KiB), so memory stays a small multiple of the limit.
+// The current line is bounded too (limit + 4 KiB, trimmed lazily while it
+// only grows); the exact guarantee is on Store.
+//
+// # The RawLog
+//
+// RawLog keeps the newest Options.DisplayBytes raw bytes, offsets counting
+// every byte ever printed. A display reads at its own pace; when it falls
+// behind further than the log keeps, or further than it wants to draw
+// (maxLines), Read skips ahead to a line boundary and says so (Skipped),
+// so the display shows the tail exactly and never slows the command.
+//
+// # Hooks
+//
+// Options.OnOSC receives every complete OSC payload (shell integration:
+// OSC 633/133, 7, 0/2) on the read goroutine, after the raw log and the
+// rendered text hold everything printed before it. Files of this package
+// add per-terminal observers through terminalSetup (see terminalHooks).
+package termhost
