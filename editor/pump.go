@@ -5,14 +5,21 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
-// pumpChunkBytes is the most one nvim_chan_send carries. Large enough that
-// a flood costs few round trips, small enough that Neovim's event loop
-// stays responsive between them.
-const pumpChunkBytes = 256 << 10
+// One nvim_chan_send carries between pumpMinChunk and pumpMaxChunk bytes.
+// The pump adapts the size so each send keeps Neovim busy for about
+// pumpTargetSend: large enough that a flood costs few round trips, small
+// enough that the editor's event loop stays responsive between them
+// (Neovim parses and scrolls a terminal chunk in one go).
+const (
+	pumpMinChunk   = 8 << 10
+	pumpMaxChunk   = 256 << 10
+	pumpTargetSend = 15 * time.Millisecond
+)
 
 // pumpOptions tune a display pump.
 type pumpOptions struct {
@@ -73,8 +80,9 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	log := t.Display()
 	var off int64
 	atLineStart := true // the display's cursor is at the start of a line
+	chunk := 64 << 10
 	for {
-		c := log.Read(off, pumpChunkBytes, opts.MaxLines)
+		c := log.Read(off, chunk, opts.MaxLines)
 		if c.Skipped {
 			start := c.Next - int64(len(c.Data))
 			msg := "\x1b[0m"
@@ -88,9 +96,11 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 			atLineStart = true
 		}
 		if len(c.Data) > 0 {
+			began := time.Now()
 			if err := send(c.Data); err != nil {
 				return err
 			}
+			chunk = adaptChunk(chunk, len(c.Data), time.Since(began))
 			atLineStart = c.Data[len(c.Data)-1] == '\n'
 		}
 		off = c.Next
@@ -133,6 +143,18 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	p.complete = true
 	p.mu.Unlock()
 	return nil
+}
+
+// adaptChunk returns the next chunk size after a send of n bytes took d:
+// halved when full sends run long, doubled when they are quick.
+func adaptChunk(chunk, n int, d time.Duration) int {
+	switch {
+	case d > 2*pumpTargetSend:
+		chunk /= 2
+	case d < pumpTargetSend/2 && n == chunk:
+		chunk *= 2
+	}
+	return min(max(chunk, pumpMinChunk), pumpMaxChunk)
 }
 
 // exitStatus waits for t to exit (and be drained) and returns how it

@@ -148,3 +148,23 @@ func TestPumpNeverSlowsTheCommand(t *testing.T) {
 	cancel()
 	waitDone(t, p.done, "the pump to stop")
 }
+
+func TestAdaptChunk(t *testing.T) {
+	tests := []struct {
+		chunk, n int
+		d        time.Duration
+		want     int
+	}{
+		{64 << 10, 64 << 10, time.Millisecond, 128 << 10},      // quick full send: grow
+		{64 << 10, 100, time.Millisecond, 64 << 10},            // quick small send: keep
+		{64 << 10, 64 << 10, 100 * time.Millisecond, 32 << 10}, // slow: shrink
+		{256 << 10, 256 << 10, time.Millisecond, 256 << 10},    // capped
+		{8 << 10, 8 << 10, time.Second, 8 << 10},               // floored
+		{64 << 10, 64 << 10, 20 * time.Millisecond, 64 << 10},  // on target: keep
+	}
+	for _, tc := range tests {
+		if got := adaptChunk(tc.chunk, tc.n, tc.d); got != tc.want {
+			t.Errorf("adaptChunk(%d, %d, %v) = %d, want %d", tc.chunk, tc.n, tc.d, got, tc.want)
+		}
+	}
+}
