@@ -204,6 +204,10 @@ func (d *demo) turn(ctx context.Context, s *session, text string) (acpsdk.StopRe
 		return d.allUpdates(s)
 	case "!meta":
 		return d.runDisplayOnly(ctx, s, arg)
+	case "!parallel":
+		return d.runParallel(ctx, s, arg)
+	case "!outputlat":
+		return d.outputLatency(ctx, s, arg)
 	}
 	return d.run(ctx, s, text, "")
 }
@@ -232,4 +236,5 @@ const helpText = "Prompts: a shell command line runs in a client terminal. " +
 	"`!permission CMD` asks first. `!read PATH` / `!write PATH TEXT` use the client's files. " +
 	"`!meta CMD` runs CMD myself and streams it as a display-only terminal. " +
 	"`!updates` sends every kind of session update. `!flood N` sends N messages. " +
-	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N."
+	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N. " +
+	"`!parallel N CMD` runs CMD in N terminals at once; `!outputlat N CMD` times N terminal/output calls (benchmarks)."

@@ -27,6 +27,13 @@
 // Special prompts (for tests and for trying a client out):
 //
 //	!help              lists these forms.
+//	!parallel N CMD    runs CMD in N client terminals at once, each in its
+//	                   own tool call, and says "parallel n=N exit0=K
+//	                   identical=K sha256=… bytes=B elapsed_ms=E" (elapsed
+//	                   from the first create to the last exit: the agent
+//	                   path the benchmark compares with a raw pty drain).
+//	!outputlat N CMD   runs CMD to its end, calls terminal/output N times
+//	                   and says "outputlat n=N retained=B p50_ms=… p99_ms=…".
 //	!permission CMD    sends tool_call {status pending} and
 //	                   session/request_permission with options "allow"
 //	                   (allow_once) and "reject" (reject_once); "allow"
