@@ -1,6 +1,17 @@
 package main
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+)
 
 // pluginRun carries the baselines into the plugin measurements.
 type pluginRun struct {
@@ -12,5 +23,210 @@ type pluginRun struct {
 	flood      time.Duration
 }
 
-// runPlugin measures agentrun itself; filled in once the front end lands.
-func runPlugin(p pluginRun) error { return nil }
+// agentNvim starts Neovim with the plugin, the demo agent and the given
+// terminal split position, and waits for the session.
+func agentNvim(position string) (*nvim.Nvim, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	v, err := startNvim(root)
+	if err != nil {
+		return nil, err
+	}
+	setup := `require("agentrun").setup({terminal = {position = ...}}); vim.cmd("AgentRun")`
+	if err := v.ExecLua(setup, nil, position); err != nil {
+		v.Close()
+		return nil, fmt.Errorf(":AgentRun: %w", err)
+	}
+	if err := pollLua(v, `(function() local s = require("agentrun").status().sessions[1]; return s ~= nil and s.id ~= nil and s.id ~= "" and not s.busy end)()`, 30*time.Second); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// promptAndWait sends a prompt and waits for the agent's reply line that
+// matches re, returning its submatches.
+func promptAndWait(v *nvim.Nvim, prompt string, re *regexp.Regexp, timeout time.Duration) ([]string, error) {
+	if err := v.ExecLua(`vim.cmd("AgentPrompt " .. ...)`, nil, prompt); err != nil {
+		return nil, fmt.Errorf(":AgentPrompt %s: %w", prompt, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		text, err := chatText(v)
+		if err != nil {
+			return nil, err
+		}
+		if m := re.FindStringSubmatch(text); m != nil {
+			return m, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	text, _ := chatText(v)
+	return nil, fmt.Errorf("no reply matching %s to %q within %s; chat ends: %q", re, prompt, timeout, tail(text, 400))
+}
+
+// chatText returns the chat buffer's text, where the agent's replies show.
+func chatText(v *nvim.Nvim) (string, error) {
+	var text string
+	err := luaValue(v, `(function()
+		for _, b in ipairs(vim.api.nvim_list_bufs()) do
+			if vim.api.nvim_buf_get_name(b):match("agentrun://chat/") then
+				return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+			end
+		end
+		return ""
+	end)()`, &text)
+	return text, err
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+var (
+	parallelRe = regexp.MustCompile(`parallel n=(\d+) exit0=(\d+) identical=(\d+) sha256=([0-9a-f]+) bytes=(\d+) elapsed_ms=(\d+)`)
+	outlatRe   = regexp.MustCompile(`outputlat n=(\d+) retained=(\d+) p50_ms=([0-9.]+) p99_ms=([0-9.]+)`)
+)
+
+// runPlugin measures agentrun on the same output and prints the ratios.
+func runPlugin(p pluginRun) error {
+	v, err := agentNvim("below")
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+
+	// (c) one terminal: the agent path (create → last exit, while the split
+	// displays it) and when the split shows the last line.
+	if err := v.ExecLua(`_G.bench_t0 = vim.loop.hrtime()`, nil); err != nil {
+		return err
+	}
+	if err := v.ExecLua(`vim.cmd("AgentPrompt " .. ...)`, nil, "!parallel 1 cat "+p.file); err != nil {
+		return err
+	}
+	if err := pollLua(v, `(function() local t = require("agentrun").status().terminals[1]; if t and t.bufnr then require("probe").watch(t.bufnr, `+strconv.Quote(p.last)+`, _G.bench_t0); _G.bench_buf = t.bufnr; return true end return false end)()`, 30*time.Second); err != nil {
+		return err
+	}
+	m, err := promptAndWait(v, "", parallelRe, 60*time.Second)
+	if err != nil {
+		return err
+	}
+	agentPath, _ := strconv.Atoi(m[6])
+	if err := luaValue(v, `(function() vim.wait(10000, function() return require("probe").found ~= nil end, 10); return true end)()`, nil); err != nil {
+		return err
+	}
+	var buf int
+	if err := luaValue(v, `_G.bench_buf`, &buf); err != nil {
+		return err
+	}
+	ours, err := readDisplay(v, buf)
+	if err != nil {
+		return err
+	}
+	agent := time.Duration(agentPath) * time.Millisecond
+	fmt.Printf("(c) agentrun agent path:         %8.0f ms  (create → exit, display running)\n", ms(agent))
+	fmt.Printf("    agentrun display complete:   %s  (last line shown: %q)\n", showComplete(ours), ours.LastSeen)
+
+	// Event-loop lag while a flood streams into the split.
+	if err := v.ExecLua(`require("probe").lag_start(); vim.cmd("AgentPrompt " .. ...)`, nil, p.floodCmd); err != nil {
+		return err
+	}
+	time.Sleep(p.flood)
+	var lags []float64
+	if err := luaValue(v, `require("probe").lag_stop()`, &lags); err != nil {
+		return err
+	}
+	ourLag := p99ms(lags)
+	fmt.Printf("    agentrun lag p99:            %8.1f ms\n", ms(ourLag))
+
+	fmt.Printf("\nratios (targets from issue 4):\n")
+	fmt.Printf("  agent path / raw pty drain            %5.2f×  (target ≤ 1.3×)\n", ratio(agent, p.raw))
+	if p.native.Complete > 0 {
+		fmt.Printf("  display complete / native :terminal   %5.2f×  (target ≤ 0.5×)\n", ratio(ours.Complete, p.native.Complete))
+	} else {
+		fmt.Printf("  display complete / native :terminal   native never showed the last line (it stopped at %s); ours: %s\n", p.native.LastSeen, showComplete(ours))
+	}
+	fmt.Printf("  lag p99 ours / native                 %5.2f×  (target ≤ 1×: %.1f ms vs %.1f ms)\n", ratio(ourLag, p.nativeLag), ms(ourLag), ms(p.nativeLag))
+	return runScale()
+}
+
+// runScale measures memory, output latency and many terminals, with the
+// splits off (position "none") so 64 windows do not fight for the screen.
+func runScale() error {
+	v, err := agentNvim("none")
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	fmt.Printf("\nscale:\n")
+
+	line := strings.Repeat("0123456789", 7)
+	cmd := fmt.Sprintf("!parallel 8 yes %s | head -c 100000000", line)
+	m, err := promptAndWait(v, cmd, parallelRe, 5*time.Minute)
+	if err != nil {
+		return err
+	}
+	rss, hwm, err := binaryRSS(v)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  8 terminals × 100 MB, 1 MiB limit: exit0=%s/8, RSS after %.1f MB, peak %.1f MB (target ≤ 64 MB)\n",
+		m[2], float64(rss)/1024, float64(hwm)/1024)
+
+	m, err = promptAndWait(v, "!outputlat 500 yes "+line+" | head -c 3000000", outlatRe, time.Minute)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  terminal/output on %s bytes retained: p50 %s ms, p99 %s ms over %s calls (target p99 ≤ 2 ms)\n", m[2], m[3], m[4], m[1])
+
+	want := seqSum(20000)
+	m, err = promptAndWait(v, "!parallel 64 seq 1 20000", parallelRe, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	exact := m[3] == "64" && m[4] == want
+	fmt.Printf("  64 concurrent terminals (seq 1 20000): exit0=%s/64, identical=%s, output exact=%v, %s ms\n", m[2], m[3], exact, m[6])
+	if !exact {
+		return fmt.Errorf("64 terminals: outputs not exact (sha %s, want %s)", m[4], want)
+	}
+	return nil
+}
+
+// seqSum is the digest the demo agent reports for `seq 1 n`'s output.
+func seqSum(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte('\n')
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// binaryRSS reads the agentrun process's current and peak RSS (kB).
+func binaryRSS(v *nvim.Nvim) (rss, hwm int, err error) {
+	var pid int
+	if err := luaValue(v, `vim.fn.jobpid(require("agentrun.rpc").channel())`, &pid); err != nil {
+		return 0, 0, err
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "VmRSS:" {
+			rss, _ = strconv.Atoi(f[1])
+		}
+		if len(f) >= 2 && f[0] == "VmHWM:" {
+			hwm, _ = strconv.Atoi(f[1])
+		}
+	}
+	return rss, hwm, nil
+}
+
