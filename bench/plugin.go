@@ -229,4 +229,3 @@ func binaryRSS(v *nvim.Nvim) (rss, hwm int, err error) {
 	}
 	return rss, hwm, nil
 }
-
