@@ -79,3 +79,23 @@ func TestChatKeepsUpWithAFloodOfChunks(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentThatCannotStartSaysWhy(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ agents = { broken = { cmd = { "/nonexistent/agent-acp" } } } })`)
+	e.cmd("AgentRun broken")
+	e.waitChat("could not start the agent", 10*time.Second)
+	chat := e.chat()
+	if !strings.Contains(chat, "/nonexistent/agent-acp") {
+		t.Errorf("the chat does not name the command that failed:\n%s", chat)
+	}
+	e.waitChat("agentrun · broken · ended", 5*time.Second)
+}
+
+// TestPromptWithoutSessionStartsTheDefaultAgent: :AgentPrompt first starts
+// the default agent and sends the prompt once the session is ready.
+func TestPromptWithoutSessionStartsTheDefaultAgent(t *testing.T) {
+	e := startEditor(t, "")
+	e.cmd("AgentPrompt echo queued")
+	term := e.waitTerminal("echo queued", 10*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "queued", "[exit 0]")
+}

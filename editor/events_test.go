@@ -1,0 +1,63 @@
+package editor
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestEventQueueKeepsOrderAndNeverBlocks: pushes return at once even while
+// delivery is stuck, and events arrive in order in bounded batches.
+func TestEventQueueKeepsOrderAndNeverBlocks(t *testing.T) {
+	q := newEventQueue()
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var got []string
+	maxSeen := 0
+	done := make(chan struct{})
+	go func() {
+		q.run(func(batch []event) {
+			<-gate
+			mu.Lock()
+			defer mu.Unlock()
+			maxSeen = max(maxSeen, len(batch))
+			for _, e := range batch {
+				got = append(got, e.name)
+			}
+		})
+		close(done)
+	}()
+	const n = 1000
+	start := time.Now()
+	for i := range n {
+		q.push(fmt.Sprint(i), nil)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("pushing %d events with delivery stuck took %v", n, d)
+	}
+	close(gate)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		l := len(got)
+		mu.Unlock()
+		if l == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d of %d", l, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i, name := range got {
+		if name != fmt.Sprint(i) {
+			t.Fatalf("event %d is %q: order lost", i, name)
+		}
+	}
+	if maxSeen > maxBatch {
+		t.Errorf("a batch of %d events, want at most %d", maxSeen, maxBatch)
+	}
+	q.close()
+	<-done
+}
