@@ -102,10 +102,10 @@ func TestPumpShowsOutputExitAndRelease(t *testing.T) {
 func TestPumpSkipsToTheTailWhenBehind(t *testing.T) {
 	h := termhost.NewHost(termhost.Options{})
 	defer h.Close()
-	term := startTerminal(t, h, "seq 1 200000")
-	s := &sink{delay: 20 * time.Millisecond}
+	term := startTerminal(t, h, "seq 1 50000")
+	s := &sink{delay: 10 * time.Millisecond}
 	released := make(chan struct{})
-	p := startPump(context.Background(), term, released, s.send, pumpOptions{MaxLines: 500}, slog.New(slog.DiscardHandler))
+	p := startPump(context.Background(), term, released, s.send, pumpOptions{MaxLines: 200}, slog.New(slog.DiscardHandler))
 	waitDone(t, term.Done(), "seq to finish")
 	close(released)
 	waitDone(t, p.done, "the pump to finish")
@@ -115,13 +115,13 @@ func TestPumpSkipsToTheTailWhenBehind(t *testing.T) {
 		t.Errorf("no skip marker in %d bytes shown", len(got))
 	}
 	var tail strings.Builder
-	for i := 200000 - 499; i <= 200000; i++ {
+	for i := 50000 - 199; i <= 50000; i++ {
 		fmt.Fprintf(&tail, "%d\r\n", i)
 	}
 	want := tail.String() + "\x1b[0m[exit 0]\r\n[released]"
 	if !strings.HasSuffix(got, want) {
 		end := got[max(0, len(got)-200):]
-		t.Errorf("display does not end with the newest 500 lines and the exit line; ends with %q", end)
+		t.Errorf("display does not end with the newest 200 lines and the exit line; ends with %q", end)
 	}
 	if s.overlap.Load() {
 		t.Error("more than one nvim_chan_send was in flight")
@@ -134,14 +134,14 @@ func TestPumpSkipsToTheTailWhenBehind(t *testing.T) {
 func TestPumpNeverSlowsTheCommand(t *testing.T) {
 	h := termhost.NewHost(termhost.Options{})
 	defer h.Close()
-	term := startTerminal(t, h, "seq 1 100000")
+	term := startTerminal(t, h, "seq 1 20000")
 	s := &sink{gate: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 100}, slog.New(slog.DiscardHandler))
 	waitDone(t, term.Done(), "seq to finish while the display is stuck")
 	out := term.Output()
-	if !strings.HasSuffix(out.Text, "99999\n100000\n") || out.Truncated {
+	if !strings.HasSuffix(out.Text, "19999\n20000\n") || out.Truncated {
 		t.Errorf("agent output incomplete: truncated=%v, ends %q", out.Truncated, out.Text[max(0, len(out.Text)-30):])
 	}
 	close(s.gate)
