@@ -230,3 +230,24 @@ func TestFloodShowsTheExactTail(t *testing.T) {
 		t.Errorf("buffer ends with %q", got)
 	}
 }
+
+// TestCtrlCInDisplayOnlyTerminalCancelsTheTurn: the agent runs the command
+// itself, so <C-c> in its split cancels the agent's turn.
+func TestCtrlCInDisplayOnlyTerminalCancelsTheTurn(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt !meta sleep 30")
+	var buf int
+	e.waitFor("the display-only terminal's split", 10*time.Second, func() (bool, string) {
+		e.lua(`for _, t in pairs(require("agentrun.state").terminals) do
+			if t.display_only and t.bufnr and vim.fn.bufwinid(t.bufnr) ~= -1 then return t.bufnr end
+		end
+		return 0`, &buf)
+		return buf > 0, e.chat()
+	})
+	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
+	if _, err := e.v.Input("<C-c>"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitChat("(turn ended: cancelled)", 10*time.Second)
+}
