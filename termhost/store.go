@@ -204,6 +204,7 @@ func (h *storeHandler) CSI(params, intermediates []byte, final byte) {
 
 func (h *storeHandler) OSC(payload []byte) {
 	s := (*Store)(h)
+	s.flushPending()
 	if s.onOSC == nil {
 		return
 	}

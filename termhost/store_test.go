@@ -61,6 +61,8 @@ func TestStoreRender(t *testing.T) {
 		{"split character completed", []string{"\xe2", "\x82", "\xac!"}, "€!"},
 		{"split character interrupted", []string{"\xe2\x82", "A"}, "\uFFFD\uFFFDA"},
 		{"split character at the end", []string{"ok\xf0\x9f"}, "ok\uFFFD\uFFFD"},
+		{"split character interrupted by an osc", []string{"\xe2\x82", "\x1b]0;t\x07\xac"}, "\uFFFD\uFFFD\uFFFD"},
+		{"split character around a skipped string", []string{"\xe2\x82\x1bPq\x1b\\", "\xac"}, "€"},
 		{"emoji split 1+3", []string{"\xf0", "\x9f\x98\x80"}, "😀"},
 		{"vertical tab is a line feed", []string{"a\vb\fc"}, "a\nb\nc"},
 		{"dcs swallowed", []string{"a\x1bP1$r0m\x1b\\b"}, "ab"},
@@ -323,7 +325,7 @@ func FuzzStore(f *testing.F) {
 	for _, s := range []string{
 		"a\r\nb\r\n", "10%\r20%\r100%\n", "\x1b[31mred\x1b[0m\n", "€uro\xe2\x82", "\xff\xfe\n",
 		"abc\b\bX\x1b[K\n", "\x1b]0;t\x07x", "日本語\rab\x1b[1K\n", "long line here\r\x1b[2C\x1b[Kz",
-		"a\x1b[5Cb\x1b[3Dc\x1b[2Gd\n", strings.Repeat("xy", 40) + "\rZ\x1b[K\n",
+		"a\x1b[5Cb\x1b[3Dc\x1b[2Gd\n", "\xe2\x82\x1b]0;t\x07\xac", "\xe2\x1b(B\x82", strings.Repeat("xy", 40) + "\rZ\x1b[K\n",
 	} {
 		f.Add([]byte(s), uint16(5), uint8(3), uint8(1))
 	}
