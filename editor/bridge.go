@@ -216,7 +216,27 @@ func jsonValue(v any) any {
 	if err := json.Unmarshal(data, &out); err != nil {
 		return map[string]any{"error": err.Error()}
 	}
-	return out
+	return dropNulls(out)
+}
+
+// dropNulls removes null map entries: Lua sees an absent field as nil,
+// while a null would arrive as vim.NIL (a truthy userdata).
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+			} else {
+				x[k] = dropNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
 }
 
 // errText is err's message, or "" for nil.
