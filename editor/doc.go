@@ -2,8 +2,9 @@
 // host that Neovim starts with jobstart({bin}, {rpc = true}).
 //
 // It implements acp.Editor for every session and serves the Lua side's
-// requests (start, prompt, cancel, stop, attach, interrupt, kill, input,
-// resize, status, shutdown, permission_answer, log).
+// requests: setup, start, prompt, cancel, stop, attach, interrupt, kill,
+// input, status, shutdown (rpcrequest) and input, resize, terminal_size,
+// permission_answer, log (rpcnotify).
 //
 // Three rules shape it:
 //
