@@ -48,8 +48,9 @@
 // Everything the command itself wrote sits in the pty's buffer when it
 // exits, and the loop reads that buffer far faster than a second, so none
 // of it is lost. After the exit is reported the loop keeps reading what
-// stragglers print (they still reach the Store and the RawLog) until EOF
-// or Release. The RawLog is closed at EOF, or when Release closes the pty.
+// stragglers print, into the Store only, until EOF or Release. The RawLog
+// is closed at EOF or when the exit is reported, whichever comes first, so
+// a display can show the exit.
 //
 // # The Store
 //

@@ -112,6 +112,9 @@ func (t *Terminal) waitLoop() {
 // finish reports the exit: the output read so far is everything the
 // command printed.
 func (t *Terminal) finish(rule string) {
+	// The display's stream ends with the exit too (RawChunk.Closed): what
+	// stragglers print afterwards still reaches the Store, not the display.
+	t.raw.Close()
 	t.store.Flush()
 	t.mu.Lock()
 	st := t.leaderStatus

@@ -667,6 +667,9 @@ func TestDrainRule(t *testing.T) {
 			if rule != tc.rule || st.String() != exitCode(0) || !strings.Contains(out.Text, tc.output) {
 				t.Fatalf("drained by %q (want %q), exit %v, output has %q: %v", rule, tc.rule, st, tc.output, strings.Contains(out.Text, tc.output))
 			}
+			if c := term.Display().Read(0, 0, 0); !c.Closed {
+				t.Fatal("the display's stream is still open after the exit")
+			}
 			if strings.Contains(tc.line, "echo last") && !strings.Contains(out.Text, "last\n") {
 				t.Fatal("the command's last line is missing")
 			}
