@@ -52,6 +52,11 @@ func promptAndWait(v *nvim.Nvim, prompt string, re *regexp.Regexp, timeout time.
 	if err := v.ExecLua(`vim.cmd("AgentPrompt " .. ...)`, nil, prompt); err != nil {
 		return nil, fmt.Errorf(":AgentPrompt %s: %w", prompt, err)
 	}
+	return waitChat(v, re, timeout)
+}
+
+// waitChat waits until the chat shows a line matching re.
+func waitChat(v *nvim.Nvim, re *regexp.Regexp, timeout time.Duration) ([]string, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		text, err := chatText(v)
@@ -64,7 +69,7 @@ func promptAndWait(v *nvim.Nvim, prompt string, re *regexp.Regexp, timeout time.
 		time.Sleep(50 * time.Millisecond)
 	}
 	text, _ := chatText(v)
-	return nil, fmt.Errorf("no reply matching %s to %q within %s; chat ends: %q", re, prompt, timeout, tail(text, 400))
+	return nil, fmt.Errorf("no reply matching %s within %s; chat ends: %q", re, timeout, tail(text, 400))
 }
 
 // chatText returns the chat buffer's text, where the agent's replies show.
@@ -112,7 +117,7 @@ func runPlugin(p pluginRun) error {
 	if err := pollLua(v, `(function() local t = require("agentrun").status().terminals[1]; if t and t.bufnr then require("probe").watch(t.bufnr, `+strconv.Quote(p.last)+`, _G.bench_t0); _G.bench_buf = t.bufnr; return true end return false end)()`, 30*time.Second); err != nil {
 		return err
 	}
-	m, err := promptAndWait(v, "", parallelRe, 60*time.Second)
+	m, err := waitChat(v, parallelRe, 60*time.Second)
 	if err != nil {
 		return err
 	}
