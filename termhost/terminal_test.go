@@ -389,19 +389,19 @@ func TestKillThenOutput(t *testing.T) {
 // TestKillEscalates: a command ignoring SIGTERM is SIGKILLed after the
 // grace period.
 func TestKillEscalates(t *testing.T) {
-	h := testHost(t, Options{KillGrace: 300 * time.Millisecond})
+	h := testHost(t, Options{KillGrace: time.Second})
 	term := create(t, h, shell(t, "trap '' TERM; echo ready; sleep 60"))
 	waitOutput(t, term, "ready\n")
 	start := time.Now()
 	if err := term.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 100*time.Millisecond {
+	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Fatalf("Kill took %v; it must return at once", took)
 	}
 	st, _ := waitExit(t, term)
-	if st.String() != "SIGKILL" || time.Since(start) < 300*time.Millisecond {
-		t.Fatalf("exit %v after %v, want SIGKILL after the 300ms grace", st, time.Since(start))
+	if st.String() != "SIGKILL" || time.Since(start) < time.Second {
+		t.Fatalf("exit %v after %v, want SIGKILL after the 1s grace", st, time.Since(start))
 	}
 }
 
