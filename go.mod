@@ -2,10 +2,8 @@ module github.com/agentrun/agentrun.nvim
 
 go 1.26.8
 
-require github.com/coder/acp-go-sdk v0.13.5
-
 require (
-	github.com/creack/pty v1.1.24 // indirect
-	github.com/neovim/go-client v1.2.1 // indirect
-	golang.org/x/sync v0.24.0 // indirect
+	github.com/coder/acp-go-sdk v0.13.5
+	github.com/creack/pty v1.1.24
+	github.com/neovim/go-client v1.2.1
 )
