@@ -63,8 +63,9 @@ func waitChat(v *nvim.Nvim, re *regexp.Regexp, timeout time.Duration) ([]string,
 		if err != nil {
 			return nil, err
 		}
-		if m := re.FindStringSubmatch(text); m != nil {
-			return m, nil
+		// The chat holds earlier replies too: the newest match counts.
+		if all := re.FindAllStringSubmatch(text, -1); len(all) > 0 {
+			return all[len(all)-1], nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -93,10 +94,12 @@ func tail(s string, n int) string {
 	return s
 }
 
-var (
-	parallelRe = regexp.MustCompile(`parallel n=(\d+) exit0=(\d+) identical=(\d+) sha256=([0-9a-f]+) bytes=(\d+) elapsed_ms=(\d+)`)
-	outlatRe   = regexp.MustCompile(`outputlat n=(\d+) retained=(\d+) p50_ms=([0-9.]+) p99_ms=([0-9.]+)`)
-)
+var outlatRe = regexp.MustCompile(`outputlat n=(\d+) retained=(\d+) p50_ms=([0-9.]+) p99_ms=([0-9.]+)`)
+
+// parallelRe matches the demo agent's reply to "!parallel n ...".
+func parallelRe(n int) *regexp.Regexp {
+	return regexp.MustCompile(`parallel n=(` + strconv.Itoa(n) + `) exit0=(\d+) identical=(\d+) sha256=([0-9a-f]+) bytes=(\d+) elapsed_ms=(\d+)`)
+}
 
 // runPlugin measures agentrun on the same output and prints the ratios.
 func runPlugin(p pluginRun) error {
@@ -117,7 +120,7 @@ func runPlugin(p pluginRun) error {
 	if err := pollLua(v, `(function() local t = require("agentrun").status().terminals[1]; if t and t.bufnr then require("probe").watch(t.bufnr, `+strconv.Quote(p.last)+`, _G.bench_t0); _G.bench_buf = t.bufnr; return true end return false end)()`, 30*time.Second); err != nil {
 		return err
 	}
-	m, err := waitChat(v, parallelRe, 60*time.Second)
+	m, err := waitChat(v, parallelRe(1), 60*time.Second)
 	if err != nil {
 		return err
 	}
@@ -172,7 +175,7 @@ func runScale() error {
 
 	line := strings.Repeat("0123456789", 7)
 	cmd := fmt.Sprintf("!parallel 8 yes %s | head -c 100000000", line)
-	m, err := promptAndWait(v, cmd, parallelRe, 5*time.Minute)
+	m, err := promptAndWait(v, cmd, parallelRe(8), 5*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -190,7 +193,7 @@ func runScale() error {
 	fmt.Printf("  terminal/output on %s bytes retained: p50 %s ms, p99 %s ms over %s calls (target p99 ≤ 2 ms)\n", m[2], m[3], m[4], m[1])
 
 	want := seqSum(20000)
-	m, err = promptAndWait(v, "!parallel 64 seq 1 20000", parallelRe, 3*time.Minute)
+	m, err = promptAndWait(v, "!parallel 64 seq 1 20000", parallelRe(64), 3*time.Minute)
 	if err != nil {
 		return err
 	}
