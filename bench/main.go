@@ -46,6 +46,7 @@ func run(lines int, flood time.Duration) error {
 		return err
 	}
 	fmt.Printf("(b) native :terminal complete:   %s  (last line shown: %q, want %q)\n", showComplete(nat), nat.LastSeen, last)
+	fmt.Printf("    native :terminal finished:   %8.0f ms  (on_exit: all it will ever draw is drawn)\n", ms(nat.Finished))
 
 	floodCmd := "timeout " + strconv.Itoa(int(flood.Seconds())) + " yes 'flood 0123456789 abcdefghijklmnopqrstuvwxyz'"
 	natLag, err := nativeLag(floodCmd, flood)

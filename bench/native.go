@@ -10,6 +10,7 @@ import (
 // displayResult is when a terminal buffer first showed the last line.
 type displayResult struct {
 	Complete time.Duration // 0 when the last line never appeared
+	Finished time.Duration // when the terminal reported its exit (native only)
 	LastSeen string        // the last numbered line the buffer shows
 }
 
@@ -67,6 +68,13 @@ func readDisplay(v *nvim.Nvim, buf int) (displayResult, error) {
 	}
 	if found != nil {
 		r.Complete = time.Duration(*found * float64(time.Millisecond))
+	}
+	var exited *float64
+	if err := luaValue(v, `require("probe").exited`, &exited); err != nil {
+		return r, err
+	}
+	if exited != nil {
+		r.Finished = time.Duration(*exited * float64(time.Millisecond))
 	}
 	if err := luaValue(v, `require("probe").last_number(...)`, &r.LastSeen, buf); err != nil {
 		return r, err
