@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,6 +63,10 @@ type Options struct {
 	// Audit, when set, receives an AuditRecord for every command started,
 	// refused and finished, besides the audit line in the log.
 	Audit func(AuditRecord)
+	// Notice, when set, receives messages for the user about agent
+	// misbehaviour that does not end the session: the first line the agent
+	// writes to stdout that is not JSON-RPC (all of them go to the log).
+	Notice func(msg string)
 }
 
 // ExitError reports that an agent process ended without being asked to.
@@ -127,6 +132,8 @@ type Agent struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	nonJSON atomic.Int64 // lines on stdout that were not JSON-RPC
+
 	mu          sync.Mutex
 	sessions    map[string]*Session
 	newInFlight int
@@ -188,7 +195,9 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 		a.cancel()
 		return nil, err
 	}
-	a.conn = acpsdk.NewConnection(a.handle, a.stdin, newUpdateFilter(a.stdout, a.readUpdate))
+	filter := newUpdateFilter(a.stdout, a.readUpdate)
+	filter.onNonJSON = a.nonJSONLine
+	a.conn = acpsdk.NewConnection(a.handle, a.stdin, filter)
 	// The SDK logs lines that are not JSON-RPC here and keeps reading.
 	a.conn.SetLogger(a.log.With("component", "acp-connection"))
 	go a.updates.run(a.deliverUpdate)
@@ -241,6 +250,18 @@ func (a *Agent) spawn() error {
 		close(a.exited)
 	}()
 	return nil
+}
+
+// nonJSONLine logs a line the agent wrote to stdout that is not JSON-RPC
+// (agents that print banners or debug output there) and tells the user of
+// the first one; the line is skipped and the session goes on.
+func (a *Agent) nonJSONLine(line []byte) {
+	n := a.nonJSON.Add(1)
+	text := truncateForLog(line)
+	a.log.Warn("agent wrote a line to stdout that is not JSON-RPC; ignored", "line", text, "count", n)
+	if n == 1 && a.opts.Notice != nil {
+		a.opts.Notice(fmt.Sprintf("agent %q wrote a line to stdout that is not JSON-RPC; it was ignored and the session goes on (further ones only in the log): %q", a.cfg.Name, text))
+	}
 }
 
 // readStderr copies the agent's stderr to the log, line by line, keeping

@@ -31,7 +31,7 @@
 // The agent runs in its own process group with stdout/stderr on pipes we
 // own (agent.go). Stderr goes to the log line by line and the last lines are
 // kept for the exit message. Lines on stdout that are not JSON are logged
-// and skipped. When the agent exits, crashes or closes its stdout, the
+// and skipped; the first one is reported through Options.Notice. When the agent exits, crashes or closes its stdout, the
 // watcher makes sure the process is gone (SIGTERM, then SIGKILL to the
 // group), ends every session — releasing its terminals and calling
 // Editor.SessionEnded with an *ExitError saying how it ended — and closes

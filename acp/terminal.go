@@ -299,7 +299,9 @@ func (a *Agent) watchTerminal(cmd Command, t *termhost.Terminal) {
 	for {
 		select {
 		case <-t.Done():
-			st, _ := t.Wait(context.Background())
+			// Exited, not Wait: Wait fails once the terminal was released,
+			// and a release usually comes right before the exit it causes.
+			st, _ := t.Exited()
 			a.auditExit(cmd, t.ID(), st)
 			return
 		case <-deadline:

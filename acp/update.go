@@ -198,10 +198,13 @@ const maxFilteredLine = 16 << 20
 type updateFilter struct {
 	src      *bufio.Reader
 	onUpdate func(params json.RawMessage)
-	line     []byte // the line being assembled
-	out      []byte // bytes ready for the connection
-	passing  bool   // inside an overlong line: pass through until its end
-	err      error
+	// onNonJSON, when set, takes lines that cannot be JSON-RPC (not an
+	// object or a batch) out of the stream.
+	onNonJSON func(line []byte)
+	line      []byte // the line being assembled
+	out       []byte // bytes ready for the connection
+	passing   bool   // inside an overlong line: pass through until its end
+	err       error
 }
 
 func newUpdateFilter(r io.Reader, onUpdate func(json.RawMessage)) *updateFilter {
@@ -248,8 +251,15 @@ func (f *updateFilter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// take consumes line if it is a session/update notification.
+// take consumes line if it is a session/update notification, or a line
+// that cannot be JSON-RPC (reported to onNonJSON; the SDK would only skip it).
 func (f *updateFilter) take(line []byte) bool {
+	if f.onNonJSON != nil {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '{' && t[0] != '[' {
+			f.onNonJSON(t)
+			return true
+		}
+	}
 	if !bytes.Contains(line, []byte(`"session/update"`)) {
 		return false // cheap test first: most other lines are not updates
 	}
