@@ -302,3 +302,56 @@ func jsonEsc(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
 }
+
+// TestStoreOSCHandlerFeedsShellIntegration checks the other route OSC
+// payloads can take, the rendered-text Store's scanner: split anywhere,
+// the recorded session gives the same actions as through OSCFilter, and
+// the rendered text carries none of the sequences.
+func TestStoreOSCHandlerFeedsShellIntegration(t *testing.T) {
+	actionsVia := func(feed func(chunks []string, osc func([]byte))) []string {
+		si := NewShellIntegration(testTerm, "N")
+		var got []string
+		feed([]string{bashSession}, func(p []byte) {
+			for _, a := range si.HandleOSC(p, timeZero) {
+				got = append(got, string(mustJSON(t, a)))
+			}
+		})
+		return got
+	}
+	want := actionsVia(func(chunks []string, osc func([]byte)) {
+		var f OSCFilter
+		for _, c := range chunks {
+			f.Feed([]byte(c), func([]byte) {}, osc)
+		}
+	})
+	var types []string
+	for _, a := range want {
+		var head struct{ Type string }
+		_ = json.Unmarshal([]byte(a), &head)
+		types = append(types, strings.TrimPrefix(head.Type, "terminal/"))
+	}
+	wantTypes := []string{"commandDetectionAvailable", "cwdChanged", "commandExecuted", "commandFinished",
+		"commandExecuted", "commandFinished", "commandExecuted", "commandFinished", "cwdChanged"}
+	if !reflect.DeepEqual(types, wantTypes) {
+		t.Fatalf("filter route actions %q, want types %q", want, wantTypes)
+	}
+	for cut := 0; cut <= len(bashSession); cut += 7 {
+		si := NewShellIntegration(testTerm, "N")
+		var got []string
+		store := NewStore(1 << 20)
+		store.SetOSCHandler(func(p []byte) {
+			for _, a := range si.HandleOSC(p, timeZero) {
+				got = append(got, string(mustJSON(t, a)))
+			}
+		})
+		store.Append([]byte(bashSession[:cut]))
+		store.Append([]byte(bashSession[cut:]))
+		store.Flush()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cut at %d: store route gave %q, filter route %q", cut, got, want)
+		}
+		if text, _ := store.Snapshot(); strings.Contains(text, "633") || text != "u$ echo one\none\nu$ false\nu$ cd /tmp\nu$ " {
+			t.Fatalf("cut at %d: rendered text %q", cut, text)
+		}
+	}
+}
