@@ -160,6 +160,14 @@ func TestShellSession(t *testing.T) {
 			{input: "cd /tmp", commandLine: "cd /tmp", exit: 0, cwd: "/tmp"},
 			{input: `echo "rc=$FROM_RC nonce=${AGENTRUN_NONCE:-gone}"`, commandLine: `echo "rc=$FROM_RC nonce=${AGENTRUN_NONCE:-gone}"`,
 				output: "rc=yes nonce=gone\r\n"},
+			{input: `echo "zdotdir=${ZDOTDIR-unset}"`, commandLine: `echo "zdotdir=${ZDOTDIR-unset}"`, output: "zdotdir=unset\r\n"},
+		}},
+		{"zsh with the user's own ZDOTDIR and a precmd that rebuilds PS1", "zsh", map[string]string{
+			".zshenv":            "export ZDOTDIR=$HOME/.config/zsh\n",
+			".config/zsh/.zshrc": "export FROM_RC=dotdir\nprecmd() { PS1=\"[%~]%# \" }\n",
+		}, []step{
+			{input: `echo "rc=$FROM_RC zdotdir=$ZDOTDIR"`, commandLine: `echo "rc=$FROM_RC zdotdir=$ZDOTDIR"`, output: "rc=dotdir zdotdir={home}/.config/zsh\r\n"},
+			{input: "cd /tmp && false", commandLine: "cd /tmp && false", exit: 1, cwd: "/tmp"},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,7 +180,11 @@ func TestShellSession(t *testing.T) {
 			}
 			home := t.TempDir()
 			for name, body := range c.files {
-				if err := os.WriteFile(filepath.Join(home, name), []byte(body), 0o600); err != nil {
+				path := filepath.Join(home, name)
+				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -193,8 +205,16 @@ func TestShellSession(t *testing.T) {
 				s.typeLine(st.input)
 				s.waitFor(fmt.Sprintf("command %d (%q) to finish", i+1, st.input), completed(i+1))
 				got := commands(s.state)[i]
+				output := got.Output
+				if c.shell == "zsh" {
+					// zsh prints its PROMPT_SP partial-line marker after the
+					// command and before precmd can report the end: it is
+					// part of the command's output.
+					output, _, _ = strings.Cut(output, "\x1b[1m\x1b[7m")
+				}
+				st.output = strings.ReplaceAll(st.output, "{home}", home)
 				if got.CommandLine != st.commandLine || got.ExitCode == nil || *got.ExitCode != st.exit ||
-					(st.output != "" && got.Output != st.output) || got.DurationMs == nil {
+					(st.output != "" && output != st.output) || got.DurationMs == nil {
 					t.Errorf("command %d: line %q exit %v output %q duration %v\nwant line %q exit %d output %q",
 						i+1, got.CommandLine, deref(got.ExitCode), got.Output, deref64(got.DurationMs), st.commandLine, st.exit, st.output)
 				}
