@@ -4,8 +4,12 @@ import "unicode/utf8"
 
 // Default content bounds for Trim.
 const (
-	DefaultContentBytes = 1 << 20 // 1 MiB of part text per terminal
-	DefaultContentParts = 1000    // about 500 commands with their prompts
+	// DefaultContentBytes is 256 KiB of part text per terminal: enough for
+	// a late subscriber's snapshot and recent commands' output, small next
+	// to the display's raw log, which holds the same bytes.
+	DefaultContentBytes = 256 << 10
+	// DefaultContentParts is about 500 commands with their prompts.
+	DefaultContentParts = 1000
 )
 
 // ContentLimits bounds the content a TerminalState keeps. AHP leaves

@@ -1,4 +1,4 @@
-package shellinteg
+package shellinteg_test
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
 )
 
 // session drives a real shell in a real pty and keeps the AHP state its
@@ -31,7 +32,7 @@ type session struct {
 	raw    strings.Builder
 }
 
-func startSession(t *testing.T, l Launch, dir, nonce string) *session {
+func startSession(t *testing.T, l shellinteg.Launch, dir, nonce string) *session {
 	t.Helper()
 	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
 	cmd.Env, cmd.Dir = l.Env, dir
@@ -188,12 +189,12 @@ func TestShellSession(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			nonce, err := NewNonce()
+			nonce, err := shellinteg.NewNonce()
 			if err != nil {
 				t.Fatal(err)
 			}
 			env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8"}
-			l, err := Prepare(shell, env, nonce, t.TempDir())
+			l, err := shellinteg.Prepare(shell, env, nonce, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +256,7 @@ func TestPrepare(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"HOME=/home/u", "AGENTRUN_NONCE=stale", "ZDOTDIR=/home/u/.config/zsh", "PATH=/bin"}
 
-	l, err := Prepare("/bin/bash", env, "n1", dir)
+	l, err := shellinteg.Prepare("/bin/bash", env, "n1", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("bash script not written to %s: %v", rc, err)
 	}
 
-	l, err = Prepare("zsh", env, "n2", dir)
+	l, err = shellinteg.Prepare("zsh", env, "n2", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,19 +296,19 @@ func TestPrepare(t *testing.T) {
 		{"bash", "a;b", dir, "nonce"},
 		{"bash", "n", "relative", `dir "relative" is not absolute`},
 	} {
-		_, err := Prepare(c.shell, env, c.nonce, c.dir)
+		_, err := shellinteg.Prepare(c.shell, env, c.nonce, c.dir)
 		if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 			t.Errorf("Prepare(%q, nonce %q, dir %q) error = %v, want one containing %q", c.shell, c.nonce, c.dir, err, c.wantErr)
 		}
 	}
-	if _, err := Prepare("fish", env, "n", dir); !errors.Is(err, ErrUnsupportedShell) {
+	if _, err := shellinteg.Prepare("fish", env, "n", dir); !errors.Is(err, shellinteg.ErrUnsupportedShell) {
 		t.Errorf("Prepare(fish) = %v, want ErrUnsupportedShell", err)
 	}
 }
 
 func TestNewNonceIsFreshAndUsable(t *testing.T) {
-	a, err1 := NewNonce()
-	b, err2 := NewNonce()
+	a, err1 := shellinteg.NewNonce()
+	b, err2 := shellinteg.NewNonce()
 	if err1 != nil || err2 != nil || a == b || len(a) != 32 {
 		t.Errorf("NewNonce gave %q, %q (%v, %v): want two different 32-hex-digit nonces", a, b, err1, err2)
 	}
