@@ -31,6 +31,8 @@ type startArgs struct {
 	Cmd   []string `msgpack:"cmd"`
 	Env   []string `msgpack:"env"`
 	Cwd   string   `msgpack:"cwd"`
+	// Policy holds the user's terminal limits (policy.go).
+	Policy policyArgs `msgpack:"policy"`
 }
 
 // handleStart starts an agent and a session in the background and returns
@@ -41,6 +43,9 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 	}
 	if !filepath.IsAbs(args.Cwd) {
 		return "", fmt.Errorf("start: cwd %q is not absolute", args.Cwd)
+	}
+	if err := args.Policy.check(); err != nil {
+		return "", fmt.Errorf("start: %w", err)
 	}
 	key := b.nextID("")
 	s := &session{key: key, name: args.Agent}
@@ -56,12 +61,15 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		ctx, cancel := context.WithTimeout(b.ctx, startTimeout)
 		defer cancel()
 		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
-		a, err := acp.Start(ctx, cfg, b, acp.Options{
+		opts := acp.Options{
 			Host:          host,
 			Logger:        b.log,
 			ClientName:    "agentrun.nvim",
 			ClientVersion: b.version,
-		})
+			TerminalSize:  b.terminalSize,
+		}
+		b.applyPolicy(&opts, key, args.Policy)
+		a, err := acp.Start(ctx, cfg, b, opts)
 		if err != nil {
 			b.sessionFailed(s, err)
 			return

@@ -18,6 +18,9 @@ M.defaults = {
     kill_grace_ms = 3000, -- SIGTERM -> SIGKILL delay for X / terminal/kill
     byte_limit = 16 * 1024 * 1024, -- rendered text kept per terminal for the agent
     scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
+    allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
+    approve = "never", -- "never" | "always" (ask) | function(cmd) -> true | false | "ask"
+    max_run_ms = 0, -- kill a command after this long; 0 = no limit
   },
   keymaps = {
     interrupt = "<C-c>", -- terminal split: SIGINT to the process group
@@ -69,6 +72,24 @@ local function int_in(lo, hi)
   return function(v)
     return type(v) == "number" and v == math.floor(v) and v >= lo and (not hi or v <= hi)
   end
+end
+
+local function absolute_dirs(v)
+  if type(v) ~= "table" then
+    return false
+  end
+  local n = 0
+  for k, d in pairs(v) do
+    n = n + 1
+    if type(k) ~= "number" or type(d) ~= "string" or vim.fn.expand(d):sub(1, 1) ~= "/" then
+      return false
+    end
+  end
+  return n == #v
+end
+
+local function approve_mode(v)
+  return v == "never" or v == "always" or type(v) == "function"
 end
 
 local function key_or_false(v)
@@ -125,6 +146,9 @@ local function validate(opts)
   check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(0), "an integer >= 0 (milliseconds)")
   check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)")
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
+  check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
+  check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\" or a function(cmd) returning true, false or \"ask\"")
+  check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
 
   no_unknown_keys("keymaps.", c.keymaps, M.defaults.keymaps)
   for name, key in pairs(c.keymaps) do
@@ -149,6 +173,23 @@ end
 -- get returns the current options (defaults when setup() was never called).
 function M.get()
   return current
+end
+
+-- policy returns the terminal limits a new session gets, as the backend's
+-- "start" request takes them.
+function M.policy()
+  local t = current.terminal
+  local roots = {}
+  for _, d in ipairs(t.allowed_cwd) do
+    local dir = vim.fn.fnamemodify(vim.fn.expand(d), ":p"):gsub("(.)/$", "%1")
+    table.insert(roots, dir)
+  end
+  return {
+    allowed_cwd = #roots > 0 and roots or nil,
+    approve = type(t.approve) == "function" and "function" or t.approve,
+    max_run_ms = t.max_run_ms,
+    byte_limit = t.byte_limit,
+  }
 end
 
 -- agents returns every configured agent plus the built-in "demo" agent.

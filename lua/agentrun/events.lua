@@ -53,7 +53,9 @@ function handlers.turn_end(p)
   s.busy = false
   if chat then
     chat:render_header()
-    if p.error and p.error ~= "" then
+    if p.error and p.error ~= "" and s.ended then
+      -- the session ended under the turn; its note already says why
+    elseif p.error and p.error ~= "" then
       chat:note("(agentrun) the turn failed: " .. p.error, "AgentRunError")
     elseif p.stop_reason and p.stop_reason ~= "end_turn" then
       chat:note("(turn ended: " .. p.stop_reason .. ")")
@@ -68,9 +70,17 @@ function handlers.session_ended(p)
     return
   end
   s.ended, s.busy, s.starting = true, false, false
-  if chat then
+  if p.reason and p.reason ~= "" then
+    -- the agent ended on its own (crashed, exited, closed its stdout)
+    local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, require("agentrun.rpc").log_path())
+    if chat then
+      chat:render_header()
+      chat:note(msg, "AgentRunError")
+    end
+    vim.notify(msg, vim.log.levels.ERROR)
+  elseif chat then
     chat:render_header()
-    chat:note("(agentrun) session ended" .. ((p.reason and p.reason ~= "") and (": " .. p.reason) or ""))
+    chat:note("(agentrun) session ended; :AgentRun starts a new one")
   end
 end
 
@@ -95,7 +105,20 @@ function handlers.permission_cancelled(p)
 end
 
 function handlers.message(p)
-  vim.notify("(agentrun) " .. tostring(p.text), p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
+  local msg = "(agentrun) " .. tostring(p.text)
+  local _, chat = chat_of(p)
+  if chat then
+    chat:note(msg, p.level == "error" and "AgentRunError" or "AgentRunNote")
+  end
+  vim.notify(msg, p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
+end
+
+function handlers.approve(p)
+  require("agentrun.ui.approve").ask(p)
+end
+
+function handlers.approve_cancelled(p)
+  require("agentrun.ui.approve").cancelled(p)
 end
 
 local function handle(name, p)

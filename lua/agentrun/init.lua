@@ -64,7 +64,7 @@ function M.run(name)
     s.chat:open()
     return s
   end
-  local key, msg = rpc.request("start", { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd() })
+  local key, msg = rpc.request("start", { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy() })
   if not key then
     err(msg)
     return nil
@@ -83,6 +83,7 @@ local function send_prompt(s, text)
     return false
   end
   s.busy = true
+  s.turn = (s.turn or 0) + 1
   s.chat:render_header()
   return true
 end
@@ -133,9 +134,24 @@ function M.cancel(key)
   local ok, msg = rpc.request("cancel", s.key)
   if not ok then
     warn(msg)
+    return false
   end
-  return ok and true or false
+  -- An agent that ignores session/cancel leaves the turn running: say so,
+  -- and how to get out of it.
+  local turn = s.turn
+  vim.defer_fn(function()
+    if s.busy and not s.ended and s.turn == turn then
+      local text = string.format("(agentrun) the agent has not ended the turn %ds after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals", M._cancel_patience_ms / 1000)
+      s.chat:note(text, "AgentRunError")
+      warn(text)
+    end
+  end, M._cancel_patience_ms)
+  return true
 end
+
+-- _cancel_patience_ms is how long after :AgentCancel a still running turn
+-- gets a note saying the agent may be hung.
+M._cancel_patience_ms = 3000
 
 -- stop(key) stops a session's agent; its terminals are killed and released.
 function M.stop(key)

@@ -1,0 +1,76 @@
+-- Command approval (terminal.approve): before a command the agent asked
+-- for runs, Go sends "approve" with the exact command line. A function in
+-- terminal.approve decides (true, false or "ask"); "always" and "ask" show
+-- vim.ui.select with the command line and its cwd. Closing the picker
+-- refuses; the agent then gets an error saying the user did not allow it.
+local config = require("agentrun.config")
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+
+local M = {}
+
+-- open tokens -> true while the picker for them is up.
+local open = {}
+
+local function answer(token, allowed)
+  rpc.notify("permission_answer", token, allowed and "run" or "")
+end
+
+local function note(s, text)
+  if s and s.chat then
+    s.chat:note(text, "AgentRunPermission")
+  end
+end
+
+-- verdict asks terminal.approve when it is a function: true, false or
+-- "ask". A function that fails or answers something else refuses.
+local function verdict(cmd)
+  local approve = config.get().terminal.approve
+  if type(approve) ~= "function" then
+    return "ask"
+  end
+  local ok, res = pcall(approve, vim.deepcopy(cmd))
+  if not ok then
+    vim.notify("(agentrun) terminal.approve failed, so the command was refused: " .. tostring(res), vim.log.levels.ERROR)
+    return false
+  end
+  if res == true or res == false or res == "ask" then
+    return res
+  end
+  vim.notify(string.format("(agentrun) terminal.approve must return true, false or \"ask\", not %s; the command was refused", vim.inspect(res)), vim.log.levels.ERROR)
+  return false
+end
+
+-- ask handles one request from Go: { token, key, session_id, line, argv, cwd }.
+function M.ask(p)
+  local s = state.sessions[p.key or ""]
+  local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent }
+  local v = verdict(cmd)
+  if v ~= "ask" then
+    if not v then
+      note(s, "✗ refused by terminal.approve: $ " .. p.line)
+    end
+    answer(p.token, v)
+    return
+  end
+  note(s, string.format("? run command (in %s): $ %s", p.cwd, p.line))
+  open[p.token] = true
+  vim.ui.select({ "Run it", "Refuse" }, {
+    prompt = string.format("(agentrun) %s wants to run (in %s):  $ %s", cmd.agent or "the agent", p.cwd, p.line),
+    kind = "agentrun.approve",
+  }, function(_, idx)
+    if not open[p.token] then
+      return -- Go already gave up on it
+    end
+    open[p.token] = nil
+    note(s, idx == 1 and "  → run" or "  → refused")
+    answer(p.token, idx == 1)
+  end)
+end
+
+-- cancelled forgets a request Go gave up on (the agent's request ended).
+function M.cancelled(p)
+  open[p.token] = nil
+end
+
+return M

@@ -1,0 +1,241 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The user's limits on the agent's commands (terminal.allowed_cwd,
+// approve, max_run_ms, byte_limit) and the audit log.
+
+// stubSelect replaces vim.ui.select: it records what the picker showed in
+// _G.picked and picks the item at index pick (0 closes the picker).
+func (e *editor) stubSelect(pick int) {
+	e.t.Helper()
+	e.lua(`local pick = ...
+		_G.picked = {}
+		vim.ui.select = function(items, opts, cb)
+			table.insert(_G.picked, { prompt = opts.prompt, items = items, kind = opts.kind })
+			if pick == 0 then return cb(nil, nil) end
+			cb(items[pick], pick)
+		end`, nil, pick)
+}
+
+type picked struct {
+	Prompt string   `msgpack:"prompt"`
+	Items  []string `msgpack:"items"`
+	Kind   string   `msgpack:"kind"`
+}
+
+func (e *editor) picked() []picked {
+	e.t.Helper()
+	var p []picked
+	e.lua(`return _G.picked`, &p)
+	return p
+}
+
+// cwd is the directory Neovim runs in (the session's cwd).
+func (e *editor) cwd() string {
+	e.t.Helper()
+	var d string
+	e.lua(`return vim.fn.getcwd()`, &d)
+	return d
+}
+
+func TestApproveAlwaysAsksWithTheCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pick int
+		want string
+	}{
+		{"run", 1, "`echo approved` exited with code 0."},
+		{"refuse", 2, "Could not run `echo approved`: the user did not allow the command \"echo approved\""},
+		{"close the picker", 0, "Could not run `echo approved`: the user did not allow the command \"echo approved\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "always" } })`)
+			e.stubSelect(tc.pick)
+			e.startSession()
+			e.cmd("AgentPrompt echo approved")
+			e.waitChat(tc.want, 10*time.Second)
+			p := e.picked()
+			if len(p) != 1 {
+				t.Fatalf("picker shown %d times: %+v", len(p), p)
+			}
+			want := fmt.Sprintf("(agentrun) demo wants to run (in %s):  $ echo approved", e.cwd())
+			if p[0].Prompt != want || strings.Join(p[0].Items, "|") != "Run it|Refuse" || p[0].Kind != "agentrun.approve" {
+				t.Errorf("picker %+v, want prompt %q with Run it|Refuse", p[0], want)
+			}
+			if tc.pick != 1 && len(e.terminals()) != 0 {
+				t.Errorf("a refused command got a terminal: %+v", e.terminals())
+			}
+		})
+	}
+}
+
+func TestApproveFunctionDecides(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = function(cmd)
+		_G.asked = _G.asked or {}
+		table.insert(_G.asked, cmd)
+		if cmd.line:match("^rm ") then return false end
+		if cmd.line:match("ask") then return "ask" end
+		if cmd.line:match("boom") then error("boom in approve") end
+		return true
+	end } })`)
+	e.stubSelect(2)
+	e.startSession()
+	steps := []struct{ line, want string }{
+		{"echo fine", "`echo fine` exited with code 0."},
+		{"rm -rf nothing-here", "Could not run `rm -rf nothing-here`: the user did not allow the command \"rm -rf nothing-here\""},
+		{"echo ask me", "Could not run `echo ask me`: the user did not allow the command \"echo ask me\""},
+		{"echo boom", "Could not run `echo boom`: the user did not allow the command \"echo boom\""},
+	}
+	for _, s := range steps {
+		e.cmd("AgentPrompt " + s.line)
+		e.waitChat(s.want, 10*time.Second)
+		e.idle(5 * time.Second)
+	}
+	if p := e.picked(); len(p) != 1 || !strings.Contains(p[0].Prompt, "$ echo ask me") {
+		t.Errorf("picker shown %+v, want once for the \"ask\" answer", p)
+	}
+	var asked []struct {
+		Line    string   `msgpack:"line"`
+		Argv    []string `msgpack:"argv"`
+		Cwd     string   `msgpack:"cwd"`
+		Agent   string   `msgpack:"agent"`
+		Session string   `msgpack:"session"`
+	}
+	e.lua(`return _G.asked`, &asked)
+	if len(asked) != 4 {
+		t.Fatalf("approve called %d times: %+v", len(asked), asked)
+	}
+	a := asked[0]
+	if a.Line != "echo fine" || strings.Join(a.Argv, "|") != "/bin/sh|-c|echo fine" || a.Cwd != e.cwd() || a.Agent != "demo" || a.Session == "" {
+		t.Errorf("approve got %+v", a)
+	}
+	n := e.waitNote("terminal.approve failed", 5*time.Second)
+	if !strings.HasPrefix(n.Msg, "(agentrun) terminal.approve failed, so the command was refused: ") || !strings.Contains(n.Msg, "boom in approve") {
+		t.Errorf("notification %q", n.Msg)
+	}
+	e.waitChat("✗ refused by terminal.approve: $ rm -rf nothing-here", time.Second)
+}
+
+func TestAllowedCwd(t *testing.T) {
+	other := t.TempDir()
+	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({ terminal = { allowed_cwd = { %q } } })`, other))
+	e.startSession()
+	e.cmd("AgentPrompt echo where")
+	want := fmt.Sprintf("Could not run `echo where`: Invalid params: cwd %q is outside the allowed directories (%s)", e.cwd(), other)
+	e.waitChat(want, 10*time.Second)
+	if ts := e.terminals(); len(ts) != 0 {
+		t.Errorf("terminals %+v, want none", ts)
+	}
+}
+
+func TestAllowedCwdDefaultIsTheSessionCwd(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt echo here")
+	e.waitChat("`echo here` exited with code 0.", 10*time.Second)
+}
+
+func TestMaxRunTime(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { max_run_ms = 300 } })`)
+	e.startSession()
+	began := time.Now()
+	e.cmd("AgentPrompt sleep 30")
+	term := e.waitTerminal("sleep 30", 10*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	e.waitChat("`sleep 30` was killed by SIGTERM.", 5*time.Second)
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestByteLimitCapsWhatTheAgentGets(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { byte_limit = 4 } })`)
+	e.startSession()
+	e.cmd("AgentPrompt printf 0123456789")
+	term := e.waitTerminal("printf 0123456789", 10*time.Second)
+	// The display shows everything; the agent gets the last 4 bytes.
+	e.waitBuf(term.Bufnr, 10*time.Second, "0123456789", "[exit 0]")
+	e.waitChat("exited with code 0 (output truncated)", 10*time.Second)
+}
+
+// TestAuditLog: every command leaves audit lines (time, session, cwd,
+// argv, exit) in the log file that :checkhealth names.
+func TestAuditLog(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt exit 7")
+	e.waitChat("`exit 7` exited with code 7.", 10*time.Second)
+	path := e.logPath()
+	if report := e.checkhealth(); !strings.Contains(report, path) {
+		t.Errorf("checkhealth does not show the log %s:\n%s", path, report)
+	}
+	var line string
+	e.waitFor("the audit exit line", 5*time.Second, func() (bool, string) {
+		data, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, "audit: terminal command") && strings.Contains(l, "event=exit") {
+				line = l
+				return true, ""
+			}
+		}
+		return false, string(data)
+	})
+	var sid string
+	e.lua(`return require("agentrun.state").session().id`, &sid)
+	for _, want := range []string{"time=", "session=" + sid, "cwd=" + e.cwd(), `argv="[/bin/sh -c exit 7]"`, "exit_code=7"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("audit line %q lacks %q", line, want)
+		}
+	}
+}
+
+func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
+	e := startEditor(t, "")
+	for _, tc := range []struct {
+		opts string
+		want []string
+	}{
+		{`{ terminal = { allowed_cwd = "/tmp" } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
+		{`{ terminal = { allowed_cwd = { "relative/dir" } } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
+		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"never", "always" or a function(cmd) returning true, false or "ask"`}},
+		{`{ terminal = { max_run_ms = -1 } }`, []string{"terminal.max_run_ms", "an integer >= 0 (milliseconds; 0 = no limit)"}},
+		{`{ terminal = { max_run_ms = 1.5 } }`, []string{"terminal.max_run_ms"}},
+		{`{ terminal = { byte_limit = 0 } }`, []string{"terminal.byte_limit", "a positive integer"}},
+	} {
+		t.Run(tc.opts, func(t *testing.T) {
+			e.t = t
+			var res struct {
+				OK  bool   `msgpack:"ok"`
+				Msg string `msgpack:"msg"`
+			}
+			e.lua(`local ok, msg = require("agentrun").setup(`+tc.opts+`); return { ok = ok, msg = msg }`, &res)
+			if res.OK {
+				t.Fatalf("setup(%s) accepted", tc.opts)
+			}
+			for _, w := range append([]string{"(agentrun) setup: "}, tc.want...) {
+				if !strings.Contains(res.Msg, w) {
+					t.Errorf("message %q lacks %q", res.Msg, w)
+				}
+			}
+		})
+	}
+	e.t = t
+	var ok bool
+	e.lua(`return require("agentrun").setup({ terminal = { allowed_cwd = { "~", "/tmp" }, approve = function() return true end, max_run_ms = 60000 } })`, &ok)
+	if !ok {
+		t.Errorf("setup rejected good policy options")
+	}
+	var roots []string
+	e.lua(`return require("agentrun.config").policy().allowed_cwd`, &roots)
+	if home, _ := os.UserHomeDir(); len(roots) != 2 || roots[0] != filepath.Clean(home) || roots[1] != "/tmp" {
+		t.Errorf("allowed_cwd sent as %q", roots)
+	}
+}
