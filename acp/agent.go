@@ -63,6 +63,10 @@ type Options struct {
 	// Audit, when set, receives an AuditRecord for every command started,
 	// refused and finished, besides the audit line in the log.
 	Audit func(AuditRecord)
+	// TerminalSize, when set, gives the size new terminals start with (the
+	// editor's split), so a command that asks at once sees its real width;
+	// zero values mean 80x24.
+	TerminalSize func() (cols, rows uint16)
 	// Notice, when set, receives messages for the user about agent
 	// misbehaviour that does not end the session: the first line the agent
 	// writes to stdout that is not JSON-RPC (all of them go to the log).

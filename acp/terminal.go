@@ -114,6 +114,9 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		ByteLimit: limit,
 		Claim:     termhost.Claim{Kind: "session", Session: s.id},
 	}
+	if a.opts.TerminalSize != nil {
+		spec.Cols, spec.Rows = a.opts.TerminalSize()
+	}
 	if req.OutputByteLimit != nil && limit == 0 {
 		spec.ByteLimit = termhost.ZeroByteLimit // 0 would mean the default cap
 	}

@@ -58,15 +58,9 @@ func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
 	b.mu.Lock()
 	b.terms[tid] = tm
 	b.termOrder = append(b.termOrder, tid)
-	cols, rows := b.newCols, b.newRows
 	b.mu.Unlock()
-	// The agent's command started at 80x24; give it its window's size as
-	// soon as we can (attach sets it again once the split is open).
-	if cols > 0 && rows > 0 {
-		if err := t.Resize(cols, rows); err != nil {
-			b.log.Debug("initial resize", "terminal", tid, "err", err)
-		}
-	}
+	// The command already started at the split's size (acp.Options.
+	// TerminalSize); attach sets it again once the window exists.
 	b.events.push("terminal_created", map[string]any{
 		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd,
 	})
@@ -298,6 +292,14 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 }
 
 // handleTerminalSize records the size a new terminal's split will have.
+// terminalSize is the size of the split a new terminal will get, as Lua
+// last reported it (0x0 before it did).
+func (b *Bridge) terminalSize() (cols, rows uint16) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.newCols, b.newRows
+}
+
 func (b *Bridge) handleTerminalSize(cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("terminal_size: bad size %dx%d", cols, rows)
