@@ -21,6 +21,8 @@ type Bridge struct {
 	log     *slog.Logger
 	version string
 	events  *eventQueue
+	// pacer spaces the display pumps' sends (pump.go).
+	pacer *pacer
 
 	// ctx ends at shutdown; long-lived goroutines watch it.
 	ctx    context.Context
@@ -51,6 +53,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		log:      log,
 		version:  version,
 		events:   newEventQueue(),
+		pacer:    newPacer(),
 		ctx:      ctx,
 		cancel:   cancel,
 		sessions: map[string]*session{},

@@ -15,9 +15,11 @@
 //     nvim_exec_lua; Lua handles them on its main loop.
 //   - The pty read loop never waits on Neovim: each terminal buffer is fed
 //     by its own display pump (pump.go) reading the terminal's raw log in
-//     large coalesced chunks, one nvim_chan_send in flight at a time, and
-//     skipping ahead (with a visible marker) when it falls further behind
-//     than the buffer's scrollback.
+//     coalesced chunks sized to keep each nvim_chan_send near a
+//     millisecond, the pumps of all terminals taking turns with idle time
+//     between sends (so a flood never freezes the editor), and skipping
+//     ahead (with a visible marker) when it falls further behind than the
+//     buffer's scrollback.
 //   - Lua creates every terminal buffer (nvim_open_term needs a Lua
 //     on_input callback) and hands its channel id to Go with "attach".
 //

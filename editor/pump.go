@@ -4,21 +4,42 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
-// One nvim_chan_send carries between pumpMinChunk and pumpMaxChunk bytes.
-// The pump adapts the size so each send keeps Neovim busy for about
-// pumpTargetSend: large enough that a flood costs few round trips, small
-// enough that the editor's event loop stays responsive between them
-// (Neovim parses and scrolls a terminal chunk in one go).
+// Display pacing. Neovim feeds what nvim_chan_send hands a terminal to
+// libvterm inside the call, scrolling the screen line by line, and its
+// event loop waits meanwhile: timers, keys and redraws are late by as long
+// as a send takes. On Neovim 0.7.2 that is some 5-10 µs a line, so 64 KiB
+// of short lines blocks the editor for 50 ms. Hence:
+//
+//   - each send carries what Neovim handles in about pumpTargetSend: the
+//     pump adapts its chunk size to the measured duration of its sends
+//     (within pumpMinChunk..pumpMaxChunk);
+//   - the pumps of all terminals take turns (pacer): one send at a time,
+//     and after a send of duration d Neovim has idle×d to itself before the
+//     next one. While the command runs idle is pumpIdleRunning (the
+//     displays take at most a fifth of Neovim's time; the rest is the
+//     user's, and the CPU is the command's); once it has exited,
+//     pumpIdleCatchUp lets the display reach the final screen quickly;
+//   - when a display is more lines behind than its buffer keeps
+//     ('scrollback'), it skips ahead to the newest of them (what it
+//     skips would have scrolled out anyway), at most every pumpSkipEvery
+//     while the command runs (each skip writes a marker line) and at once
+//     after the exit.
 const (
-	pumpMinChunk   = 8 << 10
-	pumpMaxChunk   = 256 << 10
-	pumpTargetSend = 15 * time.Millisecond
+	pumpMinChunk    = 512
+	pumpFirstChunk  = 2 << 10
+	pumpMaxChunk    = 64 << 10
+	pumpTargetSend  = time.Millisecond
+	pumpIdleRunning = 4
+	pumpIdleCatchUp = 1
+	pumpMaxIdle     = 100 * time.Millisecond
+	pumpSkipEvery   = 250 * time.Millisecond
 )
 
 // pumpOptions tune a display pump.
@@ -27,6 +48,9 @@ type pumpOptions struct {
 	// skips ahead to the newest output: the buffer's 'scrollback', since
 	// anything older would scroll out of the buffer anyway.
 	MaxLines int
+	// Pacer spaces this pump's sends with those of the other pumps of the
+	// same Neovim; nil gives the pump a pacer of its own.
+	Pacer *pacer
 }
 
 // pump feeds one terminal's raw output into one Neovim terminal channel.
@@ -41,6 +65,7 @@ type pumpOptions struct {
 type pump struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	pacer  *pacer
 
 	mu       sync.Mutex
 	complete bool // everything, including the last marker, was sent
@@ -49,7 +74,10 @@ type pump struct {
 // startPump starts a pump reading t's raw log from the start.
 func startPump(ctx context.Context, t *termhost.Terminal, released <-chan struct{}, send func([]byte) error, opts pumpOptions, log *slog.Logger) *pump {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &pump{cancel: cancel, done: make(chan struct{})}
+	p := &pump{cancel: cancel, done: make(chan struct{}), pacer: opts.Pacer}
+	if p.pacer == nil {
+		p.pacer = newPacer()
+	}
 	if opts.MaxLines <= 0 {
 		opts.MaxLines = 10000
 	}
@@ -78,45 +106,57 @@ func (p *pump) finished() bool {
 
 func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan struct{}, send func([]byte) error, opts pumpOptions) error {
 	log := t.Display()
-	var off int64
+	r := log.NewReader(opts.MaxLines)
+	chunk := pumpFirstChunk
 	atLineStart := true // the display's cursor is at the start of a line
-	chunk := 64 << 10
+	var lastSkip time.Time
+	var marked []byte // a skip marker and the data after it
 	for {
-		c := log.Read(off, chunk, opts.MaxLines)
-		if c.Skipped {
-			start := c.Next - int64(len(c.Data))
-			msg := "\x1b[0m"
-			if !atLineStart {
-				msg += "\r\n"
-			}
-			msg += fmt.Sprintf("[… %d bytes skipped …]\r\n", start-off)
-			if err := send([]byte(msg)); err != nil {
-				return err
-			}
-			atLineStart = true
-		}
-		if len(c.Data) > 0 {
-			began := time.Now()
-			if err := send(c.Data); err != nil {
-				return err
-			}
-			chunk = adaptChunk(chunk, len(c.Data), time.Since(began))
-			atLineStart = c.Data[len(c.Data)-1] == '\n'
-		}
-		off = c.Next
-		if c.Closed {
-			if len(c.Data) == 0 {
+		closed := log.Closed() // before Behind: once closed, Behind 0 is the end
+		if pending, _ := r.Behind(); pending == 0 {
+			if closed {
 				break
 			}
-			continue // drain to the end before the exit line
+			select {
+			case <-log.Notify():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
 		}
-		if len(c.Data) > 0 || c.Skipped {
-			continue // more may already be waiting
+		if err := p.pacer.wait(ctx); err != nil {
+			return err
 		}
-		select {
-		case <-log.Notify():
-		case <-ctx.Done():
-			return ctx.Err()
+		// Read only now that it is our turn: the newest output goes out.
+		closed = log.Closed()
+		var skipped int64
+		if closed || time.Since(lastSkip) >= pumpSkipEvery {
+			skipped = r.SkipAhead()
+		}
+		c := r.Read(chunk)
+		skipped += c.SkippedBytes
+		msg := c.Data
+		if skipped > 0 {
+			lastSkip = time.Now()
+			marked = append(skipMarker(marked[:0], atLineStart, skipped), c.Data...)
+			msg = marked
+		}
+		began := time.Now()
+		err := send(msg)
+		took := time.Since(began)
+		idle := pumpIdleRunning
+		if closed {
+			idle = pumpIdleCatchUp
+		}
+		p.pacer.done(took, idle)
+		if err != nil {
+			return err
+		}
+		if len(c.Data) > 0 {
+			chunk = adaptChunk(chunk, len(c.Data), took)
+			atLineStart = c.Data[len(c.Data)-1] == '\n'
+		} else if skipped > 0 {
+			atLineStart = true
 		}
 	}
 
@@ -128,7 +168,7 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	if !atLineStart {
 		end += "\r\n"
 	}
-	if err := send([]byte(end + "[" + exitText(st) + "]")); err != nil {
+	if err := p.pacer.send(ctx, []byte(end+"["+exitText(st)+"]"), send); err != nil {
 		return err
 	}
 	select {
@@ -136,7 +176,7 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := send([]byte("\r\n[released]")); err != nil {
+	if err := p.pacer.send(ctx, []byte("\r\n[released]"), send); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -145,16 +185,88 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	return nil
 }
 
+// skipMarker appends the line that stands for n skipped bytes: attributes
+// reset, on a line of its own.
+func skipMarker(b []byte, atLineStart bool, n int64) []byte {
+	b = append(b, "\x1b[0m"...)
+	if !atLineStart {
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "[… "...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, " bytes skipped …]\r\n"...)
+}
+
 // adaptChunk returns the next chunk size after a send of n bytes took d:
-// halved when full sends run long, doubled when they are quick.
+// cut in proportion when a send of at least half a chunk ran long, doubled
+// when a full one was quick, within pumpMinChunk..pumpMaxChunk.
 func adaptChunk(chunk, n int, d time.Duration) int {
 	switch {
-	case d > 2*pumpTargetSend:
-		chunk /= 2
+	case d > pumpTargetSend*3/2 && 2*n >= chunk:
+		chunk = max(chunk/4, int(int64(n)*int64(pumpTargetSend)/int64(d)))
 	case d < pumpTargetSend/2 && n == chunk:
 		chunk *= 2
 	}
 	return min(max(chunk, pumpMinChunk), pumpMaxChunk)
+}
+
+// pacer spaces the sends of every display pump of one Neovim: one send at
+// a time, and after a send that took d, idle×d (at most pumpMaxIdle) in
+// which Neovim gets no display work.
+type pacer struct {
+	turn  chan struct{} // holds a token when nobody is sending
+	next  time.Time     // earliest start of the next send; guarded by the token
+	timer *time.Timer   // guarded by the token
+}
+
+func newPacer() *pacer {
+	p := &pacer{turn: make(chan struct{}, 1)}
+	p.turn <- struct{}{}
+	return p
+}
+
+// wait blocks until it is the caller's turn to send; the caller must call
+// done afterwards (unless wait failed).
+func (p *pacer) wait(ctx context.Context) error {
+	select {
+	case <-p.turn:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	pause := time.Until(p.next)
+	if pause <= 0 {
+		return nil
+	}
+	if p.timer == nil {
+		p.timer = time.NewTimer(pause)
+	} else {
+		p.timer.Reset(pause)
+	}
+	select {
+	case <-p.timer.C:
+		return nil
+	case <-ctx.Done():
+		p.timer.Stop()
+		p.turn <- struct{}{}
+		return ctx.Err()
+	}
+}
+
+// done ends a turn whose send took d.
+func (p *pacer) done(d time.Duration, idle int) {
+	p.next = time.Now().Add(min(time.Duration(idle)*d, pumpMaxIdle))
+	p.turn <- struct{}{}
+}
+
+// send sends msg in its turn (for the exit and release lines).
+func (p *pacer) send(ctx context.Context, msg []byte, send func([]byte) error) error {
+	if err := p.wait(ctx); err != nil {
+		return err
+	}
+	began := time.Now()
+	err := send(msg)
+	p.done(time.Since(began), pumpIdleCatchUp)
+	return err
 }
 
 // exitStatus waits for t to exit (and be drained) and returns how it

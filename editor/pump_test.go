@@ -22,7 +22,14 @@ type sink struct {
 	inFlight atomic.Int32
 	overlap  atomic.Bool
 	delay    time.Duration // how long each send takes
+	perByte  time.Duration // and how long per byte (Neovim's cost grows with the size)
 	gate     chan struct{} // when set, sends block until it is closed
+	spans    []span        // when each send ran, and how big it was
+}
+
+type span struct {
+	start, end time.Time
+	n          int
 }
 
 func (s *sink) send(p []byte) error {
@@ -33,11 +40,13 @@ func (s *sink) send(p []byte) error {
 	if s.gate != nil {
 		<-s.gate
 	}
-	time.Sleep(s.delay)
+	start := time.Now()
+	time.Sleep(s.delay + time.Duration(len(p))*s.perByte)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf.Write(p)
 	s.sends++
+	s.spans = append(s.spans, span{start, time.Now(), len(p)})
 	return nil
 }
 
@@ -149,18 +158,75 @@ func TestPumpNeverSlowsTheCommand(t *testing.T) {
 	waitDone(t, p.done, "the pump to stop")
 }
 
+// TestPumpLeavesNeovimIdle: while a command floods, the pumps of all
+// terminals (sharing one pacer) send one at a time, keep each send near
+// the target duration by shrinking chunks when sends run long, and leave
+// Neovim idle at least four times as long as they kept it busy.
+func TestPumpLeavesNeovimIdle(t *testing.T) {
+	h := termhost.NewHost(termhost.Options{})
+	defer h.Close()
+	s := &sink{perByte: 2 * time.Microsecond} // 2 KiB: 4 ms, far over the target
+	pc := newPacer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pumps []*pump
+	for i := 0; i < 2; i++ {
+		term := startTerminal(t, h, "while :; do seq 1 2000; done")
+		pumps = append(pumps, startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 1000, Pacer: pc}, slog.New(slog.DiscardHandler)))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s.mu.Lock()
+		n := len(s.spans)
+		s.mu.Unlock()
+		if n >= 60 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d sends in 20s", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	for _, p := range pumps {
+		waitDone(t, p.done, "the pump to stop")
+	}
+	if s.overlap.Load() {
+		t.Error("two pumps sent at the same time")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spans := s.spans[20:] // past the first adaptation steps
+	var busy time.Duration
+	for _, sp := range spans {
+		busy += sp.end.Sub(sp.start)
+		if sp.n > 1<<10+64 {
+			t.Errorf("a send of %d bytes after adapting (chunks should be about 512 bytes at 2µs a byte)", sp.n)
+		}
+	}
+	total := spans[len(spans)-1].end.Sub(spans[0].start)
+	if share := float64(busy) / float64(total); share > 0.25 {
+		t.Errorf("Neovim busy with sends %.0f%% of the time while the commands run, want at most 20%% (+5%% slack)", 100*share)
+	}
+	t.Logf("%d sends, busy %v of %v", len(spans), busy, total)
+}
+
 func TestAdaptChunk(t *testing.T) {
+	ms := time.Millisecond
 	tests := []struct {
 		chunk, n int
 		d        time.Duration
 		want     int
 	}{
-		{64 << 10, 64 << 10, time.Millisecond, 128 << 10},      // quick full send: grow
-		{64 << 10, 100, time.Millisecond, 64 << 10},            // quick small send: keep
-		{64 << 10, 64 << 10, 100 * time.Millisecond, 32 << 10}, // slow: shrink
-		{256 << 10, 256 << 10, time.Millisecond, 256 << 10},    // capped
-		{8 << 10, 8 << 10, time.Second, 8 << 10},               // floored
-		{64 << 10, 64 << 10, 20 * time.Millisecond, 64 << 10},  // on target: keep
+		{4 << 10, 4 << 10, ms / 4, 8 << 10},    // quick full send: grow
+		{4 << 10, 100, ms / 4, 4 << 10},        // quick small send says nothing: keep
+		{4 << 10, 4 << 10, 2 * ms, 2 << 10},    // slow: cut in proportion to the target
+		{4 << 10, 4 << 10, 100 * ms, 1 << 10},  // very slow: at most a quarter per step
+		{4 << 10, 100, 20 * ms, 4 << 10},       // slow small send (Neovim busy elsewhere): keep
+		{64 << 10, 64 << 10, ms / 4, 64 << 10}, // capped
+		{512, 512, time.Second, 512},           // floored
+		{4 << 10, 4 << 10, ms, 4 << 10},        // on target: keep
+		{8 << 10, 4 << 10, 3 * ms, 2 << 10},    // half a chunk, slow: cut, at most to a quarter
 	}
 	for _, tc := range tests {
 		if got := adaptChunk(tc.chunk, tc.n, tc.d); got != tc.want {

@@ -214,7 +214,7 @@ func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
 	send := func(p []byte) error {
 		return b.v.Request("nvim_chan_send", nil, ch, p)
 	}
-	p := startPump(b.ctx, t, tm.released, send, pumpOptions{MaxLines: args.Scrollback}, b.log.With("terminal", id))
+	p := startPump(b.ctx, t, tm.released, send, pumpOptions{MaxLines: args.Scrollback, Pacer: b.pacer}, b.log.With("terminal", id))
 	tm.mu.Lock()
 	tm.pump = p
 	tm.everAttached = true

@@ -23,11 +23,13 @@
 //
 // # The read loop
 //
-// Each terminal has one goroutine reading the pty master. For every chunk
-// it appends to the RawLog, then to the Store, and nothing else: no
-// channel send that can block (the RawLog's notification is a 1-buffered,
-// non-blocking send), no call into a consumer (only the OSC hooks, which
-// must not block). The master is a non-blocking descriptor on Go's poller
+// Each terminal has one goroutine reading the pty master. Every chunk
+// goes through an OSCFilter, which cuts shell integration markers (OSC
+// 633/133) out; what passes is appended to the RawLog, the Store and the
+// AHP state's content, and nothing else happens: no channel send that can
+// block (the RawLog's notification is a 1-buffered, non-blocking send,
+// subscribers are woken by closing a channel), no call into a consumer
+// (only the OSC hooks, which must not block). The master is a non-blocking descriptor on Go's poller
 // (creack/pty's ioctls leave it blocking; startPty duplicates it), so read
 // deadlines work and Close unblocks a pending Read.
 //
@@ -74,12 +76,46 @@
 // every byte ever printed. A display reads at its own pace; when it falls
 // behind further than the log keeps, or further than it wants to draw
 // (maxLines), Read skips ahead to a line boundary and says so (Skipped),
-// so the display shows the tail exactly and never slows the command.
+// so the display shows the tail exactly and never slows the command. The
+// log counts newlines as they are appended; a RawReader (one per display)
+// counts what it read, so "how many lines behind" costs nothing to ask
+// before every read, and it reuses one buffer for its chunks.
+//
+// # AHP state and actions
+//
+// Each terminal has an AHP TerminalState (state.go: title, cwd, size,
+// claim, exit, content parts, supportsCommandDetection) changed only by
+// actions through the one reducer, each numbered in order (ahp.go). The
+// read loop applies terminal/data (the filtered bytes, an incomplete UTF-8
+// character held back for the next read) and what ShellIntegration makes
+// of each OSC payload (commandExecuted/Finished, cwdChanged,
+// titleChanged), in stream order, so command boundaries fall exactly
+// between the bytes around each marker; Resize applies resized, the exit
+// applies exited before Done closes, SetClaim applies claimed. Content is
+// bounded by Trim. The API is a set of commands plus one ordered stream
+// per terminal: State/StateTail copy the state; Subscribe returns a state
+// and a Subscription whose Next yields every later action with its
+// sequence number, or a fresh state (resync) when the subscriber fell
+// further behind than the bounded log keeps; the reader never waits for
+// a subscriber. While nobody subscribes, terminal/data costs one copy into
+// the tail part and no allocation: the action a subscriber reads shares
+// that part's immutable bytes.
+//
+// The Host keeps the root listing (listing.go: a TerminalInfo per live
+// terminal), rebuilt and replaced whole (root/terminalsChanged) when a
+// terminal is created or released or its title, claim or exit changes;
+// WatchListing returns it with a channel closed at the next change.
+//
+// Spec.ShellIntegration starts bash or zsh with our scripts injected
+// (shellinteg.Prepare, in a per-terminal directory under one temporary
+// directory per Host, removed by Close) and a fresh nonce, so command
+// lines the shell reports are trusted and others are not.
 //
 // # Hooks
 //
 // Options.OnOSC receives every complete OSC payload (shell integration:
-// OSC 633/133, 7, 0/2) on the read goroutine, after the raw log and the
-// rendered text hold everything printed before it. Files of this package
+// OSC 633/133, 7, 0/2) on the read goroutine, after the raw log, the
+// rendered text and the state hold everything printed before it, and
+// after the state applied the payload's actions. Files of this package
 // add per-terminal observers through terminalSetup (see terminalHooks).
 package termhost

@@ -18,6 +18,9 @@ type RawChunk struct {
 	// Closed reports that the pty is drained and nothing more will come
 	// after Data.
 	Closed bool
+	// SkippedBytes is how many bytes were passed over (RawReader.Read
+	// sets it with Skipped).
+	SkippedBytes int64
 }
 
 // RawLog is a bounded log of the raw bytes a terminal's program printed
@@ -30,6 +33,7 @@ type RawLog struct {
 	size   int
 	buf    []byte // grows to size, then is used as a ring
 	total  int64  // bytes ever appended; the newest is at total-1
+	lines  int64  // newlines ever appended
 	closed bool
 	notify chan struct{}
 }
@@ -56,11 +60,13 @@ func (l *RawLog) Append(p []byte) {
 	if len(p) == 0 {
 		return
 	}
+	newlines := int64(bytes.Count(p, nl)) // outside the lock: readers never wait on it
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return
 	}
+	l.lines += newlines
 	if len(p) >= l.size {
 		// Only p's tail survives; switch to ring mode at once.
 		l.total += int64(len(p) - l.size)
@@ -100,6 +106,14 @@ func (l *RawLog) Close() {
 	l.closed = true
 	l.mu.Unlock()
 	l.signal()
+}
+
+// Closed reports whether Close was called (readers may still have bytes
+// to read).
+func (l *RawLog) Closed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
 }
 
 // Total returns the number of bytes ever appended (the offset after the
@@ -191,29 +205,13 @@ func (l *RawLog) index(from int64, c byte) int64 {
 // newestLines reports where the newest maxLines lines start when more
 // than maxLines newlines lie between from and the end.
 func (l *RawLog) newestLines(from int64, maxLines int) (int64, bool) {
-	a, b := l.segments(from, l.total)
-	if bytes.Count(a, nl)+bytes.Count(b, nl) <= maxLines {
+	if l.total-from <= int64(maxLines) {
+		return 0, false // fewer bytes than lines: nothing to count
+	}
+	if l.count(from) <= int64(maxLines) {
 		return 0, false
 	}
-	// Walk back from the end over maxLines newlines; the one before them
-	// ends the skipped part.
-	seen := 0
-	for _, seg := range []struct {
-		data []byte
-		base int64
-	}{{b, from + int64(len(a))}, {a, from}} {
-		for k := len(seg.data); k > 0; {
-			i := bytes.LastIndexByte(seg.data[:k], '\n')
-			if i < 0 {
-				break
-			}
-			if seen++; seen == maxLines+1 {
-				return seg.base + int64(i) + 1, true
-			}
-			k = i
-		}
-	}
-	return 0, false
+	return l.walkBack(from, maxLines)
 }
 
 var nl = []byte{'\n'}
