@@ -43,8 +43,19 @@ type Spec struct {
 	Cols, Rows uint16
 	// Title is the initial human-readable title; empty means the command line.
 	Title string
-	// Claim is the terminal's initial owner.
+	// Claim is the terminal's initial owner; the zero Claim means the
+	// local user, {kind: "client", clientId: "local"}.
 	Claim Claim
+	// ShellIntegration starts Command, an interactive bash or zsh (Args
+	// empty, Shell false), with agentrun's shell integration injected
+	// (package shellinteg): it then reports prompts, command lines, exit
+	// codes and its cwd, which the terminal's State shows. Another shell
+	// starts as it is, without command detection.
+	ShellIntegration bool
+	// Nonce is the secret an OSC 633;E command line must carry to be
+	// trusted. With ShellIntegration, Create makes one when it is empty;
+	// set it for a shell integrated some other way.
+	Nonce string
 }
 
 // Claim records who holds a terminal (the AHP claim model): a session's

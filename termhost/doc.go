@@ -29,9 +29,10 @@
 // AHP state's content, and nothing else happens: no channel send that can
 // block (the RawLog's notification is a 1-buffered, non-blocking send,
 // subscribers are woken by closing a channel), no call into a consumer
-// (only the OSC hooks, which must not block). The master is a non-blocking descriptor on Go's poller
-// (creack/pty's ioctls leave it blocking; startPty duplicates it), so read
-// deadlines work and Close unblocks a pending Read.
+// (only the OSC hooks, which must not block). The master is a
+// non-blocking descriptor on Go's poller (creack/pty's ioctls leave it
+// blocking; startPty duplicates it), so read deadlines work and Close
+// unblocks a pending Read.
 //
 // # The drain rule
 //

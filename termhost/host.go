@@ -37,6 +37,11 @@ type Host struct {
 	live   map[string]*Terminal
 	active map[*Terminal]struct{} // not yet cleaned up (includes released)
 	closed bool
+	// shellDir holds the shell integration scripts (shell.go), made on
+	// first use and removed by Close.
+	shellDir string
+
+	root rootListing
 }
 
 // NewHost returns a Host; zero Options fields take their defaults.
@@ -105,6 +110,15 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	if spec.Title == "" {
 		spec.Title = cmdline
 	}
+	if spec.Claim == (Claim{}) {
+		spec.Claim = Claim{Kind: "client", ClientID: "local"}
+	}
+	if err := spec.Claim.Validate(); err != nil {
+		return nil, fmt.Errorf("terminal claim: %w", err)
+	}
+	if spec.ShellIntegration && (len(spec.Args) > 0 || spec.Shell) {
+		return nil, fmt.Errorf("shell integration starts an interactive shell: %s must come without arguments", cmdline)
+	}
 
 	h.mu.Lock()
 	if h.closed {
@@ -115,7 +129,16 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	id := "term-" + strconv.Itoa(h.seq)
 	h.mu.Unlock()
 
+	nonce, scripts := spec.Nonce, ""
+	if spec.ShellIntegration {
+		argv, env, nonce, scripts, err = h.integrateShell(id, path, argv, env, nonce)
+		if err != nil {
+			return nil, err
+		}
+	}
 	t := newTerminal(h, id, spec, cmdline, limit)
+	t.scripts = scripts
+	t.initAHP(nonce)
 	t.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: spec.Dir}
 	for _, setup := range terminalSetup {
 		setup(t)
@@ -143,6 +166,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		t.Release()
 		return nil, ErrHostClosed
 	}
+	h.listingChanged()
 	return t, nil
 }
 
@@ -192,6 +216,7 @@ func (h *Host) Close() {
 	for _, t := range active {
 		t.awaitGone(deadline)
 	}
+	h.removeShellDir()
 }
 
 // forget drops a released terminal from the live set.
@@ -201,6 +226,7 @@ func (h *Host) forget(t *Terminal) {
 		delete(h.live, t.id)
 	}
 	h.mu.Unlock()
+	h.listingChanged()
 }
 
 // cleaned drops a terminal whose pty and goroutines are gone.

@@ -29,9 +29,11 @@ const (
 // KiB per read, so this is never the bottleneck.
 const readBufSize = 32 << 10
 
-// readLoop is the terminal's only reader of the pty. It appends every
-// chunk to the raw log and the store and does nothing that can wait on a
-// consumer: the raw log's notification is a non-blocking send.
+// readLoop is the terminal's only reader of the pty. It hands every
+// chunk to the AHP filter, which appends it to the raw log, the store and
+// the state (shell integration markers cut out), and does nothing that
+// can wait on a consumer: the raw log's notification is a non-blocking
+// send, subscribers are woken by closing a channel.
 func (t *Terminal) readLoop() {
 	defer close(t.readerDone)
 	buf := make([]byte, readBufSize)
@@ -40,8 +42,7 @@ func (t *Terminal) readLoop() {
 		n, err := t.pty.Read(buf)
 		if n > 0 {
 			t.bytes.Add(int64(n))
-			t.raw.Append(buf[:n])
-			t.store.Append(buf[:n])
+			t.ahpFeed(buf[:n]) // raw log, store and AHP state (ahp.go)
 			if !drained && t.leaderExited.Load() {
 				t.armDrainDeadline()
 			}
@@ -72,6 +73,7 @@ func (t *Terminal) readLoop() {
 		}
 		break
 	}
+	t.ahpFlush()
 	t.raw.Close()
 	if !drained {
 		<-t.exited
@@ -121,6 +123,7 @@ func (t *Terminal) finish(rule string) {
 	t.exit = &st
 	t.drainRule = rule
 	t.mu.Unlock()
+	t.ahpExited(st) // in the state before anyone sees Done
 	close(t.done)
 	t.host.opts.Logf("termhost: %s exited: %s (output drained: %s)", t.id, st, rule)
 	for _, fn := range t.hooks.exit {
@@ -160,6 +163,9 @@ func (t *Terminal) cleanup() {
 	<-t.done
 	_ = t.pty.Close()
 	<-t.readerDone
+	if t.scripts != "" {
+		_ = os.RemoveAll(t.scripts)
+	}
 	close(t.gone)
 	t.host.cleaned(t)
 }

@@ -21,7 +21,8 @@ const writeTimeout = 5 * time.Second
 // terminalHooks are per-terminal observers installed by terminalSetup
 // hooks (same package). osc runs on the read goroutine (see
 // Options.OnOSC); input and resize on the caller's goroutine after the
-// bytes reached the pty; exit once, when Done closes.
+// bytes reached the pty; exit once, when Done closes. The AHP state
+// (ahp.go) is not a hook: the read loop feeds it directly.
 type terminalHooks struct {
 	osc    []func(payload []byte)
 	input  []func(p []byte)
@@ -47,7 +48,10 @@ type Terminal struct {
 
 	store *Store
 	raw   *RawLog
-	bytes atomic.Int64
+	ahp   ahpTerminal // AHP state and action stream (ahp.go)
+	// scripts is this terminal's shell integration directory, if any.
+	scripts string
+	bytes   atomic.Int64
 	// waiting counts goroutines blocked in Wait.
 	waiting atomic.Int32
 
@@ -85,17 +89,7 @@ func newTerminal(h *Host, id string, spec Spec, cmdline string, limit int) *Term
 		cols:       spec.Cols,
 		rows:       spec.Rows,
 	}
-	t.store.SetOSCHandler(t.handleOSC)
 	return t
-}
-
-func (t *Terminal) handleOSC(payload []byte) {
-	for _, fn := range t.hooks.osc {
-		fn(payload)
-	}
-	if fn := t.host.opts.OnOSC; fn != nil {
-		fn(t, payload)
-	}
 }
 
 // ID returns the terminal's id ("term-1"), unique within its Host.
@@ -248,6 +242,7 @@ func (t *Terminal) Resize(cols, rows uint16) error {
 	t.mu.Lock()
 	t.cols, t.rows = cols, rows
 	t.mu.Unlock()
+	t.ahpResized(cols, rows)
 	for _, fn := range t.hooks.resize {
 		fn(cols, rows)
 	}

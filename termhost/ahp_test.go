@@ -1,0 +1,315 @@
+package termhost
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// collect reads sub until the state it follows records the exit, and
+// returns the actions read and that state.
+func collect(t *testing.T, st TerminalState, sub *Subscription) ([]Action, TerminalState) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var acts []Action
+	var last uint64
+	for !st.Exited() {
+		batch, resync, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next after %d actions: %v (state %+v)", len(acts), err, st)
+		}
+		if resync != nil {
+			t.Fatalf("unexpected resync after %d actions", len(acts))
+		}
+		for _, sa := range batch {
+			if last != 0 && sa.Seq != last+1 {
+				t.Fatalf("sequence %d follows %d", sa.Seq, last)
+			}
+			last = sa.Seq
+			acts = append(acts, sa.Action)
+			st.Apply(sa.Action)
+		}
+	}
+	return acts, st
+}
+
+func types(acts []Action) []string {
+	var out []string
+	for _, a := range acts {
+		typ := strings.TrimPrefix(a.ActionType(), "terminal/")
+		if typ == "data" && len(out) > 0 && out[len(out)-1] == "data" {
+			continue // reads split data arbitrarily
+		}
+		out = append(out, typ)
+	}
+	return out
+}
+
+// TestActionStream: a subscriber sees every action in order: output as
+// data (markers cut out), shell integration as command actions at the
+// exact place in the stream, the exit last; applying them to the snapshot
+// gives the terminal's own state. The display and the agent's text carry
+// no markers either.
+func TestActionStream(t *testing.T) {
+	h := testHost(t, Options{})
+	spec := shell(t, `read go; printf 'a\033]633;C\007b\n\033]633;D;3\007\033]0;ti\007\033]7;file://localhost/tmp\007c'`)
+	term := create(t, h, spec)
+	st, sub := term.Subscribe()
+	defer sub.Close()
+	if st.Title != spec.Command || st.Cwd != FileURI(spec.Dir) || st.Cols != 80 || st.Rows != 24 ||
+		st.Claim != (Claim{Kind: "client", ClientID: "local"}) || st.Exited() {
+		t.Fatalf("initial state %+v", st)
+	}
+	if _, err := term.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	acts, got := collect(t, st, sub)
+	// Title and cwd OSCs are kept in the data (a terminal shows them).
+	want := []string{"data", "commandDetectionAvailable", "commandExecuted", "data", "commandFinished",
+		"data", "titleChanged", "data", "cwdChanged", "data", "exited"}
+	if tt := types(acts); !reflect.DeepEqual(tt, want) {
+		t.Fatalf("action types %q, want %q", tt, want)
+	}
+	if final := term.State(); !reflect.DeepEqual(stripBufs(got), final) {
+		t.Fatalf("subscriber's state\n%+v\nterminal's\n%+v", got, final)
+	}
+	if got.Content[0].Value != "go\r\na" || got.Content[1].Output != "b\r\n" ||
+		got.Content[2].Value != "\x1b]0;ti\a\x1b]7;file://localhost/tmp\ac" {
+		t.Fatalf("content %+v", got.Content)
+	}
+	if p := got.Content[1]; p.Type != PartCommand || !p.IsComplete || p.ExitCode == nil || *p.ExitCode != 3 {
+		t.Fatalf("command part %+v", p)
+	}
+	if got.Title != "ti" || got.Cwd != "file:///tmp" || got.ExitCode == nil || *got.ExitCode != 0 {
+		t.Fatalf("state %+v", got)
+	}
+	raw := string(term.Display().Read(0, 1<<20, 0).Data)
+	if strings.Contains(raw, "633") || !strings.Contains(raw, "a") || !strings.Contains(raw, "\x1b]0;ti\a") {
+		t.Fatalf("display got %q: want the title OSC kept, the 633 markers cut", raw)
+	}
+	if out := term.Output().Text; out != "go\nab\nc" {
+		t.Fatalf("rendered text %q", out)
+	}
+}
+
+func stripBufs(s TerminalState) TerminalState {
+	for i := range s.Content {
+		s.Content[i].buf = nil
+	}
+	return s
+}
+
+// TestDataKeepsCharactersWhole: a character split across reads reaches
+// terminal/data whole, in one action.
+func TestDataKeepsCharactersWhole(t *testing.T) {
+	h := testHost(t, Options{})
+	term := create(t, h, shell(t, `read go; printf 'x\303'; sleep 0.2; printf '\251y\342\202'; sleep 0.2; printf '\254'`))
+	st, sub := term.Subscribe()
+	defer sub.Close()
+	if _, err := term.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	acts, got := collect(t, st, sub)
+	var data []string
+	for _, a := range acts {
+		if d, ok := a.(DataAction); ok {
+			if !utf8.ValidString(d.Data) {
+				t.Errorf("terminal/data %q is not whole characters", d.Data)
+			}
+			data = append(data, d.Data)
+		}
+	}
+	if j := joined(got); j != "\r\nxéy€" {
+		t.Fatalf("content %q (data actions %q)", j, data)
+	}
+}
+
+// TestSlowSubscriberResyncs: a subscriber that does not read while the
+// terminal prints more than the action log keeps gets a fresh state, and
+// the reader was never held up.
+func TestSlowSubscriberResyncs(t *testing.T) {
+	h := testHost(t, Options{})
+	term := create(t, h, shell(t, `read go; head -c 1500000 /dev/zero | tr '\0' x`))
+	_, sub := term.Subscribe()
+	defer sub.Close()
+	if _, err := term.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, term)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	acts, resync, err := sub.Next(ctx)
+	if err != nil || resync == nil || acts != nil {
+		t.Fatalf("Next = %d actions, resync %v, err %v; want a resync", len(acts), resync != nil, err)
+	}
+	if !reflect.DeepEqual(*resync, term.State()) {
+		t.Fatal("resync state differs from State()")
+	}
+	if n := len(joined(*resync)); n > DefaultContentBytes {
+		t.Fatalf("content holds %d bytes, more than the %d bound", n, DefaultContentBytes)
+	}
+	if j := joined(*resync); !strings.HasSuffix(j, strings.Repeat("x", 1000)) {
+		t.Fatalf("content does not end with the newest output: …%q", j[max(0, len(j)-40):])
+	}
+	term.Release()
+	if _, _, err := sub.Next(ctx); !errors.Is(err, io.EOF) {
+		t.Fatalf("Next after release = %v, want io.EOF", err)
+	}
+}
+
+// TestListingAndClaims: the root listing is replaced on create, claim,
+// title and exit changes and on release; claims validate, notify
+// watchers, and end with the terminal.
+func TestListingAndClaims(t *testing.T) {
+	h := testHost(t, Options{})
+	list, changed := h.WatchListing()
+	if len(list) != 0 {
+		t.Fatalf("empty host lists %+v", list)
+	}
+	session := Claim{Kind: "session", Session: "s1", ToolCallID: "call-1"}
+	spec := shell(t, `read go; printf '\033]2;renamed\007'; read more`)
+	spec.Claim = session
+	term := create(t, h, spec)
+	next := func(what string) []TerminalInfo {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(testTimeout):
+			t.Fatalf("listing did not change on %s", what)
+		}
+		list, changed = h.WatchListing()
+		return list
+	}
+	if l := next("create"); len(l) != 1 || l[0].Resource != "agenthost:/terminal/term-1" || l[0].Claim != session || l[0].Title != spec.Command {
+		t.Fatalf("after create: %+v", l)
+	}
+
+	claim, claimChanged := term.WatchClaim()
+	if claim != session {
+		t.Fatalf("claim %+v", claim)
+	}
+	if err := term.SetClaim(Claim{Kind: "session"}); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Fatalf("SetClaim of a claim without session: %v", err)
+	}
+	background := Claim{Kind: "session", Session: "s1"}
+	if err := term.SetClaim(background); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-claimChanged:
+	default:
+		t.Fatal("WatchClaim's channel still open after the claim changed")
+	}
+	if l := next("claim"); l[0].Claim != background {
+		t.Fatalf("after claim: %+v", l)
+	}
+	if _, err := term.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	if l := next("title"); l[0].Title != "renamed" {
+		t.Fatalf("after title: %+v", l)
+	}
+	if _, err := term.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, term)
+	// The exit is in the state (and the listing) before Done closes.
+	if l := h.Listing(); l[0].ExitCode == nil || *l[0].ExitCode != 0 {
+		t.Fatalf("after exit: %+v", l)
+	}
+	term.Release()
+	if l := next("release"); len(l) != 0 {
+		t.Fatalf("after release: %+v", l)
+	}
+	if err := term.SetClaim(Claim{Kind: "client", ClientID: "me"}); !errors.Is(err, ErrReleased) {
+		t.Fatalf("SetClaim after release: %v", err)
+	}
+	if _, err := h.Create(context.Background(), Spec{Command: "true", Claim: Claim{Kind: "owner"}}); err == nil || !strings.Contains(err.Error(), `"owner"`) {
+		t.Fatalf("Create with a bad claim: %v", err)
+	}
+}
+
+// TestShellIntegrationThroughHost: a real bash started with
+// Spec.ShellIntegration reports each command line with its exit code and
+// its cwd; the display shows none of the markers.
+func TestShellIntegrationThroughHost(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	h := testHost(t, Options{KillGrace: 200 * time.Millisecond})
+	home := t.TempDir()
+	term := create(t, h, Spec{
+		Command: bash, ShellIntegration: true, Dir: home,
+		Env: []string{"HOME=" + home, "PATH=/usr/bin:/bin", "TERM=xterm-256color", "PS1=$ "},
+	})
+	if term.scripts == "" {
+		t.Fatal("no script directory for an integrated bash")
+	}
+	commands := func() []ContentPart {
+		var out []ContentPart
+		for _, p := range term.State().Content {
+			if p.Type == PartCommand {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, line := range []string{"echo one", "false", "cd /tmp"} {
+		n := len(commands())
+		if _, err := term.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, line+" to finish", func() bool {
+			c := commands()
+			return len(c) == n+1 && c[n].IsComplete
+		})
+	}
+	c := commands()
+	got := []string{}
+	for _, p := range c {
+		code := "?"
+		if p.ExitCode != nil {
+			code = string(rune('0' + *p.ExitCode))
+		}
+		got = append(got, p.CommandLine+"="+code)
+	}
+	if want := []string{"echo one=0", "false=1", "cd /tmp=0"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("commands %q, want %q", got, want)
+	}
+	if c[0].Output != "one\r\n" || c[0].DurationMs == nil {
+		t.Fatalf("echo one part %+v", c[0])
+	}
+	eventually(t, "cwd /tmp", func() bool { return term.State().Cwd == "file:///tmp" })
+	st := term.State()
+	if !st.SupportsCommandDetection {
+		t.Fatal("supportsCommandDetection not set")
+	}
+	if raw := string(term.Display().Read(0, 1<<20, 0).Data); strings.Contains(raw, "]633;") {
+		t.Fatalf("display shows shell integration markers: %q", raw)
+	}
+	scripts := term.scripts
+	term.Release()
+	eventually(t, "the script directory to go", func() bool { _, err := exec.Command("test", "-e", scripts).Output(); return err != nil })
+}
+
+// BenchmarkReadPath measures what the read loop does per read: filter,
+// raw log, store and state, with no subscriber.
+func BenchmarkReadPath(b *testing.B) {
+	h := NewHost(Options{})
+	term := newTerminal(h, "term-1", Spec{Dir: "/", Cols: 80, Rows: 24, Claim: Claim{Kind: "client", ClientID: "b"}}, "bench", 1<<20)
+	term.initAHP("")
+	chunk := []byte(strings.Repeat("some output of a build, line after line\r\n", 100))
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		term.ahpFeed(chunk)
+	}
+}

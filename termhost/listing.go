@@ -1,0 +1,75 @@
+package termhost
+
+import (
+	"reflect"
+	"sync"
+)
+
+// rootListing is the Host's AHP root terminal listing. It is rebuilt whole
+// when a terminal is created or released, or its title, claim or exit
+// changes, and replaced whole for watchers (root/terminalsChanged), so a
+// watcher only ever needs the newest one.
+type rootListing struct {
+	mu      sync.Mutex // held while rebuilding, so rebuilds apply in order
+	list    []TerminalInfo
+	changed chan struct{} // closed at the next change; nil until someone waits
+}
+
+// Listing returns the root terminal listing: one entry per live (not
+// released) terminal, oldest first.
+func (h *Host) Listing() []TerminalInfo {
+	list, _ := h.WatchListing()
+	return list
+}
+
+// WatchListing returns the listing and a channel closed when it next
+// changes; then call it again for the new listing (the
+// root/terminalsChanged that replaces the old one whole).
+func (h *Host) WatchListing() ([]TerminalInfo, <-chan struct{}) {
+	r := &h.root
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
+	return cloneListing(r.list), r.changed
+}
+
+// RootAction returns the current listing as the root/terminalsChanged
+// action that replaces any earlier listing.
+func (h *Host) RootAction() RootTerminalsChangedAction {
+	return RootTerminalsChangedAction{Terminals: h.Listing()}
+}
+
+// listingChanged rebuilds the listing and wakes its watchers if it
+// differs. Lock order: root.mu, then h.mu, then each terminal's AHP lock;
+// callers hold none of them.
+func (h *Host) listingChanged() {
+	r := &h.root
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	terms := h.Terminals()
+	list := make([]TerminalInfo, 0, len(terms))
+	for _, t := range terms {
+		t.ahp.mu.Lock()
+		list = append(list, t.ahp.state.Info(t.ahp.uri))
+		t.ahp.mu.Unlock()
+	}
+	if reflect.DeepEqual(list, r.list) {
+		return
+	}
+	r.list = list
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
+}
+
+func cloneListing(list []TerminalInfo) []TerminalInfo {
+	out := make([]TerminalInfo, len(list))
+	for i, ti := range list {
+		ti.ExitCode = copyPtr(ti.ExitCode)
+		out[i] = ti
+	}
+	return out
+}
