@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -106,8 +107,14 @@ func probePrompt(ctx context.Context, conn *acpsdk.Connection, params json.RawMe
 		var params any
 		if st.Params != nil {
 			b := []byte(st.Params)
-			for k, v := range vars {
-				b = bytes.ReplaceAll(b, []byte(k), []byte(v))
+			// Longest names first: "$T1" must not eat the start of "$T12".
+			names := make([]string, 0, len(vars))
+			for k := range vars {
+				names = append(names, k)
+			}
+			sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+			for _, k := range names {
+				b = bytes.ReplaceAll(b, []byte(k), []byte(vars[k]))
 			}
 			params = json.RawMessage(b)
 		}

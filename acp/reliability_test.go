@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,4 +158,35 @@ func termhostWithGrace(t *testing.T, grace time.Duration) *termhost.Host {
 	h := termhost.NewHost(termhost.Options{KillGrace: grace})
 	t.Cleanup(h.Close)
 	return h
+}
+
+// The limit of process-group cleanup: a command that moves a child into a
+// new session (setsid) takes it out of the terminal's process group, so
+// release does not reach it. The README states this; if it ever changes,
+// so must the README.
+func TestSetsidChildEscapesRelease(t *testing.T) {
+	r := newRecorder()
+	a, _ := start(t, selfAgent(t, "probe"), r, Options{Host: termhostWithGrace(t, 300*time.Millisecond)})
+	s := newSession(t, a)
+	line := `setsid sh -c 'echo "escaped=$$"; exec sleep 3133' & sleep 30`
+	id := terminalID(t, probe(t, s, r, rawReq("terminal/create", fmt.Sprintf(`{"sessionId":"$SESSION","command":%q}`, line)))[0])
+	term, _ := s.Terminal(id)
+	var escaped int
+	deadline := time.Now().Add(waitTimeout)
+	for escaped == 0 && time.Now().Before(deadline) {
+		if i := strings.Index(term.Output().Text, "escaped="); i >= 0 {
+			escaped, _ = strconv.Atoi(strings.TrimSpace(term.Output().Text[i+len("escaped="):]))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if escaped == 0 {
+		t.Fatalf("no escaped child; output %q", term.Output().Text)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
+	probe(t, s, r, rawReq("terminal/release", fmt.Sprintf(`{"sessionId":"$SESSION","terminalId":%q}`, id)))
+	waitGone(t, term.Pid(), "the terminal's command")
+	time.Sleep(500 * time.Millisecond) // past the grace: nothing more is coming for it
+	if !alive(escaped) {
+		t.Fatalf("the setsid child %d was killed; update the README's limits", escaped)
+	}
 }
