@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/neovim/go-client/nvim"
 )
@@ -19,6 +21,12 @@ func Serve(ctx context.Context, version string) error {
 	// The RPC stream owns the real stdout; anything printed goes to stderr.
 	rpcOut := os.Stdout
 	os.Stdout = os.Stderr
+
+	// Neovim may be gone before we read the end of our stdin: a write into
+	// the broken pipe must fail (EPIPE) rather than kill us (SIGPIPE, for
+	// fd 1 and 2) before we have killed the terminals. Caught, not ignored:
+	// the commands we start get the default disposition back.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
 	logger, closeLog := openLog(os.Getenv("AGENTRUN_LOG"), os.Getenv("AGENTRUN_LOG_LEVEL"))
 	defer closeLog()
