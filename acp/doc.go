@@ -46,6 +46,13 @@
 // plus the agent's entries. A session sees only its own terminals.
 // Terminals never released are released when their session ends.
 //
+// Claims (claims.go) follow the AHP model: a terminal is {session} in
+// the background and {session, toolCallId} while a tool call embeds it,
+// set as the update is read, so before any later request of the agent. A
+// terminal the user took over ({client}) is the user's: the agent's
+// wait_for_exit ends with an error, kill is refused, and release and the
+// end of the session only forget the id; the process runs on.
+//
 // Display-only terminals (agents that run commands themselves and stream
 // them in tool_call _meta) are the editor's to show; TerminalMetaOf
 // (meta.go) reads that _meta.

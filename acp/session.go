@@ -265,7 +265,10 @@ func (s *Session) end(reason error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		for _, t := range terms {
-			t.Release()
+			if !t.ReleaseUnlessClientHeld() {
+				a.log.Info("terminal the user took over outlives its session", "session", s.id, "terminal", t.ID())
+				continue
+			}
 			a.log.Info("terminal released with its session", "session", s.id, "terminal", t.ID())
 			a.ed.TerminalReleased(ctx, s.id, t.ID())
 		}

@@ -237,8 +237,11 @@ func (a *Agent) handleTerminalWaitForExit(ctx context.Context, params json.RawMe
 	if rerr != nil {
 		return nil, rerr
 	}
-	st, err := t.Wait(ctx)
+	st, err := waitUnlessTakenOver(ctx, t) // claims.go
 	if err != nil {
+		if errors.Is(err, errTakenOver) {
+			return nil, takenOverError(req.TerminalId, "wait for")
+		}
 		if ctx.Err() != nil {
 			return nil, acpsdk.NewRequestCancelled(map[string]any{"error": err.Error()})
 		}
@@ -259,6 +262,9 @@ func (a *Agent) handleTerminalKill(ctx context.Context, params json.RawMessage) 
 	if rerr != nil {
 		return nil, rerr
 	}
+	if takenOver(t) {
+		return nil, takenOverError(req.TerminalId, "kill")
+	}
 	if err := t.Kill(); err != nil {
 		return nil, internalError(fmt.Errorf("kill terminal %q: %w", req.TerminalId, err))
 	}
@@ -267,6 +273,7 @@ func (a *Agent) handleTerminalKill(ctx context.Context, params json.RawMessage) 
 
 // handleTerminalRelease kills the command if it still runs and frees the
 // terminal; the id is unknown afterwards. The editor keeps its display.
+// A terminal the user took over is only forgotten (claims.go).
 func (a *Agent) handleTerminalRelease(ctx context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
 	const method = acpsdk.ClientMethodTerminalRelease
 	var req acpsdk.ReleaseTerminalRequest
@@ -285,7 +292,11 @@ func (a *Agent) handleTerminalRelease(ctx context.Context, params json.RawMessag
 		// A concurrent release won.
 		return nil, notFound(fmt.Errorf("unknown terminal %q", req.TerminalId))
 	}
-	t.Release()
+	if !t.ReleaseUnlessClientHeld() {
+		// The user took it over: the agent lets go, the process runs on.
+		a.log.Info("terminal released by the agent keeps running under the user", "session", s.id, "terminal", t.ID())
+		return emptyResult{}, nil
+	}
 	a.ed.TerminalReleased(ctx, s.id, t.ID())
 	return emptyResult{}, nil
 }
@@ -309,6 +320,9 @@ func (a *Agent) watchTerminal(cmd Command, t *termhost.Terminal) {
 			return
 		case <-deadline:
 			deadline = nil
+			if takenOver(t) {
+				continue // the user's now; only the user ends it
+			}
 			a.log.Warn("terminal ran longer than the maximum run time; killing it",
 				"session", cmd.Session, "terminal", t.ID(), "max_run_time", a.opts.MaxRunTime, "argv", cmd.Argv)
 			_ = t.Kill()

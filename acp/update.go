@@ -29,17 +29,21 @@ func (a *Agent) handleSessionUpdate(_ context.Context, params json.RawMessage) (
 		a.log.Warn("dropping malformed session/update", "err", rerr.Message, "params", truncateForLog(params))
 		return nil, rerr
 	}
+	a.claimFromUpdate(n)
 	a.updates.push(n)
 	return nil, nil
 }
 
-// readUpdate queues a session/update notification taken out of the stream.
+// readUpdate queues a session/update notification taken out of the
+// stream. The terminal claims it implies (claims.go) are set here, in
+// stream order: before any later request of the agent is even parsed.
 func (a *Agent) readUpdate(params json.RawMessage) {
 	n, rerr := decodeUpdate(params)
 	if rerr != nil {
 		a.log.Warn("dropping malformed session/update", "err", rerr.Message, "params", truncateForLog(params))
 		return
 	}
+	a.claimFromUpdate(n)
 	a.updates.push(n)
 }
 

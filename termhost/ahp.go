@@ -193,9 +193,17 @@ func (t *Terminal) ahpOSC(p []byte) {
 // publish applies a (not terminal/data) to the state, gives it the next
 // sequence number and wakes whoever waits for it; a change the root
 // listing shows (title, claim, exit) updates the listing.
-func (t *Terminal) publish(act Action) {
+func (t *Terminal) publish(act Action) { t.publishIf(act, nil) }
+
+// publishIf is publish when ok (called with the AHP lock held) allows it;
+// it reports whether it published.
+func (t *Terminal) publishIf(act Action, ok func(*TerminalState) bool) bool {
 	a := &t.ahp
 	a.mu.Lock()
+	if ok != nil && !ok(&a.state) {
+		a.mu.Unlock()
+		return false
+	}
 	a.state.Apply(act)
 	a.seq++
 	if a.subs > 0 {
@@ -220,6 +228,7 @@ func (t *Terminal) publish(act Action) {
 	if listed {
 		t.host.listingChanged()
 	}
+	return true
 }
 
 // wakeLocked wakes the subscribers waiting for an action.
@@ -297,17 +306,55 @@ func (t *Terminal) WatchClaim() (Claim, <-chan struct{}) {
 // user). A claim equal to the current one changes nothing. It fails for
 // a malformed claim and after Release.
 func (t *Terminal) SetClaim(c Claim) error {
+	_, err := t.swapClaim(nil, c)
+	return err
+}
+
+// CompareAndSwapClaim sets the claim to new only if it is old, atomically
+// (so a session cannot take back a terminal the user just took over); it
+// reports whether the claim is new now.
+func (t *Terminal) CompareAndSwapClaim(old, new Claim) (bool, error) {
+	return t.swapClaim(&old, new)
+}
+
+func (t *Terminal) swapClaim(old *Claim, c Claim) (bool, error) {
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("claim terminal %q: %w", t.id, err)
+		return false, fmt.Errorf("claim terminal %q: %w", t.id, err)
 	}
-	if err := t.usable(); err != nil {
-		return err
+	var err error
+	swapped := t.publishIf(ClaimedAction{Terminal: t.ahp.uri, Claim: c}, func(s *TerminalState) bool {
+		switch {
+		case t.Released(): // checked under the AHP lock: see ReleaseUnlessClientHeld
+			err = fmt.Errorf("%w: terminal %q", ErrReleased, t.id)
+		case old != nil && s.Claim != *old, s.Claim == c:
+		default:
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return false, err
 	}
-	if t.Claim() == c {
-		return nil
+	return swapped || t.Claim() == c, nil
+}
+
+// ReleaseUnlessClientHeld releases the terminal (Release) unless a client
+// holds it, i.e. the user took it over: then the process runs on and only
+// its new holder ends it. It reports whether it released. The check and
+// the release are atomic with respect to claim changes.
+func (t *Terminal) ReleaseUnlessClientHeld() bool {
+	a := &t.ahp
+	a.mu.Lock()
+	if a.state.Claim.Kind == "client" {
+		a.mu.Unlock()
+		return false
 	}
-	t.publish(ClaimedAction{Terminal: t.ahp.uri, Claim: c})
-	return nil
+	first := t.markReleased()
+	a.mu.Unlock()
+	if first {
+		t.releaseNow()
+	}
+	return true
 }
 
 // SetTitle renames the terminal (terminal/titleChanged).

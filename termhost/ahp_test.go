@@ -313,3 +313,39 @@ func BenchmarkReadPath(b *testing.B) {
 		term.ahpFeed(chunk)
 	}
 }
+
+// TestClientClaimSurvivesSessionRelease: a session cannot take back a
+// terminal a client took over, nor release it; the client can.
+func TestClientClaimSurvivesSessionRelease(t *testing.T) {
+	h := testHost(t, Options{KillGrace: 200 * time.Millisecond})
+	call := Claim{Kind: "session", Session: "s1", ToolCallID: "c1"}
+	spec := shell(t, "sleep 300")
+	spec.Claim = call
+	term := create(t, h, spec)
+	user := Claim{Kind: "client", ClientID: "nvim"}
+	if ok, err := term.CompareAndSwapClaim(call, user); !ok || err != nil {
+		t.Fatalf("CAS from the current claim: %v %v", ok, err)
+	}
+	if ok, err := term.CompareAndSwapClaim(call, Claim{Kind: "session", Session: "s1"}); ok || err != nil {
+		t.Fatalf("CAS from a stale claim: %v %v", ok, err)
+	}
+	if term.ReleaseUnlessClientHeld() || term.Released() {
+		t.Fatal("a session released a terminal the user holds")
+	}
+	if processGone(term.Pid()) {
+		t.Fatal("the process died")
+	}
+	if l := h.Listing(); len(l) != 1 || l[0].Claim != user {
+		t.Fatalf("listing %+v", l)
+	}
+	if err := term.SetClaim(Claim{Kind: "session", Session: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if !term.ReleaseUnlessClientHeld() || !term.Released() {
+		t.Fatal("a session could not release its own terminal")
+	}
+	eventually(t, "the process to go", func() bool { return processGone(term.Pid()) })
+	if _, err := term.CompareAndSwapClaim(Claim{Kind: "session", Session: "s1"}, user); !errors.Is(err, ErrReleased) {
+		t.Fatalf("CAS after release: %v", err)
+	}
+}

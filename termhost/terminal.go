@@ -256,13 +256,24 @@ func (t *Terminal) Resize(cols, rows uint16) error {
 // fail return ErrReleased. Display keeps working so a view can show the
 // last output. Release returns at once and may be called more than once.
 func (t *Terminal) Release() {
+	if t.markReleased() {
+		t.releaseNow()
+	}
+}
+
+// markReleased sets the released flag; it reports whether this call did.
+func (t *Terminal) markReleased() bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.released {
-		t.mu.Unlock()
-		return
+		return false
 	}
 	t.released = true
-	t.mu.Unlock()
+	return true
+}
+
+// releaseNow does Release's work once the flag is set.
+func (t *Terminal) releaseNow() {
 	t.host.forget(t)
 	t.terminate()
 	go t.cleanup()

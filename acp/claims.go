@@ -1,0 +1,123 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// Claims (the AHP model) say who holds a terminal. A terminal the agent
+// creates starts as {session}; while a tool call embeds it (tool_call or
+// tool_call_update content {type: terminal}) it is {session, toolCallId};
+// when that tool call completes or fails it goes back to {session}, the
+// background. The user can take it over ({client}, set by the editor
+// through termhost): from then on it is the user's. The agent may still
+// read its output, but terminal/kill is refused, terminal/wait_for_exit
+// fails at once (also one already waiting, so the agent moves on),
+// terminal/release and the end of the session only make the agent forget
+// the id: the process keeps running until the user ends it.
+
+// errTakenOver is the cause of a wait cut short by a takeover.
+var errTakenOver = errors.New("taken over by the user")
+
+// takenOver reports whether the user holds t.
+func takenOver(t *termhost.Terminal) bool { return t.Claim().Kind == "client" }
+
+// takenOverError answers an agent's call on a terminal the user holds.
+func takenOverError(id, what string) *acpsdk.RequestError {
+	return internalError(fmt.Errorf("terminal %q was taken over by the user: it keeps running under the user and the agent can no longer %s it", id, what))
+}
+
+// claimFromUpdate follows the tool calls that embed this session's
+// terminals: {session, toolCallId} while the call runs, {session} once it
+// completed or failed. It never takes a terminal back from the user.
+func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
+	var (
+		call    string
+		content []acpsdk.ToolCallContent
+		status  acpsdk.ToolCallStatus
+	)
+	switch u := n.Update; {
+	case u.ToolCall != nil:
+		call, content, status = string(u.ToolCall.ToolCallId), u.ToolCall.Content, u.ToolCall.Status
+	case u.ToolCallUpdate != nil:
+		call, content = string(u.ToolCallUpdate.ToolCallId), u.ToolCallUpdate.Content
+		if u.ToolCallUpdate.Status != nil {
+			status = *u.ToolCallUpdate.Status
+		}
+	default:
+		return
+	}
+	a.mu.Lock()
+	s := a.sessions[string(n.SessionId)]
+	a.mu.Unlock()
+	if s == nil || call == "" {
+		return
+	}
+	ended := status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed
+	inCall := termhost.Claim{Kind: "session", Session: s.id, ToolCallID: call}
+	background := termhost.Claim{Kind: "session", Session: s.id}
+	for _, c := range content {
+		if c.Terminal == nil {
+			continue
+		}
+		if t, ok := s.Terminal(c.Terminal.TerminalId); ok {
+			want := inCall
+			if ended {
+				want = background
+			}
+			a.claimForSession(t, want)
+		}
+	}
+	if ended {
+		for _, t := range s.Terminals() {
+			if t.Claim() == inCall {
+				a.claimForSession(t, background)
+			}
+		}
+	}
+}
+
+// claimForSession sets a session claim on t unless the user holds it.
+func (a *Agent) claimForSession(t *termhost.Terminal, want termhost.Claim) {
+	for range 3 { // the claim may change between reading and swapping it
+		cur := t.Claim()
+		if cur.Kind == "client" || cur == want {
+			return
+		}
+		ok, err := t.CompareAndSwapClaim(cur, want)
+		if err != nil || ok {
+			return
+		}
+	}
+}
+
+// waitUnlessTakenOver waits for t's exit like Terminal.Wait, but returns
+// errTakenOver as soon as the user takes the terminal over.
+func waitUnlessTakenOver(ctx context.Context, t *termhost.Terminal) (termhost.ExitStatus, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		for {
+			claim, changed := t.WatchClaim()
+			if claim.Kind == "client" {
+				cancel(errTakenOver)
+				return
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	st, err := t.Wait(ctx)
+	if err != nil && errors.Is(context.Cause(ctx), errTakenOver) {
+		return st, errTakenOver
+	}
+	return st, err
+}

@@ -1,0 +1,121 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// The claim follows the tool call that embeds the terminal: the session's
+// tool call while it runs, the session's background once it completed.
+func TestClaimFollowsToolCall(t *testing.T) {
+	r := newRecorder()
+	host := newHost(t)
+	subs := make(chan *termhost.Subscription, 1)
+	r.fakeEditor.terminalCreated = func(_ context.Context, _, tid string) {
+		term, err := host.Get(tid)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, sub := term.Subscribe() // before the agent has the id
+		subs <- sub
+	}
+	a, _ := start(t, selfAgent(t, "probe"), r, Options{Host: host})
+	s := newSession(t, a)
+	toolCall := func(kind, status string) probeStep {
+		return rawReq("session/update", `{"sessionId":"$SESSION","update":{"sessionUpdate":"`+kind+`","toolCallId":"c1","title":"sleep",
+			"status":"`+status+`","content":[{"type":"terminal","terminalId":"$T0"}]}}`)
+	}
+	probe(t, s, r,
+		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"sleep 30"}`),
+		toolCall("tool_call", "in_progress"),
+		toolCall("tool_call_update", "completed"),
+		rawReq("terminal/release", `{"sessionId":"$SESSION","terminalId":"$T0"}`))
+	sub := next(t, subs, "the subscription")
+	defer sub.Close()
+	var claims []termhost.Claim
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	for {
+		acts, resync, err := sub.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || resync != nil {
+			t.Fatalf("Next: %v (resync %v); claims so far %+v", err, resync != nil, claims)
+		}
+		for _, sa := range acts {
+			if c, ok := sa.Action.(termhost.ClaimedAction); ok {
+				claims = append(claims, c.Claim)
+			}
+		}
+	}
+	want := []termhost.Claim{
+		{Kind: "session", Session: s.ID(), ToolCallID: "c1"},
+		{Kind: "session", Session: s.ID()},
+	}
+	if !reflect.DeepEqual(claims, want) {
+		t.Fatalf("claims %+v, want %+v", claims, want)
+	}
+}
+
+// A terminal the user takes over is the user's: the agent's wait ends at
+// once with an error saying so, its kill is refused, its release only
+// forgets the id; the process runs on until the user kills it.
+func TestTakeoverSurvivesRelease(t *testing.T) {
+	r := newRecorder()
+	host := newHost(t)
+	a, _ := start(t, selfAgent(t, "demo"), r, Options{Host: host})
+	s := newSession(t, a)
+	done := promptAsync(s, "sleep 300")
+	created := next(t, r.created, "TerminalCreated")
+	term, err := host.Get(created[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for term.Claim().ToolCallID == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("claim %+v never named the tool call", term.Claim())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := term.SetClaim(termhost.Claim{Kind: "client", ClientID: "nvim"}); err != nil {
+		t.Fatal(err)
+	}
+	res := next(t, done, "the turn after the takeover")
+	if res.err == nil || !strings.Contains(res.err.Error(), "taken over by the user") {
+		t.Fatalf("prompt = %q, %v; want the wait's takeover error", res.stop, res.err)
+	}
+	if _, ok := s.Terminal(term.ID()); ok {
+		t.Error("the session still knows the terminal after releasing it")
+	}
+	select {
+	case rel := <-r.released:
+		t.Errorf("editor told of a release %v of a terminal the user holds", rel)
+	default:
+	}
+	if term.Released() || syscall.Kill(term.Pid(), 0) != nil {
+		t.Fatal("the process did not survive the agent's release")
+	}
+	if term.Claim().Kind != "client" {
+		t.Fatalf("claim %+v after the tool call ended", term.Claim())
+	}
+	if err := term.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-term.Done():
+	case <-time.After(waitTimeout):
+		t.Fatal("the user's kill did not end it")
+	}
+	term.Release()
+}
