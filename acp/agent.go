@@ -121,6 +121,7 @@ type Agent struct {
 	stdout    *os.File
 	stderr    *os.File
 	conn      *acpsdk.Connection
+	splice    *spliceWriter // stdin as the connection writes it (bigtext.go)
 	table     map[string]methodFunc
 	updates   *updateQueue
 	tail      *lineTail
@@ -201,7 +202,11 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 	}
 	filter := newUpdateFilter(a.stdout, a.readUpdate)
 	filter.onNonJSON = a.nonJSONLine
-	a.conn = acpsdk.NewConnection(a.handle, a.stdin, filter)
+	a.splice = newSpliceWriter(a.stdin)
+	a.splice.observe = func(n int, took, writing time.Duration) {
+		a.log.Debug("terminal/output answered", "bytes", n, "took", took, "writing", writing)
+	}
+	a.conn = acpsdk.NewConnection(a.handle, a.splice, filter)
 	// The SDK logs lines that are not JSON-RPC here and keeps reading.
 	a.conn.SetLogger(a.log.With("component", "acp-connection"))
 	go a.updates.run(a.deliverUpdate)

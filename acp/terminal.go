@@ -38,7 +38,7 @@ type exitStatusJSON struct {
 // terminalOutputResponse is terminal/output's result; exitStatus appears
 // only after the command has exited.
 type terminalOutputResponse struct {
-	Output     string          `json:"output"`
+	Output     jsonText        `json:"output"` // spliced when big (bigtext.go)
 	Truncated  bool            `json:"truncated"`
 	ExitStatus *exitStatusJSON `json:"exitStatus,omitempty"`
 }
@@ -208,6 +208,7 @@ func (a *Agent) terminal(ctx context.Context, method string, sid acpsdk.SessionI
 // status once the command has exited and its output is read to the end.
 func (a *Agent) handleTerminalOutput(ctx context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
 	const method = acpsdk.ClientMethodTerminalOutput
+	began := time.Now()
 	var req acpsdk.TerminalOutputRequest
 	if rerr := decodeParams(method, params, &req); rerr != nil {
 		return nil, rerr
@@ -217,7 +218,7 @@ func (a *Agent) handleTerminalOutput(ctx context.Context, params json.RawMessage
 		return nil, rerr
 	}
 	out := t.Output()
-	resp := terminalOutputResponse{Output: out.Text, Truncated: out.Truncated}
+	resp := terminalOutputResponse{Output: a.splice.bigText(out.Text, began), Truncated: out.Truncated}
 	if out.Exit != nil {
 		st := toExitJSON(*out.Exit)
 		resp.ExitStatus = &st

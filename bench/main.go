@@ -9,20 +9,43 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
 func main() {
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale" or "outputlat"`)
 	flag.Parse()
-	if err := run(*lines, *flood); err != nil {
+	var err error
+	switch *only {
+	case "":
+		err = run(*lines, *flood)
+	case "display":
+		err = runDisplay(*lines, *flood)
+	case "scale":
+		err = runScale()
+	case "outputlat":
+		err = printOutputLatency(strings.Repeat("0123456789", 7))
+	default:
+		err = fmt.Errorf("-only %q: want display, scale or outputlat", *only)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(lines int, flood time.Duration) error {
+	if err := runDisplay(lines, flood); err != nil {
+		return err
+	}
+	return runScale()
+}
+
+// runDisplay measures (a), (b) and (c) on the same output and prints the ratios.
+func runDisplay(lines int, flood time.Duration) error {
 	dir, err := os.MkdirTemp("", "agentrun-bench")
 	if err != nil {
 		return err
