@@ -276,3 +276,55 @@ func TestCommandIgnoringSIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// TestBackendKilled: the backend itself dies (SIGKILL: no cleanup runs).
+// Neovim says so and how to go on; the agents see their stdin close and
+// exit; the terminals' ptys hang up, which ends their commands — except
+// one that ignores SIGHUP (the README's limits); :AgentRun starts a new
+// backend that works.
+func TestBackendKilled(t *testing.T) {
+	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({ agents = { other = { cmd = { %q, "demo-agent" } } } })`, binary))
+	e.startSession()
+	e.cmd("AgentPrompt sleep 3151 & sleep 3152")
+	e.waitTerminal("sleep 3151 & sleep 3152", 10*time.Second)
+	e.cmd("AgentRun other")
+	e.waitFor("the second session", 10*time.Second, func() (bool, string) {
+		var ready bool
+		e.lua(`local s = require("agentrun.state").session(); return s.agent == "other" and s.id ~= nil`, &ready)
+		return ready, e.chat()
+	})
+	stubborn := "trap '' HUP; sleep 3153"
+	e.cmd("AgentPrompt " + stubborn)
+	e.waitTerminal(stubborn, 10*time.Second)
+	var normal, survivors []proc
+	for _, p := range e.underBackend("demo-agent", "sleep 3151", "sleep 3152", "sleep 3153") {
+		if p.cmdline == "sleep 3153" || strings.HasSuffix(p.cmdline, stubborn) {
+			survivors = append(survivors, p)
+		} else {
+			normal = append(normal, p)
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range survivors {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	})
+	if err := syscall.Kill(e.backendPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	want := "(agentrun) the backend exited (code 137): its sessions ended and its terminals were closed. :AgentRun starts it again (details in " + e.logPath() + ")"
+	if n := e.waitNote(want, 10*time.Second); n.Level != levelError {
+		t.Errorf("notification %+v", n)
+	}
+	e.waitChat("(agentrun) the backend stopped; this session ended", 5*time.Second)
+	waitNoLeftovers(t, "the agents and the commands that take SIGHUP", normal, 10*time.Second)
+	if len(survivors) != 2 {
+		t.Fatalf("stubborn processes %v", survivors)
+	}
+	for _, p := range survivors {
+		if !p.running() {
+			t.Errorf("%v did not survive the hangup; update the README's limits", p)
+		}
+	}
+	e.newSessionWorks("after-backend-crash")
+}

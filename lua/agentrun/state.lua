@@ -37,10 +37,30 @@ function M.session_by_id(id)
   end
 end
 
+local retired = 0
+
+-- retire moves a terminal of a backend that exited out of the way of a new
+-- one with the same id (ids start again with each backend). It stays
+-- listed, with its buffer, as "<id>~<n>".
+local function retire(old)
+  retired = retired + 1
+  local id = old.id .. "~" .. retired
+  M.terminals[old.id] = nil
+  M.terminals[id] = old
+  for i, x in ipairs(M.terminal_order) do
+    if x == old.id then
+      M.terminal_order[i] = id
+    end
+  end
+  old.id = id
+end
+
 -- add_terminal registers a terminal (or returns the known one).
 function M.add_terminal(t)
   local known = M.terminals[t.id]
-  if known then
+  if known and known.stale then
+    retire(known)
+  elseif known then
     return known
   end
   t.state = t.state or "running"
@@ -71,6 +91,7 @@ function M.backend_exited()
     end
   end
   for _, t in pairs(M.terminals) do
+    t.stale = true
     if not t.display_only and t.state ~= "released" then
       t.state = "released"
     end
