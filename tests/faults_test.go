@@ -67,6 +67,17 @@ func agentProcs(procs []proc) []proc {
 	return out
 }
 
+// onlyBackendLeft waits until Neovim's only descendant is the backend: no
+// agent, no terminal command, nothing they forked.
+func (e *editor) onlyBackendLeft(what string) {
+	e.t.Helper()
+	nvimPid, backend := e.nvimPid(), e.backendPid()
+	e.waitFor(what+": nothing but the backend under Neovim", 10*time.Second, func() (bool, string) {
+		d := descendants(nvimPid)
+		return len(d) == 1 && d[0].pid == backend, fmt.Sprint(d)
+	})
+}
+
 // newSessionWorks shows that :AgentRun after the fault starts a working
 // session: a command runs in it to its end.
 func (e *editor) newSessionWorks(marker string) {
@@ -105,6 +116,7 @@ func TestAgentCrashMidTurn(t *testing.T) {
 			t.Errorf("header %q", h)
 		}
 		waitNoLeftovers(t, "the crashed agent", agent, 10*time.Second)
+		e.onlyBackendLeft("after the crash")
 		e.newSessionWorks("after-crash")
 	})
 	t.Run("killed with a terminal running", func(t *testing.T) {
@@ -123,6 +135,7 @@ func TestAgentCrashMidTurn(t *testing.T) {
 		e.waitNote(want, 5*time.Second)
 		e.waitBuf(term.Bufnr, 10*time.Second, "[released]")
 		waitNoLeftovers(t, "the killed agent and its terminal", procs, 10*time.Second)
+		e.onlyBackendLeft("after the kill")
 		e.newSessionWorks("after-kill")
 	})
 }
@@ -153,6 +166,7 @@ func TestAgentHangs(t *testing.T) {
 		t.Errorf("header %q", h)
 	}
 	waitNoLeftovers(t, "the hung agent", agent, 10*time.Second)
+	e.onlyBackendLeft("after :AgentStop")
 	e.newSessionWorks("after-hang")
 }
 
