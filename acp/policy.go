@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -99,12 +100,52 @@ func within(root, p string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
 }
 
-// approve asks the Approve hook, if any, whether cmd may run.
-func (a *Agent) approve(ctx context.Context, cmd Command) *acpsdk.RequestError {
+// approve asks the Approve hook, if any, whether cmd may run. Like a
+// permission request, a pending approval belongs to the session's turn:
+// cancelling the turn (or ending the session) refuses it at once, and a
+// command asked for after the cancel is refused without asking.
+func (a *Agent) approve(ctx context.Context, s *Session, cmd Command) *acpsdk.RequestError {
 	if a.opts.Approve == nil {
 		return nil
 	}
-	ok, err := a.opts.Approve(ctx, cmd)
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	if s.cancelled || s.ended {
+		s.mu.Unlock()
+		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
+		return internalError(fmt.Errorf("the user cancelled the turn; the command %q was not run", cmd.Line))
+	}
+	id := s.nextPerm
+	s.nextPerm++
+	s.perms[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.perms, id)
+		s.mu.Unlock()
+	}()
+	type answer struct {
+		ok  bool
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		ok, err := a.opts.Approve(actx, cmd)
+		ch <- answer{ok, err}
+	}()
+	var ok bool
+	var err error
+	select {
+	case ans := <-ch:
+		ok, err = ans.ok, ans.err
+	case <-actx.Done():
+		err = context.Cause(actx)
+	}
+	if errors.Is(context.Cause(actx), errTurnCancelled) {
+		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
+		return internalError(fmt.Errorf("the user cancelled the turn; the command %q was not run", cmd.Line))
+	}
 	if err != nil {
 		return internalError(fmt.Errorf("approving %q: %w", cmd.Line, err))
 	}

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -188,5 +190,56 @@ func TestSetsidChildEscapesRelease(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // past the grace: nothing more is coming for it
 	if !alive(escaped) {
 		t.Fatalf("the setsid child %d was killed; update the README's limits", escaped)
+	}
+}
+
+// Cancelling the turn refuses a pending command approval at once, and any
+// command asked for later in that turn without asking; the next turn asks
+// again.
+func TestCancelRefusesPendingApproval(t *testing.T) {
+	r := newRecorder()
+	asked := make(chan Command, 10)
+	opts := Options{Approve: func(ctx context.Context, c Command) (bool, error) {
+		asked <- c
+		if c.Line == "echo next turn" {
+			return true, nil
+		}
+		<-ctx.Done() // the user never answers
+		return false, ctx.Err()
+	}}
+	a, _ := start(t, selfAgent(t, "probe"), r, opts)
+	s := newSession(t, a)
+	script := `[{"method":"terminal/create","params":{"sessionId":"$SESSION","command":"echo first"}},` +
+		`{"method":"terminal/create","params":{"sessionId":"$SESSION","command":"echo second"}}]`
+	done := promptAsync(s, script)
+	if c := next(t, asked, "the approval"); c.Line != "echo first" {
+		t.Fatalf("asked about %q", c.Line)
+	}
+	if err := s.Cancel(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res := next(t, done, "the prompt"); res.err != nil {
+		t.Fatalf("prompt: %v", res.err)
+	}
+	msgs := r.messages(s.ID())
+	var results []probeResult
+	if err := json.Unmarshal([]byte(msgs[len(msgs)-1]), &results); err != nil || len(results) != 2 {
+		t.Fatalf("probe results %q: %v", msgs[len(msgs)-1], err)
+	}
+	for i, line := range []string{"echo first", "echo second"} {
+		want := fmt.Sprintf("the user cancelled the turn; the command %q was not run", line)
+		if e := results[i].Error; e == nil || e.Message != want {
+			t.Errorf("create %q: %+v %s, want error %q", line, e, results[i].Result, want)
+		}
+	}
+	select {
+	case c := <-asked:
+		t.Errorf("asked about %q after the cancel", c.Line)
+	default:
+	}
+	res := probe(t, s, r, rawReq("terminal/create", `{"sessionId":"$SESSION","command":"echo next turn"}`))
+	terminalID(t, res[0])
+	if c := next(t, asked, "the next turn's approval"); c.Line != "echo next turn" {
+		t.Errorf("asked about %q", c.Line)
 	}
 }

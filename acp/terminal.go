@@ -121,7 +121,7 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		spec.ByteLimit = termhost.ZeroByteLimit // 0 would mean the default cap
 	}
 	cmd := commandOf(s.id, spec)
-	if rerr := a.approve(ctx, cmd); rerr != nil {
+	if rerr := a.approve(ctx, s, cmd); rerr != nil {
 		return nil, rerr
 	}
 	t, err := a.opts.Host.Create(ctx, spec)

@@ -239,3 +239,26 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 		t.Errorf("allowed_cwd sent as %q", roots)
 	}
 }
+
+// TestCancelWhileAskingToRun: :AgentCancel while the approval picker is
+// up refuses the command; a late answer from the picker changes nothing.
+func TestCancelWhileAskingToRun(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "always" } })`)
+	e.lua(`vim.ui.select = function(items, opts, cb) _G.late = cb end`, nil)
+	e.startSession()
+	e.cmd("AgentPrompt echo never")
+	e.waitFor("the picker", 10*time.Second, func() (bool, string) {
+		var up bool
+		e.lua(`return _G.late ~= nil`, &up)
+		return up, e.chat()
+	})
+	e.cmd("AgentCancel")
+	e.waitChat("Could not run `echo never`: the user cancelled the turn; the command \"echo never\" was not run", 10*time.Second)
+	e.idle(5 * time.Second)
+	e.lua(`_G.late("Run it", 1)`, nil)
+	if ts := e.terminals(); len(ts) != 0 {
+		t.Errorf("terminals %+v, want none", ts)
+	}
+	e.cmd("AgentPrompt !help")
+	e.waitChat("Prompts: a shell command line", 10*time.Second)
+}
