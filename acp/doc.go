@@ -65,7 +65,8 @@
 // # Policy
 //
 // Options carries the user's limits (policy.go): allowed cwd roots (by
-// default the session cwd and below), an approval hook, a maximum run time,
-// an output cap; every command start, refusal and exit is written to the
-// log as an "audit: terminal command" line.
+// default the session cwd and below), an approval hook (a pending approval
+// belongs to the turn, like a permission request: cancel refuses it), a
+// maximum run time, an output cap; every command start, refusal and exit
+// is written to the log as an "audit: terminal command" line.
 package acp
