@@ -78,7 +78,9 @@ type Options struct {
 	// KillGrace is how long Kill waits after SIGTERM before SIGKILL
 	// (default 3s).
 	KillGrace time.Duration
-	// DisplayBytes bounds the raw byte log kept for the display (default 4 MiB).
+	// DisplayBytes bounds the raw byte log kept for the display (default
+	// 1 MiB: 10000 lines of scrollback at about 100 bytes a line; a
+	// display needs no more than its scrollback can show).
 	DisplayBytes int
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)

@@ -67,7 +67,7 @@
 // was dropped. Committed lines and the current line live in one buffer;
 // appending at the end of a line (almost all output) is a bulk copy, and
 // the committed text is cut back to the limit when it reaches the limit
-// plus max(limit, 64 KiB), so memory stays a small multiple of the limit.
+// plus max(limit/2, 64 KiB), so memory stays about 1.5× the limit.
 // The current line is bounded too (limit + 4 KiB, trimmed lazily while it
 // only grows); the exact guarantee is on Store.
 //

@@ -16,7 +16,7 @@ import (
 const (
 	DefaultByteLimit    = 16 << 20
 	DefaultKillGrace    = 3 * time.Second
-	DefaultDisplayBytes = 4 << 20
+	DefaultDisplayBytes = 1 << 20
 )
 
 // terminalSetup holds hooks that run for every new terminal after it is

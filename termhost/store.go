@@ -8,8 +8,11 @@ import (
 
 // Store tuning. lineSlack lets a line exceed the byte limit by this much
 // before its head is dropped, so "\r" redraws of ordinary lines render
-// exactly even with a tiny limit. compactSlack is how far the committed
-// text may grow past the limit before it is cut back (amortising the copy).
+// exactly even with a tiny limit. The committed text may grow past the
+// limit by half the limit (at least compactSlack) before it is cut back:
+// each cut copies the limit's worth of text once per half a limit
+// appended (two bytes moved per byte printed, cheap next to rendering),
+// and a Store holds about 1.5× its limit rather than 2×.
 const (
 	lineSlack    = 4 << 10
 	compactSlack = 64 << 10
@@ -33,7 +36,7 @@ const (
 // The limit: Snapshot returns the last at most limit bytes of the rendered
 // text, starting at a character boundary, and reports truncated once
 // anything was dropped. Memory is bounded: committed lines are cut back to
-// the limit whenever they pass limit+max(limit, 64 KiB) bytes, and the
+// the limit whenever they pass limit+max(limit/2, 64 KiB) bytes, and the
 // current line keeps at most lineCap = limit+4 KiB bytes (it is trimmed to
 // its last lineCap bytes before any cursor move or erase, and lazily at
 // 2×lineCap while text is only being appended). The guarantee: Snapshot
@@ -81,7 +84,7 @@ func NewStore(limit int) *Store {
 	s := &Store{
 		limit:     limit,
 		lineCap:   limit + lineSlack,
-		compactAt: limit + max(limit, compactSlack),
+		compactAt: limit + max(limit/2, compactSlack),
 	}
 	s.scan.h = (*storeHandler)(s)
 	return s
@@ -322,9 +325,11 @@ func (s *Store) sanitize(p []byte) []byte {
 func (s *Store) put(p []byte) {
 	if s.cur == len(s.buf) {
 		if s.gap > 0 {
+			s.grow(s.gap)
 			s.buf = append(s.buf, blanks(s.gap)...)
 			s.gap = 0
 		}
+		s.grow(len(p))
 		s.buf = append(s.buf, p...)
 		s.cur = len(s.buf)
 		if len(s.buf)-s.lineStart >= 2*s.lineCap {
@@ -367,12 +372,29 @@ func (s *Store) trimLine() {
 
 // commitLine ends the current line.
 func (s *Store) commitLine() {
+	s.grow(1)
 	s.buf = append(s.buf, '\n')
 	s.lineStart = len(s.buf)
 	s.cur, s.gap = s.lineStart, 0
 	if s.lineStart >= s.compactAt {
 		s.compact()
 	}
+}
+
+// grow makes room for n more bytes. The buffer doubles, as append would,
+// but not past what the Store holds before a compaction (plus a little
+// for the current line), so its capacity stays near compactAt instead of
+// overshooting it by append's growth factor; only a long current line
+// grows it further.
+func (s *Store) grow(n int) {
+	need := len(s.buf) + n
+	if need <= cap(s.buf) {
+		return
+	}
+	c := max(need, min(2*cap(s.buf), s.compactAt+compactSlack), 4096)
+	nb := make([]byte, len(s.buf), c)
+	copy(nb, s.buf)
+	s.buf = nb
 }
 
 // compact cuts the committed text back to its last limit bytes.
@@ -387,7 +409,7 @@ func (s *Store) compact() {
 	s.lineStart -= from
 	s.cur -= from
 	s.dropped = true
-	if cap(s.buf) > 4*max(s.compactAt, 4096) {
+	if cap(s.buf) > 2*max(s.compactAt+compactSlack, 4096) {
 		// A huge line once grew the buffer; give the memory back.
 		s.buf = append([]byte(nil), s.buf...)
 	}
