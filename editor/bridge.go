@@ -108,6 +108,22 @@ type setupArgs struct {
 	KillGraceMS int    `msgpack:"kill_grace_ms"`
 	ByteLimit   int    `msgpack:"byte_limit"`
 	NvimVersion string `msgpack:"nvim_version"`
+	// Scrollback is the terminal buffers' 'scrollback' (lines); the raw
+	// log kept for each display is sized from it.
+	Scrollback int `msgpack:"scrollback"`
+}
+
+// displayBytesPerLine sizes the displays' raw logs: a generous average
+// line (colours included), so a log holds what 'scrollback' can show.
+const displayBytesPerLine = 100
+
+// displayBytes is the raw log size for a 'scrollback' of lines (0: the
+// host's default, 1 MiB), within 64 KiB..16 MiB.
+func displayBytes(scrollback int) int {
+	if scrollback <= 0 {
+		return 0
+	}
+	return min(max(scrollback*displayBytesPerLine, 64<<10), 16<<20)
 }
 
 // handleSetup configures the terminal host from the user's options.
@@ -125,12 +141,13 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	}
 	b.hostOpts = termhost.Options{
 		DefaultByteLimit: args.ByteLimit,
+		DisplayBytes:     displayBytes(args.Scrollback),
 		KillGrace:        time.Duration(args.KillGraceMS) * time.Millisecond,
 		Logf: func(format string, a ...any) {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
 	}
-	b.log.Info("setup", "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit)
+	b.log.Info("setup", "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
 	return map[string]any{"version": b.version}, nil
 }
 

@@ -234,3 +234,18 @@ func TestAdaptChunk(t *testing.T) {
 		}
 	}
 }
+
+func TestDisplayBytes(t *testing.T) {
+	tests := []struct{ scrollback, want int }{
+		{0, 0},              // not given: the host's default
+		{10000, 1000000},    // the default scrollback: ~1 MiB
+		{1, 64 << 10},       // floor
+		{100000, 10000000},  // the largest 'scrollback'
+		{1 << 30, 16 << 20}, // cap
+	}
+	for _, tc := range tests {
+		if got := displayBytes(tc.scrollback); got != tc.want {
+			t.Errorf("displayBytes(%d) = %d, want %d", tc.scrollback, got, tc.want)
+		}
+	}
+}

@@ -132,6 +132,7 @@ function M.ensure()
   local sok, err = pcall(vim.rpcrequest, chan, "setup", {
     kill_grace_ms = cfg.terminal.kill_grace_ms,
     byte_limit = cfg.terminal.byte_limit,
+    scrollback = cfg.terminal.scrollback,
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
   })
   if not sok then
