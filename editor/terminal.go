@@ -201,7 +201,13 @@ func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
 	running := tm.state == "running" && tm.exit == nil
 	tm.mu.Unlock()
 	if t == nil {
-		return fmt.Errorf("attach: terminal %q was released and its output is no longer kept", id)
+		// Released before any buffer showed it, and beyond the newest
+		// keepReleased: nothing to show, which is no error. The buffer
+		// says so (after this request returns: Lua is waiting on it).
+		go func() {
+			_ = b.v.Request("nvim_chan_send", nil, ch, []byte("[released before it was shown; its output is no longer kept]"))
+		}()
+		return nil
 	}
 	if old != nil {
 		old.stop()

@@ -74,6 +74,12 @@ local function on_exit(job, code)
     return -- an older backend; the current one is fine
   end
   chan = nil
+  if vim.v.exiting ~= vim.NIL then
+    -- Neovim is quitting (v:exiting is set from VimLeavePre on): nobody
+    -- is left to tell, and buffers may no longer take changes.
+    stopping = false
+    return
+  end
   if not stopping then
     local tail = table.concat(stderr_tail, "\n")
     vim.notify(
