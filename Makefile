@@ -33,11 +33,14 @@ bench: build
 soak: build
 	AGENTRUN_SOAK=1 $(GO) test -count=1 -timeout 10m -run Soak -v ./...
 
+# fuzz runs every fuzz target for FUZZTIME each (the seeds also run in make test).
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStore -fuzztime $(FUZZTIME) ./termhost/
 	$(GO) test -run '^$$' -fuzz FuzzScanner -fuzztime $(FUZZTIME) ./termhost/
+	$(GO) test -run '^$$' -fuzz FuzzOSCFilter -fuzztime $(FUZZTIME) ./termhost/
 	$(GO) test -run '^$$' -fuzz FuzzClientRequest -fuzztime $(FUZZTIME) ./acp/
+	$(GO) test -run '^$$' -fuzz FuzzUpdateFilter -fuzztime $(FUZZTIME) ./acp/
 
 clean:
 	rm -rf bin
