@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // The AHP wiring of a terminal (see doc.go, "AHP state and actions"): the
@@ -38,11 +37,12 @@ type ahpTerminal struct {
 	out     func([]byte) // the read loop's callbacks, made once
 	osc     func([]byte)
 
-	mu        sync.Mutex
-	state     TerminalState
-	limits    ContentLimits
-	textBytes int    // length of all content parts' text
-	seq       uint64 // of the last action applied
+	mu     sync.Mutex
+	state  TerminalState // the parts' text lives in text (ahp_content.go)
+	text   contentRing
+	starts []int64 // where each part's text starts in the stream
+	limits ContentLimits
+	seq    uint64 // of the last action applied
 	log       actionLog
 	subs      int           // open subscriptions; the log is kept only while > 0
 	changed   chan struct{} // closed at the next action; nil until someone waits
@@ -57,6 +57,10 @@ func (t *Terminal) initAHP(nonce string) {
 	a.si = NewShellIntegration(a.uri, nonce)
 	a.out = t.ahpData
 	a.osc = t.ahpOSC
+	a.text.size = a.limits.MaxBytes
+	if a.text.size <= 0 {
+		a.text.size = DefaultContentBytes
+	}
 	a.state = TerminalState{
 		Title:   t.spec.Title,
 		Cwd:     FileURI(t.spec.Dir),
@@ -127,48 +131,22 @@ func incompleteTail(b []byte) int {
 	return 0
 }
 
-// ahpApplyData applies terminal/data. It costs one copy of b into the
-// tail part (appendText) and nothing else while no one subscribes: the
-// action a subscriber reads shares the part's bytes, which are never
-// written again (state_text.go).
+// ahpApplyData applies terminal/data. While no one subscribes it costs
+// one copy of b into the content ring and no allocation; a subscriber's
+// action gets its own copy.
 func (t *Terminal) ahpApplyData(b []byte) {
 	if len(b) == 0 {
 		return
 	}
 	a := &t.ahp
 	a.mu.Lock()
-	// The reducer's terminal/data, without boxing an action per read;
-	// appendText copies b, so the unsafe view never outlives this call.
-	a.state.appendData(unsafe.String(&b[0], len(b)))
+	a.dataLocked(b)
 	a.seq++
 	if a.subs > 0 {
-		text := a.state.Content[len(a.state.Content)-1].Text()
-		a.log.add(SeqAction{Seq: a.seq, Action: DataAction{Terminal: a.uri, Data: text[len(text)-len(b):]}})
+		a.log.add(SeqAction{Seq: a.seq, Action: DataAction{Terminal: a.uri, Data: string(b)}})
 	}
-	a.textBytes += len(b)
-	a.trimLocked()
 	a.wakeLocked()
 	a.mu.Unlock()
-}
-
-// trimLocked bounds the content (Trim) once it passes the limits, down to
-// 3/4 of them so that it does not run again on the next read.
-func (a *ahpTerminal) trimLocked() {
-	maxBytes, maxParts := a.limits.MaxBytes, a.limits.MaxParts
-	if maxBytes <= 0 {
-		maxBytes = DefaultContentBytes
-	}
-	if maxParts <= 0 {
-		maxParts = DefaultContentParts
-	}
-	if a.textBytes <= maxBytes && len(a.state.Content) <= maxParts {
-		return
-	}
-	a.state.Trim(ContentLimits{MaxBytes: maxBytes - maxBytes/4, MaxParts: max(1, maxParts-maxParts/4)})
-	a.textBytes = 0
-	for _, p := range a.state.Content {
-		a.textBytes += len(p.Text())
-	}
 }
 
 // ahpOSC receives every OSC payload in stream order, after everything
@@ -204,13 +182,15 @@ func (t *Terminal) publishIf(act Action, ok func(*TerminalState) bool) bool {
 		a.mu.Unlock()
 		return false
 	}
-	a.state.Apply(act)
+	if d, ok := act.(DataAction); ok {
+		a.dataLocked([]byte(d.Data))
+	} else {
+		a.state.Apply(act)
+		a.syncPartsLocked()
+	}
 	a.seq++
 	if a.subs > 0 {
 		a.log.add(SeqAction{Seq: a.seq, Action: act})
-	}
-	if _, ok := act.(ClearedAction); ok {
-		a.textBytes = 0
 	}
 	listed := false
 	switch act.(type) {
@@ -256,31 +236,21 @@ func (t *Terminal) URI() string { return t.ahp.uri }
 // State returns a copy of the terminal's AHP state: title, cwd, size,
 // claim, exit, content parts (the newest output, bounded) and whether
 // the shell reports command boundaries. It keeps answering after Release.
-func (t *Terminal) State() TerminalState { return t.StateTail(0) }
-
-// StateTail is State with only the newest n content parts (all when
-// n <= 0), for callers that want the metadata and recent commands
-// without copying the whole content list.
-func (t *Terminal) StateTail(n int) TerminalState {
+func (t *Terminal) State() TerminalState {
 	a := &t.ahp
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.snapshotLocked(n)
+	return a.snapshotLocked(0, true)
 }
 
-// snapshotLocked copies the state so that it shares no mutable memory
-// with ours: text buffers are not shared either, so the copy may be
-// reduced further on another goroutine.
-func (a *ahpTerminal) snapshotLocked(n int) TerminalState {
-	s := a.state
-	if n > 0 && len(s.Content) > n {
-		s.Content = s.Content[len(s.Content)-n:]
-	}
-	c := s.Clone()
-	for i := range c.Content {
-		c.Content[i].buf = nil
-	}
-	return c
+// StateSummary is State without the parts' text and with only the newest
+// n parts (all when n <= 0): the metadata and the recent commands' lines
+// and exit codes, without copying output.
+func (t *Terminal) StateSummary(n int) TerminalState {
+	a := &t.ahp
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.snapshotLocked(n, false)
 }
 
 // Claim returns who holds the terminal.
@@ -372,14 +342,8 @@ func (t *Terminal) LastLine() string {
 	const tail = 4 << 10
 	a := &t.ahp
 	a.mu.Lock()
-	var text string
-	for i := len(a.state.Content) - 1; i >= 0 && len(text) < tail; i-- {
-		text = a.state.Content[i].Text() + text
-	}
+	text := a.tailText(tail)
 	a.mu.Unlock()
-	if len(text) > tail {
-		text = text[len(text)-tail:]
-	}
 	st := NewStore(tail)
 	st.Append([]byte(text))
 	st.Flush()
@@ -465,7 +429,7 @@ func (t *Terminal) Subscribe() (TerminalState, *Subscription) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.subs++
-	return a.snapshotLocked(0), &Subscription{t: t, next: a.seq + 1}
+	return a.snapshotLocked(0, true), &Subscription{t: t, next: a.seq + 1}
 }
 
 // Next returns the actions applied since the last call (or since the
@@ -486,7 +450,7 @@ func (s *Subscription) Next(ctx context.Context) (acts []SeqAction, resync *Term
 		if s.next <= a.seq {
 			first := a.log.first()
 			if first == 0 || s.next < first {
-				st := a.snapshotLocked(0)
+				st := a.snapshotLocked(0, true)
 				s.next = a.seq + 1
 				a.mu.Unlock()
 				return nil, &st, nil

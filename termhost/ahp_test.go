@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -347,5 +348,75 @@ func TestClientClaimSurvivesSessionRelease(t *testing.T) {
 	eventually(t, "the process to go", func() bool { return processGone(term.Pid()) })
 	if _, err := term.CompareAndSwapClaim(Claim{Kind: "session", Session: "s1"}, user); !errors.Is(err, ErrReleased) {
 		t.Fatalf("CAS after release: %v", err)
+	}
+}
+
+// TestContentRing: the ring returns exactly the kept tail of what was
+// written, for any chunking, cut forward to a character start.
+func TestContentRing(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for _, size := range []int{1, 7, 64} {
+		r := contentRing{size: size}
+		var all []byte
+		for i := 0; i < 300; i++ {
+			src := []byte(strings.Repeat("aé€", 3))
+			at := rng.Intn(len(src)) // chunks start and end anywhere, even inside characters
+			chunk := src[at:min(len(src), at+1+rng.Intn(5))]
+			if rng.Intn(20) == 0 {
+				chunk = []byte(strings.Repeat("x", size+rng.Intn(3)))
+			}
+			r.write(chunk)
+			all = append(all, chunk...)
+			if r.total != int64(len(all)) {
+				t.Fatalf("size %d: total %d, wrote %d", size, r.total, len(all))
+			}
+			from := rng.Int63n(r.total + 1)
+			to := from + rng.Int63n(r.total-from+1)
+			want := ""
+			if o := max(0, r.total-int64(size)); from < o {
+				from = o
+				for from < to && !utf8.RuneStart(all[from]) {
+					from++
+				}
+			}
+			if from < to {
+				want = string(all[from:to])
+			}
+			if got := r.text(from, to); got != want {
+				t.Fatalf("size %d after %d writes: text(%d, %d) = %q, want %q", size, i, from, to, got, want)
+			}
+		}
+	}
+}
+
+// TestContentBoundedWithCommands: past the byte bound the content keeps
+// the newest output; parts keep their metadata, the summary no text.
+func TestContentBoundedWithCommands(t *testing.T) {
+	h := testHost(t, Options{})
+	term := create(t, h, shell(t, `read go; printf '\033]633;C\007'; head -c 300000 /dev/zero | tr '\0' a; printf '\033]633;D;0\007tail'`))
+	if _, err := term.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, term)
+	st := term.State()
+	j := joined(st)
+	if len(j) > DefaultContentBytes || !strings.HasSuffix(j, strings.Repeat("a", 1000)+"tail") {
+		t.Fatalf("content %d bytes, ends …%q", len(j), j[max(0, len(j)-20):])
+	}
+	sum := term.StateSummary(1)
+	if len(sum.Content) != 1 || sum.Content[0].Value != "" || sum.ExitCode == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	var cmd *ContentPart
+	for i := range st.Content {
+		if st.Content[i].Type == PartCommand {
+			cmd = &st.Content[i]
+		}
+	}
+	if cmd == nil || !cmd.IsComplete || *cmd.ExitCode != 0 || !strings.HasPrefix(cmd.Output, "aaa") {
+		t.Fatalf("command part %+v", cmd)
+	}
+	if ll := term.LastLine(); !strings.HasSuffix(ll, "aaaatail") {
+		t.Fatalf("last line …%q", ll[max(0, len(ll)-20):])
 	}
 }

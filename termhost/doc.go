@@ -93,14 +93,14 @@
 // titleChanged), in stream order, so command boundaries fall exactly
 // between the bytes around each marker; Resize applies resized, the exit
 // applies exited before Done closes, SetClaim applies claimed. Content is
-// bounded by Trim. The API is a set of commands plus one ordered stream
+// bounded: the parts' text lives in one ring of the newest 256 KiB
+// (ahp_content.go). The API is a set of commands plus one ordered stream
 // per terminal: State/StateTail copy the state; Subscribe returns a state
 // and a Subscription whose Next yields every later action with its
 // sequence number, or a fresh state (resync) when the subscriber fell
 // further behind than the bounded log keeps; the reader never waits for
 // a subscriber. While nobody subscribes, terminal/data costs one copy into
-// the tail part and no allocation: the action a subscriber reads shares
-// that part's immutable bytes.
+// the ring and no allocation; a subscriber's data action is a copy.
 //
 // The Host keeps the root listing (listing.go: a TerminalInfo per live
 // terminal), rebuilt and replaced whole (root/terminalsChanged) when a

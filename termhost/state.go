@@ -16,8 +16,10 @@
 //     appendText (state_text.go) keeps spare capacity behind each part's
 //     text and appends in place when no other state has appended there.
 //   - Content is unbounded in the reducer (the fixtures are exact).
-//     Bounding is a separate step, Trim (state_trim.go), which the server
-//     runs after each Apply; AHP allows either side to trim.
+//     Bounding is a separate step, Trim (state_trim.go), for whoever
+//     reduces actions (a client); AHP allows either side to trim. A live
+//     Terminal keeps its parts' text in a bounded ring instead
+//     (ahp_content.go) and builds strings only when asked.
 //   - Extensions to AHP, ignored by other AHP peers: exitSignal on
 //     terminal/exited, TerminalState and TerminalInfo (a death by signal
 //     has no exitCode, and a UI must still show that the process ended).
