@@ -37,16 +37,16 @@ type ahpTerminal struct {
 	out     func([]byte) // the read loop's callbacks, made once
 	osc     func([]byte)
 
-	mu     sync.Mutex
-	state  TerminalState // the parts' text lives in text (ahp_content.go)
-	text   contentRing
-	starts []int64 // where each part's text starts in the stream
-	limits ContentLimits
-	seq    uint64 // of the last action applied
-	log       actionLog
-	subs      int           // open subscriptions; the log is kept only while > 0
-	changed   chan struct{} // closed at the next action; nil until someone waits
-	claimed   chan struct{} // closed at the next claim change; nil until someone waits
+	mu      sync.Mutex
+	state   TerminalState // the parts' text lives in text (ahp_content.go)
+	text    contentRing
+	starts  []int64 // where each part's text starts in the stream
+	limits  ContentLimits
+	seq     uint64 // of the last action applied
+	log     actionLog
+	subs    int           // open subscriptions; the log is kept only while > 0
+	changed chan struct{} // closed at the next action; nil until someone waits
+	claimed chan struct{} // closed at the next claim change; nil until someone waits
 }
 
 // initAHP sets up t's AHP state from its spec; nonce is the shell
