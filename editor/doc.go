@@ -3,8 +3,12 @@
 //
 // It implements acp.Editor for every session and serves the Lua side's
 // requests: setup, start, prompt, cancel, stop, attach, interrupt, kill,
-// input, status, shutdown (rpcrequest) and input, resize, terminal_size,
-// permission_answer, log (rpcnotify).
+// input, send_input, shell, takeover, dispose, status, shutdown
+// (rpcrequest) and input, resize, terminal_size, permission_answer, log
+// (rpcnotify). shell, takeover, dispose and send_input are the user's side
+// of the AHP terminal model (userterm.go): shells the user holds, taking
+// an agent's terminal over, and input that only reaches terminals no
+// session holds.
 //
 // Three rules shape it:
 //

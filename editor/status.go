@@ -47,6 +47,7 @@ func (tm *terminal) status() map[string]any {
 		"attached":    tm.pump != nil,
 		"output_kept": tm.t != nil,
 	}
+	tm.ahpStatus(m) // claim, title, cwd, size, commands (userterm.go)
 	if tm.exit != nil {
 		if tm.exit.Code != nil {
 			m["exit_code"] = *tm.exit.Code

@@ -34,6 +34,10 @@ type terminal struct {
 	everAttached bool
 	bytes        int64 // raw bytes printed (kept after the output is dropped)
 	truncated    bool
+	// user is set for terminals the user started (:AgentShell).
+	user bool
+	// last is what status() shows of the AHP state once t is dropped.
+	last *termState
 }
 
 // TerminalCreated implements acp.Editor: Lua learns of the terminal before
@@ -44,6 +48,12 @@ func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
 		b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
 		return
 	}
+	b.addTerminal(t, sid, false)
+}
+
+// addTerminal starts showing t: the agent's (session sid) or the user's.
+func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *terminal {
+	tid := t.ID()
 	spec := t.Spec()
 	tm := &terminal{
 		id: tid, sid: sid, key: b.keyOf(sid),
@@ -54,6 +64,10 @@ func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
 		input:    make(chan []byte, 1024),
 		t:        t,
 		state:    "running",
+		user:     user,
+	}
+	if user {
+		tm.command = spec.Title
 	}
 	b.mu.Lock()
 	b.terms[tid] = tm
@@ -62,10 +76,11 @@ func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
 	b.events.push("terminal_created", map[string]any{
-		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd,
+		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd, "user": user,
 	})
 	go b.watchExit(tm, t)
 	go b.writeInput(tm, t)
+	return tm
 }
 
 // watchExit reports the terminal's exit to Lua.
@@ -140,11 +155,11 @@ func (b *Bridge) dropReleasedOutput() {
 		if tm.state == "released" && tm.t != nil {
 			switch {
 			case tm.everAttached && tm.pump != nil && tm.pump.finished():
-				tm.t = nil
+				tm.dropOutputLocked()
 			case !tm.everAttached:
 				unshown++
 				if unshown > keepReleased {
-					tm.t = nil
+					tm.dropOutputLocked()
 				}
 			}
 		}

@@ -57,6 +57,24 @@ local commands = {
       api().terminals()
     end,
   },
+  AgentShell = {
+    desc = "agentrun: open a shell you hold (or run [cmd] through it) in a terminal split",
+    nargs = "*",
+    complete = "shellcmd",
+    run = function(o)
+      api().shell(arg(o))
+    end,
+  },
+  AgentTakeover = {
+    desc = "agentrun: take terminal [id] over from the agent (it outlives the agent's release)",
+    nargs = "?",
+    complete = function(lead)
+      return api()._complete_terminals(lead)
+    end,
+    run = function(o)
+      api().takeover(arg(o))
+    end,
+  },
   AgentKill = {
     desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
     nargs = "?",

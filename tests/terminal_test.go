@@ -200,7 +200,7 @@ func TestAgentTerminalsListsStates(t *testing.T) {
 	var buf int
 	e.lua(`return vim.api.nvim_get_current_buf()`, &buf)
 	text := e.waitBuf(buf, 5*time.Second, "exit 3", "running", "sleep 30")
-	if !regexp.MustCompile(`(?m)^term-1\s+released \(exit 3\)\s+exit 3$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^term-1\s+released \(exit 3\)\s+tool call\s+\d+s\s+exit 3$`).MatchString(text) {
 		t.Errorf("list does not show term-1 as released with exit 3:\n%s", text)
 	}
 	// X on the running terminal's line kills it; the list refreshes.

@@ -27,7 +27,9 @@ M.defaults = {
     kill = "X", -- terminal split: kill (SIGTERM, then SIGKILL)
     close = "q", -- terminal split / chat: close the window
     send = "<CR>", -- prompt area: send the prompt
-    open = "<CR>", -- chat: open the terminal under the cursor
+    open = "<CR>", -- chat / terminal list: open the terminal under the cursor
+    takeover = "T", -- terminal split / terminal list: take the terminal over from the agent
+    dispose = "dd", -- terminal list: kill, release and wipe the terminal
   },
 }
 

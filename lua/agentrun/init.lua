@@ -210,18 +210,53 @@ function M.open_terminal(id)
   require("agentrun.ui.term").open(id, { focus = true })
 end
 
--- input(id, text) types text into a terminal's pty.
+-- input(id, text) types text into a terminal's pty (the AHP
+-- terminal/input). Refused for a terminal a session holds: take it over
+-- first. (Keystrokes in a terminal split always reach the process.)
 function M.input(id, text)
   local t = state.terminals[id]
   if not t or t.display_only then
     warn(string.format("(agentrun) terminal %q takes no input", tostring(id)))
     return false
   end
-  local ok, msg = rpc.request("input", id, text)
+  if type(text) ~= "string" then
+    warn("(agentrun) input(id, text): text must be a string")
+    return false
+  end
+  local ok, msg = rpc.request("send_input", id, text)
   if not ok then
     warn(msg)
   end
   return ok and true or false
+end
+
+-- shell(cmd) opens a terminal the user holds: $SHELL (else /bin/sh) with
+-- agentrun's shell integration (bash, zsh), or cmd run through the shell.
+-- It opens in a split in terminal mode. Returns the terminal id or nil.
+function M.shell(cmd)
+  return require("agentrun.ui.term").shell(cmd)
+end
+
+-- takeover(id) takes a terminal over from the agent (default: the one in
+-- the current buffer): you can type into it, and it keeps running after
+-- the agent releases it or its session ends, until you kill it.
+function M.takeover(id)
+  local t = id and state.terminals[id] or (not id and current_terminal())
+  if not t then
+    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or "(agentrun) no terminal to take over")
+    return false
+  end
+  return require("agentrun.ui.term").takeover(t.id)
+end
+
+-- dispose(id) kills a terminal if it runs, releases it and wipes its
+-- buffer; it leaves the terminal list.
+function M.dispose(id)
+  if not state.terminals[id or ""] then
+    warn(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    return false
+  end
+  return require("agentrun.ui.term").dispose(id)
 end
 
 -- terminals() opens the terminal list.
@@ -231,7 +266,9 @@ end
 
 -- status() describes sessions and terminals:
 -- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session,
---   command, state, exit_code, signal, bufnr, claim, bytes, truncated }} }.
+--   command, state, exit_code, signal, bufnr, claim, bytes, truncated,
+--   title, cwd, cols, rows, supportsCommandDetection, commands = {{
+--   commandLine, exitCode, durationMs, isComplete }}, pid, user }} }.
 function M.status()
   local go = {}
   if rpc.running() then

@@ -6,7 +6,7 @@ local M = {
   session_order = {},
   current = nil, -- key of the session :AgentPrompt talks to
   -- id -> { id, session (key), session_id, command, cwd, state, exit_code,
-  --         signal, bufnr, chan, display_only, tool_call, pending }
+  --         signal, bufnr, chan, display_only, tool_call, pending, user }
   terminals = {},
   terminal_order = {},
 }
@@ -67,6 +67,17 @@ function M.add_terminal(t)
   M.terminals[t.id] = t
   table.insert(M.terminal_order, t.id)
   return t
+end
+
+-- remove_terminal forgets a disposed terminal.
+function M.remove_terminal(id)
+  M.terminals[id] = nil
+  for i, x in ipairs(M.terminal_order) do
+    if x == id then
+      table.remove(M.terminal_order, i)
+      break
+    end
+  end
 end
 
 -- terminal_for_buf returns the terminal shown in buffer buf.

@@ -178,6 +178,11 @@ local function map_keys(t)
       api.nvim_win_close(0, false)
     end
   end, "close the window (the process keeps running)")
+  if not t.display_only then
+    map(km.takeover, function()
+      M.takeover(t.id)
+    end, "take the terminal over from the agent")
+  end
 end
 
 local function feed(t, data)
@@ -261,6 +266,10 @@ function M.created(p)
     command = p.command,
     cwd = p.cwd,
   })
+  if p.user then
+    t.user = true
+    return -- shell() opens it
+  end
   vim.defer_fn(function()
     if not t.bufnr then
       M.open(t.id, { auto = true })
@@ -356,6 +365,65 @@ function M.from_tool_call(session, tc, u)
       end
     end
   end
+end
+
+-- shell starts a terminal the user holds (see require("agentrun").shell)
+-- and enters it in terminal mode.
+function M.shell(cmd)
+  local res, err = rpc.request("shell", { cmd = cmd or "", shell = vim.env.SHELL or "", cwd = vim.fn.getcwd() })
+  if not res then
+    notify(err)
+    return nil
+  end
+  local t = state.add_terminal({ id = res.id, command = res.command, cwd = vim.fn.getcwd() })
+  t.user = true
+  M.open(t.id, { focus = true })
+  if t.bufnr and api.nvim_get_current_buf() == t.bufnr then
+    vim.cmd("startinsert")
+  end
+  require("agentrun.ui.terminals").refresh()
+  return t.id
+end
+
+-- takeover gives terminal id to the user (claim {client}).
+function M.takeover(id)
+  local t = state.terminals[id]
+  if t and t.display_only then
+    notify(string.format("(agentrun) terminal %s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", id))
+    return false
+  end
+  local _, err = rpc.request("takeover", id)
+  if err then
+    notify(err)
+    return false
+  end
+  if t then
+    t.user = true
+    changed(t)
+  end
+  notify(string.format("(agentrun) terminal %s is yours: it keeps running when the agent lets go of it, until you kill it (%s)", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  return true
+end
+
+-- dispose kills terminal id if it runs, releases it and wipes its buffer.
+function M.dispose(id)
+  local t = state.terminals[id]
+  if not t then
+    return false
+  end
+  if not t.display_only and rpc.running() then
+    -- Go only fails for an id it does not know: nothing runs there then.
+    local _, err = rpc.request("dispose", id)
+    if err then
+      notify(err)
+    end
+  end
+  if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+    pcall(api.nvim_buf_delete, t.bufnr, { force = true })
+  end
+  state.remove_terminal(id)
+  require("agentrun.ui.terminals").refresh()
+  return true
 end
 
 -- input forwards terminal-mode keystrokes to the pty.

@@ -1,14 +1,40 @@
--- :AgentTerminals: a list of every terminal with its state. Keys: open
--- (<CR>) opens its split, kill (X) kills it, close (q) closes the list.
+-- :AgentTerminals: every terminal (the agent's, the user's shells, the
+-- agent's own display-only ones) with its state, holder, age and last
+-- output line, like a task list. Keys (overridable through `keymaps`):
+-- open (<CR>) opens its split, kill (X) kills it, takeover (T) takes it
+-- over from the agent, dispose (dd) kills, releases and wipes it, close
+-- (q) closes the list. While the list is shown it refreshes every second
+-- and whenever a terminal starts, ends or changes hands.
 local api = vim.api
 local config = require("agentrun.config")
 
 local M = {}
 
+-- refresh_ms is how often a shown list re-reads status().
+M.refresh_ms = 1000
+
 local buf = nil
 local ids = {} -- line (1-based) -> terminal id
+local timer = nil
 
-local function describe(t)
+-- holder says who holds a terminal, from its AHP claim.
+local function holder(t)
+  local c = type(t.claim) == "table" and t.claim or {}
+  if t.display_only then
+    return "agent's own"
+  elseif c.kind == "client" then
+    return "you"
+  elseif c.kind == "session" and c.toolCallId and c.toolCallId ~= "" then
+    return "tool call"
+  elseif c.kind == "session" then
+    return "background"
+  end
+  return ""
+end
+
+-- status_text is the state column: running, exited (exit N), released
+-- (signal S), ...
+local function status_text(t)
   local st = t.state or "?"
   if t.state == "exited" or t.state == "released" then
     if t.signal and t.signal ~= "" then
@@ -17,25 +43,120 @@ local function describe(t)
       st = st .. " (exit " .. tostring(t.exit_code) .. ")"
     end
   end
-  local extra = t.display_only and "  [agent's own terminal]" or ""
-  return string.format("%-6s %-26s %s%s", t.id, st, t.command or "", extra)
+  return st
+end
+
+local function status_hl(t)
+  if t.state == "running" then
+    return "AgentRunToolRunning"
+  elseif t.signal or (t.exit_code ~= nil and t.exit_code ~= 0) then
+    return "AgentRunToolFailed"
+  elseif t.state == "released" then
+    return "AgentRunHint"
+  end
+  return "AgentRunToolDone"
+end
+
+local function age(ms)
+  if type(ms) ~= "number" then
+    return ""
+  end
+  local s = math.floor(ms / 1000)
+  if s < 60 then
+    return s .. "s"
+  elseif s < 3600 then
+    return math.floor(s / 60) .. "m"
+  end
+  return math.floor(s / 3600) .. "h"
+end
+
+local function describe(t)
+  local name = t.command or ""
+  if t.title and t.title ~= "" and t.title ~= name then
+    name = t.title .. " (" .. name .. ")"
+  end
+  local last = t.last_line and t.last_line ~= "" and ("  │ " .. t.last_line:gsub("%s+", " ")) or ""
+  local st = status_text(t)
+  return string.format("%-7s %-24s %-11s %4s  %s%s", t.id, st, holder(t), age(t.age_ms), name, last), st
+end
+
+local function hint()
+  local km = config.get().keymaps
+  local parts = {}
+  for _, k in ipairs({ { km.open, "open" }, { km.kill, "kill" }, { km.takeover, "take over" }, { km.dispose, "dispose" }, { km.close, "close" } }) do
+    if k[1] then
+      table.insert(parts, k[1] .. " " .. k[2])
+    end
+  end
+  return "agentrun terminals — " .. table.concat(parts, " · ")
 end
 
 local function render()
   local st = require("agentrun").status()
-  local lines = { "agentrun terminals — <CR> open · X kill · q close" }
+  local lines = { hint() }
+  local marks = {}
+  local cursor_id = nil
+  local w = vim.fn.bufwinid(buf)
+  if w ~= -1 then
+    cursor_id = ids[api.nvim_win_get_cursor(w)[1]]
+  end
   ids = {}
   for _, t in ipairs(st.terminals) do
-    table.insert(lines, describe(t))
+    local line, state_text = describe(t)
+    table.insert(lines, line)
     ids[#lines] = t.id
+    table.insert(marks, { #lines - 1, 8, 8 + #state_text, status_hl(t) })
   end
   if #lines == 1 then
-    table.insert(lines, "(no terminals yet)")
+    table.insert(lines, "(no terminals yet; :AgentShell opens one)")
   end
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   api.nvim_buf_add_highlight(buf, -1, "AgentRunHeader", 0, 0, -1)
+  for _, m in ipairs(marks) do
+    api.nvim_buf_add_highlight(buf, -1, m[4], m[1], m[2], m[3])
+  end
+  if w ~= -1 and cursor_id then
+    for line, id in pairs(ids) do
+      if id == cursor_id then
+        pcall(api.nvim_win_set_cursor, w, { line, 0 })
+        break
+      end
+    end
+  end
+end
+
+local function visible()
+  return buf and api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1
+end
+
+local function stop_timer()
+  if timer then
+    timer:stop()
+    timer:close()
+    timer = nil
+  end
+end
+
+-- start_timer refreshes the list while it is shown, and stops itself once
+-- it is not.
+local function start_timer()
+  if timer then
+    return
+  end
+  timer = vim.loop.new_timer()
+  timer:start(
+    M.refresh_ms,
+    M.refresh_ms,
+    vim.schedule_wrap(function()
+      if visible() then
+        render()
+      else
+        stop_timer()
+      end
+    end)
+  )
 end
 
 local function under_cursor()
@@ -50,26 +171,33 @@ local function create()
   local km = config.get().keymaps
   local function map(key, fn, desc)
     if key then
-      vim.keymap.set("n", key, fn, { buffer = buf, nowait = true, silent = true, desc = "agentrun: " .. desc })
+      vim.keymap.set("n", key, function()
+        local id = under_cursor()
+        if id then
+          fn(id)
+        end
+      end, { buffer = buf, nowait = true, silent = true, desc = "agentrun: " .. desc })
     end
   end
-  map(km.open, function()
-    local id = under_cursor()
-    if id then
-      require("agentrun.ui.term").open(id, { focus = true })
-    end
+  map(km.open, function(id)
+    require("agentrun.ui.term").open(id, { focus = true })
   end, "open the terminal")
-  map(km.kill, function()
-    local id = under_cursor()
-    if id then
-      require("agentrun.ui.term").kill(id, false)
-    end
+  map(km.kill, function(id)
+    require("agentrun.ui.term").kill(id, false)
   end, "kill the terminal")
-  map(km.close, function()
-    if #api.nvim_tabpage_list_wins(0) > 1 then
-      api.nvim_win_close(0, false)
-    end
-  end, "close the list")
+  map(km.takeover, function(id)
+    require("agentrun.ui.term").takeover(id)
+  end, "take the terminal over from the agent")
+  map(km.dispose, function(id)
+    require("agentrun.ui.term").dispose(id)
+  end, "dispose of the terminal (kill, release, wipe its buffer)")
+  if km.close then
+    vim.keymap.set("n", km.close, function()
+      if #api.nvim_tabpage_list_wins(0) > 1 then
+        api.nvim_win_close(0, false)
+      end
+    end, { buffer = buf, nowait = true, silent = true, desc = "agentrun: close the list" })
+  end
 end
 
 -- open shows the list (refreshing it) and enters it.
@@ -77,20 +205,22 @@ function M.open()
   if not (buf and api.nvim_buf_is_valid(buf)) then
     create()
   end
-  render()
   local w = vim.fn.bufwinid(buf)
   if w == -1 then
     vim.cmd("botright sbuffer " .. buf)
     w = api.nvim_get_current_win()
-    api.nvim_win_set_height(w, math.min(12, math.max(3, #ids + 2)))
   end
+  render()
+  api.nvim_win_set_height(w, math.min(12, math.max(3, vim.tbl_count(ids) + 2)))
   api.nvim_set_current_win(w)
+  start_timer()
 end
 
 -- refresh re-renders the list when it is visible.
 function M.refresh()
-  if buf and api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1 then
+  if visible() then
     render()
+    start_timer()
   end
 end
 

@@ -1,0 +1,209 @@
+package editor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// The user's side of the AHP terminal model: shells the user starts
+// (:AgentShell, claim {client}), taking an agent's terminal over (its
+// claim becomes {client}; acp then lets go of it, see acp/claims.go),
+// disposing of a terminal, and input through the Lua API, which only
+// reaches terminals the user holds. status() shows each terminal's AHP
+// state (termStatus).
+
+// userClaim is the claim of terminals this Neovim's user holds.
+var userClaim = termhost.Claim{Kind: "client", ClientID: "nvim"}
+
+// maxStatusParts bounds the content parts status() looks at for commands.
+const maxStatusParts = 60
+
+// shellArgs is what Lua sends to start a user terminal.
+type shellArgs struct {
+	// Cmd, when set, runs through the shell (shell -c cmd); else the shell
+	// runs interactively with our shell integration.
+	Cmd   string `msgpack:"cmd"`
+	Shell string `msgpack:"shell"` // $SHELL; "" means /bin/sh
+	Cwd   string `msgpack:"cwd"`
+}
+
+// handleShell starts a terminal the user holds and returns its id; Lua
+// opens its split.
+func (b *Bridge) handleShell(args shellArgs) (map[string]any, error) {
+	shell := args.Shell
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	if !filepath.IsAbs(args.Cwd) {
+		return nil, fmt.Errorf("shell: cwd %q is not absolute", args.Cwd)
+	}
+	env := setEnv(os.Environ(), "TERM", "xterm-256color")
+	spec := termhost.Spec{Command: shell, Env: env, Dir: args.Cwd, Claim: userClaim}
+	if strings.TrimSpace(args.Cmd) == "" {
+		spec.ShellIntegration = true
+		spec.Title = filepath.Base(shell)
+	} else {
+		spec.Args = []string{"-c", args.Cmd}
+		spec.Title = args.Cmd
+	}
+	spec.Cols, spec.Rows = b.terminalSize()
+	b.mu.Lock()
+	closing := b.closing
+	b.mu.Unlock()
+	if closing {
+		return nil, fmt.Errorf("shell: shutting down")
+	}
+	t, err := b.termHost().Create(b.ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("shell: %w", err)
+	}
+	b.addTerminal(t, "", true)
+	b.log.Info("user terminal started", "terminal", t.ID(), "shell", shell, "cmd", args.Cmd, "cwd", args.Cwd)
+	return map[string]any{"id": t.ID(), "command": spec.Title}, nil
+}
+
+// handleTakeover gives terminal id to the user (claim {client}): the user
+// may type into it, and it outlives the agent's release and its session.
+func (b *Bridge) handleTakeover(id string) error {
+	t, err := b.running(id)
+	if err != nil {
+		return fmt.Errorf("take over: %w", err)
+	}
+	if err := t.SetClaim(userClaim); err != nil {
+		return fmt.Errorf("take over terminal %q: %w", id, err)
+	}
+	b.log.Info("terminal taken over by the user", "terminal", id)
+	return nil
+}
+
+// handleDispose kills terminal id if it runs, releases it and forgets it
+// (AHP disposeTerminal); Lua wipes its buffer.
+func (b *Bridge) handleDispose(id string) error {
+	tm, err := b.lookup(id)
+	if err != nil {
+		return fmt.Errorf("dispose: %w", err)
+	}
+	tm.mu.Lock()
+	t, p := tm.t, tm.pump
+	tm.mu.Unlock()
+	if t != nil {
+		t.Release()
+	}
+	if p != nil {
+		p.stop()
+	}
+	tm.releaseOnce.Do(func() {
+		tm.mu.Lock()
+		tm.state = "released"
+		tm.mu.Unlock()
+		close(tm.released)
+	})
+	b.mu.Lock()
+	delete(b.terms, id)
+	for i, x := range b.termOrder {
+		if x == id {
+			b.termOrder = append(b.termOrder[:i:i], b.termOrder[i+1:]...)
+			break
+		}
+	}
+	b.mu.Unlock()
+	b.log.Info("terminal disposed", "terminal", id)
+	return nil
+}
+
+// handleSendInput types data into terminal id for the Lua API
+// (require("agentrun").input): only into terminals no session holds.
+// Keystrokes in a terminal split go through "input" and are not checked.
+func (b *Bridge) handleSendInput(id string, data []byte) error {
+	tm, err := b.lookup(id)
+	if err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	tm.mu.Lock()
+	t := tm.t
+	tm.mu.Unlock()
+	if t != nil {
+		if c := t.Claim(); c.Kind == "session" {
+			return fmt.Errorf("input: terminal %q is held by session %q; take it over first (T in its split, or :AgentTakeover %s)", id, c.Session, id)
+		}
+	}
+	return b.handleInput(id, data)
+}
+
+// termState is what status() shows of a terminal's AHP state.
+type termState struct {
+	state    termhost.TerminalState
+	lastLine string
+	pid      int
+	started  time.Time
+}
+
+// snapshot reads t's state for status().
+func snapshot(t *termhost.Terminal) *termState {
+	return &termState{state: t.StateSummary(maxStatusParts), lastLine: t.LastLine(), pid: t.Pid(), started: t.Started()}
+}
+
+// dropOutputLocked lets go of the terminal's output, keeping what status()
+// shows; tm.mu held.
+func (tm *terminal) dropOutputLocked() {
+	if tm.t != nil {
+		tm.last = snapshot(tm.t)
+		tm.t = nil
+	}
+}
+
+// ahpStatus adds the terminal's AHP state to its status() entry: claim,
+// title, cwd (the shell's current one), size, command detection and the
+// newest commands, with AHP's field names; tm.mu held.
+func (tm *terminal) ahpStatus(m map[string]any) {
+	ts := tm.last
+	if tm.t != nil {
+		ts = snapshot(tm.t)
+	}
+	m["user"] = tm.user
+	if ts == nil {
+		return
+	}
+	st := ts.state
+	m["claim"] = jsonValue(st.Claim)
+	m["title"] = st.Title
+	if dir, err := termhost.FilePath(st.Cwd); err == nil {
+		m["cwd"] = dir
+	}
+	m["cols"], m["rows"] = st.Cols, st.Rows
+	m["supportsCommandDetection"] = st.SupportsCommandDetection
+	m["last_line"] = ts.lastLine
+	m["pid"] = ts.pid
+	m["age_ms"] = time.Since(ts.started).Milliseconds()
+	commands := []any{}
+	for _, p := range st.Content {
+		if p.Type != termhost.PartCommand {
+			continue
+		}
+		c := map[string]any{"commandId": p.CommandID, "commandLine": p.CommandLine, "isComplete": p.IsComplete}
+		if p.ExitCode != nil {
+			c["exitCode"] = *p.ExitCode
+		}
+		if p.DurationMs != nil {
+			c["durationMs"] = *p.DurationMs
+		}
+		commands = append(commands, c)
+	}
+	m["commands"] = commands
+}
+
+// setEnv returns env with key set to value (replacing earlier entries).
+func setEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}

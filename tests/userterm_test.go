@@ -1,0 +1,196 @@
+package tests
+
+import (
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ahpTerm is one terminal of status() with its AHP fields.
+type ahpTerm struct {
+	ID                       string            `msgpack:"id"`
+	State                    string            `msgpack:"state"`
+	Bufnr                    int               `msgpack:"bufnr"`
+	Pid                      int               `msgpack:"pid"`
+	Cwd                      string            `msgpack:"cwd"`
+	Title                    string            `msgpack:"title"`
+	Claim                    map[string]string `msgpack:"claim"`
+	SupportsCommandDetection bool              `msgpack:"supportsCommandDetection"`
+	Commands                 []struct {
+		CommandLine string `msgpack:"commandLine"`
+		ExitCode    *int   `msgpack:"exitCode"`
+		DurationMs  *int64 `msgpack:"durationMs"`
+		IsComplete  bool   `msgpack:"isComplete"`
+	} `msgpack:"commands"`
+}
+
+// ahpTerminal returns terminal id as status() reports it.
+func (e *editor) ahpTerminal(id string) ahpTerm {
+	e.t.Helper()
+	var ts []ahpTerm
+	e.lua(`return require("agentrun").status().terminals`, &ts)
+	for _, t := range ts {
+		if t.ID == id {
+			return t
+		}
+	}
+	e.t.Fatalf("status() has no terminal %s: %+v", id, ts)
+	return ahpTerm{}
+}
+
+// waitAHP waits until terminal id's status satisfies ok.
+func (e *editor) waitAHP(id, what string, ok func(ahpTerm) bool) ahpTerm {
+	e.t.Helper()
+	var t ahpTerm
+	e.waitFor(what, 15*time.Second, func() (bool, string) {
+		t = e.ahpTerminal(id)
+		return ok(t), fmt.Sprintf("%+v", t)
+	})
+	return t
+}
+
+// alive reports whether pid runs (and is not a zombie).
+func alive(pid int) bool {
+	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+	return err == nil && len(out) > 0 && !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
+}
+
+// TestAgentShellReportsCommands: :AgentShell opens bash with our shell
+// integration in terminal mode; what the user types there shows up in
+// status() as command parts with their exit codes, and the cwd follows cd.
+// The markers never reach the buffer.
+func TestAgentShellReportsCommands(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	e := startEditor(t, "")
+	e.lua(`vim.env.SHELL = "/bin/bash"; vim.env.HOME = ...; vim.env.PS1 = nil`, nil, e.dir)
+	e.cmd("AgentShell")
+	var id string
+	e.lua(`return require("agentrun.state").terminal_for_buf(vim.api.nvim_get_current_buf()).id`, &id)
+	var mode string
+	e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
+	if mode != "t" {
+		t.Errorf("mode after :AgentShell = %q, want terminal mode", mode)
+	}
+	sh := e.waitAHP(id, "the shell's integration to load", func(x ahpTerm) bool { return x.SupportsCommandDetection })
+	if sh.Claim["kind"] != "client" || sh.Title != "bash" || sh.State != "running" {
+		t.Fatalf("shell terminal %+v", sh)
+	}
+	for i, line := range []string{"echo one", "false", "cd /tmp"} {
+		if _, err := e.v.Input(line + "<CR>"); err != nil { // typed in terminal mode
+			t.Fatal(err)
+		}
+		e.waitAHP(id, fmt.Sprintf("%q to be reported", line), func(x ahpTerm) bool {
+			return len(x.Commands) == i+1 && x.Commands[i].IsComplete
+		})
+	}
+	sh = e.waitAHP(id, "cwd /tmp", func(x ahpTerm) bool { return x.Cwd == "/tmp" })
+	var got []string
+	for _, c := range sh.Commands {
+		code := "none"
+		if c.ExitCode != nil {
+			code = strconv.Itoa(*c.ExitCode)
+		}
+		got = append(got, c.CommandLine+" -> "+code)
+		if c.DurationMs == nil {
+			t.Errorf("command %q has no duration", c.CommandLine)
+		}
+	}
+	if want := "echo one -> 0|false -> 1|cd /tmp -> 0"; strings.Join(got, "|") != want {
+		t.Errorf("commands %q, want %q", strings.Join(got, "|"), want)
+	}
+	if text := e.bufLines(sh.Bufnr); !strings.Contains(text, "one") || strings.Contains(text, "633") {
+		t.Errorf("shell buffer:\n%s", text)
+	}
+	// The Lua input API reaches a terminal the user holds.
+	var ok bool
+	e.lua(`return require("agentrun").input(..., "echo typed-by-api\r")`, &ok, id)
+	if !ok {
+		t.Fatalf("input() to the user's shell refused: %v", e.noteText())
+	}
+	e.waitAHP(id, "the API's command", func(x ahpTerm) bool {
+		return len(x.Commands) == 4 && x.Commands[3].CommandLine == "echo typed-by-api"
+	})
+}
+
+// TestTakeoverSurvivesAgentRelease: `T` in an agent's terminal split makes
+// it the user's: the agent's wait ends, it releases the terminal, and the
+// process keeps running until the user kills it with `X`. Input through
+// the Lua API is refused before the takeover. :AgentTerminals shows all
+// of it, and `dd` disposes of the terminal.
+func TestTakeoverSurvivesAgentRelease(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { kill_grace_ms = 500 } })`)
+	e.startSession()
+	e.cmd("AgentPrompt sleep 3201")
+	term := e.waitTerminal("sleep 3201", 10*time.Second)
+	info := e.waitAHP(term.ID, "the tool call to hold the terminal", func(x ahpTerm) bool { return x.Claim["toolCallId"] != "" })
+	if !alive(info.Pid) {
+		t.Fatalf("sleep (pid %d) is not running", info.Pid)
+	}
+	var ok bool
+	e.lua(`return require("agentrun").input(..., "x")`, &ok, term.ID)
+	if ok || !strings.Contains(e.noteText(), "is held by session") {
+		t.Fatalf("input() into the agent's terminal: %v, notes %s", ok, e.noteText())
+	}
+
+	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
+	if _, err := e.v.Input("T"); err != nil {
+		t.Fatal(err)
+	}
+	e.idle(10 * time.Second) // the agent's wait ended, it released the terminal
+	e.waitChat("taken over by the user", 5*time.Second)
+	info = e.ahpTerminal(term.ID)
+	if info.State != "running" || info.Claim["kind"] != "client" || !alive(info.Pid) {
+		t.Fatalf("after the takeover and the agent's release: %+v (alive %v)", info, alive(info.Pid))
+	}
+
+	e.cmd("AgentTerminals")
+	var list int
+	e.lua(`return vim.api.nvim_get_current_buf()`, &list)
+	text := e.waitBuf(list, 5*time.Second, term.ID)
+	if !regexp.MustCompile(`(?m)^` + term.ID + `\s+running\s+you\s+\d+s\s+sleep 3201`).MatchString(text) {
+		t.Errorf("list does not show %s as running and yours:\n%s", term.ID, text)
+	}
+
+	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
+	if _, err := e.v.Input("X"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the process to end after X", 10*time.Second, func() (bool, string) {
+		return !alive(info.Pid), fmt.Sprintf("pid %d", info.Pid)
+	})
+	text = e.waitBuf(list, 5*time.Second, "exited (signal SIGTERM)")
+	if !regexp.MustCompile(`(?m)^` + term.ID + `\s+exited \(signal SIGTERM\)\s+you\b`).MatchString(text) {
+		t.Errorf("list after X:\n%s", text)
+	}
+
+	// dd on the list line disposes of it: gone from the list, buffer wiped.
+	e.lua(`local buf, pat = ...; vim.api.nvim_set_current_win(vim.fn.bufwinid(buf)); vim.fn.search(pat)`, nil, list, "^"+term.ID)
+	if _, err := e.v.Input("dd"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the disposed terminal to leave the list", 5*time.Second, func() (bool, string) {
+		text := e.bufLines(list)
+		return !strings.Contains(text, term.ID), text
+	})
+	var valid bool
+	e.lua(`return vim.api.nvim_buf_is_valid(...)`, &valid, term.Bufnr)
+	if valid {
+		t.Error("the disposed terminal's buffer still exists")
+	}
+}
+
+// noteText returns what vim.notify was given, joined.
+func (e *editor) noteText() string {
+	e.t.Helper()
+	var msgs []string
+	for _, n := range e.notes() {
+		msgs = append(msgs, n.Msg)
+	}
+	return strings.Join(msgs, "\n")
+}
