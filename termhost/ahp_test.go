@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -296,8 +297,19 @@ func TestShellIntegrationThroughHost(t *testing.T) {
 	if raw := string(term.Display().Read(0, 1<<20, 0).Data); strings.Contains(raw, "]633;") {
 		t.Fatalf("display shows shell integration markers: %q", raw)
 	}
+	// A job the shell runs in the background (its own process group)
+	// ends with the shell when the terminal is released.
+	if _, err := term.Write([]byte("sleep 3303 & echo job=$!\n")); err != nil {
+		t.Fatal(err)
+	}
+	job, _ := strconv.Atoi(waitOutput(t, term, `job=(\d+)\n`))
 	scripts := term.scripts
+	start := time.Now()
 	term.Release()
+	eventually(t, "the shell and its job to end", func() bool { return processGone(term.Pid()) && processGone(job) })
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the shell took %v to end", d)
+	}
 	eventually(t, "the script directory to go", func() bool { _, err := exec.Command("test", "-e", scripts).Output(); return err != nil })
 }
 

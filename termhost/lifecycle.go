@@ -139,6 +139,12 @@ func (t *Terminal) terminate() {
 		return
 	}
 	_ = syscall.Kill(-t.pid, syscall.SIGTERM)
+	if t.spec.ShellIntegration {
+		// An interactive shell ignores SIGTERM and runs each job in a
+		// process group of its own; SIGHUP (what closing a terminal
+		// sends) ends it, and it hangs up its jobs in turn.
+		_ = syscall.Kill(-t.pid, syscall.SIGHUP)
+	}
 	_ = syscall.Kill(-t.pid, syscall.SIGCONT)
 	t.mu.Lock()
 	defer t.mu.Unlock()
