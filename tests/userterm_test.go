@@ -18,6 +18,8 @@ type ahpTerm struct {
 	Pid                      int               `msgpack:"pid"`
 	Cwd                      string            `msgpack:"cwd"`
 	Title                    string            `msgpack:"title"`
+	ExitCode                 *int              `msgpack:"exit_code"`
+	Signal                   string            `msgpack:"signal"`
 	Claim                    map[string]string `msgpack:"claim"`
 	SupportsCommandDetection bool              `msgpack:"supportsCommandDetection"`
 	Commands                 []struct {
@@ -116,6 +118,26 @@ func TestAgentShellReportsCommands(t *testing.T) {
 	e.waitAHP(id, "the API's command", func(x ahpTerm) bool {
 		return len(x.Commands) == 4 && x.Commands[3].CommandLine == "echo typed-by-api"
 	})
+
+	// With a command, :AgentShell runs it through the shell, as a task.
+	e.cmd("AgentShell echo task-done; exit 3")
+	var task string
+	e.lua(`return require("agentrun.state").terminal_for_buf(vim.api.nvim_get_current_buf()).id`, &task)
+	done := e.waitAHP(task, "the task to end", func(x ahpTerm) bool { return x.State == "exited" })
+	if done.ExitCode == nil || *done.ExitCode != 3 || done.Title != "echo task-done; exit 3" || done.SupportsCommandDetection {
+		t.Errorf("task terminal %+v", done)
+	}
+	e.waitBuf(done.Bufnr, 5*time.Second, "task-done", "[exit 3]")
+
+	// X ends the interactive shell at once (it ignores SIGTERM; it gets SIGHUP).
+	e.lua(`require("agentrun").open_terminal(...)`, nil, id)
+	if _, err := e.v.Input("<C-\\><C-n>X"); err != nil {
+		t.Fatal(err)
+	}
+	gone := e.waitAHP(id, "the shell to end after X", func(x ahpTerm) bool { return x.State == "exited" })
+	if gone.Signal != "SIGHUP" || alive(gone.Pid) {
+		t.Errorf("shell after X: %+v", gone)
+	}
 }
 
 // TestTakeoverSurvivesAgentRelease: `T` in an agent's terminal split makes
