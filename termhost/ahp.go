@@ -336,6 +336,38 @@ func (t *Terminal) SetTitle(title string) error {
 	return nil
 }
 
+// Dispatch applies an action a client sends (AHP dispatchAction): input
+// goes to the pty (it is not applied or published: its effect comes back
+// as terminal/data), resized resizes the pty, claimed and titleChanged
+// set the claim and title, cleared empties the content. Other actions are
+// the server's own and are refused, as are actions for another terminal.
+func (t *Terminal) Dispatch(act Action) error {
+	if uri := ActionTerminal(act); uri != t.ahp.uri {
+		return fmt.Errorf("action %s for %q sent to terminal %q", act.ActionType(), uri, t.ahp.uri)
+	}
+	switch a := derefAction(act).(type) {
+	case InputAction:
+		_, err := t.Write([]byte(a.Data))
+		return err
+	case ResizedAction:
+		if a.Cols <= 0 || a.Rows <= 0 || a.Cols > 0xffff || a.Rows > 0xffff {
+			return fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, a.Cols, a.Rows)
+		}
+		return t.Resize(uint16(a.Cols), uint16(a.Rows))
+	case ClaimedAction:
+		return t.SetClaim(a.Claim)
+	case TitleChangedAction:
+		return t.SetTitle(a.Title)
+	case ClearedAction:
+		if err := t.usable(); err != nil {
+			return err
+		}
+		t.publish(a)
+		return nil
+	}
+	return fmt.Errorf("terminal %q: %s is not an action a client may dispatch", t.id, act.ActionType())
+}
+
 // LastLine returns the last non-empty line of the newest output as a
 // person reads it (rendered, no escape sequences), for a terminal list.
 func (t *Terminal) LastLine() string {

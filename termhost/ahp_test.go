@@ -432,3 +432,38 @@ func TestContentBoundedWithCommands(t *testing.T) {
 		t.Fatalf("last line …%q", ll[max(0, len(ll)-20):])
 	}
 }
+
+// TestDispatch: the actions a client may send act on the terminal; the
+// server's own are refused.
+func TestDispatch(t *testing.T) {
+	h := testHost(t, Options{})
+	term := create(t, h, shell(t, `read line; echo "got $line"; stty size; read more`))
+	uri := term.URI()
+	cases := []struct {
+		act     Action
+		wantErr string
+	}{
+		{ResizedAction{Terminal: uri, Cols: 100, Rows: 30}, ""},
+		{InputAction{Terminal: uri, Data: "hello\n"}, ""},
+		{TitleChangedAction{Terminal: uri, Title: "mine"}, ""},
+		{ClaimedAction{Terminal: uri, Claim: Claim{Kind: "client", ClientID: "c2"}}, ""},
+		{ClaimedAction{Terminal: uri, Claim: Claim{Kind: "client"}}, "no clientId"},
+		{ResizedAction{Terminal: uri, Cols: 0, Rows: 30}, "invalid size 0x30"},
+		{DataAction{Terminal: uri, Data: "x"}, "terminal/data is not an action a client may dispatch"},
+		{InputAction{Terminal: TerminalURI("term-9"), Data: "x"}, `sent to terminal "agenthost:/terminal/term-1"`},
+	}
+	for _, c := range cases {
+		err := term.Dispatch(c.act)
+		if (err == nil) != (c.wantErr == "") || err != nil && !strings.Contains(err.Error(), c.wantErr) {
+			t.Errorf("Dispatch(%s) = %v, want error %q", c.act.ActionType(), err, c.wantErr)
+		}
+	}
+	waitOutput(t, term, `got hello\n30 100\n`)
+	if err := term.Dispatch(ClearedAction{Terminal: uri}); err != nil {
+		t.Fatal(err)
+	}
+	st := term.State()
+	if st.Title != "mine" || st.Claim.ClientID != "c2" || st.Cols != 100 || len(st.Content) != 0 {
+		t.Fatalf("state after dispatch %+v", st)
+	}
+}

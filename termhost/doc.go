@@ -97,7 +97,9 @@
 // applies exited before Done closes, SetClaim applies claimed. Content is
 // bounded: the parts' text lives in one ring of the newest 256 KiB
 // (ahp_content.go). The API is a set of commands plus one ordered stream
-// per terminal: State/StateTail copy the state; Subscribe returns a state
+// per terminal: State/StateSummary copy the state; Dispatch takes the
+// actions a client may send (input, resized, claimed, titleChanged,
+// cleared); Subscribe returns a state
 // and a Subscription whose Next yields every later action with its
 // sequence number, or a fresh state (resync) when the subscriber fell
 // further behind than the bounded log keeps; the reader never waits for
