@@ -88,7 +88,7 @@
 //
 // Each terminal has an AHP TerminalState (state.go: title, cwd, size,
 // claim, exit, content parts, supportsCommandDetection) changed only by
-// actions through the one reducer, each numbered in order (ahp.go). The
+// actions, with the reducer's rules, each numbered in order (ahp.go). The
 // read loop applies terminal/data (the filtered bytes, an incomplete UTF-8
 // character held back for the next read) and what ShellIntegration makes
 // of each OSC payload (commandExecuted/Finished, cwdChanged,
@@ -96,15 +96,16 @@
 // between the bytes around each marker; Resize applies resized, the exit
 // applies exited before Done closes, SetClaim applies claimed. Content is
 // bounded: the parts' text lives in one ring of the newest 256 KiB
-// (ahp_content.go). The API is a set of commands plus one ordered stream
-// per terminal: State/StateSummary copy the state; Dispatch takes the
-// actions a client may send (input, resized, claimed, titleChanged,
-// cleared); Subscribe returns a state
-// and a Subscription whose Next yields every later action with its
-// sequence number, or a fresh state (resync) when the subscriber fell
-// further behind than the bounded log keeps; the reader never waits for
-// a subscriber. While nobody subscribes, terminal/data costs one copy into
-// the ring and no allocation; a subscriber's data action is a copy.
+// (ahp_content.go).
+//
+// The API is a set of commands plus one ordered stream per terminal:
+// State/StateSummary copy the state; Dispatch takes the actions a client
+// may send (input, resized, claimed, titleChanged, cleared); Subscribe
+// returns a state and a Subscription whose Next yields every later action
+// with its sequence number, or a fresh state (resync) when the subscriber
+// fell further behind than the bounded log keeps. The reader never waits
+// for a subscriber. While nobody subscribes, terminal/data costs one copy
+// into the ring and no allocation; a subscriber's data action is a copy.
 //
 // The Host keeps the root listing (listing.go: a TerminalInfo per live
 // terminal), rebuilt and replaced whole (root/terminalsChanged) when a
