@@ -82,21 +82,21 @@ func readDisplay(v *nvim.Nvim, buf int) (displayResult, error) {
 	return r, nil
 }
 
-// nativeLag measures the event-loop lag p99 while Neovim's own :terminal
-// shows a flood.
-func nativeLag(floodCmd string, floodFor time.Duration) (time.Duration, error) {
+// nativeLag measures the event-loop lag samples while Neovim's own
+// :terminal shows a flood.
+func nativeLag(floodCmd string, floodFor time.Duration) ([]float64, error) {
 	v, err := startNvim("")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer v.Close()
 	if err := v.ExecLua(`require("probe").lag_start(); require("probe").native_start({"sh", "-c", ...})`, nil, floodCmd); err != nil {
-		return 0, err
+		return nil, err
 	}
 	time.Sleep(floodFor)
 	var lags []float64
 	if err := luaValue(v, `require("probe").lag_stop()`, &lags); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return p99ms(lags), nil
+	return lags, nil
 }

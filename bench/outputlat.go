@@ -89,6 +89,41 @@ func printOutputLatency(line string) error {
 	return nil
 }
 
+// agentPathHeadless runs "!parallel 1 cat file" against the acp client in
+// this process with no display at all, returning the demo agent's elapsed
+// time: the agent path without Neovim competing for the CPU.
+func agentPathHeadless(file string) (time.Duration, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return 0, err
+	}
+	host := termhost.NewHost(termhost.Options{})
+	defer host.Close()
+	ed := &replyEditor{}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a, err := acp.Start(ctx, acp.AgentConfig{Name: "demo", Command: []string{filepath.Join(root, "bin/agentrun"), "demo-agent"}},
+		ed, acp.Options{Host: host})
+	if err != nil {
+		return 0, fmt.Errorf("start the demo agent: %w", err)
+	}
+	defer a.Close()
+	s, err := a.NewSession(ctx, root)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.Prompt(ctx, "!parallel 1 cat "+file); err != nil {
+		return 0, err
+	}
+	m := parallelRe(1).FindStringSubmatch(ed.text())
+	if m == nil {
+		return 0, fmt.Errorf("demo agent said %q", ed.text())
+	}
+	var elapsed int
+	fmt.Sscan(m[6], &elapsed)
+	return time.Duration(elapsed) * time.Millisecond, nil
+}
+
 // percentile returns the q-quantile (0..1) of ds in ms.
 func percentile(ds []time.Duration, q float64) float64 {
 	s := append([]time.Duration(nil), ds...)

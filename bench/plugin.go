@@ -16,9 +16,7 @@ import (
 // pluginRun carries the baselines into the plugin measurements.
 type pluginRun struct {
 	file, last string
-	raw        time.Duration
 	native     displayResult
-	nativeLag  time.Duration
 	floodCmd   string
 	flood      time.Duration
 }
@@ -73,6 +71,23 @@ func waitChat(v *nvim.Nvim, re *regexp.Regexp, timeout time.Duration) ([]string,
 	return nil, fmt.Errorf("no reply matching %s within %s; chat ends: %q", re, timeout, tail(text, 400))
 }
 
+// waitReply waits until the chat shows the n-th line matching re and
+// returns its submatches.
+func waitReply(v *nvim.Nvim, re *regexp.Regexp, n int, timeout time.Duration) ([]string, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		text, err := chatText(v)
+		if err != nil {
+			return nil, err
+		}
+		if all := re.FindAllStringSubmatch(text, -1); len(all) >= n {
+			return all[n-1], nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("no reply %d matching %s within %s", n, re, timeout)
+}
+
 // chatText returns the chat buffer's text, where the agent's replies show.
 func chatText(v *nvim.Nvim) (string, error) {
 	var text string
@@ -99,7 +114,8 @@ func parallelRe(n int) *regexp.Regexp {
 	return regexp.MustCompile(`parallel n=(` + strconv.Itoa(n) + `) exit0=(\d+) identical=(\d+) sha256=([0-9a-f]+) bytes=(\d+) elapsed_ms=(\d+)`)
 }
 
-// runPlugin measures agentrun on the same output and prints the ratios.
+// runPlugin measures agentrun on the same output, alternating with the
+// baselines, and prints the ratios.
 func runPlugin(p pluginRun) error {
 	v, err := agentNvim("below")
 	if err != nil {
@@ -107,59 +123,127 @@ func runPlugin(p pluginRun) error {
 	}
 	defer v.Close()
 
-	// (c) one terminal: the agent path (create → last exit, while the split
-	// displays it) and when the split shows the last line.
-	if err := v.ExecLua(`_G.bench_t0 = vim.loop.hrtime()`, nil); err != nil {
-		return err
+	var raws, agents, completes []time.Duration
+	var last string
+	for r := 0; r < rounds; r++ {
+		raw, n, err := rawDrain([]string{"cat", p.file})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("raw drain of %s read nothing", p.file)
+		}
+		raws = append(raws, raw)
+		agent, shown, err := agentRound(v, p)
+		if err != nil {
+			return err
+		}
+		agents = append(agents, agent)
+		completes = append(completes, shown.Complete)
+		last = shown.LastSeen
+		if shown.Complete == 0 {
+			break
+		}
 	}
-	if err := v.ExecLua(`vim.cmd("AgentPrompt " .. ...)`, nil, "!parallel 1 cat "+p.file); err != nil {
-		return err
-	}
-	if err := pollLua(v, `(function() local t = require("agentrun").status().terminals[1]; if t and t.bufnr then require("probe").watch(t.bufnr, `+strconv.Quote(p.last)+`, _G.bench_t0); _G.bench_buf = t.bufnr; return true end return false end)()`, 30*time.Second); err != nil {
-		return err
-	}
-	m, err := waitChat(v, parallelRe(1), 60*time.Second)
+	headless, err := agentPathHeadless(p.file)
 	if err != nil {
 		return err
+	}
+	raw, agent, complete := median(raws), median(agents), median(completes)
+	fmt.Printf("(a) raw pty drain:               %8.0f ms  (median of %s)\n", ms(raw), list(raws))
+	fmt.Printf("(b) native :terminal complete:   %s  (last line shown: %q, want %q)\n", showComplete(p.native), p.native.LastSeen, p.last)
+	fmt.Printf("    native :terminal finished:   %8.0f ms  (on_exit: all it will ever draw is drawn)\n", ms(p.native.Finished))
+	fmt.Printf("(c) agentrun agent path:         %8.0f ms  (create → exit, display running; median of %s)\n", ms(agent), list(agents))
+	fmt.Printf("    … without any display:       %8.0f ms  (in-process acp client, no Neovim)\n", ms(headless))
+	if complete == 0 || last != p.last {
+		fmt.Printf("    agentrun display complete:      never      (last line shown: %q)\n", last)
+	} else {
+		fmt.Printf("    agentrun display complete:   %8.0f ms  (last line shown: %q; median of %s)\n", ms(complete), last, list(completes))
+	}
+
+	// Event-loop lag while a flood streams in, native and ours in turn.
+	var natLags, ourLags []float64
+	for r := 0; r < rounds; r++ {
+		l, err := nativeLag(p.floodCmd, p.flood)
+		if err != nil {
+			return err
+		}
+		natLags = append(natLags, l...)
+		if l, err = ourLag(v, p); err != nil {
+			return err
+		}
+		ourLags = append(ourLags, l...)
+	}
+	natLag, ourLag := p99ms(natLags), p99ms(ourLags)
+	fmt.Printf("    lag p99, native :terminal:   %8.1f ms  (5 ms timer, %d samples in %d floods of %s)\n", ms(natLag), len(natLags), rounds, p.flood)
+	fmt.Printf("    lag p99, agentrun:           %8.1f ms  (%d samples in %d floods)\n", ms(ourLag), len(ourLags), rounds)
+
+	fmt.Printf("\nratios (targets from issue 4):\n")
+	fmt.Printf("  agent path / raw pty drain            %5.2f×  (target ≤ 1.3×)\n", ratio(agent, raw))
+	switch {
+	case complete == 0:
+		fmt.Printf("  display complete                      never   (target ≤ 0.5× native)\n")
+	case p.native.Complete > 0:
+		fmt.Printf("  display complete / native :terminal   %5.2f×  (target ≤ 0.5×)\n", ratio(complete, p.native.Complete))
+	default:
+		fmt.Printf("  display complete / native finished    %5.2f×  (target ≤ 0.5×; native never showed the last line, it stopped at %s)\n",
+			ratio(complete, p.native.Finished), p.native.LastSeen)
+	}
+	fmt.Printf("  lag p99 ours / native                 %5.2f×  (target ≤ 1×: %.1f ms vs %.1f ms)\n", ratio(ourLag, natLag), ms(ourLag), ms(natLag))
+	return nil
+}
+
+// agentRound runs cat of the file through the demo agent with the split
+// showing it: the agent path (create → last exit) and when the split
+// shows the last line.
+func agentRound(v *nvim.Nvim, p pluginRun) (time.Duration, displayResult, error) {
+	var shown displayResult
+	var before int
+	if err := luaValue(v, `#require("agentrun").status().terminals`, &before); err != nil {
+		return 0, shown, err
+	}
+	text, err := chatText(v)
+	if err != nil {
+		return 0, shown, err
+	}
+	replies := len(parallelRe(1).FindAllString(text, -1))
+	if err := v.ExecLua(`_G.bench_t0 = vim.loop.hrtime(); vim.cmd("AgentPrompt " .. ...)`, nil, "!parallel 1 cat "+p.file); err != nil {
+		return 0, shown, err
+	}
+	watch := fmt.Sprintf(`(function() local t = require("agentrun").status().terminals[%d]; if t and t.bufnr then require("probe").watch(t.bufnr, %q, _G.bench_t0); _G.bench_buf = t.bufnr; return true end return false end)()`, before+1, p.last)
+	if err := pollLua(v, watch, 30*time.Second); err != nil {
+		return 0, shown, err
+	}
+	m, err := waitReply(v, parallelRe(1), replies+1, 60*time.Second)
+	if err != nil {
+		return 0, shown, err
 	}
 	agentPath, _ := strconv.Atoi(m[6])
 	if err := luaValue(v, `(function() vim.wait(10000, function() return require("probe").found ~= nil end, 10); return true end)()`, nil); err != nil {
-		return err
+		return 0, shown, err
 	}
 	var buf int
 	if err := luaValue(v, `_G.bench_buf`, &buf); err != nil {
-		return err
+		return 0, shown, err
 	}
-	ours, err := readDisplay(v, buf)
-	if err != nil {
-		return err
-	}
-	agent := time.Duration(agentPath) * time.Millisecond
-	fmt.Printf("(c) agentrun agent path:         %8.0f ms  (create → exit, display running)\n", ms(agent))
-	fmt.Printf("    agentrun display complete:   %s  (last line shown: %q)\n", showComplete(ours), ours.LastSeen)
+	shown, err = readDisplay(v, buf)
+	return time.Duration(agentPath) * time.Millisecond, shown, err
+}
 
-	// Event-loop lag while a flood streams into the split.
+// ourLag measures the event-loop lag samples while a flood streams into
+// the split.
+func ourLag(v *nvim.Nvim, p pluginRun) ([]float64, error) {
 	if err := v.ExecLua(`require("probe").lag_start(); vim.cmd("AgentPrompt " .. ...)`, nil, p.floodCmd); err != nil {
-		return err
+		return nil, err
 	}
 	time.Sleep(p.flood)
 	var lags []float64
 	if err := luaValue(v, `require("probe").lag_stop()`, &lags); err != nil {
-		return err
+		return nil, err
 	}
-	ourLag := p99ms(lags)
-	fmt.Printf("    agentrun lag p99:            %8.1f ms\n", ms(ourLag))
-
-	fmt.Printf("\nratios (targets from issue 4):\n")
-	fmt.Printf("  agent path / raw pty drain            %5.2f×  (target ≤ 1.3×)\n", ratio(agent, p.raw))
-	if p.native.Complete > 0 {
-		fmt.Printf("  display complete / native :terminal   %5.2f×  (target ≤ 0.5×)\n", ratio(ours.Complete, p.native.Complete))
-	} else {
-		fmt.Printf("  display complete / native finished    %5.2f×  (target ≤ 0.5×; native never showed the last line, it stopped at %s)\n",
-			ratio(ours.Complete, p.native.Finished), p.native.LastSeen)
-	}
-	fmt.Printf("  lag p99 ours / native                 %5.2f×  (target ≤ 1×: %.1f ms vs %.1f ms)\n", ratio(ourLag, p.nativeLag), ms(ourLag), ms(p.nativeLag))
-	return nil
+	// Let the flood's turn end before the next one starts.
+	time.Sleep(time.Second)
+	return lags, nil
 }
 
 // runScale measures memory, output latency and many terminals, with the

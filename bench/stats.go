@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -22,4 +24,23 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// median returns the middle of ds (the upper one of an even count).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// list formats ds in ms: "3: 450 454 470".
+func list(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.0f", ms(d))
+	}
+	return fmt.Sprintf("%d: %s", len(ds), strings.Join(parts, " "))
 }

@@ -30,7 +30,12 @@ import (
 //     ('scrollback'), it skips ahead to the newest of them (what it
 //     skips would have scrolled out anyway), at most every pumpSkipEvery
 //     while the command runs (each skip writes a marker line) and at once
-//     after the exit.
+//     after the exit;
+//   - a display that is that far behind while the command runs (a flood:
+//     most of what it could send now will scroll out before the end)
+//     sends once per pumpFloodFrame, enough to show the output streaming
+//     by; the CPU goes to the command and its reader, and the display
+//     catches up at the exit.
 const (
 	pumpMinChunk    = 512
 	pumpFirstChunk  = 2 << 10
@@ -40,6 +45,7 @@ const (
 	pumpIdleCatchUp = 1
 	pumpMaxIdle     = 100 * time.Millisecond
 	pumpSkipEvery   = 250 * time.Millisecond
+	pumpFloodFrame  = 33 * time.Millisecond
 )
 
 // pumpOptions tune a display pump.
@@ -110,6 +116,8 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	chunk := pumpFirstChunk
 	atLineStart := true // the display's cursor is at the start of a line
 	var lastSkip time.Time
+	var nextFrame time.Time // while flooding: the earliest next send
+	var frame *time.Timer
 	var marked []byte // a skip marker and the data after it
 	for {
 		closed := log.Closed() // before Behind: once closed, Behind 0 is the end
@@ -123,6 +131,19 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 				return ctx.Err()
 			}
 			continue
+		}
+		if wait := time.Until(nextFrame); wait > 0 && !closed {
+			if frame == nil {
+				frame = time.NewTimer(wait)
+			} else {
+				frame.Reset(wait)
+			}
+			select {
+			case <-frame.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue // the command may have ended meanwhile
 		}
 		if err := p.pacer.wait(ctx); err != nil {
 			return err
@@ -157,6 +178,10 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 			atLineStart = c.Data[len(c.Data)-1] == '\n'
 		} else if skipped > 0 {
 			atLineStart = true
+		}
+		nextFrame = time.Time{}
+		if _, lines := r.Behind(); !closed && (lines > int64(opts.MaxLines) || c.SkippedBytes > 0) {
+			nextFrame = began.Add(pumpFloodFrame)
 		}
 	}
 

@@ -158,35 +158,24 @@ func TestPumpNeverSlowsTheCommand(t *testing.T) {
 	waitDone(t, p.done, "the pump to stop")
 }
 
-// TestPumpLeavesNeovimIdle: while a command floods, the pumps of all
+// TestPumpLeavesNeovimIdle: while commands print faster than Neovim
+// takes it (but not so much that the display must skip), the pumps of all
 // terminals (sharing one pacer) send one at a time, keep each send near
 // the target duration by shrinking chunks when sends run long, and leave
 // Neovim idle at least four times as long as they kept it busy.
 func TestPumpLeavesNeovimIdle(t *testing.T) {
 	h := termhost.NewHost(termhost.Options{})
 	defer h.Close()
-	s := &sink{perByte: 2 * time.Microsecond} // 2 KiB: 4 ms, far over the target
+	s := &sink{perByte: 4 * time.Microsecond} // 2 KiB: 8 ms, far over the target
 	pc := newPacer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var pumps []*pump
 	for i := 0; i < 2; i++ {
-		term := startTerminal(t, h, "while :; do seq 1 2000; done")
-		pumps = append(pumps, startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 1000, Pacer: pc}, slog.New(slog.DiscardHandler)))
+		term := startTerminal(t, h, "while :; do seq 1 300; sleep 0.01; done")
+		pumps = append(pumps, startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 1 << 20, Pacer: pc}, slog.New(slog.DiscardHandler)))
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		s.mu.Lock()
-		n := len(s.spans)
-		s.mu.Unlock()
-		if n >= 60 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d sends in 20s", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	s.waitSends(t, 60)
 	cancel()
 	for _, p := range pumps {
 		waitDone(t, p.done, "the pump to stop")
@@ -200,8 +189,8 @@ func TestPumpLeavesNeovimIdle(t *testing.T) {
 	var busy time.Duration
 	for _, sp := range spans {
 		busy += sp.end.Sub(sp.start)
-		if sp.n > 1<<10+64 {
-			t.Errorf("a send of %d bytes after adapting (chunks should be about 512 bytes at 2µs a byte)", sp.n)
+		if sp.n > 512+64 {
+			t.Errorf("a send of %d bytes after adapting (chunks should be the 512-byte floor at 4µs a byte)", sp.n)
 		}
 	}
 	total := spans[len(spans)-1].end.Sub(spans[0].start)
@@ -209,6 +198,47 @@ func TestPumpLeavesNeovimIdle(t *testing.T) {
 		t.Errorf("Neovim busy with sends %.0f%% of the time while the commands run, want at most 20%% (+5%% slack)", 100*share)
 	}
 	t.Logf("%d sends, busy %v of %v", len(spans), busy, total)
+}
+
+// TestPumpFloodSendsOncePerFrame: a display further behind than its
+// scrollback while the command still runs (Neovim takes 1µs a byte, the
+// command prints megabytes a second) sends only once per frame.
+func TestPumpFloodSendsOncePerFrame(t *testing.T) {
+	h := termhost.NewHost(termhost.Options{})
+	defer h.Close()
+	s := &sink{perByte: time.Microsecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	term := startTerminal(t, h, "while :; do seq 1 2000; done")
+	p := startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 100}, slog.New(slog.DiscardHandler))
+	s.waitSends(t, 15)
+	cancel()
+	waitDone(t, p.done, "the pump to stop")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 3; i < len(s.spans); i++ {
+		if gap := s.spans[i].start.Sub(s.spans[i-1].start); gap < pumpFloodFrame {
+			t.Errorf("send %d came %v after the one before, want at least a frame (%v)", i, gap, pumpFloodFrame)
+		}
+	}
+}
+
+// waitSends waits until the sink has seen n sends.
+func (s *sink) waitSends(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s.mu.Lock()
+		got := len(s.spans)
+		s.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d sends in 20s, want %d", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestAdaptChunk(t *testing.T) {
