@@ -1,6 +1,7 @@
 package termhost
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -103,8 +104,51 @@ func (s *Store) SetOSCHandler(fn func(payload []byte)) {
 // previous call.
 func (s *Store) Append(p []byte) {
 	s.mu.Lock()
+	if s.scan.state == stGround && len(s.pending) == 0 {
+		p = s.plainLines(p)
+	}
 	s.scan.Feed(p)
 	s.mu.Unlock()
+}
+
+// plainLines renders the leading complete lines of p that are plain
+// ASCII ending in "\n" or "\r\n", while the cursor is at the end of the
+// text, as the Scanner and the handlers would (put, trim, commit) but
+// without a call per byte class and without UTF-8 validation: most of a
+// flood is such lines. It returns the rest of p, from the first byte it
+// does not handle. The Scanner must be in its ground state (no sequence
+// open) and no character split.
+func (s *Store) plainLines(p []byte) []byte {
+	for len(p) > 0 && s.cur == len(s.buf) && s.gap == 0 {
+		i := 0
+		for i+8 <= len(p) {
+			// Eight bytes at a time while none is a control, DEL or >= 0x80.
+			x := binary.LittleEndian.Uint64(p[i:])
+			y := x ^ 0x7f7f7f7f7f7f7f7f
+			if ((x-0x2020202020202020)&^x|(y-0x0101010101010101)&^y|x)&0x8080808080808080 != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+			i++
+		}
+		end := i + 1 // past the line end
+		switch {
+		case i < len(p) && p[i] == '\n':
+		case i+1 < len(p) && p[i] == '\r' && p[i+1] == '\n':
+			end = i + 2 // "\r" returns to a line that "\n" then ends as it is
+		default:
+			return p
+		}
+		if i > 0 {
+			s.put(p[:i])
+		}
+		s.trimLine()
+		s.commitLine()
+		p = p[end:]
+	}
+	return p
 }
 
 // Flush ends the stream: a character left incomplete becomes U+FFFD.
