@@ -255,7 +255,8 @@ func TestShellIntegrationThroughHost(t *testing.T) {
 }
 
 func testIntegratedShell(t *testing.T, shellPath string) {
-	h := testHost(t, Options{KillGrace: 200 * time.Millisecond})
+	// A long grace: the shell must end by SIGHUP, not by the SIGKILL after it.
+	h := testHost(t, Options{KillGrace: 10 * time.Second})
 	home := t.TempDir()
 	term := create(t, h, Spec{
 		Command: shellPath, ShellIntegration: true, Dir: home,
@@ -314,11 +315,12 @@ func testIntegratedShell(t *testing.T, shellPath string) {
 	}
 	job, _ := strconv.Atoi(waitOutput(t, term, `job=(\d+)\n`))
 	scripts := term.scripts
-	start := time.Now()
 	term.Release()
 	eventually(t, "the shell and its job to end", func() bool { return processGone(term.Pid()) && processGone(job) })
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("the shell took %v to end", d)
+	<-term.Done()
+	// bash dies of the SIGHUP, zsh exits 1 on it; neither needed SIGKILL.
+	if st, _ := term.Exited(); st.Signal == "SIGKILL" {
+		t.Errorf("the shell ended with %v, not by SIGHUP", st)
 	}
 	eventually(t, "the script directory to go", func() bool { _, err := exec.Command("test", "-e", scripts).Output(); return err != nil })
 }
@@ -476,4 +478,22 @@ func TestDispatch(t *testing.T) {
 	if st.Title != "mine" || st.Claim.ClientID != "c2" || st.Cols != 100 || len(st.Content) != 0 {
 		t.Fatalf("state after dispatch %+v", st)
 	}
+}
+
+// TestReleaseKillsTheWholeSession: a job a shell put in a process group of
+// its own (job control) dies with the terminal, even when the shell
+// ignores every polite signal.
+func TestReleaseKillsTheWholeSession(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	h := testHost(t, Options{KillGrace: 200 * time.Millisecond})
+	term := create(t, h, Spec{Command: bash, Args: []string{"--norc", "-ic", `trap '' HUP TERM; sleep 3304 & echo job=$!; wait`}, Dir: t.TempDir()})
+	job, _ := strconv.Atoi(waitOutput(t, term, `job=(\d+)\n`))
+	if st, ok := readStat(strconv.Itoa(job)); !ok || st.pgrp == term.Pid() || st.session != term.Pid() {
+		t.Fatalf("the job %d is not in a group of its own in the terminal's session: %+v", job, st)
+	}
+	term.Release()
+	eventually(t, "the shell and its job to end", func() bool { return processGone(term.Pid()) && processGone(job) })
 }

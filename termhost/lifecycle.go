@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -132,8 +133,9 @@ func (t *Terminal) finish(rule string) {
 }
 
 // terminate sends SIGTERM (and SIGCONT, so a stopped job can act on it)
-// to the process group, and arms a SIGKILL for whatever of the group is
-// still alive after the grace period.
+// to the process group, and arms a SIGKILL for whatever of the group, or
+// of other groups of its session (a shell's jobs), is still alive after
+// the grace period.
 func (t *Terminal) terminate() {
 	if t.leaderExited.Load() && !groupAlive(t.pid) {
 		return
@@ -158,7 +160,7 @@ func (t *Terminal) terminate() {
 		t.mu.Unlock()
 		if groupAlive(t.pid) {
 			t.host.opts.Logf("termhost: %s: process group %d outlived SIGTERM, sending SIGKILL", t.id, t.pid)
-			_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+			killSession(t.pid)
 		}
 	})
 }
@@ -191,56 +193,90 @@ func (t *Terminal) awaitGone(deadline time.Time) {
 		select {
 		case <-tick.C:
 		case <-timer.C:
-			_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+			killSession(t.pid)
 			return
 		}
 	}
 }
 
-// groupAlive reports whether process group pgid has a member that is not
-// a zombie (zombies answer kill(-pgid, 0) until someone reaps them).
+// groupAlive reports whether process group pgid, or another group of the
+// session it leads (a shell's jobs), has a member that is not a zombie
+// (zombies answer kill(-pgid, 0) until someone reaps them).
 func groupAlive(pgid int) bool {
-	if pgid <= 0 {
-		return false
+	groups, err := sessionGroups(pgid)
+	return err != nil || len(groups) > 0
+}
+
+// killSession sends SIGKILL to every process group with a live member in
+// the session sid leads (its own group included).
+func killSession(sid int) {
+	groups, err := sessionGroups(sid)
+	if err != nil {
+		groups = []int{sid}
 	}
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
+	for _, g := range groups {
+		_ = syscall.Kill(-g, syscall.SIGKILL)
+	}
+}
+
+// sessionGroups returns the process groups with a member that is not a
+// zombie and is in group sid or in session sid.
+func sessionGroups(sid int) ([]int, error) {
+	if sid <= 0 {
+		return nil, nil
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return true
+		return nil, err
 	}
+	var groups []int
 	for _, e := range entries {
 		name := e.Name()
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		if state, pgrp, ok := procState(name); ok && pgrp == pgid && state != 'Z' && state != 'X' {
-			return true
+		st, ok := readStat(name)
+		if !ok || st.state == 'Z' || st.state == 'X' || (st.pgrp != sid && st.session != sid) {
+			continue
+		}
+		if !slices.Contains(groups, st.pgrp) {
+			groups = append(groups, st.pgrp)
 		}
 	}
-	return false
+	return groups, nil
 }
 
 // procState reads a process's state letter and process group from
 // /proc/<pid>/stat.
 func procState(pid string) (state byte, pgrp int, ok bool) {
+	st, ok := readStat(pid)
+	return st.state, st.pgrp, ok
+}
+
+// procStat is what we read of /proc/<pid>/stat.
+type procStat struct {
+	state         byte
+	pgrp, session int
+}
+
+func readStat(pid string) (procStat, bool) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	// The command name may contain anything; fields resume after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	f := bytes.Fields(b[i+2:])
-	if len(f) < 3 || len(f[0]) == 0 {
-		return 0, 0, false
+	if len(f) < 4 || len(f[0]) == 0 {
+		return procStat{}, false
 	}
-	pgrp, err = strconv.Atoi(string(f[2]))
-	if err != nil {
-		return 0, 0, false
+	pgrp, err1 := strconv.Atoi(string(f[2]))
+	session, err2 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
 	}
-	return f[0][0], pgrp, true
+	return procStat{state: f[0][0], pgrp: pgrp, session: session}, true
 }
