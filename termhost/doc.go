@@ -12,8 +12,9 @@
 // children die with it. Kill sends SIGTERM (and SIGCONT, so a stopped job
 // can act on it; an interactive shell, Spec.ShellIntegration, also gets
 // SIGHUP, which it passes on to its jobs in their own groups) and arms a
-// SIGKILL for whatever of the group is alive after Options.KillGrace;
-// "alive" skips zombies, found through /proc.
+// SIGKILL for whatever of the group, or of any other group of its session
+// (such jobs), is alive after Options.KillGrace; "alive" skips zombies,
+// found through /proc.
 // Release kills the same way when anything of the group is left (even
 // after the command exited), lets pending Waits return the kill's status,
 // closes the pty once the output is drained, and makes the Host forget the
