@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"math/bits"
@@ -54,8 +55,9 @@ type spliceWriter struct {
 }
 
 type splicedText struct {
-	text  string
-	since time.Time
+	text    []byte
+	since   time.Time
+	release func() // called once the text is written (or dropped)
 }
 
 func newSpliceWriter(w io.Writer) *spliceWriter {
@@ -77,15 +79,19 @@ type jsonText struct {
 }
 
 // bigText returns text as a value to put in a response; since is when
-// the request arrived (for observe).
-func (s *spliceWriter) bigText(text string, since time.Time) jsonText {
+// the request arrived (for observe). text must stay unchanged until
+// release is called: after it was written, or at once when it is small
+// enough to be copied into a string.
+func (s *spliceWriter) bigText(text []byte, since time.Time, release func()) jsonText {
 	if s == nil || len(text) < bigTextMin {
-		return jsonText{str: text}
+		t := jsonText{str: string(text)}
+		release()
+		return t
 	}
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
-	s.texts[seq] = splicedText{text: text, since: since}
+	s.texts[seq] = splicedText{text: text, since: since, release: release}
 	s.pending.Store(int64(len(s.texts)))
 	s.mu.Unlock()
 	return jsonText{s: s, seq: seq}
@@ -94,7 +100,7 @@ func (s *spliceWriter) bigText(text string, since time.Time) jsonText {
 // MarshalJSON implements json.Marshaler: the placeholder of a big text.
 func (t jsonText) MarshalJSON() ([]byte, error) {
 	if t.s == nil {
-		return appendJSONString(nil, t.str), nil
+		return appendJSONString(nil, []byte(t.str)), nil
 	}
 	b := append([]byte(nil), t.s.marker...)
 	b = strconv.AppendUint(b, t.seq, 10)
@@ -142,7 +148,9 @@ func (s *spliceWriter) Write(msg []byte) (int, error) {
 		if _, err := s.write(rest[:i]); err != nil {
 			return 0, err
 		}
-		if err := s.writeString(t.text); err != nil {
+		err = s.writeString(t.text)
+		t.release()
+		if err != nil {
 			return 0, err
 		}
 		rest = rest[k+1:]
@@ -169,7 +177,7 @@ func (s *spliceWriter) write(p []byte) (int, error) {
 
 // writeString writes text as a JSON string, encoding at most spliceChunk
 // bytes (cut at a character boundary) per write.
-func (s *spliceWriter) writeString(text string) error {
+func (s *spliceWriter) writeString(text []byte) error {
 	b := append(s.buf[:0], '"')
 	for len(text) > 0 {
 		n := min(len(text), spliceChunk)
@@ -219,7 +227,7 @@ func growPipe(w io.Writer) {
 }
 
 // appendJSONString appends s as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	dst = appendJSONChars(dst, s)
 	return append(dst, '"')
@@ -236,14 +244,12 @@ const (
 // U+2028 and U+2029 escaped (as encoding/json does), every byte of
 // invalid UTF-8 as U+FFFD. Runs of plain ASCII are found 8 bytes at a
 // time and copied whole.
-func appendJSONChars(dst []byte, s string) []byte {
+func appendJSONChars(dst []byte, s []byte) []byte {
 	start := 0 // s[start:i] is plain and not yet copied
 	i := 0
 	for i < len(s) {
 		for i+8 <= len(s) {
-			w := s[i : i+8] // one bounds check; the compiler loads the word at once
-			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			x := binary.LittleEndian.Uint64(s[i:])
 			q := x ^ ('"' * swarOnes)
 			bs := x ^ ('\\' * swarOnes)
 			// A high bit marks a byte < 0x20, a '"', a '\\' or a byte >=
@@ -287,7 +293,7 @@ func appendJSONChars(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)

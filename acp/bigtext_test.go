@@ -50,7 +50,7 @@ func TestAppendJSONString(t *testing.T) {
 		cases = append(cases, string(b))
 	}
 	for _, s := range cases {
-		if got, want := appendJSONString(nil, s), stdJSON(t, s); !bytes.Equal(got, want) {
+		if got, want := appendJSONString(nil, []byte(s)), stdJSON(t, s); !bytes.Equal(got, want) {
 			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	}
@@ -60,7 +60,7 @@ func FuzzJSONString(f *testing.F) {
 	f.Add("plain")
 	f.Add("\"\\\x00\u2028\xff")
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := appendJSONString(nil, s), stdJSON(t, s); !bytes.Equal(got, want) {
+		if got, want := appendJSONString(nil, []byte(s)), stdJSON(t, s); !bytes.Equal(got, want) {
 			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	})
@@ -82,7 +82,8 @@ func TestSpliceWriter(t *testing.T) {
 	}
 
 	out.Reset()
-	result, err := json.Marshal(terminalOutputResponse{Output: s.bigText(big, time.Now()), Truncated: true})
+	released := 0
+	result, err := json.Marshal(terminalOutputResponse{Output: s.bigText([]byte(big), time.Now(), func() { released++ }), Truncated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +110,8 @@ func TestSpliceWriter(t *testing.T) {
 	if len(observed) != 1 || observed[0] != len(big) {
 		t.Errorf("observed %v, want one splice of %d bytes", observed, len(big))
 	}
-	if s.pending.Load() != 0 {
-		t.Errorf("%d texts still pending after the write", s.pending.Load())
+	if s.pending.Load() != 0 || released != 1 {
+		t.Errorf("%d texts still pending after the write, released %d times (want once)", s.pending.Load(), released)
 	}
 
 	out.Reset()
@@ -118,8 +119,9 @@ func TestSpliceWriter(t *testing.T) {
 	if _, err := s.Write(stale); err != nil || !bytes.Equal(out.Bytes(), stale) {
 		t.Errorf("unknown placeholder changed: %q", out.Bytes())
 	}
-	if small := s.bigText("short", time.Now()); small.s != nil {
-		t.Error("a short text was spliced")
+	released = 0
+	if small := s.bigText([]byte("short"), time.Now(), func() { released++ }); small.s != nil || small.str != "short" || released != 1 {
+		t.Errorf("a short text: spliced %v, str %q, released %d times; want a plain string, released at once", small.s != nil, small.str, released)
 	}
 }
 
@@ -148,8 +150,9 @@ func TestBigOutputExactThroughTheSDK(t *testing.T) {
 func BenchmarkAppendJSONString(b *testing.B) {
 	text := strings.Repeat(strings.Repeat("0123456789", 7)+"\n", 1<<20/71)
 	b.SetBytes(int64(len(text)))
+	src := []byte(text)
 	var dst []byte
 	for i := 0; i < b.N; i++ {
-		dst = appendJSONString(dst[:0], text)
+		dst = appendJSONString(dst[:0], src)
 	}
 }

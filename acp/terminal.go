@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -204,6 +205,10 @@ func (a *Agent) terminal(ctx context.Context, method string, sid acpsdk.SessionI
 	return s, t, nil
 }
 
+// outputBufs recycles terminal/output's text buffers: a MiB of text per
+// call would otherwise be a MiB of garbage per call.
+var outputBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // handleTerminalOutput returns the rendered output so far, and the exit
 // status once the command has exited and its output is read to the end.
 func (a *Agent) handleTerminalOutput(ctx context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
@@ -217,8 +222,10 @@ func (a *Agent) handleTerminalOutput(ctx context.Context, params json.RawMessage
 	if rerr != nil {
 		return nil, rerr
 	}
-	out := t.Output()
-	resp := terminalOutputResponse{Output: a.splice.bigText(out.Text, began), Truncated: out.Truncated}
+	buf := outputBufs.Get().(*[]byte)
+	text, out := t.AppendOutput((*buf)[:0])
+	*buf = text
+	resp := terminalOutputResponse{Output: a.splice.bigText(text, began, func() { outputBufs.Put(buf) }), Truncated: out.Truncated}
 	if out.Exit != nil {
 		st := toExitJSON(*out.Exit)
 		resp.ExitStatus = &st

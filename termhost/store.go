@@ -171,6 +171,20 @@ func (s *Store) Snapshot() (text string, truncated bool) {
 	return string(b), truncated || s.dropped
 }
 
+// AppendSnapshot is Snapshot with the text appended to dst, so a caller
+// that reuses its buffer makes no garbage of the limit's size per call.
+func (s *Store) AppendSnapshot(dst []byte) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	truncated := s.dropped
+	if len(b) > s.limit {
+		b = tailAtBoundary(b, s.limit)
+		truncated = true
+	}
+	return append(dst, b...), truncated
+}
+
 // Truncated reports whether anything was dropped, without copying text.
 func (s *Store) Truncated() bool {
 	s.mu.Lock()

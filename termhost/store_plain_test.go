@@ -42,6 +42,10 @@ func TestStorePlainLines(t *testing.T) {
 					t.Fatalf("%q split at %d, limit %d:\n got %q truncated=%v\nwant %q truncated=%v",
 						in, split, limit, got, truncated, want, wantTruncated)
 				}
+				if got, truncated := s.AppendSnapshot([]byte("prefix:")); string(got) != "prefix:"+want || truncated != wantTruncated {
+					t.Fatalf("%q split at %d, limit %d: AppendSnapshot = %q truncated=%v, want the prefix and %q truncated=%v",
+						in, split, limit, got, truncated, want, wantTruncated)
+				}
 			}
 		}
 	}

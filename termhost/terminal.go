@@ -163,6 +163,21 @@ func (t *Terminal) Output() Output {
 	return out
 }
 
+// AppendOutput is Output with the text appended to dst instead of in
+// Output.Text (left empty): a caller reusing its buffer (terminal/output
+// on a MiB of text, many times) makes no garbage of that size per call.
+func (t *Terminal) AppendOutput(dst []byte) ([]byte, Output) {
+	text, truncated := t.store.AppendSnapshot(dst)
+	out := Output{Truncated: truncated}
+	t.mu.Lock()
+	if t.exit != nil {
+		st := *t.exit
+		out.Exit = &st
+	}
+	t.mu.Unlock()
+	return text, out
+}
+
 // Done returns a channel closed once the command has exited and its
 // output has been read to the end (see doc.go for the drain rule).
 func (t *Terminal) Done() <-chan struct{} { return t.done }
