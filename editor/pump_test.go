@@ -216,9 +216,12 @@ func TestPumpFloodSendsOncePerFrame(t *testing.T) {
 	waitDone(t, p.done, "the pump to stop")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The sink notes a send's start a little after the pump took it (more
+	// so under the race detector): allow a quarter of a frame. Without the
+	// frame the sends would come a few ms apart.
 	for i := 3; i < len(s.spans); i++ {
-		if gap := s.spans[i].start.Sub(s.spans[i-1].start); gap < pumpFloodFrame {
-			t.Errorf("send %d came %v after the one before, want at least a frame (%v)", i, gap, pumpFloodFrame)
+		if gap := s.spans[i].start.Sub(s.spans[i-1].start); gap < pumpFloodFrame*3/4 {
+			t.Errorf("send %d came %v after the one before, want about a frame (%v)", i, gap, pumpFloodFrame)
 		}
 	}
 }
