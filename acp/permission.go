@@ -28,22 +28,11 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 	}
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	s.mu.Lock()
-	if s.cancelled || s.ended {
-		s.mu.Unlock()
+	pctx, release, ok := s.holdForTurn(ctx)
+	if !ok {
 		return cancelled, nil
 	}
-	id := s.nextPerm
-	s.nextPerm++
-	s.perms[id] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.perms, id)
-		s.mu.Unlock()
-	}()
+	defer release()
 
 	// The tool call this request is about usually arrived just before it as
 	// a session/update; let the editor show it first.

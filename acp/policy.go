@@ -108,23 +108,12 @@ func (a *Agent) approve(ctx context.Context, s *Session, cmd Command) *acpsdk.Re
 	if a.opts.Approve == nil {
 		return nil
 	}
-	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	s.mu.Lock()
-	if s.cancelled || s.ended {
-		s.mu.Unlock()
+	actx, release, held := s.holdForTurn(ctx)
+	if !held {
 		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
 		return internalError(fmt.Errorf("the user cancelled the turn; the command %q was not run", cmd.Line))
 	}
-	id := s.nextPerm
-	s.nextPerm++
-	s.perms[id] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.perms, id)
-		s.mu.Unlock()
-	}()
+	defer release()
 	type answer struct {
 		ok  bool
 		err error

@@ -225,6 +225,32 @@ func (s *Session) Cancel(ctx context.Context) error {
 	return nil
 }
 
+// holdForTurn ties a request the agent is waiting on (a permission request,
+// a command approval) to the session's current turn. It returns a context,
+// derived from ctx, that Cancel and the session's end cancel with
+// errTurnCancelled, and release, which the caller defers. ok is false, and
+// nothing is held, when the turn was already cancelled or the session ended:
+// the caller answers at once without asking.
+func (s *Session) holdForTurn(ctx context.Context) (tctx context.Context, release func(), ok bool) {
+	tctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	if s.cancelled || s.ended {
+		s.mu.Unlock()
+		cancel(nil)
+		return nil, nil, false
+	}
+	id := s.nextPerm
+	s.nextPerm++
+	s.perms[id] = cancel
+	s.mu.Unlock()
+	return tctx, func() {
+		s.mu.Lock()
+		delete(s.perms, id)
+		s.mu.Unlock()
+		cancel(nil)
+	}, true
+}
+
 // Terminal returns one of this session's live (not released) terminals.
 func (s *Session) Terminal(id string) (*termhost.Terminal, bool) {
 	s.mu.Lock()

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"context"
+	"errors"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -12,14 +13,46 @@ import (
 // and Lua is told to forget the request.
 func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
-	token := b.nextID("p")
-	answer := make(chan string, 1)
+	sid := string(req.SessionId)
+	token, id, err := b.ask(ctx, "p", "permission", map[string]any{
+		"key":        b.keyOf(sid),
+		"session_id": sid,
+		"tool_call":  jsonValue(req.ToolCall),
+		"options":    jsonValue(req.Options),
+	})
+	if err != nil {
+		return cancelled, nil
+	}
+	for _, o := range req.Options {
+		if id != "" && string(o.OptionId) == id {
+			b.log.Info("permission answered", "token", token, "option", id)
+			return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+		}
+	}
+	if id != "" {
+		b.log.Warn("permission answer is not one of the options; answering cancelled", "token", token, "option", id)
+	}
+	return cancelled, nil
+}
+
+// errEditorClosing is what ask returns once the bridge is shutting down.
+var errEditorClosing = errors.New("the editor is shutting down")
+
+// ask is the one way the bridge asks the user something: it registers a
+// fresh token (prefix + counter) for handlePermissionAnswer, pushes event
+// with payload plus "token", and waits for the answer. It fails with
+// errEditorClosing when the bridge is (or starts) shutting down, and with
+// ctx's error when ctx ends first, after telling Lua to forget the
+// question with event+"_cancelled".
+func (b *Bridge) ask(ctx context.Context, prefix, event string, payload map[string]any) (token, answer string, err error) {
+	token = b.nextID(prefix)
+	ch := make(chan string, 1)
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
-		return cancelled, nil
+		return token, "", errEditorClosing
 	}
-	b.perms[token] = answer
+	b.perms[token] = ch
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
@@ -27,29 +60,17 @@ func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermis
 		b.mu.Unlock()
 	}()
 
-	sid := string(req.SessionId)
-	b.events.push("permission", map[string]any{
-		"token":      token,
-		"key":        b.keyOf(sid),
-		"session_id": sid,
-		"tool_call":  jsonValue(req.ToolCall),
-		"options":    jsonValue(req.Options),
-	})
+	payload["token"] = token
+	b.events.push(event, payload)
 	select {
-	case id := <-answer:
-		for _, o := range req.Options {
-			if id != "" && string(o.OptionId) == id {
-				b.log.Info("permission answered", "token", token, "option", id)
-				return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
-			}
+	case answer, ok := <-ch:
+		if !ok {
+			return token, "", errEditorClosing
 		}
-		if id != "" {
-			b.log.Warn("permission answer is not one of the options; answering cancelled", "token", token, "option", id)
-		}
-		return cancelled, nil
+		return token, answer, nil
 	case <-ctx.Done():
-		b.events.push("permission_cancelled", map[string]any{"token": token})
-		return cancelled, nil
+		b.events.push(event+"_cancelled", map[string]any{"token": token})
+		return token, "", ctx.Err()
 	}
 }
 

@@ -2,7 +2,6 @@ package editor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -63,34 +62,14 @@ func (b *Bridge) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 // answers with "permission_answer" (token, "run" or "" to refuse).
 func (b *Bridge) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		token := b.nextID("a")
-		answer := make(chan string, 1)
-		b.mu.Lock()
-		if b.closing {
-			b.mu.Unlock()
-			return false, errors.New("the editor is shutting down")
-		}
-		b.perms[token] = answer
-		b.mu.Unlock()
-		defer func() {
-			b.mu.Lock()
-			delete(b.perms, token)
-			b.mu.Unlock()
-		}()
-		b.events.push("approve", map[string]any{
-			"token": token, "key": key, "session_id": cmd.Session,
+		token, id, err := b.ask(ctx, "a", "approve", map[string]any{
+			"key": key, "session_id": cmd.Session,
 			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd,
 		})
-		select {
-		case id, ok := <-answer:
-			if !ok {
-				return false, errors.New("the editor is shutting down")
-			}
-			b.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
-			return id == "run", nil
-		case <-ctx.Done():
-			b.events.push("approve_cancelled", map[string]any{"token": token})
-			return false, ctx.Err()
+		if err != nil {
+			return false, err
 		}
+		b.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
+		return id == "run", nil
 	}
 }
