@@ -1,6 +1,6 @@
 module github.com/agentrun/agentrun.nvim
 
-go 1.26.8
+go 1.24
 
 require (
 	github.com/coder/acp-go-sdk v0.13.5
