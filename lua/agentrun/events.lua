@@ -84,26 +84,6 @@ function handlers.session_ended(p)
   end
 end
 
-function handlers.terminal_created(p)
-  require("agentrun.ui.term").created(p)
-end
-
-function handlers.terminal_exit(p)
-  require("agentrun.ui.term").exited(p)
-end
-
-function handlers.terminal_released(p)
-  require("agentrun.ui.term").released(p)
-end
-
-function handlers.permission(p)
-  require("agentrun.ui.permission").ask(p)
-end
-
-function handlers.permission_cancelled(p)
-  require("agentrun.ui.permission").cancelled(p)
-end
-
 function handlers.message(p)
   local msg = "(agentrun) " .. tostring(p.text)
   local _, chat = chat_of(p)
@@ -113,12 +93,21 @@ function handlers.message(p)
   vim.notify(msg, p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
 end
 
-function handlers.approve(p)
-  require("agentrun.ui.approve").ask(p)
-end
-
-function handlers.approve_cancelled(p)
-  require("agentrun.ui.approve").cancelled(p)
+-- Events a UI module handles whole: name -> { module, function }. The
+-- module loads on the first such event.
+local delegated = {
+  terminal_created = { "agentrun.ui.term", "created" },
+  terminal_exit = { "agentrun.ui.term", "exited" },
+  terminal_released = { "agentrun.ui.term", "released" },
+  permission = { "agentrun.ui.permission", "ask" },
+  permission_cancelled = { "agentrun.ui.ask", "cancelled" },
+  approve = { "agentrun.ui.approve", "ask" },
+  approve_cancelled = { "agentrun.ui.ask", "cancelled" },
+}
+for name, to in pairs(delegated) do
+  handlers[name] = function(p)
+    require(to[1])[to[2]](p)
+  end
 end
 
 local function handle(name, p)

@@ -124,16 +124,27 @@ function M.prompt(text, key)
   return send_prompt(s, text)
 end
 
--- cancel(key) cancels the current turn of a session (default: current).
-function M.cancel(key)
+-- request_running asks Go to `method` ("cancel", "stop") the running
+-- session key (default: current). It warns and returns nil when there is
+-- no such session or Go refused; else the session.
+local function request_running(key, method)
   local s = state.session(key)
   if not s or s.ended then
-    warn("(agentrun) no running session to cancel")
-    return false
+    warn("(agentrun) no running session to " .. method)
+    return nil
   end
-  local ok, msg = rpc.request("cancel", s.key)
+  local ok, msg = rpc.request(method, s.key)
   if not ok then
     warn(msg)
+    return nil
+  end
+  return s
+end
+
+-- cancel(key) cancels the current turn of a session (default: current).
+function M.cancel(key)
+  local s = request_running(key, "cancel")
+  if not s then
     return false
   end
   -- An agent that ignores session/cancel leaves the turn running: say so,
@@ -155,16 +166,7 @@ M._cancel_patience_ms = 3000
 
 -- stop(key) stops a session's agent; its terminals are killed and released.
 function M.stop(key)
-  local s = state.session(key)
-  if not s or s.ended then
-    warn("(agentrun) no running session to stop")
-    return false
-  end
-  local ok, msg = rpc.request("stop", s.key)
-  if not ok then
-    warn(msg)
-  end
-  return ok and true or false
+  return request_running(key, "stop") ~= nil
 end
 
 -- current_terminal returns the terminal of the current buffer, else the

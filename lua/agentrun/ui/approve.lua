@@ -3,24 +3,17 @@
 -- terminal.approve decides (true, false or "ask"); "always" and "ask" show
 -- vim.ui.select with the command line and its cwd. Closing the picker
 -- refuses; the agent then gets an error saying the user did not allow it.
+local ask = require("agentrun.ui.ask")
 local config = require("agentrun.config")
-local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
 
 local M = {}
 
--- open tokens -> true while the picker for them is up.
-local open = {}
-
-local function answer(token, allowed)
-  rpc.notify("permission_answer", token, allowed and "run" or "")
+local function reply(allowed)
+  return allowed and "run" or ""
 end
 
-local function note(s, text)
-  if s and s.chat then
-    s.chat:note(text, "AgentRunPermission")
-  end
-end
+local note = ask.note
 
 -- verdict asks terminal.approve when it is a function: true, false or
 -- "ask". A function that fails or answers something else refuses.
@@ -50,27 +43,17 @@ function M.ask(p)
     if not v then
       note(s, "✗ refused by terminal.approve: $ " .. p.line)
     end
-    answer(p.token, v)
+    ask.answer(p.token, reply(v))
     return
   end
   note(s, string.format("? run command (in %s): $ %s", p.cwd, p.line))
-  open[p.token] = true
-  vim.ui.select({ "Run it", "Refuse" }, {
+  ask.select(p.token, { "Run it", "Refuse" }, {
     prompt = string.format("(agentrun) %s wants to run (in %s):  $ %s", cmd.agent or "the agent", p.cwd, p.line),
     kind = "agentrun.approve",
   }, function(_, idx)
-    if not open[p.token] then
-      return -- Go already gave up on it
-    end
-    open[p.token] = nil
     note(s, idx == 1 and "  → run" or "  → refused")
-    answer(p.token, idx == 1)
+    return reply(idx == 1)
   end)
-end
-
--- cancelled forgets a request Go gave up on (the agent's request ended).
-function M.cancelled(p)
-  open[p.token] = nil
 end
 
 return M

@@ -1,13 +1,10 @@
 -- Permission requests: vim.ui.select over the agent's options, showing the
 -- tool call's title and, for commands, the exact command line. Closing the
 -- picker answers "cancelled".
-local rpc = require("agentrun.rpc")
+local ask = require("agentrun.ui.ask")
 local state = require("agentrun.state")
 
 local M = {}
-
--- open tokens -> true while the picker for them is up.
-local open = {}
 
 -- command_line finds the command a tool call will run: rawInput.command
 -- (a string or a list), or the command of a terminal it embeds.
@@ -42,32 +39,18 @@ function M.ask(p)
   if cmd and cmd ~= title then
     prompt = prompt .. "  $ " .. cmd
   end
-  if s and s.chat then
-    s.chat:note("? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""), "AgentRunPermission")
-  end
-  open[p.token] = true
-  vim.ui.select(p.options or {}, {
+  ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
+  ask.select(p.token, p.options or {}, {
     prompt = prompt,
     kind = "agentrun.permission",
     format_item = function(o)
       return string.format("%s (%s)", o.name or o.optionId, o.kind or "?")
     end,
   }, function(choice)
-    if not open[p.token] then
-      return -- Go already gave up on it (the turn was cancelled)
-    end
-    open[p.token] = nil
     local id = type(choice) == "table" and choice.optionId or ""
-    if s and s.chat then
-      s.chat:note("  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"), "AgentRunPermission")
-    end
-    rpc.notify("permission_answer", p.token, id)
+    ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"))
+    return id
   end)
-end
-
--- cancelled forgets a request Go answered "cancelled" on its own.
-function M.cancelled(p)
-  open[p.token] = nil
 end
 
 return M

@@ -1,0 +1,44 @@
+-- One question to the user on Go's behalf (a permission request, a command
+-- approval): a vim.ui.select whose answer goes back to Go as
+-- "permission_answer", unless Go gave up on the question first.
+local rpc = require("agentrun.rpc")
+
+local M = {}
+
+-- open tokens -> true while the picker for them is up. Go makes tokens
+-- unique across both kinds of question.
+local open = {}
+
+-- note writes text to the session's chat, if it has one.
+function M.note(s, text)
+  if s and s.chat then
+    s.chat:note(text, "AgentRunPermission")
+  end
+end
+
+-- answer sends Go the answer for token.
+function M.answer(token, answer)
+  rpc.notify("permission_answer", token, answer)
+end
+
+-- select shows items with opts (as vim.ui.select) for token. on_choice
+-- gets (choice, idx) and returns the answer to send; it is not called if
+-- Go gave up on the question while the picker was up.
+function M.select(token, items, opts, on_choice)
+  open[token] = true
+  vim.ui.select(items, opts, function(choice, idx)
+    if not open[token] then
+      return -- Go already gave up on it
+    end
+    open[token] = nil
+    M.answer(token, on_choice(choice, idx))
+  end)
+end
+
+-- cancelled forgets a question Go gave up on (the turn was cancelled or
+-- the agent's request ended).
+function M.cancelled(p)
+  open[p.token] = nil
+end
+
+return M
