@@ -83,37 +83,38 @@ func (si *ShellIntegration) HandleOSC(payload []byte, now time.Time) []Action {
 	return nil
 }
 
-// handle633 interprets VS Code's shell integration protocol.
+// handle633 interprets VS Code's shell integration protocol: the prompt
+// and command markers it shares with OSC 133, plus E (the command line,
+// nonce-checked) and P;Cwd=.
 func (si *ShellIntegration) handle633(rest string, now time.Time) []Action {
 	args := strings.Split(rest, ";")
-	var acts []Action
 	switch args[0] {
-	case "A", "B":
-		acts = si.finishDangling(now)
-	case "C":
-		acts = si.commandStarted(now)
-	case "D":
-		acts = si.commandFinished(args[1:], now)
 	case "E":
 		if len(args) >= 3 && si.nonce != "" && args[2] == si.nonce {
 			si.commandLine = strings.ToValidUTF8(unescape633(args[1]), "\uFFFD")
 		}
+		return si.withDetection(nil)
 	case "P":
+		var acts []Action
 		if len(args) >= 2 {
 			if path, ok := strings.CutPrefix(args[1], "Cwd="); ok {
 				acts = si.setCwdPath(unescape633(path))
 			}
 		}
-	default:
-		return nil // F, G, H, ... and unknown letters
+		return si.withDetection(acts)
 	}
-	return si.withDetection(acts)
+	return si.handleMarker(args, now) // F, G, H, ... and unknown letters: nil
 }
 
 // handle133 interprets FinalTerm's semantic prompt markers. Parameters
 // such as aid=... are ignored; D's first parameter is the exit code.
 func (si *ShellIntegration) handle133(rest string, now time.Time) []Action {
-	args := strings.Split(rest, ";")
+	return si.handleMarker(strings.Split(rest, ";"), now)
+}
+
+// handleMarker applies the prompt and command markers A-D that OSC 133
+// and OSC 633 share; any other letter is ignored.
+func (si *ShellIntegration) handleMarker(args []string, now time.Time) []Action {
 	var acts []Action
 	switch args[0] {
 	case "A", "B":
