@@ -47,9 +47,10 @@
 // Terminals never released are released when their session ends.
 // terminal/output's text (up to the byte limit, often a MiB) does not go
 // through encoding/json: the SDK would escape it once and scan it twice
-// more. The result carries a placeholder that the writer under the
-// connection replaces with the text's JSON form, encoded 8 bytes at a
-// time straight into the agent's stdin pipe (bigtext.go).
+// more. termhost's Store hands it over already encoded (it keeps the
+// escaped form of a polled output), the result carries a placeholder, and
+// the writer under the connection writes the encoded text in its place
+// straight into the agent's stdin pipe (bigtext.go).
 //
 // Claims (claims.go) follow the AHP model: a terminal is {session} in
 // the background and {session, toolCallId} while a tool call embeds it,

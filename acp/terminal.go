@@ -223,9 +223,9 @@ func (a *Agent) handleTerminalOutput(ctx context.Context, params json.RawMessage
 		return nil, rerr
 	}
 	buf := outputBufs.Get().(*[]byte)
-	text, out := t.AppendOutput((*buf)[:0])
+	text, out := t.AppendOutputJSON((*buf)[:0])
 	*buf = text
-	resp := terminalOutputResponse{Output: a.splice.bigText(text, began, func() { outputBufs.Put(buf) }), Truncated: out.Truncated}
+	resp := terminalOutputResponse{Output: a.splice.encodedText(text, began, func() { outputBufs.Put(buf) }), Truncated: out.Truncated}
 	if out.Exit != nil {
 		st := toExitJSON(*out.Exit)
 		resp.ExitStatus = &st

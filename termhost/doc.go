@@ -74,6 +74,14 @@
 // The current line is bounded too (limit + 4 KiB, trimmed lazily while it
 // only grows); the exact guarantee is on Store.
 //
+// AppendJSON gives the same text as a JSON string, the form terminal/output
+// sends. Committed lines never change, so once a Store has been asked
+// twice for a big text it keeps their escaped form, extended as lines are
+// committed and cut with compaction, with checkpoints every 4 KiB: an
+// agent polling a MiB of output then costs a copy of that form (about
+// 60 µs) instead of an encoding (about 0.9 ms), and a Store read once
+// holds no copy (store_json.go).
+//
 // # The RawLog
 //
 // RawLog keeps the newest Options.DisplayBytes raw bytes, offsets counting

@@ -58,8 +58,10 @@ type Store struct {
 	compactAt int
 
 	// buf holds committed text (complete lines) then the current line,
-	// which starts at lineStart. Both are valid UTF-8.
+	// which starts at lineStart. Both are valid UTF-8. base is the offset
+	// of buf[0] in all the text ever committed (what compaction cut).
 	buf       []byte
+	base      int64
 	lineStart int
 	// cur is the cursor as a byte offset into buf (a character boundary
 	// within the current line); gap counts blank cells past the line's end
@@ -70,6 +72,9 @@ type Store struct {
 	dropped bool
 	// scratch is reused for sanitised text.
 	scratch []byte
+
+	// json is the escaped copy of the committed text (store_json.go).
+	json jsonMirror
 
 	// onOSC receives OSC payloads; it is called with mu released.
 	onOSC func(payload []byte)
@@ -86,6 +91,7 @@ func NewStore(limit int) *Store {
 		limit:     limit,
 		lineCap:   limit + lineSlack,
 		compactAt: limit + max(limit/2, compactSlack),
+		json:      jsonMirror{min: jsonMirrorMin, every: jsonMarkEvery},
 	}
 	s.scan.h = (*storeHandler)(s)
 	return s
@@ -169,20 +175,6 @@ func (s *Store) Snapshot() (text string, truncated bool) {
 		truncated = true
 	}
 	return string(b), truncated || s.dropped
-}
-
-// AppendSnapshot is Snapshot with the text appended to dst, so a caller
-// that reuses its buffer makes no garbage of the limit's size per call.
-func (s *Store) AppendSnapshot(dst []byte) ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.buf
-	truncated := s.dropped
-	if len(b) > s.limit {
-		b = tailAtBoundary(b, s.limit)
-		truncated = true
-	}
-	return append(dst, b...), truncated
 }
 
 // Truncated reports whether anything was dropped, without copying text.
@@ -464,6 +456,7 @@ func (s *Store) compact() {
 	}
 	n := copy(s.buf, s.buf[from:])
 	s.buf = s.buf[:n]
+	s.base += int64(from)
 	s.lineStart -= from
 	s.cur -= from
 	s.dropped = true

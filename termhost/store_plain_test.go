@@ -3,6 +3,8 @@ package termhost
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
 )
 
 // TestStorePlainLines: the fast path for plain lines (Store.plainLines)
@@ -42,9 +44,10 @@ func TestStorePlainLines(t *testing.T) {
 					t.Fatalf("%q split at %d, limit %d:\n got %q truncated=%v\nwant %q truncated=%v",
 						in, split, limit, got, truncated, want, wantTruncated)
 				}
-				if got, truncated := s.AppendSnapshot([]byte("prefix:")); string(got) != "prefix:"+want || truncated != wantTruncated {
-					t.Fatalf("%q split at %d, limit %d: AppendSnapshot = %q truncated=%v, want the prefix and %q truncated=%v",
-						in, split, limit, got, truncated, want, wantTruncated)
+				wantJSON := "prefix:" + string(jsonstr.AppendString(nil, []byte(want)))
+				if got, truncated := s.AppendJSON([]byte("prefix:")); string(got) != wantJSON || truncated != wantTruncated {
+					t.Fatalf("%q split at %d, limit %d: AppendJSON = %s truncated=%v, want %s truncated=%v",
+						in, split, limit, got, truncated, wantJSON, wantTruncated)
 				}
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
 )
 
 // render feeds chunks to a fresh Store with the limit and flushes it.
@@ -340,13 +342,21 @@ func FuzzStore(f *testing.F) {
 		s := NewStore(limit)
 		s.lineCap = lineCap
 		s.compactAt = limit + 1 + int(slack%7)
+		// The escaped copy from the second snapshot of a committed byte
+		// on, with checkpoints every 1 to 5 bytes.
+		s.json.min, s.json.every = 1, 1+int(split%5)
 		step := int(split%13) + 1
 		for i := 0; i < len(in); {
 			j := min(len(in), i+step)
 			s.Append(in[i:j])
-			text, _ := s.Snapshot()
+			text, truncated := s.Snapshot()
 			if !utf8.ValidString(text) || len(text) > limit {
 				t.Fatalf("mid-stream snapshot %q: valid=%v len=%d limit=%d", text, utf8.ValidString(text), len(text), limit)
+			}
+			wantJSON := string(jsonstr.AppendString(nil, []byte(text)))
+			if got, tr := s.AppendJSON(nil); string(got) != wantJSON || tr != truncated {
+				t.Fatalf("input %q to %d, limit %d: AppendJSON = %s truncated=%v, want %s truncated=%v",
+					in, j, limit, got, tr, wantJSON, truncated)
 			}
 			i = j
 			step = step%7 + 1

@@ -163,11 +163,13 @@ func (t *Terminal) Output() Output {
 	return out
 }
 
-// AppendOutput is Output with the text appended to dst instead of in
-// Output.Text (left empty): a caller reusing its buffer (terminal/output
-// on a MiB of text, many times) makes no garbage of that size per call.
-func (t *Terminal) AppendOutput(dst []byte) ([]byte, Output) {
-	text, truncated := t.store.AppendSnapshot(dst)
+// AppendOutputJSON is Output with the text appended to dst as a JSON
+// string (quotes included) instead of in Output.Text (left empty): the
+// form terminal/output sends, which the Store keeps ready for a reader
+// that polls a big output, into a buffer the caller reuses (a MiB of
+// text per call makes no garbage of that size).
+func (t *Terminal) AppendOutputJSON(dst []byte) ([]byte, Output) {
+	text, truncated := t.store.AppendJSON(dst)
 	out := Output{Truncated: truncated}
 	t.mu.Lock()
 	if t.exit != nil {
