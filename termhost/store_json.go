@@ -1,6 +1,7 @@
 package termhost
 
 import (
+	"slices"
 	"sort"
 	"unicode/utf8"
 
@@ -59,6 +60,7 @@ func (s *Store) AppendJSON(dst []byte) ([]byte, bool) {
 		start = len(s.buf) - len(tailAtBoundary(s.buf, s.limit))
 		truncated = true
 	}
+	dst = slices.Grow(dst, escapedSize(len(s.buf)-start))
 	dst = append(dst, '"')
 	if committed := s.lineStart - start; committed > 0 {
 		m := &s.json
@@ -67,7 +69,7 @@ func (s *Store) AppendJSON(dst []byte) ([]byte, bool) {
 			m.on = m.asked >= 2
 		}
 		if m.on {
-			s.extendJSON()
+			s.extendJSON(start)
 			dst = s.appendMirrored(dst, start)
 		} else {
 			dst = jsonstr.AppendChars(dst, s.buf[start:s.lineStart])
@@ -79,15 +81,20 @@ func (s *Store) AppendJSON(dst []byte) ([]byte, bool) {
 }
 
 // extendJSON brings the escaped copy up to the end of the committed text,
-// first dropping what compaction cut from the buffer.
-func (s *Store) extendJSON() {
+// first dropping what compaction cut from the buffer; a copy started
+// afresh starts at buf index from (the snapshot's start).
+func (s *Store) extendJSON(from int) {
 	m := &s.json
 	if m.upto < s.base || len(m.marks) == 0 {
 		// Never started, or text was cut before it was escaped.
-		m.esc, m.marks, m.upto = m.esc[:0], m.marks[:0], s.base
+		m.esc, m.marks, m.upto = m.esc[:0], m.marks[:0], s.base+int64(from)
 	}
 	m.prune(s.base)
-	for end := s.base + int64(s.lineStart); m.upto < end; {
+	end := s.base + int64(s.lineStart)
+	// Room for what is to come at once: growing by appends would copy
+	// and fault in the copy several times over.
+	m.esc = slices.Grow(m.esc, escapedSize(int(end-m.upto)))
+	for m.upto < end {
 		from := int(m.upto - s.base)
 		to := min(from+m.every, s.lineStart)
 		for to < s.lineStart && !utf8.RuneStart(s.buf[to]) {
@@ -98,6 +105,10 @@ func (s *Store) extendJSON() {
 		m.upto = s.base + int64(to)
 	}
 }
+
+// escapedSize estimates the JSON form of n bytes of text: a line end in
+// every 64 bytes or so becomes two bytes, and a little more for quotes.
+func escapedSize(n int) int { return n + n/32 + 2 }
 
 // prune drops the escaped text before the last mark at or before offset
 // base, once that is a quarter of the copy (so it is moved rarely).
