@@ -132,12 +132,13 @@ func printOutputLatency(line string) error {
 	p := func(ds []time.Duration) string {
 		return fmt.Sprintf("p50 %6.3f ms, p99 %6.3f ms", percentile(ds, 0.5), percentile(ds, 0.99))
 	}
-	fmt.Printf("  terminal/output on %d bytes retained, %d rounds × %d calls each, alternating (target p99 ≤ 2 ms):\n", retained, rounds, calls)
-	fmt.Printf("    ours, request in → last byte written:      %s\n", p(ours.took))
-	fmt.Printf("      of which in write(2) to the agent's pipe: %s  (a full pipe waits for the agent to read)\n", p(ours.writing))
-	fmt.Printf("      the rest (snapshot, encoding, dispatch):  %s\n", p(own))
-	fmt.Printf("    ideal client (answer prebuilt in memory):   %s  (the floor: pipe + agent)\n", p(ideal.took))
-	fmt.Printf("    ratio ours / ideal:                         p50 %5.2f×,   p99 %5.2f×\n",
+	fmt.Printf("  terminal/output on %d bytes retained, %d rounds × %d calls each, alternating with an ideal client:\n", retained, rounds, calls)
+	fmt.Printf("    ours, request in → answer handed to write(2):  %s  (target p99 ≤ 2 ms)\n", p(own))
+	fmt.Printf("    write(2) of the answer into the agent's 1 MiB pipe, the copy and waits for the agent to read:\n")
+	fmt.Printf("      ours  %s;  ideal client %s\n", p(ours.writing), p(ideal.writing))
+	fmt.Printf("    request in → last byte written:\n")
+	fmt.Printf("      ours  %s;  ideal client %s  (its answer prebuilt in memory: the floor)\n", p(ours.took), p(ideal.took))
+	fmt.Printf("      ratio ours / ideal: p50 %.2f×, p99 %.2f×\n",
 		percentile(ours.took, 0.5)/percentile(ideal.took, 0.5), percentile(ours.took, 0.99)/percentile(ideal.took, 0.99))
 	fmt.Printf("    demo agent round trip (+ its SDK's JSON decoding), p50/p99 per round: ours %s ms; ideal %s ms\n",
 		strings.Join(ours.agent, " "), strings.Join(ideal.agent, " "))
