@@ -44,3 +44,12 @@ func list(ds []time.Duration) string {
 	}
 	return fmt.Sprintf("%d: %s", len(ds), strings.Join(parts, " "))
 }
+
+// listTenths formats ds in ms with one decimal: "1.4 2.0 1.7".
+func listTenths(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.1f", ms(d))
+	}
+	return strings.Join(parts, " ")
+}
