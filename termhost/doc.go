@@ -80,7 +80,9 @@
 // committed and cut with compaction, with checkpoints every 4 KiB: an
 // agent polling a MiB of output then costs a copy of that form (about
 // 60 µs) instead of an encoding (about 0.9 ms), and a Store read once
-// holds no copy (store_json.go).
+// holds no copy. Under the Store's lock AppendJSON only copies raw text;
+// the escaping happens after, so Append never waits for more than a copy
+// (store_json.go).
 //
 // # The RawLog
 //

@@ -1,10 +1,12 @@
 package termhost
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
 )
@@ -98,4 +100,44 @@ func BenchmarkStoreAppendJSON(b *testing.B) {
 			dst = jsonstr.AppendString(dst[:0], []byte(text))
 		}
 	})
+}
+
+// TestStoreJSONWhileAppending: AppendJSON polled while another goroutine
+// appends (the pty reader and an agent, as in use; run with -race) always
+// gives a JSON string of valid UTF-8 within the limit, and the final
+// poll equals the final snapshot.
+func TestStoreJSONWhileAppending(t *testing.T) {
+	const limit = 32 << 10
+	s := NewStore(limit)
+	s.json.min, s.json.every = 1, 512
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 3000; i++ {
+			s.Append([]byte(fmt.Sprintf("line %d \"q\" é\\ %s\r\n", i, strings.Repeat("x", i%200))))
+		}
+	}()
+	check := func() {
+		t.Helper()
+		got, _ := s.AppendJSON(nil)
+		var text string
+		if err := json.Unmarshal(got, &text); err != nil {
+			t.Fatalf("AppendJSON gave invalid JSON (%d bytes): %v", len(got), err)
+		}
+		if len(text) > limit || !utf8.ValidString(text) {
+			t.Fatalf("AppendJSON text: %d bytes (limit %d), valid UTF-8 %v", len(text), limit, utf8.ValidString(text))
+		}
+	}
+	for polling := true; polling; {
+		select {
+		case <-done:
+			polling = false
+		default:
+			check()
+		}
+	}
+	text, _ := s.Snapshot()
+	if got, _ := s.AppendJSON(nil); string(got) != string(jsonstr.AppendString(nil, []byte(text))) {
+		t.Fatalf("final AppendJSON differs from the final snapshot's JSON")
+	}
 }
