@@ -166,10 +166,20 @@ func TestStoreMemoryBounded(t *testing.T) {
 			s := NewStore(tc.limit)
 			bound := 2*(tc.limit+compactSlack) + 4*(tc.limit+lineSlack) + 2*len(tc.chunk)
 			total := 4<<20 + 4*tc.limit // enough to pass every bound several times
+			// An agent polls the JSON form now and then: the escaped copy
+			// it makes the Store keep is bounded too.
+			escBound := 3 * (tc.limit + compactSlack + len(tc.chunk))
+			var dst []byte
 			for i := 0; i < total/len(tc.chunk); i++ {
 				s.Append(tc.chunk)
 				if cap(s.buf) > bound {
 					t.Fatalf("after %d bytes the buffer holds %d bytes, bound %d", (i+1)*len(tc.chunk), cap(s.buf), bound)
+				}
+				if i%5 == 0 {
+					dst, _ = s.AppendJSON(dst[:0])
+				}
+				if c := cap(s.json.esc); c > escBound {
+					t.Fatalf("after %d bytes the escaped copy holds %d bytes, bound %d", (i+1)*len(tc.chunk), c, escBound)
 				}
 			}
 			text, truncated := s.Snapshot()
