@@ -48,7 +48,7 @@ const (
 // erased to below the limit.
 //
 // A Store is safe for one writer (Append, Flush) and any number of
-// concurrent readers (Snapshot, Truncated, Len).
+// concurrent readers (Snapshot, AppendJSON, Truncated, Len).
 type Store struct {
 	mu      sync.Mutex
 	scan    Scanner

@@ -106,8 +106,10 @@ func TestAgentShellReportsCommands(t *testing.T) {
 	if want := "echo one -> 0|false -> 1|cd /tmp -> 0"; strings.Join(got, "|") != want {
 		t.Errorf("commands %q, want %q", strings.Join(got, "|"), want)
 	}
-	if text := e.bufLines(sh.Bufnr); !strings.Contains(text, "one") || strings.Contains(text, "633") {
-		t.Errorf("shell buffer:\n%s", text)
+	// The display follows the state asynchronously: wait for the output
+	// line (not the echoed command line).
+	if text := e.waitBuf(sh.Bufnr, 10*time.Second, "\none\n"); strings.Contains(text, "633") {
+		t.Errorf("shell buffer shows the integration's sequences:\n%s", text)
 	}
 	// The Lua input API reaches a terminal the user holds.
 	var ok bool
