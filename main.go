@@ -1,23 +1,30 @@
 // Command agentrun is the backend of agentrun.nvim. Started by Neovim with
 // no arguments it serves the plugin over msgpack-RPC on stdio; the
-// subcommands are "demo-agent" (the built-in ACP demo agent) and "version".
+// subcommands are "demo-agent" (the built-in ACP demo agent) and "version";
+// "guard" is the backend's own helper (package guard), not for users.
 package main
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
 	"github.com/agentrun/agentrun.nvim/editor"
+	"github.com/agentrun/agentrun.nvim/guard"
 )
 
 // version is set at build time from the VERSION file.
 var version = "dev"
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "guard" {
+		runGuard()
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	args := os.Args[1:]
@@ -38,6 +45,22 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun:", err)
+		os.Exit(1)
+	}
+}
+
+// runGuard runs the backend's guard (package guard) on stdin. It must
+// outlive the backend, so the signals that end the backend (Neovim's
+// jobstop, a hangup) are ignored; only its stdin's end stops it. Its
+// stderr is the backend's log file, if any.
+func runGuard() {
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("guard_pid", os.Getpid())
+	err := guard.Run(context.Background(), os.Stdin, func(format string, args ...any) {
+		log.Info(fmt.Sprintf(format, args...))
+	})
+	if err != nil {
+		log.Error("guard failed", "err", err)
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,224 @@
+package guard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// killFor bounds how long the guard keeps rescanning for processes to
+// kill after the backend died.
+const killFor = 2 * time.Second
+
+// rescanEvery spaces the rescans: a process may fork between the scan
+// that found its parent and the parent's SIGKILL.
+const rescanEvery = 20 * time.Millisecond
+
+// session is a registered terminal session.
+type session struct {
+	start uint64 // the leader's start time (clock ticks since boot)
+	count int    // registrations not yet unregistered
+}
+
+// Run reads the protocol (see the package doc) from r until EOF. After
+// "bye" it returns nil without killing anything; without it, it kills
+// every registered session's processes first. logf (nil: discard)
+// receives what the guard did. When ctx ends first, Run returns its
+// error at once and kills nothing.
+func Run(ctx context.Context, r io.Reader, logf func(format string, args ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+
+	sessions := map[int]*session{}
+	bye := false
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-readErr:
+			if err != nil {
+				logf("guard: reading from the backend: %v", err)
+			}
+			if bye {
+				return nil
+			}
+			logf("guard: the backend went away without cleaning up; killing the processes of %d terminal sessions", len(sessions))
+			killed := kill(ctx, sessions, logf)
+			logf("guard: sent SIGKILL to %d processes", killed)
+			return nil
+		case line := <-lines:
+			if err := apply(sessions, line, &bye); err != nil {
+				logf("guard: %v", err)
+			}
+		}
+	}
+}
+
+// apply applies one protocol line to sessions.
+func apply(sessions map[int]*session, line string, bye *bool) error {
+	switch {
+	case line == "bye":
+		*bye = true
+	case strings.HasPrefix(line, "+"):
+		sidText, startText, ok := strings.Cut(line[1:], " ")
+		sid, err1 := strconv.Atoi(sidText)
+		start, err2 := strconv.ParseUint(startText, 10, 64)
+		if !ok || err1 != nil || err2 != nil || sid <= 1 {
+			return fmt.Errorf("bad registration %q", line)
+		}
+		s := sessions[sid]
+		if s == nil {
+			s = &session{}
+			sessions[sid] = s
+		}
+		s.start = start // a reused pid: the newest leader is the live one
+		s.count++
+	case strings.HasPrefix(line, "-"):
+		sid, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return fmt.Errorf("bad unregistration %q", line)
+		}
+		if s := sessions[sid]; s != nil {
+			if s.count--; s.count <= 0 {
+				delete(sessions, sid)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown line %q", line)
+	}
+	return nil
+}
+
+// kill sends SIGKILL to every live process of sessions (skipping a
+// session whose leader's pid was reused), rescanning until none is left
+// or killFor has passed; it returns how many processes it signalled.
+func kill(ctx context.Context, sessions map[int]*session, logf func(string, ...any)) int {
+	targets := map[int]bool{}
+	for sid, s := range sessions {
+		st, ok := readStat(strconv.Itoa(sid))
+		if ok && st.start != s.start {
+			logf("guard: session %d: its leader's pid now belongs to another process; skipped", sid)
+			continue
+		}
+		targets[sid] = true
+	}
+	if len(targets) == 0 {
+		return 0
+	}
+	self := os.Getpid()
+	killed := 0
+	deadline := time.Now().Add(killFor)
+	for {
+		found := 0
+		for _, pid := range members(targets) {
+			if pid == self {
+				continue
+			}
+			found++
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				killed++
+			} else if !errors.Is(err, syscall.ESRCH) {
+				logf("guard: kill %d: %v", pid, err)
+			}
+		}
+		if found == 0 || time.Now().After(deadline) {
+			if found > 0 {
+				logf("guard: %d processes still alive after %v", found, killFor)
+			}
+			return killed
+		}
+		select {
+		case <-time.After(rescanEvery):
+		case <-ctx.Done():
+			return killed
+		}
+	}
+}
+
+// members returns the live (not zombie) processes whose session id is in
+// sids.
+func members(sids map[int]bool) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		name := e.Name()
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		st, ok := readStat(name)
+		if !ok || st.state == 'Z' || st.state == 'X' || !sids[st.session] {
+			continue
+		}
+		if pid, err := strconv.Atoi(name); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procStat is what the guard reads of /proc/<pid>/stat.
+type procStat struct {
+	state   byte
+	session int
+	start   uint64
+}
+
+// readStat reads /proc/<pid>/stat; ok is false when the process is gone.
+func readStat(pid string) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// The command name may contain anything, spaces and parentheses
+	// included: the fields resume after the last ')'. f[0] is field 3
+	// (state), f[3] field 6 (session), f[19] field 22 (starttime).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 20 || len(f[0]) == 0 {
+		return procStat{}, false
+	}
+	session, err1 := strconv.Atoi(string(f[3]))
+	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], session: session, start: start}, true
+}
+
+// StartTime returns field 22 of /proc/<pid>/stat, the process's start
+// time in clock ticks since boot: with the pid it names one process.
+func StartTime(pid int) (uint64, error) {
+	st, ok := readStat(strconv.Itoa(pid))
+	if !ok {
+		return 0, fmt.Errorf("process %d: no readable /proc/%d/stat", pid, pid)
+	}
+	return st.start, nil
+}
