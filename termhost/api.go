@@ -90,6 +90,19 @@ type Options struct {
 	// the rendered text hold everything printed before the OSC: it must
 	// return quickly and never block. payload is only valid during the call.
 	OnOSC func(t *Terminal, payload []byte)
+	// SessionStarted, when set, is called with a command's pid, which is
+	// also the id of the session it leads (every command starts in a
+	// session of its own), right after it started and before it can be
+	// reaped: /proc/<pid> still describes it. It runs on Create's
+	// goroutine and must not block. A watcher outside the Host (the
+	// backend's guard) uses the pair to kill what a dead Host cannot.
+	SessionStarted func(pid int)
+	// SessionEnded, when set, is called once for each SessionStarted,
+	// after the terminal was released and cleaned up and no process of
+	// its session is left alive (zombies aside). A terminal that is never
+	// released stays started, whatever still runs in it. It runs on a
+	// goroutine of the terminal's and must not block for long.
+	SessionEnded func(pid int)
 }
 
 // ZeroByteLimit is the Spec.ByteLimit that keeps no rendered text at all

@@ -150,6 +150,10 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	t.pty = master
 	t.pid = t.cmd.Process.Pid
 	t.started = time.Now()
+	if h.opts.SessionStarted != nil {
+		// Before waitLoop can reap the leader (see Options).
+		h.opts.SessionStarted(t.pid)
+	}
 
 	h.mu.Lock()
 	closed := h.closed

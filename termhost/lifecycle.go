@@ -176,6 +176,26 @@ func (t *Terminal) cleanup() {
 	}
 	close(t.gone)
 	t.host.cleaned(t)
+	if fn := t.host.opts.SessionEnded; fn != nil {
+		t.awaitSessionEnd()
+		fn(t.pid)
+	}
+}
+
+// sessionPollMax bounds the interval at which awaitSessionEnd looks for
+// the session's processes.
+const sessionPollMax = 500 * time.Millisecond
+
+// awaitSessionEnd waits until no process of the terminal's session is
+// alive. Release's kill (terminate) ends them, at the latest with the
+// SIGKILL after KillGrace, so this poll is short; it backs off in case a
+// process takes long to die (uninterruptible sleep).
+func (t *Terminal) awaitSessionEnd() {
+	wait := 5 * time.Millisecond
+	for groupAlive(t.pid) {
+		time.Sleep(wait)
+		wait = min(2*wait, sessionPollMax)
+	}
 }
 
 // awaitGone waits until the terminal is cleaned up and its process group
