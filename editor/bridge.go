@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/guard"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/neovim/go-client/nvim"
 )
@@ -23,6 +24,9 @@ type Bridge struct {
 	events  *eventQueue
 	// pacer spaces the display pumps' sends (pump.go).
 	pacer *pacer
+	// guard learns of every terminal session, to kill them if we die
+	// without cleaning up (guard.go); nil without one.
+	guard *guard.Client
 
 	// ctx ends at shutdown; long-lived goroutines watch it.
 	ctx    context.Context
@@ -160,7 +164,7 @@ func (b *Bridge) termHost() *termhost.Host {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.host == nil {
-		b.host = termhost.NewHost(b.hostOpts)
+		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
 	}
 	return b.host
 }

@@ -18,6 +18,8 @@ import (
 
 // Serve runs the Neovim RPC host on stdio until Neovim disconnects (stdin
 // EOF) or ctx ends; then it stops every agent and kills every terminal.
+// A guard process (package guard) kills the terminals' sessions in its
+// place if it dies without doing so.
 func Serve(ctx context.Context, version string) error {
 	// The RPC stream owns the real stdout; anything printed goes to stderr.
 	rpcOut := os.Stdout
@@ -51,6 +53,7 @@ func Serve(ctx context.Context, version string) error {
 		return fmt.Errorf("connect to neovim on stdio: %w", err)
 	}
 	b := newBridge(v, version, logger)
+	b.guard = startGuard(logger)
 	if err := b.register(); err != nil {
 		return err
 	}
@@ -64,6 +67,7 @@ func Serve(ctx context.Context, version string) error {
 		logger.Info("signalled", "err", ctx.Err())
 	}
 	b.shutdown()
+	stopGuard(b.guard, logger) // after shutdown: every terminal is gone
 	b.events.close()
 	_ = v.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
