@@ -67,14 +67,18 @@ func agentProcs(procs []proc) []proc {
 	return out
 }
 
-// onlyBackendLeft waits until Neovim's only descendant is the backend: no
-// agent, no terminal command, nothing they forked.
+// onlyBackendLeft waits until Neovim's only descendants are the backend
+// and its guard: no agent, no terminal command, nothing they forked.
 func (e *editor) onlyBackendLeft(what string) {
 	e.t.Helper()
-	nvimPid, backend := e.nvimPid(), e.backendPid()
-	e.waitFor(what+": nothing but the backend under Neovim", 10*time.Second, func() (bool, string) {
+	nvimPid, backend, guard := e.nvimPid(), e.backendPid(), e.guardProc()
+	e.waitFor(what+": nothing but the backend and its guard under Neovim", 10*time.Second, func() (bool, string) {
 		d := descendants(nvimPid)
-		return len(d) == 1 && d[0].pid == backend, fmt.Sprint(d)
+		ok := len(d) == 2
+		for _, p := range d {
+			ok = ok && (p.pid == backend || p.pid == guard.pid && p.ppid == backend)
+		}
+		return ok, fmt.Sprint(d)
 	})
 }
 
@@ -224,8 +228,8 @@ func TestAgentWritesNonJSON(t *testing.T) {
 const stubborn = "trap '' TERM; (sleep 3121 &); echo ready; sleep 3122"
 
 // TestNeovimGoesAway: whether Neovim quits (VimLeavePre) or is killed
-// (the backend sees its stdin close), the backend, the agent, every
-// terminal's process group, and a command ignoring SIGTERM are gone.
+// (the backend sees its stdin close), the backend, its guard, the agent,
+// every terminal's process group, and a command ignoring SIGTERM are gone.
 func TestNeovimGoesAway(t *testing.T) {
 	for _, how := range []string{":qa!", "SIGKILL"} {
 		t.Run(how, func(t *testing.T) {
@@ -235,7 +239,7 @@ func TestNeovimGoesAway(t *testing.T) {
 			term := e.waitTerminal(stubborn, 10*time.Second)
 			e.waitBuf(term.Bufnr, 10*time.Second, "ready")
 			backend, _ := readProc(e.backendPid())
-			procs := append(e.underBackend("demo-agent", "sleep 3122"), backend)
+			procs := append(e.underBackend("demo-agent", "sleep 3122"), backend, e.guardProc())
 			if len(findProcesses("sleep 3121")) == 0 {
 				t.Fatal("the double-forked child is not running")
 			}
@@ -291,11 +295,11 @@ func TestCommandIgnoringSIGTERM(t *testing.T) {
 	}
 }
 
-// TestBackendKilled: the backend itself dies (SIGKILL: no cleanup runs).
-// Neovim says so and how to go on; the agents see their stdin close and
-// exit; the terminals' ptys hang up, which ends their commands — except
-// one that ignores SIGHUP (the README's limits); :AgentRun starts a new
-// backend that works.
+// TestBackendKilled: the backend itself dies (SIGKILL: no cleanup of its
+// own runs). Neovim says so and how to go on; the agents see their stdin
+// close and exit; the terminals' ptys hang up, which ends their commands,
+// and the guard kills what ignores SIGHUP, then exits; :AgentRun starts a
+// new backend that works.
 func TestBackendKilled(t *testing.T) {
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({ agents = { other = { cmd = { %q, "demo-agent" } } } })`, binary))
 	e.startSession()
@@ -310,17 +314,23 @@ func TestBackendKilled(t *testing.T) {
 	stubborn := "trap '' HUP; sleep 3153"
 	e.cmd("AgentPrompt " + stubborn)
 	e.waitTerminal(stubborn, 10*time.Second)
-	var normal, survivors []proc
+	var normal, stubborns []proc
 	for _, p := range e.underBackend("demo-agent", "sleep 3151", "sleep 3152", "sleep 3153") {
 		if p.cmdline == "sleep 3153" || strings.HasSuffix(p.cmdline, stubborn) {
-			survivors = append(survivors, p)
+			stubborns = append(stubborns, p)
 		} else {
 			normal = append(normal, p)
 		}
 	}
+	if len(stubborns) != 2 {
+		t.Fatalf("stubborn processes %v", stubborns)
+	}
+	guard := e.guardProc()
 	t.Cleanup(func() {
-		for _, p := range survivors {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		for _, p := range append(stubborns, guard) {
+			if p.running() {
+				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			}
 		}
 	})
 	if err := syscall.Kill(e.backendPid(), syscall.SIGKILL); err != nil {
@@ -332,13 +342,7 @@ func TestBackendKilled(t *testing.T) {
 	}
 	e.waitChat("(agentrun) the backend stopped; this session ended", 5*time.Second)
 	waitNoLeftovers(t, "the agents and the commands that take SIGHUP", normal, 10*time.Second)
-	if len(survivors) != 2 {
-		t.Fatalf("stubborn processes %v", survivors)
-	}
-	for _, p := range survivors {
-		if !p.running() {
-			t.Errorf("%v did not survive the hangup; update the README's limits", p)
-		}
-	}
+	waitNoLeftovers(t, "the commands that ignore SIGHUP (the guard kills them)", stubborns, 10*time.Second)
+	waitNoLeftovers(t, "the guard", []proc{guard}, 10*time.Second)
 	e.newSessionWorks("after-backend-crash")
 }

@@ -164,15 +164,46 @@ func (e *editor) backendPid() int {
 	return pid
 }
 
+// isGuard reports whether p is the backend's guard (`agentrun guard`),
+// which runs as long as the backend and is checked on its own.
+func isGuard(p proc) bool { return strings.HasSuffix(p.cmdline, " guard") }
+
+// withoutGuard returns procs without the guard.
+func withoutGuard(procs []proc) []proc {
+	var out []proc
+	for _, p := range procs {
+		if !isGuard(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// guardProc returns the backend's guard, failing the test when there is
+// not exactly one.
+func (e *editor) guardProc() proc {
+	e.t.Helper()
+	var guards []proc
+	for _, p := range descendants(e.backendPid()) {
+		if isGuard(p) {
+			guards = append(guards, p)
+		}
+	}
+	if len(guards) != 1 {
+		e.t.Fatalf("guards under the backend: %v, want one", guards)
+	}
+	return guards[0]
+}
+
 // underBackend waits until the backend runs a process whose command line
 // contains each of want, and returns everything below the backend then
-// (agents, terminal commands and what they forked).
+// (agents, terminal commands and what they forked), except the guard.
 func (e *editor) underBackend(want ...string) []proc {
 	e.t.Helper()
 	backend := e.backendPid()
 	var procs []proc
 	e.waitFor(fmt.Sprintf("processes %q under the backend", want), 10*time.Second, func() (bool, string) {
-		procs = descendants(backend)
+		procs = withoutGuard(descendants(backend))
 		for _, w := range want {
 			found := false
 			for _, p := range procs {
