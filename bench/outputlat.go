@@ -110,6 +110,7 @@ func printOutputLatency(line string) error {
 		return fmt.Errorf("prebuild the ideal answer: %w", err)
 	}
 	var ours, ideal pooled
+	var viaSDK []time.Duration
 	for i := 0; i < rounds; i++ {
 		r, err := measureOutputLatency(root, calls, cmd)
 		if err != nil {
@@ -124,6 +125,11 @@ func printOutputLatency(line string) error {
 		}
 		ours.add(r)
 		ideal.add(q)
+		enc, err := sdkEncodeLatency(answer, calls/4)
+		if err != nil {
+			return err
+		}
+		viaSDK = append(viaSDK, enc...)
 	}
 	own := make([]time.Duration, len(ours.took))
 	for i := range own {
@@ -134,6 +140,9 @@ func printOutputLatency(line string) error {
 	}
 	fmt.Printf("  terminal/output on %d bytes retained, %d rounds × %d calls each, alternating with an ideal client:\n", retained, rounds, calls)
 	fmt.Printf("    ours, request in → answer handed to write(2):  %s  (target p99 ≤ 2 ms)\n", p(own))
+	fmt.Printf("      baseline, the same answer through the SDK's encoding/json (copy + 2 marshals, no write): %s\n", p(viaSDK))
+	fmt.Printf("      ratio ours / baseline: p50 %.2f×, p99 %.2f×\n",
+		percentile(own, 0.5)/percentile(viaSDK, 0.5), percentile(own, 0.99)/percentile(viaSDK, 0.99))
 	fmt.Printf("    write(2) of the answer into the agent's 1 MiB pipe, the copy and waits for the agent to read:\n")
 	fmt.Printf("      ours  %s;  ideal client %s\n", p(ours.writing), p(ideal.writing))
 	fmt.Printf("    request in → last byte written:\n")
