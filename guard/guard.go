@@ -2,7 +2,6 @@ package guard
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 )
 
 // killFor bounds how long the guard keeps rescanning for processes to
@@ -117,8 +118,8 @@ func apply(sessions map[int]*session, line string, bye *bool) error {
 func kill(ctx context.Context, sessions map[int]*session, logf func(string, ...any)) int {
 	targets := map[int]bool{}
 	for sid, s := range sessions {
-		st, ok := readStat(strconv.Itoa(sid))
-		if ok && st.start != s.start {
+		st, ok := procstat.Read(strconv.Itoa(sid))
+		if ok && st.Start != s.start {
 			logf("guard: session %d: its leader's pid now belongs to another process; skipped", sid)
 			continue
 		}
@@ -170,8 +171,8 @@ func members(sids map[int]bool) []int {
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		st, ok := readStat(name)
-		if !ok || st.state == 'Z' || st.state == 'X' || !sids[st.session] {
+		st, ok := procstat.Read(name)
+		if !ok || st.Zombie() || !sids[st.Session] {
 			continue
 		}
 		if pid, err := strconv.Atoi(name); err == nil {
@@ -181,44 +182,12 @@ func members(sids map[int]bool) []int {
 	return out
 }
 
-// procStat is what the guard reads of /proc/<pid>/stat.
-type procStat struct {
-	state   byte
-	session int
-	start   uint64
-}
-
-// readStat reads /proc/<pid>/stat; ok is false when the process is gone.
-func readStat(pid string) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	// The command name may contain anything, spaces and parentheses
-	// included: the fields resume after the last ')'. f[0] is field 3
-	// (state), f[3] field 6 (session), f[19] field 22 (starttime).
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return procStat{}, false
-	}
-	f := bytes.Fields(b[i+2:])
-	if len(f) < 20 || len(f[0]) == 0 {
-		return procStat{}, false
-	}
-	session, err1 := strconv.Atoi(string(f[3]))
-	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return procStat{}, false
-	}
-	return procStat{state: f[0][0], session: session, start: start}, true
-}
-
 // StartTime returns field 22 of /proc/<pid>/stat, the process's start
 // time in clock ticks since boot: with the pid it names one process.
 func StartTime(pid int) (uint64, error) {
-	st, ok := readStat(strconv.Itoa(pid))
+	st, ok := procstat.Read(strconv.Itoa(pid))
 	if !ok {
 		return 0, fmt.Errorf("process %d: no readable /proc/%d/stat", pid, pid)
 	}
-	return st.start, nil
+	return st.Start, nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 )
 
 // collect reads sub until the state it follows records the exit, and
@@ -491,7 +493,7 @@ func TestReleaseKillsTheWholeSession(t *testing.T) {
 	h := testHost(t, Options{KillGrace: 200 * time.Millisecond})
 	term := create(t, h, Spec{Command: bash, Args: []string{"--norc", "-ic", `trap '' HUP TERM; sleep 3304 & echo job=$!; wait`}, Dir: t.TempDir()})
 	job, _ := strconv.Atoi(waitOutput(t, term, `job=(\d+)\n`))
-	if st, ok := readStat(strconv.Itoa(job)); !ok || st.pgrp == term.Pid() || st.session != term.Pid() {
+	if st, ok := procstat.Read(strconv.Itoa(job)); !ok || st.Pgrp == term.Pid() || st.Session != term.Pid() {
 		t.Fatalf("the job %d is not in a group of its own in the terminal's session: %+v", job, st)
 	}
 	term.Release()

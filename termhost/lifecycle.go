@@ -1,13 +1,13 @@
 package termhost
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"slices"
-	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 )
 
 // The drain rule (see doc.go): after the command exited, its output is
@@ -255,12 +255,12 @@ func sessionGroups(sid int) ([]int, error) {
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		st, ok := readStat(name)
-		if !ok || st.state == 'Z' || st.state == 'X' || (st.pgrp != sid && st.session != sid) {
+		st, ok := procstat.Read(name)
+		if !ok || st.Zombie() || (st.Pgrp != sid && st.Session != sid) {
 			continue
 		}
-		if !slices.Contains(groups, st.pgrp) {
-			groups = append(groups, st.pgrp)
+		if !slices.Contains(groups, st.Pgrp) {
+			groups = append(groups, st.Pgrp)
 		}
 	}
 	return groups, nil
@@ -269,34 +269,6 @@ func sessionGroups(sid int) ([]int, error) {
 // procState reads a process's state letter and process group from
 // /proc/<pid>/stat.
 func procState(pid string) (state byte, pgrp int, ok bool) {
-	st, ok := readStat(pid)
-	return st.state, st.pgrp, ok
-}
-
-// procStat is what we read of /proc/<pid>/stat.
-type procStat struct {
-	state         byte
-	pgrp, session int
-}
-
-func readStat(pid string) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	// The command name may contain anything; fields resume after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return procStat{}, false
-	}
-	f := bytes.Fields(b[i+2:])
-	if len(f) < 4 || len(f[0]) == 0 {
-		return procStat{}, false
-	}
-	pgrp, err1 := strconv.Atoi(string(f[2]))
-	session, err2 := strconv.Atoi(string(f[3]))
-	if err1 != nil || err2 != nil {
-		return procStat{}, false
-	}
-	return procStat{state: f[0][0], pgrp: pgrp, session: session}, true
+	st, ok := procstat.Read(pid)
+	return st.State, st.Pgrp, ok
 }
