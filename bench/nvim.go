@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -21,7 +22,11 @@ func startNvim(pluginRoot string) (*nvim.Nvim, error) {
 	if pluginRoot != "" {
 		args = append(args, "--cmd", "set rtp^="+pluginRoot, "--cmd", "runtime plugin/agentrun.lua")
 	}
-	v, err := nvim.NewChildProcess(nvim.ChildProcessArgs(args...), nvim.ChildProcessServe(true),
+	bin := os.Getenv("AGENTRUN_NVIM") // make bench NVIM=0.12 sets it
+	if bin == "" {
+		bin = "nvim"
+	}
+	v, err := nvim.NewChildProcess(nvim.ChildProcessCommand(bin), nvim.ChildProcessArgs(args...), nvim.ChildProcessServe(true),
 		nvim.ChildProcessLogf(func(string, ...any) {}))
 	if err != nil {
 		return nil, fmt.Errorf("start nvim: %w", err)

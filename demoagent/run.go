@@ -91,7 +91,7 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 	err = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
 		acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent(append(content, acpsdk.ToolContent(acpsdk.TextBlock(detail)))),
-		acpsdk.WithUpdateRawOutput(map[string]any{"exitCode": w.resp.ExitCode, "signal": w.resp.Signal})))
+		acpsdk.WithUpdateRawOutput(rawOutput(w.resp, out, outErr))))
 	if err != nil {
 		return "", err
 	}
@@ -102,6 +102,17 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 		return acpsdk.StopReasonCancelled, nil
 	}
 	return acpsdk.StopReasonEndTurn, nil
+}
+
+// rawOutput is what the tool call reports of the command, as agents do:
+// how it ended and the text it read back (terminal/output).
+func rawOutput(w acpsdk.WaitForTerminalExitResponse, out acpsdk.TerminalOutputResponse, outErr error) map[string]any {
+	m := map[string]any{"exitCode": w.ExitCode, "signal": w.Signal}
+	if outErr == nil {
+		m["output"] = out.Output
+		m["truncated"] = out.Truncated
+	}
+	return m
 }
 
 // exitSummary says how a command ended: "exited with code 0", "was killed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -41,8 +42,11 @@ type Bridge struct {
 	terms     map[string]*terminal
 	termOrder []string
 	perms     map[string]chan string
-	seq       int
-	closing   bool
+	// agentShown filters what agents that run commands themselves show of
+	// them (_meta.terminal_output), one filter per terminal id.
+	agentShown map[string]*vtsafe.Filter
+	seq        int
+	closing    bool
 	// newSize is the text area a new terminal's split will have, as Lua
 	// last reported it (0 = unknown).
 	newCols, newRows uint16
@@ -65,6 +69,8 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		early:    map[string][]event{},
 		terms:    map[string]*terminal{},
 		perms:    map[string]chan string{},
+
+		agentShown: map[string]*vtsafe.Filter{},
 	}
 }
 

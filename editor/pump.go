@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -118,7 +119,8 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	var lastSkip time.Time
 	var nextFrame time.Time // while flooding: the earliest next send
 	var frame *time.Timer
-	var marked []byte // a skip marker and the data after it
+	var safe vtsafe.Filter // what Neovim's libvterm can take (see internal/vtsafe)
+	var msg []byte         // a skip marker and the data, made safe
 	for {
 		closed := log.Closed() // before Behind: once closed, Behind 0 is the end
 		if pending, _ := r.Behind(); pending == 0 {
@@ -156,14 +158,18 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 		}
 		c := r.Read(chunk)
 		skipped += c.SkippedBytes
-		msg := c.Data
+		msg = msg[:0]
 		if skipped > 0 {
 			lastSkip = time.Now()
-			marked = append(skipMarker(marked[:0], atLineStart, skipped), c.Data...)
-			msg = marked
+			safe.Drop() // a character cut at the skip is gone with it
+			msg = safe.Append(msg, skipMarker(nil, atLineStart, skipped))
 		}
+		msg = safe.Append(msg, c.Data)
 		began := time.Now()
-		err := send(msg)
+		var err error
+		if len(msg) > 0 { // empty when all it read is half a character
+			err = send(msg)
+		}
 		took := time.Since(began)
 		idle := pumpIdleRunning
 		if closed {
@@ -193,7 +199,8 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	if !atLineStart {
 		end += "\r\n"
 	}
-	if err := p.pacer.send(ctx, []byte(end+"["+exitText(st)+"]"), send); err != nil {
+	// A character cut at the very end shows as U+FFFD.
+	if err := p.pacer.send(ctx, safe.Append(safe.Flush(nil), []byte(end+"["+exitText(st)+"]")), send); err != nil {
 		return err
 	}
 	select {
@@ -201,7 +208,7 @@ func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan st
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := p.pacer.send(ctx, []byte("\r\n[released]"), send); err != nil {
+	if err := p.pacer.send(ctx, safe.Append(nil, []byte("\r\n[released]")), send); err != nil {
 		return err
 	}
 	p.mu.Lock()

@@ -3,6 +3,7 @@ package editor
 import (
 	"context"
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"path/filepath"
 	"time"
 
@@ -226,9 +227,11 @@ func (b *Bridge) keyOf(sid string) string {
 // SessionUpdate implements acp.Editor: queued for Lua, never waits on it.
 func (b *Bridge) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
 	sid := string(n.SessionId)
-	payload := map[string]any{"session_id": sid, "update": jsonValue(n.Update)}
+	update := jsonValue(n.Update)
+	payload := map[string]any{"session_id": sid, "update": update}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.safeAgentOutput(update)
 	s, ok := b.byID[sid]
 	if !ok {
 		// session/new has not returned to us yet (agents may send
@@ -249,5 +252,29 @@ func (b *Bridge) SessionEnded(_ context.Context, sid string, reason error) {
 	b.mu.Unlock()
 	if ok {
 		b.endSession(s, reason)
+	}
+}
+
+// safeAgentOutput makes what an agent that runs commands itself shows of
+// their output (_meta.terminal_output.data, which Lua feeds to a terminal
+// buffer) safe for Neovim's libvterm, as the display pump does for ours:
+// one filter per terminal, so a sequence split across updates is seen
+// whole. b.mu is held.
+func (b *Bridge) safeAgentOutput(update any) {
+	u, _ := update.(map[string]any)
+	meta, _ := u["_meta"].(map[string]any)
+	if out, _ := meta["terminal_output"].(map[string]any); out != nil {
+		id, _ := out["terminal_id"].(string)
+		data, _ := out["data"].(string)
+		f := b.agentShown[id]
+		if f == nil {
+			f = &vtsafe.Filter{}
+			b.agentShown[id] = f
+		}
+		out["data"] = string(f.Append(nil, []byte(data)))
+	}
+	if exit, _ := meta["terminal_exit"].(map[string]any); exit != nil {
+		id, _ := exit["terminal_id"].(string)
+		delete(b.agentShown, id)
 	}
 }

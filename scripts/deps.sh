@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh installs what a fresh machine lacks for `make demo` and `make test`:
-# Neovim (Debian's, via apt-get) and the npm packages of the test peers.
+# Neovim (Debian's, via apt-get), Neovim 0.10 and 0.12 for the tests (in a
+# private prefix: scripts/nvim-versions.sh) and the npm packages of the
+# test peers.
 # It says what it installs and does nothing when everything is present.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +16,10 @@ if ! command -v nvim >/dev/null 2>&1; then
 fi
 
 if [ "${1:-}" = "--no-npm" ]; then exit 0; fi
+
+# The other Neovim versions the tests run against (0.10, 0.12), in a
+# private prefix; nothing to do when they are there.
+bash "$root/scripts/nvim-versions.sh" >/dev/null
 if [ ! -d "$root/tests/node/node_modules/@agentclientprotocol/sdk" ]; then
   echo "deps: installing the npm test peers in tests/node (npm ci)"
   (cd "$root/tests/node" && npm ci --no-audit --no-fund --loglevel=error)

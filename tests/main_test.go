@@ -17,6 +17,9 @@ var (
 	root string
 	// binary is the agentrun binary built for this run.
 	binary string
+	// nvimBin is the Neovim the tests run: $AGENTRUN_NVIM (make test sets
+	// it for each supported version), else nvim from $PATH.
+	nvimBin = "nvim"
 )
 
 func TestMain(m *testing.M) {
@@ -30,9 +33,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	root = filepath.Dir(wd)
-	if _, err := exec.LookPath("nvim"); err != nil {
-		fmt.Fprintln(os.Stderr, "tests: nvim not found in $PATH (make deps installs it)")
+	if v := os.Getenv("AGENTRUN_NVIM"); v != "" {
+		nvimBin = v
+	}
+	if _, err := exec.LookPath(nvimBin); err != nil {
+		fmt.Fprintf(os.Stderr, "tests: Neovim %q not found (make deps installs it)\n", nvimBin)
 		return 1
+	}
+	if out, err := exec.Command(nvimBin, "--version").Output(); err == nil {
+		fmt.Printf("tests: running against %s (%s)\n", strings.SplitN(string(out), "\n", 2)[0], nvimBin)
 	}
 	dir, err := os.MkdirTemp("", "agentrun-tests-")
 	if err != nil {

@@ -31,6 +31,7 @@ func startEditor(t *testing.T, setup string) *editor {
 		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
 	)
 	v, err := nvim.NewChildProcess(
+		nvim.ChildProcessCommand(nvimBin),
 		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n",
 			"--cmd", "set rtp^="+root,
 			"--cmd", "let g:agentrun_bin = '"+binary+"'"),

@@ -100,7 +100,7 @@ vim.cmd("qa!")
 	for i := 0; i < runs; i++ {
 		go func() {
 			dir := t.TempDir()
-			cmd := exec.Command("timeout", "30", "nvim", "--headless", "--clean", "-n",
+			cmd := exec.Command("timeout", "30", nvimBin, "--headless", "--clean", "-n",
 				"--cmd", "set rtp^="+root, "--cmd", "let g:agentrun_bin = '"+binary+"'", "-c", "luafile "+script)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))

@@ -1,0 +1,214 @@
+// Package vtsafe makes a terminal byte stream safe to hand to the libvterm
+// inside Neovim (nvim_chan_send on a terminal from nvim_open_term).
+//
+// Two things in ordinary-looking output take Neovim down, found by trying
+// and by the display fuzzer (tests/displayfuzz_test.go):
+//
+//   - A C1 control (U+0080–U+009F) written as UTF-8. libvterm 0.1 (Neovim
+//     0.7) and 0.3 (Neovim 0.10) give it a width of -1; printed in insert
+//     mode (CSI 4 h) that makes vterm_scroll_rect memcpy a negative length,
+//     and Neovim crashes: printf '\033[4h\302\205x'. Outside insert mode
+//     the cursor moves backwards over what was printed. libvterm keeps a
+//     half-decoded character across controls and escape sequences, so
+//     "\302" ESC [ m "\205" is a C1 character too.
+//   - REP (CSI Ps b, repeat the previous character) unless the previous
+//     character is one column wide. Before anything was printed (every
+//     version, 0.12 included) or after a zero-width character (0.7, 0.10)
+//     libvterm loops forever advancing the cursor by 0 and Neovim hangs:
+//     printf '\033[b' as a command's first output. After a wide character
+//     it writes the last copy past the end of the row and Neovim crashes
+//     (every version): printf 'x日\033[99b'.
+//
+//   - An invisible format character (Unicode Cf: U+200B zero width space,
+//     U+FEFF byte order mark, U+2060 word joiner, bidi controls, …) in a
+//     terminal 2 to 5 columns wide crashes Neovim 0.12: printf 'x\342\200\213'.
+//
+// The rules, chosen to change nothing else (colours, cursor movement,
+// progress bars and full-screen programs work as before):
+//
+//   - The output is valid UTF-8 without C1 code points: each C1 character,
+//     and each byte that is not part of a valid UTF-8 encoding (libvterm
+//     shows those as U+FFFD too), becomes U+FFFD. An incomplete character
+//     at the end of a chunk is held back until the next chunk completes it
+//     (or shows it was not one). Bytes below 0x80 pass as they are.
+//   - Format characters are dropped (they show nothing), except the
+//     zero-width joiners U+200C and U+200D that emoji and scripts need,
+//     and the soft hyphen U+00AD, which terminals show as a hyphen.
+//   - The filter follows the VT parser (ground, escape, CSI, strings) and
+//     whether the last character printed is surely one column wide (ASCII,
+//     other alphabets, punctuation, box drawing). Otherwise the final "b"
+//     of a CSI becomes CAN (0x18), which aborts the sequence in every
+//     libvterm. Where the filter's model and libvterm's could disagree, it
+//     errs towards "inside a sequence" and "not narrow", so at worst a
+//     harmless REP is dropped (the row then lacks the repeated copies).
+//
+// The same rules run for every supported version (one place, no version
+// checks): Neovim 0.12's own vterm survives C1 characters, but the filter
+// costs it nothing visible, and REP hangs 0.12 too.
+package vtsafe
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// replacement is U+FFFD, what a dropped character shows as.
+const replacement = "\uFFFD"
+
+// can aborts any escape sequence (ECMA-48 CANCEL).
+const can = 0x18
+
+// vtState is where the VT parser is, as far as the filter needs to know.
+type vtState uint8
+
+const (
+	ground   vtState = iota // text
+	esc                     // after ESC
+	escInter                // ESC and intermediate bytes
+	csi                     // control sequence, up to its final byte
+	str                     // OSC, DCS, SOS, PM or APC string
+)
+
+// Filter makes one terminal's output safe for Neovim's libvterm, chunk by
+// chunk. The zero value is ready for a new terminal; a Filter is not safe
+// for concurrent use.
+type Filter struct {
+	held    [utf8.UTFMax]byte // the start of a character cut at a chunk's end
+	n       int
+	scratch []byte
+	vt      vtState
+	// narrow is set when the last character printed is surely one column
+	// wide, so REP of it is safe.
+	narrow bool
+}
+
+// Append appends p, made safe, to dst and returns the extended slice. An
+// incomplete UTF-8 character at the end of p is kept for the next call.
+func (f *Filter) Append(dst, p []byte) []byte {
+	if f.n > 0 {
+		f.scratch = append(append(f.scratch[:0], f.held[:f.n]...), p...)
+		p = f.scratch
+		f.n = 0
+	}
+	for len(p) > 0 {
+		if f.vt == ground {
+			// Copy a run of printable ASCII at once: most output is that.
+			i := 0
+			for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+				i++
+			}
+			if i > 0 {
+				dst = append(dst, p[:i]...)
+				f.narrow = true
+				p = p[i:]
+				continue
+			}
+		}
+		if p[0] < utf8.RuneSelf {
+			dst = append(dst, f.step(p[0]))
+			p = p[1:]
+			continue
+		}
+		if !utf8.FullRune(p) {
+			f.n = copy(f.held[:], p) // only at the end: FullRune needs ≤ 3 more bytes
+			break
+		}
+		r, size := utf8.DecodeRune(p)
+		switch {
+		case r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f:
+			r = utf8.RuneError
+			dst = append(dst, replacement...)
+		case invisible(r):
+			p = p[size:]
+			continue // never printed
+		default:
+			dst = append(dst, p[:size]...)
+		}
+		p = p[size:]
+		switch {
+		case !narrow(r):
+			f.narrow = false // in any state: libvterm may have printed it
+		case f.vt == ground:
+			f.narrow = true
+		}
+	}
+	return dst
+}
+
+// step moves the parser over byte c (below 0x80, not printable text at
+// ground) and returns the byte to send in its place.
+func (f *Filter) step(c byte) byte {
+	switch {
+	case c == can || c == 0x1a: // CAN, SUB abort any sequence
+		f.vt = ground
+	case c == 0x1b:
+		f.vt = esc // also ends a string: ESC \ is ST, anything else starts anew
+	case c == 0x07 && f.vt == str:
+		f.vt = ground // BEL ends an OSC
+	case c < 0x20 || c == 0x7f:
+		// C0 controls act inside sequences too; DEL is ignored.
+	case f.vt == esc:
+		switch {
+		case c == '[':
+			f.vt = csi
+		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+			f.vt = str
+		case c < 0x30:
+			f.vt = escInter
+		default:
+			f.vt = ground
+		}
+	case f.vt == escInter:
+		if c >= 0x30 {
+			f.vt = ground
+		}
+	case f.vt == csi:
+		if c >= 0x40 {
+			f.vt = ground
+			if c == 'b' && !f.narrow {
+				return can // REP of a zero-width or wide character hangs or crashes
+			}
+		}
+	}
+	return c
+}
+
+// narrow reports whether r is surely one column wide in every libvterm
+// and width table Neovim uses: below U+1100 (Latin, Greek, Cyrillic,
+// Hebrew, Arabic, …) but for zero-width marks and format characters, and
+// general punctuation, box drawing and block elements (what full-screen
+// programs repeat). U+FFFD is narrow too.
+func narrow(r rune) bool {
+	switch {
+	case r < 0x1100:
+		return r >= 0xa0 && r != 0xad && !unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc, unicode.Cf)
+	case r >= 0x2010 && r <= 0x2027, r >= 0x2030 && r <= 0x205e:
+		return true
+	case r >= 0x2500 && r <= 0x259f:
+		return true
+	}
+	return r == utf8.RuneError
+}
+
+// invisible reports whether r is a format character that is dropped.
+func invisible(r rune) bool {
+	return r >= 0x600 && r != 0x200c && r != 0x200d && unicode.Is(unicode.Cf, r)
+}
+
+// Flush appends what is held back (an incomplete character: U+FFFD) to
+// dst at the end of the stream, or before bytes of another origin.
+func (f *Filter) Flush(dst []byte) []byte {
+	if f.n > 0 {
+		f.n = 0
+		dst = append(dst, replacement...)
+		if f.vt == ground {
+			f.narrow = true
+		}
+	}
+	return dst
+}
+
+// Drop forgets a held-back incomplete character without sending it, for
+// a stream that skips ahead. The parser state stays: it describes what
+// Neovim has been sent.
+func (f *Filter) Drop() { f.n = 0 }
