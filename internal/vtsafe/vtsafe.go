@@ -11,6 +11,7 @@
 //     the cursor moves backwards over what was printed. libvterm keeps a
 //     half-decoded character across controls and escape sequences, so
 //     "\302" ESC [ m "\205" is a C1 character too.
+//
 //   - REP (CSI Ps b, repeat the previous character) unless the previous
 //     character is one column wide. Before anything was printed (every
 //     version, 0.12 included) or after a zero-width character (0.7, 0.10)
