@@ -107,3 +107,24 @@ func TestHostileAgentShownOutputKeepsNeovimAlive(t *testing.T) {
 	})
 	e.waitBuf(buf, 10*time.Second, "shown-after", "[exit 0]")
 }
+
+// TestNarrowSplitKeepsTwoColumns: a terminal one column wide crashes
+// Neovim on any wide character, so a split squeezed to one column is
+// widened back to two, and a wide character printed then is harmless.
+func TestNarrowSplitKeepsTwoColumns(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd(`AgentPrompt sleep 0.5; printf '\346\227\245\346\227\245\n'; echo after-narrow`)
+	term := e.waitTerminal(`sleep 0.5; printf '\346\227\245\346\227\245\n'; echo after-narrow`, 10*time.Second)
+	var win int
+	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))
+		vim.cmd("vsplit")
+		vim.cmd("vertical resize 1")
+		return vim.api.nvim_get_current_win()`, &win, term.Bufnr)
+	e.waitFor("the squeezed split to be widened", 5*time.Second, func() (bool, string) {
+		var width int
+		e.lua(`return vim.api.nvim_win_get_width(...)`, &width, win)
+		return width >= 2, fmt.Sprintf("width %d", width)
+	})
+	e.waitBuf(term.Bufnr, 10*time.Second, "after-narrow", "[exit 0]")
+}

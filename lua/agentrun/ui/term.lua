@@ -83,10 +83,19 @@ function M.send_expected_size(force)
   end
 end
 
+-- min_cols is the narrowest terminal we let a window make: in a terminal
+-- one column wide, any wide character crashes Neovim (every version).
+local min_cols = 2
+
 local function resize_visible()
   for _, w in ipairs(api.nvim_list_wins()) do
     local t = state.terminal_for_buf(api.nvim_win_get_buf(w))
     if t then
+      local cols = window_size(w)
+      if cols < min_cols and vim.o.columns > min_cols + 1 then
+        local info = vim.fn.getwininfo(w)[1]
+        pcall(api.nvim_win_set_width, w, min_cols + (info and info.textoff or 0))
+      end
       send_resize(t, w)
     end
   end
