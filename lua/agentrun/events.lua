@@ -156,6 +156,9 @@ end
 -- in order.
 function M.dispatch(events)
   vim.schedule(function()
+    if vim.v.exiting ~= vim.NIL then
+      return -- Neovim is quitting: the backend is being shut down, nothing is shown
+    end
     for _, e in ipairs(coalesce(events)) do
       handle(e[1], e[2])
     end

@@ -117,6 +117,9 @@ function M.ensure()
   if chan then
     return chan
   end
+  if vim.v.exiting ~= vim.NIL then
+    return nil -- Neovim is quitting: never start a backend now
+  end
   local ok, msg = M.check()
   if not ok then
     return nil, msg
