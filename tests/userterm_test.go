@@ -74,11 +74,14 @@ func TestAgentShellReportsCommands(t *testing.T) {
 	e.cmd("AgentShell")
 	var id string
 	e.lua(`return require("agentrun.state").terminal_for_buf(vim.api.nvim_get_current_buf()).id`, &id)
-	var mode string
-	e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
-	if mode != "t" {
-		t.Errorf("mode after :AgentShell = %q, want terminal mode", mode)
-	}
+	// :startinsert takes effect when the main loop next runs (a user's
+	// next key already lands in terminal mode), so wait for the mode
+	// instead of reading it once ("nt" for a few ms).
+	e.waitFor("terminal mode after :AgentShell", 2*time.Second, func() (bool, string) {
+		var mode string
+		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
+		return mode == "t", "mode " + mode
+	})
 	sh := e.waitAHP(id, "the shell's integration to load", func(x ahpTerm) bool { return x.SupportsCommandDetection })
 	if sh.Claim["kind"] != "client" || sh.Title != "bash" || sh.State != "running" {
 		t.Fatalf("shell terminal %+v", sh)
