@@ -88,7 +88,8 @@ local function send_prompt(s, text)
   return true
 end
 
--- flush sends the next prompt queued while the session was starting.
+-- flush sends the next prompt queued while the session was starting or
+-- the agent was working on a turn.
 function M._flush(s)
   if s.busy or s.starting or s.ended or #s.queue == 0 then
     return
@@ -112,11 +113,14 @@ function M.prompt(text, key)
       return false
     end
   end
-  if s.busy then
-    warn("(agentrun) the agent is still working on the last prompt; wait, or :AgentCancel it")
-    return false
-  end
   s.chat:user(text)
+  if s.busy then
+    -- The agent is still on the last turn (or its end has not reached us
+    -- yet): queue it, as agents with prompt queueing do.
+    table.insert(s.queue, text)
+    s.chat:note("(queued: sent when the agent ends its turn; :AgentCancel drops it)")
+    return true
+  end
   if s.starting then
     table.insert(s.queue, text)
     return true
@@ -146,6 +150,10 @@ function M.cancel(key)
   local s = request_running(key, "cancel")
   if not s then
     return false
+  end
+  if #s.queue > 0 then
+    s.chat:note(string.format("(dropped %d queued prompt%s)", #s.queue, #s.queue == 1 and "" or "s"))
+    s.queue = {}
   end
   -- An agent that ignores session/cancel leaves the turn running: say so,
   -- and how to get out of it.
