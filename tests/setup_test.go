@@ -23,6 +23,12 @@ func TestBadSetupOptionsSayWhatIsWrong(t *testing.T) {
 		{`{ default_agent = "claude" }`, []string{"default_agent", "the name of an agent in `agents`"}},
 		{`{ termnal = {} }`, []string{"termnal", "unknown option", "terminal"}},
 		{`{ chat = { position = 3 } }`, []string{"chat.position"}},
+		{`{ terminal = { postion = "left" } }`, []string{"terminal.postion: unknown option (did you mean `terminal.position`?)"}},
+		// Every problem at once, and a clear word that nothing was applied.
+		{`{ terminal = { postion = "left", size = 0 }, chat = { size = "wide" }, keymaps = { kil = "K" } }`, []string{
+			"4 problems", "did you mean `terminal.position`", "terminal.size: expected a positive integer, got 0",
+			`chat.size: expected a positive integer, got "wide"`, "did you mean `keymaps.kill`", "The configuration was not applied"}},
+		{`{ terminal = "below" }`, []string{`terminal: expected a table, got "below"`}},
 	}
 	e := startEditor(t, "")
 	for _, tc := range tests {

@@ -251,3 +251,18 @@ func TestCtrlCInDisplayOnlyTerminalCancelsTheTurn(t *testing.T) {
 	}
 	e.waitChat("(turn ended: cancelled)", 10*time.Second)
 }
+
+// TestRawLineFeedsReachTheScreenUnchanged: a program that turned the pty's
+// \n -> \r\n translation off prints a bare line feed, which moves down
+// without returning to column 0 on any terminal. Neovim 0.10+ would add a
+// \r by default (nvim_open_term's force_crlf); the split must not.
+func TestRawLineFeedsReachTheScreenUnchanged(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd(`AgentPrompt stty -onlcr; printf 'ab\ncd\r\n'`)
+	term := e.waitTerminal(`stty -onlcr; printf 'ab\ncd\r\n'`, 10*time.Second)
+	text := e.waitBuf(term.Bufnr, 10*time.Second, "cd", "[exit 0]")
+	if lines := strings.Split(text, "\n"); len(lines) < 2 || lines[0] != "ab" || lines[1] != "  cd" {
+		t.Errorf("a bare line feed after \"ab\" should leave \"cd\" in column 3; the split shows:\n%s", text)
+	}
+}

@@ -1,6 +1,7 @@
 -- Options: defaults, validation and the merged result. Every option is
--- checked with vim.validate; a bad one is reported by its full name
--- ("terminal.position") with what it expects, and nothing is applied.
+-- checked; each bad one is reported by its full name ("terminal.position")
+-- with what it expects (a misspelt name with the nearest known one), all
+-- in one message, and nothing is applied.
 local M = {}
 
 M.defaults = {
@@ -98,41 +99,100 @@ local function key_or_false(v)
   return v == false or (type(v) == "string" and v ~= "")
 end
 
--- check runs vim.validate on one option so its message names the option.
-local function check(name, value, fn, expected, optional)
-  vim.validate({ [name] = { value, fn, expected } })
-  if value == nil and not optional then
-    error(name .. ": expected " .. expected .. ", got nil", 0)
+-- distance is the edit distance of two short names, for "did you mean".
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do
+    prev[j] = j
   end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
 end
 
-local function no_unknown_keys(prefix, tbl, known)
-  for k in pairs(tbl) do
-    if known[k] == nil then
-      local names = vim.tbl_keys(known)
-      table.sort(names)
-      error(string.format("%s%s: unknown option (known: %s)", prefix, tostring(k), table.concat(names, ", ")), 0)
+-- nearest returns the known name closest to name, if it is close.
+local function nearest(name, known)
+  local best, best_d = nil, math.huge
+  for k in pairs(known) do
+    local d = distance(name, k)
+    if d < best_d then
+      best, best_d = k, d
     end
   end
+  if best and best_d <= math.max(2, math.floor(#name / 3)) then
+    return best
+  end
 end
 
+local function show(v)
+  return type(v) == "string" and string.format("%q", v) or vim.inspect(v)
+end
+
+-- validate returns the merged options, or nil and every problem found.
 local function validate(opts)
-  vim.validate({ opts = { opts, "table" } })
+  local problems = {}
+  local function bad(fmt, ...)
+    table.insert(problems, string.format(fmt, ...))
+  end
+  local function check(name, value, fn, expected, optional)
+    if value == nil then
+      if not optional then
+        bad("%s: expected %s, got nil", name, expected)
+      end
+    elseif not fn(value) then
+      bad("%s: expected %s, got %s", name, expected, show(value))
+    end
+  end
+  local function no_unknown_keys(prefix, tbl, known)
+    local keys = vim.tbl_keys(tbl)
+    table.sort(keys, function(a, b)
+      return tostring(a) < tostring(b)
+    end)
+    for _, k in ipairs(keys) do
+      if known[k] == nil then
+        local guess = type(k) == "string" and nearest(k, known)
+        if guess then
+          bad("%s%s: unknown option (did you mean `%s%s`?)", prefix, tostring(k), prefix, guess)
+        else
+          local names = vim.tbl_keys(known)
+          table.sort(names)
+          bad("%s%s: unknown option (known: %s)", prefix, tostring(k), table.concat(names, ", "))
+        end
+      end
+    end
+  end
+  local function section(name)
+    local v = opts[name]
+    if v ~= nil and type(v) ~= "table" then
+      bad("%s: expected a table, got %s", name, show(v))
+      opts[name] = nil
+    end
+  end
+
+  if type(opts) ~= "table" then
+    return nil, { "setup() takes a table of options, got " .. show(opts) }
+  end
+  opts = vim.deepcopy(opts)
   no_unknown_keys("", opts, M.defaults)
+  for _, name in ipairs({ "agents", "chat", "terminal", "keymaps" }) do
+    section(name)
+  end
   local c = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
-  check("agents", c.agents, function(v)
-    return type(v) == "table"
-  end, "a table { name = { cmd = {...}, env = {...} } }")
   for name, a in pairs(c.agents) do
     local p = "agents." .. tostring(name)
-    check(p, a, function(v)
-      return type(name) == "string" and type(v) == "table"
-    end, "a table { cmd = {...}, env = {...} } under a string name")
-    no_unknown_keys(p .. ".", a, { cmd = true, env = true })
-    check(p .. ".cmd", a.cmd, is_list_of_strings, "a non-empty list of strings, e.g. { \"claude-agent-acp\" }")
-    check(p .. ".env", a.env, function(v)
-      return v == nil or is_string_map(v)
-    end, "a table of NAME = \"value\" strings", true)
+    if type(name) ~= "string" or type(a) ~= "table" then
+      bad("%s: expected a table { cmd = {...}, env = {...} } under a string name, got %s", p, show(a))
+    else
+      no_unknown_keys(p .. ".", a, { cmd = true, env = true })
+      check(p .. ".cmd", a.cmd, is_list_of_strings, "a non-empty list of strings, e.g. { \"claude-agent-acp\" }")
+      check(p .. ".env", a.env, is_string_map, "a table of NAME = \"value\" strings", true)
+    end
   end
   check("default_agent", c.default_agent, function(v)
     return type(v) == "string" and (v == "demo" or c.agents[v] ~= nil)
@@ -153,22 +213,26 @@ local function validate(opts)
   check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
 
   no_unknown_keys("keymaps.", c.keymaps, M.defaults.keymaps)
-  for name, key in pairs(c.keymaps) do
-    check("keymaps." .. name, key, key_or_false, "a key string such as \"<C-c>\", or false to disable")
+  for _, name in ipairs(vim.tbl_keys(M.defaults.keymaps)) do
+    check("keymaps." .. name, c.keymaps[name], key_or_false, "a key string such as \"<C-c>\", or false to disable")
+  end
+  if #problems > 0 then
+    return nil, problems
   end
   return c
 end
 
--- set validates opts and makes them current. On a bad option it returns
--- nil and a message "(agentrun) setup: <option>: expected ..., got ...".
+-- set validates opts and makes them current. With bad options it applies
+-- none of them and returns nil and one message listing every problem:
+-- "(agentrun) setup: <option>: expected ..., got ..." (one per line).
 function M.set(opts)
-  local ok, res = pcall(validate, opts or {})
-  if not ok then
-    -- vim.validate errors carry a "file:line: " prefix; the option name is what matters.
-    local msg = tostring(res):gsub("^[^\n]-:%d+: ", "")
-    return nil, "(agentrun) setup: " .. msg .. " (see :help agentrun-config)"
+  local c, problems = validate(opts or {})
+  if not c then
+    M.rejected = true
+    local head = #problems == 1 and "(agentrun) setup: " or "(agentrun) setup: " .. #problems .. " problems:\n  "
+    return nil, head .. table.concat(problems, "\n  ") .. "\nThe configuration was not applied (the previous one stays); see :help agentrun-config"
   end
-  current = res
+  current, M.rejected = c, false
   return current
 end
 

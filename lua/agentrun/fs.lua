@@ -2,7 +2,7 @@
 -- with nvim_exec_lua. A loaded buffer wins over the file on disk: reads
 -- see unsaved text, writes go through the buffer so undo works.
 local api = vim.api
-local uv = vim.loop
+local uv = require("agentrun.compat").uv
 
 local M = {}
 

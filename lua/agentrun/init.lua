@@ -49,6 +49,9 @@ end
 -- run(agent) starts a session with agent (default: default_agent) or
 -- opens the chat of the running one. Returns the session (a table).
 function M.run(name)
+  if not name and config.rejected then
+    warn(string.format("(agentrun) setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
+  end
   name = name or config.get().default_agent
   local agents = config.agents()
   local a = agents[name]

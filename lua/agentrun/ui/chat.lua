@@ -4,6 +4,7 @@
 -- re-rendered in place when it changes, so tool call statuses update where
 -- they first appeared.
 local api = vim.api
+local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 
 local M = {}
@@ -48,7 +49,7 @@ function Chat:map_keys()
   local km = config.get().keymaps
   local function map(buf, key, fn, desc)
     if key then
-      vim.keymap.set("n", key, fn, { buffer = buf, nowait = true, silent = true, desc = "agentrun: " .. desc })
+      compat.map(buf, key, fn, "agentrun: " .. desc)
     end
   end
   map(self.prompt_buf, km.send, function()
@@ -182,7 +183,7 @@ function Chat:put(b, lines, hls)
   b.lines = lines
   b.hls = hls or {}
   for _, h in ipairs(b.hls) do
-    api.nvim_buf_add_highlight(self.buf, ns, h[2], start + h[1], h[3] or 0, h[4] or -1)
+    compat.highlight(self.buf, ns, h[2], start + h[1], h[3] or 0, h[4] or -1)
   end
   self:scroll()
 end
@@ -271,7 +272,7 @@ function Chat:stream(kind, text)
   end
   if hl then
     for i = 0, #lines - 1 do
-      api.nvim_buf_add_highlight(self.buf, ns, hl, first + i, 0, -1)
+      compat.highlight(self.buf, ns, hl, first + i, 0, -1)
     end
   end
   self:scroll()
@@ -355,7 +356,7 @@ function Chat:render_tool_call(b)
       if type(old) ~= "string" then
         old = ""
       end
-      local ok, d = pcall(vim.diff, old .. "\n", new .. "\n", { ctxlen = 1 })
+      local ok, d = pcall(compat.diff, old .. "\n", new .. "\n", { ctxlen = 1 })
       for _, l in ipairs(ok and split_lines(d) or {}) do
         if l ~= "" then
           table.insert(lines, "  " .. l)

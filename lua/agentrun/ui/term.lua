@@ -4,6 +4,7 @@
 -- rpcnotify("input"). Display-only agent terminals (the agent ran the
 -- command itself and streams it in _meta) are fed from here instead.
 local api = vim.api
+local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
@@ -173,7 +174,7 @@ local function map_keys(t)
   local km = config.get().keymaps
   local function map(key, fn, desc)
     if key then
-      vim.keymap.set("n", key, fn, { buffer = t.bufnr, nowait = true, silent = true, desc = "agentrun: " .. desc })
+      compat.map(t.bufnr, key, fn, "agentrun: " .. desc)
     end
   end
   map(km.interrupt, function()
@@ -232,11 +233,9 @@ function M.open(id, opts)
   end
   local buf = api.nvim_create_buf(false, true)
   local win = position ~= "none" and place(buf, position) or nil
-  local chan = api.nvim_open_term(buf, {
-    on_input = function(_, _, _, data)
-      M.input(t, data)
-    end,
-  })
+  local chan = compat.open_term(buf, function(_, _, _, data)
+    M.input(t, data)
+  end)
   t.bufnr, t.chan = buf, chan
   vim.bo[buf].scrollback = config.get().terminal.scrollback
   pcall(api.nvim_buf_set_name, buf, "agentrun://terminal/" .. id)

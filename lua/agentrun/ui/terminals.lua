@@ -6,6 +6,8 @@
 -- (q) closes the list. While the list is shown it refreshes every second
 -- and whenever a terminal starts, ends or changes hands.
 local api = vim.api
+local ns = api.nvim_create_namespace("agentrun_terminals")
+local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 
 local M = {}
@@ -113,9 +115,10 @@ local function render()
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  api.nvim_buf_add_highlight(buf, -1, "AgentRunHeader", 0, 0, -1)
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
   for _, m in ipairs(marks) do
-    api.nvim_buf_add_highlight(buf, -1, m[4], m[1], m[2], m[3])
+    compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
   end
   if w ~= -1 and cursor_id then
     for line, id in pairs(ids) do
@@ -145,7 +148,7 @@ local function start_timer()
   if timer then
     return
   end
-  timer = vim.loop.new_timer()
+  timer = compat.uv.new_timer()
   timer:start(
     M.refresh_ms,
     M.refresh_ms,
@@ -171,12 +174,12 @@ local function create()
   local km = config.get().keymaps
   local function map(key, fn, desc)
     if key then
-      vim.keymap.set("n", key, function()
+      compat.map(buf, key, function()
         local id = under_cursor()
         if id then
           fn(id)
         end
-      end, { buffer = buf, nowait = true, silent = true, desc = "agentrun: " .. desc })
+      end, "agentrun: " .. desc)
     end
   end
   map(km.open, function(id)
@@ -192,11 +195,11 @@ local function create()
     require("agentrun.ui.term").dispose(id)
   end, "dispose of the terminal (kill, release, wipe its buffer)")
   if km.close then
-    vim.keymap.set("n", km.close, function()
+    compat.map(buf, km.close, function()
       if #api.nvim_tabpage_list_wins(0) > 1 then
         api.nvim_win_close(0, false)
       end
-    end, { buffer = buf, nowait = true, silent = true, desc = "agentrun: close the list" })
+    end, "agentrun: close the list")
   end
 end
 

@@ -1,0 +1,43 @@
+-- compat: the one place that knows which Neovim it runs on (0.7.2 to 0.12).
+-- Each helper uses the newer API where it exists and the old one only
+-- where it does not; the rest of the plugin calls these, never a version
+-- check of its own.
+local M = {}
+
+-- uv is libuv's binding (vim.uv from 0.10, vim.loop before).
+M.uv = vim.uv or vim.loop
+
+-- diff is vim.text.diff (0.12), vim.diff before.
+M.diff = (vim.text and vim.text.diff) or vim.diff
+
+-- keymap.set takes the buffer as `buf` from 0.12 (`buffer` is on its way out).
+local buf_key = vim.fn.has("nvim-0.12") == 1 and "buf" or "buffer"
+
+-- map sets a normal-mode mapping local to buffer buf.
+function M.map(buf, lhs, rhs, desc)
+  vim.keymap.set("n", lhs, rhs, { [buf_key] = buf, nowait = true, silent = true, desc = desc })
+end
+
+-- highlight colours line (0-based) of buf from col_start to col_end (-1 or
+-- nil: to the end of the line) with group, as an extmark in namespace ns
+-- (nvim_buf_add_highlight is deprecated from 0.11; extmarks exist in all).
+function M.highlight(buf, ns, group, line, col_start, col_end)
+  if col_end == nil or col_end < 0 then
+    col_end = #(vim.api.nvim_buf_get_lines(buf, line, line + 1, false)[1] or "")
+  end
+  pcall(vim.api.nvim_buf_set_extmark, buf, ns, line, col_start or 0, { end_row = line, end_col = col_end, hl_group = group })
+end
+
+-- open_term makes buf a terminal fed by nvim_chan_send, whose keys go to
+-- on_input. From 0.10 nvim_open_term turns "\n" into "\r\n" unless told
+-- not to (force_crlf); the pty's bytes must reach the screen unchanged.
+local crlf_opt = vim.fn.has("nvim-0.10") == 1
+function M.open_term(buf, on_input)
+  local opts = { on_input = on_input }
+  if crlf_opt then
+    opts.force_crlf = false
+  end
+  return vim.api.nvim_open_term(buf, opts)
+end
+
+return M
