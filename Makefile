@@ -14,6 +14,7 @@ deps:
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	@! command -v nvim >/dev/null || nvim --headless --clean -c 'helptags doc' -c q
 
 # The Neovim versions the integration tests run against; make test
 # NVIM_VERSIONS=0.12 runs one. 0.7 is the system's (Debian 12's 0.7.2),

@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # deps.sh installs what a fresh machine lacks for `make demo` and `make test`:
-# Neovim (Debian's, via apt-get), Neovim 0.10 and 0.12 for the tests (in a
+# Neovim (Debian's, via apt-get), tmux, Neovim 0.10 and 0.12 for the tests (in a
 # private prefix: scripts/nvim-versions.sh) and the npm packages of the
 # test peers.
 # It says what it installs and does nothing when everything is present.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-if ! command -v nvim >/dev/null 2>&1; then
-  echo "deps: installing Neovim with apt-get (nvim not found)"
+# Debian packages: Neovim (0.7.2, the system's), tmux (the screen tests
+# run Neovim in it), patchelf (scripts/nvim-versions.sh).
+missing=""
+for pair in nvim:neovim tmux:tmux patchelf:patchelf; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
+done
+if [ -n "$missing" ]; then
+  echo "deps: installing with apt-get:$missing"
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q neovim
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $missing
 fi
 
 if [ "${1:-}" = "--no-npm" ]; then exit 0; fi

@@ -50,3 +50,55 @@ func TestDocHasATagForEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpTagsAreCurrent: doc/tags is committed (so :help agentrun works
+// from a plain clone and `make demo`) and matches what :helptags makes of
+// doc/agentrun.txt now.
+func TestHelpTagsAreCurrent(t *testing.T) {
+	committed, err := os.ReadFile(filepath.Join(root, "doc", "tags"))
+	if err != nil {
+		t.Fatalf("doc/tags is missing (:help agentrun would fail): %v", err)
+	}
+	dir := t.TempDir()
+	txt, err := os.ReadFile(filepath.Join(root, "doc", "agentrun.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agentrun.txt"), txt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startEditor(t, "")
+	e.cmd("helptags " + dir)
+	fresh, err := os.ReadFile(filepath.Join(dir, "tags"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(fresh) != string(committed) {
+		t.Errorf("doc/tags is stale: run `make build` (or :helptags doc) and commit it")
+	}
+}
+
+// TestLazySpecListsEveryCommand: the README's lazy.nvim spec loads the
+// plugin on every command it defines, so none is missing until another ran.
+func TestLazySpecListsEveryCommand(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := regexp.MustCompile(`(?s)cmd = \{(.*?)\}`).FindSubmatch(readme)
+	if spec == nil {
+		t.Fatal("README has no lazy.nvim spec with cmd = { ... }")
+	}
+	e := startEditor(t, "")
+	var names []string
+	e.lua(`local out = {}
+		for name in pairs(vim.api.nvim_get_commands({})) do
+			if name:match("^Agent") then table.insert(out, name) end
+		end
+		return out`, &names)
+	for _, name := range names {
+		if !regexp.MustCompile(`"` + name + `"`).Match(spec[1]) {
+			t.Errorf("the README's lazy.nvim spec does not list %s: it would not exist until another command loaded the plugin", name)
+		}
+	}
+}

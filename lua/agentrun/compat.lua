@@ -13,9 +13,10 @@ M.diff = (vim.text and vim.text.diff) or vim.diff
 -- keymap.set takes the buffer as `buf` from 0.12 (`buffer` is on its way out).
 local buf_key = vim.fn.has("nvim-0.12") == 1 and "buf" or "buffer"
 
--- map sets a normal-mode mapping local to buffer buf.
-function M.map(buf, lhs, rhs, desc)
-  vim.keymap.set("n", lhs, rhs, { [buf_key] = buf, nowait = true, silent = true, desc = desc })
+-- map sets a mapping local to buffer buf, in mode (default "n"; a list
+-- for several).
+function M.map(buf, lhs, rhs, desc, mode)
+  vim.keymap.set(mode or "n", lhs, rhs, { [buf_key] = buf, nowait = true, silent = true, desc = desc })
 end
 
 -- highlight colours line (0-based) of buf from col_start to col_end (-1 or

@@ -131,6 +131,49 @@ function M.prompt(text, key)
   return send_prompt(s, text)
 end
 
+-- stop_command(key, kill) stops the running command of a session (default:
+-- the current one) from wherever the user is: its newest running terminal
+-- gets SIGINT (kill: killed). <C-c> again on the same command within a few
+-- seconds, or with no command running, cancels the turn.
+function M.stop_command(key, kill)
+  local s = state.session(key)
+  if not s or s.ended then
+    warn("(agentrun) no running session")
+    return false
+  end
+  local newest
+  for i = #state.terminal_order, 1, -1 do
+    local t = state.terminals[state.terminal_order[i]]
+    if t and t.session == s.key and t.state == "running" and not t.user then
+      newest = t
+      break
+    end
+  end
+  local term = require("agentrun.ui.term")
+  local now = require("agentrun.compat").uv.now()
+  local again = newest and s.interrupted and s.interrupted.id == newest.id and now - s.interrupted.at < M._again_ms
+  if not newest or (again and not kill) then
+    if s.busy then
+      return M.cancel(s.key)
+    end
+    warn("(agentrun) nothing is running in this session")
+    return false
+  end
+  if kill then
+    term.kill(newest.id, false)
+  else
+    s.interrupted = { id = newest.id, at = now }
+    term.interrupt(newest.id)
+    if not newest.display_only then
+      s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
+    end
+  end
+  return true
+end
+
+-- _again_ms is how soon a second <C-c> on the same command cancels the turn.
+M._again_ms = 3000
+
 -- request_running asks Go to `method` ("cancel", "stop") the running
 -- session key (default: current). It warns and returns nil when there is
 -- no such session or Go refused; else the session.

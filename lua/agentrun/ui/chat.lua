@@ -47,14 +47,28 @@ end
 
 function Chat:map_keys()
   local km = config.get().keymaps
-  local function map(buf, key, fn, desc)
+  local function map(buf, key, fn, desc, mode)
     if key then
-      compat.map(buf, key, fn, "agentrun: " .. desc)
+      compat.map(buf, key, fn, "agentrun: " .. desc, mode)
     end
   end
   map(self.prompt_buf, km.send, function()
     self:send()
   end, "send the prompt")
+  map(self.prompt_buf, km.send_insert, function()
+    self:send()
+  end, "send the prompt", "i")
+  -- Stopping needs no trip to the split: from the chat and the prompt,
+  -- <C-c> interrupts the session's running command (again: cancels the
+  -- turn), X kills it.
+  for _, buf in ipairs({ self.buf, self.prompt_buf }) do
+    map(buf, km.interrupt, function()
+      require("agentrun").stop_command(self.session.key, false)
+    end, "interrupt the running command (again: cancel the turn)", buf == self.prompt_buf and { "n", "i" } or "n")
+    map(buf, km.kill, function()
+      require("agentrun").stop_command(self.session.key, true)
+    end, "kill the running command")
+  end
   map(self.buf, km.open, function()
     self:open_at_cursor()
   end, "open the terminal under the cursor")
@@ -82,12 +96,14 @@ local function set_win_opts(win)
   end
 end
 
--- open shows the chat (transcript above, prompt below) and focuses the prompt.
+-- open shows the chat (transcript above, prompt below) and focuses the
+-- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
   local cfg = config.get().chat
   local pw = windows_of(self.prompt_buf)[1]
   if pw then
     api.nvim_set_current_win(pw)
+    vim.cmd("startinsert!")
     return
   end
   local tw = windows_of(self.buf)[1]
@@ -115,7 +131,9 @@ function Chat:open()
   api.nvim_win_set_height(pw, 3)
   vim.wo[pw].winfixheight = true
   set_win_opts(pw)
+  self:render_header()
   self:scroll()
+  vim.cmd("startinsert!")
 end
 
 -- close closes the chat's windows (the session keeps running).
@@ -198,17 +216,30 @@ function Chat:scroll()
   end
 end
 
-function Chat:render_header()
+-- status is the session's one-line state: "agentrun · demo · working…".
+function Chat:status()
   local s = self.session
   local state = s.ended and "ended" or s.starting and "starting…" or s.busy and "working…" or "ready"
-  local line = string.format("agentrun · %s · %s", s.agent, state)
+  local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
+  return string.format("agentrun · %s · %s%s", s.agent, state, queued)
+end
+
+-- render_header writes the header block and puts the session's state in
+-- the status line of the chat's windows, where it stays in sight however
+-- far the transcript scrolls.
+function Chat:render_header()
+  local line = self:status()
+  local s = self.session
+  for _, w in ipairs(windows_of(self.buf)) do
+    vim.wo[w].statusline = " " .. line:gsub("%%", "%%%%") .. "%=%l/%L "
+  end
   local lines = { line }
   local hls = { { 0, "AgentRunHeader" } }
   if s.agent == "demo" then
     local km = config.get().keymaps
     table.insert(lines, "Demo agent: each prompt is a shell command run in a real terminal.")
-    table.insert(lines, string.format("Type one in the prompt below (e.g. `ls -la` or `sleep 30`) and press %s in normal mode.", km.send or "the send key"))
-    table.insert(lines, string.format("In the terminal split: %s interrupts, %s kills, %s closes the window.", km.interrupt or "-", km.kill or "-", km.close or "-"))
+    table.insert(lines, string.format("Type one in the prompt below (e.g. `ls -la` or `sleep 30`) and send it with %s (%s in normal mode).", km.send_insert or "-", km.send or "-"))
+    table.insert(lines, string.format("%s here or in the terminal split interrupts it, %s kills it; in the split %s closes the window.", km.interrupt or "-", km.kill or "-", km.close or "-"))
     for i = 1, 3 do
       table.insert(hls, { i, "AgentRunHint" })
     end

@@ -138,6 +138,7 @@ local function place(buf, position)
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
     if ok and tag == position then
       api.nvim_win_set_buf(w, buf)
+      require("agentrun.ui.follow").reset(w)
       return w
     end
   end
@@ -167,6 +168,7 @@ local function place(buf, position)
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
   set_win_opts(w)
+  require("agentrun.ui.follow").reset(w)
   return w
 end
 
@@ -237,6 +239,7 @@ function M.open(id, opts)
     M.input(t, data)
   end)
   t.bufnr, t.chan = buf, chan
+  require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
   pcall(api.nvim_buf_set_name, buf, "agentrun://terminal/" .. id)
   api.nvim_buf_set_var(buf, "agentrun_terminal", id)

@@ -1,0 +1,60 @@
+-- follow: a terminal split shows the newest output, as a terminal does,
+-- unless the user scrolled away from the end.
+--
+-- Why: Neovim scrolls a terminal window with new output only while the
+-- window's cursor sits on the buffer's last line (or it is the current
+-- window in terminal mode). A split opened beside the user's work has its
+-- cursor on line 1 when the first screenful arrives, and would show the
+-- first lines of a long command forever. So whenever the buffer changes,
+-- each window showing it that "follows" gets its cursor on the last line.
+-- A window stops following when the user moves its cursor off the last
+-- line (scrolling up to read), and follows again at the last line (G).
+local api = vim.api
+
+local M = {}
+
+local pending = {} -- buf -> true while a follow is scheduled
+
+local function follow(buf)
+  pending[buf] = nil
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local last = api.nvim_buf_line_count(buf)
+  local cur = api.nvim_get_current_win()
+  local typing = api.nvim_get_mode().mode == "t" -- Neovim follows the focused terminal itself
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(w) == buf and vim.w[w].agentrun_follow ~= false and not (typing and w == cur) then
+      pcall(api.nvim_win_set_cursor, w, { last, 0 })
+    end
+  end
+end
+
+-- attach makes the windows that show terminal buffer buf follow its output.
+function M.attach(buf)
+  api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, b)
+      if not pending[b] then -- once per main-loop turn, however much arrived
+        pending[b] = true
+        vim.schedule(function()
+          follow(b)
+        end)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("CursorMoved", {
+    buffer = buf,
+    desc = "agentrun: a terminal split follows its output while the cursor is on the last line",
+    callback = function()
+      local w = api.nvim_get_current_win()
+      vim.w[w].agentrun_follow = api.nvim_win_get_cursor(w)[1] >= api.nvim_buf_line_count(buf)
+    end,
+  })
+end
+
+-- reset makes window win follow again (a buffer was just placed in it).
+function M.reset(win)
+  vim.w[win].agentrun_follow = true
+end
+
+return M

@@ -1,0 +1,127 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// screen is Neovim running in a real terminal (tmux), driven by keys as a
+// user types them and read back from what the terminal shows
+// (capture-pane): what a person sees, not what a buffer holds.
+type screen struct {
+	t    *testing.T
+	sock string // the tmux server's socket, private to the test
+	dir  string
+}
+
+// startScreen starts Neovim with the plugin in a cols×rows tmux window,
+// running setup (Lua) first, in a scratch directory that is also its cwd.
+func startScreen(t *testing.T, cols, rows int, setup string) *screen {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux not found (make deps installs it)")
+	}
+	dir := t.TempDir()
+	s := &screen{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
+	init := filepath.Join(dir, "init.lua")
+	code := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nvim.g.agentrun_bin = %q\nvim.o.shortmess = vim.o.shortmess .. 'I'\n%s\n", root, binary, setup)
+	if err := os.WriteFile(init, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"),
+		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"),
+		"XDG_DATA_HOME=" + filepath.Join(dir, "data"),
+		"XDG_STATE_HOME=" + filepath.Join(dir, "state"),
+		"HOME=" + dir,
+	}
+	// tmux starts the command through its default shell with the server's
+	// environment; env(1) sets ours.
+	cmd := append([]string{"-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir,
+		"env"}, append(env, nvimBin, "--clean", "-n", "-u", init)...)
+	if out, err := exec.Command("tmux", cmd...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the screen at the end:\n%s", s.capture())
+			if log, err := os.ReadFile(filepath.Join(dir, "cache", "nvim", "agentrun.log")); err == nil {
+				t.Logf("agentrun.log:\n%s", log)
+			}
+		}
+		_ = exec.Command("tmux", "-S", s.sock, "kill-server").Run()
+	})
+	s.waitFor("Neovim to draw its screen", 10*time.Second, func(sc string) bool { return strings.Contains(sc, "~") })
+	return s
+}
+
+func (s *screen) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", s.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys sends keys in tmux's notation ("Escape", "Enter", "C-c"), one
+// argument each.
+func (s *screen) keys(keys ...string) {
+	s.t.Helper()
+	s.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...)
+}
+
+// typeText types text literally.
+func (s *screen) typeText(text string) {
+	s.t.Helper()
+	s.tmux("send-keys", "-t", "0", "-l", text)
+}
+
+// capture returns what the terminal shows now, one line per row.
+func (s *screen) capture() string {
+	out, err := exec.Command("tmux", "-S", s.sock, "capture-pane", "-p", "-t", "0").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(capture-pane failed: %v: %s)", err, out)
+	}
+	return strings.TrimRight(string(out), "\n")
+}
+
+// waitFor polls the screen until ok accepts it, and returns it.
+func (s *screen) waitFor(what string, timeout time.Duration, ok func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		sc := s.capture()
+		if ok(sc) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %v waiting for %s; the screen:\n%s", timeout, what, sc)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitShows waits until the screen shows every one of want.
+func (s *screen) waitShows(timeout time.Duration, want ...string) string {
+	s.t.Helper()
+	return s.waitFor(fmt.Sprintf("the screen to show %q", want), timeout, func(sc string) bool {
+		for _, w := range want {
+			if !strings.Contains(sc, w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// alive reports whether Neovim still runs in the tmux window.
+func (s *screen) alive() bool {
+	out, err := exec.Command("tmux", "-S", s.sock, "list-panes", "-F", "#{pane_dead} #{pane_current_command}").CombinedOutput()
+	return err == nil && strings.HasPrefix(strings.TrimSpace(string(out)), "0 ")
+}

@@ -1,0 +1,121 @@
+package tests
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests are a new user's first minutes, as seen on the screen: Neovim
+// in tmux (100×30), keys typed as a person types them, the terminal read
+// back. Each starts with :AgentRun on the demo agent.
+
+func startDemoScreen(t *testing.T) *screen {
+	t.Helper()
+	s := startScreen(t, 100, 30, "")
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	return s
+}
+
+// TestScreenPromptOpensInInsertMode: after :AgentRun the cursor is in the
+// prompt, in insert mode, so what the user types next is the prompt.
+func TestScreenPromptOpensInInsertMode(t *testing.T) {
+	s := startDemoScreen(t)
+	s.waitShows(5*time.Second, "-- INSERT --")
+	s.typeText("echo typed-right-away")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "`echo typed-right-away` exited with code 0.")
+	if sc := s.capture(); !strings.Contains(sc, "-- INSERT --") {
+		t.Errorf("after sending, the prompt is no longer in insert mode:\n%s", sc)
+	}
+}
+
+// TestScreenSplitFollowsOutput: a 400-line command's last line and its
+// end marker are on screen without the user touching the split.
+func TestScreenSplitFollowsOutput(t *testing.T) {
+	s := startDemoScreen(t)
+	s.typeText("for i in $(seq 1 400); do echo row-$i; done")
+	s.keys("C-s")
+	sc := s.waitShows(15*time.Second, "row-400", "[exit 0]")
+	if strings.Contains(sc, "row-1\n") {
+		t.Errorf("the split shows its first line as well as its last:\n%s", sc)
+	}
+}
+
+// TestScreenScrolledUpSplitStaysPut: a user who went into the split and
+// scrolled up to read is not yanked back down by new output.
+func TestScreenScrolledUpSplitStaysPut(t *testing.T) {
+	s := startDemoScreen(t)
+	s.typeText("for i in $(seq 1 60); do echo line-$i; sleep 0.05; done")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "line-20")
+	s.keys("Escape")
+	s.keys("C-w", "j") // prompt -> the split below
+	s.keys("g", "g")
+	s.waitFor("the split to show its first line", 5*time.Second, func(sc string) bool {
+		return regexp.MustCompile(`(?m)^line-1\s*$`).MatchString(sc)
+	})
+	sc := s.waitShows(10*time.Second, "exited with code 0.") // the chat says it ended
+	if !regexp.MustCompile(`(?m)^line-1\s*$`).MatchString(sc) || strings.Contains(sc, "line-60") {
+		t.Errorf("the split the user scrolled up in moved on to the end:\n%s", sc)
+	}
+	s.keys("G")
+	s.waitShows(5*time.Second, "line-60", "[exit 0]")
+}
+
+// TestScreenCtrlCInPromptStopsTheCommand: <C-c> typed in the prompt (in
+// insert mode, where the user is after sending) stops the running command.
+func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
+	s := startDemoScreen(t)
+	s.typeText("sleep 60")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "sleep 60 [execute] · in progress")
+	s.keys("C-c")
+	s.waitShows(10*time.Second, "[signal SIGINT]", "`sleep 60` was killed by SIGINT.")
+	if sc := s.capture(); strings.Contains(sc, "Type  :qa") {
+		t.Errorf("<C-c> reached Vim instead of the command:\n%s", sc)
+	}
+}
+
+// TestScreenQueuedPromptRunsAfterTheTurn: a prompt sent while a command
+// runs shows as queued and runs when the turn ends.
+func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
+	s := startDemoScreen(t)
+	s.typeText("sleep 1")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "sleep 1 [execute] · in progress")
+	s.typeText("echo from-the-queue")
+	s.keys("C-s")
+	s.waitShows(5*time.Second, "(queued: sent when the agent ends its turn")
+	s.waitShows(15*time.Second, "`echo from-the-queue` exited with code 0.")
+}
+
+// TestScreenQuitLeavesNoMessage: :qa right after a command ran leaves the
+// terminal without any message (no error from work queued during exit).
+func TestScreenQuitLeavesNoMessage(t *testing.T) {
+	s := startDemoScreen(t)
+	s.tmux("set-option", "-t", "0", "remain-on-exit", "on")
+	s.typeText("echo before-quit")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "`echo before-quit` exited with code 0.")
+	s.keys("Escape", ":qa", "Enter")
+	sc := s.waitFor("Neovim to exit", 10*time.Second, func(string) bool { return !s.alive() })
+	// Neovim left the alternate screen: whatever it printed while exiting
+	// is what remains.
+	if strings.Contains(sc, "agentrun") || strings.Contains(sc, "rror") {
+		t.Errorf(":qa left a message:\n%s", sc)
+	}
+}
+
+// TestScreenHelpOpens: :help agentrun works right after installing (doc/tags).
+func TestScreenHelpOpens(t *testing.T) {
+	s := startScreen(t, 100, 30, "")
+	s.keys(":help agentrun", "Enter")
+	s.waitShows(5*time.Second, "agentrun.txt", "QUICK START")
+	if sc := s.capture(); strings.Contains(sc, "E149") {
+		t.Errorf(":help agentrun failed:\n%s", sc)
+	}
+}
+
