@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime/debug"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -148,14 +149,52 @@ type rpcError struct {
 	re     *acpsdk.RequestError
 }
 
+// Error says what failed in words a person reads: the agent's own
+// explanation (data.error or data.details, else the message), with any
+// JSON-RPC error the agent quoted inside it unwrapped the same way, never
+// raw JSON.
 func (e *rpcError) Error() string {
-	detail := ""
-	if e.re.Data != nil {
-		if b, err := json.Marshal(e.re.Data); err == nil {
-			detail = " " + string(b)
+	return fmt.Sprintf("%s failed: %s", e.method, readable(e.re.Message, e.re.Data))
+}
+
+// readable is an error response's explanation: data.error or data.details
+// when the agent gave one (the message is then usually the generic
+// "Internal error"), else the message; JSON-RPC errors quoted in it are
+// replaced by their own explanation.
+func readable(message string, data any) string {
+	text := message
+	if m, ok := data.(map[string]any); ok {
+		for _, k := range []string{"error", "details", "message"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				text = s
+				break
+			}
 		}
+	} else if s, ok := data.(string); ok && s != "" {
+		text = s
 	}
-	return fmt.Sprintf("%s failed: %s (code %d)%s", e.method, e.re.Message, e.re.Code, detail)
+	return unquoteErrors(text)
+}
+
+// unquoteErrors replaces each JSON-RPC error object quoted in s
+// ({"code":…,"message":…,"data":…}) by its readable explanation.
+func unquoteErrors(s string) string {
+	for range 8 { // nesting depth we unwrap; more stays as it is
+		i := strings.Index(s, `{"code"`)
+		if i < 0 {
+			return s
+		}
+		dec := json.NewDecoder(strings.NewReader(s[i:]))
+		var obj struct {
+			Message string `json:"message"`
+			Data    any    `json:"data"`
+		}
+		if err := dec.Decode(&obj); err != nil {
+			return s
+		}
+		s = s[:i] + readable(obj.Message, obj.Data) + s[i+int(dec.InputOffset()):]
+	}
+	return s
 }
 
 func (e *rpcError) Unwrap() error { return e.re }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -74,6 +75,14 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 	out, outErr := d.conn.TerminalOutput(d.ctx, acpsdk.TerminalOutputRequest{SessionId: sid, TerminalId: tid})
 	if _, err := d.conn.ReleaseTerminal(d.ctx, acpsdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: tid}); err != nil {
 		d.log.Warn("release terminal", "terminal", tid, "err", err)
+	}
+	if w.err != nil && strings.Contains(errText(w.err), "taken over") {
+		// The user took the command over: it is theirs now, and the turn
+		// goes on without it, as a real agent's would.
+		_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
+			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),
+			acpsdk.WithUpdateContent(append(content, acpsdk.ToolContent(acpsdk.TextBlock("taken over by the user"))))))
+		return d.say(s, fmt.Sprintf("You took `%s` over: it keeps running in your terminal, and I moved on.", line))
 	}
 	if w.err != nil {
 		return "", fmt.Errorf("terminal/wait_for_exit: %w", w.err)

@@ -93,9 +93,7 @@ func TestFsWriteThroughBufferKeepsUndo(t *testing.T) {
 			}
 			// The user presses u in the buffer: the agent's write is one undo step.
 			e.lua(`vim.cmd("botright sbuffer " .. ...)`, nil, buf)
-			if _, err := e.v.Input("u"); err != nil {
-				t.Fatal(err)
-			}
+			e.normalKeys("u")
 			e.waitBuf(buf, 5*time.Second, before)
 			if got := e.bufLines(buf); got != before {
 				t.Errorf("after u the buffer = %q, want %q", got, before)

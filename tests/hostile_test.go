@@ -61,21 +61,26 @@ func TestHostileOutputKeepsNeovimAlive(t *testing.T) {
 			if alive != 2 {
 				t.Fatalf("Neovim answered %d to 1 + 1", alive)
 			}
-			e.idle(10 * time.Second)
+			// What the agent read back arrives with the tool call's last
+			// update (Lua may see the turn end first).
 			var raw struct {
-				Output string `msgpack:"output"`
+				Output *string `msgpack:"output"`
 			}
-			e.lua(`for _, s in pairs(require("agentrun.state").sessions) do
-				for _, tc in pairs(s.tool_calls) do
-					if tc.title == ... and type(tc.rawOutput) == "table" then return tc.rawOutput end
+			e.waitFor("the tool call's rawOutput", 10*time.Second, func() (bool, string) {
+				e.lua(`for _, s in pairs(require("agentrun.state").sessions) do
+					for _, tc in pairs(s.tool_calls) do
+						if tc.title == ... and type(tc.rawOutput) == "table" then return tc.rawOutput end
+					end
 				end
-			end`, &raw, tc.command)
+				return {}`, &raw, tc.command)
+				return raw.Output != nil, e.chat()
+			})
 			store := termhost.NewStore(1 << 20)
 			store.Append([]byte(strings.ReplaceAll(tc.printed, "\n", "\r\n")))
 			store.Flush()
 			want, _ := store.Snapshot()
-			if !strings.Contains(want, tc.after) || raw.Output != want {
-				t.Errorf("the agent read %q, want %q (termhost's rendering of what the command printed)", raw.Output, want)
+			if !strings.Contains(want, tc.after) || *raw.Output != want {
+				t.Errorf("the agent read %q, want %q (termhost's rendering of what the command printed)", *raw.Output, want)
 			}
 		})
 	}

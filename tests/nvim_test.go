@@ -108,6 +108,26 @@ func (e *editor) waitFor(what string, timeout time.Duration, check func() (bool,
 	}
 }
 
+// normalKeys types keys as a user does in normal mode: first leaving
+// insert or terminal mode with <C-\><C-n> (the prompt opens in insert mode,
+// and a window entered from it is in insert or terminal mode too).
+func (e *editor) normalKeys(keys string) {
+	e.t.Helper()
+	// Apart, and processed first: a <C-c> in the same input would
+	// interrupt and flush what comes before it.
+	if _, err := e.v.Input(`<C-\><C-n>`); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("normal mode", 2*time.Second, func() (bool, string) {
+		var mode string
+		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
+		return mode == "n" || mode == "nt", "mode " + mode
+	})
+	if _, err := e.v.Input(keys); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // bufLines returns buffer buf's lines joined with newlines.
 func (e *editor) bufLines(buf int) string {
 	e.t.Helper()

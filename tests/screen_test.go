@@ -120,8 +120,10 @@ func (s *screen) waitShows(timeout time.Duration, want ...string) string {
 	})
 }
 
-// alive reports whether Neovim still runs in the tmux window.
-func (s *screen) alive() bool {
-	out, err := exec.Command("tmux", "-S", s.sock, "list-panes", "-F", "#{pane_dead} #{pane_current_command}").CombinedOutput()
-	return err == nil && strings.HasPrefix(strings.TrimSpace(string(out)), "0 ")
+// exited reports whether Neovim has exited (its pane is dead; the test
+// set remain-on-exit to read what it left). A failed query counts as not
+// exited: the caller keeps waiting.
+func (s *screen) exited() bool {
+	out, err := exec.Command("tmux", "-S", s.sock, "display-message", "-p", "-t", "0", "#{pane_dead}").CombinedOutput()
+	return err == nil && strings.TrimSpace(string(out)) == "1"
 }

@@ -101,7 +101,8 @@ func TestScreenQuitLeavesNoMessage(t *testing.T) {
 	s.keys("C-s")
 	s.waitShows(10*time.Second, "`echo before-quit` exited with code 0.")
 	s.keys("Escape", ":qa", "Enter")
-	sc := s.waitFor("Neovim to exit", 10*time.Second, func(string) bool { return !s.alive() })
+	s.waitFor("Neovim to exit", 10*time.Second, func(string) bool { return s.exited() })
+	sc := s.capture()
 	// Neovim left the alternate screen: whatever it printed while exiting
 	// is what remains.
 	if strings.Contains(sc, "agentrun") || strings.Contains(sc, "rror") {

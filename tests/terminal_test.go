@@ -42,9 +42,7 @@ func TestCtrlCInTerminalSplitInterruptsSleep(t *testing.T) {
 	// Enter the split (normal mode) and type <C-c> as a user would.
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
 	start := time.Now()
-	if _, err := e.v.Input("<C-c>"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("<C-c>")
 	text := e.waitFor("the sleep to end", 10*time.Second, func() (bool, string) {
 		text := e.bufLines(term.Bufnr)
 		return strings.Contains(text, "[signal SIGINT]") || strings.Contains(text, "[exit 130]"), text
@@ -129,9 +127,7 @@ func TestPtySizeFollowsWindow(t *testing.T) {
 	e.waitBuf(term.Bufnr, 5*time.Second, fmt.Sprintf("%d %d", size[0], size[1]))
 	// Shrink the split, then type a line in terminal mode as a user would.
 	e.lua(`local w = vim.fn.bufwinid(...); vim.api.nvim_win_set_height(w, 5); vim.api.nvim_set_current_win(w)`, nil, term.Bufnr)
-	if _, err := e.v.Input("ihello<CR>"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("ihello<CR>")
 	e.waitBuf(term.Bufnr, 5*time.Second, "hello", fmt.Sprintf("5 %d", size[1]), "[exit 0]")
 }
 
@@ -143,9 +139,7 @@ func TestKillKeysAndCommand(t *testing.T) {
 	}{
 		{"X in the split", func(e *editor, term termInfo) {
 			e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
-			if _, err := e.v.Input("X"); err != nil {
-				e.t.Fatal(err)
-			}
+			e.normalKeys("X")
 		}, "[signal SIGTERM]"},
 		{":AgentKill id", func(e *editor, term termInfo) { e.cmd("AgentKill " + term.ID) }, "[signal SIGTERM]"},
 		{":AgentKill! id", func(e *editor, term termInfo) { e.cmd("AgentKill! " + term.ID) }, "[signal SIGKILL]"},
@@ -205,9 +199,7 @@ func TestAgentTerminalsListsStates(t *testing.T) {
 	}
 	// X on the running terminal's line kills it; the list refreshes.
 	e.lua(`vim.fn.search("sleep 30")`, nil)
-	if _, err := e.v.Input("X"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("X")
 	e.waitBuf(buf, 10*time.Second, "(signal SIGTERM)")
 }
 
@@ -246,9 +238,7 @@ func TestCtrlCInDisplayOnlyTerminalCancelsTheTurn(t *testing.T) {
 		return buf > 0, e.chat()
 	})
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
-	if _, err := e.v.Input("<C-c>"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("<C-c>")
 	e.waitChat("(turn ended: cancelled)", 10*time.Second)
 }
 

@@ -166,9 +166,7 @@ func TestTakeoverSurvivesAgentRelease(t *testing.T) {
 	}
 
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
-	if _, err := e.v.Input("T"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("T")
 	e.idle(10 * time.Second) // the agent's wait ended, it released the terminal
 	e.waitChat("taken over by the user", 5*time.Second)
 	info = e.ahpTerminal(term.ID)
@@ -185,9 +183,7 @@ func TestTakeoverSurvivesAgentRelease(t *testing.T) {
 	}
 
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
-	if _, err := e.v.Input("X"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("X")
 	e.waitFor("the process to end after X", 10*time.Second, func() (bool, string) {
 		return !alive(info.Pid), fmt.Sprintf("pid %d", info.Pid)
 	})
@@ -198,9 +194,7 @@ func TestTakeoverSurvivesAgentRelease(t *testing.T) {
 
 	// dd on the list line disposes of it: gone from the list, buffer wiped.
 	e.lua(`local buf, pat = ...; vim.api.nvim_set_current_win(vim.fn.bufwinid(buf)); vim.fn.search(pat)`, nil, list, "^"+term.ID)
-	if _, err := e.v.Input("dd"); err != nil {
-		t.Fatal(err)
-	}
+	e.normalKeys("dd")
 	e.waitFor("the disposed terminal to leave the list", 5*time.Second, func() (bool, string) {
 		text := e.bufLines(list)
 		return !strings.Contains(text, term.ID), text
