@@ -55,3 +55,30 @@ func TestPromptAfterTurnIsNeverRefused(t *testing.T) {
 		t.Errorf("a prompt was refused: %s", e.noteText())
 	}
 }
+
+// TestNothingShowsRunningAfterStop: :AgentStop while a command runs in our
+// terminal and another in the agent's own (display-only) one: the agent
+// never finishes its tool calls, so the chat and the split give them a
+// final state instead of "in progress" forever.
+func TestNothingShowsRunningAfterStop(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt !meta sleep 3411")
+	e.waitChat("sleep 3411 [execute] · in progress", 10*time.Second)
+	var buf int
+	e.waitFor("the agent's terminal buffer", 10*time.Second, func() (bool, string) {
+		e.lua(`for _, t in pairs(require("agentrun.state").terminals) do if t.display_only and t.bufnr then return t.bufnr end end return 0`, &buf)
+		return buf > 0, e.chat()
+	})
+	e.cmd("AgentStop")
+	text := e.waitChat("sleep 3411 [execute] · stopped with the session", 10*time.Second)
+	if strings.Contains(text, "in progress") {
+		t.Errorf("a tool call still shows as in progress:\n%s", text)
+	}
+	e.waitBuf(buf, 5*time.Second, "[stopped]")
+	var st string
+	e.lua(`for _, t in pairs(require("agentrun.state").terminals) do if t.display_only then return t.state end end return ""`, &st)
+	if st == "running" {
+		t.Errorf("the agent's terminal is still %q after :AgentStop", st)
+	}
+}

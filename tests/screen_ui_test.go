@@ -120,3 +120,21 @@ func TestScreenHelpOpens(t *testing.T) {
 	}
 }
 
+
+// TestScreenTakeoverLeavesAReadableChat: T in the split makes the command
+// the user's; the chat says so in a sentence (it showed nested JSON).
+func TestScreenTakeoverLeavesAReadableChat(t *testing.T) {
+	s := startDemoScreen(t)
+	s.typeText("sleep 30")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "sleep 30 [execute] · in progress")
+	s.keys("Escape")
+	s.keys("C-w", "j")
+	s.keys("T")
+	sc := s.waitShows(10*time.Second, "You took `sleep 30` over", "agentrun · demo · ready")
+	for _, bad := range []string{`{"`, "code -32", "Internal error", "turn failed"} {
+		if strings.Contains(sc, bad) {
+			t.Errorf("the chat shows %q after the takeover:\n%s", bad, sc)
+		}
+	}
+}

@@ -51,7 +51,10 @@ function handlers.turn_end(p)
     return
   end
   s.busy = false
+  local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
+  require("agentrun.ui.term").settle(s.key, why == "unfinished" and "ended with the turn" or why)
   if chat then
+    chat:settle(why)
     chat:render_header()
     if p.error and p.error ~= "" and s.ended then
       -- the session ended under the turn; its note already says why
@@ -70,6 +73,10 @@ function handlers.session_ended(p)
     return
   end
   s.ended, s.busy, s.starting = true, false, false
+  require("agentrun.ui.term").settle(s.key, "stopped")
+  if chat then
+    chat:settle("stopped")
+  end
   if p.reason and p.reason ~= "" then
     -- the agent ended on its own (crashed, exited, closed its stdout)
     local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, require("agentrun.rpc").log_path())

@@ -18,6 +18,11 @@ local status_text = {
   in_progress = { "◐", "in progress", "AgentRunToolRunning" },
   completed = { "●", "completed", "AgentRunToolDone" },
   failed = { "✗", "failed", "AgentRunToolFailed" },
+  -- set here, never by an agent: what became of a tool call still open
+  -- when its turn or session ended (Chat:settle)
+  cancelled = { "⊘", "cancelled", "AgentRunToolFailed" },
+  stopped = { "⊘", "stopped with the session", "AgentRunToolFailed" },
+  unfinished = { "⊘", "left open when the turn ended", "AgentRunToolPending" },
 }
 
 local function split_lines(text)
@@ -357,6 +362,8 @@ local function terminal_line(id)
       st = "exit " .. tostring(t.exit_code)
     elseif t.signal then
       st = "signal " .. t.signal
+    elseif t.ended_by then
+      st = t.ended_by
     elseif t.state ~= "running" then
       st = t.state
     end
@@ -406,6 +413,18 @@ function Chat:render_tool_call(b)
     end
   end
   self:put(b, lines, hls)
+end
+
+-- settle gives every tool call still pending or in progress a final
+-- status (the turn or session ended under it: "cancelled", "stopped",
+-- "unfinished"), so nothing shows as running forever.
+function Chat:settle(status)
+  for _, b in ipairs(self.blocks) do
+    if b.kind == "tool" and (b.tc.status == "pending" or b.tc.status == "in_progress") then
+      b.tc.status = status
+      self:render_tool_call(b)
+    end
+  end
 end
 
 -- tool_call adds or updates a tool call block (a repeated tool_call with a

@@ -378,6 +378,19 @@ function M.from_tool_call(session, tc, u)
   end
 end
 
+-- settle ends the display of every agent-shown terminal of session key
+-- that is still open (the turn or session ended; agents such as Claude
+-- Code send nothing for a cancelled command) with a marker saying why.
+function M.settle(key, why)
+  for _, t in pairs(state.terminals) do
+    if t.display_only and t.session == key and t.state == "running" then
+      t.state, t.ended_by = "exited", why
+      feed(t, string.format("\r\n[%s]\r\n", why))
+      changed(t)
+    end
+  end
+end
+
 -- shell starts a terminal the user holds (see require("agentrun").shell)
 -- and enters it in terminal mode.
 function M.shell(cmd)
@@ -412,7 +425,8 @@ function M.takeover(id)
     t.user = true
     changed(t)
   end
-  notify(string.format("(agentrun) terminal %s is yours: it keeps running when the agent lets go of it, until you kill it (%s)", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  -- One short line: a longer message makes Neovim stop at "Press ENTER".
+  notify(string.format("(agentrun) %s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
   return true
 end
 
