@@ -101,6 +101,16 @@ local function set_win_opts(win)
   end
 end
 
+-- tagged returns the window of this tab marked with window variable name.
+local function tagged(name)
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, v = pcall(api.nvim_win_get_var, w, name)
+    if ok and v then
+      return w
+    end
+  end
+end
+
 -- open shows the chat (transcript above, prompt below) and focuses the
 -- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
@@ -113,6 +123,18 @@ function Chat:open()
   end
   local tw = windows_of(self.buf)[1]
   if not tw then
+    -- Another session's chat shown in this tab (one that ended, or
+    -- another agent's) gives its windows to this one, layout and all.
+    local old_tw, old_pw = tagged("agentrun_chat_window"), tagged("agentrun_prompt_window")
+    if old_tw and old_pw then
+      api.nvim_win_set_buf(old_tw, self.buf)
+      api.nvim_win_set_buf(old_pw, self.prompt_buf)
+      api.nvim_set_current_win(old_pw)
+      self:render_header()
+      self:scroll()
+      vim.cmd("startinsert!")
+      return
+    end
     local cmd = ({
       right = "botright vertical sbuffer ",
       left = "topleft vertical sbuffer ",
@@ -129,10 +151,12 @@ function Chat:open()
       api.nvim_win_set_height(tw, math.min(cfg.size, vim.o.lines - 6))
     end
     set_win_opts(tw)
+    api.nvim_win_set_var(tw, "agentrun_chat_window", true)
   end
   api.nvim_set_current_win(tw)
   vim.cmd("belowright sbuffer " .. self.prompt_buf)
   pw = api.nvim_get_current_win()
+  api.nvim_win_set_var(pw, "agentrun_prompt_window", true)
   api.nvim_win_set_height(pw, 3)
   vim.wo[pw].winfixheight = true
   set_win_opts(pw)

@@ -186,9 +186,7 @@ local function map_keys(t)
     M.kill(t.id, false)
   end, t.display_only and "cancel the turn" or "kill the process group")
   map(km.close, function()
-    if #api.nvim_tabpage_list_wins(0) > 1 then
-      api.nvim_win_close(0, false)
-    end
+    require("agentrun.util").close_window()
   end, "close the window (the process keeps running)")
   if not t.display_only then
     map(km.takeover, function()
@@ -298,6 +296,12 @@ function M.exited(p)
     t.state = "exited"
   end
   t.exit_code, t.signal = p.exit_code, p.signal
+  -- The command is gone: a user typing into its split in terminal mode
+  -- would only feed a dead pty. Back to normal mode, where q, X and
+  -- scrolling work.
+  if t.bufnr and api.nvim_get_current_buf() == t.bufnr and api.nvim_get_mode().mode == "t" then
+    vim.cmd("stopinsert")
+  end
   changed(t)
 end
 

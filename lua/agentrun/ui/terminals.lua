@@ -22,7 +22,9 @@ local timer = nil
 -- holder says who holds a terminal, from its AHP claim.
 local function holder(t)
   local c = type(t.claim) == "table" and t.claim or {}
-  if t.display_only then
+  if t.state == "released" and c.kind ~= "client" then
+    return "—" -- nobody: the agent let go of it
+  elseif t.display_only then
     return "agent's own"
   elseif c.kind == "client" then
     return "you"
@@ -72,14 +74,45 @@ local function age(ms)
   return math.floor(s / 3600) .. "h"
 end
 
-local function describe(t)
+-- fields are one row's columns: id, state, holder, age, then the command
+-- and its last line (free width, last).
+local function fields(t)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
   local last = t.last_line and t.last_line ~= "" and ("  │ " .. t.last_line:gsub("%s+", " ")) or ""
-  local st = status_text(t)
-  return string.format("%-7s %-24s %-11s %4s  %s%s", t.id, st, holder(t), age(t.age_ms), name, last), st
+  return { t.id, status_text(t), holder(t), age(t.age_ms), name .. last }
+end
+
+-- pad fills s with spaces to width display columns.
+local function pad(s, width)
+  return s .. string.rep(" ", width - vim.fn.strdisplaywidth(s))
+end
+
+-- layout turns rows of fields into lines whose columns line up, each
+-- column as wide as its widest cell; it returns the lines and, per line,
+-- the byte range of the state column.
+local function layout(rows)
+  local widths = {}
+  for _, r in ipairs(rows) do
+    for i = 1, #r - 1 do
+      widths[i] = math.max(widths[i] or 0, vim.fn.strdisplaywidth(r[i]))
+    end
+  end
+  local lines, ranges = {}, {}
+  for _, r in ipairs(rows) do
+    local parts = {}
+    for i = 1, #r - 1 do
+      parts[i] = pad(r[i], widths[i])
+    end
+    parts[#r] = r[#r]
+    local line = table.concat(parts, "  ")
+    local from = #parts[1] + 2
+    table.insert(lines, line)
+    table.insert(ranges, { from, from + #r[2] })
+  end
+  return lines, ranges
 end
 
 local function hint()
@@ -103,11 +136,15 @@ local function render()
     cursor_id = ids[api.nvim_win_get_cursor(w)[1]]
   end
   ids = {}
+  local rows = {}
   for _, t in ipairs(st.terminals) do
-    local line, state_text = describe(t)
-    table.insert(lines, line)
+    table.insert(rows, fields(t))
+  end
+  local rendered, ranges = layout(rows)
+  for i, t in ipairs(st.terminals) do
+    table.insert(lines, rendered[i])
     ids[#lines] = t.id
-    table.insert(marks, { #lines - 1, 8, 8 + #state_text, status_hl(t) })
+    table.insert(marks, { #lines - 1, ranges[i][1], ranges[i][2], status_hl(t) })
   end
   if #lines == 1 then
     table.insert(lines, "(no terminals yet; :AgentShell opens one)")
@@ -196,9 +233,7 @@ local function create()
   end, "dispose of the terminal (kill, release, wipe its buffer)")
   if km.close then
     compat.map(buf, km.close, function()
-      if #api.nvim_tabpage_list_wins(0) > 1 then
-        api.nvim_win_close(0, false)
-      end
+      require("agentrun.util").close_window()
     end, "agentrun: close the list")
   end
 end
@@ -209,13 +244,18 @@ function M.open()
     create()
   end
   local w = vim.fn.bufwinid(buf)
-  if w == -1 then
+  local fresh = w == -1
+  if fresh then
     vim.cmd("botright sbuffer " .. buf)
     w = api.nvim_get_current_win()
+    vim.wo[w].wrap = false -- long last lines are cut, not wrapped into the next row
   end
   render()
   api.nvim_win_set_height(w, math.min(12, math.max(3, vim.tbl_count(ids) + 2)))
   api.nvim_set_current_win(w)
+  if fresh then
+    pcall(api.nvim_win_set_cursor, w, { api.nvim_buf_line_count(buf), 0 }) -- the newest terminal
+  end
   start_timer()
 end
 
