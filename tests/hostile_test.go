@@ -93,23 +93,7 @@ func TestHostileAgentShownOutputKeepsNeovimAlive(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	e.cmd(`AgentPrompt !meta printf '\033[b\033[4h\302\205x'; sleep 0.3; printf '\033['; sleep 0.3; printf 'b'; echo; echo shown-after`)
-	var buf int
-	e.waitFor("a display-only terminal buffer", 10*time.Second, func() (bool, string) {
-		var st struct {
-			Terminals []struct {
-				Bufnr       int  `msgpack:"bufnr"`
-				DisplayOnly bool `msgpack:"display_only"`
-			} `msgpack:"terminals"`
-		}
-		e.lua(`return require("agentrun").status()`, &st)
-		for _, x := range st.Terminals {
-			if x.DisplayOnly && x.Bufnr > 0 {
-				buf = x.Bufnr
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%+v", st)
-	})
+	buf := e.waitAgentShownTerminal()
 	e.waitBuf(buf, 10*time.Second, "shown-after", "[exit 0]")
 }
 

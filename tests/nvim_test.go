@@ -196,6 +196,30 @@ func (e *editor) waitTerminal(command string, timeout time.Duration) termInfo {
 	return found
 }
 
+// waitAgentShownTerminal waits for the split of a terminal the agent runs
+// itself (display-only) and returns its buffer.
+func (e *editor) waitAgentShownTerminal() int {
+	e.t.Helper()
+	var buf int
+	e.waitFor("a display-only terminal buffer", 10*time.Second, func() (bool, string) {
+		var st struct {
+			Terminals []struct {
+				Bufnr       int  `msgpack:"bufnr"`
+				DisplayOnly bool `msgpack:"display_only"`
+			} `msgpack:"terminals"`
+		}
+		e.lua(`return require("agentrun").status()`, &st)
+		for _, x := range st.Terminals {
+			if x.DisplayOnly && x.Bufnr > 0 {
+				buf = x.Bufnr
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", st)
+	})
+	return buf
+}
+
 // waitBuf waits until buffer buf contains every string in want.
 func (e *editor) waitBuf(buf int, timeout time.Duration, want ...string) string {
 	e.t.Helper()

@@ -65,11 +65,7 @@ func TestNothingShowsRunningAfterStop(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt !meta sleep 3411")
 	e.waitChat("sleep 3411 [execute] · in progress", 10*time.Second)
-	var buf int
-	e.waitFor("the agent's terminal buffer", 10*time.Second, func() (bool, string) {
-		e.lua(`for _, t in pairs(require("agentrun.state").terminals) do if t.display_only and t.bufnr then return t.bufnr end end return 0`, &buf)
-		return buf > 0, e.chat()
-	})
+	buf := e.waitAgentShownTerminal()
 	e.cmd("AgentStop")
 	text := e.waitChat("sleep 3411 [execute] · stopped with the session", 10*time.Second)
 	if strings.Contains(text, "in progress") {

@@ -11,6 +11,13 @@ import (
 // in tmux (100×30), keys typed as a person types them, the terminal read
 // back. Each starts with :AgentRun on the demo agent.
 
+// prompt types text into the prompt (in insert mode) and sends it.
+func (s *screen) prompt(text string) {
+	s.t.Helper()
+	s.typeText(text)
+	s.keys("C-s")
+}
+
 func startDemoScreen(t *testing.T) *screen {
 	t.Helper()
 	s := startScreen(t, 100, 30, "")
@@ -24,8 +31,7 @@ func startDemoScreen(t *testing.T) *screen {
 func TestScreenPromptOpensInInsertMode(t *testing.T) {
 	s := startDemoScreen(t)
 	s.waitShows(5*time.Second, "-- INSERT --")
-	s.typeText("echo typed-right-away")
-	s.keys("C-s")
+	s.prompt("echo typed-right-away")
 	s.waitShows(10*time.Second, "`echo typed-right-away` exited with code 0.")
 	if sc := s.capture(); !strings.Contains(sc, "-- INSERT --") {
 		t.Errorf("after sending, the prompt is no longer in insert mode:\n%s", sc)
@@ -36,8 +42,7 @@ func TestScreenPromptOpensInInsertMode(t *testing.T) {
 // end marker are on screen without the user touching the split.
 func TestScreenSplitFollowsOutput(t *testing.T) {
 	s := startDemoScreen(t)
-	s.typeText("for i in $(seq 1 400); do echo row-$i; done")
-	s.keys("C-s")
+	s.prompt("for i in $(seq 1 400); do echo row-$i; done")
 	sc := s.waitShows(15*time.Second, "row-400", "[exit 0]")
 	if strings.Contains(sc, "row-1\n") {
 		t.Errorf("the split shows its first line as well as its last:\n%s", sc)
@@ -48,8 +53,7 @@ func TestScreenSplitFollowsOutput(t *testing.T) {
 // scrolled up to read is not yanked back down by new output.
 func TestScreenScrolledUpSplitStaysPut(t *testing.T) {
 	s := startDemoScreen(t)
-	s.typeText("for i in $(seq 1 60); do echo line-$i; sleep 0.05; done")
-	s.keys("C-s")
+	s.prompt("for i in $(seq 1 60); do echo line-$i; sleep 0.05; done")
 	s.waitShows(10*time.Second, "line-20")
 	s.keys("Escape")
 	s.keys("C-w", "j") // prompt -> the split below
@@ -69,8 +73,7 @@ func TestScreenScrolledUpSplitStaysPut(t *testing.T) {
 // insert mode, where the user is after sending) stops the running command.
 func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 	s := startDemoScreen(t)
-	s.typeText("sleep 60")
-	s.keys("C-s")
+	s.prompt("sleep 60")
 	s.waitShows(10*time.Second, "sleep 60 [execute] · in progress")
 	s.keys("C-c")
 	s.waitShows(10*time.Second, "[signal SIGINT]", "`sleep 60` was killed by SIGINT.")
@@ -83,11 +86,9 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 // runs shows as queued and runs when the turn ends.
 func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 	s := startDemoScreen(t)
-	s.typeText("sleep 1")
-	s.keys("C-s")
+	s.prompt("sleep 1")
 	s.waitShows(10*time.Second, "sleep 1 [execute] · in progress")
-	s.typeText("echo from-the-queue")
-	s.keys("C-s")
+	s.prompt("echo from-the-queue")
 	s.waitShows(5*time.Second, "(queued: sent when the agent ends its turn")
 	s.waitShows(15*time.Second, "`echo from-the-queue` exited with code 0.")
 }
@@ -97,8 +98,7 @@ func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 func TestScreenQuitLeavesNoMessage(t *testing.T) {
 	s := startDemoScreen(t)
 	s.tmux("set-option", "-t", "0", "remain-on-exit", "on")
-	s.typeText("echo before-quit")
-	s.keys("C-s")
+	s.prompt("echo before-quit")
 	s.waitShows(10*time.Second, "`echo before-quit` exited with code 0.")
 	s.keys("Escape", ":qa", "Enter")
 	s.waitFor("Neovim to exit", 10*time.Second, func(string) bool { return s.exited() })
@@ -120,13 +120,11 @@ func TestScreenHelpOpens(t *testing.T) {
 	}
 }
 
-
 // TestScreenTakeoverLeavesAReadableChat: T in the split makes the command
 // the user's; the chat says so in a sentence (it showed nested JSON).
 func TestScreenTakeoverLeavesAReadableChat(t *testing.T) {
 	s := startDemoScreen(t)
-	s.typeText("sleep 30")
-	s.keys("C-s")
+	s.prompt("sleep 30")
 	s.waitShows(10*time.Second, "sleep 30 [execute] · in progress")
 	s.keys("Escape")
 	s.keys("C-w", "j")

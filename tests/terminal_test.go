@@ -58,23 +58,7 @@ func TestDisplayOnlyAgentTerminal(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	e.cmd("AgentPrompt !meta printf 'from-the-agent\\n'")
-	var buf int
-	e.waitFor("a display-only terminal buffer", 10*time.Second, func() (bool, string) {
-		var st struct {
-			Terminals []struct {
-				Bufnr       int  `msgpack:"bufnr"`
-				DisplayOnly bool `msgpack:"display_only"`
-			} `msgpack:"terminals"`
-		}
-		e.lua(`return require("agentrun").status()`, &st)
-		for _, x := range st.Terminals {
-			if x.DisplayOnly && x.Bufnr > 0 {
-				buf = x.Bufnr
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%+v", st)
-	})
+	buf := e.waitAgentShownTerminal()
 	e.waitBuf(buf, 10*time.Second, "from-the-agent", "[exit 0]")
 }
 
