@@ -78,6 +78,19 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 	if rerr != nil {
 		return nil, rerr
 	}
+	// A NUL cannot be part of a command line, an argument or a path: the
+	// exec would fail with a Go error; say what is wrong instead.
+	if strings.ContainsRune(req.Command, 0) {
+		return nil, invalidParams(method, "command %q contains a NUL byte, which no command line can hold", req.Command)
+	}
+	for i, arg := range req.Args {
+		if strings.ContainsRune(arg, 0) {
+			return nil, invalidParams(method, "args[%d] %q contains a NUL byte, which no argument can hold", i, arg)
+		}
+	}
+	if req.Cwd != nil && strings.ContainsRune(*req.Cwd, 0) {
+		return nil, invalidParams(method, "cwd %q contains a NUL byte", *req.Cwd)
+	}
 	cwd := s.cwd
 	if req.Cwd != nil {
 		if !isAbs(*req.Cwd) {
