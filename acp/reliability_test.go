@@ -162,34 +162,37 @@ func termhostWithGrace(t *testing.T, grace time.Duration) *termhost.Host {
 	return h
 }
 
-// The limit of process-group cleanup: a command that moves a child into a
-// new session (setsid) takes it out of the terminal's process group, so
-// release does not reach it. The README states this; if it ever changes,
-// so must the README.
-func TestSetsidChildEscapesRelease(t *testing.T) {
-	r := newRecorder()
-	a, _ := start(t, selfAgent(t, "probe"), r, Options{Host: termhostWithGrace(t, 300*time.Millisecond)})
-	s := newSession(t, a)
-	line := `setsid sh -c 'echo "escaped=$$"; exec sleep 3133' & sleep 30`
-	id := terminalID(t, probe(t, s, r, rawReq("terminal/create", fmt.Sprintf(`{"sessionId":"$SESSION","command":%q}`, line)))[0])
-	term, _ := s.Terminal(id)
-	var escaped int
-	deadline := time.Now().Add(waitTimeout)
-	for escaped == 0 && time.Now().Before(deadline) {
-		if i := strings.Index(term.Output().Text, "escaped="); i >= 0 {
-			escaped, _ = strconv.Atoi(strings.TrimSpace(term.Output().Text[i+len("escaped="):]))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if escaped == 0 {
-		t.Fatalf("no escaped child; output %q", term.Output().Text)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
-	probe(t, s, r, rawReq("terminal/release", fmt.Sprintf(`{"sessionId":"$SESSION","terminalId":%q}`, id)))
-	waitGone(t, term.Pid(), "the terminal's command")
-	time.Sleep(500 * time.Millisecond) // past the grace: nothing more is coming for it
-	if !alive(escaped) {
-		t.Fatalf("the setsid child %d was killed; update the README's limits", escaped)
+// TestSetsidChildDiesWithRelease: a child that left the terminal's session
+// (setsid), and one that also left its parent (a double fork: reparented
+// to init), are out of reach of the process group, yet release kills
+// them: they carry the terminal's marker (termhost.MarkerEnv).
+func TestSetsidChildDiesWithRelease(t *testing.T) {
+	for _, tc := range []struct{ name, line string }{
+		{"setsid", `setsid sh -c 'echo "escaped=$$"; exec sleep 3133' & sleep 30`},
+		{"double-forked daemon", `setsid sh -c '(echo "escaped=$$" >/dev/null; sh -c "echo escaped=\$\$; exec sleep 3134" &) ; exit 0' & sleep 30`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder()
+			a, _ := start(t, selfAgent(t, "probe"), r, Options{Host: termhostWithGrace(t, 300*time.Millisecond)})
+			s := newSession(t, a)
+			id := terminalID(t, probe(t, s, r, rawReq("terminal/create", fmt.Sprintf(`{"sessionId":"$SESSION","command":%q}`, tc.line)))[0])
+			term, _ := s.Terminal(id)
+			var escaped int
+			deadline := time.Now().Add(waitTimeout)
+			for escaped == 0 && time.Now().Before(deadline) {
+				if i := strings.Index(term.Output().Text, "escaped="); i >= 0 {
+					escaped, _ = strconv.Atoi(strings.Fields(term.Output().Text[i+len("escaped="):])[0])
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if escaped == 0 || !alive(escaped) {
+				t.Fatalf("no escaped child running; output %q", term.Output().Text)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
+			probe(t, s, r, rawReq("terminal/release", fmt.Sprintf(`{"sessionId":"$SESSION","terminalId":%q}`, id)))
+			waitGone(t, term.Pid(), "the terminal's command")
+			waitGone(t, escaped, "the child that left the terminal's session")
+		})
 	}
 }
 

@@ -51,8 +51,8 @@ func guardHooks(opts termhost.Options, g *guard.Client, log *slog.Logger) termho
 	if g == nil {
 		return opts
 	}
-	opts.SessionStarted = func(pid int) {
-		if err := g.Register(pid); err != nil {
+	opts.SessionStarted = func(pid int, marker string) {
+		if err := g.Register(pid, marker); err != nil {
 			log.Warn("terminal session not registered with the guard", "pid", pid, "err", err)
 		}
 	}

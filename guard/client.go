@@ -5,6 +5,7 @@ import (
 	"io"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -66,14 +67,23 @@ func Start(cmd *exec.Cmd, logf func(format string, args ...any)) (*Client, error
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
 
 // Register tells the guard that a terminal's session, led by pid, has
-// started. Call it before the leader can be reaped: its start time,
-// which tells a reused pid apart, is read from /proc now.
-func (c *Client) Register(pid int) error {
+// started, and the environment entry marker ("NAME=value", "" for none)
+// its processes carry, also those that leave the session. Call it before
+// the leader can be reaped: its start time, which tells a reused pid
+// apart, is read from /proc now.
+func (c *Client) Register(pid int, marker string) error {
+	if strings.ContainsAny(marker, " \n") {
+		return fmt.Errorf("guard: register session %d: marker %q has a space or newline", pid, marker)
+	}
 	start, err := StartTime(pid)
 	if err != nil {
 		return fmt.Errorf("guard: register session %d: %w", pid, err)
 	}
-	c.send("+" + strconv.Itoa(pid) + " " + strconv.FormatUint(start, 10))
+	line := "+" + strconv.Itoa(pid) + " " + strconv.FormatUint(start, 10)
+	if marker != "" {
+		line += " " + marker
+	}
+	c.send(line)
 	return nil
 }
 

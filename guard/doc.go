@@ -12,10 +12,13 @@
 // The protocol is lines on the guard's stdin, a pipe only the backend
 // holds (close-on-exec, so no command inherits it):
 //
-//	+SID STARTTIME   a terminal's session started: SID is the pid of its
+//	+SID STARTTIME [MARKER]
+//	                 a terminal's session started: SID is the pid of its
 //	                 leader (termhost starts every command with setsid),
 //	                 STARTTIME field 22 of /proc/SID/stat, read while the
-//	                 leader could not yet be reaped
+//	                 leader could not yet be reaped; MARKER the environment
+//	                 entry (NAME=value) every process of the terminal
+//	                 inherits (termhost.MarkerEnv)
 //	-SID             that session has no process left
 //	bye              the backend cleaned up itself
 //
@@ -25,7 +28,9 @@
 //
 // At EOF after "bye" the guard exits without killing anything. At EOF
 // without it (the backend died) it sends SIGKILL to every process whose
-// session id (field 6 of /proc/PID/stat) is a registered SID, rescanning
+// session id (field 6 of /proc/PID/stat) is a registered SID, or that
+// started since its leader with the session's MARKER in its environment
+// (it left the session: setsid, a daemon), rescanning
 // until none is left or about 2 s have passed, then exits. A SID whose
 // leader still exists with another start time is skipped: the pid was
 // reused by an unrelated process. Members of a session need no such
@@ -36,7 +41,7 @@
 // The guard ignores SIGHUP, SIGINT and SIGTERM, and the backend starts
 // it in a process group of its own, so what ends the backend (Neovim's
 // jobstop signals the backend's whole group) does not end the guard. What
-// still escapes: a process that left the session (setsid, daemons), and
-// everything when the guard itself is killed too (a SIGKILL of every
-// process, a cgroup teardown).
+// still escapes: a process that left the session and was exec'd with a
+// clean environment (env -i, systemd-run), and everything when the guard
+// itself is killed too (a SIGKILL of every process, a cgroup teardown).
 package guard

@@ -25,8 +25,9 @@ const rescanEvery = 20 * time.Millisecond
 
 // session is a registered terminal session.
 type session struct {
-	start uint64 // the leader's start time (clock ticks since boot)
-	count int    // registrations not yet unregistered
+	start  uint64 // the leader's start time (clock ticks since boot)
+	marker string // the environment entry its processes carry ("" if none)
+	count  int    // registrations not yet unregistered
 }
 
 // Run reads the protocol (see the package doc) from r until EOF. After
@@ -83,10 +84,13 @@ func apply(sessions map[int]*session, line string, bye *bool) error {
 	case line == "bye":
 		*bye = true
 	case strings.HasPrefix(line, "+"):
-		sidText, startText, ok := strings.Cut(line[1:], " ")
-		sid, err1 := strconv.Atoi(sidText)
-		start, err2 := strconv.ParseUint(startText, 10, 64)
-		if !ok || err1 != nil || err2 != nil || sid <= 1 {
+		f := strings.Fields(line[1:])
+		if len(f) < 2 || len(f) > 3 {
+			return fmt.Errorf("bad registration %q", line)
+		}
+		sid, err1 := strconv.Atoi(f[0])
+		start, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil || sid <= 1 {
 			return fmt.Errorf("bad registration %q", line)
 		}
 		s := sessions[sid]
@@ -95,6 +99,9 @@ func apply(sessions map[int]*session, line string, bye *bool) error {
 			sessions[sid] = s
 		}
 		s.start = start // a reused pid: the newest leader is the live one
+		if len(f) == 3 {
+			s.marker = f[2]
+		}
 		s.count++
 	case strings.HasPrefix(line, "-"):
 		sid, err := strconv.Atoi(line[1:])
@@ -116,14 +123,14 @@ func apply(sessions map[int]*session, line string, bye *bool) error {
 // session whose leader's pid was reused), rescanning until none is left
 // or killFor has passed; it returns how many processes it signalled.
 func kill(ctx context.Context, sessions map[int]*session, logf func(string, ...any)) int {
-	targets := map[int]bool{}
+	var targets []procstat.Tree
 	for sid, s := range sessions {
 		st, ok := procstat.Read(strconv.Itoa(sid))
 		if ok && st.Start != s.start {
 			logf("guard: session %d: its leader's pid now belongs to another process; skipped", sid)
 			continue
 		}
-		targets[sid] = true
+		targets = append(targets, procstat.Tree{Leader: sid, Since: s.start, Marker: s.marker})
 	}
 	if len(targets) == 0 {
 		return 0
@@ -158,26 +165,12 @@ func kill(ctx context.Context, sessions map[int]*session, logf func(string, ...a
 	}
 }
 
-// members returns the live (not zombie) processes whose session id is in
-// sids.
-func members(sids map[int]bool) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
+// members returns the live (not zombie) processes of the trees: in a
+// registered session, or carrying its marker (they left the session).
+func members(trees []procstat.Tree) []int {
 	var out []int
-	for _, e := range entries {
-		name := e.Name()
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		st, ok := procstat.Read(name)
-		if !ok || st.Zombie() || !sids[st.Session] {
-			continue
-		}
-		if pid, err := strconv.Atoi(name); err == nil {
-			out = append(out, pid)
-		}
+	for _, tr := range trees {
+		out = append(out, tr.Members()...)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"os"
 	"os/exec"
 	"strconv"
@@ -39,13 +40,13 @@ func stubborn(t *testing.T) *exec.Cmd {
 	}()
 	sid := cmd.Process.Pid
 	t.Cleanup(func() {
-		for _, pid := range members(map[int]bool{sid: true}) {
+		for _, pid := range members([]procstat.Tree{{Leader: sid}}) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		<-exited
 	})
 	// The sleep child shows the session has more than its leader.
-	waitFor(t, "the shell's sleep to start", func() bool { return len(members(map[int]bool{sid: true})) == 2 })
+	waitFor(t, "the shell's sleep to start", func() bool { return len(members([]procstat.Tree{{Leader: sid}})) == 2 })
 	return cmd
 }
 
@@ -61,7 +62,7 @@ func registration(t *testing.T, cmd *exec.Cmd) string {
 
 // alive is the number of live processes of cmd's session.
 func alive(cmd *exec.Cmd) int {
-	return len(members(map[int]bool{cmd.Process.Pid: true}))
+	return len(members([]procstat.Tree{{Leader: cmd.Process.Pid}}))
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -162,7 +163,7 @@ func TestClient(t *testing.T) {
 	t.Run("backend dies", func(t *testing.T) {
 		c := start()
 		victim := stubborn(t)
-		if err := c.Register(victim.Process.Pid); err != nil {
+		if err := c.Register(victim.Process.Pid, ""); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "the registration to be written", func() bool {
@@ -189,7 +190,7 @@ func TestClient(t *testing.T) {
 		c := start()
 		keep, gone := stubborn(t), stubborn(t)
 		for _, cmd := range []*exec.Cmd{keep, gone} {
-			if err := c.Register(cmd.Process.Pid); err != nil {
+			if err := c.Register(cmd.Process.Pid, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -213,7 +214,7 @@ func TestClient(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Register(cmd.Process.Pid); err == nil {
+		if err := c.Register(cmd.Process.Pid, ""); err == nil {
 			t.Error("registering a reaped process succeeded")
 		}
 	})

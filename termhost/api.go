@@ -93,10 +93,12 @@ type Options struct {
 	// SessionStarted, when set, is called with a command's pid, which is
 	// also the id of the session it leads (every command starts in a
 	// session of its own), right after it started and before it can be
-	// reaped: /proc/<pid> still describes it. It runs on Create's
-	// goroutine and must not block. A watcher outside the Host (the
-	// backend's guard) uses the pair to kill what a dead Host cannot.
-	SessionStarted func(pid int)
+	// reaped: /proc/<pid> still describes it; and with the environment
+	// entry (MarkerEnv=token) every process the command starts inherits,
+	// also one that leaves the session. It runs on Create's goroutine and
+	// must not block. A watcher outside the Host (the backend's guard)
+	// uses them to kill what a dead Host cannot.
+	SessionStarted func(pid int, marker string)
 	// SessionEnded, when set, is called once for each SessionStarted,
 	// after the terminal was released and cleaned up and no process of
 	// its session is left alive (zombies aside). A terminal that is never

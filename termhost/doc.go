@@ -21,8 +21,10 @@
 // id: Get then fails with `unknown terminal "id"`, and the Terminal's
 // methods that can fail return ErrReleased. Host.Close releases everything
 // and waits (at most KillGrace plus a second) until every group is gone.
-// Processes that start their own session (daemons) escape the group and
-// are out of reach.
+// Processes that start their own session (setsid, daemons) leave the group;
+// they are found through the marker every command's environment carries
+// (MarkerEnv, tree.go) and killed with it. Only one exec'd with a clean
+// environment outside the session is out of reach.
 //
 // # The read loop
 //

@@ -3,8 +3,10 @@ package termhost
 import (
 	"context"
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,6 +141,8 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	t := newTerminal(h, id, spec, cmdline, limit)
 	t.scripts = scripts
 	t.initAHP(nonce)
+	marker := markProcesses(id)
+	env = append(slices.Clip(env), marker)
 	t.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: spec.Dir}
 	for _, setup := range terminalSetup {
 		setup(t)
@@ -150,9 +154,12 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	t.pty = master
 	t.pid = t.cmd.Process.Pid
 	t.started = time.Now()
+	// Read before waitLoop can reap the leader: its start time tells the
+	// processes it started from older ones that got the same marker.
+	st, _ := procstat.Read(strconv.Itoa(t.pid))
+	t.tree = procstat.Tree{Leader: t.pid, Since: st.Start, Marker: marker}
 	if h.opts.SessionStarted != nil {
-		// Before waitLoop can reap the leader (see Options).
-		h.opts.SessionStarted(t.pid)
+		h.opts.SessionStarted(t.pid, marker)
 	}
 
 	h.mu.Lock()

@@ -3,7 +3,6 @@ package termhost
 import (
 	"errors"
 	"os"
-	"slices"
 	"syscall"
 	"time"
 
@@ -133,14 +132,15 @@ func (t *Terminal) finish(rule string) {
 }
 
 // terminate sends SIGTERM (and SIGCONT, so a stopped job can act on it)
-// to the process group, and arms a SIGKILL for whatever of the group, or
-// of other groups of its session (a shell's jobs), is still alive after
-// the grace period.
+// to the process group and to every other group of the terminal's tree
+// (a shell's jobs, what left the session with setsid), and arms a SIGKILL
+// for whatever of them is still alive after the grace period.
 func (t *Terminal) terminate() {
-	if t.leaderExited.Load() && !groupAlive(t.pid) {
+	if t.leaderExited.Load() && !t.alive() {
 		return
 	}
 	_ = syscall.Kill(-t.pid, syscall.SIGTERM)
+	t.signalAll(syscall.SIGTERM) // also what left the session (setsid, daemons)
 	if t.spec.ShellIntegration {
 		// An interactive shell ignores SIGTERM and runs each job in a
 		// process group of its own; SIGHUP (what closing a terminal
@@ -158,9 +158,9 @@ func (t *Terminal) terminate() {
 		t.mu.Lock()
 		t.killArmed = false
 		t.mu.Unlock()
-		if groupAlive(t.pid) {
-			t.host.opts.Logf("termhost: %s: process group %d outlived SIGTERM, sending SIGKILL", t.id, t.pid)
-			killSession(t.pid)
+		if t.alive() {
+			t.host.opts.Logf("termhost: %s: processes of terminal (group %d) outlived SIGTERM, sending SIGKILL", t.id, t.pid)
+			t.signalAll(syscall.SIGKILL)
 		}
 	})
 }
@@ -186,13 +186,12 @@ func (t *Terminal) cleanup() {
 // the session's processes.
 const sessionPollMax = 500 * time.Millisecond
 
-// awaitSessionEnd waits until no process of the terminal's session is
-// alive. Release's kill (terminate) ends them, at the latest with the
+// awaitSessionEnd waits until no process the terminal started is alive. Release's kill (terminate) ends them, at the latest with the
 // SIGKILL after KillGrace, so this poll is short; it backs off in case a
 // process takes long to die (uninterruptible sleep).
 func (t *Terminal) awaitSessionEnd() {
 	wait := 5 * time.Millisecond
-	for groupAlive(t.pid) {
+	for t.alive() {
 		time.Sleep(wait)
 		wait = min(2*wait, sessionPollMax)
 	}
@@ -209,61 +208,35 @@ func (t *Terminal) awaitGone(deadline time.Time) {
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	for groupAlive(t.pid) {
+	for t.alive() {
 		select {
 		case <-tick.C:
 		case <-timer.C:
-			killSession(t.pid)
+			t.signalAll(syscall.SIGKILL)
 			return
 		}
 	}
 }
 
-// groupAlive reports whether process group pgid, or another group of the
-// session it leads (a shell's jobs), has a member that is not a zombie
-// (zombies answer kill(-pgid, 0) until someone reaps them).
-func groupAlive(pgid int) bool {
-	groups, err := sessionGroups(pgid)
+// alive reports whether anything the terminal started still runs: a
+// process of its group or session, or one that left the session but
+// carries the terminal's marker (tree.go). An unreadable /proc counts as
+// alive.
+func (t *Terminal) alive() bool {
+	groups, err := t.tree.Groups()
 	return err != nil || len(groups) > 0
 }
 
-// killSession sends SIGKILL to every process group with a live member in
-// the session sid leads (its own group included).
-func killSession(sid int) {
-	groups, err := sessionGroups(sid)
+// signalAll sends sig to every process group with a live member of the
+// terminal's tree (its own group when /proc cannot be read).
+func (t *Terminal) signalAll(sig syscall.Signal) {
+	groups, err := t.tree.Groups()
 	if err != nil {
-		groups = []int{sid}
+		groups = []int{t.pid}
 	}
 	for _, g := range groups {
-		_ = syscall.Kill(-g, syscall.SIGKILL)
+		_ = syscall.Kill(-g, sig)
 	}
-}
-
-// sessionGroups returns the process groups with a member that is not a
-// zombie and is in group sid or in session sid.
-func sessionGroups(sid int) ([]int, error) {
-	if sid <= 0 {
-		return nil, nil
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var groups []int
-	for _, e := range entries {
-		name := e.Name()
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		st, ok := procstat.Read(name)
-		if !ok || st.Zombie() || (st.Pgrp != sid && st.Session != sid) {
-			continue
-		}
-		if !slices.Contains(groups, st.Pgrp) {
-			groups = append(groups, st.Pgrp)
-		}
-	}
-	return groups, nil
 }
 
 // procState reads a process's state letter and process group from

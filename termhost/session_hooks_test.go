@@ -1,6 +1,7 @@
 package termhost
 
 import (
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"slices"
 	"sync"
 	"testing"
@@ -20,13 +21,14 @@ type sessionLog struct {
 func (l *sessionLog) options() Options {
 	return Options{
 		KillGrace: 300 * time.Millisecond,
-		SessionStarted: func(pid int) {
+		SessionStarted: func(pid int, _ string) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			l.started = append(l.started, pid)
 		},
 		SessionEnded: func(pid int) {
-			alive := groupAlive(pid)
+			groups, err := procstat.Tree{Leader: pid}.Groups()
+			alive := err != nil || len(groups) > 0
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			l.ended = append(l.ended, pid)

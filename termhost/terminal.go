@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"os"
 	"os/exec"
 	"strconv"
@@ -45,6 +46,9 @@ type Terminal struct {
 	pty     *os.File
 	pid     int // also the process group id
 	started time.Time
+	// tree finds what the command started, also what left its session
+	// (see markProcesses).
+	tree procstat.Tree
 
 	store *Store
 	raw   *RawLog

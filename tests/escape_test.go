@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The commands here leave the terminal's session (setsid), so its process
+// group and session no longer hold them; each ends when the terminal does
+// all the same, however it ends.
+
+// escapee runs a command in the agent's terminal that leaves a setsid'd
+// `sleep <n>` behind (and keeps the terminal running), and returns it.
+func (e *editor) escapee(n int) proc {
+	e.t.Helper()
+	line := fmt.Sprintf("setsid sh -c 'exec sleep %d' & sleep %d", n, n+1)
+	e.cmd("AgentPrompt " + line)
+	e.waitTerminal(line, 10*time.Second)
+	var found proc
+	e.waitFor("the setsid'd sleep", 5*time.Second, func() (bool, string) {
+		for _, p := range allProcs() {
+			if p.cmdline == fmt.Sprintf("sleep %d", n) && p.running() {
+				found = p
+				return true, p.String()
+			}
+		}
+		return false, "not running"
+	})
+	e.t.Cleanup(func() {
+		if found.running() {
+			_ = syscall.Kill(found.pid, syscall.SIGKILL)
+		}
+	})
+	return found
+}
+
+func TestSetsidChildGoneAfterStop(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { kill_grace_ms = 300 } })`)
+	e.startSession()
+	p := e.escapee(3501)
+	e.cmd("AgentStop")
+	waitNoLeftovers(t, "the setsid'd child after :AgentStop", []proc{p}, 10*time.Second)
+}
+
+func TestSetsidChildGoneAfterQuit(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { kill_grace_ms = 300 } })`)
+	e.startSession()
+	p := e.escapee(3502)
+	_ = e.v.Command("qa!") // Neovim exits; the reply may never come
+	waitNoLeftovers(t, "the setsid'd child after :qa!", []proc{p}, 10*time.Second)
+}
+
+func TestSetsidChildGoneAfterBackendKilled(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	p := e.escapee(3503)
+	if !strings.HasPrefix(p.cmdline, "sleep") {
+		t.Fatalf("escapee %v", p)
+	}
+	if err := syscall.Kill(e.backendPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The backend's own cleanup never runs: the guard kills it.
+	waitNoLeftovers(t, "the setsid'd child after the backend's SIGKILL", []proc{p}, 10*time.Second)
+}
