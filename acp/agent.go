@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +73,14 @@ type Options struct {
 	// misbehaviour that does not end the session: the first line the agent
 	// writes to stdout that is not JSON-RPC (all of them go to the log).
 	Notice func(msg string)
+	// ProcessStarted, when set, is called with the agent's pid (also its
+	// process group id) right after it started, and the environment entry
+	// (termhost.MarkerEnv=token) it and everything it starts inherit;
+	// ProcessEnded once nothing of its group is left. A watcher outside
+	// the backend (the guard) uses them to kill an agent a dead backend
+	// can no longer stop.
+	ProcessStarted func(pid int, marker string)
+	ProcessEnded   func(pid int)
 }
 
 // ExitError reports that an agent process ended without being asked to.
@@ -138,6 +148,13 @@ type Agent struct {
 	cancel context.CancelFunc
 
 	nonJSON atomic.Int64 // lines on stdout that were not JSON-RPC
+
+	// marker is the environment entry the agent and all it starts carry;
+	// tree finds them, also those that left its process group.
+	marker string
+	tree   procstat.Tree
+	// urgent makes stopping send SIGTERM at once (Terminate).
+	urgent atomic.Bool
 
 	mu          sync.Mutex
 	sessions    map[string]*Session
@@ -213,7 +230,11 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 	go a.watch()
 
 	if err := a.initialize(ctx); err != nil {
-		_ = a.Close()
+		if ctx.Err() != nil {
+			_ = a.Terminate() // the caller gave up (shutting down): no grace
+		} else {
+			_ = a.Close()
+		}
 		return nil, err
 	}
 	return a, nil
@@ -223,7 +244,8 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 // closes a pipe the connection is still reading.
 func (a *Agent) spawn() error {
 	cmd := exec.Command(a.cfg.Command[0], a.cfg.Command[1:]...)
-	cmd.Env = append(os.Environ(), a.cfg.Env...)
+	a.marker = termhost.NewMarker("agent-" + a.cfg.Name)
+	cmd.Env = append(append(os.Environ(), a.cfg.Env...), a.marker)
 	cmd.Dir = a.cfg.Dir
 	// Its own process group: stopping the agent also stops what it forked,
 	// and a Ctrl-C meant for the editor does not reach it.
@@ -252,6 +274,12 @@ func (a *Agent) spawn() error {
 	outW.Close()
 	errW.Close()
 	a.cmd, a.stdin, a.stdout, a.stderr = cmd, stdin, outR, errR
+	// Read before the process can be reaped (see termhost's SessionStarted).
+	st, _ := procstat.Read(strconv.Itoa(cmd.Process.Pid))
+	a.tree = procstat.Tree{Leader: cmd.Process.Pid, Since: st.Start, Marker: a.marker}
+	if fn := a.opts.ProcessStarted; fn != nil {
+		fn(cmd.Process.Pid, a.marker)
+	}
 	a.log.Info("agent started", "pid", cmd.Process.Pid, "command", a.cfg.Command)
 	go a.readStderr()
 	go func() {
@@ -358,6 +386,15 @@ func (a *Agent) isClosing() bool {
 	return a.closing
 }
 
+// Terminate is Close for a backend that is going away (Neovim quit or
+// sent SIGTERM): the agent gets SIGTERM together with its stdin's end
+// instead of a grace period first, since agents such as claude-agent-acp
+// never exit on EOF and the backend may be killed before the grace ends.
+func (a *Agent) Terminate() error {
+	a.urgent.Store(true)
+	return a.Close()
+}
+
 // Close ends every session (releasing their terminals), closes the agent's
 // stdin, and stops it: SIGTERM to its process group after StopGrace, then
 // SIGKILL. It returns once everything is cleaned up.
@@ -398,6 +435,9 @@ func (a *Agent) watch() {
 		<-a.conn.Done()
 	}
 	a.killGroupLeftovers(grace)
+	if fn := a.opts.ProcessEnded; fn != nil {
+		fn(a.cmd.Process.Pid)
+	}
 	select {
 	case <-a.stderrEOF:
 	case <-time.After(500 * time.Millisecond):
@@ -423,11 +463,15 @@ func (a *Agent) watch() {
 // another grace.
 func (a *Agent) stopProcess(grace time.Duration) {
 	pid := a.cmd.Process.Pid
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+	for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		wait := grace
+		if i == 0 && a.urgent.Load() {
+			wait = 0
+		}
 		select {
 		case <-a.exited:
 			return
-		case <-time.After(grace):
+		case <-time.After(wait):
 		}
 		a.log.Info("signalling agent", "signal", termhost.SignalName(sig))
 		_ = syscall.Kill(-pid, sig)
@@ -436,21 +480,29 @@ func (a *Agent) stopProcess(grace time.Duration) {
 }
 
 // killGroupLeftovers stops processes the agent forked into its group and
-// left behind.
+// left behind, and those that left the group but carry its marker.
 func (a *Agent) killGroupLeftovers(grace time.Duration) {
-	pgid := a.cmd.Process.Pid
-	if syscall.Kill(-pgid, 0) != nil {
+	signal := func(sig syscall.Signal) bool {
+		groups, err := a.tree.Groups()
+		if err != nil {
+			groups = []int{a.cmd.Process.Pid}
+		}
+		for _, g := range groups {
+			_ = syscall.Kill(-g, sig)
+		}
+		return len(groups) > 0
+	}
+	if !signal(syscall.SIGTERM) {
 		return
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(-pgid, 0) != nil {
+		if groups, err := a.tree.Groups(); err == nil && len(groups) == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond) // polling: a group has no wait handle
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	signal(syscall.SIGKILL)
 }
 
 // exitError describes how the process ended.

@@ -32,6 +32,11 @@ type Bridge struct {
 	// ctx ends at shutdown; long-lived goroutines watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// starts ends first at shutdown: agents still starting are stopped,
+	// and shutdown waits for them (starting counts them).
+	starts       context.Context
+	cancelStarts context.CancelFunc
+	starting     sync.WaitGroup
 
 	mu        sync.Mutex
 	host      *termhost.Host
@@ -56,19 +61,22 @@ var _ acp.Editor = (*Bridge)(nil)
 
 func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
+	starts, cancelStarts := context.WithCancel(ctx)
 	return &Bridge{
-		v:        v,
-		log:      log,
-		version:  version,
-		events:   newEventQueue(),
-		pacer:    newPacer(),
-		ctx:      ctx,
-		cancel:   cancel,
-		sessions: map[string]*session{},
-		byID:     map[string]*session{},
-		early:    map[string][]event{},
-		terms:    map[string]*terminal{},
-		perms:    map[string]chan string{},
+		starts:       starts,
+		cancelStarts: cancelStarts,
+		v:            v,
+		log:          log,
+		version:      version,
+		events:       newEventQueue(),
+		pacer:        newPacer(),
+		ctx:          ctx,
+		cancel:       cancel,
+		sessions:     map[string]*session{},
+		byID:         map[string]*session{},
+		early:        map[string][]event{},
+		terms:        map[string]*terminal{},
+		perms:        map[string]chan string{},
 
 		agentShown: map[string]*vtsafe.Filter{},
 	}
@@ -222,13 +230,18 @@ func (b *Bridge) shutdown() {
 		delete(b.perms, token)
 	}
 	b.mu.Unlock()
+	b.cancelStarts()
+	b.starting.Wait() // an agent still starting is stopped by its Start
 
+	// The backend is going away (Neovim quits, or signalled us): agents
+	// get SIGTERM at once, not after waiting for an exit on EOF that some
+	// never make (Neovim kills us 2 s after its SIGTERM).
 	var wg sync.WaitGroup
 	for _, a := range agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = a.Close()
+			_ = a.Terminate()
 		}()
 	}
 	wg.Wait()

@@ -56,10 +56,12 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		return "", fmt.Errorf("start: shutting down")
 	}
 	b.sessions[key] = s
+	b.starting.Add(1) // under b.mu, before closing can be seen: shutdown waits for it
 	b.mu.Unlock()
 	host := b.termHost()
 	go func() {
-		ctx, cancel := context.WithTimeout(b.ctx, startTimeout)
+		defer b.starting.Done()
+		ctx, cancel := context.WithTimeout(b.starts, startTimeout)
 		defer cancel()
 		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
 		opts := acp.Options{
@@ -69,6 +71,15 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 			ClientVersion: b.version,
 			TerminalSize:  b.terminalSize,
 		}
+		if g := b.guard; g != nil {
+			// The guard kills the agent too if we die without stopping it.
+			opts.ProcessStarted = func(pid int, marker string) {
+				if err := g.Register(pid, marker); err != nil {
+					b.log.Warn("agent not registered with the guard", "pid", pid, "err", err)
+				}
+			}
+			opts.ProcessEnded = g.Unregister
+		}
 		b.applyPolicy(&opts, key, args.Policy)
 		a, err := acp.Start(ctx, cfg, b, opts)
 		if err != nil {
@@ -77,7 +88,11 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		}
 		as, err := a.NewSession(ctx, args.Cwd)
 		if err != nil {
-			_ = a.Close()
+			if ctx.Err() != nil {
+				_ = a.Terminate()
+			} else {
+				_ = a.Close()
+			}
 			b.sessionFailed(s, err)
 			return
 		}
@@ -96,7 +111,7 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		b.mu.Unlock()
 		b.log.Info("session started", "key", key, "session", as.ID(), "agent", args.Agent)
 		if closing {
-			_ = a.Close()
+			_ = a.Terminate()
 		}
 		go b.watchAgent(s, a)
 	}()

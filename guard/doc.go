@@ -1,7 +1,10 @@
 // Package guard cleans up after a backend that dies without cleaning up
 // itself (SIGKILL, the OOM killer, a crash in a cgo call): a small
 // process, `agentrun guard`, that outlives the backend and kills the
-// terminals' processes the backend can no longer kill.
+// terminals' processes, and the agents, the backend can no longer kill.
+// An agent is registered like a terminal's session: its pid is its
+// process group id, which the same rule (process group or session equal
+// to the registered id) finds, plus its own marker.
 //
 // Why a process: when the backend is killed, no code of it runs. Closing
 // its ptys hangs them up, which ends most commands, but not one that

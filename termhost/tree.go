@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"os"
 	"strconv"
+	"strings"
+	"unicode"
 )
 
 // MarkerEnv is the environment variable every terminal's command gets,
@@ -21,8 +23,19 @@ const MarkerEnv = "AGENTRUN_TERMINAL"
 
 // markProcesses returns the environment entry for terminal id:
 // "AGENTRUN_TERMINAL=<our pid>-<id>-<random>", unique to this terminal.
-func markProcesses(id string) string {
+func markProcesses(id string) string { return NewMarker(id) }
+
+// NewMarker returns a MarkerEnv entry unique to name (only its letters,
+// digits, '.', '_' and '-' are kept), for a process tree started outside
+// the Host that is to be found the same way: an agent's.
+func NewMarker(name string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
+			return r
+		}
+		return -1
+	}, name)
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	return MarkerEnv + "=" + strconv.Itoa(os.Getpid()) + "-" + id + "-" + hex.EncodeToString(nonce[:])
+	return MarkerEnv + "=" + strconv.Itoa(os.Getpid()) + "-" + clean + "-" + hex.EncodeToString(nonce[:])
 }

@@ -66,3 +66,58 @@ func TestSetsidChildGoneAfterBackendKilled(t *testing.T) {
 	// The backend's own cleanup never runs: the guard kills it.
 	waitNoLeftovers(t, "the setsid'd child after the backend's SIGKILL", []proc{p}, 10*time.Second)
 }
+
+// stubbornAgent starts an "agent" that ignores both its stdin's end and
+// SIGTERM (as a hung agent would) and returns its process.
+func (e *editor) stubbornAgent(n int) proc {
+	e.t.Helper()
+	e.cmd("AgentRun stubborn")
+	var found proc
+	e.waitFor("the stubborn agent", 5*time.Second, func() (bool, string) {
+		for _, p := range allProcs() {
+			if p.cmdline == fmt.Sprintf("sleep %d", n) && p.running() {
+				found = p
+				return true, p.String()
+			}
+		}
+		return false, "not running"
+	})
+	e.t.Cleanup(func() {
+		if found.running() {
+			_ = syscall.Kill(found.pid, syscall.SIGKILL)
+		}
+	})
+	return found
+}
+
+func stubbornAgentSetup(n int) string {
+	return fmt.Sprintf(`require("agentrun").setup({ agents = { stubborn = { cmd = { "sh", "-c", "trap '' TERM; exec sleep %d" } } } })`, n)
+}
+
+// TestStubbornAgentGoneWhenNeovimIsKilled: Neovim SIGKILLed; the backend
+// sees its stdin end and stops the agent, which ignores that and SIGTERM:
+// it is killed within the grace period (2 s) all the same.
+func TestStubbornAgentGoneWhenNeovimIsKilled(t *testing.T) {
+	e := startEditor(t, stubbornAgentSetup(3621))
+	agent := e.stubbornAgent(3621)
+	if err := syscall.Kill(e.nvimPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitNoLeftovers(t, "the agent that ignores EOF and SIGTERM", []proc{agent}, 4*time.Second)
+}
+
+// TestStubbornAgentGoneWhenBackendIsStopped: what Neovim does to its jobs
+// when it exits without running VimLeavePre: SIGTERM to the backend, then
+// SIGKILL 2 s later. The agent gets SIGTERM at once, and what is left when
+// the backend dies the guard kills: no agent is orphaned.
+func TestStubbornAgentGoneWhenBackendIsStopped(t *testing.T) {
+	e := startEditor(t, stubbornAgentSetup(3622))
+	agent := e.stubbornAgent(3622)
+	backend := e.backendPid()
+	if err := syscall.Kill(backend, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	_ = syscall.Kill(backend, syscall.SIGKILL)
+	waitNoLeftovers(t, "the agent that ignores EOF and SIGTERM", []proc{agent}, 4*time.Second)
+}
