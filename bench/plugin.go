@@ -184,7 +184,7 @@ func runPlugin(p pluginRun) error {
 	fmt.Printf("    lag p99, agentrun:           %8.1f ms  (%d samples in %d floods; each flood's p99 %s)\n",
 		ms(ourLag), len(ourLags), lagRounds, listTenths(ourEach))
 
-	fmt.Printf("\nratios (targets from issue 4):\n")
+	fmt.Printf("\nratios (against their targets):\n")
 	fmt.Printf("  agent path / raw pty drain            %5.2f×  (target ≤ 1.3×)\n", ratio(agent, raw))
 	switch {
 	case complete == 0:

@@ -8,9 +8,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian packages: Neovim (0.7.2, the system's), tmux (the screen tests
-# run Neovim in it), patchelf (scripts/nvim-versions.sh).
+# run Neovim in it), patchelf (scripts/nvim-versions.sh), zsh (the shell
+# integration tests run bash and zsh).
 missing=""
-for pair in nvim:neovim tmux:tmux patchelf:patchelf; do
+for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 if [ -n "$missing" ]; then

@@ -3,7 +3,7 @@ package termhost
 import "bytes"
 
 // Why this file exists: AHP says shell integration sequences must not
-// reach terminal/data (and issue 6 wants them off the display too), and
+// reach terminal/data (and they must not show in the split either), and
 // command boundaries must fall exactly between the bytes printed before
 // and after each marker. OSCFilter does both in one pass over the raw
 // pty stream: everything passes through byte for byte, except OSC 633 and

@@ -5,8 +5,8 @@ import "unsafe"
 // Why this file exists: terminal/data appends every pty read to the tail
 // content part. Go strings are immutable, so p.Value += data would copy
 // the whole part on each read: quadratic in the part's size, far too slow
-// for a command that prints megabytes (issue 4 wants the agent path within
-// 1.3x of a raw pty drain). appendText instead keeps spare capacity behind
+// for a command that prints megabytes (the agent path is to stay within
+// 1.3x of a raw pty drain: make bench). appendText instead keeps spare capacity behind
 // the text, like strings.Builder, and writes new bytes past the end.
 //
 // Why that stays pure: bytes a string covers are never written again;

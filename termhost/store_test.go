@@ -385,8 +385,9 @@ func FuzzStore(f *testing.F) {
 		d.Append(in)
 		d.Flush()
 		full, trimmed = refRender(in, limit+lineSlack)
-		if got, _ := d.Snapshot(); got != refTail(full, limit) {
-			t.Fatalf("default tuning, limit %d input %q:\n got %q\nwant %q", limit, in, got, refTail(full, limit))
+		wantTruncated = trimmed || len(full) > limit
+		if got, truncated := d.Snapshot(); got != refTail(full, limit) || truncated != wantTruncated {
+			t.Fatalf("default tuning, limit %d input %q:\n got %q truncated=%v\nwant %q truncated=%v", limit, in, got, truncated, refTail(full, limit), wantTruncated)
 		}
 	})
 }

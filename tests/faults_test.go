@@ -152,6 +152,9 @@ func TestAgentHangs(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	agent := agentProcs(e.underBackend("demo-agent"))
+	// The patience is 3 s; a shorter one makes the test quick and the
+	// message must name it.
+	e.lua(`require("agentrun")._cancel_patience_ms = 500`, nil)
 	e.cmd("AgentPrompt !hang")
 	e.waitChat("agentrun · demo · working…", 5*time.Second)
 	began := time.Now()
@@ -159,7 +162,7 @@ func TestAgentHangs(t *testing.T) {
 	if took := time.Since(began); took > time.Second {
 		t.Errorf(":AgentCancel took %v", took)
 	}
-	want := "(agentrun) the agent has not ended the turn 3s after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals"
+	want := "(agentrun) the agent has not ended the turn 0.5s after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals"
 	e.waitChat(want, 10*time.Second)
 	if n := e.waitNote(want, time.Second); n.Level != levelWarn {
 		t.Errorf("notification level %d, want WARN", n.Level)

@@ -136,11 +136,21 @@ func TestAllowedCwd(t *testing.T) {
 	}
 }
 
+// TestAllowedCwdDefaultIsTheSessionCwd: with no terminal.allowed_cwd, a
+// command runs in the session's cwd (Neovim's) and is allowed there; one
+// asking for a directory outside it is refused (acp's TestAllowedCwdRoots
+// covers the refusal with an agent that asks for a cwd).
 func TestAllowedCwdDefaultIsTheSessionCwd(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
-	e.cmd("AgentPrompt echo here")
-	e.waitChat("`echo here` exited with code 0.", 10*time.Second)
+	e.cmd("AgentPrompt pwd -P")
+	term := e.waitTerminal("pwd -P", 10*time.Second)
+	want, err := filepath.EvalSymlinks(e.cwd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitBuf(term.Bufnr, 10*time.Second, want+"\n", "[exit 0]")
+	e.waitChat("`pwd -P` exited with code 0.", 10*time.Second)
 }
 
 func TestMaxRunTime(t *testing.T) {

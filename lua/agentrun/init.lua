@@ -206,7 +206,7 @@ function M.cancel(key)
   local turn = s.turn
   vim.defer_fn(function()
     if s.busy and not s.ended and s.turn == turn then
-      local text = string.format("(agentrun) the agent has not ended the turn %ds after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals", M._cancel_patience_ms / 1000)
+      local text = string.format("(agentrun) the agent has not ended the turn %gs after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals", M._cancel_patience_ms / 1000)
       s.chat:note(text, "AgentRunError")
       warn(text)
     end
