@@ -19,8 +19,15 @@ func (e *editor) escapee(n int) proc {
 	line := fmt.Sprintf("setsid sh -c 'exec sleep %d' & sleep %d", n, n+1)
 	e.cmd("AgentPrompt " + line)
 	e.waitTerminal(line, 10*time.Second)
+	return e.waitSleep(n, "the setsid'd sleep")
+}
+
+// waitSleep waits for a running `sleep n` and returns it; the test kills
+// it at its end if it still runs.
+func (e *editor) waitSleep(n int, what string) proc {
+	e.t.Helper()
 	var found proc
-	e.waitFor("the setsid'd sleep", 5*time.Second, func() (bool, string) {
+	e.waitFor(what, 5*time.Second, func() (bool, string) {
 		for _, p := range allProcs() {
 			if p.cmdline == fmt.Sprintf("sleep %d", n) && p.running() {
 				found = p
@@ -72,22 +79,7 @@ func TestSetsidChildGoneAfterBackendKilled(t *testing.T) {
 func (e *editor) stubbornAgent(n int) proc {
 	e.t.Helper()
 	e.cmd("AgentRun stubborn")
-	var found proc
-	e.waitFor("the stubborn agent", 5*time.Second, func() (bool, string) {
-		for _, p := range allProcs() {
-			if p.cmdline == fmt.Sprintf("sleep %d", n) && p.running() {
-				found = p
-				return true, p.String()
-			}
-		}
-		return false, "not running"
-	})
-	e.t.Cleanup(func() {
-		if found.running() {
-			_ = syscall.Kill(found.pid, syscall.SIGKILL)
-		}
-	})
-	return found
+	return e.waitSleep(n, "the stubborn agent")
 }
 
 func stubbornAgentSetup(n int) string {
