@@ -126,19 +126,21 @@ type Agent struct {
 	ed   Editor
 	log  *slog.Logger
 
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	stdout    *os.File
-	stderr    *os.File
-	conn      *acpsdk.Connection
-	splice    *spliceWriter // stdin as the connection writes it (bigtext.go)
-	table     map[string]methodFunc
-	updates   *updateQueue
-	tail      *lineTail
-	exited    chan struct{} // closed when the process has been reaped
-	closeReq  chan struct{} // closed by Close
-	stderrEOF chan struct{}
-	waitErr   error
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *os.File
+	stderr  *os.File
+	conn    *acpsdk.Connection
+	splice  *spliceWriter // stdin as the connection writes it (bigtext.go)
+	table   map[string]methodFunc
+	updates *updateQueue
+	// agentTerms follows the terminals the agent runs itself (agentterm.go).
+	agentTerms *agentTerms
+	tail       *lineTail
+	exited     chan struct{} // closed when the process has been reaped
+	closeReq   chan struct{} // closed by Close
+	stderrEOF  chan struct{}
+	waitErr    error
 
 	info acpsdk.InitializeResponse
 
@@ -213,6 +215,7 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.table = a.methods()
 	a.updates = newUpdateQueue(a.log)
+	a.agentTerms = newAgentTerms()
 	if err := a.spawn(); err != nil {
 		a.cancel()
 		return nil, err

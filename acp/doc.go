@@ -59,9 +59,9 @@
 // wait_for_exit ends with an error, kill is refused, and release and the
 // end of the session only forget the id; the process runs on.
 //
-// Display-only terminals (agents that run commands themselves and stream
-// them in tool_call _meta) are the editor's to show; TerminalMetaOf
-// (meta.go) reads that _meta.
+// Agent-owned terminals (agents that run commands themselves and only
+// show them: tool_call _meta, the v2 draft's terminal_update) are decoded
+// in agentterm.go into AgentTerminal events for Editor.AgentTerminal.
 //
 // # Policy
 //

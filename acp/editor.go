@@ -23,6 +23,9 @@ type Editor interface {
 	TerminalCreated(ctx context.Context, sessionID string, terminalID string)
 	// TerminalReleased announces that the agent released a terminal.
 	TerminalReleased(ctx context.Context, sessionID string, terminalID string)
+	// AgentTerminal shows what an update says of a terminal the agent runs
+	// itself (agentterm.go), right after the update it came with.
+	AgentTerminal(ctx context.Context, sessionID string, ev AgentTerminal)
 	// SessionEnded reports that a session ended, with the reason (nil when
 	// the user stopped it).
 	SessionEnded(ctx context.Context, sessionID string, reason error)

@@ -53,6 +53,13 @@ type fakeEditor struct {
 	terminalCreated   func(ctx context.Context, sessionID, terminalID string)
 	terminalReleased  func(ctx context.Context, sessionID, terminalID string)
 	sessionEnded      func(ctx context.Context, sessionID string, reason error)
+	agentTerminal     func(ctx context.Context, sessionID string, ev AgentTerminal)
+}
+
+func (f *fakeEditor) AgentTerminal(ctx context.Context, sessionID string, ev AgentTerminal) {
+	if f.agentTerminal != nil {
+		f.agentTerminal(ctx, sessionID, ev)
+	}
 }
 
 func (f *fakeEditor) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {

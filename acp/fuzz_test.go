@@ -55,6 +55,7 @@ func fuzzAgent(f *testing.F) (*Agent, *Session) {
 	f.Cleanup(a.cancel)
 	a.table = a.methods()
 	a.updates = newUpdateQueue(a.log)
+	a.agentTerms = newAgentTerms()
 	go a.updates.run(a.deliverUpdate)
 	f.Cleanup(func() { a.updates.close(time.Second) })
 

@@ -24,27 +24,56 @@ import (
 // handleSessionUpdate serves a session/update that came as a request (with
 // an id), which the filter lets through; it is queued all the same.
 func (a *Agent) handleSessionUpdate(_ context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
-	n, rerr := decodeUpdate(params)
-	if rerr != nil {
-		a.log.Warn("dropping malformed session/update", "err", rerr.Message, "params", truncateForLog(params))
-		return nil, rerr
-	}
-	a.claimFromUpdate(n)
-	a.updates.push(n)
-	return nil, nil
+	return nil, a.queueUpdate(params)
 }
 
 // readUpdate queues a session/update notification taken out of the
 // stream. The terminal claims it implies (claims.go) are set here, in
 // stream order: before any later request of the agent is even parsed.
 func (a *Agent) readUpdate(params json.RawMessage) {
+	_ = a.queueUpdate(params)
+}
+
+// queueUpdate decodes a session/update and queues it with what it says of
+// agent-owned terminals. The v2 draft's terminal updates, which the SDK
+// does not know (it would take them for another variant), are read first.
+func (a *Agent) queueUpdate(params json.RawMessage) *acpsdk.RequestError {
+	if sid, ev, ok, err := a.agentTerms.fromV2(params); ok {
+		if err != nil {
+			a.log.Warn("dropping malformed session/update", "err", err, "params", truncateForLog(params))
+			return invalidParams(acpsdk.ClientMethodSessionUpdate, "%v", err)
+		}
+		a.updates.push(queued{terms: []AgentTerminal{ev}, sid: sid})
+		return nil
+	}
 	n, rerr := decodeUpdate(params)
 	if rerr != nil {
 		a.log.Warn("dropping malformed session/update", "err", rerr.Message, "params", truncateForLog(params))
-		return
+		return rerr
 	}
 	a.claimFromUpdate(n)
-	a.updates.push(n)
+	a.updates.push(queued{n: &n, sid: string(n.SessionId), terms: a.agentTerms.fromUpdate(n, a.isOurTerminal)})
+	return nil
+}
+
+// queued is one update for the editor: a session/update (nil for a v2
+// terminal update) and what it says of agent-owned terminals.
+type queued struct {
+	n     *acpsdk.SessionNotification
+	sid   string
+	terms []AgentTerminal
+}
+
+// isOurTerminal reports whether id is one of session sid's terminals.
+func (a *Agent) isOurTerminal(sid, id string) bool {
+	a.mu.Lock()
+	s := a.sessions[sid]
+	a.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	_, ok := s.Terminal(id)
+	return ok
 }
 
 func decodeUpdate(params json.RawMessage) (acpsdk.SessionNotification, *acpsdk.RequestError) {
@@ -59,8 +88,13 @@ func decodeUpdate(params json.RawMessage) (acpsdk.SessionNotification, *acpsdk.R
 }
 
 // deliverUpdate hands one update to the editor, in arrival order.
-func (a *Agent) deliverUpdate(n acpsdk.SessionNotification) {
-	a.ed.SessionUpdate(a.ctx, n)
+func (a *Agent) deliverUpdate(q queued) {
+	if q.n != nil {
+		a.ed.SessionUpdate(a.ctx, *q.n)
+	}
+	for _, ev := range q.terms {
+		a.ed.AgentTerminal(a.ctx, q.sid, ev)
+	}
 }
 
 // truncateForLog keeps log lines readable.
@@ -80,7 +114,7 @@ type updateQueue struct {
 	log *slog.Logger
 
 	mu        sync.Mutex
-	items     []acpsdk.SessionNotification
+	items     []queued
 	queued    uint64        // updates ever pushed
 	delivered uint64        // updates ever delivered
 	progress  chan struct{} // closed and replaced when delivered advances
@@ -101,7 +135,7 @@ func newUpdateQueue(log *slog.Logger) *updateQueue {
 }
 
 // push appends n; it never blocks.
-func (q *updateQueue) push(n acpsdk.SessionNotification) {
+func (q *updateQueue) push(n queued) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -128,7 +162,7 @@ func (q *updateQueue) pending() int {
 }
 
 // run delivers updates until close has been called and the queue is empty.
-func (q *updateQueue) run(deliver func(acpsdk.SessionNotification)) {
+func (q *updateQueue) run(deliver func(queued)) {
 	defer close(q.stopped)
 	for {
 		q.mu.Lock()
@@ -142,7 +176,7 @@ func (q *updateQueue) run(deliver func(acpsdk.SessionNotification)) {
 			continue
 		}
 		n := q.items[0]
-		q.items[0] = acpsdk.SessionNotification{}
+		q.items[0] = queued{}
 		q.items = q.items[1:]
 		q.mu.Unlock()
 

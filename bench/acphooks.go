@@ -9,6 +9,8 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentrun/agentrun.nvim/acp"
 )
 
 // The in-process acp client's logger and editor for the benchmarks that
@@ -84,6 +86,7 @@ func (e *replyEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest
 	return acpsdk.WriteTextFileResponse{}, errRefused
 }
 
-func (e *replyEditor) TerminalCreated(context.Context, string, string)  {}
-func (e *replyEditor) TerminalReleased(context.Context, string, string) {}
-func (e *replyEditor) SessionEnded(context.Context, string, error)      {}
+func (e *replyEditor) TerminalCreated(context.Context, string, string)          {}
+func (e *replyEditor) TerminalReleased(context.Context, string, string)         {}
+func (e *replyEditor) SessionEnded(context.Context, string, error)              {}
+func (e *replyEditor) AgentTerminal(context.Context, string, acp.AgentTerminal) {}

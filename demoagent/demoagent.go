@@ -208,6 +208,8 @@ func (d *demo) turn(ctx context.Context, s *session, text string) (acpsdk.StopRe
 		return d.runParallel(ctx, s, arg)
 	case "!outputlat":
 		return d.outputLatency(ctx, s, arg)
+	case "!replay":
+		return d.replay(ctx, s, arg)
 	}
 	return d.run(ctx, s, text, "")
 }
@@ -237,4 +239,5 @@ const helpText = "Prompts: a shell command line runs in a client terminal. " +
 	"`!meta CMD` runs CMD myself and streams it as a display-only terminal. " +
 	"`!updates` sends every kind of session update. `!flood N` sends N messages. " +
 	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N. " +
-	"`!parallel N CMD` runs CMD in N terminals at once; `!outputlat N CMD` times N terminal/output calls (benchmarks)."
+	"`!parallel N CMD` runs CMD in N terminals at once; `!outputlat N CMD` times N terminal/output calls (benchmarks). " +
+	"`!replay FILE.jsonl` sends the session updates recorded in FILE (tests/testdata/agentterm has Claude Code's, codex's and ACP v2's agent-owned terminals)."

@@ -246,7 +246,6 @@ func (b *Bridge) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 	payload := map[string]any{"session_id": sid, "update": update}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.safeAgentOutput(update)
 	s, ok := b.byID[sid]
 	if !ok {
 		// session/new has not returned to us yet (agents may send
@@ -270,26 +269,51 @@ func (b *Bridge) SessionEnded(_ context.Context, sid string, reason error) {
 	}
 }
 
-// safeAgentOutput makes what an agent that runs commands itself shows of
-// their output (_meta.terminal_output.data, which Lua feeds to a terminal
-// buffer) safe for Neovim's libvterm, as the display pump does for ours:
-// one filter per terminal, so a sequence split across updates is seen
-// whole. b.mu is held.
-func (b *Bridge) safeAgentOutput(update any) {
-	u, _ := update.(map[string]any)
-	meta, _ := u["_meta"].(map[string]any)
-	if out, _ := meta["terminal_output"].(map[string]any); out != nil {
-		id, _ := out["terminal_id"].(string)
-		data, _ := out["data"].(string)
-		f := b.agentShown[id]
-		if f == nil {
-			f = &vtsafe.Filter{}
-			b.agentShown[id] = f
+// AgentTerminal implements acp.Editor: what an agent that runs commands
+// itself shows of one goes to Lua as an "agent_terminal" event, its
+// output made safe for Neovim's libvterm as the display pump does for ours
+// (one filter per terminal, so a sequence split across updates is seen
+// whole; a replacing snapshot starts a new screen, and a new filter).
+func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.byID[sid]
+	if !ok {
+		return // the session is gone, or not ours yet (no tool call shows it either)
+	}
+	key := sid + "\x00" + ev.ID
+	f := b.agentShown[key]
+	if f == nil || ev.Replace {
+		f = &vtsafe.Filter{}
+		b.agentShown[key] = f
+	}
+	p := map[string]any{"key": s.key, "session_id": sid, "id": ev.ID, "started": ev.Started}
+	if ev.ToolCallID != "" {
+		p["tool_call"] = ev.ToolCallID
+	}
+	if ev.Title != "" {
+		p["title"] = ev.Title
+	}
+	if ev.Cwd != "" {
+		p["cwd"] = ev.Cwd
+	}
+	if len(ev.Output) > 0 || ev.Replace {
+		p["data"] = string(f.Append(nil, ev.Output))
+		p["replace"] = ev.Replace
+	}
+	if ev.Exited {
+		p["exited"] = true
+		p["failed"] = ev.Failed
+		if ev.ExitCode != nil {
+			p["exit_code"] = *ev.ExitCode
 		}
-		out["data"] = string(f.Append(nil, []byte(data)))
+		if ev.Signal != "" {
+			p["signal"] = ev.Signal
+		}
+		if data, ok := p["data"].(string); ok {
+			p["data"] = data + string(f.Flush(nil))
+		}
+		delete(b.agentShown, key)
 	}
-	if exit, _ := meta["terminal_exit"].(map[string]any); exit != nil {
-		id, _ := exit["terminal_id"].(string)
-		delete(b.agentShown, id)
-	}
+	b.events.push("agent_terminal", p)
 }

@@ -106,6 +106,7 @@ local delegated = {
   terminal_created = { "agentrun.ui.term", "created" },
   terminal_exit = { "agentrun.ui.term", "exited" },
   terminal_released = { "agentrun.ui.term", "released" },
+  agent_terminal = { "agentrun.ui.term", "agent_terminal" },
   permission = { "agentrun.ui.permission", "ask" },
   permission_cancelled = { "agentrun.ui.ask", "cancelled" },
   approve = { "agentrun.ui.approve", "ask" },

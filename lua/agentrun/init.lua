@@ -355,6 +355,7 @@ function M.status()
   for _, t in ipairs(go.terminals or {}) do
     local l = state.terminals[t.id] or {}
     t.bufnr = l.bufnr
+    t.owner = "agentrun" -- a pty of ours
     seen[t.id] = true
     table.insert(out.terminals, t)
   end
@@ -370,6 +371,11 @@ function M.status()
         signal = t.signal,
         bufnr = t.bufnr,
         display_only = t.display_only or false,
+        -- the agent runs the command itself and only shows it
+        owner = t.display_only and "agent" or "agentrun",
+        tool_call = t.tool_call,
+        cwd = t.cwd,
+        ended_by = t.ended_by,
       })
     end
   end

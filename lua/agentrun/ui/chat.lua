@@ -250,7 +250,7 @@ function Chat:status()
   local s = self.session
   local state = s.ended and "ended" or s.starting and "starting…" or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
-  return string.format("agentrun · %s · %s%s", s.agent, state, queued)
+  return string.format("agentrun · %s · %s%s%s", s.agent, state, queued, M.usage_text(s.usage))
 end
 
 -- render_header writes the header block and puts the session's state in
@@ -515,7 +515,30 @@ function Chat:update(u)
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local tc = self:tool_call(u, kind == "tool_call_update")
     require("agentrun.ui.term").from_tool_call(self.session, tc, u)
+  elseif kind == "usage_update" then
+    -- context used of its size, and the cost so far: in the status line
+    self.session.usage = { used = u.used, size = u.size, cost = type(u.cost) == "table" and u.cost or nil }
+    self:render_header()
   end
+  -- Other kinds (available commands, modes, config options, session
+  -- info) are not shown yet; they are no error.
 end
+
+-- usage_text says how much of the context the session used, and its cost:
+-- " · 12k/200k tokens · $0.42".
+local function usage_text(u)
+  if type(u) ~= "table" or type(u.used) ~= "number" then
+    return ""
+  end
+  local function k(n)
+    return n >= 1000 and string.format("%.0fk", n / 1000) or tostring(n)
+  end
+  local text = " · " .. k(u.used) .. (type(u.size) == "number" and ("/" .. k(u.size)) or "") .. " tokens"
+  if u.cost and type(u.cost.amount) == "number" then
+    text = text .. string.format(" · %s%.2f", u.cost.currency == "USD" and "$" or ((u.cost.currency or "") .. " "), u.cost.amount)
+  end
+  return text
+end
+M.usage_text = usage_text
 
 return M

@@ -70,6 +70,7 @@ end
 
 local last_expected = nil
 local setup_autocmds
+local name_buffer -- defined with the agent-owned terminals below
 
 -- send_expected_size tells Go the size to give a new pty at once, so a
 -- command that asks early already sees (nearly) its window's size.
@@ -239,7 +240,7 @@ function M.open(id, opts)
   t.bufnr, t.chan = buf, chan
   require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
-  pcall(api.nvim_buf_set_name, buf, "agentrun://terminal/" .. id)
+  name_buffer(t)
   api.nvim_buf_set_var(buf, "agentrun_terminal", id)
   map_keys(t)
   if t.display_only then
@@ -329,56 +330,92 @@ local function display_only(session, id, tc)
   return t
 end
 
--- from_tool_call opens the terminals a tool call embeds and feeds the
--- display-only ones from _meta.terminal_info/terminal_output/terminal_exit.
+-- from_tool_call opens the splits of the terminals a tool call embeds
+-- (what agents say of terminals they run themselves arrives decoded, as
+-- agent_terminal events).
 function M.from_tool_call(session, tc, u)
-  local meta = type(u._meta) == "table" and u._meta or {}
-  local info = type(meta.terminal_info) == "table" and meta.terminal_info or nil
-  if info and info.terminal_id then
-    local t = display_only(session, info.terminal_id, tc)
-    t.cwd = info.cwd or t.cwd
-    t.tool_call = t.tool_call or tc.toolCallId
-  end
   for _, c in ipairs(type(u.content) == "table" and u.content or {}) do
     if c.type == "terminal" and c.terminalId then
-      local t = state.terminals[c.terminalId] or display_only(session, c.terminalId, tc)
-      t.tool_call = tc.toolCallId
-      if not t.bufnr then
-        M.open(t.id, { auto = true })
+      local t = state.terminals[c.terminalId]
+      if t then
+        t.tool_call = tc.toolCallId
+        if not t.bufnr then
+          M.open(t.id, { auto = true })
+        end
       end
     end
   end
-  if info and info.terminal_id and not state.terminals[info.terminal_id].bufnr then
-    M.open(info.terminal_id, { auto = true })
+end
+
+-- name_buffer names t's buffer after its id and, for a terminal the agent
+-- runs itself, its command (the split's status line shows it).
+name_buffer = function(t)
+  if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+    local name = "agentrun://terminal/" .. t.id
+    if t.display_only and t.command and t.command ~= t.id then
+      name = name .. " " .. t.command:gsub("%s+", " ")
+    end
+    pcall(api.nvim_buf_set_name, t.bufnr, name)
   end
-  local out = type(meta.terminal_output) == "table" and meta.terminal_output or nil
-  if out and out.terminal_id and type(out.data) == "string" then
-    local t = display_only(session, out.terminal_id, tc)
-    if t.display_only then
-      -- agents send "\n" line ends; a terminal needs "\r\n".
-      feed(t, (out.data:gsub("\r?\n", "\r\n")))
+end
+
+-- waiting_note is what an agent-owned split shows until output arrives:
+-- agents such as Claude Code show a command's output only when it ended.
+local waiting_note = "\27[2m(the agent runs this command itself; it shows the output here when it has it)\27[0m\r\n"
+
+-- replace_display gives t a fresh terminal buffer in the windows that
+-- showed the old one (an agent replaced the whole output).
+local function replace_display(t)
+  local old = t.bufnr
+  local wins = old and vim.fn.win_findbuf(old) or {}
+  t.bufnr, t.chan = nil, nil
+  M.open(t.id, { auto = true })
+  for _, w in ipairs(wins) do
+    if api.nvim_win_is_valid(w) and t.bufnr then
+      api.nvim_win_set_buf(w, t.bufnr)
     end
   end
-  local ex = type(meta.terminal_exit) == "table" and meta.terminal_exit or nil
-  if ex and ex.terminal_id then
-    local t = display_only(session, ex.terminal_id, tc)
-    if t.display_only and t.state == "running" then
-      t.state = "exited"
-      t.exit_code = type(ex.exit_code) == "number" and ex.exit_code or nil
-      t.signal = type(ex.signal) == "string" and ex.signal or nil
-      feed(t, string.format("\r\n[%s]\r\n", t.signal and ("signal " .. t.signal) or ("exit " .. tostring(t.exit_code))))
-      changed(t)
-    end
+  if old and api.nvim_buf_is_valid(old) then
+    pcall(api.nvim_buf_delete, old, { force = true })
   end
-  -- Sometimes no terminal_exit arrives: the final status ends the display.
-  if tc.status == "completed" or tc.status == "failed" then
-    for _, t in pairs(state.terminals) do
-      if t.display_only and t.tool_call == tc.toolCallId and t.state == "running" then
-        t.state = "exited"
-        feed(t, string.format("\r\n[%s]\r\n", tc.status))
-        changed(t)
-      end
-    end
+end
+
+-- agent_terminal shows what the agent said of a terminal it runs itself
+-- (decoded in Go: acp/agentterm.go): it appears, its title follows the
+-- command line, output is appended (or replaces what was shown), and its
+-- end is marked as for our own terminals.
+function M.agent_terminal(p)
+  local session = state.sessions[p.key or ""]
+  if not session then
+    return
+  end
+  local t = display_only(session, p.id, { title = p.title or p.id })
+  t.tool_call = p.tool_call or t.tool_call
+  t.cwd = p.cwd or t.cwd
+  if p.title and p.title ~= t.command then
+    t.command = p.title
+    changed(t)
+    name_buffer(t)
+  end
+  if p.replace and t.bufnr then
+    replace_display(t)
+  elseif not t.bufnr then
+    M.open(t.id, { auto = true })
+  end
+  if p.started and not p.data and not p.exited then
+    feed(t, waiting_note)
+  end
+  if p.data and p.data ~= "" then
+    feed(t, p.data)
+  end
+  if p.exited and t.state == "running" then
+    t.state = "exited"
+    t.exit_code = p.exit_code
+    t.signal = p.signal
+    local what = p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code)) or "failed"
+    t.ended_by = p.failed and "failed" or nil
+    feed(t, string.format("\27[0m\r\n[%s]\r\n", what))
+    changed(t)
   end
 end
 

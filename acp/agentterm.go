@@ -1,0 +1,339 @@
+package acp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// Agent-owned terminals: agents that run commands themselves show them to
+// the client instead of asking it to run them. Every shape they use is
+// decoded here, in one place, into AgentTerminal events that the editor
+// renders like its own terminals:
+//
+//   - ACP v1 with clientCapabilities._meta.terminal_output (codex-acp,
+//     claude-agent-acp ≥ 0.18): tool_call / tool_call_update carrying
+//     _meta.terminal_info {terminal_id, cwd} (start),
+//     _meta.terminal_output {terminal_id, data} (text to append; codex
+//     without the opt-in: _meta.terminal_output_delta) and
+//     _meta.terminal_exit {terminal_id, exit_code, signal} (end).
+//   - Claude Code's gaps: nothing streams (one terminal_output after the
+//     command ended), its exit_code is always 0, and a failed command comes
+//     as status "failed" with rawOutput "Exit code N\n<output>" and no
+//     terminal_output or terminal_exit. The exit is then read from
+//     rawOutput, else from the final status (completed: 0).
+//   - codex-acp sometimes sends no terminal_exit: the final status ends it.
+//   - The ACP v2 draft: session updates terminal_update (an upsert; its
+//     output is a base64 snapshot that replaces what is shown; exitStatus
+//     ends it) and terminal_output_chunk (base64 bytes to append).
+//
+// The text of v1 shapes has "\n" line ends; events carry terminal bytes,
+// so they become "\r\n". v2 output is terminal bytes already.
+
+// AgentTerminal is what one update says about one agent-owned terminal.
+type AgentTerminal struct {
+	// ID names the terminal in its session (codex: the tool call's id).
+	ID string
+	// ToolCallID is the tool call that shows it, when known.
+	ToolCallID string
+	// Started is set the first time the terminal is seen.
+	Started bool
+	// Title is the command line, when this update names it.
+	Title string
+	// Cwd is the command's directory, when this update names it.
+	Cwd string
+	// Output is terminal bytes to append, or with Replace, all of them.
+	Output  []byte
+	Replace bool
+	// Exited is set once, when the command ended: with ExitCode or Signal
+	// when the agent said (or they could be derived), else Failed when the
+	// tool call failed without saying how.
+	Exited   bool
+	ExitCode *int
+	Signal   string
+	Failed   bool
+}
+
+// agentTerms follows the agent-owned terminals of one agent's sessions, to
+// tie a tool call's later updates (title, final status) to its terminal.
+type agentTerms struct {
+	mu     sync.Mutex
+	byCall map[string]*agentTermState // session + "\x00" + tool call id
+	byID   map[string]*agentTermState // session + "\x00" + terminal id
+}
+
+type agentTermState struct {
+	id, call string
+	output   bool // some output was shown
+	exited   bool
+}
+
+func newAgentTerms() *agentTerms {
+	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}}
+}
+
+// isOurs reports whether id is a terminal of ours (terminal/create): a
+// tool call embedding it is no agent-owned terminal.
+type isOurs func(session, id string) bool
+
+// fromUpdate decodes a v1 tool_call or tool_call_update.
+func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []AgentTerminal {
+	var (
+		call, title string
+		meta        map[string]any
+		content     []acpsdk.ToolCallContent
+		status      acpsdk.ToolCallStatus
+		rawOutput   any
+	)
+	switch u := n.Update; {
+	case u.ToolCall != nil:
+		call, title, meta, content, status, rawOutput = string(u.ToolCall.ToolCallId), u.ToolCall.Title, u.ToolCall.Meta, u.ToolCall.Content, u.ToolCall.Status, u.ToolCall.RawOutput
+	case u.ToolCallUpdate != nil:
+		call, meta, content, rawOutput = string(u.ToolCallUpdate.ToolCallId), u.ToolCallUpdate.Meta, u.ToolCallUpdate.Content, u.ToolCallUpdate.RawOutput
+		if u.ToolCallUpdate.Title != nil {
+			title = *u.ToolCallUpdate.Title
+		}
+		if u.ToolCallUpdate.Status != nil {
+			status = *u.ToolCallUpdate.Status
+		}
+	default:
+		return nil
+	}
+	sid := string(n.SessionId)
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	var out []AgentTerminal
+	ev := func(st *agentTermState) *AgentTerminal {
+		for i := range out {
+			if out[i].ID == st.id {
+				return &out[i]
+			}
+		}
+		out = append(out, AgentTerminal{ID: st.id, ToolCallID: st.call})
+		return &out[len(out)-1]
+	}
+	start := func(id, cwd string) {
+		if id == "" {
+			id = call
+		}
+		st := at.byID[sid+"\x00"+id]
+		if st == nil {
+			st = &agentTermState{id: id, call: call}
+			at.byID[sid+"\x00"+id] = st
+			ev(st).Started = true
+		}
+		if call != "" {
+			at.byCall[sid+"\x00"+call] = st
+		}
+		if cwd != "" {
+			ev(st).Cwd = cwd
+		}
+	}
+	if info, ok := meta["terminal_info"].(map[string]any); ok {
+		start(metaString(info, "terminal_id"), metaString(info, "cwd"))
+	}
+	for _, c := range content {
+		if c.Terminal != nil && !ours(sid, c.Terminal.TerminalId) {
+			start(c.Terminal.TerminalId, "")
+		}
+	}
+	st := at.byCall[sid+"\x00"+call]
+	if st == nil {
+		return out
+	}
+	if title != "" && title != "Terminal" { // Claude's first title is a placeholder
+		ev(st).Title = title
+	}
+	for _, key := range []string{"terminal_output", "terminal_output_delta"} {
+		if o, ok := meta[key].(map[string]any); ok {
+			if data := metaString(o, "data"); data != "" {
+				e := ev(at.named(sid, metaString(o, "terminal_id"), st))
+				e.Output = append(e.Output, lineEnds(data)...)
+				at.named(sid, metaString(o, "terminal_id"), st).output = true
+			}
+		}
+	}
+	if x, ok := meta["terminal_exit"].(map[string]any); ok {
+		t := at.named(sid, metaString(x, "terminal_id"), st)
+		if !t.exited {
+			t.exited = true
+			e := ev(t)
+			e.Exited = true
+			if code, ok := metaNumber(x, "exit_code"); ok {
+				e.ExitCode = &code
+			}
+			e.Signal = metaString(x, "signal")
+		}
+	}
+	if (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) && !st.exited {
+		st.exited = true
+		e := ev(st)
+		e.Exited = true
+		if code, text, ok := exitCodeOf(rawOutput); ok {
+			e.ExitCode = &code
+			if !st.output && text != "" {
+				e.Output = append(e.Output, lineEnds(text)...)
+				st.output = true
+			}
+		} else if status == acpsdk.ToolCallStatusCompleted {
+			zero := 0
+			e.ExitCode = &zero
+		} else {
+			e.Failed = true
+		}
+	}
+	return out
+}
+
+// named returns the state of terminal id in session sid, or def when id is
+// empty or unknown.
+func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState {
+	if st := at.byID[sid+"\x00"+id]; id != "" && st != nil {
+		return st
+	}
+	return def
+}
+
+// exitCodeRe matches the head of Claude Code's rawOutput for a failed
+// command: "Exit code 3\n<output>".
+var exitCodeRe = regexp.MustCompile(`^Exit code (\d+)\n?`)
+
+// exitCodeOf reads an exit code from a tool call's rawOutput, with the
+// command's output that follows it.
+func exitCodeOf(raw any) (code int, text string, ok bool) {
+	s, isString := raw.(string)
+	if !isString {
+		return 0, "", false
+	}
+	m := exitCodeRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0, "", false
+	}
+	code, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, "", false
+	}
+	return code, s[len(m[0]):], true
+}
+
+// lineEnds turns text's "\n" line ends into "\r\n" for a terminal.
+func lineEnds(text string) []byte {
+	return []byte(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n"))
+}
+
+// v2Update is the part of an ACP v2 terminal_update or
+// terminal_output_chunk that is read; Output and ExitStatus stay raw so
+// an explicit null is told from an absent field.
+type v2Update struct {
+	SessionID string `json:"sessionId"`
+	Update    struct {
+		Kind       string          `json:"sessionUpdate"`
+		TerminalID string          `json:"terminalId"`
+		Command    *string         `json:"command"`
+		Cwd        *string         `json:"cwd"`
+		Output     json.RawMessage `json:"output"`
+		Data       string          `json:"data"`
+		ExitStatus json.RawMessage `json:"exitStatus"`
+	} `json:"update"`
+}
+
+// fromV2 decodes a v2 terminal_update or terminal_output_chunk; ok is
+// false for any other session update. A malformed one is an error naming
+// what is wrong.
+func (at *agentTerms) fromV2(params json.RawMessage) (sid string, ev AgentTerminal, ok bool, err error) {
+	var u v2Update
+	if json.Unmarshal(params, &u) != nil {
+		return "", ev, false, nil
+	}
+	kind := u.Update.Kind
+	if kind != "terminal_update" && kind != "terminal_output_chunk" {
+		return "", ev, false, nil
+	}
+	if u.SessionID == "" || u.Update.TerminalID == "" {
+		return "", ev, true, fmt.Errorf("%s needs sessionId and terminalId", kind)
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	key := u.SessionID + "\x00" + u.Update.TerminalID
+	st := at.byID[key]
+	ev.ID = u.Update.TerminalID
+	if st == nil {
+		st = &agentTermState{id: ev.ID}
+		at.byID[key] = st
+		ev.Started = true
+	}
+	if kind == "terminal_output_chunk" {
+		b, err := base64.StdEncoding.DecodeString(u.Update.Data)
+		if err != nil {
+			return "", ev, true, fmt.Errorf("terminal_output_chunk of %q: data is not base64: %v", ev.ID, err)
+		}
+		ev.Output = b
+		return u.SessionID, ev, true, nil
+	}
+	if u.Update.Command != nil {
+		ev.Title = *u.Update.Command
+	}
+	if u.Update.Cwd != nil {
+		ev.Cwd = *u.Update.Cwd
+	}
+	if len(u.Update.Output) > 0 && string(u.Update.Output) != "null" {
+		var o struct {
+			Data string `json:"data"`
+		}
+		if err := json.Unmarshal(u.Update.Output, &o); err != nil {
+			return "", ev, true, fmt.Errorf("terminal_update of %q: output must be {data}: %v", ev.ID, err)
+		}
+		b, err := base64.StdEncoding.DecodeString(o.Data)
+		if err != nil {
+			return "", ev, true, fmt.Errorf("terminal_update of %q: output.data is not base64: %v", ev.ID, err)
+		}
+		ev.Output, ev.Replace = b, true
+	}
+	if len(u.Update.ExitStatus) > 0 && string(u.Update.ExitStatus) != "null" && !st.exited {
+		var x struct {
+			ExitCode *float64 `json:"exitCode"`
+			Signal   *string  `json:"signal"`
+		}
+		if err := json.Unmarshal(u.Update.ExitStatus, &x); err != nil {
+			return "", ev, true, fmt.Errorf("terminal_update of %q: exitStatus must be {exitCode, signal}: %v", ev.ID, err)
+		}
+		st.exited, ev.Exited = true, true
+		if x.ExitCode != nil && *x.ExitCode == math.Trunc(*x.ExitCode) {
+			code := int(*x.ExitCode)
+			ev.ExitCode = &code
+		}
+		if x.Signal != nil {
+			ev.Signal = *x.Signal
+		}
+	}
+	return u.SessionID, ev, true, nil
+}
+
+// metaString and metaNumber read a _meta object's fields.
+func metaString(obj map[string]any, key string) string {
+	s, _ := obj[key].(string)
+	return s
+}
+
+func metaNumber(obj map[string]any, key string) (int, bool) {
+	switch v := obj[key].(type) {
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<31 {
+			return int(v), true
+		}
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return int(n), true
+		}
+	case int:
+		return v, true
+	}
+	return 0, false
+}

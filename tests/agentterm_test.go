@@ -1,0 +1,135 @@
+package tests
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Agent-owned terminals, as real agents send them (recorded in
+// tests/testdata/agentterm, replayed by the demo agent over real stdio):
+// the split, its end marker, the chat and status() for each shape.
+
+type agentTerm struct {
+	ID       string `msgpack:"id"`
+	Owner    string `msgpack:"owner"`
+	Command  string `msgpack:"command"`
+	State    string `msgpack:"state"`
+	ExitCode *int   `msgpack:"exit_code"`
+	Cwd      string `msgpack:"cwd"`
+	Bufnr    int    `msgpack:"bufnr"`
+}
+
+// replay runs the demo agent's !replay of a recorded session.
+func (e *editor) replay(name string) {
+	e.t.Helper()
+	e.cmd("AgentPrompt !replay " + filepath.Join(root, "tests", "testdata", "agentterm", name+".jsonl"))
+}
+
+// agentTerminal waits until status() has agent-owned terminal id in a
+// state ok accepts, and returns it.
+func (e *editor) agentTerminal(id string, ok func(agentTerm) bool) agentTerm {
+	e.t.Helper()
+	var found agentTerm
+	e.waitFor("agent terminal "+id, 10*time.Second, func() (bool, string) {
+		var ts []agentTerm
+		e.lua(`return require("agentrun").status().terminals`, &ts)
+		for _, t := range ts {
+			if t.ID == id && t.Owner == "agent" && t.Bufnr > 0 && ok(t) {
+				found = t
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", ts)
+	})
+	return found
+}
+
+func TestAgentOwnedTerminals(t *testing.T) {
+	tests := []struct {
+		name, fixture, id string
+		command           string   // the split's command: the tool call's title
+		exit              int      // exit code status() reports
+		split             []string // what the split shows, in this order
+		notInSplit        []string
+		chat              string
+		cwd               string
+	}{
+		{name: "Claude Code 0.23, success", fixture: "claude-success", id: "toolu_01",
+			command: "printf 'claude-one\\nclaude-two\\n'",
+			split:   []string{"the agent runs this command itself", "claude-one", "claude-two", "[exit 0]"},
+			chat:    "● printf 'claude-one\\nclaude-two\\n' [execute] · completed"},
+		{name: "Claude Code 0.23, failure (exit code from rawOutput)", fixture: "claude-failure", id: "toolu_01", exit: 3,
+			command: "sh -c 'echo out; echo oops >&2; exit 3'",
+			split:   []string{"claude-out", "claude-oops", "[exit 3]"},
+			chat:    "✗ sh -c 'echo out; echo oops >&2; exit 3' [execute] · failed"},
+		{name: "codex with the terminal_output opt-in", fixture: "codex-optin", id: "call_codex1", exit: 2,
+			command: "ls codex", cwd: "/tmp",
+			split: []string{"codex-line1", "codex-line2", "[exit 2]"},
+			chat:  "✗ ls codex [execute] · failed"},
+		{name: "codex without it (deltas, no terminal_exit)", fixture: "codex-delta", id: "call_codex1",
+			command: "ls codex", cwd: "/tmp",
+			split: []string{"delta-line1", "delta-line2", "[exit 0]"},
+			chat:  "● ls codex [execute] · completed"},
+		{name: "ACP v2 terminal_update and terminal_output_chunk", fixture: "v2", id: "term_v2",
+			command: "make v2", cwd: "/tmp",
+			split:      []string{"new-snapshot", "after-replace", "[exit 0]"},
+			notInSplit: []string{"old-snapshot", "chunk-one"},
+			chat:       "● make v2 [execute] · completed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, "")
+			e.startSession()
+			e.replay(tc.fixture)
+			term := e.agentTerminal(tc.id, func(x agentTerm) bool { return x.State == "exited" })
+			text := e.waitBuf(term.Bufnr, 10*time.Second, tc.split...)
+			at := 0
+			for _, w := range tc.split {
+				i := strings.Index(text[at:], w)
+				if i < 0 {
+					t.Fatalf("the split does not show %q after what came before it:\n%s", w, text)
+				}
+				at += i + len(w)
+			}
+			for _, w := range tc.notInSplit {
+				if strings.Contains(text, w) {
+					t.Errorf("the split still shows %q, which a later snapshot replaced:\n%s", w, text)
+				}
+			}
+			if term.Command != tc.command || term.ExitCode == nil || *term.ExitCode != tc.exit || term.Cwd != tc.cwd {
+				t.Errorf("status() says %+v (exit %v), want command %q, exit %d, cwd %q", term, term.ExitCode, tc.command, tc.exit, tc.cwd)
+			}
+			e.waitChat(tc.chat, 5*time.Second)
+			var name string
+			e.lua(`return vim.api.nvim_buf_get_name(...)`, &name, term.Bufnr)
+			if !strings.Contains(name, tc.command) {
+				t.Errorf("the split's name %q does not follow the command %q", name, tc.command)
+			}
+		})
+	}
+}
+
+// TestAgentOwnedTerminalCancelled: Claude Code sends nothing for its tool
+// call when the turn is cancelled; the split and the chat say it ended.
+func TestAgentOwnedTerminalCancelled(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.replay("claude-cancel")
+	term := e.agentTerminal("toolu_01", func(x agentTerm) bool { return x.Command == "sleep 100" })
+	e.waitBuf(term.Bufnr, 5*time.Second, "the agent runs this command itself")
+	e.cmd("AgentCancel")
+	e.waitBuf(term.Bufnr, 10*time.Second, "[cancelled]")
+	e.waitChat("⊘ sleep 100 [execute] · cancelled", 5*time.Second)
+	// Its usage_update (sent after the cancel) shows in the chat's status.
+	e.waitFor("the usage in the chat's status line", 5*time.Second, func() (bool, string) {
+		var status string
+		e.lua(`return require("agentrun.state").session().chat:status()`, &status)
+		return strings.Contains(status, "1k/200k tokens · $0.01"), status
+	})
+	if x := e.agentTerminal("toolu_01", func(agentTerm) bool { return true }); x.State == "running" {
+		t.Errorf("status() still says running: %+v", x)
+	}
+}
