@@ -72,7 +72,7 @@ func TestHostileOutputKeepsNeovimAlive(t *testing.T) {
 						if tc.title == ... and type(tc.rawOutput) == "table" then return tc.rawOutput end
 					end
 				end
-				return {}`, &raw, tc.command)
+				return vim.empty_dict()`, &raw, tc.command)
 				return raw.Output != nil, e.chat()
 			})
 			store := termhost.NewStore(1 << 20)
