@@ -103,8 +103,8 @@ func TestHostileAgentShownOutputKeepsNeovimAlive(t *testing.T) {
 func TestNarrowSplitKeepsTwoColumns(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
-	e.cmd(`AgentPrompt sleep 0.5; printf '\346\227\245\346\227\245\n'; echo after-narrow`)
-	term := e.waitTerminal(`sleep 0.5; printf '\346\227\245\346\227\245\n'; echo after-narrow`, 10*time.Second)
+	e.cmd(`AgentPrompt sleep 2; printf '\346\227\245\346\227\245\n'; echo after-narrow`)
+	term := e.waitTerminal(`sleep 2; printf '\346\227\245\346\227\245\n'; echo after-narrow`, 10*time.Second)
 	var win int
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))
 		vim.cmd("vsplit")

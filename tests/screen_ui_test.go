@@ -53,7 +53,7 @@ func TestScreenSplitFollowsOutput(t *testing.T) {
 // scrolled up to read is not yanked back down by new output.
 func TestScreenScrolledUpSplitStaysPut(t *testing.T) {
 	s := startDemoScreen(t)
-	s.prompt("for i in $(seq 1 60); do echo line-$i; sleep 0.05; done")
+	s.prompt("for i in $(seq 1 100); do echo line-$i; sleep 0.05; done")
 	s.waitShows(10*time.Second, "line-20")
 	s.keys("Escape")
 	s.keys("C-w", "j") // prompt -> the split below
@@ -62,11 +62,11 @@ func TestScreenScrolledUpSplitStaysPut(t *testing.T) {
 		return regexp.MustCompile(`(?m)^line-1\s*$`).MatchString(sc)
 	})
 	sc := s.waitShows(10*time.Second, "exited with code 0.") // the chat says it ended
-	if !regexp.MustCompile(`(?m)^line-1\s*$`).MatchString(sc) || strings.Contains(sc, "line-60") {
+	if !regexp.MustCompile(`(?m)^line-1\s*$`).MatchString(sc) || strings.Contains(sc, "line-100") {
 		t.Errorf("the split the user scrolled up in moved on to the end:\n%s", sc)
 	}
 	s.keys("G")
-	s.waitShows(5*time.Second, "line-60", "[exit 0]")
+	s.waitShows(5*time.Second, "line-100", "[exit 0]")
 }
 
 // TestScreenCtrlCInPromptStopsTheCommand: <C-c> typed in the prompt (in
@@ -86,8 +86,8 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 // runs shows as queued and runs when the turn ends.
 func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 	s := startDemoScreen(t)
-	s.prompt("sleep 1")
-	s.waitShows(10*time.Second, "sleep 1 [execute] · in progress")
+	s.prompt("sleep 3")
+	s.waitShows(10*time.Second, "sleep 3 [execute] · in progress")
 	s.prompt("echo from-the-queue")
 	s.waitShows(5*time.Second, "(queued: sent when the agent ends its turn")
 	s.waitShows(15*time.Second, "`echo from-the-queue` exited with code 0.")

@@ -64,8 +64,8 @@ func TestQuitKeyReturnsWhereTheUserWas(t *testing.T) {
 func TestCommandEndLeavesTerminalMode(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
-	e.cmd("AgentPrompt sleep 1")
-	term := e.waitTerminal("sleep 1", 10*time.Second)
+	e.cmd("AgentPrompt sleep 3")
+	term := e.waitTerminal("sleep 3", 10*time.Second)
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
 	e.normalKeys("i") // as a user enters terminal mode
 	e.waitFor("terminal mode in the split", 2*time.Second, func() (bool, string) {
