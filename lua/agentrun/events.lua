@@ -35,7 +35,7 @@ function handlers.session_failed(p)
     chat:render_header()
     chat:note("(agentrun) could not start the agent: " .. tostring(p.error), "AgentRunError")
   end
-  vim.notify("(agentrun) could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
+  require("agentrun.util").notify("(agentrun) could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
 end
 
 function handlers.session_update(p)
@@ -84,7 +84,7 @@ function handlers.session_ended(p)
       chat:render_header()
       chat:note(msg, "AgentRunError")
     end
-    vim.notify(msg, vim.log.levels.ERROR)
+    require("agentrun.util").notify(msg, vim.log.levels.ERROR)
   elseif chat then
     chat:render_header()
     chat:note("(agentrun) session ended; :AgentRun starts a new one")
@@ -97,7 +97,7 @@ function handlers.message(p)
   if chat then
     chat:note(msg, p.level == "error" and "AgentRunError" or "AgentRunNote")
   end
-  vim.notify(msg, p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
+  require("agentrun.util").notify(msg, p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
 end
 
 -- Events a UI module handles whole: name -> { module, function }. The
@@ -126,7 +126,7 @@ local function handle(name, p)
   local ok, err = xpcall(h, debug.traceback, p or {})
   if not ok then
     require("agentrun.rpc").notify("log", "error", string.format("lua handler %s: %s", name, err))
-    vim.notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.rpc").log_path()), vim.log.levels.ERROR)
+    require("agentrun.util").notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.rpc").log_path()), vim.log.levels.ERROR)
   end
 end
 

@@ -9,12 +9,14 @@ local M = {}
 
 require("agentrun.highlight").setup()
 
+local util = require("agentrun.util")
+
 local function warn(msg)
-  vim.notify(msg, vim.log.levels.WARN)
+  util.notify(msg, vim.log.levels.WARN)
 end
 
 local function err(msg)
-  vim.notify(msg, vim.log.levels.ERROR)
+  util.notify(msg, vim.log.levels.ERROR)
 end
 
 -- setup(opts) validates and applies options (optional: defaults work).

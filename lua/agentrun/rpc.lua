@@ -82,7 +82,7 @@ local function on_exit(job, code)
   end
   if not stopping then
     local tail = table.concat(stderr_tail, "\n")
-    vim.notify(
+    require("agentrun.util").notify(
       string.format("(agentrun) the backend exited (code %d): its sessions ended and its terminals were closed. :AgentRun starts it again (details in %s)%s", code, M.log_path(), tail ~= "" and ("\n" .. tail) or ""),
       vim.log.levels.ERROR
     )

@@ -3,6 +3,32 @@ local api = vim.api
 
 local M = {}
 
+local prefix = "(agentrun) "
+
+-- notify tells the user msg, with the "(agentrun) " prefix (added when
+-- msg lacks it), at level (default WARN): the plugin's one way to speak.
+function M.notify(msg, level)
+  msg = tostring(msg)
+  if msg:sub(1, #prefix) ~= prefix then
+    msg = prefix .. msg
+  end
+  vim.notify(msg, level or vim.log.levels.WARN)
+end
+
+-- set_win_opts gives a window of ours the plain look (no numbers, sign or
+-- fold column), plus extra window options.
+function M.set_win_opts(win, extra)
+  local opts = { number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0" }
+  for k, v in pairs(extra or {}) do
+    opts[k] = v
+  end
+  for k, v in pairs(opts) do
+    pcall(function()
+      vim.wo[win][k] = v
+    end)
+  end
+end
+
 -- close_window closes the current window (unless it is the last one) and
 -- returns to the window the user came from (wincmd p), not to whichever
 -- one Neovim would pick.

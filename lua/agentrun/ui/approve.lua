@@ -24,13 +24,13 @@ local function verdict(cmd)
   end
   local ok, res = pcall(approve, vim.deepcopy(cmd))
   if not ok then
-    vim.notify("(agentrun) terminal.approve failed, so the command was refused: " .. tostring(res), vim.log.levels.ERROR)
+    require("agentrun.util").notify("(agentrun) terminal.approve failed, so the command was refused: " .. tostring(res), vim.log.levels.ERROR)
     return false
   end
   if res == true or res == false or res == "ask" then
     return res
   end
-  vim.notify(string.format("(agentrun) terminal.approve must return true, false or \"ask\", not %s; the command was refused", vim.inspect(res)), vim.log.levels.ERROR)
+  require("agentrun.util").notify(string.format("(agentrun) terminal.approve must return true, false or \"ask\", not %s; the command was refused", vim.inspect(res)), vim.log.levels.ERROR)
   return false
 end
 

@@ -94,11 +94,7 @@ local function windows_of(buf)
 end
 
 local function set_win_opts(win)
-  for k, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0", wrap = true, linebreak = true }) do
-    pcall(function()
-      vim.wo[win][k] = v
-    end)
-  end
+  require("agentrun.util").set_win_opts(win, { wrap = true, linebreak = true })
 end
 
 -- tagged returns the window of this tab marked with window variable name.

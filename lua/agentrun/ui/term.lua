@@ -11,9 +11,7 @@ local state = require("agentrun.state")
 
 local M = {}
 
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.WARN)
-end
+local notify = require("agentrun.util").notify
 
 local function session_chat(t)
   local s = state.sessions[t.session or ""]
@@ -123,13 +121,7 @@ function setup_autocmds()
   })
 end
 
-local function set_win_opts(win)
-  for k, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0" }) do
-    pcall(function()
-      vim.wo[win][k] = v
-    end)
-  end
-end
+local set_win_opts = require("agentrun.util").set_win_opts
 
 -- place shows buf in the terminal window for position (reusing ours in
 -- this tab page), returns the window. The current window may change.
