@@ -25,7 +25,7 @@ import (
 var errTakenOver = errors.New("taken over by the user")
 
 // takenOver reports whether the user holds t.
-func takenOver(t *termhost.Terminal) bool { return t.Claim().Kind == "client" }
+func takenOver(t *termhost.Terminal) bool { return t.Claim().ByClient() }
 
 // takenOverError answers an agent's call on a terminal the user holds.
 func takenOverError(id, what string) *acpsdk.RequestError {
@@ -59,8 +59,8 @@ func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
 		return
 	}
 	ended := status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed
-	inCall := termhost.Claim{Kind: "session", Session: s.id, ToolCallID: call}
-	background := termhost.Claim{Kind: "session", Session: s.id}
+	inCall := termhost.SessionClaim(s.id, call)
+	background := termhost.SessionClaim(s.id, "")
 	for _, c := range content {
 		if c.Terminal == nil {
 			continue
@@ -86,7 +86,7 @@ func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
 func (a *Agent) claimForSession(t *termhost.Terminal, want termhost.Claim) {
 	for range 3 { // the claim may change between reading and swapping it
 		cur := t.Claim()
-		if cur.Kind == "client" || cur == want {
+		if cur.ByClient() || cur == want {
 			return
 		}
 		ok, err := t.CompareAndSwapClaim(cur, want)
@@ -104,7 +104,7 @@ func waitUnlessTakenOver(ctx context.Context, t *termhost.Terminal) (termhost.Ex
 	go func() {
 		for {
 			claim, changed := t.WatchClaim()
-			if claim.Kind == "client" {
+			if claim.ByClient() {
 				cancel(errTakenOver)
 				return
 			}

@@ -126,7 +126,7 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		Env:       env,
 		Dir:       cwd,
 		ByteLimit: limit,
-		Claim:     termhost.Claim{Kind: "session", Session: s.id},
+		Claim:     termhost.SessionClaim(s.id, ""),
 	}
 	if a.opts.TerminalSize != nil {
 		spec.Cols, spec.Rows = a.opts.TerminalSize()

@@ -18,7 +18,7 @@ import (
 // state (termStatus).
 
 // userClaim is the claim of terminals this Neovim's user holds.
-var userClaim = termhost.Claim{Kind: "client", ClientID: "nvim"}
+var userClaim = termhost.ClientClaim("nvim")
 
 // maxStatusParts bounds the content parts status() looks at for commands.
 const maxStatusParts = 60
@@ -128,7 +128,7 @@ func (b *Bridge) handleSendInput(id string, data []byte) error {
 	t := tm.t
 	tm.mu.Unlock()
 	if t != nil {
-		if c := t.Claim(); c.Kind == "session" {
+		if c := t.Claim(); c.Kind == termhost.ClaimSession {
 			return fmt.Errorf("input: terminal %q is held by session %q; take it over first (T in its split, or :AgentTakeover %s)", id, c.Session, id)
 		}
 	}

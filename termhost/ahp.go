@@ -315,7 +315,7 @@ func (t *Terminal) swapClaim(old *Claim, c Claim) (bool, error) {
 func (t *Terminal) ReleaseUnlessClientHeld() bool {
 	a := &t.ahp
 	a.mu.Lock()
-	if a.state.Claim.Kind == "client" {
+	if a.state.Claim.ByClient() {
 		a.mu.Unlock()
 		return false
 	}

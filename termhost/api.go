@@ -61,7 +61,7 @@ type Spec struct {
 // Claim records who holds a terminal (the AHP claim model): a session's
 // tool call, a session in the background, or the user's client.
 type Claim struct {
-	Kind       string `json:"kind"` // "session" or "client"
+	Kind       string `json:"kind"` // ClaimSession or ClaimClient
 	Session    string `json:"session,omitempty"`
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ClientID   string `json:"clientId,omitempty"`
@@ -69,6 +69,25 @@ type Claim struct {
 	// while a tool call uses the terminal).
 	TurnID string `json:"turnId,omitempty"`
 }
+
+// The claim kinds (AHP): a client (the user's editor) or a session (an
+// agent's, in the background or, with ToolCallID, in use by a tool call).
+const (
+	ClaimClient  = "client"
+	ClaimSession = "session"
+)
+
+// ClientClaim is the claim of client id: the user drives the terminal.
+func ClientClaim(id string) Claim { return Claim{Kind: ClaimClient, ClientID: id} }
+
+// SessionClaim is the claim of a session, in use by tool call toolCall
+// ("": in the background).
+func SessionClaim(session, toolCall string) Claim {
+	return Claim{Kind: ClaimSession, Session: session, ToolCallID: toolCall}
+}
+
+// ByClient reports whether a client (the user) holds the terminal.
+func (c Claim) ByClient() bool { return c.Kind == ClaimClient }
 
 // Options configures a Host.
 type Options struct {

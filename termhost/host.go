@@ -113,7 +113,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		spec.Title = cmdline
 	}
 	if spec.Claim == (Claim{}) {
-		spec.Claim = Claim{Kind: "client", ClientID: "local"}
+		spec.Claim = ClientClaim("local")
 	}
 	if err := spec.Claim.Validate(); err != nil {
 		return nil, fmt.Errorf("terminal claim: %w", err)

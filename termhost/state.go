@@ -244,14 +244,14 @@ func TerminalID(uri string) (string, error) {
 // names its client, a session claim its session, and nothing else.
 func (c Claim) Validate() error {
 	switch c.Kind {
-	case "client":
+	case ClaimClient:
 		if c.ClientID == "" {
 			return fmt.Errorf("client claim has no clientId")
 		}
 		if c.Session != "" || c.TurnID != "" || c.ToolCallID != "" {
 			return fmt.Errorf("client claim %q carries session fields", c.ClientID)
 		}
-	case "session":
+	case ClaimSession:
 		if c.Session == "" {
 			return fmt.Errorf("session claim has no session")
 		}
