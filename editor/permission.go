@@ -14,7 +14,7 @@ import (
 func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
-	token, id, err := b.ask(ctx, "p", "permission", map[string]any{
+	token, id, err := b.ask(ctx, "p", permissionQuestion, map[string]any{
 		"key":        b.keyOf(sid),
 		"session_id": sid,
 		"tool_call":  jsonValue(req.ToolCall),
@@ -40,11 +40,11 @@ var errEditorClosing = errors.New("the editor is shutting down")
 
 // ask is the one way the bridge asks the user something: it registers a
 // fresh token (prefix + counter) for handlePermissionAnswer, pushes event
-// with payload plus "token", and waits for the answer. It fails with
-// errEditorClosing when the bridge is (or starts) shutting down, and with
-// ctx's error when ctx ends first, after telling Lua to forget the
-// question with event+"_cancelled".
-func (b *Bridge) ask(ctx context.Context, prefix, event string, payload map[string]any) (token, answer string, err error) {
+// q.ask with payload plus "token", and waits for the answer. It fails
+// with errEditorClosing when the bridge is (or starts) shutting down, and
+// with ctx's error when ctx ends first, after telling Lua to forget the
+// question with q.cancelled.
+func (b *Bridge) ask(ctx context.Context, prefix string, q question, payload map[string]any) (token, answer string, err error) {
 	token = b.nextID(prefix)
 	ch := make(chan string, 1)
 	b.mu.Lock()
@@ -61,7 +61,7 @@ func (b *Bridge) ask(ctx context.Context, prefix, event string, payload map[stri
 	}()
 
 	payload["token"] = token
-	b.events.push(event, payload)
+	b.events.push(q.ask, payload)
 	select {
 	case answer, ok := <-ch:
 		if !ok {
@@ -69,7 +69,7 @@ func (b *Bridge) ask(ctx context.Context, prefix, event string, payload map[stri
 		}
 		return token, answer, nil
 	case <-ctx.Done():
-		b.events.push(event+"_cancelled", map[string]any{"token": token})
+		b.events.push(q.cancelled, map[string]any{"token": token})
 		return token, "", ctx.Err()
 	}
 }

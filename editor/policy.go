@@ -53,7 +53,7 @@ func (b *Bridge) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 		opts.Approve = b.approver(key)
 	}
 	opts.Notice = func(msg string) {
-		b.events.push("message", map[string]any{"key": key, "level": "warn", "text": msg})
+		b.events.push(evMessage, map[string]any{"key": key, "level": "warn", "text": msg})
 	}
 }
 
@@ -62,7 +62,7 @@ func (b *Bridge) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 // answers with "permission_answer" (token, "run" or "" to refuse).
 func (b *Bridge) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		token, id, err := b.ask(ctx, "a", "approve", map[string]any{
+		token, id, err := b.ask(ctx, "a", approveQuestion, map[string]any{
 			"key": key, "session_id": cmd.Session,
 			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd,
 		})

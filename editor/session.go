@@ -103,7 +103,7 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		delete(b.early, as.ID())
 		closing := b.closing
 		// Under b.mu so no update for this session can slip in between.
-		b.events.push("session_started", map[string]any{"key": key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd})
+		b.events.push(evSessionStarted, map[string]any{"key": key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd})
 		for _, e := range early {
 			e.payload["key"] = key
 			b.events.push(e.name, e.payload)
@@ -123,7 +123,7 @@ func (b *Bridge) sessionFailed(s *session, err error) {
 	b.mu.Lock()
 	s.ended = true
 	b.mu.Unlock()
-	b.events.push("session_failed", map[string]any{"key": s.key, "error": err.Error()})
+	b.events.push(evSessionFailed, map[string]any{"key": s.key, "error": err.Error()})
 }
 
 // watchAgent reports the end of a session whose agent exited without the
@@ -147,7 +147,7 @@ func (b *Bridge) endSession(s *session, reason error) {
 	s.ended, s.busy = true, false
 	b.mu.Unlock()
 	b.log.Info("session ended", "key", s.key, "reason", reason)
-	b.events.push("session_ended", map[string]any{"key": s.key, "reason": errText(reason)})
+	b.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason)})
 }
 
 // live returns the started, not ended session for key.
@@ -188,7 +188,7 @@ func (b *Bridge) handlePrompt(key, text string) error {
 		if err != nil {
 			b.log.Warn("prompt failed", "key", key, "err", err)
 		}
-		b.events.push("turn_end", map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
+		b.events.push(evTurnEnd, map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
 	}()
 	return nil
 }
@@ -251,12 +251,12 @@ func (b *Bridge) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 		// session/new has not returned to us yet (agents may send
 		// available_commands_update first): hold it until it has.
 		if len(b.early[sid]) < 1000 {
-			b.early[sid] = append(b.early[sid], event{"session_update", payload})
+			b.early[sid] = append(b.early[sid], event{evSessionUpdate, payload})
 		}
 		return
 	}
 	payload["key"] = s.key
-	b.events.push("session_update", payload)
+	b.events.push(evSessionUpdate, payload)
 }
 
 // SessionEnded implements acp.Editor.
@@ -315,5 +315,5 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 		}
 		delete(b.agentShown, key)
 	}
-	b.events.push("agent_terminal", p)
+	b.events.push(evAgentTerminal, p)
 }

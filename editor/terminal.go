@@ -75,7 +75,7 @@ func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *termi
 	b.mu.Unlock()
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
-	b.events.push("terminal_created", map[string]any{
+	b.events.push(evTerminalCreated, map[string]any{
 		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd, "user": user,
 	})
 	go b.watchExit(tm, t)
@@ -101,7 +101,7 @@ func (b *Bridge) watchExit(tm *terminal, t *termhost.Terminal) {
 	} else {
 		p["signal"] = st.Signal
 	}
-	b.events.push("terminal_exit", p)
+	b.events.push(evTerminalExit, p)
 }
 
 // writeInput writes the user's keystrokes to the pty in order, off the RPC
@@ -138,7 +138,7 @@ func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
 		tm.mu.Unlock()
 		close(tm.released)
 	})
-	b.events.push("terminal_released", map[string]any{"id": tid})
+	b.events.push(evTerminalReleased, map[string]any{"id": tid})
 	b.dropReleasedOutput()
 }
 

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -100,5 +102,25 @@ func TestLazySpecListsEveryCommand(t *testing.T) {
 		if !regexp.MustCompile(`"` + name + `"`).Match(spec[1]) {
 			t.Errorf("the README's lazy.nvim spec does not list %s: it would not exist until another command loaded the plugin", name)
 		}
+	}
+}
+
+// TestEventNamesAgree: the events Go sends (editor/eventnames.go) are the
+// ones Lua handles (events.lua), no more, no fewer.
+func TestEventNamesAgree(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(root, "editor", "eventnames.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goNames []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*ev\w+\s*=\s*"(\w+)"`).FindAllSubmatch(src, -1) {
+		goNames = append(goNames, string(m[1]))
+	}
+	sort.Strings(goNames)
+	e := startEditor(t, "")
+	var luaNames []string
+	e.lua(`return require("agentrun.events").names`, &luaNames)
+	if strings.Join(goNames, " ") != strings.Join(luaNames, " ") || len(goNames) == 0 {
+		t.Errorf("Go sends %v; Lua handles %v", goNames, luaNames)
 	}
 }

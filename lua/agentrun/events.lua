@@ -118,6 +118,10 @@ for name, to in pairs(delegated) do
   end
 end
 
+-- names lists every event Go sends (editor/eventnames.go has the same).
+M.names = vim.tbl_keys(handlers)
+table.sort(M.names)
+
 local function handle(name, p)
   local h = handlers[name]
   if not h then

@@ -1,0 +1,30 @@
+package editor
+
+// The events the bridge sends to Lua (lua/agentrun/events.lua handles
+// each; its `names` table lists the same strings). One place, so that
+// grep finds both ends of each.
+const (
+	evSessionStarted      = "session_started"
+	evSessionFailed       = "session_failed"
+	evSessionEnded        = "session_ended"
+	evSessionUpdate       = "session_update" // payload.update: the ACP SessionUpdate
+	evTurnEnd             = "turn_end"
+	evMessage             = "message"
+	evTerminalCreated     = "terminal_created"
+	evTerminalExit        = "terminal_exit"
+	evTerminalReleased    = "terminal_released"
+	evAgentTerminal       = "agent_terminal" // a terminal the agent runs itself
+	evPermission          = "permission"
+	evPermissionCancelled = "permission_cancelled"
+	evApprove             = "approve"
+	evApproveCancelled    = "approve_cancelled"
+)
+
+// question is something the bridge asks the user (ask): the event that
+// asks, and the one that withdraws it.
+type question struct{ ask, cancelled string }
+
+var (
+	permissionQuestion = question{evPermission, evPermissionCancelled}
+	approveQuestion    = question{evApprove, evApproveCancelled}
+)
