@@ -11,6 +11,12 @@ require("agentrun.highlight").setup()
 
 local util = require("agentrun.util")
 
+-- A new backend learns at once the size a new terminal split will have,
+-- so the first command already sees (nearly) its window's size.
+table.insert(rpc.on_start, function()
+  require("agentrun.ui.term").send_expected_size(true)
+end)
+
 local function warn(msg)
   util.notify(msg, vim.log.levels.WARN)
 end

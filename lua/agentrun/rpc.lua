@@ -148,7 +148,9 @@ function M.ensure()
     M.stop()
     return nil, "(agentrun) the backend failed to set up: " .. clean(err)
   end
-  require("agentrun.ui.term").send_expected_size(true)
+  for _, fn in ipairs(M.on_start) do
+    fn(chan)
+  end
   local group = vim.api.nvim_create_augroup("agentrun_backend", { clear = true })
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
@@ -172,6 +174,11 @@ function M.request(method, ...)
   end
   return res == vim.NIL and true or res, nil
 end
+
+-- on_start lists functions called with the channel each time a backend
+-- has started and is set up (the UI registers what it must tell it
+-- first, so rpc needs no UI module).
+M.on_start = {}
 
 -- notify sends a notification to Go if the backend runs (never starts it).
 function M.notify(method, ...)
