@@ -41,7 +41,7 @@ demo: build
 # bench runs on the system's Neovim; make bench NVIM=0.12 picks another.
 NVIM ?= 0.7
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./termhost/ ./internal/vtsafe/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/vtsafe/ ./termhost/
 	AGENTRUN_NVIM=$$(bash scripts/nvim-versions.sh $(NVIM)) $(GO) run ./bench
 
 soak: build
@@ -50,9 +50,9 @@ soak: build
 # fuzz runs every fuzz target for FUZZTIME each (the seeds also run in make test).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzStore -fuzztime $(FUZZTIME) ./termhost/
-	$(GO) test -run '^$$' -fuzz FuzzScanner -fuzztime $(FUZZTIME) ./termhost/
-	$(GO) test -run '^$$' -fuzz FuzzOSCFilter -fuzztime $(FUZZTIME) ./termhost/
+	$(GO) test -run '^$$' -fuzz FuzzStore -fuzztime $(FUZZTIME) ./internal/render/
+	$(GO) test -run '^$$' -fuzz FuzzScanner -fuzztime $(FUZZTIME) ./internal/render/
+	$(GO) test -run '^$$' -fuzz FuzzOSCFilter -fuzztime $(FUZZTIME) ./termhost/shellinteg/
 	$(GO) test -run '^$$' -fuzz FuzzClientRequest -fuzztime $(FUZZTIME) ./acp/
 	$(GO) test -run '^$$' -fuzz FuzzUpdateFilter -fuzztime $(FUZZTIME) ./acp/
 	$(GO) test -run '^$$' -fuzz FuzzFilter -fuzztime $(FUZZTIME) ./internal/vtsafe/

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // Claims (the AHP model) say who holds a terminal. A terminal the agent
@@ -59,8 +59,8 @@ func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
 		return
 	}
 	ended := status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed
-	inCall := termhost.SessionClaim(s.id, call)
-	background := termhost.SessionClaim(s.id, "")
+	inCall := ahp.SessionClaim(s.id, call)
+	background := ahp.SessionClaim(s.id, "")
 	for _, c := range content {
 		if c.Terminal == nil {
 			continue
@@ -83,7 +83,7 @@ func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
 }
 
 // claimForSession sets a session claim on t unless the user holds it.
-func (a *Agent) claimForSession(t *termhost.Terminal, want termhost.Claim) {
+func (a *Agent) claimForSession(t *termhost.Terminal, want ahp.Claim) {
 	for range 3 { // the claim may change between reading and swapping it
 		cur := t.Claim()
 		if cur.ByClient() || cur == want {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The claim follows the tool call that embeds the terminal: the session's
@@ -41,7 +42,7 @@ func TestClaimFollowsToolCall(t *testing.T) {
 		rawReq("terminal/release", `{"sessionId":"$SESSION","terminalId":"$T0"}`))
 	sub := next(t, subs, "the subscription")
 	defer sub.Close()
-	var claims []termhost.Claim
+	var claims []ahp.Claim
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	for {
@@ -53,12 +54,12 @@ func TestClaimFollowsToolCall(t *testing.T) {
 			t.Fatalf("Next: %v (resync %v); claims so far %+v", err, resync != nil, claims)
 		}
 		for _, sa := range acts {
-			if c, ok := sa.Action.(termhost.ClaimedAction); ok {
+			if c, ok := sa.Action.(ahp.ClaimedAction); ok {
 				claims = append(claims, c.Claim)
 			}
 		}
 	}
-	want := []termhost.Claim{
+	want := []ahp.Claim{
 		{Kind: "session", Session: s.ID(), ToolCallID: "c1"},
 		{Kind: "session", Session: s.ID()},
 	}
@@ -88,7 +89,7 @@ func TestTakeoverSurvivesRelease(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := term.SetClaim(termhost.Claim{Kind: "client", ClientID: "nvim"}); err != nil {
+	if err := term.SetClaim(ahp.Claim{Kind: "client", ClientID: "nvim"}); err != nil {
 		t.Fatal(err)
 	}
 	// The demo agent says so, and moves on, only when its wait failed

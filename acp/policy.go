@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"github.com/agentrun/agentrun.nvim/termhost"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // Command is a terminal command an agent asked to run, as the approval
@@ -48,23 +48,9 @@ func commandOf(session string, spec termhost.Spec) Command {
 		c.Argv = []string{"/bin/sh", "-c", spec.Command}
 	} else {
 		c.Argv = append([]string{spec.Command}, spec.Args...)
-		quoted := make([]string, len(c.Argv))
-		for i, arg := range c.Argv {
-			quoted[i] = shellQuote(arg)
-		}
-		c.Line = strings.Join(quoted, " ")
+		c.Line = shquote.Join(c.Argv)
 	}
 	return c
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkCwd enforces AllowedCwdRoots (default: the session's cwd and

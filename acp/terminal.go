@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // MaxOutputByteLimit is the largest outputByteLimit an agent may ask for.
@@ -126,7 +126,7 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		Env:       env,
 		Dir:       cwd,
 		ByteLimit: limit,
-		Claim:     termhost.SessionClaim(s.id, ""),
+		Claim:     ahp.SessionClaim(s.id, ""),
 	}
 	if a.opts.TerminalSize != nil {
 		spec.Cols, spec.Rows = a.opts.TerminalSize()

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // keepReleased is how many released terminals that no buffer ever showed
@@ -21,7 +22,7 @@ type terminal struct {
 	key     string // session key
 	command string
 	cwd     string
-	claim   termhost.Claim
+	claim   ahp.Claim
 
 	released     chan struct{}
 	releaseOnce  sync.Once

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The user's side of the AHP terminal model: shells the user starts
@@ -18,7 +19,7 @@ import (
 // state (termStatus).
 
 // userClaim is the claim of terminals this Neovim's user holds.
-var userClaim = termhost.ClientClaim("nvim")
+var userClaim = ahp.ClientClaim("nvim")
 
 // maxStatusParts bounds the content parts status() looks at for commands.
 const maxStatusParts = 60
@@ -128,7 +129,7 @@ func (b *Bridge) handleSendInput(id string, data []byte) error {
 	t := tm.t
 	tm.mu.Unlock()
 	if t != nil {
-		if c := t.Claim(); c.Kind == termhost.ClaimSession {
+		if c := t.Claim(); c.Kind == ahp.ClaimSession {
 			return fmt.Errorf("input: terminal %q is held by session %q; take it over first (T in its split, or :AgentTakeover %s)", id, c.Session, id)
 		}
 	}
@@ -137,7 +138,7 @@ func (b *Bridge) handleSendInput(id string, data []byte) error {
 
 // termState is what status() shows of a terminal's AHP state.
 type termState struct {
-	state    termhost.TerminalState
+	state    ahp.TerminalState
 	lastLine string
 	pid      int
 	started  time.Time
@@ -172,7 +173,7 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 	st := ts.state
 	m["claim"] = jsonValue(st.Claim)
 	m["title"] = st.Title
-	if dir, err := termhost.FilePath(st.Cwd); err == nil {
+	if dir, err := ahp.FilePath(st.Cwd); err == nil {
 		m["cwd"] = dir
 	}
 	m["cols"], m["rows"] = st.Cols, st.Rows
@@ -182,7 +183,7 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 	m["age_ms"] = time.Since(ts.started).Milliseconds()
 	commands := []any{}
 	for _, p := range st.Content {
-		if p.Type != termhost.PartCommand {
+		if p.Type != ahp.PartCommand {
 			continue
 		}
 		c := map[string]any{"commandId": p.CommandID, "commandLine": p.CommandLine, "isComplete": p.IsComplete}

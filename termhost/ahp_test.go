@@ -14,15 +14,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // collect reads sub until the state it follows records the exit, and
 // returns the actions read and that state.
-func collect(t *testing.T, st TerminalState, sub *Subscription) ([]Action, TerminalState) {
+func collect(t *testing.T, st ahp.TerminalState, sub *Subscription) ([]ahp.Action, ahp.TerminalState) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	var acts []Action
+	var acts []ahp.Action
 	var last uint64
 	for !st.Exited() {
 		batch, resync, err := sub.Next(ctx)
@@ -44,7 +45,7 @@ func collect(t *testing.T, st TerminalState, sub *Subscription) ([]Action, Termi
 	return acts, st
 }
 
-func types(acts []Action) []string {
+func types(acts []ahp.Action) []string {
 	var out []string
 	for _, a := range acts {
 		typ := strings.TrimPrefix(a.ActionType(), "terminal/")
@@ -67,8 +68,8 @@ func TestActionStream(t *testing.T) {
 	term := create(t, h, spec)
 	st, sub := term.Subscribe()
 	defer sub.Close()
-	if st.Title != spec.Command || st.Cwd != FileURI(spec.Dir) || st.Cols != 80 || st.Rows != 24 ||
-		st.Claim != (Claim{Kind: "client", ClientID: "local"}) || st.Exited() {
+	if st.Title != spec.Command || st.Cwd != ahp.FileURI(spec.Dir) || st.Cols != 80 || st.Rows != 24 ||
+		st.Claim != (ahp.Claim{Kind: "client", ClientID: "local"}) || st.Exited() {
 		t.Fatalf("initial state %+v", st)
 	}
 	if _, err := term.Write([]byte("go\n")); err != nil {
@@ -88,7 +89,7 @@ func TestActionStream(t *testing.T) {
 		got.Content[2].Value != "\x1b]0;ti\a\x1b]7;file://localhost/tmp\ac" {
 		t.Fatalf("content %+v", got.Content)
 	}
-	if p := got.Content[1]; p.Type != PartCommand || !p.IsComplete || p.ExitCode == nil || *p.ExitCode != 3 {
+	if p := got.Content[1]; p.Type != ahp.PartCommand || !p.IsComplete || p.ExitCode == nil || *p.ExitCode != 3 {
 		t.Fatalf("command part %+v", p)
 	}
 	if got.Title != "ti" || got.Cwd != "file:///tmp" || got.ExitCode == nil || *got.ExitCode != 0 {
@@ -103,9 +104,9 @@ func TestActionStream(t *testing.T) {
 	}
 }
 
-func stripBufs(s TerminalState) TerminalState {
+func stripBufs(s ahp.TerminalState) ahp.TerminalState {
 	for i := range s.Content {
-		s.Content[i].buf = nil
+		s.Content[i] = s.Content[i].Detached()
 	}
 	return s
 }
@@ -123,14 +124,14 @@ func TestDataKeepsCharactersWhole(t *testing.T) {
 	acts, got := collect(t, st, sub)
 	var data []string
 	for _, a := range acts {
-		if d, ok := a.(DataAction); ok {
+		if d, ok := a.(ahp.DataAction); ok {
 			if !utf8.ValidString(d.Data) {
 				t.Errorf("terminal/data %q is not whole characters", d.Data)
 			}
 			data = append(data, d.Data)
 		}
 	}
-	if j := joined(got); j != "\r\nxéy€" {
+	if j := got.Text(); j != "\r\nxéy€" {
 		t.Fatalf("content %q (data actions %q)", j, data)
 	}
 }
@@ -156,10 +157,10 @@ func TestSlowSubscriberResyncs(t *testing.T) {
 	if !reflect.DeepEqual(*resync, term.State()) {
 		t.Fatal("resync state differs from State()")
 	}
-	if n := len(joined(*resync)); n > DefaultContentBytes {
-		t.Fatalf("content holds %d bytes, more than the %d bound", n, DefaultContentBytes)
+	if n := len(resync.Text()); n > ahp.DefaultContentBytes {
+		t.Fatalf("content holds %d bytes, more than the %d bound", n, ahp.DefaultContentBytes)
 	}
-	if j := joined(*resync); !strings.HasSuffix(j, strings.Repeat("x", 1000)) {
+	if j := resync.Text(); !strings.HasSuffix(j, strings.Repeat("x", 1000)) {
 		t.Fatalf("content does not end with the newest output: …%q", j[max(0, len(j)-40):])
 	}
 	term.Release()
@@ -177,11 +178,11 @@ func TestListingAndClaims(t *testing.T) {
 	if len(list) != 0 {
 		t.Fatalf("empty host lists %+v", list)
 	}
-	session := Claim{Kind: "session", Session: "s1", ToolCallID: "call-1"}
+	session := ahp.Claim{Kind: "session", Session: "s1", ToolCallID: "call-1"}
 	spec := shell(t, `read go; printf '\033]2;renamed\007'; read more`)
 	spec.Claim = session
 	term := create(t, h, spec)
-	next := func(what string) []TerminalInfo {
+	next := func(what string) []ahp.TerminalInfo {
 		t.Helper()
 		select {
 		case <-changed:
@@ -199,10 +200,10 @@ func TestListingAndClaims(t *testing.T) {
 	if claim != session {
 		t.Fatalf("claim %+v", claim)
 	}
-	if err := term.SetClaim(Claim{Kind: "session"}); err == nil || !strings.Contains(err.Error(), "no session") {
+	if err := term.SetClaim(ahp.Claim{Kind: "session"}); err == nil || !strings.Contains(err.Error(), "no session") {
 		t.Fatalf("SetClaim of a claim without session: %v", err)
 	}
-	background := Claim{Kind: "session", Session: "s1"}
+	background := ahp.Claim{Kind: "session", Session: "s1"}
 	if err := term.SetClaim(background); err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +233,10 @@ func TestListingAndClaims(t *testing.T) {
 	if l := next("release"); len(l) != 0 {
 		t.Fatalf("after release: %+v", l)
 	}
-	if err := term.SetClaim(Claim{Kind: "client", ClientID: "me"}); !errors.Is(err, ErrReleased) {
+	if err := term.SetClaim(ahp.Claim{Kind: "client", ClientID: "me"}); !errors.Is(err, ErrReleased) {
 		t.Fatalf("SetClaim after release: %v", err)
 	}
-	if _, err := h.Create(context.Background(), Spec{Command: "true", Claim: Claim{Kind: "owner"}}); err == nil || !strings.Contains(err.Error(), `"owner"`) {
+	if _, err := h.Create(context.Background(), Spec{Command: "true", Claim: ahp.Claim{Kind: "owner"}}); err == nil || !strings.Contains(err.Error(), `"owner"`) {
 		t.Fatalf("Create with a bad claim: %v", err)
 	}
 }
@@ -267,10 +268,10 @@ func testIntegratedShell(t *testing.T, shellPath string) {
 	if term.scripts == "" {
 		t.Fatal("no script directory for an integrated shell")
 	}
-	commands := func() []ContentPart {
-		var out []ContentPart
+	commands := func() []ahp.ContentPart {
+		var out []ahp.ContentPart
 		for _, p := range term.State().Content {
-			if p.Type == PartCommand {
+			if p.Type == ahp.PartCommand {
 				out = append(out, p)
 			}
 		}
@@ -331,13 +332,13 @@ func testIntegratedShell(t *testing.T, shellPath string) {
 // raw log, store and state, with no subscriber.
 func BenchmarkReadPath(b *testing.B) {
 	h := NewHost(Options{})
-	term := newTerminal(h, "term-1", Spec{Dir: "/", Cols: 80, Rows: 24, Claim: Claim{Kind: "client", ClientID: "b"}}, "bench", 1<<20)
-	term.initAHP("")
+	term := newTerminal(h, "term-1", Spec{Dir: "/", Cols: 80, Rows: 24, Claim: ahp.Claim{Kind: "client", ClientID: "b"}}, "bench", 1<<20)
+	term.initState("")
 	chunk := []byte(strings.Repeat("some output of a build, line after line\r\n", 100))
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()
 	for b.Loop() {
-		term.ahpFeed(chunk)
+		term.feed(chunk)
 	}
 }
 
@@ -345,15 +346,15 @@ func BenchmarkReadPath(b *testing.B) {
 // terminal a client took over, nor release it; the client can.
 func TestClientClaimSurvivesSessionRelease(t *testing.T) {
 	h := testHost(t, Options{KillGrace: 200 * time.Millisecond})
-	call := Claim{Kind: "session", Session: "s1", ToolCallID: "c1"}
+	call := ahp.Claim{Kind: "session", Session: "s1", ToolCallID: "c1"}
 	spec := shell(t, "sleep 300")
 	spec.Claim = call
 	term := create(t, h, spec)
-	user := Claim{Kind: "client", ClientID: "nvim"}
+	user := ahp.Claim{Kind: "client", ClientID: "nvim"}
 	if ok, err := term.CompareAndSwapClaim(call, user); !ok || err != nil {
 		t.Fatalf("CAS from the current claim: %v %v", ok, err)
 	}
-	if ok, err := term.CompareAndSwapClaim(call, Claim{Kind: "session", Session: "s1"}); ok || err != nil {
+	if ok, err := term.CompareAndSwapClaim(call, ahp.Claim{Kind: "session", Session: "s1"}); ok || err != nil {
 		t.Fatalf("CAS from a stale claim: %v %v", ok, err)
 	}
 	if term.ReleaseUnlessClientHeld() || term.Released() {
@@ -365,14 +366,14 @@ func TestClientClaimSurvivesSessionRelease(t *testing.T) {
 	if l := h.Listing(); len(l) != 1 || l[0].Claim != user {
 		t.Fatalf("listing %+v", l)
 	}
-	if err := term.SetClaim(Claim{Kind: "session", Session: "s1"}); err != nil {
+	if err := term.SetClaim(ahp.Claim{Kind: "session", Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	if !term.ReleaseUnlessClientHeld() || !term.Released() {
 		t.Fatal("a session could not release its own terminal")
 	}
 	eventually(t, "the process to go", func() bool { return processGone(term.Pid()) })
-	if _, err := term.CompareAndSwapClaim(Claim{Kind: "session", Session: "s1"}, user); !errors.Is(err, ErrReleased) {
+	if _, err := term.CompareAndSwapClaim(ahp.Claim{Kind: "session", Session: "s1"}, user); !errors.Is(err, ErrReleased) {
 		t.Fatalf("CAS after release: %v", err)
 	}
 }
@@ -425,17 +426,17 @@ func TestContentBoundedWithCommands(t *testing.T) {
 	}
 	waitExit(t, term)
 	st := term.State()
-	j := joined(st)
-	if len(j) > DefaultContentBytes || !strings.HasSuffix(j, strings.Repeat("a", 1000)+"tail") {
+	j := st.Text()
+	if len(j) > ahp.DefaultContentBytes || !strings.HasSuffix(j, strings.Repeat("a", 1000)+"tail") {
 		t.Fatalf("content %d bytes, ends …%q", len(j), j[max(0, len(j)-20):])
 	}
 	sum := term.StateSummary(1)
 	if len(sum.Content) != 1 || sum.Content[0].Value != "" || sum.ExitCode == nil {
 		t.Fatalf("summary %+v", sum)
 	}
-	var cmd *ContentPart
+	var cmd *ahp.ContentPart
 	for i := range st.Content {
-		if st.Content[i].Type == PartCommand {
+		if st.Content[i].Type == ahp.PartCommand {
 			cmd = &st.Content[i]
 		}
 	}
@@ -454,17 +455,17 @@ func TestDispatch(t *testing.T) {
 	term := create(t, h, shell(t, `read line; echo "got $line"; stty size; read more`))
 	uri := term.URI()
 	cases := []struct {
-		act     Action
+		act     ahp.Action
 		wantErr string
 	}{
-		{ResizedAction{Terminal: uri, Cols: 100, Rows: 30}, ""},
-		{InputAction{Terminal: uri, Data: "hello\n"}, ""},
-		{TitleChangedAction{Terminal: uri, Title: "mine"}, ""},
-		{ClaimedAction{Terminal: uri, Claim: Claim{Kind: "client", ClientID: "c2"}}, ""},
-		{ClaimedAction{Terminal: uri, Claim: Claim{Kind: "client"}}, "no clientId"},
-		{ResizedAction{Terminal: uri, Cols: 0, Rows: 30}, "invalid size 0x30"},
-		{DataAction{Terminal: uri, Data: "x"}, "terminal/data is not an action a client may dispatch"},
-		{InputAction{Terminal: TerminalURI("term-9"), Data: "x"}, `sent to terminal "agenthost:/terminal/term-1"`},
+		{ahp.ResizedAction{Terminal: uri, Cols: 100, Rows: 30}, ""},
+		{ahp.InputAction{Terminal: uri, Data: "hello\n"}, ""},
+		{ahp.TitleChangedAction{Terminal: uri, Title: "mine"}, ""},
+		{ahp.ClaimedAction{Terminal: uri, Claim: ahp.Claim{Kind: "client", ClientID: "c2"}}, ""},
+		{ahp.ClaimedAction{Terminal: uri, Claim: ahp.Claim{Kind: "client"}}, "no clientId"},
+		{ahp.ResizedAction{Terminal: uri, Cols: 0, Rows: 30}, "invalid size 0x30"},
+		{ahp.DataAction{Terminal: uri, Data: "x"}, "terminal/data is not an action a client may dispatch"},
+		{ahp.InputAction{Terminal: ahp.TerminalURI("term-9"), Data: "x"}, `sent to terminal "agenthost:/terminal/term-1"`},
 	}
 	for _, c := range cases {
 		err := term.Dispatch(c.act)
@@ -473,7 +474,7 @@ func TestDispatch(t *testing.T) {
 		}
 	}
 	waitOutput(t, term, `got hello\n30 100\n`)
-	if err := term.Dispatch(ClearedAction{Terminal: uri}); err != nil {
+	if err := term.Dispatch(ahp.ClearedAction{Terminal: uri}); err != nil {
 		t.Fatal(err)
 	}
 	st := term.State()

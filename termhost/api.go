@@ -1,8 +1,9 @@
 package termhost
 
 import (
-	"context"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // ExitStatus is how a terminal's process ended. Exactly one of Code and
@@ -11,6 +12,15 @@ import (
 type ExitStatus struct {
 	Code   *int
 	Signal string
+}
+
+// codeCopy returns a copy of Code (nil for a death by signal).
+func (s ExitStatus) codeCopy() *int {
+	if s.Code == nil {
+		return nil
+	}
+	c := *s.Code
+	return &c
 }
 
 // Output is a snapshot of a terminal's rendered text, as the agent reads it.
@@ -45,7 +55,7 @@ type Spec struct {
 	Title string
 	// Claim is the terminal's initial owner; the zero Claim means the
 	// local user, {kind: "client", clientId: "local"}.
-	Claim Claim
+	Claim ahp.Claim
 	// ShellIntegration starts Command, an interactive bash or zsh (Args
 	// empty, Shell false), with agentrun's shell integration injected
 	// (package shellinteg): it then reports prompts, command lines, exit
@@ -57,37 +67,6 @@ type Spec struct {
 	// set it for a shell integrated some other way.
 	Nonce string
 }
-
-// Claim records who holds a terminal (the AHP claim model): a session's
-// tool call, a session in the background, or the user's client.
-type Claim struct {
-	Kind       string `json:"kind"` // ClaimSession or ClaimClient
-	Session    string `json:"session,omitempty"`
-	ToolCallID string `json:"toolCallId,omitempty"`
-	ClientID   string `json:"clientId,omitempty"`
-	// TurnID is the AHP session claim's optional turn (set with ToolCallID
-	// while a tool call uses the terminal).
-	TurnID string `json:"turnId,omitempty"`
-}
-
-// The claim kinds (AHP): a client (the user's editor) or a session (an
-// agent's, in the background or, with ToolCallID, in use by a tool call).
-const (
-	ClaimClient  = "client"
-	ClaimSession = "session"
-)
-
-// ClientClaim is the claim of client id: the user drives the terminal.
-func ClientClaim(id string) Claim { return Claim{Kind: ClaimClient, ClientID: id} }
-
-// SessionClaim is the claim of a session, in use by tool call toolCall
-// ("": in the background).
-func SessionClaim(session, toolCall string) Claim {
-	return Claim{Kind: ClaimSession, Session: session, ToolCallID: toolCall}
-}
-
-// ByClient reports whether a client (the user) holds the terminal.
-func (c Claim) ByClient() bool { return c.Kind == ClaimClient }
 
 // Options configures a Host.
 type Options struct {
@@ -103,12 +82,6 @@ type Options struct {
 	DisplayBytes int
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
-	// OnOSC, when set, receives every complete OSC payload (the bytes
-	// between "ESC ]" and BEL or "ESC \") a terminal's program prints, in
-	// order. It runs on the terminal's read goroutine after the raw log and
-	// the rendered text hold everything printed before the OSC: it must
-	// return quickly and never block. payload is only valid during the call.
-	OnOSC func(t *Terminal, payload []byte)
 	// SessionStarted, when set, is called with a command's pid, which is
 	// also the id of the session it leads (every command starts in a
 	// session of its own), right after it started and before it can be
@@ -130,5 +103,3 @@ type Options struct {
 // (an agent's outputByteLimit of 0); Output is then empty and Truncated
 // once anything was printed.
 const ZeroByteLimit = -1
-
-var _ = context.Background

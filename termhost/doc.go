@@ -28,13 +28,14 @@
 //
 // # The read loop
 //
-// Each terminal has one goroutine reading the pty master. Every chunk
-// goes through an OSCFilter, which cuts shell integration markers (OSC
-// 633/133) out; what passes is appended to the RawLog, the Store and the
-// AHP state's content, and nothing else happens: no channel send that can
-// block (the RawLog's notification is a 1-buffered, non-blocking send,
-// subscribers are woken by closing a channel), no call into a consumer
-// (only the OSC hooks, which must not block). The master is a
+// Each terminal has one goroutine reading the pty master (readloop.go).
+// Every chunk goes through shellinteg.Filter, which cuts shell
+// integration markers (OSC 633/133) out; what passes is appended to the
+// display's log (internal/rawlog), the agent's rendered text
+// (internal/render's Store) and the AHP state's content, and nothing else
+// happens: no channel send that can block (the log's notification is a
+// 1-buffered, non-blocking send, subscribers are woken by closing a
+// channel), no call into a consumer. The master is a
 // non-blocking descriptor on Go's poller (creack/pty's ioctls leave it
 // blocking; startPty duplicates it), so read deadlines work and Close
 // unblocks a pending Read.
@@ -56,60 +57,23 @@
 // Everything the command itself wrote sits in the pty's buffer when it
 // exits, and the loop reads that buffer far faster than a second, so none
 // of it is lost. After the exit is reported the loop keeps reading what
-// stragglers print, into the Store only, until EOF or Release. The RawLog
-// is closed at EOF or when the exit is reported, whichever comes first, so
+// stragglers print, into the rendered text only, until EOF or Release.
+// The display's log is closed at EOF or when the exit is reported, whichever comes first, so
 // a display can show the exit.
-//
-// # The Store
-//
-// Store is what an agent reads (terminal/output): a Scanner splits the
-// stream into text, controls and sequences, and the Store renders a
-// person's view of it: no escape sequences or colours, "\r" redraws
-// collapsed to the final state of the line, "\r\n" as "\n", backspace,
-// erase-in-line and cursor moves within a line applied, invalid UTF-8 as
-// U+FFFD (also across Append calls). It keeps the tail within the byte
-// limit, cut at a character boundary, and reports Truncated once anything
-// was dropped. Committed lines and the current line live in one buffer;
-// appending at the end of a line (almost all output) is a bulk copy, and
-// the committed text is cut back to the limit when it reaches the limit
-// plus max(limit/2, 64 KiB), so memory stays about 1.5× the limit.
-// The current line is bounded too (limit + 4 KiB, trimmed lazily while it
-// only grows); the exact guarantee is on Store.
-//
-// AppendJSON gives the same text as a JSON string, the form terminal/output
-// sends. Committed lines never change, so once a Store has been asked
-// twice for a big text it keeps their escaped form, extended as lines are
-// committed and cut with compaction, with checkpoints every 4 KiB: an
-// agent polling a MiB of output then costs a copy of that form (about
-// 60 µs) instead of an encoding (about 0.9 ms), and a Store read once
-// holds no copy. Under the Store's lock AppendJSON only copies raw text;
-// the escaping happens after, so Append never waits for more than a copy
-// (store_json.go).
-//
-// # The RawLog
-//
-// RawLog keeps the newest Options.DisplayBytes raw bytes, offsets counting
-// every byte ever printed. A display reads at its own pace; when it falls
-// behind further than the log keeps, or further than it wants to draw
-// (maxLines), Read skips ahead to a line boundary and says so (Skipped),
-// so the display shows the tail exactly and never slows the command. The
-// log counts newlines as they are appended; a RawReader (one per display)
-// counts what it read, so "how many lines behind" costs nothing to ask
-// before every read, and it reuses one buffer for its chunks.
 //
 // # AHP state and actions
 //
-// Each terminal has an AHP TerminalState (state.go: title, cwd, size,
-// claim, exit, content parts, supportsCommandDetection) changed only by
-// actions, with the reducer's rules, each numbered in order (ahp.go). The
+// Each terminal has an AHP state (package ahp: title, cwd, size, claim,
+// exit, content parts, supportsCommandDetection) changed only by actions,
+// with the reducer's rules, each numbered in order (state.go). The
 // read loop applies terminal/data (the filtered bytes, an incomplete UTF-8
-// character held back for the next read) and what ShellIntegration makes
+// character held back for the next read) and what shellinteg.Parser makes
 // of each OSC payload (commandExecuted/Finished, cwdChanged,
 // titleChanged), in stream order, so command boundaries fall exactly
 // between the bytes around each marker; Resize applies resized, the exit
 // applies exited before Done closes, SetClaim applies claimed. Content is
 // bounded: the parts' text lives in one ring of the newest 256 KiB
-// (ahp_content.go).
+// (content.go).
 //
 // The API is a set of commands plus one ordered stream per terminal:
 // State/StateSummary copy the state; Dispatch takes the actions a client
@@ -129,12 +93,4 @@
 // (shellinteg.Prepare, in a per-terminal directory under one temporary
 // directory per Host, removed by Close) and a fresh nonce, so command
 // lines the shell reports are trusted and others are not.
-//
-// # Hooks
-//
-// Options.OnOSC receives every complete OSC payload (shell integration:
-// OSC 633/133, 7, 0/2) on the read goroutine, after the raw log, the
-// rendered text and the state hold everything printed before it, and
-// after the state applied the payload's actions. Files of this package
-// add per-terminal observers through terminalSetup (see terminalHooks).
 package termhost

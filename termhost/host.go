@@ -3,15 +3,17 @@ package termhost
 import (
 	"context"
 	"fmt"
-	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // Option defaults.
@@ -20,12 +22,6 @@ const (
 	DefaultKillGrace    = 3 * time.Second
 	DefaultDisplayBytes = 1 << 20
 )
-
-// terminalSetup holds hooks that run for every new terminal after it is
-// built and before its process and read loop start; other files of this
-// package (the AHP state, OSC parsing) install their per-terminal
-// observers through it from init functions.
-var terminalSetup []func(t *Terminal)
 
 // Host owns a set of terminals: it creates them, finds them by id and
 // releases them all on Close.
@@ -112,8 +108,8 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	if spec.Title == "" {
 		spec.Title = cmdline
 	}
-	if spec.Claim == (Claim{}) {
-		spec.Claim = ClientClaim("local")
+	if spec.Claim == (ahp.Claim{}) {
+		spec.Claim = ahp.ClientClaim("local")
 	}
 	if err := spec.Claim.Validate(); err != nil {
 		return nil, fmt.Errorf("terminal claim: %w", err)
@@ -140,13 +136,10 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	}
 	t := newTerminal(h, id, spec, cmdline, limit)
 	t.scripts = scripts
-	t.initAHP(nonce)
+	t.initState(nonce)
 	marker := markProcesses(id)
 	env = append(slices.Clip(env), marker)
 	t.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: spec.Dir}
-	for _, setup := range terminalSetup {
-		setup(t)
-	}
 	master, err := startPty(t.cmd, spec.Cols, spec.Rows)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmdline, err)
@@ -252,20 +245,5 @@ func commandLine(spec Spec) string {
 	if spec.Shell {
 		return spec.Command
 	}
-	parts := make([]string, 0, 1+len(spec.Args))
-	for _, a := range append([]string{spec.Command}, spec.Args...) {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' || r == '@' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shquote.Join(append([]string{spec.Command}, spec.Args...))
 }

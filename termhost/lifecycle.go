@@ -1,12 +1,9 @@
 package termhost
 
 import (
-	"errors"
 	"os"
 	"syscall"
 	"time"
-
-	"github.com/agentrun/agentrun.nvim/internal/procstat"
 )
 
 // The drain rule (see doc.go): after the command exited, its output is
@@ -24,72 +21,6 @@ const (
 	drainedByQuiet = "quiet"
 	drainedByLimit = "limit"
 )
-
-// readBufSize is the read loop's buffer; a pty hands out at most a few
-// KiB per read, so this is never the bottleneck.
-const readBufSize = 32 << 10
-
-// readLoop is the terminal's only reader of the pty. It hands every
-// chunk to the AHP filter, which appends it to the raw log, the store and
-// the state (shell integration markers cut out), and does nothing that
-// can wait on a consumer: the raw log's notification is a non-blocking
-// send, subscribers are woken by closing a channel.
-func (t *Terminal) readLoop() {
-	defer close(t.readerDone)
-	buf := make([]byte, readBufSize)
-	drained := false
-	for {
-		n, err := t.pty.Read(buf)
-		if n > 0 {
-			t.bytes.Add(int64(n))
-			t.ahpFeed(buf[:n]) // raw log, store and AHP state (ahp.go)
-			if !drained && t.leaderExited.Load() {
-				t.armDrainDeadline()
-			}
-		}
-		if err == nil {
-			continue
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// Deadlines are armed only after the leader exited: the pty
-			// was quiet for drainQuiet (or drainMax passed), so the output
-			// is drained. Keep reading what stragglers print, without a
-			// deadline.
-			if !drained {
-				drained = true
-				_ = t.pty.SetReadDeadline(time.Time{})
-				rule := drainedByQuiet
-				if t.leaderExited.Load() && time.Since(t.exitAt) >= t.host.drainMax {
-					rule = drainedByLimit
-				}
-				t.finish(rule)
-			}
-			continue
-		}
-		// EIO: every holder of the pty's other end has closed it and all
-		// output has been read. ErrClosed: released.
-		if !errors.Is(err, syscall.EIO) && !errors.Is(err, os.ErrClosed) {
-			t.host.opts.Logf("termhost: %s: read: %v", t.id, err)
-		}
-		break
-	}
-	t.ahpFlush()
-	t.raw.Close()
-	if !drained {
-		<-t.exited
-		t.finish(drainedAtEOF)
-	}
-}
-
-// armDrainDeadline lets the read block for at most drainQuiet, and not
-// past drainMax after the leader's exit.
-func (t *Terminal) armDrainDeadline() {
-	dl := time.Now().Add(t.host.drainQuiet)
-	if limit := t.exitAt.Add(t.host.drainMax); dl.After(limit) {
-		dl = limit
-	}
-	_ = t.pty.SetReadDeadline(dl)
-}
 
 // waitLoop reaps the command and starts the drain clock.
 func (t *Terminal) waitLoop() {
@@ -123,12 +54,9 @@ func (t *Terminal) finish(rule string) {
 	t.exit = &st
 	t.drainRule = rule
 	t.mu.Unlock()
-	t.ahpExited(st) // in the state before anyone sees Done
+	t.recordExit(st) // in the state before anyone sees Done
 	close(t.done)
 	t.host.opts.Logf("termhost: %s exited: %s (output drained: %s)", t.id, st, rule)
-	for _, fn := range t.hooks.exit {
-		fn(st)
-	}
 }
 
 // terminate sends SIGTERM (and SIGCONT, so a stopped job can act on it)
@@ -237,11 +165,4 @@ func (t *Terminal) signalAll(sig syscall.Signal) {
 	for _, g := range groups {
 		_ = syscall.Kill(-g, sig)
 	}
-}
-
-// procState reads a process's state letter and process group from
-// /proc/<pid>/stat.
-func procState(pid string) (state byte, pgrp int, ok bool) {
-	st, ok := procstat.Read(pid)
-	return st.State, st.Pgrp, ok
 }

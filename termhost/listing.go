@@ -3,6 +3,8 @@ package termhost
 import (
 	"reflect"
 	"sync"
+
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // rootListing is the Host's AHP root terminal listing. It is rebuilt whole
@@ -11,13 +13,13 @@ import (
 // watcher only ever needs the newest one.
 type rootListing struct {
 	mu      sync.Mutex // held while rebuilding, so rebuilds apply in order
-	list    []TerminalInfo
+	list    []ahp.TerminalInfo
 	changed chan struct{} // closed at the next change; nil until someone waits
 }
 
 // Listing returns the root terminal listing: one entry per live (not
 // released) terminal, oldest first.
-func (h *Host) Listing() []TerminalInfo {
+func (h *Host) Listing() []ahp.TerminalInfo {
 	list, _ := h.WatchListing()
 	return list
 }
@@ -25,7 +27,7 @@ func (h *Host) Listing() []TerminalInfo {
 // WatchListing returns the listing and a channel closed when it next
 // changes; then call it again for the new listing (the
 // root/terminalsChanged that replaces the old one whole).
-func (h *Host) WatchListing() ([]TerminalInfo, <-chan struct{}) {
+func (h *Host) WatchListing() ([]ahp.TerminalInfo, <-chan struct{}) {
 	r := &h.root
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -37,8 +39,8 @@ func (h *Host) WatchListing() ([]TerminalInfo, <-chan struct{}) {
 
 // RootAction returns the current listing as the root/terminalsChanged
 // action that replaces any earlier listing.
-func (h *Host) RootAction() RootTerminalsChangedAction {
-	return RootTerminalsChangedAction{Terminals: h.Listing()}
+func (h *Host) RootAction() ahp.RootTerminalsChangedAction {
+	return ahp.RootTerminalsChangedAction{Terminals: h.Listing()}
 }
 
 // listingChanged rebuilds the listing and wakes its watchers if it
@@ -49,11 +51,11 @@ func (h *Host) listingChanged() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	terms := h.Terminals()
-	list := make([]TerminalInfo, 0, len(terms))
+	list := make([]ahp.TerminalInfo, 0, len(terms))
 	for _, t := range terms {
-		t.ahp.mu.Lock()
-		list = append(list, t.ahp.state.Info(t.ahp.uri))
-		t.ahp.mu.Unlock()
+		t.live.mu.Lock()
+		list = append(list, t.live.state.Info(t.live.uri))
+		t.live.mu.Unlock()
 	}
 	if reflect.DeepEqual(list, r.list) {
 		return
@@ -65,11 +67,10 @@ func (h *Host) listingChanged() {
 	}
 }
 
-func cloneListing(list []TerminalInfo) []TerminalInfo {
-	out := make([]TerminalInfo, len(list))
+func cloneListing(list []ahp.TerminalInfo) []ahp.TerminalInfo {
+	out := make([]ahp.TerminalInfo, len(list))
 	for i, ti := range list {
-		ti.ExitCode = copyPtr(ti.ExitCode)
-		out[i] = ti
+		out[i] = ti.Clone()
 	}
 	return out
 }

@@ -1,11 +1,12 @@
 package termhost
 
 import (
-	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 )
 
 // sessionLog records the session hooks' calls.

@@ -1,274 +1,301 @@
-// AHP terminal state model (design notes; the package comment is doc.go).
-//
-// A terminal's observable state (TerminalState: title, cwd, size, claim,
-// exit, content parts, supportsCommandDetection) changes only through
-// actions, applied by one reducer. The types and JSON field names are
-// AHP's (reference/ahp/schema/state.schema.json and actions.schema.json),
-// so the AHP reducer fixtures load directly and a future socket server can
-// send snapshots and actions unchanged.
-//
-//   - Reduce(state, action) is the pure reducer: it never changes its
-//     input. Apply is the same reducer working in place, for the owner of
-//     a state (the Terminal, under its lock): Reduce is Clone + Apply, so
-//     both share one implementation of the semantics.
-//   - terminal/data appends to the tail part. Go strings are immutable,
-//     so a naive s += data would copy the whole part on every pty read;
-//     appendText (state_text.go) keeps spare capacity behind each part's
-//     text and appends in place when no other state has appended there.
-//   - Content is unbounded in the reducer (the fixtures are exact).
-//     Bounding is a separate step, Trim (state_trim.go), for whoever
-//     reduces actions (a client); AHP allows either side to trim. A live
-//     Terminal keeps its parts' text in a bounded ring instead
-//     (ahp_content.go) and builds strings only when asked.
-//   - Extensions to AHP, ignored by other AHP peers: exitSignal on
-//     terminal/exited, TerminalState and TerminalInfo (a death by signal
-//     has no exitCode, and a UI must still show that the process ended).
-//   - The root listing (RootState.Terminals) is replaced whole by
-//     root/terminalsChanged; ReduceRoot applies it.
 package termhost
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
-	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/agentrun/agentrun.nvim/internal/render"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
 )
 
-// Content part types.
-const (
-	PartUnclassified = "unclassified"
-	PartCommand      = "command"
-)
+// The AHP wiring of a terminal (see doc.go, "AHP state and actions"): the
+// read loop's bytes go through a shellinteg.Filter, which cuts shell integration
+// markers out and hands every OSC payload over in stream order. What it
+// passes on goes to the raw log, the rendered text and the state's content
+// (terminal/data); each payload goes to the shellinteg.Parser, whose
+// actions are applied in the same order. Every action applied gets the
+// next sequence number; subscribers read them from a bounded log.
 
-// TerminalState is the full AHP state of one terminal.
-type TerminalState struct {
-	Title   string        `json:"title"`
-	Cwd     string        `json:"cwd,omitempty"` // a file URI
-	Cols    int           `json:"cols,omitempty"`
-	Rows    int           `json:"rows,omitempty"`
-	Content []ContentPart `json:"content"`
-	// ExitCode is set when the process exited normally.
-	ExitCode *int `json:"exitCode,omitempty"`
-	// ExitSignal (agentrun extension) is set when it died by a signal.
-	ExitSignal               string `json:"exitSignal,omitempty"`
-	Claim                    Claim  `json:"claim"`
-	SupportsCommandDetection bool   `json:"supportsCommandDetection,omitempty"`
+// liveState is one terminal's AHP state, its shell integration and its
+// action stream.
+type liveState struct {
+	uri string // TerminalURI(id), put on every action
+
+	// Owned by the read loop.
+	filter  shellinteg.Filter
+	si      *shellinteg.Parser
+	partial [utf8.UTFMax]byte // an incomplete UTF-8 character held back
+	npart   int
+	out     func([]byte) // the read loop's callbacks, made once
+	osc     func([]byte)
+
+	mu      sync.Mutex
+	state   ahp.TerminalState // the parts' text lives in text (content.go)
+	text    contentRing
+	starts  []int64 // where each part's text starts in the stream
+	limits  ahp.ContentLimits
+	seq     uint64 // of the last action applied
+	log     actionLog
+	subs    int           // open subscriptions; the log is kept only while > 0
+	changed chan struct{} // closed at the next action; nil until someone waits
+	claimed chan struct{} // closed at the next claim change; nil until someone waits
 }
 
-// ContentPart is one element of TerminalState.Content: either raw output
-// outside commands (Type PartUnclassified, text in Value) or one command
-// with its output (Type PartCommand). Parts of an unknown type keep their
-// JSON and are written back unchanged.
-type ContentPart struct {
-	Type string
-	// Value is the accumulated VT output of an unclassified part.
-	Value string
-	// The fields of a command part.
-	CommandID   string
-	CommandLine string
-	Output      string
-	Timestamp   int64 // Unix ms when the command started
-	IsComplete  bool
-	ExitCode    *int   // set at completion when the shell reported one
-	DurationMs  *int64 // set at completion
-
-	raw []byte   // the JSON of an unknown part type
-	buf *textBuf // spare capacity behind Value/Output (state_text.go)
-}
-
-// Text returns the part's accumulated output: Value or Output.
-func (p ContentPart) Text() string {
-	if p.Type == PartCommand {
-		return p.Output
+// initState sets up t's AHP state from its spec; nonce is the shell
+// integration secret ("" trusts no command line).
+func (t *Terminal) initState(nonce string) {
+	a := &t.live
+	a.uri = ahp.TerminalURI(t.id)
+	a.si = shellinteg.NewParser(a.uri, nonce)
+	a.out = t.passOn
+	a.osc = t.handleOSC
+	a.text.size = a.limits.MaxBytes
+	if a.text.size <= 0 {
+		a.text.size = ahp.DefaultContentBytes
 	}
-	return p.Value
-}
-
-// TerminalInfo is a terminal's entry in the root listing: enough to show a
-// terminal manager without subscribing to each terminal.
-type TerminalInfo struct {
-	Resource string `json:"resource"` // TerminalURI(id)
-	Title    string `json:"title"`
-	Claim    Claim  `json:"claim"`
-	ExitCode *int   `json:"exitCode,omitempty"`
-	// ExitSignal (agentrun extension) is set when it died by a signal.
-	ExitSignal string `json:"exitSignal,omitempty"`
-}
-
-// RootState is the AHP root state as far as agentrun keeps it: the agent
-// list is carried opaquely, the terminal listing is ours.
-type RootState struct {
-	Agents []json.RawMessage `json:"agents"`
-	// Terminals is nil until the first root/terminalsChanged.
-	Terminals []TerminalInfo `json:"terminals,omitempty"`
-}
-
-// Info returns the root-listing entry for this state at resource.
-func (s TerminalState) Info(resource string) TerminalInfo {
-	return TerminalInfo{
-		Resource:   resource,
-		Title:      s.Title,
-		Claim:      s.Claim,
-		ExitCode:   copyPtr(s.ExitCode),
-		ExitSignal: s.ExitSignal,
+	a.state = ahp.TerminalState{
+		Title:   t.spec.Title,
+		Cwd:     ahp.FileURI(t.spec.Dir),
+		Cols:    int(t.spec.Cols),
+		Rows:    int(t.spec.Rows),
+		Content: []ahp.ContentPart{},
+		Claim:   t.spec.Claim,
 	}
 }
 
-// Exited reports whether the state records the end of the process.
-func (s TerminalState) Exited() bool { return s.ExitCode != nil || s.ExitSignal != "" }
+// publish applies a (not terminal/data) to the state, gives it the next
+// sequence number and wakes whoever waits for it; a change the root
+// listing shows (title, claim, exit) updates the listing.
+func (t *Terminal) publish(act ahp.Action) { t.publishIf(act, nil) }
 
-// Clone returns a copy of s that shares no mutable memory with it, so that
-// Apply or Trim on one never shows through the other.
-func (s TerminalState) Clone() TerminalState {
-	c := s
-	c.ExitCode = copyPtr(s.ExitCode)
-	if s.Content != nil {
-		c.Content = make([]ContentPart, len(s.Content))
-		for i, p := range s.Content {
-			p.ExitCode = copyPtr(p.ExitCode)
-			p.DurationMs = copyPtr(p.DurationMs)
-			c.Content[i] = p // strings are immutable; buf is append-safe (state_text.go)
+// publishIf is publish when ok (called with the AHP lock held) allows it;
+// it reports whether it published.
+func (t *Terminal) publishIf(act ahp.Action, ok func(*ahp.TerminalState) bool) bool {
+	a := &t.live
+	a.mu.Lock()
+	if ok != nil && !ok(&a.state) {
+		a.mu.Unlock()
+		return false
+	}
+	if d, ok := act.(ahp.DataAction); ok {
+		a.dataLocked([]byte(d.Data))
+	} else {
+		a.state.Apply(act)
+		a.syncPartsLocked()
+	}
+	a.seq++
+	if a.subs > 0 {
+		a.log.add(SeqAction{Seq: a.seq, Action: act})
+	}
+	listed := false
+	switch act.(type) {
+	case ahp.ClaimedAction:
+		if a.claimed != nil {
+			close(a.claimed)
+			a.claimed = nil
 		}
+		listed = true
+	case ahp.TitleChangedAction, ahp.ExitedAction:
+		listed = true
 	}
+	a.wakeLocked()
+	a.mu.Unlock()
+	if listed {
+		t.host.listingChanged()
+	}
+	return true
+}
+
+// wakeLocked wakes the subscribers waiting for an action.
+func (a *liveState) wakeLocked() {
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
+}
+
+// recordExit records the exit in the state (read loop, before Done).
+func (t *Terminal) recordExit(st ExitStatus) {
+	t.flushPartial()
+	t.publish(ahp.ExitedAction{Terminal: t.live.uri, ExitCode: st.codeCopy(), ExitSignal: st.Signal})
+}
+
+// recordResize records a new pty size.
+func (t *Terminal) recordResize(cols, rows uint16) {
+	t.publish(ahp.ResizedAction{Terminal: t.live.uri, Cols: int(cols), Rows: int(rows)})
+}
+
+// URI returns the terminal's AHP resource URI (TerminalURI of its id).
+func (t *Terminal) URI() string { return t.live.uri }
+
+// State returns a copy of the terminal's AHP state: title, cwd, size,
+// claim, exit, content parts (the newest output, bounded) and whether
+// the shell reports command boundaries. It keeps answering after Release.
+func (t *Terminal) State() ahp.TerminalState {
+	a := &t.live
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.snapshotLocked(0, true)
+}
+
+// StateSummary is State without the parts' text and with only the newest
+// n parts (all when n <= 0): the metadata and the recent commands' lines
+// and exit codes, without copying output.
+func (t *Terminal) StateSummary(n int) ahp.TerminalState {
+	a := &t.live
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.snapshotLocked(n, false)
+}
+
+// Claim returns who holds the terminal.
+func (t *Terminal) Claim() ahp.Claim {
+	c, _ := t.WatchClaim()
 	return c
 }
 
-// Reduce returns the state after action a, leaving s unchanged. It is the
-// AHP terminal reducer: pure, no I/O; unknown action types (and root
-// actions) return s unchanged.
-func Reduce(s TerminalState, a Action) TerminalState {
-	c := s.Clone()
-	c.Apply(a)
-	return c
-}
-
-// Apply applies action a to s in place, with Reduce's semantics. Use it
-// on a state you own (from Clone or Reduce), never on one shared with
-// readers; it is not safe for concurrent use.
-func (s *TerminalState) Apply(a Action) {
-	switch a := derefAction(a).(type) {
-	case DataAction:
-		s.appendData(a.Data)
-	case InputAction:
-		// Side effect only: the server forwards the input to the pty.
-	case ResizedAction:
-		s.Cols, s.Rows = a.Cols, a.Rows
-	case ClaimedAction:
-		s.Claim = a.Claim
-	case TitleChangedAction:
-		s.Title = a.Title
-	case CwdChangedAction:
-		s.Cwd = a.Cwd
-	case ExitedAction:
-		s.ExitCode = copyPtr(a.ExitCode)
-		s.ExitSignal = a.ExitSignal
-	case ClearedAction:
-		s.Content = []ContentPart{}
-	case CommandExecutedAction:
-		s.Content = append(s.Content, ContentPart{
-			Type:        PartCommand,
-			CommandID:   a.CommandID,
-			CommandLine: a.CommandLine,
-			Timestamp:   a.Timestamp,
-		})
-		s.SupportsCommandDetection = true
-	case CommandFinishedAction:
-		for i := len(s.Content) - 1; i >= 0; i-- {
-			p := &s.Content[i]
-			if p.Type == PartCommand && p.CommandID == a.CommandID {
-				p.IsComplete = true
-				p.ExitCode = copyPtr(a.ExitCode)
-				p.DurationMs = copyPtr(a.DurationMs)
-				break
-			}
-		}
-	case CommandDetectionAvailableAction:
-		s.SupportsCommandDetection = true
-	default:
-		// Unknown and root actions leave a terminal unchanged.
+// WatchClaim returns who holds the terminal and a channel closed when the
+// claim next changes.
+func (t *Terminal) WatchClaim() (ahp.Claim, <-chan struct{}) {
+	a := &t.live
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.claimed == nil {
+		a.claimed = make(chan struct{})
 	}
+	return a.state.Claim, a.claimed
 }
 
-// appendData implements terminal/data: output goes to a running command
-// part, else to a tail unclassified part, else to a new unclassified part.
-func (s *TerminalState) appendData(data string) {
-	if n := len(s.Content); n > 0 {
-		p := &s.Content[n-1]
+// SetClaim transfers the terminal to a new holder (terminal/claimed): a
+// session's tool call, a session in the background, or a client (the
+// user). A claim equal to the current one changes nothing. It fails for
+// a malformed claim and after Release.
+func (t *Terminal) SetClaim(c ahp.Claim) error {
+	_, err := t.swapClaim(nil, c)
+	return err
+}
+
+// CompareAndSwapClaim sets the claim to new only if it is old, atomically
+// (so a session cannot take back a terminal the user just took over); it
+// reports whether the claim is new now.
+func (t *Terminal) CompareAndSwapClaim(old, new ahp.Claim) (bool, error) {
+	return t.swapClaim(&old, new)
+}
+
+func (t *Terminal) swapClaim(old *ahp.Claim, c ahp.Claim) (bool, error) {
+	if err := c.Validate(); err != nil {
+		return false, fmt.Errorf("claim terminal %q: %w", t.id, err)
+	}
+	var err error
+	swapped := t.publishIf(ahp.ClaimedAction{Terminal: t.live.uri, Claim: c}, func(s *ahp.TerminalState) bool {
 		switch {
-		case p.Type == PartCommand && !p.IsComplete:
-			p.Output = appendText(p.Output, data, &p.buf)
-			return
-		case p.Type == PartUnclassified:
-			p.Value = appendText(p.Value, data, &p.buf)
-			return
+		case t.Released(): // checked under the AHP lock: see ReleaseUnlessClientHeld
+			err = fmt.Errorf("%w: terminal %q", ErrReleased, t.id)
+		case old != nil && s.Claim != *old, s.Claim == c:
+		default:
+			return true
 		}
-	}
-	part := ContentPart{Type: PartUnclassified}
-	part.Value = appendText("", data, &part.buf)
-	s.Content = append(s.Content, part)
-}
-
-// ReduceRoot returns the root state after action a, leaving s unchanged:
-// root/terminalsChanged replaces the listing whole; other actions return s.
-func ReduceRoot(s RootState, a Action) RootState {
-	if a, ok := derefAction(a).(RootTerminalsChangedAction); ok {
-		s.Terminals = make([]TerminalInfo, len(a.Terminals))
-		for i, t := range a.Terminals {
-			t.ExitCode = copyPtr(t.ExitCode)
-			s.Terminals[i] = t
-		}
-	}
-	return s
-}
-
-// terminalURIPrefix is how agentrun names terminals as AHP resources.
-const terminalURIPrefix = "agenthost:/terminal/"
-
-// TerminalURI returns the AHP resource URI of the terminal with id.
-func TerminalURI(id string) string { return terminalURIPrefix + url.PathEscape(id) }
-
-// TerminalID returns the terminal id in an AHP terminal URI.
-func TerminalID(uri string) (string, error) {
-	rest, ok := strings.CutPrefix(uri, terminalURIPrefix)
-	if !ok || rest == "" {
-		return "", fmt.Errorf("terminal uri %q does not start with %q", uri, terminalURIPrefix)
-	}
-	id, err := url.PathUnescape(rest)
+		return false
+	})
 	if err != nil {
-		return "", fmt.Errorf("terminal uri %q: %w", uri, err)
+		return false, err
 	}
-	return id, nil
+	return swapped || t.Claim() == c, nil
 }
 
-// Validate reports whether c is a well-formed AHP claim: a client claim
-// names its client, a session claim its session, and nothing else.
-func (c Claim) Validate() error {
-	switch c.Kind {
-	case ClaimClient:
-		if c.ClientID == "" {
-			return fmt.Errorf("client claim has no clientId")
-		}
-		if c.Session != "" || c.TurnID != "" || c.ToolCallID != "" {
-			return fmt.Errorf("client claim %q carries session fields", c.ClientID)
-		}
-	case ClaimSession:
-		if c.Session == "" {
-			return fmt.Errorf("session claim has no session")
-		}
-		if c.ClientID != "" {
-			return fmt.Errorf("session claim %q carries clientId %q", c.Session, c.ClientID)
-		}
-	default:
-		return fmt.Errorf("claim kind %q is neither \"session\" nor \"client\"", c.Kind)
+// ReleaseUnlessClientHeld releases the terminal (Release) unless a client
+// holds it, i.e. the user took it over: then the process runs on and only
+// its new holder ends it. It reports whether it released. The check and
+// the release are atomic with respect to claim changes.
+func (t *Terminal) ReleaseUnlessClientHeld() bool {
+	a := &t.live
+	a.mu.Lock()
+	if a.state.Claim.ByClient() {
+		a.mu.Unlock()
+		return false
 	}
+	first := t.markReleased()
+	a.mu.Unlock()
+	if first {
+		t.releaseNow()
+	}
+	return true
+}
+
+// SetTitle renames the terminal (terminal/titleChanged).
+func (t *Terminal) SetTitle(title string) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	t.publish(ahp.TitleChangedAction{Terminal: t.live.uri, Title: title})
 	return nil
 }
 
-// copyPtr returns a pointer to a copy of *p, or nil.
-func copyPtr[T any](p *T) *T {
-	if p == nil {
+// Dispatch applies an action a client sends (AHP dispatchAction): input
+// goes to the pty (it is not applied or published: its effect comes back
+// as terminal/data), resized resizes the pty, claimed and titleChanged
+// set the claim and title, cleared empties the content. Other actions are
+// the server's own and are refused, as are actions for another terminal.
+func (t *Terminal) Dispatch(act ahp.Action) error {
+	if uri := ahp.ActionTerminal(act); uri != t.live.uri {
+		return fmt.Errorf("action %s for %q sent to terminal %q", act.ActionType(), uri, t.live.uri)
+	}
+	switch a := ahp.Deref(act).(type) {
+	case ahp.InputAction:
+		_, err := t.Write([]byte(a.Data))
+		return err
+	case ahp.ResizedAction:
+		if a.Cols <= 0 || a.Rows <= 0 || a.Cols > 0xffff || a.Rows > 0xffff {
+			return fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, a.Cols, a.Rows)
+		}
+		return t.Resize(uint16(a.Cols), uint16(a.Rows))
+	case ahp.ClaimedAction:
+		return t.SetClaim(a.Claim)
+	case ahp.TitleChangedAction:
+		return t.SetTitle(a.Title)
+	case ahp.ClearedAction:
+		if err := t.usable(); err != nil {
+			return err
+		}
+		t.publish(a)
 		return nil
 	}
-	v := *p
-	return &v
+	return fmt.Errorf("terminal %q: %s is not an action a client may dispatch", t.id, act.ActionType())
+}
+
+// LastLine returns the last non-empty line of the newest output as a
+// person reads it (rendered, no escape sequences), for a terminal list.
+func (t *Terminal) LastLine() string {
+	const tail = 4 << 10
+	a := &t.live
+	a.mu.Lock()
+	text := a.tailText(tail)
+	a.mu.Unlock()
+	st := render.NewStore(tail)
+	st.Append([]byte(text))
+	st.Flush()
+	rendered, _ := st.Snapshot()
+	for rendered != "" {
+		i := len(rendered) - 1
+		for i >= 0 && rendered[i] != '\n' {
+			i--
+		}
+		if line := trimRight(rendered[i+1:]); line != "" {
+			return line
+		}
+		if i < 0 {
+			break
+		}
+		rendered = rendered[:i]
+	}
+	return ""
+}
+
+func trimRight(s string) string {
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,23 +12,15 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
+	"github.com/agentrun/agentrun.nvim/internal/rawlog"
+	"github.com/agentrun/agentrun.nvim/internal/render"
 )
 
 // writeTimeout bounds a Write to a pty whose program does not read its
 // input (the pty's input buffer is full).
 const writeTimeout = 5 * time.Second
-
-// terminalHooks are per-terminal observers installed by terminalSetup
-// hooks (same package). osc runs on the read goroutine (see
-// Options.OnOSC); input and resize on the caller's goroutine after the
-// bytes reached the pty; exit once, when Done closes. The AHP state
-// (ahp.go) is not a hook: the read loop feeds it directly.
-type terminalHooks struct {
-	osc    []func(payload []byte)
-	input  []func(p []byte)
-	resize []func(cols, rows uint16)
-	exit   []func(st ExitStatus)
-}
 
 // Terminal is one command running in a pty: its rendered output for the
 // agent, its raw output for the display, and its lifecycle.
@@ -39,7 +30,6 @@ type Terminal struct {
 	spec    Spec
 	cmdline string
 	limit   int
-	hooks   terminalHooks
 
 	// Set by Create before the goroutines start.
 	cmd     *exec.Cmd
@@ -50,9 +40,9 @@ type Terminal struct {
 	// (see markProcesses).
 	tree procstat.Tree
 
-	store *Store
-	raw   *RawLog
-	ahp   ahpTerminal // AHP state and action stream (ahp.go)
+	store *render.Store
+	raw   *rawlog.Log
+	live  liveState // the AHP state and its action stream (state.go)
 	// scripts is this terminal's shell integration directory, if any.
 	scripts string
 	bytes   atomic.Int64
@@ -84,8 +74,8 @@ func newTerminal(h *Host, id string, spec Spec, cmdline string, limit int) *Term
 		spec:       spec,
 		cmdline:    cmdline,
 		limit:      limit,
-		store:      NewStore(limit),
-		raw:        NewRawLog(h.opts.DisplayBytes),
+		store:      render.NewStore(limit),
+		raw:        rawlog.New(h.opts.DisplayBytes),
 		exited:     make(chan struct{}),
 		done:       make(chan struct{}),
 		readerDone: make(chan struct{}),
@@ -243,9 +233,6 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	if err != nil {
 		return n, fmt.Errorf("write to terminal %q: %w", t.id, err)
 	}
-	for _, fn := range t.hooks.input {
-		fn(p)
-	}
 	return n, nil
 }
 
@@ -263,10 +250,7 @@ func (t *Terminal) Resize(cols, rows uint16) error {
 	t.mu.Lock()
 	t.cols, t.rows = cols, rows
 	t.mu.Unlock()
-	t.ahpResized(cols, rows)
-	for _, fn := range t.hooks.resize {
-		fn(cols, rows)
-	}
+	t.recordResize(cols, rows)
 	return nil
 }
 
@@ -310,7 +294,7 @@ func (t *Terminal) Released() bool {
 
 // Display returns the raw output log (escape sequences and all) for the
 // display.
-func (t *Terminal) Display() *RawLog { return t.raw }
+func (t *Terminal) Display() *rawlog.Log { return t.raw }
 
 // usable fails once the terminal was released.
 func (t *Terminal) usable() error {

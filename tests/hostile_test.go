@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/internal/render"
 )
 
 // TestHostileOutputKeepsNeovimAlive runs commands whose output killed
@@ -75,7 +75,7 @@ func TestHostileOutputKeepsNeovimAlive(t *testing.T) {
 				return vim.empty_dict()`, &raw, tc.command)
 				return raw.Output != nil, e.chat()
 			})
-			store := termhost.NewStore(1 << 20)
+			store := render.NewStore(1 << 20)
 			store.Append([]byte(strings.ReplaceAll(tc.printed, "\n", "\r\n")))
 			store.Flush()
 			want, _ := store.Snapshot()

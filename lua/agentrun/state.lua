@@ -25,18 +25,6 @@ function M.session(key)
   return M.sessions[key or M.current or ""]
 end
 
--- session_by_id finds a session by its ACP session id or its key.
-function M.session_by_id(id)
-  if M.sessions[id] then
-    return M.sessions[id]
-  end
-  for _, s in pairs(M.sessions) do
-    if s.id == id then
-      return s
-    end
-  end
-end
-
 local retired = 0
 
 -- retire moves a terminal of a backend that exited out of the way of a new

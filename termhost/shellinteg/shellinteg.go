@@ -1,8 +1,10 @@
-// Package shellinteg injects agentrun's shell integration into bash and
-// zsh: scripts that make the shell report its prompt, each command line,
-// the command's exit status and the working directory through OSC 633 and
-// OSC 7, which termhost's ShellIntegration turns into AHP actions
-// (terminal/commandExecuted, commandFinished, cwdChanged).
+// Package shellinteg is both ends of shell integration. It injects
+// agentrun's scripts into bash and zsh, which make the shell report its
+// prompt, each command line, the command's exit status and the working
+// directory through OSC 633 and OSC 7; and it reads such reports from the
+// output of any shell: Filter cuts the markers out of a terminal's stream
+// (filter.go) and Parser turns them into AHP actions
+// (terminal/commandExecuted, commandFinished, cwdChanged; osc.go).
 //
 // The injection is the one VS Code made common, with scripts of our own:
 //
@@ -76,7 +78,7 @@ func NewNonce() (string, error) {
 // missing; the caller removes it when the shell is gone) and returns how
 // to start the shell. env is the environment the shell would get without
 // integration (nil means os.Environ()); nonce is what the terminal's
-// ShellIntegration checks. A shell other than bash or zsh gives an error
+// Parser checks. A shell other than bash or zsh gives an error
 // wrapping ErrUnsupportedShell.
 func Prepare(shell string, env []string, nonce, dir string) (Launch, error) {
 	if !Supported(shell) {

@@ -11,14 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
-	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
+	"github.com/creack/pty"
 )
 
 // session drives a real shell in a real pty and keeps the AHP state its
-// output produces, through the same OSCFilter and ShellIntegration a
+// output produces, through the same Filter and Parser a
 // terminal uses.
 type session struct {
 	t      *testing.T
@@ -26,9 +25,9 @@ type session struct {
 	chunks chan []byte
 	exited chan struct{} // closed when the shell has exited
 	stop   chan struct{} // closed at cleanup: the reader gives up
-	filter termhost.OSCFilter
-	si     *termhost.ShellIntegration
-	state  termhost.TerminalState
+	filter shellinteg.Filter
+	si     *shellinteg.Parser
+	state  ahp.TerminalState
 	raw    strings.Builder
 }
 
@@ -42,7 +41,7 @@ func startSession(t *testing.T, l shellinteg.Launch, dir, nonce string) *session
 	}
 	s := &session{
 		t: t, pty: f, chunks: make(chan []byte, 64), exited: make(chan struct{}), stop: make(chan struct{}),
-		si: termhost.NewShellIntegration("agenthost:/terminal/test", nonce),
+		si: shellinteg.NewParser("agenthost:/terminal/test", nonce),
 	}
 	go func() {
 		defer close(s.chunks)
@@ -78,7 +77,7 @@ func startSession(t *testing.T, l shellinteg.Launch, dir, nonce string) *session
 func (s *session) feed(chunk []byte) {
 	s.raw.Write(chunk)
 	s.filter.Feed(chunk,
-		func(d []byte) { s.state.Apply(termhost.DataAction{Data: string(d)}) },
+		func(d []byte) { s.state.Apply(ahp.DataAction{Data: string(d)}) },
 		func(p []byte) {
 			for _, a := range s.si.HandleOSC(p, time.Now()) {
 				s.state.Apply(a)
@@ -87,7 +86,7 @@ func (s *session) feed(chunk []byte) {
 }
 
 // waitFor reads the shell's output until cond holds, for at most 10s.
-func (s *session) waitFor(what string, cond func(termhost.TerminalState) bool) {
+func (s *session) waitFor(what string, cond func(ahp.TerminalState) bool) {
 	s.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for !cond(s.state) {
@@ -110,18 +109,18 @@ func (s *session) typeLine(line string) {
 	}
 }
 
-func commands(st termhost.TerminalState) []termhost.ContentPart {
-	var cmds []termhost.ContentPart
+func commands(st ahp.TerminalState) []ahp.ContentPart {
+	var cmds []ahp.ContentPart
 	for _, p := range st.Content {
-		if p.Type == termhost.PartCommand {
+		if p.Type == ahp.PartCommand {
 			cmds = append(cmds, p)
 		}
 	}
 	return cmds
 }
 
-func completed(n int) func(termhost.TerminalState) bool {
-	return func(st termhost.TerminalState) bool {
+func completed(n int) func(ahp.TerminalState) bool {
+	return func(st ahp.TerminalState) bool {
 		c := commands(st)
 		return len(c) >= n && c[n-1].IsComplete
 	}
@@ -199,8 +198,8 @@ func TestShellSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := startSession(t, l, home, nonce)
-			s.waitFor("the first prompt with the cwd", func(st termhost.TerminalState) bool {
-				return st.SupportsCommandDetection && st.Cwd == termhost.FileURI(home)
+			s.waitFor("the first prompt with the cwd", func(st ahp.TerminalState) bool {
+				return st.SupportsCommandDetection && st.Cwd == ahp.FileURI(home)
 			})
 			for i, st := range c.steps {
 				s.typeLine(st.input)
@@ -220,7 +219,7 @@ func TestShellSession(t *testing.T) {
 						i+1, got.CommandLine, deref(got.ExitCode), got.Output, deref64(got.DurationMs), st.commandLine, st.exit, st.output)
 				}
 				if st.cwd != "" {
-					s.waitFor("cwd "+st.cwd, func(ts termhost.TerminalState) bool { return ts.Cwd == termhost.FileURI(st.cwd) })
+					s.waitFor("cwd "+st.cwd, func(ts ahp.TerminalState) bool { return ts.Cwd == ahp.FileURI(st.cwd) })
 				}
 			}
 			for _, p := range s.state.Content {

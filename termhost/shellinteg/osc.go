@@ -1,14 +1,15 @@
-package termhost
+package shellinteg
 
 import (
 	"bytes"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // Shell integration (OSC sequences → AHP actions).
@@ -16,7 +17,7 @@ import (
 // A shell with integration (our scripts in shellinteg/, VS Code's, or any
 // FinalTerm-style prompt) marks its prompt and commands with OSC 633 or
 // OSC 133, reports its cwd with OSC 633;P;Cwd= or OSC 7, and programs set
-// the title with OSC 0/2. ShellIntegration turns those payloads, handed
+// the title with OSC 0/2. Parser turns those payloads, handed
 // over one at a time by the escape scanner in stream order, into actions:
 //
 //	OSC 0;t / 2;t            terminal/titleChanged (when it changes)
@@ -33,9 +34,9 @@ import (
 // removes from it): a program that prints its own OSC 633;E cannot forge
 // the command line of what the user ran.
 
-// ShellIntegration tracks one terminal's shell integration state. It is
+// Parser tracks one terminal's shell integration state. It is
 // not safe for concurrent use (the terminal's read loop owns it).
-type ShellIntegration struct {
+type Parser struct {
 	terminal string // URI put on every action
 	nonce    string
 	hostname string
@@ -49,18 +50,18 @@ type ShellIntegration struct {
 	title, cwd  string // last reported, so only changes are reported
 }
 
-// NewShellIntegration returns the tracker for the terminal at URI
+// NewParser returns the tracker for the terminal at URI
 // terminal. nonce is the secret given to the shell (AGENTRUN_NONCE); with
 // an empty nonce no command line is trusted (commandLine stays "").
-func NewShellIntegration(terminal, nonce string) *ShellIntegration {
+func NewParser(terminal, nonce string) *Parser {
 	host, _ := os.Hostname()
-	return &ShellIntegration{terminal: terminal, nonce: nonce, hostname: host}
+	return &Parser{terminal: terminal, nonce: nonce, hostname: host}
 }
 
-// IsShellIntegrationOSC reports whether payload is an OSC 633 or OSC 133
+// IsMarker reports whether payload is an OSC 633 or OSC 133
 // sequence: markers meant for us that AHP says must not reach the display
 // or terminal/data.
-func IsShellIntegrationOSC(payload []byte) bool {
+func IsMarker(payload []byte) bool {
 	code, _, _ := bytes.Cut(payload, []byte{';'})
 	return string(code) == "633" || string(code) == "133"
 }
@@ -68,7 +69,7 @@ func IsShellIntegrationOSC(payload []byte) bool {
 // HandleOSC interprets one OSC payload (the bytes between "ESC ]" and BEL
 // or ST) seen at time now and returns the actions it causes, in order;
 // usually none. Unknown or malformed payloads are ignored.
-func (si *ShellIntegration) HandleOSC(payload []byte, now time.Time) []Action {
+func (si *Parser) HandleOSC(payload []byte, now time.Time) []ahp.Action {
 	code, rest, _ := strings.Cut(string(payload), ";")
 	switch code {
 	case "0", "2":
@@ -86,7 +87,7 @@ func (si *ShellIntegration) HandleOSC(payload []byte, now time.Time) []Action {
 // handle633 interprets VS Code's shell integration protocol: the prompt
 // and command markers it shares with OSC 133, plus E (the command line,
 // nonce-checked) and P;Cwd=.
-func (si *ShellIntegration) handle633(rest string, now time.Time) []Action {
+func (si *Parser) handle633(rest string, now time.Time) []ahp.Action {
 	args := strings.Split(rest, ";")
 	switch args[0] {
 	case "E":
@@ -95,7 +96,7 @@ func (si *ShellIntegration) handle633(rest string, now time.Time) []Action {
 		}
 		return si.withDetection(nil)
 	case "P":
-		var acts []Action
+		var acts []ahp.Action
 		if len(args) >= 2 {
 			if path, ok := strings.CutPrefix(args[1], "Cwd="); ok {
 				acts = si.setCwdPath(unescape633(path))
@@ -108,14 +109,14 @@ func (si *ShellIntegration) handle633(rest string, now time.Time) []Action {
 
 // handle133 interprets FinalTerm's semantic prompt markers. Parameters
 // such as aid=... are ignored; D's first parameter is the exit code.
-func (si *ShellIntegration) handle133(rest string, now time.Time) []Action {
+func (si *Parser) handle133(rest string, now time.Time) []ahp.Action {
 	return si.handleMarker(strings.Split(rest, ";"), now)
 }
 
 // handleMarker applies the prompt and command markers A-D that OSC 133
 // and OSC 633 share; any other letter is ignored.
-func (si *ShellIntegration) handleMarker(args []string, now time.Time) []Action {
-	var acts []Action
+func (si *Parser) handleMarker(args []string, now time.Time) []ahp.Action {
+	var acts []ahp.Action
 	switch args[0] {
 	case "A", "B":
 		acts = si.finishDangling(now)
@@ -130,23 +131,23 @@ func (si *ShellIntegration) handleMarker(args []string, now time.Time) []Action 
 }
 
 // withDetection prefixes commandDetectionAvailable the first time.
-func (si *ShellIntegration) withDetection(acts []Action) []Action {
+func (si *Parser) withDetection(acts []ahp.Action) []ahp.Action {
 	if si.detected {
 		return acts
 	}
 	si.detected = true
-	return append([]Action{CommandDetectionAvailableAction{Terminal: si.terminal}}, acts...)
+	return append([]ahp.Action{ahp.CommandDetectionAvailableAction{Terminal: si.terminal}}, acts...)
 }
 
 // commandStarted opens a command part for the command line the last
 // trusted E reported.
-func (si *ShellIntegration) commandStarted(now time.Time) []Action {
+func (si *Parser) commandStarted(now time.Time) []ahp.Action {
 	acts := si.finishDangling(now)
 	si.commands++
 	si.running = true
 	si.runningID = "cmd-" + strconv.Itoa(si.commands)
 	si.started = now
-	acts = append(acts, CommandExecutedAction{
+	acts = append(acts, ahp.CommandExecutedAction{
 		Terminal:    si.terminal,
 		CommandID:   si.runningID,
 		CommandLine: si.commandLine,
@@ -158,7 +159,7 @@ func (si *ShellIntegration) commandStarted(now time.Time) []Action {
 
 // commandFinished closes the running command; a D with no command running
 // (the first prompt, an empty line) means nothing.
-func (si *ShellIntegration) commandFinished(params []string, now time.Time) []Action {
+func (si *Parser) commandFinished(params []string, now time.Time) []ahp.Action {
 	if !si.running {
 		return nil
 	}
@@ -168,37 +169,37 @@ func (si *ShellIntegration) commandFinished(params []string, now time.Time) []Ac
 			code = &n
 		}
 	}
-	return []Action{si.finish(code, now)}
+	return []ahp.Action{si.finish(code, now)}
 }
 
 // finishDangling closes a command whose D never came (the next prompt or
 // command started first), without an exit code.
-func (si *ShellIntegration) finishDangling(now time.Time) []Action {
+func (si *Parser) finishDangling(now time.Time) []ahp.Action {
 	if !si.running {
 		return nil
 	}
-	return []Action{si.finish(nil, now)}
+	return []ahp.Action{si.finish(nil, now)}
 }
 
-func (si *ShellIntegration) finish(code *int, now time.Time) Action {
+func (si *Parser) finish(code *int, now time.Time) ahp.Action {
 	si.running = false
 	d := max(now.Sub(si.started).Milliseconds(), 0)
-	return CommandFinishedAction{Terminal: si.terminal, CommandID: si.runningID, ExitCode: code, DurationMs: &d}
+	return ahp.CommandFinishedAction{Terminal: si.terminal, CommandID: si.runningID, ExitCode: code, DurationMs: &d}
 }
 
 // setTitle reports a new, non-empty title.
-func (si *ShellIntegration) setTitle(title string) []Action {
+func (si *Parser) setTitle(title string) []ahp.Action {
 	title = strings.ToValidUTF8(title, "\uFFFD")
 	if title == "" || title == si.title {
 		return nil
 	}
 	si.title = title
-	return []Action{TitleChangedAction{Terminal: si.terminal, Title: title}}
+	return []ahp.Action{ahp.TitleChangedAction{Terminal: si.terminal, Title: title}}
 }
 
 // setCwdURI handles OSC 7's file://host/path, ignoring other hosts (a
 // shell on another machine, e.g. over ssh, reports paths that are not ours).
-func (si *ShellIntegration) setCwdURI(raw string) []Action {
+func (si *Parser) setCwdURI(raw string) []ahp.Action {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "file" {
 		return nil
@@ -210,33 +211,16 @@ func (si *ShellIntegration) setCwdURI(raw string) []Action {
 }
 
 // setCwdPath reports a new absolute working directory as a file URI.
-func (si *ShellIntegration) setCwdPath(path string) []Action {
+func (si *Parser) setCwdPath(path string) []ahp.Action {
 	if !filepath.IsAbs(path) {
 		return nil
 	}
-	uri := FileURI(path)
+	uri := ahp.FileURI(path)
 	if uri == si.cwd {
 		return nil
 	}
 	si.cwd = uri
-	return []Action{CwdChangedAction{Terminal: si.terminal, Cwd: uri}}
-}
-
-// FileURI returns the file URI of an absolute path ("file:///a%20b").
-func FileURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.Clean(path)}).String()
-}
-
-// FilePath returns the absolute path a local file URI names.
-func FilePath(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", fmt.Errorf("cwd uri %q: %w", uri, err)
-	}
-	if u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || !filepath.IsAbs(u.Path) {
-		return "", fmt.Errorf("cwd uri %q is not a local file:// URI with an absolute path", uri)
-	}
-	return u.Path, nil
+	return []ahp.Action{ahp.CwdChangedAction{Terminal: si.terminal, Cwd: uri}}
 }
 
 // unescape633 undoes VS Code's OSC 633 escaping: "\\" is a backslash and

@@ -1,10 +1,10 @@
-package termhost
+package render
 
 import "encoding/binary"
 
-// ScanHandler receives what a Scanner finds in a terminal byte stream. The
+// Handler receives what a Scanner finds in a terminal byte stream. The
 // slices it is given are only valid during the call.
-type ScanHandler interface {
+type Handler interface {
 	// Text receives a run of printable bytes: every byte >= 0x20 except
 	// DEL, including all bytes >= 0x80 (UTF-8 is not decoded here, and a
 	// character may be split across two calls).
@@ -54,7 +54,7 @@ const (
 // state survives between Feed calls, so sequences split across reads are
 // recognised. 8-bit C1 bytes are not interpreted (the stream is UTF-8).
 type Scanner struct {
-	h     ScanHandler
+	h     Handler
 	state scanState
 	// csiInter marks that intermediates were seen (params may not follow).
 	csiInter bool
@@ -66,7 +66,7 @@ type Scanner struct {
 }
 
 // NewScanner returns a Scanner reporting to h.
-func NewScanner(h ScanHandler) *Scanner {
+func NewScanner(h Handler) *Scanner {
 	return &Scanner{h: h}
 }
 

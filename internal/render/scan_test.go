@@ -1,4 +1,4 @@
-package termhost
+package render
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// recorder is a ScanHandler that writes events as readable tokens, merging
+// recorder is a Handler that writes events as readable tokens, merging
 // adjacent text so that how the input was split does not show.
 type recorder struct {
 	events []string

@@ -1,4 +1,4 @@
-package termhost
+package render
 
 import (
 	"encoding/json"

@@ -1,6 +1,10 @@
 package termhost
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
 
 // Why this file exists: a live terminal's content parts keep their text
 // in one fixed ring of bytes instead of in the parts' strings. Appending
@@ -89,10 +93,10 @@ func (r *contentRing) at(off int64) byte {
 
 // dataLocked applies terminal/data to the live state: the part metadata
 // follows appendData's rule, the bytes go to the ring.
-func (a *ahpTerminal) dataLocked(b []byte) {
+func (a *liveState) dataLocked(b []byte) {
 	c := a.state.Content
-	if n := len(c); n == 0 || !(c[n-1].Type == PartUnclassified || c[n-1].Type == PartCommand && !c[n-1].IsComplete) {
-		a.state.Content = append(c, ContentPart{Type: PartUnclassified})
+	if n := len(c); n == 0 || !(c[n-1].Type == ahp.PartUnclassified || c[n-1].Type == ahp.PartCommand && !c[n-1].IsComplete) {
+		a.state.Content = append(c, ahp.ContentPart{Type: ahp.PartUnclassified})
 		a.syncPartsLocked()
 	}
 	a.text.write(b)
@@ -101,7 +105,7 @@ func (a *ahpTerminal) dataLocked(b []byte) {
 // syncPartsLocked gives parts the reducer added (commandExecuted, data
 // after a finished command) their start in the stream, forgets the starts
 // of parts it removed (cleared), and bounds the number of parts.
-func (a *ahpTerminal) syncPartsLocked() {
+func (a *liveState) syncPartsLocked() {
 	n := len(a.state.Content)
 	if n < len(a.starts) {
 		a.starts = a.starts[:0] // cleared: only an empty list shrinks
@@ -111,38 +115,38 @@ func (a *ahpTerminal) syncPartsLocked() {
 	}
 	maxParts := a.limits.MaxParts
 	if maxParts <= 0 {
-		maxParts = DefaultContentParts
+		maxParts = ahp.DefaultContentParts
 	}
 	if n > maxParts+maxParts/4 { // in steps, not on every new part
 		drop := n - maxParts
-		a.state.Content = append([]ContentPart(nil), a.state.Content[drop:]...)
+		a.state.Content = append([]ahp.ContentPart(nil), a.state.Content[drop:]...)
 		a.starts = append([]int64(nil), a.starts[drop:]...)
 	}
 }
 
 // snapshotLocked copies the newest n parts of the state (all when n <= 0)
 // with their text when withText, sharing no mutable memory with ours.
-func (a *ahpTerminal) snapshotLocked(n int, withText bool) TerminalState {
+func (a *liveState) snapshotLocked(n int, withText bool) ahp.TerminalState {
 	s := a.state
-	s.ExitCode = copyPtr(s.ExitCode)
+	s.Content = nil
+	s = s.Clone()
 	parts := a.state.Content
 	first := 0
 	if n > 0 && len(parts) > n {
 		first = len(parts) - n
 	}
-	s.Content = make([]ContentPart, 0, len(parts)-first)
+	s.Content = make([]ahp.ContentPart, 0, len(parts)-first)
 	for i := first; i < len(parts); i++ {
-		p := parts[i]
-		p.ExitCode, p.DurationMs, p.buf = copyPtr(p.ExitCode), copyPtr(p.DurationMs), nil
+		p := parts[i].Detached()
 		if withText {
 			end := a.text.total
 			if i+1 < len(parts) {
 				end = a.starts[i+1]
 			}
 			switch p.Type {
-			case PartCommand:
+			case ahp.PartCommand:
 				p.Output = a.text.text(a.starts[i], end)
-			case PartUnclassified:
+			case ahp.PartUnclassified:
 				p.Value = a.text.text(a.starts[i], end)
 			}
 		}
@@ -152,6 +156,6 @@ func (a *ahpTerminal) snapshotLocked(n int, withText bool) TerminalState {
 }
 
 // tailText returns up to n of the newest bytes of the stream.
-func (a *ahpTerminal) tailText(n int) string {
+func (a *liveState) tailText(n int) string {
 	return a.text.text(max(0, a.text.total-int64(n)), a.text.total)
 }

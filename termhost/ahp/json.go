@@ -1,4 +1,4 @@
-package termhost
+package ahp
 
 import (
 	"encoding/json"

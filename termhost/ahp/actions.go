@@ -1,4 +1,4 @@
-package termhost
+package ahp
 
 import (
 	"bytes"
@@ -330,7 +330,7 @@ func decodeTerminalAction[T Action](data []byte) (Action, error) {
 // ActionTerminal returns the terminal URI that a terminal action targets,
 // or "" for root and unknown actions; servers route actions with it.
 func ActionTerminal(a Action) string {
-	v := reflect.ValueOf(derefAction(a))
+	v := reflect.ValueOf(Deref(a))
 	if v.Kind() != reflect.Struct {
 		return ""
 	}
@@ -341,10 +341,10 @@ func ActionTerminal(a Action) string {
 	return f.String()
 }
 
-// derefAction turns a pointer to an action value into the value, so that
+// Deref turns a pointer to an action value into the value, so that
 // reducers treat &DataAction{...} like DataAction{...} instead of
 // silently ignoring it.
-func derefAction(a Action) Action {
+func Deref(a Action) Action {
 	v := reflect.ValueOf(a)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
 		if inner, ok := v.Elem().Interface().(Action); ok {

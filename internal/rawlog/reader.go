@@ -1,17 +1,17 @@
-package termhost
+package rawlog
 
 import "bytes"
 
-// RawReader follows a RawLog from its start for one display. It knows how
+// Reader follows a Log from its start for one display. It knows how
 // many lines it is behind without scanning (the log counts newlines as
 // they are appended, the reader counts what it read), so a display can
 // ask before every read whether to skip ahead, and it returns its chunks
 // in one reused buffer, so following a flood allocates nothing.
 //
-// A RawReader is for one goroutine; the log it reads may be appended to
+// A Reader is for one goroutine; the log it reads may be appended to
 // concurrently.
-type RawReader struct {
-	log      *RawLog
+type Reader struct {
+	log      *Log
 	maxLines int
 	off      int64 // offset of the next byte to read
 	lines    int64 // newlines in the log before off
@@ -22,16 +22,16 @@ type RawReader struct {
 // lands at the start of the newest maxLines lines (maxLines <= 0: no line
 // bound), which is where a display with maxLines of scrollback would end
 // up anyway.
-func (l *RawLog) NewReader(maxLines int) *RawReader {
-	return &RawReader{log: l, maxLines: maxLines}
+func (l *Log) NewReader(maxLines int) *Reader {
+	return &Reader{log: l, maxLines: maxLines}
 }
 
 // Offset returns the offset of the next byte the reader will return.
-func (r *RawReader) Offset() int64 { return r.off }
+func (r *Reader) Offset() int64 { return r.off }
 
 // Behind returns how many bytes and how many newlines lie between the
 // reader and the end of the log (including any that were overwritten).
-func (r *RawReader) Behind() (bytes, lines int64) {
+func (r *Reader) Behind() (bytes, lines int64) {
 	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -42,13 +42,13 @@ func (r *RawReader) Behind() (bytes, lines int64) {
 // pending, or when its offset was overwritten: to the start of the newest
 // maxLines lines (just after a newline), or at least to the first line
 // start still kept. It returns how many bytes it passed over (0: none).
-func (r *RawReader) SkipAhead() int64 {
+func (r *Reader) SkipAhead() int64 {
 	r.log.mu.Lock()
 	defer r.log.mu.Unlock()
 	return r.skipLocked()
 }
 
-func (r *RawReader) skipLocked() int64 {
+func (r *Reader) skipLocked() int64 {
 	l := r.log
 	from := r.off
 	if oldest := max(l.total-int64(l.size), 0); r.off < oldest {
@@ -72,10 +72,10 @@ func (r *RawReader) skipLocked() int64 {
 // skips ahead as SkipAhead does (Skipped, SkippedBytes); it never skips
 // for pending lines by itself. Closed is set when the log is closed and
 // this read reached its end. Data is only valid until the next Read.
-func (r *RawReader) Read(maxBytes int) RawChunk {
+func (r *Reader) Read(maxBytes int) Chunk {
 	l := r.log
 	l.mu.Lock()
-	var c RawChunk
+	var c Chunk
 	if r.off < max(l.total-int64(l.size), 0) {
 		c.SkippedBytes = r.skipLocked()
 		c.Skipped = true
@@ -97,7 +97,7 @@ func (r *RawReader) Read(maxBytes int) RawChunk {
 }
 
 // count returns the number of newlines from offset from (kept) to the end.
-func (l *RawLog) count(from int64) int64 {
+func (l *Log) count(from int64) int64 {
 	a, b := l.segments(from, l.total)
 	return int64(bytes.Count(a, nl) + bytes.Count(b, nl))
 }
@@ -106,7 +106,7 @@ func (l *RawLog) count(from int64) int64 {
 // further back than from: just after the (maxLines+1)-th newline from
 // the end. ok is false when [from, end) holds no more than maxLines
 // newlines.
-func (l *RawLog) walkBack(from int64, maxLines int) (int64, bool) {
+func (l *Log) walkBack(from int64, maxLines int) (int64, bool) {
 	a, b := l.segments(from, l.total)
 	seen := 0
 	for _, seg := range []struct {

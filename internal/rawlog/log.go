@@ -1,12 +1,12 @@
-package termhost
+package rawlog
 
 import (
 	"bytes"
 	"sync"
 )
 
-// RawChunk is what RawLog.Read returns.
-type RawChunk struct {
+// Chunk is what Log.Read returns.
+type Chunk struct {
 	// Data is the raw bytes from the (possibly skipped-ahead) offset.
 	Data []byte
 	// Next is the offset to read from next time.
@@ -18,17 +18,17 @@ type RawChunk struct {
 	// Closed reports that the pty is drained and nothing more will come
 	// after Data.
 	Closed bool
-	// SkippedBytes is how many bytes were passed over (RawReader.Read
+	// SkippedBytes is how many bytes were passed over (Reader.Read
 	// sets it with Skipped).
 	SkippedBytes int64
 }
 
-// RawLog is a bounded log of the raw bytes a terminal's program printed
+// Log is a bounded log of the raw bytes a terminal's program printed
 // (colours and all), for the display. Offsets count every byte ever
 // appended; only the newest Size bytes are kept. Appends never block on
 // a reader: readers learn of new bytes through Notify and pull them with
 // Read at their own pace.
-type RawLog struct {
+type Log struct {
 	mu     sync.Mutex
 	size   int
 	buf    []byte // grows to size, then is used as a ring
@@ -38,16 +38,16 @@ type RawLog struct {
 	notify chan struct{}
 }
 
-// NewRawLog returns a RawLog keeping the newest size bytes (at least 1).
-func NewRawLog(size int) *RawLog {
-	return &RawLog{size: max(size, 1), notify: make(chan struct{}, 1)}
+// New returns a Log keeping the newest size bytes (at least 1).
+func New(size int) *Log {
+	return &Log{size: max(size, 1), notify: make(chan struct{}, 1)}
 }
 
 // Notify returns a channel signalled (1-buffered, never blocking the
 // writer) after appends and at close.
-func (l *RawLog) Notify() <-chan struct{} { return l.notify }
+func (l *Log) Notify() <-chan struct{} { return l.notify }
 
-func (l *RawLog) signal() {
+func (l *Log) signal() {
 	select {
 	case l.notify <- struct{}{}:
 	default:
@@ -56,7 +56,7 @@ func (l *RawLog) signal() {
 
 // Append adds p to the log, dropping the oldest bytes beyond its size.
 // Appending to a closed log does nothing.
-func (l *RawLog) Append(p []byte) {
+func (l *Log) Append(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -101,7 +101,7 @@ func (l *RawLog) Append(p []byte) {
 
 // Close marks the end of the stream; readers see Closed once they have
 // read everything.
-func (l *RawLog) Close() {
+func (l *Log) Close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
@@ -110,7 +110,7 @@ func (l *RawLog) Close() {
 
 // Closed reports whether Close was called (readers may still have bytes
 // to read).
-func (l *RawLog) Closed() bool {
+func (l *Log) Closed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.closed
@@ -118,7 +118,7 @@ func (l *RawLog) Closed() bool {
 
 // Total returns the number of bytes ever appended (the offset after the
 // newest byte).
-func (l *RawLog) Total() int64 {
+func (l *Log) Total() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.total
@@ -131,11 +131,11 @@ func (l *RawLog) Total() int64 {
 // follow (or, with no newline in what is kept, to the oldest kept byte),
 // and sets Skipped. Closed is set when the log is closed and this read
 // reaches its end.
-func (l *RawLog) Read(from int64, maxBytes, maxLines int) RawChunk {
+func (l *Log) Read(from int64, maxBytes, maxLines int) Chunk {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	oldest := max(l.total-int64(l.size), 0)
-	var c RawChunk
+	var c Chunk
 	if from > l.total {
 		from = l.total
 	}
@@ -165,7 +165,7 @@ func (l *RawLog) Read(from int64, maxBytes, maxLines int) RawChunk {
 
 // segments returns the kept bytes between offsets from and to (both
 // within the log) as at most two slices of buf.
-func (l *RawLog) segments(from, to int64) (a, b []byte) {
+func (l *Log) segments(from, to int64) (a, b []byte) {
 	if from >= to {
 		return nil, nil
 	}
@@ -183,7 +183,7 @@ func (l *RawLog) segments(from, to int64) (a, b []byte) {
 	return l.buf[i:], l.buf[:j]
 }
 
-func (l *RawLog) copyOut(from, to int64) []byte {
+func (l *Log) copyOut(from, to int64) []byte {
 	a, b := l.segments(from, to)
 	out := make([]byte, 0, len(a)+len(b))
 	out = append(out, a...)
@@ -191,7 +191,7 @@ func (l *RawLog) copyOut(from, to int64) []byte {
 }
 
 // index returns the offset of the first c at or after from, or -1.
-func (l *RawLog) index(from int64, c byte) int64 {
+func (l *Log) index(from int64, c byte) int64 {
 	a, b := l.segments(from, l.total)
 	if i := bytes.IndexByte(a, c); i >= 0 {
 		return from + int64(i)
@@ -204,7 +204,7 @@ func (l *RawLog) index(from int64, c byte) int64 {
 
 // newestLines reports where the newest maxLines lines start when more
 // than maxLines newlines lie between from and the end.
-func (l *RawLog) newestLines(from int64, maxLines int) (int64, bool) {
+func (l *Log) newestLines(from int64, maxLines int) (int64, bool) {
 	if l.total-from <= int64(maxLines) {
 		return 0, false // fewer bytes than lines: nothing to count
 	}

@@ -1,4 +1,4 @@
-package termhost
+package render
 
 import (
 	"bytes"
@@ -189,23 +189,6 @@ func TestStoreMemoryBounded(t *testing.T) {
 				t.Fatalf("len %d truncated %v, want truncated %v", len(text), truncated, wantTruncated)
 			}
 		})
-	}
-}
-
-// TestStoreOSCHandler: OSC payloads arrive in order, with the text before
-// them already rendered, and the handler may read the store.
-func TestStoreOSCHandler(t *testing.T) {
-	s := NewStore(1 << 10)
-	var seen []string
-	s.SetOSCHandler(func(p []byte) {
-		text, _ := s.Snapshot()
-		seen = append(seen, fmt.Sprintf("%s@%q", p, text))
-	})
-	s.Append([]byte("a\x1b]633;C\x07b\x1b]633;D;0\x1b"))
-	s.Append([]byte("\\c"))
-	want := []string{`633;C@"a"`, `633;D;0@"ab"`}
-	if strings.Join(seen, " ") != strings.Join(want, " ") {
-		t.Fatalf("osc calls %q, want %q", seen, want)
 	}
 }
 

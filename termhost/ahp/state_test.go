@@ -1,4 +1,4 @@
-package termhost
+package ahp
 
 import (
 	"encoding/json"
@@ -14,15 +14,6 @@ const testTerm = "agenthost:/terminal/t1"
 func intp(n int) *int       { return &n }
 func int64p(n int64) *int64 { return &n }
 
-// joined is the naive VT stream AHP describes: every part's text joined.
-func joined(s TerminalState) string {
-	var b strings.Builder
-	for _, p := range s.Content {
-		b.WriteString(p.Text())
-	}
-	return b.String()
-}
-
 func TestReduceBranchesDoNotSeeEachOther(t *testing.T) {
 	s0 := Reduce(TerminalState{Title: "sh"}, DataAction{Terminal: testTerm, Data: "ab"})
 	s1 := Reduce(s0, DataAction{Terminal: testTerm, Data: "c"})
@@ -33,7 +24,7 @@ func TestReduceBranchesDoNotSeeEachOther(t *testing.T) {
 		s    TerminalState
 		want string
 	}{{"s0", s0, "ab"}, {"s1", s1, "abc"}, {"s2", s2, "abd"}, {"s3", s3, "abce"}} {
-		if got := joined(c.s); got != c.want {
+		if got := c.s.Text(); got != c.want {
 			t.Errorf("%s text = %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -237,13 +228,13 @@ func TestTrim(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := TerminalState{Content: c.parts}
-			before := joined(s)
+			before := s.Text()
 			dropped := s.Trim(c.lim)
 			assertJSONEqual(t, "content", mustJSON(t, s.Content), mustJSON(t, c.want))
 			if dropped != c.wantDropped {
 				t.Errorf("dropped = %d, want %d", dropped, c.wantDropped)
 			}
-			if after := joined(s); !strings.HasSuffix(before, after) || len(before)-len(after) != dropped {
+			if after := s.Text(); !strings.HasSuffix(before, after) || len(before)-len(after) != dropped {
 				t.Errorf("joined text %q is not the tail of %q minus %d bytes", after, before, dropped)
 			}
 		})
@@ -273,7 +264,7 @@ func TestFloodStaysBoundedAndCheap(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&ms1)
-	if got := joined(s); got != string(tail) {
+	if got := s.Text(); got != string(tail) {
 		t.Fatalf("kept %d bytes, not the last %d bytes of output", len(got), len(tail))
 	}
 	// The data strings themselves account for 16 MiB; the state for about

@@ -1,4 +1,4 @@
-package termhost
+package render
 
 import (
 	"encoding/binary"
@@ -75,9 +75,6 @@ type Store struct {
 
 	// json is the escaped copy of the committed text (store_json.go).
 	json jsonMirror
-
-	// onOSC receives OSC payloads; it is called with mu released.
-	onOSC func(payload []byte)
 }
 
 // NewStore returns a Store keeping at most limit bytes of rendered text.
@@ -95,15 +92,6 @@ func NewStore(limit int) *Store {
 	}
 	s.scan.h = (*storeHandler)(s)
 	return s
-}
-
-// SetOSCHandler installs fn to receive every complete OSC payload, in
-// stream order, before the text that follows it is rendered. fn runs on
-// the Append caller's goroutine without the Store's lock held (it may call
-// Snapshot); payload is only valid during the call. Set it before the
-// first Append.
-func (s *Store) SetOSCHandler(fn func(payload []byte)) {
-	s.onOSC = fn
 }
 
 // Append renders p, continuing sequences and characters split by the
@@ -256,14 +244,7 @@ func (h *storeHandler) CSI(params, intermediates []byte, final byte) {
 }
 
 func (h *storeHandler) OSC(payload []byte) {
-	s := (*Store)(h)
-	s.flushPending()
-	if s.onOSC == nil {
-		return
-	}
-	s.mu.Unlock()
-	defer s.mu.Lock()
-	s.onOSC(payload)
+	(*Store)(h).flushPending() // an OSC shows nothing
 }
 
 // firstParam parses the first numeric CSI parameter, def when absent.

@@ -1,11 +1,15 @@
-package termhost
+package shellinteg
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/agentrun/agentrun.nvim/internal/render"
+)
 
 // Why this file exists: AHP says shell integration sequences must not
 // reach terminal/data (and they must not show in the split either), and
 // command boundaries must fall exactly between the bytes printed before
-// and after each marker. OSCFilter does both in one pass over the raw
+// and after each marker. Filter does both in one pass over the raw
 // pty stream: everything passes through byte for byte, except OSC 633 and
 // OSC 133 sequences, which are cut out; every OSC payload is reported in
 // stream order, after the bytes before it were passed on.
@@ -22,7 +26,7 @@ import "bytes"
 // An OSC is held back only until its code is known (at most "ESC ] 633"),
 // never to its end.
 
-// filterState is where an OSCFilter is between two bytes.
+// filterState is where an Filter is between two bytes.
 type filterState uint8
 
 const (
@@ -104,7 +108,7 @@ func escRun(n int) []byte {
 	return bytes.Repeat(escByte, n)
 }
 
-// OSCFilter removes shell integration sequences (IsShellIntegrationOSC)
+// Filter removes shell integration sequences (IsMarker)
 // from a terminal byte stream and reports every OSC payload. Its state
 // survives between Feed calls, so sequences split across reads are
 // handled. The zero value is ready to use; not safe for concurrent use.
@@ -115,7 +119,7 @@ func escRun(n int) []byte {
 // among an OSC's first bytes are dropped (terminals ignore both). One
 // difference from Scanner: "ESC, C0 controls or DEL, ]" is passed on but
 // not reported as an OSC (no program prints that).
-type OSCFilter struct {
+type Filter struct {
 	state filterState
 	vt    vtState
 	// escs counts the ESCs held in state fEsc; escFrom is the VT state the
@@ -128,7 +132,7 @@ type OSCFilter struct {
 	decision    int
 	held        []byte // raw bytes of an undecided OSC
 	payload     []byte
-	over        bool // payload longer than MaxOSC: not reported
+	over        bool // payload longer than render.MaxOSC: not reported
 }
 
 // Feed filters p. out receives the bytes to pass on, in order, possibly
@@ -136,7 +140,7 @@ type OSCFilter struct {
 // complete OSC payload (at most MaxOSC bytes; longer ones are not
 // reported) after out has received every byte before and of that OSC.
 // Neither may keep the slices it is given past the call.
-func (f *OSCFilter) Feed(p []byte, out func(data []byte), osc func(payload []byte)) {
+func (f *Filter) Feed(p []byte, out func(data []byte), osc func(payload []byte)) {
 	r := 0 // start of the bytes not yet passed on, held or dropped
 	emit := func(to int) {
 		if to > r {
@@ -273,7 +277,7 @@ func (f *OSCFilter) Feed(p []byte, out func(data []byte), osc func(payload []byt
 // Flush passes on what Feed still holds back at the end of the stream (a
 // trailing ESC, the start of an unfinished OSC that was not ours) and
 // resets the filter.
-func (f *OSCFilter) Flush(out func(data []byte)) {
+func (f *Filter) Flush(out func(data []byte)) {
 	switch f.state {
 	case fEsc:
 		out(escRun(f.escs))
@@ -289,10 +293,10 @@ func (f *OSCFilter) Flush(out func(data []byte)) {
 		}
 		f.closeCut(out)
 	}
-	*f = OSCFilter{held: f.held[:0]}
+	*f = Filter{held: f.held[:0]}
 }
 
-func (f *OSCFilter) startOSC() {
+func (f *Filter) startOSC() {
 	f.state = fOSC
 	f.interrupted = f.escFrom
 	f.decision = oscUndecided
@@ -303,7 +307,7 @@ func (f *OSCFilter) startOSC() {
 
 // hold keeps the bytes of an undecided OSC, but for the C0 controls in
 // it, which a terminal ignores there: so at most "ESC ] 633" is held.
-func (f *OSCFilter) hold(b []byte) {
+func (f *Filter) hold(b []byte) {
 	for _, c := range b {
 		if c >= 0x20 {
 			f.held = append(f.held, c)
@@ -311,11 +315,11 @@ func (f *OSCFilter) hold(b []byte) {
 	}
 }
 
-func (f *OSCFilter) addPayload(c byte) {
+func (f *Filter) addPayload(c byte) {
 	if f.over {
 		return
 	}
-	if len(f.payload) >= MaxOSC {
+	if len(f.payload) >= render.MaxOSC {
 		f.over = true
 		f.payload = nil // give the big buffer back
 		return
@@ -325,11 +329,11 @@ func (f *OSCFilter) addPayload(c byte) {
 
 // decide settles keep or strip once the OSC's code is known: at its
 // first ";", at its end (final), or as soon as it cannot be 633 or 133.
-func (f *OSCFilter) decide(final bool) {
+func (f *Filter) decide(final bool) {
 	code, _, found := bytes.Cut(f.payload, []byte{';'})
 	switch {
 	case found || final:
-		if IsShellIntegrationOSC(code) {
+		if IsMarker(code) {
 			f.decision = oscStrip
 		} else {
 			f.decision = oscKeep
@@ -343,7 +347,7 @@ func notDigit(r rune) bool { return r < '0' || r > '9' }
 
 // finishDecision decides an undecided OSC as complete (its end was
 // reached) and, if it is kept, passes on the bytes held so far.
-func (f *OSCFilter) finishDecision(out func([]byte)) {
+func (f *Filter) finishDecision(out func([]byte)) {
 	if f.decision == oscUndecided {
 		f.decide(true)
 	}
@@ -356,7 +360,7 @@ func (f *OSCFilter) finishDecision(out func([]byte)) {
 // closeCut ends, in place of a cut-out OSC, the sequence its ESC had
 // interrupted, the way that ESC did: an OSC is ended (and reported) by ST;
 // anything else is aborted without a trace by CAN.
-func (f *OSCFilter) closeCut(out func([]byte)) {
+func (f *Filter) closeCut(out func([]byte)) {
 	if f.decision == oscStrip {
 		switch f.interrupted {
 		case vtGround:
@@ -371,7 +375,7 @@ func (f *OSCFilter) closeCut(out func([]byte)) {
 
 // endOSC finishes the OSC whose bytes end before p[at]: kept bytes go out
 // first, then the payload is reported.
-func (f *OSCFilter) endOSC(emit func(int), at int, osc func([]byte)) {
+func (f *Filter) endOSC(emit func(int), at int, osc func([]byte)) {
 	f.state, f.vt = fPass, vtGround
 	if f.decision == oscKeep {
 		emit(at)

@@ -1,4 +1,4 @@
-package termhost
+package rawlog
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func TestRawReaderSkipAhead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewRawLog(tc.size)
+			l := New(tc.size)
 			for _, a := range tc.appends {
 				l.Append([]byte(a))
 			}
@@ -66,7 +66,7 @@ func TestRawReaderSkipAhead(t *testing.T) {
 // TestRawReaderOverwrittenRead: Read skips by itself only when its offset
 // was overwritten, and says how far.
 func TestRawReaderOverwrittenRead(t *testing.T) {
-	l := NewRawLog(30)
+	l := New(30)
 	r := l.NewReader(2)
 	l.Append([]byte(numbered(1, 3)))
 	if c := r.Read(7); string(c.Data) != numbered(1, 1) || c.Skipped {
@@ -89,7 +89,7 @@ func TestRawReaderOverwrittenRead(t *testing.T) {
 // line count always matches the newlines really pending.
 func TestRawReaderFollowsExactly(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	l := NewRawLog(512)
+	l := New(512)
 	r := l.NewReader(0)
 	var all, got bytes.Buffer
 	for i := 0; i < 2000; i++ {
@@ -128,7 +128,7 @@ func TestRawReaderFollowsExactly(t *testing.T) {
 
 // TestRawReaderNoAllocations: following a log reuses one buffer.
 func TestRawReaderNoAllocations(t *testing.T) {
-	l := NewRawLog(1 << 16)
+	l := New(1 << 16)
 	r := l.NewReader(100)
 	line := []byte(strings.Repeat("x", 60) + "\n")
 	for i := 0; i < 2000; i++ {

@@ -1,4 +1,4 @@
-package termhost
+package rawlog
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func TestRawLogRead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewRawLog(tc.size)
+			l := New(tc.size)
 			for _, a := range tc.appends {
 				l.Append([]byte(a))
 			}
@@ -60,7 +60,7 @@ func TestRawLogRead(t *testing.T) {
 // TestRawLogFollow: a reader following Next gets every byte exactly once
 // while nothing is overwritten, whatever the sizes of appends and reads.
 func TestRawLogFollow(t *testing.T) {
-	l := NewRawLog(64)
+	l := New(64)
 	var want, got bytes.Buffer
 	var next int64
 	for i := 0; i < 500; i++ {
@@ -90,7 +90,7 @@ func TestRawLogFollow(t *testing.T) {
 }
 
 func TestRawLogNotifyAndClose(t *testing.T) {
-	l := NewRawLog(16)
+	l := New(16)
 	for i := 0; i < 100; i++ {
 		l.Append([]byte("x")) // never blocks, nobody is reading
 	}
@@ -123,7 +123,7 @@ func TestRawLogNotifyAndClose(t *testing.T) {
 
 // TestRawLogConcurrent: a writer and a reader racing (run with -race).
 func TestRawLogConcurrent(t *testing.T) {
-	l := NewRawLog(1 << 10)
+	l := New(1 << 10)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

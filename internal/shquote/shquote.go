@@ -1,0 +1,26 @@
+// Package shquote writes a command and its arguments as one POSIX shell
+// line, for people to read (a split's title, an approval question, the
+// audit log) and for a shell to run back unchanged.
+package shquote
+
+import "strings"
+
+// Quote returns s as one shell word: unchanged when it has only
+// characters no shell treats specially, else in single quotes.
+func Quote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Join returns argv as one shell line, each word quoted when it needs it.
+func Join(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = Quote(a)
+	}
+	return strings.Join(words, " ")
+}
