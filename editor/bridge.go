@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"log/slog"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/guard"
@@ -85,25 +86,25 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 // register installs the handlers Lua calls with rpcrequest/rpcnotify.
 func (b *Bridge) register() error {
 	handlers := map[string]any{
-		"setup":             b.handleSetup,
-		"start":             b.handleStart,
-		"prompt":            b.handlePrompt,
-		"cancel":            b.handleCancel,
-		"stop":              b.handleStop,
-		"attach":            b.handleAttach,
-		"interrupt":         b.handleInterrupt,
-		"kill":              b.handleKill,
-		"input":             b.handleInput,
-		"send_input":        b.handleSendInput,
-		"shell":             b.handleShell,
-		"takeover":          b.handleTakeover,
-		"dispose":           b.handleDispose,
-		"resize":            b.handleResize,
-		"terminal_size":     b.handleTerminalSize,
-		"status":            b.handleStatus,
-		"shutdown":          b.handleShutdown,
-		"permission_answer": b.handlePermissionAnswer,
-		"log":               b.handleLog,
+		"setup":           b.handleSetup,
+		"start":           b.handleStart,
+		"prompt":          b.handlePrompt,
+		"cancel":          b.handleCancel,
+		"stop":            b.handleStop,
+		"attach":          b.handleAttach,
+		"interrupt":       b.handleInterrupt,
+		"kill":            b.handleKill,
+		"input":           b.handleInput,
+		"send_input":      b.handleSendInput,
+		"shell":           b.handleShell,
+		"takeover":        b.handleTakeover,
+		"dispose":         b.handleDispose,
+		"resize":          b.handleResize,
+		"terminal_size":   b.handleTerminalSize,
+		"status":          b.handleStatus,
+		"shutdown":        b.handleShutdown,
+		"answer_question": b.handleAnswer,
+		"log":             b.handleLog,
 	}
 	for name, fn := range handlers {
 		if err := b.v.RegisterHandler(name, fn); err != nil {

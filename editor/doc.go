@@ -4,7 +4,7 @@
 // It implements acp.Editor for every session and serves the Lua side's
 // requests: setup, start, prompt, cancel, stop, attach, interrupt, kill,
 // input, send_input, shell, takeover, dispose, status, shutdown
-// (rpcrequest) and input, resize, terminal_size, permission_answer, log
+// (rpcrequest) and input, resize, terminal_size, answer_question, log
 // (rpcnotify). shell, takeover, dispose and send_input are the user's side
 // of the AHP terminal model (userterm.go): shells the user holds, taking
 // an agent's terminal over, and input that only reaches terminals no

@@ -8,7 +8,7 @@ import (
 )
 
 // RequestPermission implements acp.Editor: Lua shows vim.ui.select and
-// answers with "permission_answer" (token, optionId or "" for cancel).
+// answers with "answer_question" (token, optionId or "" for cancel).
 // When ctx ends first (the turn was cancelled) the answer is "cancelled"
 // and Lua is told to forget the request.
 func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
@@ -39,7 +39,7 @@ func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermis
 var errEditorClosing = errors.New("the editor is shutting down")
 
 // ask is the one way the bridge asks the user something: it registers a
-// fresh token (prefix + counter) for handlePermissionAnswer, pushes event
+// fresh token (prefix + counter) for handleAnswer, pushes event
 // q.ask with payload plus "token", and waits for the answer. It fails
 // with errEditorClosing when the bridge is (or starts) shutting down, and
 // with ctx's error when ctx ends first, after telling Lua to forget the
@@ -74,8 +74,8 @@ func (b *Bridge) ask(ctx context.Context, prefix string, q question, payload map
 	}
 }
 
-// handlePermissionAnswer delivers the user's choice for token.
-func (b *Bridge) handlePermissionAnswer(token, optionID string) {
+// handleAnswer delivers the user's choice for token.
+func (b *Bridge) handleAnswer(token, optionID string) {
 	b.mu.Lock()
 	ch, ok := b.perms[token]
 	b.mu.Unlock()

@@ -59,7 +59,7 @@ func (b *Bridge) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 
 // approver asks Lua whether a terminal command may run: Lua calls
 // terminal.approve or shows vim.ui.select with the exact command line and
-// answers with "permission_answer" (token, "run" or "" to refuse).
+// answers with "answer_question" (token, "run" or "" to refuse).
 func (b *Bridge) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
 		token, id, err := b.ask(ctx, "a", approveQuestion, map[string]any{

@@ -1,5 +1,7 @@
 package editor
 
+import "github.com/agentrun/agentrun.nvim/termhost/ahp"
+
 // handleStatus describes sessions and terminals for require("agentrun").status().
 func (b *Bridge) handleStatus() (map[string]any, error) {
 	b.mu.Lock()
@@ -26,6 +28,18 @@ func (b *Bridge) handleStatus() (map[string]any, error) {
 	return map[string]any{"sessions": sessions, "terminals": list}, nil
 }
 
+// claimStatus is a claim as status() shows it (snake_case, empty fields
+// left out).
+func claimStatus(c ahp.Claim) map[string]any {
+	m := map[string]any{"kind": c.Kind}
+	for k, v := range map[string]string{"session": c.Session, "tool_call_id": c.ToolCallID, "client_id": c.ClientID, "turn_id": c.TurnID} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
 // status is one terminal's entry in status().
 func (tm *terminal) status() map[string]any {
 	tm.mu.Lock()
@@ -39,15 +53,19 @@ func (tm *terminal) status() map[string]any {
 		"session":     tm.sid,
 		"key":         tm.key,
 		"command":     tm.command,
-		"cwd":         tm.cwd,
 		"state":       tm.state,
-		"claim":       map[string]any{"kind": tm.claim.Kind, "session": tm.claim.Session, "toolCallId": tm.claim.ToolCallID},
 		"bytes":       bytes,
 		"truncated":   truncated,
 		"attached":    tm.pump != nil,
 		"output_kept": tm.t != nil,
 	}
-	tm.ahpStatus(m) // claim, title, cwd, size, commands (userterm.go)
+	tm.ahpStatus(m)               // claim, title, cwd, size, commands (userterm.go)
+	if _, ok := m["claim"]; !ok { // no AHP state yet
+		m["claim"] = claimStatus(tm.claim)
+	}
+	if _, ok := m["cwd"]; !ok {
+		m["cwd"] = tm.cwd
+	}
 	if tm.exit != nil {
 		if tm.exit.Code != nil {
 			m["exit_code"] = *tm.exit.Code

@@ -171,13 +171,13 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 		return
 	}
 	st := ts.state
-	m["claim"] = jsonValue(st.Claim)
+	m["claim"] = claimStatus(st.Claim)
 	m["title"] = st.Title
 	if dir, err := ahp.FilePath(st.Cwd); err == nil {
 		m["cwd"] = dir
 	}
 	m["cols"], m["rows"] = st.Cols, st.Rows
-	m["supportsCommandDetection"] = st.SupportsCommandDetection
+	m["supports_command_detection"] = st.SupportsCommandDetection
 	m["last_line"] = ts.lastLine
 	m["pid"] = ts.pid
 	m["age_ms"] = time.Since(ts.started).Milliseconds()
@@ -186,12 +186,12 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 		if p.Type != ahp.PartCommand {
 			continue
 		}
-		c := map[string]any{"commandId": p.CommandID, "commandLine": p.CommandLine, "isComplete": p.IsComplete}
+		c := map[string]any{"command_id": p.CommandID, "command_line": p.CommandLine, "is_complete": p.IsComplete}
 		if p.ExitCode != nil {
-			c["exitCode"] = *p.ExitCode
+			c["exit_code"] = *p.ExitCode
 		}
 		if p.DurationMs != nil {
-			c["durationMs"] = *p.DurationMs
+			c["duration_ms"] = *p.DurationMs
 		}
 		commands = append(commands, c)
 	}

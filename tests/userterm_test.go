@@ -21,12 +21,12 @@ type ahpTerm struct {
 	ExitCode                 *int              `msgpack:"exit_code"`
 	Signal                   string            `msgpack:"signal"`
 	Claim                    map[string]string `msgpack:"claim"`
-	SupportsCommandDetection bool              `msgpack:"supportsCommandDetection"`
+	SupportsCommandDetection bool              `msgpack:"supports_command_detection"`
 	Commands                 []struct {
-		CommandLine string `msgpack:"commandLine"`
-		ExitCode    *int   `msgpack:"exitCode"`
-		DurationMs  *int64 `msgpack:"durationMs"`
-		IsComplete  bool   `msgpack:"isComplete"`
+		CommandLine string `msgpack:"command_line"`
+		ExitCode    *int   `msgpack:"exit_code"`
+		DurationMs  *int64 `msgpack:"duration_ms"`
+		IsComplete  bool   `msgpack:"is_complete"`
 	} `msgpack:"commands"`
 }
 
@@ -155,7 +155,7 @@ func TestTakeoverSurvivesAgentRelease(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt sleep 3201")
 	term := e.waitTerminal("sleep 3201", 10*time.Second)
-	info := e.waitAHP(term.ID, "the tool call to hold the terminal", func(x ahpTerm) bool { return x.Claim["toolCallId"] != "" })
+	info := e.waitAHP(term.ID, "the tool call to hold the terminal", func(x ahpTerm) bool { return x.Claim["tool_call_id"] != "" })
 	if !alive(info.Pid) {
 		t.Fatalf("sleep (pid %d) is not running", info.Pid)
 	}

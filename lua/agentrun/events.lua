@@ -22,7 +22,7 @@ function handlers.session_started(p)
   if chat then
     chat:render_header()
   end
-  require("agentrun")._flush(s)
+  require("agentrun.session").flush(s)
 end
 
 function handlers.session_failed(p)
@@ -64,7 +64,7 @@ function handlers.turn_end(p)
       chat:note("(turn ended: " .. p.stop_reason .. ")")
     end
   end
-  require("agentrun")._flush(s)
+  require("agentrun.session").flush(s)
 end
 
 function handlers.session_ended(p)

@@ -14,7 +14,10 @@ local util = require("agentrun.util")
 -- A new backend learns at once the size a new terminal split will have,
 -- so the first command already sees (nearly) its window's size.
 table.insert(rpc.on_start, function()
-  require("agentrun.ui.term").send_expected_size(true)
+  require("agentrun.ui.window").send_expected_size(true)
+end)
+table.insert(rpc.on_exit, function()
+  require("agentrun.session").backend_exited()
 end)
 
 local function warn(msg)
@@ -86,28 +89,6 @@ function M.run(name)
   return s
 end
 
--- send_prompt sends text to session s (already shown in the chat).
-local function send_prompt(s, text)
-  local ok, msg = rpc.request("prompt", s.key, text)
-  if not ok then
-    s.chat:note(msg, "AgentRunError")
-    return false
-  end
-  s.busy = true
-  s.turn = (s.turn or 0) + 1
-  s.chat:render_header()
-  return true
-end
-
--- flush sends the next prompt queued while the session was starting or
--- the agent was working on a turn.
-function M._flush(s)
-  if s.busy or s.starting or s.ended or #s.queue == 0 then
-    return
-  end
-  send_prompt(s, table.remove(s.queue, 1))
-end
-
 -- prompt(text, key) sends a prompt to a session (default: the current one;
 -- starts the default agent if there is none). Returns true when sent or
 -- queued.
@@ -124,19 +105,7 @@ function M.prompt(text, key)
       return false
     end
   end
-  s.chat:user(text)
-  if s.busy then
-    -- The agent is still on the last turn (or its end has not reached us
-    -- yet): queue it, as agents with prompt queueing do.
-    table.insert(s.queue, text)
-    s.chat:note("(queued: sent when the agent ends its turn; :AgentCancel drops it)")
-    return true
-  end
-  if s.starting then
-    table.insert(s.queue, text)
-    return true
-  end
-  return send_prompt(s, text)
+  return require("agentrun.session").prompt(s, text)
 end
 
 -- stop_command(key, kill) stops the running command of a session (default:
@@ -205,10 +174,7 @@ function M.cancel(key)
   if not s then
     return false
   end
-  if #s.queue > 0 then
-    s.chat:note(string.format("(dropped %d queued prompt%s)", #s.queue, #s.queue == 1 and "" or "s"))
-    s.queue = {}
-  end
+  require("agentrun.session").drop_queue(s)
   -- An agent that ignores session/cancel leaves the turn running: say so,
   -- and how to get out of it.
   local turn = s.turn
@@ -246,27 +212,32 @@ local function current_terminal()
   end
 end
 
+-- target returns terminal id, or without an id the one in the current
+-- buffer, else the newest running one; it warns (naming what for) when
+-- there is none.
+local function target(id, what)
+  local t = id and state.terminals[id] or (not id and current_terminal())
+  if not t then
+    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or ("(agentrun) no running terminal to " .. what))
+  end
+  return t
+end
+
+local function perform(name, t, ...)
+  return require("agentrun.ui.actions").perform(name, t, ...)
+end
+
 -- kill(id, force) kills a terminal (default: the one in the current
 -- buffer, else the newest running one); force = SIGKILL at once.
 function M.kill(id, force)
-  local t = id and state.terminals[id] or (not id and current_terminal())
-  if not t then
-    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or "(agentrun) no running terminal to kill")
-    return false
-  end
-  require("agentrun.ui.term").kill(t.id, force)
-  return true
+  local t = target(id, "kill")
+  return t ~= nil and perform("kill", t, force)
 end
 
 -- interrupt(id) sends SIGINT to a terminal's process group.
 function M.interrupt(id)
-  local t = id and state.terminals[id] or (not id and current_terminal())
-  if not t then
-    warn("(agentrun) no terminal to interrupt")
-    return false
-  end
-  require("agentrun.ui.term").interrupt(t.id)
-  return true
+  local t = target(id, "interrupt")
+  return t ~= nil and perform("interrupt", t)
 end
 
 -- open_terminal(id) opens a terminal's split and enters it.
@@ -305,12 +276,8 @@ end
 -- the current buffer): you can type into it, and it keeps running after
 -- the agent releases it or its session ends, until you kill it.
 function M.takeover(id)
-  local t = id and state.terminals[id] or (not id and current_terminal())
-  if not t then
-    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or "(agentrun) no terminal to take over")
-    return false
-  end
-  return require("agentrun.ui.term").takeover(t.id)
+  local t = target(id, "take over")
+  return t ~= nil and perform("takeover", t)
 end
 
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
@@ -320,7 +287,7 @@ function M.dispose(id)
     warn(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
-  return require("agentrun.ui.term").dispose(id)
+  return perform("dispose", id)
 end
 
 -- terminals() opens the terminal list.
@@ -331,8 +298,8 @@ end
 -- status() describes sessions and terminals:
 -- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session,
 --   command, state, exit_code, signal, bufnr, claim, bytes, truncated,
---   title, cwd, cols, rows, supportsCommandDetection, commands = {{
---   commandLine, exitCode, durationMs, isComplete }}, pid, user }} }.
+--   title, cwd, cols, rows, supports_command_detection, commands = {{
+--   command_line, exit_code, duration_ms, is_complete }}, pid, user }} }.
 function M.status()
   local go = {}
   if rpc.running() then

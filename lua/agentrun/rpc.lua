@@ -88,7 +88,9 @@ local function on_exit(job, code)
     )
   end
   stopping = false
-  require("agentrun.state").backend_exited()
+  for _, fn in ipairs(M.on_exit) do
+    fn()
+  end
 end
 
 local function on_stderr(_, data)
@@ -179,6 +181,10 @@ end
 -- has started and is set up (the UI registers what it must tell it
 -- first, so rpc needs no UI module).
 M.on_start = {}
+
+-- on_exit lists functions called when the backend has exited while
+-- Neovim runs on (sessions and terminals ended with it).
+M.on_exit = {}
 
 -- notify sends a notification to Go if the backend runs (never starts it).
 function M.notify(method, ...)

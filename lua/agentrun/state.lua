@@ -77,16 +77,16 @@ function M.terminal_for_buf(buf)
   end
 end
 
--- backend_exited marks everything the backend ran as ended.
+-- backend_exited marks everything the backend ran as ended and returns
+-- the sessions it ended.
 function M.backend_exited()
+  local ended = {}
   for _, s in pairs(M.sessions) do
     if not s.ended then
       s.ended = true
       s.busy = false
       s.starting = false
-      if s.chat then
-        s.chat:note("(agentrun) the backend stopped; this session ended")
-      end
+      table.insert(ended, s)
     end
   end
   for _, t in pairs(M.terminals) do
@@ -95,6 +95,7 @@ function M.backend_exited()
       t.state = "released"
     end
   end
+  return ended
 end
 
 return M

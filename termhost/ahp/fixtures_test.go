@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/jsontest"
 )
 
 // reducerCase is one file of reference/ahp/reducer-cases.
@@ -55,7 +56,7 @@ func runTerminalCase(t *testing.T, c reducerCase) {
 	t.Helper()
 	var initial TerminalState
 	decodeStrict(t, c.Initial, &initial)
-	before := mustJSON(t, initial)
+	before := jsontest.Marshal(t, initial)
 
 	pure := initial
 	owned := initial.Clone()
@@ -67,9 +68,9 @@ func runTerminalCase(t *testing.T, c reducerCase) {
 		pure = Reduce(pure, a)
 		owned.Apply(a)
 	}
-	assertJSONEqual(t, c.Description+" (Reduce)", mustJSON(t, pure), c.Expected)
-	assertJSONEqual(t, c.Description+" (Apply)", mustJSON(t, owned), c.Expected)
-	if after := mustJSON(t, initial); !bytes.Equal(before, after) {
+	jsontest.Equal(t, c.Description+" (Reduce)", jsontest.Marshal(t, pure), c.Expected)
+	jsontest.Equal(t, c.Description+" (Apply)", jsontest.Marshal(t, owned), c.Expected)
+	if after := jsontest.Marshal(t, initial); !bytes.Equal(before, after) {
 		t.Errorf("%s: Reduce changed its input state:\nbefore %s\nafter  %s", c.Description, before, after)
 	}
 
@@ -77,14 +78,14 @@ func runTerminalCase(t *testing.T, c reducerCase) {
 	// every field name in the fixture maps onto TerminalState.
 	var expected TerminalState
 	decodeStrict(t, c.Expected, &expected)
-	assertJSONEqual(t, c.Description+" (round trip)", mustJSON(t, expected), c.Expected)
+	jsontest.Equal(t, c.Description+" (round trip)", jsontest.Marshal(t, expected), c.Expected)
 }
 
 func runRootCase(t *testing.T, c reducerCase) {
 	t.Helper()
 	var initial RootState
 	decodeStrict(t, c.Initial, &initial)
-	before := mustJSON(t, initial)
+	before := jsontest.Marshal(t, initial)
 	state := initial
 	for _, raw := range c.Actions {
 		a, err := DecodeAction(raw)
@@ -93,8 +94,8 @@ func runRootCase(t *testing.T, c reducerCase) {
 		}
 		state = ReduceRoot(state, a)
 	}
-	assertJSONEqual(t, c.Description, mustJSON(t, state), c.Expected)
-	if after := mustJSON(t, initial); !bytes.Equal(before, after) {
+	jsontest.Equal(t, c.Description, jsontest.Marshal(t, state), c.Expected)
+	if after := jsontest.Marshal(t, initial); !bytes.Equal(before, after) {
 		t.Errorf("%s: ReduceRoot changed its input state", c.Description)
 	}
 }
@@ -140,32 +141,5 @@ func decodeStrict(t *testing.T, data []byte, v any) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		t.Fatalf("decode %T from %s: %v", v, data, err)
-	}
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("encode %T: %v", v, err)
-	}
-	return b
-}
-
-// assertJSONEqual compares two JSON documents by value (key order and
-// spacing do not matter).
-func assertJSONEqual(t *testing.T, what string, got, want []byte) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("%s: got invalid JSON %s: %v", what, got, err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatalf("%s: want invalid JSON %s: %v", what, want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		gi, _ := json.MarshalIndent(g, "", "  ")
-		wi, _ := json.MarshalIndent(w, "", "  ")
-		t.Errorf("%s:\ngot  %s\nwant %s", what, gi, wi)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/jsontest"
 )
 
 const testTerm = "agenthost:/terminal/t1"
@@ -96,7 +98,7 @@ func TestExitedWithSignal(t *testing.T) {
 		t.Fatalf("after a signal exit: Exited=%v ExitCode=%v", s.Exited(), s.ExitCode)
 	}
 	info := s.Info(testTerm)
-	got := string(mustJSON(t, info))
+	got := string(jsontest.Marshal(t, info))
 	want := `{"resource":"agenthost:/terminal/t1","title":"sleep","claim":{"kind":""},"exitSignal":"SIGTERM"}`
 	if got != want {
 		t.Errorf("info JSON = %s, want %s", got, want)
@@ -106,8 +108,8 @@ func TestExitedWithSignal(t *testing.T) {
 func TestCommandFinishedForUnknownCommandIsNoOp(t *testing.T) {
 	s := Reduce(TerminalState{}, CommandExecutedAction{Terminal: testTerm, CommandID: "c1", CommandLine: "ls"})
 	s2 := Reduce(s, CommandFinishedAction{Terminal: testTerm, CommandID: "nope", ExitCode: intp(1)})
-	if !reflect.DeepEqual(mustJSON(t, s), mustJSON(t, s2)) {
-		t.Errorf("commandFinished for an unknown id changed the state: %s", mustJSON(t, s2))
+	if !reflect.DeepEqual(jsontest.Marshal(t, s), jsontest.Marshal(t, s2)) {
+		t.Errorf("commandFinished for an unknown id changed the state: %s", jsontest.Marshal(t, s2))
 	}
 }
 
@@ -131,7 +133,7 @@ func TestActionJSONRoundTrip(t *testing.T) {
 		RootTerminalsChangedAction{Terminals: []TerminalInfo{{Resource: testTerm, Title: "sh", Claim: Claim{Kind: "client", ClientID: "c"}, ExitCode: intp(1)}}},
 	}
 	for _, a := range actions {
-		b := mustJSON(t, a)
+		b := jsontest.Marshal(t, a)
 		if want := `{"type":"` + a.ActionType() + `"`; !strings.HasPrefix(string(b), want) {
 			t.Errorf("%T encodes as %s, want it to start with %s", a, b, want)
 		}
@@ -168,8 +170,8 @@ func TestUnknownActionAndPartSurvive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.ActionType() != "terminal/future" || string(mustJSON(t, a)) != `{"type":"terminal/future","terminal":"x","n":1}` {
-		t.Errorf("unknown action = %#v, encodes as %s", a, mustJSON(t, a))
+	if a.ActionType() != "terminal/future" || string(jsontest.Marshal(t, a)) != `{"type":"terminal/future","terminal":"x","n":1}` {
+		t.Errorf("unknown action = %#v, encodes as %s", a, jsontest.Marshal(t, a))
 	}
 	var s TerminalState
 	in := `{"title":"t","content":[{"type":"image","src":"x"}],"claim":{"kind":"client","clientId":"c"}}`
@@ -178,7 +180,7 @@ func TestUnknownActionAndPartSurvive(t *testing.T) {
 	}
 	s = Reduce(s, DataAction{Terminal: "x", Data: "hi"})
 	want := `{"title":"t","content":[{"type":"image","src":"x"},{"type":"unclassified","value":"hi"}],"claim":{"kind":"client","clientId":"c"}}`
-	assertJSONEqual(t, "unknown part kept", mustJSON(t, s), []byte(want))
+	jsontest.Equal(t, "unknown part kept", jsontest.Marshal(t, s), []byte(want))
 }
 
 func TestRootListingReplacedWhole(t *testing.T) {
@@ -188,10 +190,10 @@ func TestRootListingReplacedWhole(t *testing.T) {
 		t.Errorf("listing after replacement = %+v, want only b2", r.Terminals)
 	}
 	r = ReduceRoot(r, RootTerminalsChangedAction{})
-	if got := string(mustJSON(t, r)); got != `{"agents":[],"terminals":[]}` {
+	if got := string(jsontest.Marshal(t, r)); got != `{"agents":[],"terminals":[]}` {
 		t.Errorf("empty listing encodes as %s, want terminals present and empty", got)
 	}
-	if got := string(mustJSON(t, RootState{})); got != `{"agents":[]}` {
+	if got := string(jsontest.Marshal(t, RootState{})); got != `{"agents":[]}` {
 		t.Errorf("fresh root encodes as %s", got)
 	}
 }
@@ -230,7 +232,7 @@ func TestTrim(t *testing.T) {
 			s := TerminalState{Content: c.parts}
 			before := s.Text()
 			dropped := s.Trim(c.lim)
-			assertJSONEqual(t, "content", mustJSON(t, s.Content), mustJSON(t, c.want))
+			jsontest.Equal(t, "content", jsontest.Marshal(t, s.Content), jsontest.Marshal(t, c.want))
 			if dropped != c.wantDropped {
 				t.Errorf("dropped = %d, want %d", dropped, c.wantDropped)
 			}

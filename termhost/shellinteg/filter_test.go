@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/jsontest"
 	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
@@ -293,7 +294,7 @@ func TestShellIntegrationStreamSplitAnywhere(t *testing.T) {
 					}
 				})
 		}
-		assertJSONEqual(t, fmt.Sprintf("state with a read boundary at byte %d", cut), mustJSON(t, st), []byte(want))
+		jsontest.Equal(t, fmt.Sprintf("state with a read boundary at byte %d", cut), jsontest.Marshal(t, st), []byte(want))
 		if t.Failed() {
 			return
 		}
@@ -316,7 +317,7 @@ func TestStoreOSCHandlerFeedsShellIntegration(t *testing.T) {
 		var got []string
 		feed([]string{bashSession}, func(p []byte) {
 			for _, a := range si.HandleOSC(p, timeZero) {
-				got = append(got, string(mustJSON(t, a)))
+				got = append(got, string(jsontest.Marshal(t, a)))
 			}
 		})
 		return got

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/jsontest"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
@@ -27,7 +28,7 @@ func runOSCSteps(t *testing.T, si *Parser, steps []oscStep) {
 			continue
 		}
 		if !reflect.DeepEqual(got, st.want) {
-			t.Errorf("step %d, OSC %q:\ngot  %s\nwant %s", i, st.payload, mustJSON(t, got), mustJSON(t, st.want))
+			t.Errorf("step %d, OSC %q:\ngot  %s\nwant %s", i, st.payload, jsontest.Marshal(t, got), jsontest.Marshal(t, st.want))
 		}
 	}
 }

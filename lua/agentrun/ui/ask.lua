@@ -1,6 +1,6 @@
 -- One question to the user on Go's behalf (a permission request, a command
 -- approval): a vim.ui.select whose answer goes back to Go as
--- "permission_answer", unless Go gave up on the question first.
+-- "answer_question", unless Go gave up on the question first.
 local rpc = require("agentrun.rpc")
 
 local M = {}
@@ -18,7 +18,7 @@ end
 
 -- answer sends Go the answer for token.
 function M.answer(token, answer)
-  rpc.notify("permission_answer", token, answer)
+  rpc.notify("answer_question", token, answer)
 end
 
 -- select shows items with opts (as vim.ui.select) for token. on_choice

@@ -8,6 +8,7 @@ local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
+local window = require("agentrun.ui.window")
 
 local M = {}
 
@@ -26,166 +27,12 @@ local function changed(t)
   require("agentrun.ui.terminals").refresh()
 end
 
--- window_size returns the text area of win: columns, rows.
-local function window_size(win)
-  local info = vim.fn.getwininfo(win)[1]
-  if not info then
-    return 80, 24
-  end
-  return math.max(1, info.width - (info.textoff or 0)), math.max(1, info.height)
-end
-
--- send_resize tells Go the pty size of t when the window showing it changed.
-local function send_resize(t, win)
-  if t.display_only or t.state ~= "running" then
-    return
-  end
-  local cols, rows = window_size(win)
-  if t.cols ~= cols or t.rows ~= rows then
-    t.cols, t.rows = cols, rows
-    rpc.notify("resize", t.id, cols, rows)
-  end
-end
-
--- expected_size is the text area a new terminal split will get: that of
--- our terminal window in this tab (it is reused), else what place() makes.
-local function expected_size()
-  local cfg = config.get().terminal
-  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
-    if ok and tag == cfg.position then
-      return window_size(w)
-    end
-  end
-  local cols, lines = vim.o.columns, vim.o.lines
-  if cfg.position == "right" then
-    return math.min(cfg.size, cols - 10), math.max(1, lines - vim.o.cmdheight - 2)
-  elseif cfg.position == "float" then
-    return math.max(20, math.floor(cols * 0.8)), math.max(5, math.floor(lines * 0.7))
-  end
-  return cols, math.min(cfg.size, math.max(3, lines - 8))
-end
-
-local last_expected = nil
-local setup_autocmds
 local name_buffer -- defined with the agent-owned terminals below
 
--- send_expected_size tells Go the size to give a new pty at once, so a
--- command that asks early already sees (nearly) its window's size.
--- force sends even an unchanged size (a new backend).
-function M.send_expected_size(force)
-  setup_autocmds()
-  local cols, rows = expected_size()
-  local key = cols .. "x" .. rows
-  if force or key ~= last_expected then
-    last_expected = key
-    rpc.notify("terminal_size", cols, rows)
-  end
-end
-
--- min_cols is the narrowest terminal we let a window make: in a terminal
--- one column wide, any wide character crashes Neovim (every version).
-local min_cols = 2
-
-local function resize_visible()
-  for _, w in ipairs(api.nvim_list_wins()) do
-    local t = state.terminal_for_buf(api.nvim_win_get_buf(w))
-    if t then
-      local cols = window_size(w)
-      if cols < min_cols and vim.o.columns > min_cols + 1 then
-        local info = vim.fn.getwininfo(w)[1]
-        pcall(api.nvim_win_set_width, w, min_cols + (info and info.textoff or 0))
-      end
-      send_resize(t, w)
-    end
-  end
-  M.send_expected_size()
-end
-
-local autocmds_done = false
-function setup_autocmds()
-  if autocmds_done then
-    return
-  end
-  autocmds_done = true
-  local group = api.nvim_create_augroup("agentrun_terminal", { clear = true })
-  -- nvim_open_term never tells a pty its size: follow the windows.
-  local events = { "VimResized", "BufWinEnter", "WinEnter" }
-  table.insert(events, vim.fn.exists("##WinResized") == 1 and "WinResized" or "WinScrolled")
-  api.nvim_create_autocmd(events, {
-    group = group,
-    desc = "agentrun: pty size follows the terminal window",
-    callback = function()
-      resize_visible()
-    end,
-  })
-end
-
-local set_win_opts = require("agentrun.util").set_win_opts
-
--- place shows buf in the terminal window for position (reusing ours in
--- this tab page), returns the window. The current window may change.
-local function place(buf, position)
-  local size = config.get().terminal.size
-  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
-    if ok and tag == position then
-      api.nvim_win_set_buf(w, buf)
-      require("agentrun.ui.follow").reset(w)
-      return w
-    end
-  end
-  local w
-  if position == "float" then
-    local width = math.max(20, math.floor(vim.o.columns * 0.8))
-    local height = math.max(5, math.floor(vim.o.lines * 0.7))
-    w = api.nvim_open_win(buf, false, {
-      relative = "editor",
-      width = width,
-      height = height,
-      row = math.floor((vim.o.lines - height) / 2),
-      col = math.floor((vim.o.columns - width) / 2),
-      border = "rounded",
-      style = "minimal",
-    })
-  else
-    vim.cmd((position == "right" and "botright vertical sbuffer " or "botright sbuffer ") .. buf)
-    w = api.nvim_get_current_win()
-    if position == "right" then
-      api.nvim_win_set_width(w, math.min(size, vim.o.columns - 10))
-      vim.wo[w].winfixwidth = true
-    else
-      api.nvim_win_set_height(w, math.min(size, math.max(3, vim.o.lines - 8)))
-      vim.wo[w].winfixheight = true
-    end
-  end
-  api.nvim_win_set_var(w, "agentrun_terminal_window", position)
-  set_win_opts(w)
-  require("agentrun.ui.follow").reset(w)
-  return w
-end
-
 local function map_keys(t)
-  local km = config.get().keymaps
-  local function map(key, fn, desc)
-    if key then
-      compat.map(t.bufnr, key, fn, "agentrun: " .. desc)
-    end
-  end
-  map(km.interrupt, function()
-    M.interrupt(t.id)
-  end, t.display_only and "cancel the turn" or "interrupt (SIGINT to the process group)")
-  map(km.kill, function()
-    M.kill(t.id, false)
-  end, t.display_only and "cancel the turn" or "kill the process group")
-  map(km.close, function()
-    require("agentrun.util").close_window()
-  end, "close the window (the process keeps running)")
-  if not t.display_only then
-    map(km.takeover, function()
-      M.takeover(t.id)
-    end, "take the terminal over from the agent")
-  end
+  require("agentrun.ui.actions").map(t.bufnr, "split", function()
+    return t.id
+  end)
 end
 
 local function feed(t, data)
@@ -207,7 +54,7 @@ function M.open(id, opts)
     notify(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return
   end
-  setup_autocmds()
+  window.watch()
   local position = config.get().terminal.position
   if opts.focus and position == "none" then
     position = "below"
@@ -219,13 +66,13 @@ function M.open(id, opts)
     end
     local w = vim.fn.bufwinid(t.bufnr)
     if w == -1 then
-      w = place(t.bufnr, position)
+      w = window.place(t.bufnr, position)
     end
     api.nvim_set_current_win(w)
     return
   end
   local buf = api.nvim_create_buf(false, true)
-  local win = position ~= "none" and place(buf, position) or nil
+  local win = position ~= "none" and window.place(buf, position) or nil
   local chan = compat.open_term(buf, function(_, _, _, data)
     M.input(t, data)
   end)
@@ -243,7 +90,7 @@ function M.open(id, opts)
   else
     local cols, rows = 80, 24
     if win then
-      cols, rows = window_size(win)
+      cols, rows = window.size(win)
     end
     t.cols, t.rows = cols, rows
     local _, err = rpc.request("attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
@@ -445,10 +292,6 @@ end
 -- takeover gives terminal id to the user (claim {client}).
 function M.takeover(id)
   local t = state.terminals[id]
-  if t and t.display_only then
-    notify(string.format("(agentrun) terminal %s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", id))
-    return false
-  end
   local _, err = rpc.request("takeover", id)
   if err then
     notify(err)

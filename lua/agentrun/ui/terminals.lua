@@ -8,7 +8,6 @@
 local api = vim.api
 local ns = api.nvim_create_namespace("agentrun_terminals")
 local compat = require("agentrun.compat")
-local config = require("agentrun.config")
 
 local M = {}
 
@@ -28,7 +27,7 @@ local function holder(t)
     return "agent's own"
   elseif c.kind == "client" then
     return "you"
-  elseif c.kind == "session" and c.toolCallId and c.toolCallId ~= "" then
+  elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
     return "tool call"
   elseif c.kind == "session" then
     return "background"
@@ -116,14 +115,7 @@ local function layout(rows)
 end
 
 local function hint()
-  local km = config.get().keymaps
-  local parts = {}
-  for _, k in ipairs({ { km.open, "open" }, { km.kill, "kill" }, { km.takeover, "take over" }, { km.dispose, "dispose" }, { km.close, "close" } }) do
-    if k[1] then
-      table.insert(parts, k[1] .. " " .. k[2])
-    end
-  end
-  return "agentrun terminals — " .. table.concat(parts, " · ")
+  return "agentrun terminals — " .. require("agentrun.ui.actions").hint("list")
 end
 
 local function render()
@@ -208,34 +200,7 @@ local function create()
   pcall(api.nvim_buf_set_name, buf, "agentrun://terminals")
   vim.bo[buf].filetype = "agentrun_terminals"
   vim.bo[buf].bufhidden = "hide"
-  local km = config.get().keymaps
-  local function map(key, fn, desc)
-    if key then
-      compat.map(buf, key, function()
-        local id = under_cursor()
-        if id then
-          fn(id)
-        end
-      end, "agentrun: " .. desc)
-    end
-  end
-  map(km.open, function(id)
-    require("agentrun.ui.term").open(id, { focus = true })
-  end, "open the terminal")
-  map(km.kill, function(id)
-    require("agentrun.ui.term").kill(id, false)
-  end, "kill the terminal")
-  map(km.takeover, function(id)
-    require("agentrun.ui.term").takeover(id)
-  end, "take the terminal over from the agent")
-  map(km.dispose, function(id)
-    require("agentrun.ui.term").dispose(id)
-  end, "dispose of the terminal (kill, release, wipe its buffer)")
-  if km.close then
-    compat.map(buf, km.close, function()
-      require("agentrun.util").close_window()
-    end, "agentrun: close the list")
-  end
+  require("agentrun.ui.actions").map(buf, "list", under_cursor)
 end
 
 -- open shows the list (refreshing it) and enters it.

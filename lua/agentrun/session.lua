@@ -1,0 +1,68 @@
+-- A session's conversation flow: prompts sent, queued while the agent is
+-- busy or starting, and sent one by one as turns end. Events call flush;
+-- the public API calls prompt. Dependencies: rpc, state and the session's
+-- chat (s.chat); nothing here calls back into the public API.
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+
+local M = {}
+
+-- send sends text to session s (already shown in the chat).
+local function send(s, text)
+  local ok, msg = rpc.request("prompt", s.key, text)
+  if not ok then
+    s.chat:note(msg, "AgentRunError")
+    return false
+  end
+  s.busy = true
+  s.turn = (s.turn or 0) + 1
+  s.chat:render_header()
+  return true
+end
+
+-- flush sends the next prompt queued while the session was starting or
+-- the agent was working on a turn.
+function M.flush(s)
+  if s.busy or s.starting or s.ended or #s.queue == 0 then
+    return
+  end
+  send(s, table.remove(s.queue, 1))
+end
+
+-- prompt shows text in s's chat and sends it, or queues it while the
+-- agent is busy or the session starting. Returns true when sent or queued.
+function M.prompt(s, text)
+  s.chat:user(text)
+  if s.busy then
+    -- The agent is still on the last turn (or its end has not reached us
+    -- yet): queue it, as agents with prompt queueing do.
+    table.insert(s.queue, text)
+    s.chat:note("(queued: sent when the agent ends its turn; :AgentCancel drops it)")
+    return true
+  end
+  if s.starting then
+    table.insert(s.queue, text)
+    return true
+  end
+  return send(s, text)
+end
+
+-- drop_queue forgets s's queued prompts and says so in its chat.
+function M.drop_queue(s)
+  if #s.queue > 0 then
+    s.chat:note(string.format("(dropped %d queued prompt%s)", #s.queue, #s.queue == 1 and "" or "s"))
+    s.queue = {}
+  end
+end
+
+-- backend_exited ends every session the backend ran and says so in
+-- their chats.
+function M.backend_exited()
+  for _, s in ipairs(state.backend_exited()) do
+    if s.chat then
+      s.chat:note("(agentrun) the backend stopped; this session ended")
+    end
+  end
+end
+
+return M

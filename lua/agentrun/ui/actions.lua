@@ -1,0 +1,173 @@
+-- What a user can do to a terminal, in one table (overseer.nvim's task
+-- actions are the model): each action has a desc, a condition and a run.
+-- The same table maps the keys of a terminal split and of the terminal
+-- list, writes the list's hint line and backs the commands (:AgentKill,
+-- :AgentTakeover, …), so an action is offered and refused the same way
+-- everywhere: where its condition fails, the user hears why.
+local compat = require("agentrun.compat")
+local config = require("agentrun.config")
+local state = require("agentrun.state")
+local util = require("agentrun.util")
+
+local M = {}
+
+local function term()
+  return require("agentrun.ui.term")
+end
+
+local function always()
+  return true
+end
+
+-- not_released: a released terminal's process is gone (or the user's,
+-- when taken over) and nothing of it can be signalled.
+local function not_released(t)
+  if t.state == "released" and not t.user then
+    return string.format("%s was released; nothing of it runs any more", t.id)
+  end
+  return true
+end
+
+-- The actions, in the order the hint line lists them. `name` is also the
+-- key's option in keymaps; `where` says which buffers map it: "split" (a
+-- terminal split) and "list" (:AgentTerminals). desc may depend on the
+-- terminal (an agent-owned one cancels the turn instead).
+M.actions = {
+  {
+    name = "open",
+    desc = "open the terminal",
+    where = { list = true },
+    condition = always,
+    run = function(t)
+      term().open(t.id, { focus = true })
+    end,
+  },
+  {
+    name = "interrupt",
+    desc = function(t)
+      return t.display_only and "cancel the turn" or "interrupt (SIGINT to the process group)"
+    end,
+    where = { split = true },
+    condition = not_released,
+    run = function(t)
+      term().interrupt(t.id)
+    end,
+  },
+  {
+    name = "kill",
+    label = "kill",
+    desc = function(t)
+      return t.display_only and "cancel the turn" or "kill the process group"
+    end,
+    where = { split = true, list = true },
+    condition = not_released,
+    run = function(t, force)
+      term().kill(t.id, force)
+    end,
+  },
+  {
+    name = "takeover",
+    label = "take over",
+    desc = "take the terminal over from the agent",
+    where = { split = true, list = true },
+    condition = function(t)
+      if t.display_only then
+        return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", t.id)
+      elseif t.user then
+        return string.format("%s is already yours", t.id)
+      elseif t.state == "released" then
+        return string.format("%s was released; nothing of it runs any more", t.id)
+      end
+      return true
+    end,
+    run = function(t)
+      return term().takeover(t.id)
+    end,
+  },
+  {
+    name = "dispose",
+    desc = "dispose of the terminal (kill, release, wipe its buffer)",
+    where = { list = true },
+    condition = always,
+    run = function(t)
+      return term().dispose(t.id)
+    end,
+  },
+  {
+    name = "close",
+    desc = "close the window (the process keeps running)",
+    where = { split = true, list = true },
+    condition = always,
+    run = function()
+      util.close_window()
+    end,
+  },
+}
+
+local by_name = {}
+for _, a in ipairs(M.actions) do
+  by_name[a.name] = a
+end
+
+local function desc_of(a, t)
+  return type(a.desc) == "function" and a.desc(t or {}) or a.desc
+end
+
+-- terminal returns what the actions know of terminal id (the Lua state;
+-- a terminal only Go knows of yet is just its id).
+local function terminal(id)
+  return state.terminals[id] or { id = id }
+end
+
+-- perform runs action name on terminal t (a table or an id) when its
+-- condition holds, else tells the user why not. Extra arguments go to
+-- run. Returns what run returned, or false.
+function M.perform(name, t, ...)
+  local a = assert(by_name[name], name)
+  if type(t) == "string" then
+    t = terminal(t)
+  end
+  local ok = a.condition(t)
+  if ok ~= true then
+    util.notify(ok)
+    return false
+  end
+  local res = a.run(t, ...)
+  if res == nil then
+    return true
+  end
+  return res
+end
+
+-- map maps, in buf, the key of every action for `where` ("split" or
+-- "list"); get() returns the terminal id the key acts on (nil: none,
+-- the key does nothing). A key set to false in keymaps is not mapped.
+function M.map(buf, where, get)
+  local km = config.get().keymaps
+  for _, a in ipairs(M.actions) do
+    local key = km[a.name]
+    if a.where[where] and key then
+      local id = get()
+      compat.map(buf, key, function()
+        local target = get()
+        if target then
+          M.perform(a.name, target)
+        end
+      end, "agentrun: " .. desc_of(a, id and terminal(id)))
+    end
+  end
+end
+
+-- hint is the line that lists the keys of `where`'s actions.
+function M.hint(where)
+  local km = config.get().keymaps
+  local parts = {}
+  for _, a in ipairs(M.actions) do
+    if a.where[where] and km[a.name] then
+      table.insert(parts, km[a.name] .. " " .. (a.label or a.name))
+    end
+  end
+  return table.concat(parts, " · ")
+end
+
+return M

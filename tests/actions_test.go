@@ -1,0 +1,67 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestActionsRefuseWhereTheyCannotApply: the one action table decides
+// what a key or command may do to a terminal. Taking over the agent's own
+// terminal (T in its split) or a released one (:AgentTakeover) is refused
+// with the reason, and nothing changes hands.
+func TestActionsRefuseWhereTheyCannotApply(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+
+	e.cmd("AgentPrompt echo released-soon")
+	term := e.waitTerminal("echo released-soon", 10*time.Second)
+	e.waitFor("the agent to release the terminal", 10*time.Second, func() (bool, string) {
+		for _, x := range e.terminals() {
+			if x.ID == term.ID {
+				return x.State == "released", x.State
+			}
+		}
+		return false, "gone from status()"
+	})
+	var ok bool
+	e.lua(`return require("agentrun").takeover(...)`, &ok, term.ID)
+	if ok || !strings.Contains(e.noteText(), term.ID+" was released; nothing of it runs any more") {
+		t.Errorf("takeover of a released terminal: returned %v, notes:\n%s", ok, e.noteText())
+	}
+
+	e.cmd("AgentPrompt !meta sleep 3412")
+	buf := e.waitAgentShownTerminal()
+	var win int
+	e.lua(`local w = vim.fn.bufwinid(...); vim.api.nvim_set_current_win(w); return w`, &win, buf)
+	e.normalKeys("T")
+	e.waitFor("the refusal", 5*time.Second, func() (bool, string) {
+		n := e.noteText()
+		return strings.Contains(n, "is the agent's own (it ran the command itself); it cannot be taken over, only cancelled"), n
+	})
+	var user bool
+	e.lua(`for _, t in pairs(require("agentrun.state").terminals) do if t.display_only then return t.user or false end end return false`, &user)
+	if user {
+		t.Error("the agent's own terminal was marked as the user's")
+	}
+	e.cmd("AgentStop")
+}
+
+// TestTerminalListKeysFollowTheKeymaps: the terminal list's hint line and
+// keys come from the same table: a key set to false is neither shown nor
+// mapped, a renamed one is shown under its new key.
+func TestTerminalListKeysFollowTheKeymaps(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ keymaps = { takeover = false, dispose = "D" } })`)
+	e.cmd("AgentTerminals")
+	var hint string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]`, &hint)
+	if strings.Contains(hint, "take over") || !strings.Contains(hint, "D dispose") || !strings.Contains(hint, "X kill") {
+		t.Errorf("hint line %q: want no take over, D dispose, X kill", hint)
+	}
+	var maps []string
+	e.lua(`local out = {}; for _, m in ipairs(vim.api.nvim_buf_get_keymap(0, "n")) do table.insert(out, m.lhs) end; return out`, &maps)
+	joined := " " + strings.Join(maps, " ") + " "
+	if strings.Contains(joined, " T ") || !strings.Contains(joined, " D ") {
+		t.Errorf("list keys %q: want D mapped and T not", maps)
+	}
+}
