@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -30,13 +31,7 @@ func alive(pid int) bool {
 // waitGone waits until pid is no longer running.
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (pid %d) still running", what, pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(t, fmt.Sprintf("%s (pid %d) to end", what, pid), waitTimeout, func() bool { return !alive(pid) })
 }
 
 // An agent crashing mid-turn: the prompt fails naming the exit code and
@@ -269,15 +264,11 @@ while :; do sleep 0.1; done`
 	a, _ := start(t, AgentConfig{Name: "stubborn", Command: []string{"sh", "-c", script}}, newRecorder(), Options{StopGrace: 200 * time.Millisecond})
 	pid := a.cmd.Process.Pid
 	var child int
-	deadline := time.Now().Add(waitTimeout)
-	for child == 0 && time.Now().Before(deadline) {
+	wait.For(t, "the agent to start its child", waitTimeout, func() bool {
 		b, _ := os.ReadFile(pidFile)
 		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		time.Sleep(10 * time.Millisecond)
-	}
-	if child == 0 {
-		t.Fatal("the agent did not start its child")
-	}
+		return child != 0
+	})
 	_ = a.Close()
 	waitGone(t, pid, "agent")
 	waitGone(t, child, "agent's child")

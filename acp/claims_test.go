@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
@@ -82,13 +84,9 @@ func TestTakeoverSurvivesRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(waitTimeout)
-	for term.Claim().ToolCallID == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("claim %+v never named the tool call", term.Claim())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, "the claim to name the tool call", waitTimeout, func() (bool, string) {
+		return term.Claim().ToolCallID != "", fmt.Sprintf("%+v", term.Claim())
+	})
 	if err := term.SetClaim(ahp.Claim{Kind: "client", ClientID: "nvim"}); err != nil {
 		t.Fatal(err)
 	}

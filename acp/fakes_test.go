@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/agentrun/agentrun.nvim/demoagent"
 	"github.com/agentrun/agentrun.nvim/termhost"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // The test binary doubles as the agents the tests talk to: started with

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/agentrun/agentrun.nvim/termhost"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // fuzzMethods are the methods FuzzClientRequest calls, by index: every

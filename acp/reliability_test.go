@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -107,19 +108,15 @@ func TestStubbornCommandKilledAfterGrace(t *testing.T) {
 		if !ok {
 			t.Fatalf("terminal %s not in the session", id)
 		}
-		deadline := time.Now().Add(waitTimeout)
-		for time.Now().Before(deadline) {
-			if out := term.Output().Text; strings.HasPrefix(out, "pid=") && strings.HasSuffix(out, "\n") {
-				pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(out, "pid=")))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return pid
-			}
-			time.Sleep(10 * time.Millisecond)
+		out := wait.Until(t, "the command to print its pid", waitTimeout, func() (bool, string) {
+			out := term.Output().Text
+			return strings.HasPrefix(out, "pid=") && strings.HasSuffix(out, "\n"), out
+		})
+		pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(out, "pid=")))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("the command did not print its pid")
-		return 0
+		return pid
 	}
 	for _, how := range []string{"kill", "release", "session end"} {
 		t.Run(how, func(t *testing.T) {
@@ -178,14 +175,16 @@ func TestSetsidChildDiesWithRelease(t *testing.T) {
 			id := terminalID(t, probe(t, s, r, rawReq("terminal/create", fmt.Sprintf(`{"sessionId":"$SESSION","command":%q}`, tc.line)))[0])
 			term, _ := s.Terminal(id)
 			var escaped int
-			deadline := time.Now().Add(waitTimeout)
-			for escaped == 0 && time.Now().Before(deadline) {
-				if i := strings.Index(term.Output().Text, "escaped="); i >= 0 {
-					escaped, _ = strconv.Atoi(strings.Fields(term.Output().Text[i+len("escaped="):])[0])
+			wait.Until(t, "the escaped child's pid", waitTimeout, func() (bool, string) {
+				out := term.Output().Text
+				if i := strings.Index(out, "escaped="); i >= 0 {
+					if f := strings.Fields(out[i+len("escaped="):]); len(f) > 0 {
+						escaped, _ = strconv.Atoi(f[0])
+					}
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if escaped == 0 || !alive(escaped) {
+				return escaped != 0, out
+			})
+			if !alive(escaped) {
 				t.Fatalf("no escaped child running; output %q", term.Output().Text)
 			}
 			t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })

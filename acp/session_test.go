@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/agentrun/agentrun.nvim/termhost"
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // The demo agent's normal turn: create → tool_call embedding the terminal →

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 )
 
 // TestEventQueueKeepsOrderAndNeverBlocks: pushes return at once even while
@@ -37,19 +39,11 @@ func TestEventQueueKeepsOrderAndNeverBlocks(t *testing.T) {
 		t.Errorf("pushing %d events with delivery stuck took %v", n, d)
 	}
 	close(gate)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Until(t, fmt.Sprintf("all %d events delivered", n), 10*time.Second, func() (bool, string) {
 		mu.Lock()
-		l := len(got)
-		mu.Unlock()
-		if l == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delivered %d of %d", l, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) == n, fmt.Sprintf("%d delivered", len(got))
+	})
 	for i, name := range got {
 		if name != fmt.Sprint(i) {
 			t.Fatalf("event %d is %q: order lost", i, name)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -230,19 +231,12 @@ func TestPumpFloodSendsOncePerFrame(t *testing.T) {
 // waitSends waits until the sink has seen n sends.
 func (s *sink) waitSends(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.Until(t, fmt.Sprintf("%d sends", n), 20*time.Second, func() (bool, string) {
 		s.mu.Lock()
 		got := len(s.spans)
 		s.mu.Unlock()
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d sends in 20s, want %d", got, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return got >= n, fmt.Sprintf("%d sends", got)
+	})
 }
 
 func TestAdaptChunk(t *testing.T) {

@@ -3,9 +3,10 @@ package editor
 import (
 	"context"
 	"fmt"
-	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"path/filepath"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	acpsdk "github.com/coder/acp-go-sdk"

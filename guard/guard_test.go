@@ -3,13 +3,15 @@ package guard
 import (
 	"context"
 	"fmt"
-	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 )
 
 // TestMain lets the test binary play the guard for TestClient.
@@ -67,13 +69,7 @@ func alive(cmd *exec.Cmd) int {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, what, 10*time.Second, cond)
 }
 
 // runGuard runs Run over a pipe, writes input, closes the pipe and

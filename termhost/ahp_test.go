@@ -1,5 +1,9 @@
 package termhost
 
+// Why this file is long: every AHP behaviour of a live terminal (the
+// stream, subscriptions, resync, claims, dispatch, the listing) tested on
+// real ptys; the pure reducer's tests live in package ahp.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,9 @@
 package termhost
 
+// Why this file is long: these are the lifecycle tests of one type
+// (Terminal: create, output, drain rule, kill, release, Close), each a
+// real process in a real pty; the AHP state's tests are ahp_test.go.
+
 import (
 	"context"
 	"errors"
@@ -15,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 )
 
 // testTimeout bounds every wait in these tests (generous: -race on two
@@ -70,18 +75,10 @@ func run(t *testing.T, h *Host, line string) (ExitStatus, Output) {
 
 func exitCode(n int) string { return ExitStatus{Code: &n}.String() }
 
-// eventually polls cond until it holds or the test timeout passes.
+// eventually waits (wait.For) for cond up to the test timeout.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.For(t, what, testTimeout, cond)
 }
 
 // waitOutput waits until the rendered output matches re and returns the

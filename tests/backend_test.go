@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,20 +74,13 @@ func TestBackendOutlivesABrokenPipe(t *testing.T) {
 	}
 	poll := func(what string, ok func(status) bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		eventually(t, what, 10*time.Second, func() (bool, string) {
 			var st status
 			if err := v.Request("status", &st); err != nil {
 				t.Fatalf("status: %v", err)
 			}
-			if ok(st) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s: %+v", what, st)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return ok(st), fmt.Sprintf("%+v", st)
+		})
 	}
 	poll("the session", func(st status) bool { return len(st.Sessions) == 1 && st.Sessions[0].ID != "" })
 	if err := v.Request("prompt", nil, key, "trap '' HUP; sleep 3141"); err != nil {
@@ -119,16 +113,10 @@ func TestBackendOutlivesABrokenPipe(t *testing.T) {
 	waitFor(t, "sleep 3141 to be gone", func() bool { return len(findProcesses("sleep 3141")) == 0 })
 }
 
-// waitFor polls cond every 20ms for up to 10s.
+// waitFor waits up to 10s for cond.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, what, 10*time.Second, func() (bool, string) { return cond(), "" })
 }
 
 // nopCloser keeps the test's nvim client from closing the backend's

@@ -1,5 +1,9 @@
 package tests
 
+// Why this file is long: the display fuzzer is one harness (generate,
+// feed a real Neovim of each version, detect a crash or hang, minimise,
+// replay) whose parts only make sense together.
+
 import (
 	"bytes"
 	"crypto/sha256"

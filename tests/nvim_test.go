@@ -5,17 +5,66 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/neovim/go-client/nvim"
 )
 
 // editor is one headless Neovim with the plugin loaded.
 type editor struct {
-	t   *testing.T
-	v   *nvim.Nvim
-	dir string // its XDG home and scratch space
+	t      *testing.T
+	v      *nvim.Nvim
+	dir    string // its XDG home and scratch space
+	events userEvents
+}
+
+// userEvents records the plugin's User AgentRun… autocommands, in order,
+// as Neovim reports them to the test's channel.
+type userEvents struct {
+	mu      sync.Mutex
+	seen    []string
+	arrived chan struct{} // closed and replaced at each event
+}
+
+func (u *userEvents) add(pattern string) {
+	u.mu.Lock()
+	u.seen = append(u.seen, pattern)
+	close(u.arrived)
+	u.arrived = make(chan struct{})
+	u.mu.Unlock()
+}
+
+// mark returns how many events arrived so far, for waitEvent's since.
+func (e *editor) mark() int {
+	e.events.mu.Lock()
+	defer e.events.mu.Unlock()
+	return len(e.events.seen)
+}
+
+// waitEvent waits for the User autocommand pattern (AgentRunTurnEnd, …)
+// to fire after the first `since` events, without polling.
+func (e *editor) waitEvent(pattern string, since int, timeout time.Duration) {
+	e.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		e.events.mu.Lock()
+		for _, p := range e.events.seen[min(since, len(e.events.seen)):] {
+			if p == pattern {
+				e.events.mu.Unlock()
+				return
+			}
+		}
+		seen, arrived := append([]string(nil), e.events.seen...), e.events.arrived
+		e.events.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-deadline:
+			e.t.Fatalf("no User %s within %v; events so far: %v; chat:\n%s", pattern, timeout, seen, e.chat())
+		}
+	}
 }
 
 // startEditor starts `nvim --embed --headless --clean` with the plugin on
@@ -42,7 +91,7 @@ func startEditor(t *testing.T, setup string) *editor {
 	if err != nil {
 		t.Fatalf("start nvim: %v", err)
 	}
-	e := &editor{t: t, v: v, dir: dir}
+	e := &editor{t: t, v: v, dir: dir, events: userEvents{arrived: make(chan struct{})}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dumpLog()
@@ -51,6 +100,11 @@ func startEditor(t *testing.T, setup string) *editor {
 	})
 	// Collect notifications instead of echoing them (no UI here).
 	e.lua(`_G.notes = {}; vim.notify = function(msg, level) table.insert(_G.notes, { msg = msg, level = level }) end`, nil)
+	if err := v.RegisterHandler("agentrun_event", func(pattern string) { e.events.add(pattern) }); err != nil {
+		t.Fatal(err)
+	}
+	e.lua(`local chan = ...
+vim.api.nvim_create_autocmd("User", { pattern = "AgentRun*", callback = function(a) vim.rpcnotify(chan, "agentrun_event", a.match) end })`, nil, v.ChannelID())
 	if setup != "" {
 		e.lua(setup, nil)
 	}
@@ -89,23 +143,16 @@ func firstLine(s string) string {
 	return s
 }
 
-// waitFor polls check every 20ms until it reports done or timeout passes;
-// check returns what it saw, shown when the wait fails.
+// eventually is wait.Until, the tests' one wait.
+func eventually(t testing.TB, what string, timeout time.Duration, check func() (bool, string)) string {
+	t.Helper()
+	return wait.Until(t, what, timeout, check)
+}
+
+// waitFor is eventually for this editor's test.
 func (e *editor) waitFor(what string, timeout time.Duration, check func() (bool, string)) string {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var seen string
-	for {
-		var done bool
-		done, seen = check()
-		if done {
-			return seen
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %v waiting for %s; last seen:\n%s", timeout, what, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return eventually(e.t, what, timeout, check)
 }
 
 // normalKeys types keys as a user does in normal mode: first leaving
@@ -237,20 +284,18 @@ func (e *editor) waitBuf(buf int, timeout time.Duration, want ...string) string 
 // startSession runs :AgentRun and waits until the session is ready.
 func (e *editor) startSession() {
 	e.t.Helper()
+	since := e.mark()
 	e.cmd("AgentRun")
-	e.waitFor("the session to start", 10*time.Second, func() (bool, string) {
-		var ready bool
-		e.lua(`local s = require("agentrun.state").session(); return s ~= nil and s.id ~= nil`, &ready)
-		return ready, e.chat()
-	})
+	e.waitEvent("AgentRunSessionStarted", since, 10*time.Second)
 }
 
 // idle waits until the current session's turn has ended.
 func (e *editor) idle(timeout time.Duration) {
 	e.t.Helper()
-	e.waitFor("the turn to end", timeout, func() (bool, string) {
-		var busy bool
-		e.lua(`for _, s in ipairs(require("agentrun").status().sessions) do if s.busy then return true end end return false`, &busy)
-		return !busy, e.chat()
-	})
+	since := e.mark()
+	var busy bool
+	e.lua(`for _, s in ipairs(require("agentrun").status().sessions) do if s.busy then return true end end return false`, &busy)
+	if busy {
+		e.waitEvent("AgentRunTurnEnd", since, timeout)
+	}
 }

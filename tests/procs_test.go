@@ -133,17 +133,10 @@ func waitNoLeftovers(t *testing.T, what string, procs []proc, timeout time.Durat
 	if len(procs) == 0 {
 		t.Fatalf("%s: no processes to check", what)
 	}
-	deadline := time.Now().Add(timeout)
-	for {
+	eventually(t, what+": nothing left running", timeout, func() (bool, string) {
 		left := leftovers(procs)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still running after %v: %v", what, timeout, left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(left) == 0, fmt.Sprintf("still running: %v", left)
+	})
 }
 
 // nvimPid and backendPid return the editor's and its backend's pids.

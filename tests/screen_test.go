@@ -94,17 +94,10 @@ func (s *screen) capture() string {
 // waitFor polls the screen until ok accepts it, and returns it.
 func (s *screen) waitFor(what string, timeout time.Duration, ok func(screen string) bool) string {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	return eventually(s.t, what, timeout, func() (bool, string) {
 		sc := s.capture()
-		if ok(sc) {
-			return sc
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out after %v waiting for %s; the screen:\n%s", timeout, what, sc)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ok(sc), "the screen:\n" + sc
+	})
 }
 
 // waitShows waits until the screen shows every one of want.

@@ -72,13 +72,10 @@ func TestQuitKillsTerminals(t *testing.T) {
 		t.Fatal("sleep 3117 is not running")
 	}
 	_ = e.v.Command("qa!") // Neovim exits; the reply may never come
-	deadline := time.Now().Add(10 * time.Second)
-	for len(findProcesses("sleep 3117")) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("sleep 3117 still running 10s after :qa!: pids %v", findProcesses("sleep 3117"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, "sleep 3117 to end after :qa!", 10*time.Second, func() (bool, string) {
+		pids := findProcesses("sleep 3117")
+		return len(pids) == 0, fmt.Sprintf("pids %v", pids)
+	})
 }
 
 // findProcesses returns the pids whose command line is exactly cmdline.

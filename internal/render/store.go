@@ -1,5 +1,10 @@
 package render
 
+// Why this file is long: the Store is one state machine (the current
+// line, the committed text, the cursor and the byte limit change
+// together under one lock), and splitting it would spread one invariant
+// over files. Its JSON mirror is store_json.go; the escape scanner scan.go.
+
 import (
 	"encoding/binary"
 	"slices"

@@ -1,5 +1,9 @@
 package render
 
+// Why this file is long: the rendering rules table, the byte limit, and
+// FuzzStore with its reference renderer, which must stay next to the
+// rules it mirrors.
+
 import (
 	"bytes"
 	"fmt"

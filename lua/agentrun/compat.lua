@@ -4,6 +4,16 @@
 -- check of its own.
 local M = {}
 
+-- user_event fires the User autocommand pattern, with data (the
+-- autocommand's `data`, from 0.8; 0.7 fires it without).
+function M.user_event(pattern, data)
+  local opts = { pattern = pattern, modeline = false }
+  if vim.fn.has("nvim-0.8") == 1 then
+    opts.data = data
+  end
+  pcall(vim.api.nvim_exec_autocmds, "User", opts)
+end
+
 -- uv is libuv's binding (vim.uv from 0.10, vim.loop before).
 M.uv = vim.uv or vim.loop
 

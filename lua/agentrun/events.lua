@@ -122,15 +122,36 @@ end
 M.names = vim.tbl_keys(handlers)
 table.sort(M.names)
 
+-- User autocommands fired once an event was handled (the UI shows it):
+-- for statuslines and scripts, and for tests to wait on.
+local user_events = {
+  session_started = "AgentRunSessionStarted",
+  session_ended = "AgentRunSessionEnded",
+  turn_end = "AgentRunTurnEnd",
+  terminal_created = "AgentRunTerminalCreated",
+  terminal_exit = "AgentRunTerminalExited",
+  terminal_released = "AgentRunTerminalReleased",
+}
+
 local function handle(name, p)
   local h = handlers[name]
   if not h then
     return
   end
-  local ok, err = xpcall(h, debug.traceback, p or {})
+  p = p or {}
+  local ok, err = xpcall(h, debug.traceback, p)
   if not ok then
     require("agentrun.rpc").notify("log", "error", string.format("lua handler %s: %s", name, err))
     require("agentrun.util").notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.rpc").log_path()), vim.log.levels.ERROR)
+  end
+  if user_events[name] then
+    require("agentrun.compat").user_event(user_events[name], {
+      key = p.key,
+      id = p.id,
+      exit_code = p.exit_code,
+      signal = p.signal,
+      stop_reason = p.stop_reason,
+    })
   end
 end
 

@@ -3,27 +3,19 @@
 -- thought, the plan, a tool call, a note) owns a run of lines and is
 -- re-rendered in place when it changes, so tool call statuses update where
 -- they first appeared.
+-- Why this file is long: the transcript, the prompt area and their windows
+-- are one object (Chat) whose blocks, header and keys change together; a
+-- tool call's rendering is ui/toolcall.lua.
 local api = vim.api
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
+local content_text = require("agentrun.ui.toolcall").content_text
 
 local M = {}
 local Chat = {}
 Chat.__index = Chat
 
 local ns = api.nvim_create_namespace("agentrun_chat")
-
-local status_text = {
-  pending = { "○", "pending", "AgentRunToolPending" },
-  in_progress = { "◐", "in progress", "AgentRunToolRunning" },
-  completed = { "●", "completed", "AgentRunToolDone" },
-  failed = { "✗", "failed", "AgentRunToolFailed" },
-  -- set here, never by an agent: what became of a tool call still open
-  -- when its turn or session ended (Chat:settle)
-  cancelled = { "⊘", "cancelled", "AgentRunToolFailed" },
-  stopped = { "⊘", "stopped with the session", "AgentRunToolFailed" },
-  unfinished = { "⊘", "left open when the turn ended", "AgentRunToolPending" },
-}
 
 local function split_lines(text)
   return vim.split(text or "", "\n", { plain = true })
@@ -334,22 +326,6 @@ function Chat:stream(kind, text)
   self:scroll()
 end
 
-local function content_text(c)
-  if type(c) ~= "table" then
-    return ""
-  end
-  if c.type == "text" then
-    return c.text or ""
-  elseif c.type == "resource_link" then
-    return string.format("[%s](%s)", c.name or c.uri or "", c.uri or "")
-  elseif c.type == "resource" and type(c.resource) == "table" then
-    return c.resource.text or c.resource.uri or ""
-  elseif c.type == "image" or c.type == "audio" then
-    return "[" .. c.type .. "]"
-  end
-  return ""
-end
-
 -- plan shows the agent's plan (replaced whole on each update).
 function Chat:plan(entries)
   local b = self.by_id["plan"] or self:add({ id = "plan", kind = "plan" })
@@ -361,76 +337,12 @@ function Chat:plan(entries)
   self:put(b, lines, hls)
 end
 
-local function merge_tool_call(tc, u)
-  for _, k in ipairs({ "title", "kind", "status", "content", "locations", "rawInput", "rawOutput" }) do
-    if u[k] ~= nil then
-      tc[k] = u[k]
-    end
-  end
-  if type(u._meta) == "table" then
-    tc._meta = vim.tbl_extend("force", tc._meta or {}, u._meta)
-  end
-end
-
--- terminal_line describes terminal id for the transcript.
-local function terminal_line(id)
-  local t = require("agentrun.state").terminals[id]
-  local what = t and t.command or id
-  local st = "running"
-  if t then
-    if t.exit_code ~= nil then
-      st = "exit " .. tostring(t.exit_code)
-    elseif t.signal then
-      st = "signal " .. t.signal
-    elseif t.ended_by then
-      st = t.ended_by
-    elseif t.state ~= "running" then
-      st = t.state
-    end
-  end
-  return string.format("  ▸ terminal %s: %s — %s (%s opens it)", id, what, st, config.get().keymaps.open or "open")
-end
-
 -- render_tool_call re-renders a tool call block from its merged state.
 function Chat:render_tool_call(b)
-  local tc = b.tc
-  local st = status_text[tc.status or "pending"] or { "?", tostring(tc.status), "AgentRunToolPending" }
-  local head = string.format("%s %s", st[1], tc.title or "tool call")
-  if tc.kind and tc.kind ~= "" then
-    head = head .. string.format(" [%s]", tc.kind)
-  end
-  head = head .. " · " .. st[2]
-  local lines, hls = { head }, { { 0, st[3] } }
-  b.actions = {}
-  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
-    if c.type == "terminal" and c.terminalId then
-      table.insert(lines, terminal_line(c.terminalId))
-      table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
-      b.actions[#lines - 1] = c.terminalId
-      self.term_blocks[c.terminalId] = b
-    elseif c.type == "diff" then
-      table.insert(lines, "  diff " .. tostring(c.path))
-      local old, new = c.oldText or "", c.newText or ""
-      if type(old) ~= "string" then
-        old = ""
-      end
-      local ok, d = pcall(compat.diff, old .. "\n", new .. "\n", { ctxlen = 1 })
-      for _, l in ipairs(ok and split_lines(d) or {}) do
-        if l ~= "" then
-          table.insert(lines, "  " .. l)
-          local ch = l:sub(1, 1)
-          if ch == "+" then
-            table.insert(hls, { #lines - 1, "AgentRunDiffAdd" })
-          elseif ch == "-" then
-            table.insert(hls, { #lines - 1, "AgentRunDiffDelete" })
-          end
-        end
-      end
-    elseif c.type == "content" then
-      for _, l in ipairs(split_lines(content_text(c.content))) do
-        table.insert(lines, "  " .. l)
-      end
-    end
+  local lines, hls, terminals = require("agentrun.ui.toolcall").render(b.tc)
+  b.actions = terminals
+  for _, id in pairs(terminals) do
+    self.term_blocks[id] = b
   end
   self:put(b, lines, hls)
 end
@@ -455,7 +367,7 @@ function Chat:tool_call(u, is_update)
   if not b then
     b = self:add({ id = "tool:" .. tostring(id), kind = "tool", tc = { toolCallId = id, status = "pending" } })
   end
-  merge_tool_call(b.tc, u)
+  require("agentrun.ui.toolcall").merge(b.tc, u)
   self.session.tool_calls[id or ""] = b.tc
   self:render_tool_call(b)
   return b.tc

@@ -1,0 +1,39 @@
+// Package wait is the one way tests wait for something to become true:
+// poll a check until it holds or a timeout passes, then fail the test
+// saying what was awaited and what the check last saw.
+package wait
+
+import (
+	"testing"
+	"time"
+)
+
+// Interval is how often Until calls its check.
+const Interval = 10 * time.Millisecond
+
+// Until calls check every Interval until it reports done, and returns
+// what it saw then. After timeout it fails the test with what (what was
+// awaited) and the check's last report.
+func Until(t testing.TB, what string, timeout time.Duration, check func() (done bool, seen string)) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		done, seen := check()
+		if done {
+			return seen
+		}
+		if time.Now().After(deadline) {
+			if seen != "" {
+				seen = "; last seen:\n" + seen
+			}
+			t.Fatalf("timed out after %v waiting for %s%s", timeout, what, seen)
+		}
+		time.Sleep(Interval)
+	}
+}
+
+// For is Until for a check with nothing to report.
+func For(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	Until(t, what, timeout, func() (bool, string) { return cond(), "" })
+}
