@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/demoagent"
 	"github.com/agentrun/agentrun.nvim/editor"
 	"github.com/agentrun/agentrun.nvim/guard"
+	"github.com/agentrun/agentrun.nvim/sandbox"
 )
 
 // version is set at build time from the VERSION file.
@@ -40,8 +41,14 @@ func main() {
 		err = demoagent.Run(ctx, os.Stdin, os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println(version)
+	case "check-sandbox":
+		// :checkhealth agentrun asks whether terminal.sandbox can work.
+		var path string
+		if path, err = sandbox.Available(); err == nil {
+			fmt.Println("bubblewrap works here:", path)
+		}
 	default:
-		err = fmt.Errorf("unknown subcommand %q (want demo-agent or version)", cmd)
+		err = fmt.Errorf("unknown subcommand %q (want demo-agent, check-sandbox or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun:", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
+	"github.com/agentrun/agentrun.nvim/sandbox"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -51,6 +52,12 @@ type Options struct {
 	// AllowedCwdRoots limits terminal working directories to these absolute
 	// roots and below. Empty means the session's cwd and below.
 	AllowedCwdRoots []string
+	// Sandbox, when set, says how to confine each terminal command: a
+	// profile (its Writable gets the session's cwd roots), nil to run it
+	// unconfined, or an error, which refuses the command.
+	Sandbox func(ctx context.Context, cmd Command) (*sandbox.Profile, error)
+	// Limits bound every terminal command (termhost.Limits).
+	Limits termhost.Limits
 	// Approve, when set, is asked before each terminal command runs; false
 	// refuses the command with an error to the agent.
 	Approve func(ctx context.Context, cmd Command) (bool, error)

@@ -26,6 +26,9 @@ type Command struct {
 	Argv []string
 	// Cwd is the absolute working directory.
 	Cwd string
+	// Sandbox describes the confinement it runs in ("project (no
+	// network; writes only in /src/app)"); empty when it runs unconfined.
+	Sandbox string
 }
 
 // AuditRecord is one entry of the command audit trail.
@@ -38,6 +41,8 @@ type AuditRecord struct {
 	Terminal string
 	// Exit is set for "exit" records.
 	Exit *termhost.ExitStatus
+	// Limit says which limit stopped the command (for "exit"), if any.
+	Limit string
 }
 
 // commandOf describes what spec will run.
@@ -51,6 +56,33 @@ func commandOf(session string, spec termhost.Spec) Command {
 		c.Line = shquote.Join(c.Argv)
 	}
 	return c
+}
+
+// confine applies the user's sandbox and limits to spec, and records the
+// sandbox in cmd (so the approval question and the audit log show it).
+// A sandbox that cannot be set up refuses the command: it never runs
+// unconfined instead.
+func (a *Agent) confine(ctx context.Context, s *Session, spec *termhost.Spec, cmd *Command) *acpsdk.RequestError {
+	spec.Limits = a.opts.Limits
+	if a.opts.Sandbox == nil {
+		return nil
+	}
+	p, err := a.opts.Sandbox(ctx, *cmd)
+	if err == nil && p != nil {
+		roots := a.opts.AllowedCwdRoots
+		if len(roots) == 0 {
+			roots = []string{s.cwd}
+		}
+		p.Writable = append(append([]string(nil), p.Writable...), roots...)
+		spec.Wrap, err = p.Prefix(spec.Dir)
+		cmd.Sandbox = p.Describe()
+		spec.Confined = cmd.Sandbox
+	}
+	if err != nil {
+		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: *cmd})
+		return &acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf("not run, because terminal.sandbox cannot confine it: %v", err)}
+	}
+	return nil
 }
 
 // checkCwd enforces AllowedCwdRoots (default: the session's cwd and
@@ -135,8 +167,8 @@ func (a *Agent) auditStart(cmd Command, terminal string) {
 	a.audit(AuditRecord{Time: time.Now(), Event: "start", Command: cmd, Terminal: terminal})
 }
 
-func (a *Agent) auditExit(cmd Command, terminal string, st termhost.ExitStatus) {
-	a.audit(AuditRecord{Time: time.Now(), Event: "exit", Command: cmd, Terminal: terminal, Exit: &st})
+func (a *Agent) auditExit(cmd Command, terminal string, st termhost.ExitStatus, limit string) {
+	a.audit(AuditRecord{Time: time.Now(), Event: "exit", Command: cmd, Terminal: terminal, Exit: &st, Limit: limit})
 }
 
 // audit writes the audit line to the log and passes rec to the hook.
@@ -144,6 +176,12 @@ func (a *Agent) audit(rec AuditRecord) {
 	attrs := []any{
 		"event", rec.Event, "time", rec.Time.Format(time.RFC3339Nano), "session", rec.Session,
 		"terminal", rec.Terminal, "cwd", rec.Cwd, "argv", rec.Argv,
+	}
+	if rec.Sandbox != "" {
+		attrs = append(attrs, "sandbox", rec.Sandbox)
+	}
+	if rec.Limit != "" {
+		attrs = append(attrs, "stopped_by_limit", rec.Limit)
 	}
 	if rec.Exit != nil {
 		if rec.Exit.Code != nil {

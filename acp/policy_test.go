@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/sandbox"
 )
 
 func TestAllowedCwdRoots(t *testing.T) {
@@ -173,5 +176,64 @@ func TestAuditLog(t *testing.T) {
 		if !strings.Contains(line, want) {
 			t.Errorf("audit line %q lacks %q", line, want)
 		}
+	}
+}
+
+// TestSandboxHook: the profile the hook gives confines the command (it
+// cannot write outside the session's cwd), the approval question and the
+// audit see it; a hook error refuses the command with its reason.
+func TestSandboxHook(t *testing.T) {
+	r := newRecorder()
+	var mu sync.Mutex
+	var asked, audited []string
+	opts := Options{
+		Sandbox: func(_ context.Context, c Command) (*sandbox.Profile, error) {
+			if strings.Contains(c.Line, "boom") {
+				return nil, errors.New("no profile for boom")
+			}
+			p, err := sandbox.Builtin("project")
+			return &p, err
+		},
+		Approve: func(_ context.Context, c Command) (bool, error) {
+			mu.Lock()
+			asked = append(asked, c.Sandbox)
+			mu.Unlock()
+			return true, nil
+		},
+		Audit: func(rec AuditRecord) {
+			mu.Lock()
+			audited = append(audited, rec.Event+" "+rec.Sandbox)
+			mu.Unlock()
+		},
+	}
+	a, _ := start(t, selfAgent(t, "probe"), r, opts)
+	s := newSession(t, a)
+	results := probe(t, s, r,
+		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"echo in > inside; echo out > /usr/agentrun-acp-x; echo done"}`),
+		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"echo boom"}`),
+	)
+	id := terminalID(t, results[0])
+	if e := results[1].Error; e == nil || e.Message != "not run, because terminal.sandbox cannot confine it: no profile for boom" {
+		t.Errorf("the hook's error: %+v", e)
+	}
+	term, _ := s.Terminal(id)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	st, err := term.Wait(ctx)
+	out := term.Output().Text
+	if err != nil || st.String() != "exit 0" || !strings.Contains(out, "Read-only file system") || !strings.HasSuffix(out, "done\n") {
+		t.Errorf("exit %v (%v), output %q", st, err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Cwd(), "inside")); err != nil || string(b) != "in\n" {
+		t.Errorf("the file written in the session's cwd: %q %v", b, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := "project (no network; writes only in " + s.Cwd() + ")"
+	if len(asked) != 1 || asked[0] != want {
+		t.Errorf("asked with sandbox %q, want [%q]", asked, want)
+	}
+	if len(audited) == 0 || audited[0] != "start "+want {
+		t.Errorf("audit %q", audited)
 	}
 }

@@ -135,6 +135,9 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		spec.ByteLimit = termhost.ZeroByteLimit // 0 would mean the default cap
 	}
 	cmd := commandOf(s.id, spec)
+	if rerr := a.confine(ctx, s, &spec, &cmd); rerr != nil {
+		return nil, rerr
+	}
 	if rerr := a.approve(ctx, s, cmd); rerr != nil {
 		return nil, rerr
 	}
@@ -337,7 +340,7 @@ func (a *Agent) watchTerminal(cmd Command, t *termhost.Terminal) {
 			// Exited, not Wait: Wait fails once the terminal was released,
 			// and a release usually comes right before the exit it causes.
 			st, _ := t.Exited()
-			a.auditExit(cmd, t.ID(), st)
+			a.auditExit(cmd, t.ID(), st, t.LimitHit())
 			return
 		case <-deadline:
 			deadline = nil

@@ -16,7 +16,7 @@ import (
 func main() {
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale" or "outputlat"`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat" or "sandbox"`)
 	flag.Parse()
 	var err error
 	switch *only {
@@ -28,8 +28,10 @@ func main() {
 		err = runScale()
 	case "outputlat":
 		err = printOutputLatency(strings.Repeat("0123456789", 7))
+	case "sandbox":
+		err = runSandbox()
 	default:
-		err = fmt.Errorf("-only %q: want display, scale or outputlat", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat or sandbox", *only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -41,7 +43,10 @@ func run(lines int, flood time.Duration) error {
 	if err := runDisplay(lines, flood); err != nil {
 		return err
 	}
-	return runScale()
+	if err := runScale(); err != nil {
+		return err
+	}
+	return runSandbox()
 }
 
 // runDisplay measures (a), (b) and (c) on the same output and prints the

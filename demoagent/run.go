@@ -104,7 +104,14 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 	if err != nil {
 		return "", err
 	}
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("`%s` %s.", line, summary))); err != nil {
+	msg := fmt.Sprintf("`%s` %s.", line, summary)
+	if w.resp.Signal != nil && outErr == nil {
+		// What a killed command printed last often says why (a limit).
+		if last := lastLine(out.Output); last != "" {
+			msg += " Its output ends: " + last
+		}
+	}
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(msg)); err != nil {
 		return "", err
 	}
 	if cancelled {
@@ -122,6 +129,12 @@ func rawOutput(w acpsdk.WaitForTerminalExitResponse, out acpsdk.TerminalOutputRe
 		m["truncated"] = out.Truncated
 	}
 	return m
+}
+
+// lastLine is the last non-empty line of text.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // exitSummary says how a command ended: "exited with code 0", "was killed

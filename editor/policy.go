@@ -2,11 +2,15 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/sandbox"
+	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
 // policyArgs are the user's limits for one session's terminals (the
@@ -21,6 +25,62 @@ type policyArgs struct {
 	MaxRunMS int `msgpack:"max_run_ms"`
 	// ByteLimit caps every terminal's retained output; 0 = the host's.
 	ByteLimit int `msgpack:"byte_limit"`
+	// Sandbox is terminal.sandbox: nil (off), a profile, or "function"
+	// (asked for each command).
+	Sandbox *sandboxArgs `msgpack:"sandbox"`
+	// Limits is terminal.limits, sizes in bytes.
+	Limits limitsArgs `msgpack:"limits"`
+}
+
+// sandboxArgs is terminal.sandbox as config.policy() sends it.
+type sandboxArgs struct {
+	Kind    string       `msgpack:"kind"` // "profile" or "function"
+	Profile *profileArgs `msgpack:"profile"`
+}
+
+// profileArgs is a sandbox profile from Lua: a built-in's name, maybe
+// with fields that change it, or a profile of the user's own.
+type profileArgs struct {
+	Name     string   `msgpack:"name"`
+	Writable []string `msgpack:"writable"`
+	Network  *bool    `msgpack:"network"`
+	Home     string   `msgpack:"home"`
+}
+
+// profile resolves p: a built-in name gives the built-in's defaults,
+// which the other fields change; another name needs them all.
+func (p profileArgs) profile() (sandbox.Profile, error) {
+	prof, err := sandbox.Builtin(p.Name)
+	if err != nil {
+		if p.Network == nil && p.Home == "" && len(p.Writable) == 0 {
+			return sandbox.Profile{}, err
+		}
+		prof = sandbox.Profile{Name: p.Name, Home: sandbox.HomeReadOnly}
+	}
+	if p.Network != nil {
+		prof.Network = *p.Network
+	}
+	if p.Home != "" {
+		prof.Home = p.Home
+	}
+	prof.Writable = append(prof.Writable, p.Writable...)
+	return prof, prof.Validate()
+}
+
+// limitsArgs is terminal.limits.
+type limitsArgs struct {
+	Memory     int64 `msgpack:"memory"`
+	Processes  int   `msgpack:"processes"`
+	CPUSeconds int   `msgpack:"cpu_seconds"`
+	OpenFiles  int   `msgpack:"open_files"`
+	FileSize   int64 `msgpack:"file_size"`
+}
+
+func (l limitsArgs) limits() termhost.Limits {
+	return termhost.Limits{
+		Memory: l.Memory, Processes: l.Processes, CPUTime: time.Duration(l.CPUSeconds) * time.Second,
+		OpenFiles: l.OpenFiles, FileSize: l.FileSize,
+	}
 }
 
 // check reports the first bad field, named as the Lua option.
@@ -41,6 +101,28 @@ func (p policyArgs) check() error {
 	if p.ByteLimit < 0 {
 		return fmt.Errorf("terminal.byte_limit: must be >= 0, not %d", p.ByteLimit)
 	}
+	if err := p.Limits.limits().Validate(); err != nil {
+		return fmt.Errorf("terminal.limits: %w", err)
+	}
+	if p.Sandbox == nil {
+		return nil
+	}
+	switch p.Sandbox.Kind {
+	case "profile":
+		if p.Sandbox.Profile == nil {
+			return fmt.Errorf("terminal.sandbox: no profile given")
+		}
+		if _, err := p.Sandbox.Profile.profile(); err != nil {
+			return fmt.Errorf("terminal.sandbox: %w", err)
+		}
+	case "function":
+	default:
+		return fmt.Errorf("terminal.sandbox: kind %q is neither \"profile\" nor \"function\"", p.Sandbox.Kind)
+	}
+	// Said before the session starts, not at its first command.
+	if _, err := sandbox.Available(); err != nil {
+		return fmt.Errorf("terminal.sandbox is set, but %w", err)
+	}
 	return nil
 }
 
@@ -52,9 +134,50 @@ func (b *Bridge) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 	if p.Approve == "always" || p.Approve == "function" {
 		opts.Approve = b.approver(key)
 	}
+	opts.Limits = p.Limits.limits()
+	if sb := p.Sandbox; sb != nil {
+		opts.Sandbox = b.sandboxer(sb)
+	}
 	opts.Notice = func(msg string) {
 		b.events.push(evMessage, map[string]any{"key": key, "level": "warn", "text": msg})
 	}
+}
+
+// sandboxer returns how to confine each command: the configured profile,
+// or what terminal.sandbox (a function) says for it.
+func (b *Bridge) sandboxer(sb *sandboxArgs) func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
+	return func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
+		args := sb.Profile
+		if sb.Kind == "function" {
+			args = nil
+			err := callNvim(ctx, func() error {
+				return b.v.ExecLua(`return require("agentrun.config").sandbox_for(...)`, &args,
+					map[string]any{"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "session": cmd.Session})
+			})
+			if err != nil {
+				return nil, errors.New(luaError(err))
+			}
+			if args == nil {
+				return nil, nil
+			}
+		}
+		p, err := args.profile()
+		if err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+}
+
+// luaError is the message of an error raised in Lua, without the RPC
+// wrapping and the chunk's location.
+func luaError(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n") // no stack traceback
+	if _, rest, ok := strings.Cut(msg, "exception: "); ok {
+		msg = rest
+	}
+	msg = strings.TrimPrefix(msg, "Lua: ")                  // 0.10+
+	return strings.TrimPrefix(msg, "Error executing lua: ") // 0.7
 }
 
 // approver asks Lua whether a terminal command may run: Lua calls
@@ -64,7 +187,7 @@ func (b *Bridge) approver(key string) func(ctx context.Context, cmd acp.Command)
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
 		token, id, err := b.ask(ctx, "a", approveQuestion, map[string]any{
 			"key": key, "session_id": cmd.Session,
-			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd,
+			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "sandbox": cmd.Sandbox,
 		})
 		if err != nil {
 			return false, err

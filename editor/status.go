@@ -57,6 +57,7 @@ func (tm *terminal) status() map[string]any {
 		"bytes":       bytes,
 		"truncated":   truncated,
 		"attached":    tm.pump != nil,
+		"sandbox":     tm.sandbox,
 		"output_kept": tm.t != nil,
 	}
 	tm.ahpStatus(m)               // claim, title, cwd, size, commands (userterm.go)
@@ -65,6 +66,9 @@ func (tm *terminal) status() map[string]any {
 	}
 	if _, ok := m["cwd"]; !ok {
 		m["cwd"] = tm.cwd
+	}
+	if tm.limit != "" {
+		m["stopped_by_limit"] = tm.limit
 	}
 	if tm.exit != nil {
 		if tm.exit.Code != nil {

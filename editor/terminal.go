@@ -37,6 +37,10 @@ type terminal struct {
 	truncated    bool
 	// user is set for terminals the user started (:AgentShell).
 	user bool
+	// sandbox describes the command's confinement ("" when none).
+	sandbox string
+	// limit says which limit stopped the command (set at its exit).
+	limit string
 	// last is what status() shows of the AHP state once t is dropped.
 	last *termState
 }
@@ -66,6 +70,7 @@ func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *termi
 		t:        t,
 		state:    "running",
 		user:     user,
+		sandbox:  spec.Confined,
 	}
 	if user {
 		tm.command = spec.Title
@@ -77,7 +82,7 @@ func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *termi
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
 	b.events.push(evTerminalCreated, map[string]any{
-		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd, "user": user,
+		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd, "user": user, "sandbox": tm.sandbox,
 	})
 	go b.watchExit(tm, t)
 	go b.writeInput(tm, t)
@@ -92,6 +97,7 @@ func (b *Bridge) watchExit(tm *terminal, t *termhost.Terminal) {
 	}
 	tm.mu.Lock()
 	tm.exit = &st
+	tm.limit = t.LimitHit()
 	if tm.state == "running" {
 		tm.state = "exited"
 	}

@@ -9,9 +9,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian packages: Neovim (0.7.2, the system's), tmux (the screen tests
 # run Neovim in it), patchelf (scripts/nvim-versions.sh), zsh (the shell
-# integration tests run bash and zsh).
+# integration tests run bash and zsh), bubblewrap (terminal.sandbox and its
+# tests).
 missing=""
-for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh; do
+for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh bwrap:bubblewrap; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 if [ -n "$missing" ]; then

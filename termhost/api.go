@@ -66,7 +66,33 @@ type Spec struct {
 	// trusted. With ShellIntegration, Create makes one when it is empty;
 	// set it for a shell integrated some other way.
 	Nonce string
+	// Wrap is put in front of the command: a confining launcher such as
+	// package sandbox's bwrap argv, which runs the rest. The command is
+	// still looked up (and reported missing) as without it.
+	Wrap []string
+	// Confined says in a few words what Wrap does, for people (status
+	// lines, titles); empty when nothing confines the command.
+	Confined string
+	// Limits bound what the command and everything it starts may use.
+	Limits Limits
 }
+
+// Limits bound a terminal's command; a zero field is no limit. CPUTime,
+// OpenFiles and FileSize are each process's own (rlimits, set before the
+// command starts and inherited by its children); Memory and Processes
+// count the whole tree together, watched by the Host, which kills the
+// tree when it goes over. A command stopped by a limit says so at the end
+// of its output (Terminal.LimitHit).
+type Limits struct {
+	Memory    int64         // bytes resident, all processes together
+	Processes int           // processes alive at once
+	CPUTime   time.Duration // CPU time per process (SIGXCPU)
+	OpenFiles int           // open files per process
+	FileSize  int64         // bytes per file written (SIGXFSZ)
+}
+
+// Zero reports whether l sets no limit.
+func (l Limits) Zero() bool { return l == Limits{} }
 
 // Options configures a Host.
 type Options struct {

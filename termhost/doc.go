@@ -58,8 +58,10 @@
 // exits, and the loop reads that buffer far faster than a second, so none
 // of it is lost. After the exit is reported the loop keeps reading what
 // stragglers print, into the rendered text only, until EOF or Release.
-// The display's log is closed at EOF or when the exit is reported, whichever comes first, so
-// a display can show the exit.
+// The display's log is closed at EOF or when the exit is reported,
+// whichever comes first, so a display can show the exit; with Limits it
+// waits for the exit, so the line that says a limit stopped the command
+// (limits.go) reaches the display too.
 //
 // # AHP state and actions
 //

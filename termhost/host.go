@@ -134,6 +134,19 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 			return nil, err
 		}
 	}
+	if err := spec.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("terminal limits: %w", err)
+	}
+	rl, err := spec.Limits.rlimitPrefix()
+	if err != nil {
+		return nil, err
+	}
+	if len(rl) > 0 || len(spec.Wrap) > 0 {
+		// The launchers exec the command by its resolved path.
+		inner := append([]string{path}, argv[1:]...)
+		argv = append(append(append([]string{}, rl...), spec.Wrap...), inner...)
+		path = argv[0]
+	}
 	t := newTerminal(h, id, spec, cmdline, limit)
 	t.scripts = scripts
 	t.initState(nonce)
@@ -165,6 +178,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 
 	go t.readLoop()
 	go t.waitLoop()
+	if spec.Limits.Memory > 0 || spec.Limits.Processes > 0 {
+		go t.watchLimits()
+	}
 	h.opts.Logf("termhost: %s started pid %d: %s (in %s)", id, t.pid, cmdline, spec.Dir)
 	if closed {
 		t.Release()

@@ -47,10 +47,20 @@ func (t *Terminal) waitLoop() {
 func (t *Terminal) finish(rule string) {
 	// The display's stream ends with the exit too (RawChunk.Closed): what
 	// stragglers print afterwards still reaches the Store, not the display.
+	t.mu.Lock()
+	st := t.leaderStatus
+	t.mu.Unlock()
+	if why := t.limitText(st); why != "" {
+		// Said where the agent and the user read the output: the last
+		// line of the text and of the split.
+		t.passOn([]byte("\r\n[agentrun: stopped: " + why + "]\r\n"))
+		t.mu.Lock()
+		t.limitReport = why
+		t.mu.Unlock()
+	}
 	t.raw.Close()
 	t.store.Flush()
 	t.mu.Lock()
-	st := t.leaderStatus
 	t.exit = &st
 	t.drainRule = rule
 	t.mu.Unlock()

@@ -59,7 +59,11 @@ func (t *Terminal) readLoop() {
 		break
 	}
 	t.flushFeed()
-	t.raw.Close()
+	if t.spec.Limits.Zero() {
+		// With limits the log stays open until finish, which may add
+		// the line that says which limit stopped the command.
+		t.raw.Close()
+	}
 	if !drained {
 		<-t.exited
 		t.finish(drainedAtEOF)

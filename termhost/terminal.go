@@ -60,6 +60,8 @@ type Terminal struct {
 
 	mu           sync.Mutex
 	leaderStatus ExitStatus
+	limitHit     string // set by watchLimits when it killed the tree
+	limitReport  string // the limit that stopped the command, set at its end
 	exit         *ExitStatus
 	drainRule    string // how the output was found drained (lifecycle.go)
 	released     bool

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // Stat is what is read of /proc/<pid>/stat.
@@ -131,4 +132,22 @@ func (tr Tree) has(pid int, st Stat) bool {
 		return true
 	}
 	return tr.Marker != "" && st.Start >= tr.Since && EnvHas(pid, tr.Marker)
+}
+
+// RSS returns the resident memory of process pid in bytes (0 when it is
+// gone or unreadable).
+func RSS(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
 }

@@ -22,6 +22,13 @@ M.defaults = {
     allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
     approve = "never", -- "never" | "always" (ask) | function(cmd) -> true | false | "ask"
     max_run_ms = 0, -- kill a command after this long; 0 = no limit
+    -- confine the agent's commands (bubblewrap): false | "project" |
+    -- "project-net" | "strict" | { name, writable, network, home } |
+    -- function(cmd) returning one of those
+    sandbox = false,
+    -- per command: { memory = "512M", processes = 256, cpu_seconds = 600,
+    -- open_files = 1024, file_size = "1G" }; {} = no limits
+    limits = {},
   },
   keymaps = {
     interrupt = "<C-c>", -- terminal split: SIGINT to the process group
@@ -34,6 +41,25 @@ M.defaults = {
     dispose = "dd", -- terminal list: kill, release and wipe the terminal
   },
 }
+
+-- limit_kinds names terminal.limits' keys: "size" takes "512M".
+local limit_kinds = { memory = "size", processes = "count", cpu_seconds = "count", open_files = "count", file_size = "size" }
+
+-- size_bytes turns 1048576, "512K", "512M" or "2G" into bytes (nil when
+-- absent or malformed).
+local function size_bytes(v)
+  if type(v) == "number" then
+    return (v >= 1 and v == math.floor(v)) and v or nil
+  end
+  if type(v) ~= "string" then
+    return nil
+  end
+  local n, unit = v:upper():match("^%s*(%d+)%s*([KMG]?)I?B?%s*$")
+  if not n or tonumber(n) < 1 then
+    return nil
+  end
+  return tonumber(n) * ({ [""] = 1, K = 1024, M = 1024 ^ 2, G = 1024 ^ 3 })[unit]
+end
 
 local current = vim.deepcopy(M.defaults)
 
@@ -212,6 +238,21 @@ local function validate(opts)
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
   check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\" or a function(cmd) returning true, false or \"ask\"")
   check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
+  check("terminal.sandbox", c.terminal.sandbox, M.sandbox_ok, "false, a profile name (\"project\", \"project-net\", \"strict\"), a table { name, writable, network, home } or a function(cmd) returning one of those")
+  if type(c.terminal.limits) ~= "table" then
+    bad("terminal.limits: expected a table such as { memory = \"512M\", processes = 256 }, got %s", show(c.terminal.limits))
+  else
+    no_unknown_keys("terminal.limits.", c.terminal.limits, limit_kinds)
+    for name, kind in pairs(limit_kinds) do
+      if kind == "size" then
+        check("terminal.limits." .. name, c.terminal.limits[name], function(v)
+          return size_bytes(v) ~= nil
+        end, "a size in bytes or a string such as \"512M\" or \"2G\"", true)
+      else
+        check("terminal.limits." .. name, c.terminal.limits[name], int_in(1), "a positive integer", true)
+      end
+    end
+  end
 
   no_unknown_keys("keymaps.", c.keymaps, M.defaults.keymaps)
   for _, name in ipairs(vim.tbl_keys(M.defaults.keymaps)) do
@@ -237,6 +278,77 @@ function M.set(opts)
   return current
 end
 
+-- sandbox_ok reports whether v is a terminal.sandbox value (a profile's
+-- name is checked by the backend, which knows the profiles).
+function M.sandbox_ok(v)
+  if v == false or type(v) == "function" or (type(v) == "string" and v ~= "") then
+    return true
+  end
+  if type(v) ~= "table" or type(v.name) ~= "string" or v.name == "" then
+    return false
+  end
+  for k in pairs(v) do
+    if not ({ name = true, writable = true, network = true, home = true })[k] then
+      return false
+    end
+  end
+  if v.network ~= nil and type(v.network) ~= "boolean" then
+    return false
+  end
+  if v.home ~= nil and v.home ~= "read-only" and v.home ~= "hidden" then
+    return false
+  end
+  if v.writable ~= nil then
+    if type(v.writable) ~= "table" then
+      return false
+    end
+    for _, d in ipairs(v.writable) do
+      if type(d) ~= "string" or vim.fn.fnamemodify(vim.fn.expand(d), ":p"):sub(1, 1) ~= "/" then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+-- profile turns a terminal.sandbox value (name or table) into what the
+-- backend takes: { name, writable, network, home }; nil for false.
+local function profile(v)
+  if v == false or v == nil then
+    return nil
+  end
+  if type(v) == "string" then
+    return { name = v }
+  end
+  local writable = {}
+  for _, d in ipairs(v.writable or {}) do
+    table.insert(writable, (vim.fn.fnamemodify(vim.fn.expand(d), ":p"):gsub("(.)/$", "%1")))
+  end
+  return { name = v.name, writable = writable, network = v.network, home = v.home }
+end
+
+-- sandbox_for asks a terminal.sandbox function how to confine cmd ({ line,
+-- argv, cwd, session }): the backend calls it before each command. It
+-- returns a profile table, nil to run unconfined, or raises when the
+-- function fails or answers something else (the command is refused).
+function M.sandbox_for(cmd)
+  local fn = current.terminal.sandbox
+  if type(fn) ~= "function" then
+    return profile(fn)
+  end
+  local ok, v = pcall(fn, cmd)
+  if not ok then
+    error("its function failed: " .. tostring(v), 0)
+  end
+  if v == nil then
+    return nil
+  end
+  if type(v) == "function" or not M.sandbox_ok(v) then
+    error(string.format("its function returned %s, which is not a profile name, table or false", vim.inspect(v)), 0)
+  end
+  return profile(v)
+end
+
 -- get returns the current options (defaults when setup() was never called).
 function M.get()
   return current
@@ -256,6 +368,15 @@ function M.policy()
     approve = type(t.approve) == "function" and "function" or t.approve,
     max_run_ms = t.max_run_ms,
     byte_limit = t.byte_limit,
+    sandbox = type(t.sandbox) == "function" and { kind = "function" } or (t.sandbox and { kind = "profile", profile = profile(t.sandbox) }) or nil,
+    -- nil when empty: msgpack would send {} as an array
+    limits = next(t.limits) and {
+      memory = size_bytes(t.limits.memory),
+      processes = t.limits.processes,
+      cpu_seconds = t.limits.cpu_seconds,
+      open_files = t.limits.open_files,
+      file_size = size_bytes(t.limits.file_size),
+    } or nil,
   }
 end
 

@@ -43,6 +43,37 @@ function M.check()
     end
   end
   info("default agent: " .. config.get().default_agent)
+
+  local sb = config.get().terminal.sandbox
+  local out, works = "the backend (which checks it) does not run", false
+  if good then
+    out = vim.fn.system({ rpc.bin(), "check-sandbox" })
+    works = vim.v.shell_error == 0
+    out = vim.trim(out):gsub("^agentrun: ", "")
+  end
+  if sb then
+    local what = type(sb) == "function" and "a function" or type(sb) == "table" and ("profile " .. tostring(sb.name)) or ("profile " .. sb)
+    if works then
+      ok(string.format("terminal.sandbox is %s: %s", what, out))
+    else
+      error(string.format("terminal.sandbox is %s, but %s", what, out), { "sessions will not start (no command runs unconfined) until this is fixed or terminal.sandbox is false" })
+    end
+  elseif works then
+    info("terminal.sandbox is off; it would work here (" .. out .. ")")
+  else
+    info("terminal.sandbox is off; it could not work here: " .. out)
+  end
+  local lim = config.get().terminal.limits
+  if next(lim) then
+    local parts = {}
+    for k, v in pairs(lim) do
+      table.insert(parts, k .. " = " .. tostring(v))
+    end
+    table.sort(parts)
+    info("terminal.limits: " .. table.concat(parts, ", "))
+  else
+    info("terminal.limits: none")
+  end
 end
 
 return M

@@ -37,7 +37,7 @@ end
 -- ask handles one request from Go: { token, key, session_id, line, argv, cwd }.
 function M.ask(p)
   local s = state.sessions[p.key or ""]
-  local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent }
+  local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil }
   local v = verdict(cmd)
   if v ~= "ask" then
     if not v then
@@ -46,9 +46,13 @@ function M.ask(p)
     ask.answer(p.token, reply(v))
     return
   end
-  note(s, string.format("? run command (in %s): $ %s", p.cwd, p.line))
+  local where = p.cwd
+  if p.sandbox and p.sandbox ~= "" then
+    where = where .. ", sandbox " .. p.sandbox
+  end
+  note(s, string.format("? run command (in %s): $ %s", where, p.line))
   ask.select(p.token, { "Run it", "Refuse" }, {
-    prompt = string.format("(agentrun) %s wants to run (in %s):  $ %s", cmd.agent or "the agent", p.cwd, p.line),
+    prompt = string.format("(agentrun) %s wants to run (in %s):  $ %s", cmd.agent or "the agent", where, p.line),
     kind = "agentrun.approve",
   }, function(_, idx)
     note(s, idx == 1 and "  → run" or "  → refused")

@@ -114,6 +114,7 @@ function M.created(p)
     session_id = p.session_id,
     command = p.command,
     cwd = p.cwd,
+    sandbox = p.sandbox ~= "" and p.sandbox or nil,
   })
   if p.user then
     t.user = true
@@ -193,6 +194,9 @@ name_buffer = function(t)
     local name = "agentrun://terminal/" .. t.id
     if t.display_only and t.command and t.command ~= t.id then
       name = name .. " " .. t.command:gsub("%s+", " ")
+    end
+    if t.sandbox and t.sandbox ~= "" then
+      name = name .. " [sandbox: " .. t.sandbox:match("^%S+") .. "]"
     end
     pcall(api.nvim_buf_set_name, t.bufnr, name)
   end
