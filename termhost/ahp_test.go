@@ -472,13 +472,13 @@ func TestDispatch(t *testing.T) {
 		{ahp.InputAction{Terminal: ahp.TerminalURI("term-9"), Data: "x"}, `sent to terminal "agenthost:/terminal/term-1"`},
 	}
 	for _, c := range cases {
-		err := term.Dispatch(c.act)
+		_, err := term.Dispatch(c.act, nil)
 		if (err == nil) != (c.wantErr == "") || err != nil && !strings.Contains(err.Error(), c.wantErr) {
 			t.Errorf("Dispatch(%s) = %v, want error %q", c.act.ActionType(), err, c.wantErr)
 		}
 	}
 	waitOutput(t, term, `got hello\n30 100\n`)
-	if err := term.Dispatch(ahp.ClearedAction{Terminal: uri}); err != nil {
+	if _, err := term.Dispatch(ahp.ClearedAction{Terminal: uri}, nil); err != nil {
 		t.Fatal(err)
 	}
 	st := term.State()

@@ -66,6 +66,9 @@ type Spec struct {
 	// trusted. With ShellIntegration, Create makes one when it is empty;
 	// set it for a shell integrated some other way.
 	Nonce string
+	// ID is the terminal's id; empty means the next free "term-N". An id
+	// any terminal of the Host ever had is refused.
+	ID string
 	// Wrap is put in front of the command: a confining launcher such as
 	// package sandbox's bwrap argv, which runs the rest. The command is
 	// still looked up (and reported missing) as without it.

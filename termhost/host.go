@@ -33,6 +33,7 @@ type Host struct {
 	mu     sync.Mutex
 	seq    int
 	live   map[string]*Terminal
+	used   map[string]bool        // every id a terminal ever had
 	active map[*Terminal]struct{} // not yet cleaned up (includes released)
 	closed bool
 	// shellDir holds the shell integration scripts (shell.go), made on
@@ -61,6 +62,7 @@ func NewHost(opts Options) *Host {
 		drainQuiet: drainQuiet,
 		drainMax:   drainMax,
 		live:       make(map[string]*Terminal),
+		used:       make(map[string]bool),
 		active:     make(map[*Terminal]struct{}),
 	}
 }
@@ -123,8 +125,17 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 		h.mu.Unlock()
 		return nil, ErrHostClosed
 	}
-	h.seq++
-	id := "term-" + strconv.Itoa(h.seq)
+	id := spec.ID
+	if id == "" {
+		for id == "" || h.used[id] {
+			h.seq++
+			id = "term-" + strconv.Itoa(h.seq)
+		}
+	} else if h.used[id] {
+		h.mu.Unlock()
+		return nil, fmt.Errorf("terminal id %q is taken", id)
+	}
+	h.used[id] = true
 	h.mu.Unlock()
 
 	nonce, scripts := spec.Nonce, ""

@@ -67,17 +67,19 @@ func (t *Terminal) initState(nonce string) {
 
 // publish applies a (not terminal/data) to the state, gives it the next
 // sequence number and wakes whoever waits for it; a change the root
-// listing shows (title, claim, exit) updates the listing.
-func (t *Terminal) publish(act ahp.Action) { t.publishIf(act, nil) }
+// listing shows (title, claim, exit) updates the listing. It returns the
+// action's sequence number.
+func (t *Terminal) publish(act ahp.Action) uint64 { return t.publishIf(act, nil) }
 
 // publishIf is publish when ok (called with the AHP lock held) allows it;
-// it reports whether it published.
-func (t *Terminal) publishIf(act ahp.Action, ok func(*ahp.TerminalState) bool) bool {
+// it returns the sequence number it published the action with, 0 when ok
+// refused.
+func (t *Terminal) publishIf(act ahp.Action, ok func(*ahp.TerminalState) bool) uint64 {
 	a := &t.live
 	a.mu.Lock()
 	if ok != nil && !ok(&a.state) {
 		a.mu.Unlock()
-		return false
+		return 0
 	}
 	if d, ok := act.(ahp.DataAction); ok {
 		a.dataLocked([]byte(d.Data))
@@ -86,8 +88,9 @@ func (t *Terminal) publishIf(act ahp.Action, ok func(*ahp.TerminalState) bool) b
 		a.syncPartsLocked()
 	}
 	a.seq++
+	seq := a.seq
 	if a.subs > 0 {
-		a.log.add(SeqAction{Seq: a.seq, Action: act})
+		a.log.add(SeqAction{Seq: seq, Action: act})
 	}
 	listed := false
 	switch act.(type) {
@@ -105,7 +108,7 @@ func (t *Terminal) publishIf(act ahp.Action, ok func(*ahp.TerminalState) bool) b
 	if listed {
 		t.host.listingChanged()
 	}
-	return true
+	return seq
 }
 
 // wakeLocked wakes the subscribers waiting for an action.
@@ -120,11 +123,6 @@ func (a *liveState) wakeLocked() {
 func (t *Terminal) recordExit(st ExitStatus) {
 	t.flushPartial()
 	t.publish(ahp.ExitedAction{Terminal: t.live.uri, ExitCode: st.codeCopy(), ExitSignal: st.Signal})
-}
-
-// recordResize records a new pty size.
-func (t *Terminal) recordResize(cols, rows uint16) {
-	t.publish(ahp.ResizedAction{Terminal: t.live.uri, Cols: int(cols), Rows: int(rows)})
 }
 
 // URI returns the terminal's AHP resource URI (TerminalURI of its id).
@@ -189,7 +187,7 @@ func (t *Terminal) swapClaim(old *ahp.Claim, c ahp.Claim) (bool, error) {
 		return false, fmt.Errorf("claim terminal %q: %w", t.id, err)
 	}
 	var err error
-	swapped := t.publishIf(ahp.ClaimedAction{Terminal: t.live.uri, Claim: c}, func(s *ahp.TerminalState) bool {
+	swapped := 0 != t.publishIf(ahp.ClaimedAction{Terminal: t.live.uri, Claim: c}, func(s *ahp.TerminalState) bool {
 		switch {
 		case t.Released(): // checked under the AHP lock: see ReleaseUnlessClientHeld
 			err = fmt.Errorf("%w: terminal %q", ErrReleased, t.id)
@@ -238,31 +236,67 @@ func (t *Terminal) SetTitle(title string) error {
 // as terminal/data), resized resizes the pty, claimed and titleChanged
 // set the claim and title, cleared empties the content. Other actions are
 // the server's own and are refused, as are actions for another terminal.
-func (t *Terminal) Dispatch(act ahp.Action) error {
+//
+// allow, when set, sees the state first, under the lock that orders the
+// terminal's actions, and refuses the action by returning an error (the
+// reason a server tells the client: "held by client B"); a claim is
+// checked and applied at once, so two clients claiming together cannot
+// both win. Dispatch returns the sequence number the action was published
+// with (0 for input, and for a claim or title already in place).
+func (t *Terminal) Dispatch(act ahp.Action, allow func(ahp.TerminalState) error) (uint64, error) {
 	if uri := ahp.ActionTerminal(act); uri != t.live.uri {
-		return fmt.Errorf("action %s for %q sent to terminal %q", act.ActionType(), uri, t.live.uri)
+		return 0, fmt.Errorf("action %s for %q sent to terminal %q", act.ActionType(), uri, t.live.uri)
+	}
+	if err := t.usable(); err != nil {
+		return 0, err
+	}
+	check := func() error {
+		if allow == nil {
+			return nil
+		}
+		t.live.mu.Lock()
+		defer t.live.mu.Unlock()
+		return allow(t.live.state)
+	}
+	// publishChecked publishes when allow agrees, atomically.
+	publishChecked := func(a ahp.Action, same func(s *ahp.TerminalState) bool) (uint64, error) {
+		var refused error
+		seq := t.publishIf(a, func(s *ahp.TerminalState) bool {
+			if allow != nil {
+				if refused = allow(*s); refused != nil {
+					return false
+				}
+			}
+			return !same(s)
+		})
+		return seq, refused
 	}
 	switch a := ahp.Deref(act).(type) {
 	case ahp.InputAction:
+		if err := check(); err != nil {
+			return 0, err
+		}
 		_, err := t.Write([]byte(a.Data))
-		return err
+		return 0, err
 	case ahp.ResizedAction:
 		if a.Cols <= 0 || a.Rows <= 0 || a.Cols > 0xffff || a.Rows > 0xffff {
-			return fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, a.Cols, a.Rows)
+			return 0, fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, a.Cols, a.Rows)
 		}
-		return t.Resize(uint16(a.Cols), uint16(a.Rows))
+		if err := check(); err != nil {
+			return 0, err
+		}
+		return t.resize(uint16(a.Cols), uint16(a.Rows))
 	case ahp.ClaimedAction:
-		return t.SetClaim(a.Claim)
-	case ahp.TitleChangedAction:
-		return t.SetTitle(a.Title)
-	case ahp.ClearedAction:
-		if err := t.usable(); err != nil {
-			return err
+		if err := a.Claim.Validate(); err != nil {
+			return 0, fmt.Errorf("claim terminal %q: %w", t.id, err)
 		}
-		t.publish(a)
-		return nil
+		return publishChecked(a, func(s *ahp.TerminalState) bool { return s.Claim == a.Claim })
+	case ahp.TitleChangedAction:
+		return publishChecked(a, func(s *ahp.TerminalState) bool { return s.Title == a.Title })
+	case ahp.ClearedAction:
+		return publishChecked(a, func(*ahp.TerminalState) bool { return false })
 	}
-	return fmt.Errorf("terminal %q: %s is not an action a client may dispatch", t.id, act.ActionType())
+	return 0, fmt.Errorf("terminal %q: %s is not an action a client may dispatch", t.id, act.ActionType())
 }
 
 // LastLine returns the last non-empty line of the newest output as a

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/render"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // writeTimeout bounds a Write to a pty whose program does not read its
@@ -240,20 +241,25 @@ func (t *Terminal) Write(p []byte) (int, error) {
 
 // Resize sets the pty's size (the command gets SIGWINCH).
 func (t *Terminal) Resize(cols, rows uint16) error {
+	_, err := t.resize(cols, rows)
+	return err
+}
+
+// resize is Resize returning the resized action's sequence number.
+func (t *Terminal) resize(cols, rows uint16) (uint64, error) {
 	if err := t.usable(); err != nil {
-		return err
+		return 0, err
 	}
 	if cols == 0 || rows == 0 {
-		return fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, cols, rows)
+		return 0, fmt.Errorf("resize terminal %q: invalid size %dx%d", t.id, cols, rows)
 	}
 	if err := setSize(t.pty, cols, rows); err != nil {
-		return fmt.Errorf("resize terminal %q to %dx%d: %w", t.id, cols, rows, err)
+		return 0, fmt.Errorf("resize terminal %q to %dx%d: %w", t.id, cols, rows, err)
 	}
 	t.mu.Lock()
 	t.cols, t.rows = cols, rows
 	t.mu.Unlock()
-	t.recordResize(cols, rows)
-	return nil
+	return t.publish(ahp.ResizedAction{Terminal: t.live.uri, Cols: int(cols), Rows: int(rows)}), nil
 }
 
 // Release kills the command if it is running (its whole process group,

@@ -60,16 +60,19 @@ func runTerminalCase(t *testing.T, c reducerCase) {
 
 	pure := initial
 	owned := initial.Clone()
-	for _, raw := range c.Actions {
+	served := servedSnapshot(t, initial)
+	for i, raw := range c.Actions {
 		a, err := DecodeAction(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Description, err)
 		}
 		pure = Reduce(pure, a)
 		owned.Apply(a)
+		served.Apply(servedAction(t, a, uint64(i+1)))
 	}
 	jsontest.Equal(t, c.Description+" (Reduce)", jsontest.Marshal(t, pure), c.Expected)
 	jsontest.Equal(t, c.Description+" (Apply)", jsontest.Marshal(t, owned), c.Expected)
+	jsontest.Equal(t, c.Description+" (served: snapshot and envelopes over the wire)", jsontest.Marshal(t, served), c.Expected)
 	if after := jsontest.Marshal(t, initial); !bytes.Equal(before, after) {
 		t.Errorf("%s: Reduce changed its input state:\nbefore %s\nafter  %s", c.Description, before, after)
 	}
@@ -142,4 +145,33 @@ func decodeStrict(t *testing.T, data []byte, v any) {
 	if err := dec.Decode(v); err != nil {
 		t.Fatalf("decode %T from %s: %v", v, data, err)
 	}
+}
+
+// servedSnapshot sends st as a host's snapshot does and decodes it as a
+// client does.
+func servedSnapshot(t *testing.T, st TerminalState) TerminalState {
+	t.Helper()
+	b := jsontest.Marshal(t, Snapshot{Resource: TerminalURI("t1"), State: jsontest.Marshal(t, st), FromSeq: 0})
+	var snap Snapshot
+	if err := json.Unmarshal(b, &snap); err != nil {
+		t.Fatal(err)
+	}
+	var out TerminalState
+	decodeStrict(t, snap.State, &out)
+	return out
+}
+
+// servedAction sends a in an "action" notification's envelope and
+// decodes it as a client does.
+func servedAction(t *testing.T, a Action, seq uint64) Action {
+	t.Helper()
+	b := jsontest.Marshal(t, ActionParams{Envelope: Envelope{Action: a, ServerSeq: seq}})
+	var p ActionParams
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("envelope %s: %v", b, err)
+	}
+	if p.Envelope.ServerSeq != seq {
+		t.Fatalf("envelope %s: serverSeq %d", b, p.Envelope.ServerSeq)
+	}
+	return p.Envelope.Action
 }

@@ -1,0 +1,100 @@
+package ahpserver
+
+import (
+	"fmt"
+
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// dispatch applies a client's action, or echoes it to the client alone
+// with the reason it was refused. It answers nothing itself (AHP's
+// dispatchAction is fire and forget; a request gets an empty result).
+func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
+	act, err := ahp.DecodeAction(p.Action)
+	if err != nil {
+		return nil, rpcError(jsonrpc2.CodeInvalidParams, "dispatchAction: %v", err)
+	}
+	s := c.s
+	s.mu.Lock()
+	origin := ahp.Origin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
+	s.mu.Unlock()
+	uri := ahp.ActionTerminal(act)
+	reject := func(why string) (any, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c.push(outgoing{env: &ahp.Envelope{Action: act, ServerSeq: s.seq, Origin: &origin, RejectionReason: why}, bytes: 256})
+		return nil, nil
+	}
+	id, err := ahp.TerminalID(uri)
+	if err != nil {
+		return reject(fmt.Sprintf("%s names no terminal: %v", act.ActionType(), err))
+	}
+	t, err := s.host.Get(id)
+	if err != nil {
+		return reject(fmt.Sprintf("no terminal %q here (it was disposed, or never existed)", id))
+	}
+	allow := func(st ahp.TerminalState) error { return mayDispatch(origin.ClientID, act, st) }
+	if _, ok := act.(ahp.InputAction); ok {
+		// Input is a side effect, published here (not by the terminal);
+		// the pty write may take a while and must not hold the server.
+		if _, err := t.Dispatch(act, allow); err != nil {
+			return reject(err.Error())
+		}
+		s.mu.Lock()
+		s.publishLocked(uri, act, &origin)
+		s.mu.Unlock()
+		return nil, nil
+	}
+	// Holding the lock while the terminal publishes: the feed cannot
+	// pass the action on before its origin is recorded.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq, err := t.Dispatch(act, allow)
+	if err != nil {
+		c.push(outgoing{env: &ahp.Envelope{Action: act, ServerSeq: s.seq, Origin: &origin, RejectionReason: err.Error()}, bytes: 256})
+		return nil, nil
+	}
+	if seq == 0 {
+		// Nothing changed (the same claim or title): still the client's
+		// action, echoed so it knows.
+		s.publishLocked(uri, act, &origin)
+		return nil, nil
+	}
+	s.origins[originKey{uri, seq}] = origin
+	return nil, nil
+}
+
+// mayDispatch is the claim rule: a client acts on a terminal it holds; it
+// may claim one a session holds, or give its own back to a session, but
+// not take one another client holds.
+func mayDispatch(client string, act ahp.Action, st ahp.TerminalState) error {
+	holder := st.Claim
+	mine := holder.Kind == ahp.ClaimClient && holder.ClientID == client
+	if c, ok := act.(ahp.ClaimedAction); ok {
+		switch {
+		case c.Claim.Kind == ahp.ClaimClient && c.Claim.ClientID != client:
+			return fmt.Errorf("a client claims a terminal for itself, not for %q", c.Claim.ClientID)
+		case holder.Kind == ahp.ClaimClient && !mine:
+			return fmt.Errorf("held by client %q; it must let go first", holder.ClientID)
+		case c.Claim.Kind == ahp.ClaimSession && !mine && holder.Session != c.Claim.Session:
+			return fmt.Errorf("held by session %q; only its holder can give it to another session", holder.Session)
+		}
+		return nil
+	}
+	if mine {
+		return nil
+	}
+	return fmt.Errorf("%s needs the terminal's claim, which %s holds; claim it first", act.ActionType(), describe(holder))
+}
+
+// describe names a claim's holder for a person.
+func describe(c ahp.Claim) string {
+	if c.Kind == ahp.ClaimClient {
+		return fmt.Sprintf("client %q", c.ClientID)
+	}
+	if c.ToolCallID != "" {
+		return fmt.Sprintf("session %q (tool call %s)", c.Session, c.ToolCallID)
+	}
+	return fmt.Sprintf("session %q", c.Session)
+}

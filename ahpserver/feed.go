@@ -1,0 +1,185 @@
+package ahpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+// feed follows one terminal for every client: it reads the terminal's
+// actions (a termhost subscription), keeps the server's copy of its state
+// and gives each action a serverSeq.
+type feed struct {
+	uri   string
+	term  *termhost.Terminal
+	state ahp.TerminalState // as of the server's seq; guarded by s.mu
+	gone  bool              // the terminal was released and cleaned up
+}
+
+// contentLimits bounds the server's copy of a terminal's content, as
+// termhost bounds its own.
+var contentLimits = ahp.ContentLimits{MaxBytes: ahp.DefaultContentBytes, MaxParts: ahp.DefaultContentParts}
+
+// feedLocked returns the feed of terminal uri, starting it (s.mu held);
+// nil when there is no such live terminal.
+func (s *Server) feedLocked(uri string) *feed {
+	if f := s.feeds[uri]; f != nil {
+		return f
+	}
+	id, err := ahp.TerminalID(uri)
+	if err != nil {
+		return nil
+	}
+	t, err := s.host.Get(id)
+	if err != nil {
+		return nil
+	}
+	st, sub := t.Subscribe()
+	f := &feed{uri: uri, term: t, state: st}
+	f.state.Trim(contentLimits)
+	s.feeds[uri] = f
+	s.feedsWG.Add(1)
+	go s.runFeed(s.feedsCtx, f, sub)
+	return f
+}
+
+// runFeed publishes the terminal's actions until it is gone.
+func (s *Server) runFeed(ctx context.Context, f *feed, sub *termhost.Subscription) {
+	defer s.feedsWG.Done()
+	defer sub.Close()
+	for {
+		acts, resync, err := sub.Next(ctx)
+		if err != nil {
+			s.mu.Lock()
+			f.gone = true
+			delete(s.feeds, f.uri)
+			s.mu.Unlock()
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				s.opts.Logf("ahpserver: following %s: %v", f.uri, err)
+			}
+			return
+		}
+		s.mu.Lock()
+		if resync != nil {
+			// The feed fell further behind than termhost keeps: its
+			// clients cannot follow by actions. They are disconnected and
+			// get a snapshot when they reconnect.
+			f.state = *resync
+			f.state.Trim(contentLimits)
+			for c := range s.conns {
+				if c.subs[f.uri] {
+					go c.rpc.Close()
+				}
+			}
+			s.opts.Logf("ahpserver: %s: fell behind the terminal; its subscribers reconnect for a snapshot", f.uri)
+		}
+		for _, sa := range acts {
+			f.state.Apply(sa.Action)
+			key := originKey{f.uri, sa.Seq}
+			origin, ok := s.origins[key]
+			delete(s.origins, key)
+			var o *ahp.Origin
+			if ok {
+				o = &origin
+			}
+			s.publishLocked(f.uri, sa.Action, o)
+		}
+		if len(acts) > 0 {
+			f.state.Trim(contentLimits)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// publishLocked gives act the next serverSeq, logs it for reconnects and
+// queues it for every client subscribed to resource (s.mu held).
+func (s *Server) publishLocked(resource string, act ahp.Action, origin *ahp.Origin) {
+	s.seq++
+	env := &ahp.Envelope{Action: act, ServerSeq: s.seq, Origin: origin}
+	size := envelopeSize(act)
+	s.log.add(logged{resource: resource, env: env, bytes: size})
+	for c := range s.conns {
+		if c.subs[resource] {
+			c.push(outgoing{env: env, bytes: size})
+		}
+	}
+}
+
+// envelopeSize estimates an envelope's encoded size (its data dominates).
+func envelopeSize(act ahp.Action) int {
+	if d, ok := act.(ahp.DataAction); ok {
+		return len(d.Data) + 128
+	}
+	return 256
+}
+
+// watchRoot publishes root/terminalsChanged whenever the listing changes.
+func (s *Server) watchRoot(ctx context.Context) {
+	for {
+		list, changed := s.host.WatchListing()
+		s.mu.Lock()
+		if !sameListing(s.root.Terminals, list) {
+			s.root.Terminals = list
+			s.publishLocked(ahp.RootURI, ahp.RootTerminalsChangedAction{Terminals: list}, nil)
+		}
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+func sameListing(a, b []ahp.TerminalInfo) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// logged is one envelope the replay log keeps.
+type logged struct {
+	resource string
+	env      *ahp.Envelope
+	bytes    int
+}
+
+// replayLog keeps the newest envelopes, bounded in number and bytes.
+type replayLog struct {
+	items   []logged
+	bytes   int
+	dropped uint64 // the newest serverSeq no longer kept
+}
+
+func (l *replayLog) add(e logged) {
+	l.items = append(l.items, e)
+	l.bytes += e.bytes
+	drop := 0
+	for len(l.items)-drop > replayEnvelopes || l.bytes > replayBytes && drop < len(l.items)-1 {
+		l.bytes -= l.items[drop].bytes
+		drop++
+	}
+	if drop > 0 {
+		l.dropped = l.items[drop-1].env.ServerSeq
+		l.items = append([]logged(nil), l.items[drop:]...)
+	}
+}
+
+// since returns the envelopes after seq for the resources in subs, and
+// whether the log still holds everything after seq.
+func (l *replayLog) since(seq uint64, subs map[string]bool) ([]ahp.Envelope, bool) {
+	if seq < l.dropped {
+		return nil, false
+	}
+	var out []ahp.Envelope
+	for _, it := range l.items {
+		if it.env.ServerSeq > seq && subs[it.resource] {
+			out = append(out, *it.env)
+		}
+	}
+	return out, true
+}

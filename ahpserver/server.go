@@ -1,0 +1,191 @@
+package ahpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"golang.org/x/sync/errgroup"
+)
+
+// Bounds of what the server keeps for its clients.
+const (
+	// MaxQueueBytes is how far a client may fall behind before it is
+	// disconnected.
+	MaxQueueBytes = 16 << 20
+	// replayEnvelopes and replayBytes bound the reconnect log.
+	replayEnvelopes = 8192
+	replayBytes     = 8 << 20
+)
+
+// Options configures a Server.
+type Options struct {
+	// Logf logs what happens (connections, refusals); nil: nothing.
+	Logf func(format string, args ...any)
+	// UID is the only user served; -1 or unset (0 is root) means the
+	// server's own user: see New.
+	UID int
+	// Shell starts the terminals createTerminal asks for (default
+	// $SHELL, else /bin/sh), with shell integration when it is bash or
+	// zsh.
+	Shell string
+	// Changed, when set, is called (on a goroutine of the server's) when
+	// a client connects or disconnects.
+	Changed func()
+}
+
+// Server serves one termhost.Host; see the package comment.
+type Server struct {
+	host *termhost.Host
+	opts Options
+
+	mu       sync.Mutex
+	seq      uint64 // the last serverSeq given out
+	log      replayLog
+	conns    map[*conn]struct{}
+	feeds    map[string]*feed // terminal URI → its feed
+	root     ahp.RootState    // as of seq
+	origins  map[originKey]ahp.Origin
+	feedsCtx context.Context
+	feedsWG  sync.WaitGroup
+}
+
+// originKey names a client's action by its terminal and the sequence
+// number termhost published it with.
+type originKey struct {
+	uri string
+	seq uint64
+}
+
+// New returns a server for h. Options.UID 0 is taken as "the server's own
+// user" unless the server runs as root (then root is served, as it is
+// the same user).
+func New(h *termhost.Host, opts Options) *Server {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.UID <= 0 {
+		opts.UID = os.Getuid()
+	}
+	if opts.Shell == "" {
+		opts.Shell = os.Getenv("SHELL")
+		if opts.Shell == "" {
+			opts.Shell = "/bin/sh"
+		}
+	}
+	return &Server{
+		host:    h,
+		opts:    opts,
+		conns:   make(map[*conn]struct{}),
+		feeds:   make(map[string]*feed),
+		origins: make(map[originKey]ahp.Origin),
+		root:    ahp.RootState{Terminals: h.Listing()},
+	}
+}
+
+// Clients returns how many clients are connected.
+func (s *Server) Clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Serve accepts connections on ln until ctx ends (it closes ln then) and
+// returns once every connection and feed has stopped.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	g, ctx := errgroup.WithContext(ctx)
+	s.mu.Lock()
+	s.feedsCtx = ctx
+	s.mu.Unlock()
+	g.Go(func() error {
+		<-ctx.Done()
+		return ln.Close()
+	})
+	g.Go(func() error {
+		s.watchRoot(ctx)
+		return nil
+	})
+	g.Go(func() error {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+					return nil
+				}
+				return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
+			}
+			if err := s.checkPeer(nc); err != nil {
+				s.opts.Logf("ahpserver: refused a connection: %v", err)
+				go refuse(nc, err)
+				continue
+			}
+			g.Go(func() error {
+				s.serveConn(ctx, nc)
+				return nil
+			})
+		}
+	})
+	err := g.Wait()
+	s.feedsWG.Wait()
+	return err
+}
+
+// checkPeer lets only the server's user in (SO_PEERCRED).
+func (s *Server) checkPeer(nc net.Conn) error {
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("a %T is not a Unix socket connection", nc)
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if credErr != nil {
+		return fmt.Errorf("reading the peer's credentials: %w", credErr)
+	}
+	if int(cred.Uid) != s.opts.UID {
+		return fmt.Errorf("process %d of uid %d is not the host's user (uid %d)", cred.Pid, cred.Uid, s.opts.UID)
+	}
+	return nil
+}
+
+// Listen makes the socket at path (mode 0600; a stale one of a dead host
+// is replaced, a live one is an error).
+func Listen(path string) (net.Listener, error) {
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("a host already listens on %s", path)
+	}
+	_ = os.Remove(path)
+	// The directory (0700) keeps others out already; the mode is the
+	// second lock.
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// listing returns the root listing as clients see it.
+func (s *Server) listing() []ahp.TerminalInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ahp.TerminalInfo(nil), s.root.Terminals...)
+}

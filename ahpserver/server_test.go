@@ -1,0 +1,362 @@
+package ahpserver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/internal/wait"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+const timeout = 15 * time.Second
+
+// fixture is a host serving on a socket in a temporary directory.
+type fixture struct {
+	t    *testing.T
+	host *termhost.Host
+	srv  *Server
+	path string
+}
+
+func serve(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	h := termhost.NewHost(termhost.Options{KillGrace: 500 * time.Millisecond})
+	t.Cleanup(h.Close)
+	dir, err := os.MkdirTemp("", "ahp") // short: a socket path is at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "h.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logf = t.Logf
+	srv := New(h, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx, ln); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return &fixture{t: t, host: h, srv: srv, path: path}
+}
+
+// client dials and initializes as id.
+func (f *fixture) client(id string, subs ...string) (*ahpclient.Client, ahp.InitializeResult) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := ahpclient.Dial(ctx, f.path, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { c.Close() })
+	res, err := c.Initialize(ctx, subs...)
+	if err != nil {
+		f.t.Fatalf("initialize %s: %v", id, err)
+	}
+	return c, res
+}
+
+// start runs a shell line in a terminal held by a session.
+func (f *fixture) start(line string) *termhost.Terminal {
+	f.t.Helper()
+	term, err := f.host.Create(context.Background(), termhost.Spec{Command: line, Shell: true, Dir: f.t.TempDir(), Claim: ahp.SessionClaim("s:/1", "tc1")})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return term
+}
+
+// follower applies a client's envelopes for one terminal to its snapshot.
+type follower struct {
+	mu    sync.Mutex
+	state ahp.TerminalState
+	envs  []ahp.Envelope // every envelope received, rejected ones too
+}
+
+func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	snap, err := c.Subscribe(ctx, uri)
+	if err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+	st, err := ahpclient.TerminalState(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := &follower{state: st}
+	go func() {
+		for e := range c.Envelopes() {
+			fl.mu.Lock()
+			fl.envs = append(fl.envs, e)
+			if e.RejectionReason == "" && e.ServerSeq > snap.FromSeq && ahp.ActionTerminal(e.Action) == uri {
+				fl.state.Apply(e.Action)
+			}
+			fl.mu.Unlock()
+		}
+	}()
+	return fl
+}
+
+func (fl *follower) text() string {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return fl.state.Text()
+}
+
+func (fl *follower) find(match func(ahp.Envelope) bool) (ahp.Envelope, bool) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	for _, e := range fl.envs {
+		if match(e) {
+			return e, true
+		}
+	}
+	return ahp.Envelope{}, false
+}
+
+// TestTwoClientsSeeTheSameLiveOutput: two clients subscribed to a
+// command's terminal follow it live and end with exactly its content.
+func TestTwoClientsSeeTheSameLiveOutput(t *testing.T) {
+	f := serve(t, Options{})
+	term := f.start(`for i in $(seq 1 300); do echo "line $i"; done; sleep 0.3; for i in $(seq 301 600); do echo "line $i"; done`)
+	a, _ := f.client("a")
+	b, _ := f.client("b")
+	fa, fb := follow(t, a, term.URI()), follow(t, b, term.URI())
+	wait.For(t, "both clients to see the first half live", timeout, func() bool {
+		return strings.Contains(fa.text(), "line 300\r\n") && strings.Contains(fb.text(), "line 300\r\n")
+	})
+	if _, done := term.Exited(); done {
+		t.Fatal("the command ended before the clients saw its first half: not live")
+	}
+	if _, err := term.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := term.State().Text()
+	wait.Until(t, "both clients to hold the terminal's content", timeout, func() (bool, string) {
+		return fa.text() == want && fb.text() == want, fmt.Sprintf("a %d bytes, b %d, want %d", len(fa.text()), len(fb.text()), len(want))
+	})
+}
+
+// TestClaimRace: two clients take a session's terminal over at once:
+// exactly one holds it, the other's claim comes back with the reason.
+func TestClaimRace(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		f := serve(t, Options{})
+		term := f.start("sleep 30")
+		a, _ := f.client("a")
+		b, _ := f.client("b")
+		fa, fb := follow(t, a, term.URI()), follow(t, b, term.URI())
+		var wg sync.WaitGroup
+		for _, c := range []*ahpclient.Client{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := c.Dispatch(context.Background(), ahp.ClaimedAction{Terminal: term.URI(), Claim: ahp.ClientClaim(c.ID())}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		winner := term.Claim().ClientID
+		loser, fl := "b", fb
+		if winner == "b" {
+			loser, fl = "a", fa
+		} else if winner != "a" {
+			t.Fatalf("claim %+v after both claimed", term.Claim())
+		}
+		env, ok := func() (ahp.Envelope, bool) {
+			var e ahp.Envelope
+			var ok bool
+			wait.For(t, "the loser's rejection", timeout, func() bool {
+				e, ok = fl.find(func(e ahp.Envelope) bool { return e.RejectionReason != "" })
+				return ok
+			})
+			return e, ok
+		}()
+		if !ok || env.Origin == nil || env.Origin.ClientID != loser || !strings.Contains(env.RejectionReason, fmt.Sprintf("held by client %q", winner)) {
+			t.Fatalf("round %d: loser %s got %+v", round, loser, env)
+		}
+		term.Release()
+	}
+}
+
+// TestInputNeedsTheClaim: input from a client that does not hold the
+// terminal is refused with the holder named; once it holds it, its input
+// reaches the program, and everyone sees the echo with its origin.
+func TestInputNeedsTheClaim(t *testing.T) {
+	f := serve(t, Options{})
+	term := f.start(`read line; echo "got $line"`)
+	a, _ := f.client("a")
+	watcher, _ := f.client("w")
+	fa, fw := follow(t, a, term.URI()), follow(t, watcher, term.URI())
+	ctx := context.Background()
+	seq, _ := a.Dispatch(ctx, ahp.InputAction{Terminal: term.URI(), Data: "early\r"})
+	wait.For(t, "the refusal", timeout, func() bool {
+		_, ok := fa.find(func(e ahp.Envelope) bool {
+			return e.Origin != nil && e.Origin.ClientSeq == seq && strings.Contains(e.RejectionReason, `needs the terminal's claim, which session "s:/1" (tool call tc1) holds`)
+		})
+		return ok
+	})
+	if _, err := a.Dispatch(ctx, ahp.ClaimedAction{Terminal: term.URI(), Claim: ahp.ClientClaim("a")}); err != nil {
+		t.Fatal(err)
+	}
+	seq, _ = a.Dispatch(ctx, ahp.InputAction{Terminal: term.URI(), Data: "hello\r"})
+	wait.For(t, "the program's answer in both clients", timeout, func() bool {
+		return strings.Contains(fa.text(), "got hello") && strings.Contains(fw.text(), "got hello")
+	})
+	if _, ok := fw.find(func(e ahp.Envelope) bool {
+		_, claimed := e.Action.(ahp.ClaimedAction)
+		return claimed && e.Origin != nil && e.Origin.ClientID == "a"
+	}); !ok {
+		t.Error("the watcher saw no claim with client a's origin")
+	}
+	if _, ok := fw.find(func(e ahp.Envelope) bool {
+		_, input := e.Action.(ahp.InputAction)
+		return input && e.Origin != nil && e.Origin.ClientSeq == seq
+	}); !ok {
+		t.Error("the watcher saw no echo of a's input")
+	}
+	if strings.Contains(fa.text(), "early") {
+		t.Error("refused input reached the program")
+	}
+}
+
+// TestReconnectReplaysExactlyWhatWasMissed: a client drops, the terminal
+// goes on; reconnecting with its last serverSeq returns the envelopes it
+// missed, in order, the same an observer that stayed received.
+func TestReconnectReplaysExactlyWhatWasMissed(t *testing.T) {
+	f := serve(t, Options{})
+	term := f.start(`for i in $(seq 1 50); do echo "tick $i"; sleep 0.02; done`)
+	observer, _ := f.client("observer")
+	fo := follow(t, observer, term.URI())
+	c, _ := f.client("c")
+	fc := follow(t, c, term.URI())
+	wait.For(t, "a few ticks", timeout, func() bool { return strings.Contains(fc.text(), "tick 5\r\n") })
+	c.Close()
+	<-c.Done()
+	last := c.LastSeen()
+	wait.For(t, "more ticks while c is away", timeout, func() bool { return strings.Contains(fo.text(), "tick 25\r\n") })
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c2, err := ahpclient.Dial(ctx, f.path, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	// What the observer had after last, taken before reconnecting: the
+	// replay holds at least these, in this order, and then some.
+	var want []uint64
+	fo.mu.Lock()
+	for _, e := range fo.envs {
+		if e.ServerSeq > last && e.RejectionReason == "" {
+			want = append(want, e.ServerSeq)
+		}
+	}
+	fo.mu.Unlock()
+	res, err := c2.Reconnect(ctx, last, []string{term.URI()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Type != ahp.ReconnectReplay || len(res.Missing) != 0 {
+		t.Fatalf("reconnect %s, missing %v", res.Type, res.Missing)
+	}
+	var got []uint64
+	for _, e := range res.Actions {
+		got = append(got, e.ServerSeq)
+	}
+	if len(got) < len(want) || fmt.Sprint(got[:len(want)]) != fmt.Sprint(want) {
+		t.Fatalf("replayed %v\nwant the observer's %v first", got, want)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("replay out of order: %v", got)
+		}
+	}
+	// Replaying onto what c had gives what the observer has.
+	fc.mu.Lock()
+	st := fc.state.Clone()
+	fc.mu.Unlock()
+	for _, e := range res.Actions {
+		st.Apply(e.Action)
+	}
+	if !strings.HasPrefix(fo.text(), st.Text()) || !strings.Contains(st.Text(), "tick 25\r\n") {
+		t.Fatalf("c after replay:\n%q\nobserver:\n%q", st.Text(), fo.text())
+	}
+}
+
+// TestOtherUsersAreRefused: a server for another uid refuses us, saying why.
+func TestOtherUsersAreRefused(t *testing.T) {
+	f := serve(t, Options{UID: os.Getuid() + 4242})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := ahpclient.Dial(ctx, f.path, "intruder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Initialize(ctx)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("of uid %d is not the host's user (uid %d)", os.Getuid(), os.Getuid()+4242)) {
+		t.Fatalf("initialize as another user: %v", err)
+	}
+	if f.srv.Clients() != 0 {
+		t.Fatal("the refused client counts as connected")
+	}
+}
+
+// TestCreateListDispose: a client creates a shell, sees it in the root
+// listing, disposes of it; unknown terminals are errors naming them.
+func TestCreateListDispose(t *testing.T) {
+	f := serve(t, Options{Shell: "/bin/sh"})
+	c, res := f.client("c", ahp.RootURI)
+	if len(res.Snapshots) != 1 || res.Snapshots[0].Resource != ahp.RootURI {
+		t.Fatalf("initialize snapshots %+v", res.Snapshots)
+	}
+	ctx := context.Background()
+	uri := ahp.TerminalURI("mine")
+	if err := c.CreateTerminal(ctx, ahp.CreateTerminalParams{Terminal: uri, Claim: ahp.ClientClaim("c"), Name: "my shell", Cwd: ahp.FileURI(t.TempDir())}); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(want bool) {
+		t.Helper()
+		wait.For(t, fmt.Sprintf("the listing to have %s: %v", uri, want), timeout, func() bool {
+			for _, ti := range f.srv.listing() {
+				if ti.Resource == uri {
+					return want && ti.Title == "my shell"
+				}
+			}
+			return !want
+		})
+	}
+	listed(true)
+	if err := c.CreateTerminal(ctx, ahp.CreateTerminalParams{Terminal: uri, Claim: ahp.ClientClaim("c")}); err == nil || !strings.Contains(err.Error(), `terminal id "mine" is taken`) {
+		t.Fatalf("second create at the same URI: %v", err)
+	}
+	if err := c.DisposeTerminal(ctx, uri); err != nil {
+		t.Fatal(err)
+	}
+	listed(false)
+	if err := c.DisposeTerminal(ctx, ahp.TerminalURI("nope")); err == nil || !strings.Contains(err.Error(), `no terminal "nope" here`) {
+		t.Fatalf("dispose unknown: %v", err)
+	}
+	if _, err := c.Subscribe(ctx, ahp.TerminalURI("nope")); err == nil || !strings.Contains(err.Error(), `no resource "agenthost:/terminal/nope" here`) {
+		t.Fatalf("subscribe unknown: %v", err)
+	}
+}

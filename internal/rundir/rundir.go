@@ -1,0 +1,72 @@
+// Package rundir is where agentrun's hosts put their sockets: one private
+// directory per user ($XDG_RUNTIME_DIR/agentrun, else agentrun/run under
+// the user's cache directory), mode 0700 and owned by the user, checked
+// every time it is used, so no other user can reach a socket in it or
+// put one there.
+package rundir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Dir returns the socket directory, creating it (and checking an existing
+// one: a real directory, ours, with no access for others).
+func Dir() (string, error) {
+	dir := ""
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
+		dir = filepath.Join(rt, "agentrun")
+	} else {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no directory for agentrun's sockets: neither $XDG_RUNTIME_DIR nor a cache directory: %w", err)
+		}
+		dir = filepath.Join(cache, "agentrun", "run")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("socket directory %s: %w", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("socket directory %s: %w", dir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return "", fmt.Errorf("socket directory %s is not a directory (a symlink?); remove it", dir)
+	case ok && int(st.Uid) != os.Getuid():
+		return "", fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d); remove it", dir, st.Uid, os.Getuid())
+	case fi.Mode().Perm()&0o077 != 0:
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return "", fmt.Errorf("socket directory %s is open to others (%v) and cannot be closed: %w", dir, fi.Mode().Perm(), err)
+		}
+	}
+	return dir, nil
+}
+
+// Socket is the path of the socket of the host with process id pid.
+func Socket(dir string, pid int) string {
+	return filepath.Join(dir, fmt.Sprintf("%d.sock", pid))
+}
+
+// Sockets lists the sockets in dir, oldest host first (by pid).
+func Sockets(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sock") && e.Type()&os.ModeSocket != 0 {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
