@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/demoagent"
 	"github.com/agentrun/agentrun.nvim/editor"
 	"github.com/agentrun/agentrun.nvim/guard"
+	"github.com/agentrun/agentrun.nvim/hostcli"
 	"github.com/agentrun/agentrun.nvim/sandbox"
 )
 
@@ -41,6 +42,24 @@ func main() {
 		err = demoagent.Run(ctx, os.Stdin, os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println(version)
+	case "ls":
+		err = hostcli.Ls(ctx, os.Stdout)
+	case "attach":
+		take := len(args) > 1 && args[1] == "--take"
+		if take {
+			args = append(args[:1], args[2:]...)
+		}
+		if len(args) != 2 {
+			err = fmt.Errorf("usage: agentrun attach [--take] ID (agentrun ls lists the ids)")
+			break
+		}
+		err = hostcli.Attach(ctx, os.Stdin, os.Stdout, args[1], take)
+	case "kill":
+		if len(args) != 2 {
+			err = fmt.Errorf("usage: agentrun kill ID (agentrun ls lists the ids)")
+			break
+		}
+		err = hostcli.Kill(ctx, os.Stdout, args[1])
 	case "check-sandbox":
 		// :checkhealth agentrun asks whether terminal.sandbox can work.
 		var path string
@@ -48,7 +67,7 @@ func main() {
 			fmt.Println("bubblewrap works here:", path)
 		}
 	default:
-		err = fmt.Errorf("unknown subcommand %q (want demo-agent, check-sandbox or version)", cmd)
+		err = fmt.Errorf("unknown subcommand %q (want ls, attach, kill, demo-agent, check-sandbox or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun:", err)

@@ -3,6 +3,7 @@ package ahpserver
 import (
 	"fmt"
 
+	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -18,6 +19,7 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	s := c.s
 	s.mu.Lock()
 	origin := ahp.Origin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
+	present := s.presentLocked()
 	s.mu.Unlock()
 	uri := ahp.ActionTerminal(act)
 	reject := func(why string) (any, error) {
@@ -34,7 +36,7 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	if err != nil {
 		return reject(fmt.Sprintf("no terminal %q here (it was disposed, or never existed)", id))
 	}
-	allow := func(st ahp.TerminalState) error { return mayDispatch(origin.ClientID, act, st) }
+	allow := func(st ahp.TerminalState) error { return mayDispatch(origin.ClientID, act, st, present) }
 	if _, ok := act.(ahp.InputAction); ok {
 		// Input is a side effect, published here (not by the terminal);
 		// the pty write may take a while and must not hold the server.
@@ -67,23 +69,30 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 
 // mayDispatch is the claim rule: a client acts on a terminal it holds; it
 // may claim one a session holds, or give its own back to a session, but
-// not take one another client holds.
-func mayDispatch(client string, act ahp.Action, st ahp.TerminalState) error {
+// not take one another client holds while that client is there (present:
+// connected, or the local editor). A client that left holds nothing.
+func mayDispatch(client string, act ahp.Action, st ahp.TerminalState, present map[string]bool) error {
 	holder := st.Claim
 	mine := holder.Kind == ahp.ClaimClient && holder.ClientID == client
+	if holder.Kind == ahp.ClaimClient && !mine && !present[holder.ClientID] {
+		holder = ahp.Claim{} // its holder left: anyone may claim it
+	}
 	if c, ok := act.(ahp.ClaimedAction); ok {
 		switch {
 		case c.Claim.Kind == ahp.ClaimClient && c.Claim.ClientID != client:
 			return fmt.Errorf("a client claims a terminal for itself, not for %q", c.Claim.ClientID)
 		case holder.Kind == ahp.ClaimClient && !mine:
 			return fmt.Errorf("held by client %q; it must let go first", holder.ClientID)
-		case c.Claim.Kind == ahp.ClaimSession && !mine && holder.Session != c.Claim.Session:
+		case c.Claim.Kind == ahp.ClaimSession && !mine && holder.Kind != "" && holder.Session != c.Claim.Session:
 			return fmt.Errorf("held by session %q; only its holder can give it to another session", holder.Session)
 		}
 		return nil
 	}
 	if mine {
 		return nil
+	}
+	if holder.Kind == "" {
+		return fmt.Errorf("%s needs the terminal's claim, which no one there holds; claim it first", act.ActionType())
 	}
 	return fmt.Errorf("%s needs the terminal's claim, which %s holds; claim it first", act.ActionType(), describe(holder))
 }
@@ -97,4 +106,17 @@ func describe(c ahp.Claim) string {
 		return fmt.Sprintf("session %q (tool call %s)", c.Session, c.ToolCallID)
 	}
 	return fmt.Sprintf("session %q", c.Session)
+}
+
+// Claim gives terminal t to client (the local editor's takeover), by the
+// same rule as a client's claimed action: not while another client that
+// is there holds it. It returns the reason when refused.
+func (s *Server) Claim(t *termhost.Terminal, client string) error {
+	act := ahp.ClaimedAction{Terminal: t.URI(), Claim: ahp.ClientClaim(client)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	present := s.presentLocked()
+	present[client] = true
+	_, err := t.Dispatch(act, func(st ahp.TerminalState) error { return mayDispatch(client, act, st, present) })
+	return err
 }

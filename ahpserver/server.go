@@ -38,6 +38,10 @@ type Options struct {
 	// Changed, when set, is called (on a goroutine of the server's) when
 	// a client connects or disconnects.
 	Changed func()
+	// Local is the client id of the editor in the server's own process,
+	// which holds terminals without a connection; its claims count as a
+	// connected client's until LocalGone.
+	Local string
 }
 
 // Server serves one termhost.Host; see the package comment.
@@ -54,6 +58,7 @@ type Server struct {
 	origins  map[originKey]ahp.Origin
 	feedsCtx context.Context
 	feedsWG  sync.WaitGroup
+	local    string // Options.Local while that editor is there
 }
 
 // originKey names a client's action by its terminal and the sequence
@@ -86,7 +91,29 @@ func New(h *termhost.Host, opts Options) *Server {
 		feeds:   make(map[string]*feed),
 		origins: make(map[originKey]ahp.Origin),
 		root:    ahp.RootState{Terminals: h.Listing()},
+		local:   opts.Local,
 	}
+}
+
+// LocalGone says the editor in the server's process has left: terminals
+// its user held may now be claimed by any client.
+func (s *Server) LocalGone() {
+	s.mu.Lock()
+	s.local = ""
+	s.mu.Unlock()
+}
+
+// presentLocked returns the ids of the clients that are there: connected
+// ones and the local editor (s.mu held).
+func (s *Server) presentLocked() map[string]bool {
+	ids := make(map[string]bool, len(s.conns)+1)
+	for c := range s.conns {
+		ids[c.clientID] = true
+	}
+	if s.local != "" {
+		ids[s.local] = true
+	}
+	return ids
 }
 
 // Clients returns how many clients are connected.

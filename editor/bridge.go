@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahpserver"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/guard"
@@ -56,6 +60,19 @@ type Bridge struct {
 	// newSize is the text area a new terminal's split will have, as Lua
 	// last reported it (0 = unknown).
 	newCols, newRows uint16
+
+	// user is the claim of terminals this editor's user holds (its client
+	// id is unique per backend).
+	user ahp.Claim
+	// The socket other clients reach the host on (hostserve.go).
+	server      *ahpserver.Server
+	socket      string
+	stopServing context.CancelFunc
+	served      chan struct{}
+	// detached lists terminals that outlive the editor.
+	detached map[string]bool
+	// remotes are the other hosts we follow terminals of (remote.go).
+	remotes map[int]*remoteHost
 }
 
 var _ acp.Editor = (*Bridge)(nil)
@@ -80,31 +97,40 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		perms:        map[string]chan string{},
 
 		agentShown: map[string]*vtsafe.Filter{},
+		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
+		detached:   map[string]bool{},
+		remotes:    map[int]*remoteHost{},
 	}
 }
 
 // register installs the handlers Lua calls with rpcrequest/rpcnotify.
 func (b *Bridge) register() error {
 	handlers := map[string]any{
-		"setup":           b.handleSetup,
-		"start":           b.handleStart,
-		"prompt":          b.handlePrompt,
-		"cancel":          b.handleCancel,
-		"stop":            b.handleStop,
-		"attach":          b.handleAttach,
-		"interrupt":       b.handleInterrupt,
-		"kill":            b.handleKill,
-		"input":           b.handleInput,
-		"send_input":      b.handleSendInput,
-		"shell":           b.handleShell,
-		"takeover":        b.handleTakeover,
-		"dispose":         b.handleDispose,
-		"resize":          b.handleResize,
-		"terminal_size":   b.handleTerminalSize,
-		"status":          b.handleStatus,
-		"shutdown":        b.handleShutdown,
-		"answer_question": b.handleAnswer,
-		"log":             b.handleLog,
+		"setup":            b.handleSetup,
+		"start":            b.handleStart,
+		"prompt":           b.handlePrompt,
+		"cancel":           b.handleCancel,
+		"stop":             b.handleStop,
+		"attach":           b.handleAttach,
+		"interrupt":        b.handleInterrupt,
+		"kill":             b.handleKill,
+		"input":            b.handleInput,
+		"send_input":       b.handleSendInput,
+		"shell":            b.handleShell,
+		"takeover":         b.handleTakeover,
+		"detach":           b.handleDetach,
+		"remote_terminals": b.handleRemoteTerminals,
+		"remote_attach":    b.handleRemoteAttach,
+		"remote_take":      b.handleRemoteTake,
+		"remote_input":     b.handleRemoteInput,
+		"remote_dispose":   b.handleRemoteDispose,
+		"dispose":          b.handleDispose,
+		"resize":           b.handleResize,
+		"terminal_size":    b.handleTerminalSize,
+		"status":           b.handleStatus,
+		"shutdown":         b.handleShutdown,
+		"answer_question":  b.handleAnswer,
+		"log":              b.handleLog,
 	}
 	for name, fn := range handlers {
 		if err := b.v.RegisterHandler(name, fn); err != nil {
@@ -180,6 +206,10 @@ func (b *Bridge) termHost() *termhost.Host {
 	defer b.mu.Unlock()
 	if b.host == nil {
 		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
+		h := b.host
+		b.mu.Unlock()
+		b.serveHost(h)
+		b.mu.Lock()
 	}
 	return b.host
 }
@@ -207,12 +237,14 @@ func (b *Bridge) handleLog(level, msg string) {
 // handleShutdown stops every agent and kills every terminal, and returns
 // when they are gone (Lua calls it from VimLeavePre).
 func (b *Bridge) handleShutdown() error {
-	b.shutdown()
+	b.endSessions()
 	return nil
 }
 
-// shutdown is idempotent: agents closed in parallel, then the host.
-func (b *Bridge) shutdown() {
+// endSessions stops every agent and releases every terminal but the ones
+// the user detached (once; Lua calls it from VimLeavePre, and the backend
+// again when Neovim's channel closes).
+func (b *Bridge) endSessions() {
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
@@ -236,7 +268,7 @@ func (b *Bridge) shutdown() {
 
 	// The backend is going away (Neovim quits, or signalled us): agents
 	// get SIGTERM at once, not after waiting for an exit on EOF that some
-	// never make (Neovim kills us 2 s after its SIGTERM).
+	// never make.
 	var wg sync.WaitGroup
 	for _, a := range agents {
 		wg.Add(1)
@@ -247,10 +279,35 @@ func (b *Bridge) shutdown() {
 	}
 	wg.Wait()
 	if host != nil {
+		keep := b.detachedTerminals(host)
+		for _, t := range host.Terminals() {
+			if !slices.Contains(keep, t) {
+				t.Release()
+			}
+		}
+		if len(keep) == 0 {
+			host.Close() // returns once their processes are gone
+		}
+	}
+	b.log.Info("sessions ended", "agents", len(agents))
+}
+
+// shutdown ends the backend: the sessions, then (Neovim gone) the
+// detached terminals' service until they end or ctx does, then the host.
+func (b *Bridge) shutdown(ctx context.Context) {
+	b.endSessions()
+	b.mu.Lock()
+	host := b.host
+	b.mu.Unlock()
+	if host != nil {
+		if keep := b.detachedTerminals(host); len(keep) > 0 {
+			b.linger(ctx, keep)
+		}
 		host.Close()
 	}
+	b.stopServe()
 	b.cancel()
-	b.log.Info("shut down", "agents", len(agents))
+	b.log.Info("shut down")
 }
 
 // jsonValue turns an ACP value into plain maps/slices/strings/numbers via

@@ -18,6 +18,7 @@ const (
 	evPermissionCancelled = "permission_cancelled"
 	evApprove             = "approve"
 	evApproveCancelled    = "approve_cancelled"
+	evRemoteClaimed       = "remote_claimed" // a remote terminal changed hands
 )
 
 // question is something the bridge asks the user (ask): the event that

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -78,8 +79,18 @@ type pump struct {
 	complete bool // everything, including the last marker, was sent
 }
 
+// displaySource is what a pump shows: a terminal of ours
+// (*termhost.Terminal) or one of another host followed over its socket
+// (remote.go).
+type displaySource interface {
+	ID() string
+	Display() *rawlog.Log
+	Done() <-chan struct{}
+	Exited() (termhost.ExitStatus, bool)
+}
+
 // startPump starts a pump reading t's raw log from the start.
-func startPump(ctx context.Context, t *termhost.Terminal, released <-chan struct{}, send func([]byte) error, opts pumpOptions, log *slog.Logger) *pump {
+func startPump(ctx context.Context, t displaySource, released <-chan struct{}, send func([]byte) error, opts pumpOptions, log *slog.Logger) *pump {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &pump{cancel: cancel, done: make(chan struct{}), pacer: opts.Pacer}
 	if p.pacer == nil {
@@ -111,7 +122,7 @@ func (p *pump) finished() bool {
 	return p.complete
 }
 
-func (p *pump) run(ctx context.Context, t *termhost.Terminal, released <-chan struct{}, send func([]byte) error, opts pumpOptions) error {
+func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{}, send func([]byte) error, opts pumpOptions) error {
 	log := t.Display()
 	r := log.NewReader(opts.MaxLines)
 	chunk := pumpFirstChunk
@@ -303,7 +314,7 @@ func (p *pacer) send(ctx context.Context, msg []byte, send func([]byte) error) e
 
 // exitStatus waits for t to exit (and be drained) and returns how it
 // ended. Unlike Wait it keeps working after the terminal is released.
-func exitStatus(ctx context.Context, t *termhost.Terminal) (termhost.ExitStatus, error) {
+func exitStatus(ctx context.Context, t displaySource) (termhost.ExitStatus, error) {
 	select {
 	case <-t.Done():
 	case <-ctx.Done():

@@ -66,7 +66,7 @@ func Serve(ctx context.Context, version string) error {
 	case <-ctx.Done():
 		logger.Info("signalled", "err", ctx.Err())
 	}
-	b.shutdown()
+	b.shutdown(ctx)
 	stopGuard(b.guard, logger) // after shutdown: every terminal is gone
 	b.events.close()
 	_ = v.Close()

@@ -25,7 +25,7 @@ func (b *Bridge) handleStatus() (map[string]any, error) {
 	for _, tm := range terms {
 		list = append(list, tm.status())
 	}
-	return map[string]any{"sessions": sessions, "terminals": list}, nil
+	return map[string]any{"sessions": sessions, "terminals": list, "client_id": b.user.ClientID}, nil
 }
 
 // claimStatus is a claim as status() shows it (snake_case, empty fields

@@ -18,9 +18,6 @@ import (
 // reaches terminals the user holds. status() shows each terminal's AHP
 // state (termStatus).
 
-// userClaim is the claim of terminals this Neovim's user holds.
-var userClaim = ahp.ClientClaim("nvim")
-
 // maxStatusParts bounds the content parts status() looks at for commands.
 const maxStatusParts = 60
 
@@ -44,7 +41,7 @@ func (b *Bridge) handleShell(args shellArgs) (map[string]any, error) {
 		return nil, fmt.Errorf("shell: cwd %q is not absolute", args.Cwd)
 	}
 	env := setEnv(os.Environ(), "TERM", "xterm-256color")
-	spec := termhost.Spec{Command: shell, Env: env, Dir: args.Cwd, Claim: userClaim}
+	spec := termhost.Spec{Command: shell, Env: env, Dir: args.Cwd, Claim: b.user}
 	if strings.TrimSpace(args.Cmd) == "" {
 		spec.ShellIntegration = true
 		spec.Title = filepath.Base(shell)
@@ -75,7 +72,7 @@ func (b *Bridge) handleTakeover(id string) error {
 	if err != nil {
 		return fmt.Errorf("take over: %w", err)
 	}
-	if err := t.SetClaim(userClaim); err != nil {
+	if err := b.claimForUser(t); err != nil {
 		return fmt.Errorf("take over terminal %q: %w", id, err)
 	}
 	b.log.Info("terminal taken over by the user", "terminal", id)

@@ -75,6 +75,23 @@ local commands = {
       api().takeover(arg(o))
     end,
   },
+  AgentDetach = {
+    desc = "agentrun: keep terminal [id] running after Neovim quits (reattach with :AgentAttach)",
+    nargs = "?",
+    complete = function(lead)
+      return api()._complete_terminals(lead)
+    end,
+    run = function(o)
+      api().detach(arg(o))
+    end,
+  },
+  AgentAttach = {
+    desc = "agentrun: show terminal [PID:term-N] of another host (another Neovim's, or one left detached) live",
+    nargs = "?",
+    run = function(o)
+      api().attach(arg(o))
+    end,
+  },
   AgentKill = {
     desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
     nargs = "?",

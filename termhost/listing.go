@@ -54,7 +54,9 @@ func (h *Host) listingChanged() {
 	list := make([]ahp.TerminalInfo, 0, len(terms))
 	for _, t := range terms {
 		t.live.mu.Lock()
-		list = append(list, t.live.state.Info(t.live.uri))
+		info := t.live.state.Info(t.live.uri)
+		info.CreatedAt = t.started.UnixMilli()
+		list = append(list, info)
 		t.live.mu.Unlock()
 	}
 	if reflect.DeepEqual(list, r.list) {

@@ -18,6 +18,7 @@ type editor struct {
 	t      *testing.T
 	v      *nvim.Nvim
 	dir    string // its XDG home and scratch space
+	rt     string // its $XDG_RUNTIME_DIR
 	events userEvents
 }
 
@@ -72,12 +73,32 @@ func (e *editor) waitEvent(pattern string, since int, timeout time.Duration) {
 // (so the log) under a temp dir; setup is Lua run before the test.
 func startEditor(t *testing.T, setup string) *editor {
 	t.Helper()
+	return startEditorIn(t, runtimeDir(t), setup)
+}
+
+// runtimeDir is a private $XDG_RUNTIME_DIR (short: socket paths are at
+// most 107 bytes), where the backends put their sockets; editors started
+// in the same one see each other's terminals.
+func runtimeDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// startEditorIn is startEditor with $XDG_RUNTIME_DIR set to rt.
+func startEditorIn(t *testing.T, rt, setup string) *editor {
+	t.Helper()
 	dir := t.TempDir()
 	env := append(os.Environ(),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
 		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_RUNTIME_DIR="+rt,
 	)
 	v, err := nvim.NewChildProcess(
 		nvim.ChildProcessCommand(nvimBin),
@@ -91,7 +112,7 @@ func startEditor(t *testing.T, setup string) *editor {
 	if err != nil {
 		t.Fatalf("start nvim: %v", err)
 	}
-	e := &editor{t: t, v: v, dir: dir, events: userEvents{arrived: make(chan struct{})}}
+	e := &editor{t: t, v: v, dir: dir, rt: rt, events: userEvents{arrived: make(chan struct{})}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dumpLog()

@@ -29,6 +29,9 @@ M.defaults = {
     -- per command: { memory = "512M", processes = 256, cpu_seconds = 600,
     -- open_files = 1024, file_size = "1G" }; {} = no limits
     limits = {},
+    -- terminals you take over (T) and :AgentShell shells keep running
+    -- after Neovim quits, as with :AgentDetach
+    persist = false,
   },
   keymaps = {
     interrupt = "<C-c>", -- terminal split: SIGINT to the process group
@@ -238,6 +241,9 @@ local function validate(opts)
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
   check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\" or a function(cmd) returning true, false or \"ask\"")
   check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
+  check("terminal.persist", c.terminal.persist, function(v)
+    return type(v) == "boolean"
+  end, "true or false")
   check("terminal.sandbox", c.terminal.sandbox, M.sandbox_ok, "false, a profile name (\"project\", \"project-net\", \"strict\"), a table { name, writable, network, home } or a function(cmd) returning one of those")
   if type(c.terminal.limits) ~= "table" then
     bad("terminal.limits: expected a table such as { memory = \"512M\", processes = 256 }, got %s", show(c.terminal.limits))

@@ -107,6 +107,7 @@ local delegated = {
   terminal_exit = { "agentrun.ui.term", "exited" },
   terminal_released = { "agentrun.ui.term", "released" },
   agent_terminal = { "agentrun.ui.term", "agent_terminal" },
+  remote_claimed = { "agentrun.ui.term", "remote_claimed" },
   permission = { "agentrun.ui.permission", "ask" },
   permission_cancelled = { "agentrun.ui.ask", "cancelled" },
   approve = { "agentrun.ui.approve", "ask" },

@@ -280,6 +280,41 @@ function M.takeover(id)
   return t ~= nil and perform("takeover", t)
 end
 
+-- attach(name) shows a terminal of another host ("PID:term-N": another
+-- Neovim's, or one left detached) live in a split; without a name it asks
+-- which one.
+function M.attach(name)
+  local term = require("agentrun.ui.term")
+  if name then
+    return term.attach(name)
+  end
+  local list = rpc.request("remote_terminals") or {}
+  if #list == 0 then
+    warn("(agentrun) no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
+    return false
+  end
+  vim.ui.select(list, {
+    prompt = "(agentrun) attach to",
+    format_item = function(r)
+      return string.format("%s  %s  (%s)", r.id, r.title, r.state)
+    end,
+  }, function(r)
+    if r then
+      term.attach(r.id)
+    end
+  end)
+  return true
+end
+
+-- detach(id) keeps a terminal running after Neovim quits (default: the
+-- one in the current buffer): you take it over, and the backend stays to
+-- serve it until it ends. Another Neovim (:AgentAttach) or a shell
+-- (`agentrun attach`) can reattach to it.
+function M.detach(id)
+  local t = target(id, "detach")
+  return t ~= nil and perform("detach", t)
+end
+
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
@@ -309,7 +344,7 @@ function M.status()
   for _, s in ipairs(go.sessions or {}) do
     busy[s.key] = s.busy
   end
-  local out = { sessions = {}, terminals = {} }
+  local out = { sessions = {}, terminals = {}, client_id = go.client_id }
   for _, key in ipairs(state.session_order) do
     local s = state.sessions[key]
     local b = busy[key]
@@ -331,12 +366,13 @@ function M.status()
     local l = state.terminals[t.id] or {}
     t.bufnr = l.bufnr
     t.owner = "agentrun" -- a pty of ours
+    t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
     seen[t.id] = true
     table.insert(out.terminals, t)
   end
   for _, id in ipairs(state.terminal_order) do
     local t = state.terminals[id]
-    if not seen[id] then
+    if not seen[id] and not t.remote then
       table.insert(out.terminals, {
         id = id,
         session = t.session_id,

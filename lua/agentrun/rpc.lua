@@ -131,6 +131,9 @@ function M.ensure()
   stderr_tail = {}
   local id = vim.fn.jobstart({ M.bin() }, {
     rpc = true,
+    -- Neovim does not kill it when it quits: it ends its sessions when
+    -- the channel closes, and stays to serve detached terminals.
+    detach = true,
     env = { AGENTRUN_LOG = log },
     on_exit = on_exit,
     on_stderr = on_stderr,

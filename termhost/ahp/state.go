@@ -64,6 +64,9 @@ type TerminalInfo struct {
 	ExitCode *int   `json:"exitCode,omitempty"`
 	// ExitSignal (agentrun extension) is set when it died by a signal.
 	ExitSignal string `json:"exitSignal,omitempty"`
+	// CreatedAt (agentrun extension) is when the terminal started, in Unix
+	// milliseconds, for a listing's age column.
+	CreatedAt int64 `json:"createdAt,omitempty"`
 }
 
 // RootState is the AHP root state as far as agentrun keeps it: the agent

@@ -39,6 +39,9 @@ M.actions = {
     where = { list = true },
     condition = always,
     run = function(t)
+      if t.remote then
+        return term().attach(t.id)
+      end
       term().open(t.id, { focus = true })
     end,
   },
@@ -73,6 +76,8 @@ M.actions = {
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", t.id)
+      elseif t.remote and not state.terminals[t.id] then
+        return string.format("%s is another host's; open it (<CR>) first", t.id)
       elseif t.user then
         return string.format("%s is already yours", t.id)
       elseif t.state == "released" then
@@ -82,6 +87,22 @@ M.actions = {
     end,
     run = function(t)
       return term().takeover(t.id)
+    end,
+  },
+  {
+    name = "detach",
+    desc = "keep the terminal running after Neovim quits",
+    where = {},
+    condition = function(t)
+      if t.display_only then
+        return string.format("%s is the agent's own (it ran the command itself); agentrun cannot keep it running", t.id)
+      elseif t.state ~= "running" then
+        return string.format("%s is not running; there is nothing to keep", t.id)
+      end
+      return true
+    end,
+    run = function(t)
+      return term().detach(t.id)
     end,
   },
   {
@@ -116,7 +137,7 @@ end
 -- terminal returns what the actions know of terminal id (the Lua state;
 -- a terminal only Go knows of yet is just its id).
 local function terminal(id)
-  return state.terminals[id] or { id = id }
+  return state.terminals[id] or { id = id, remote = id:find(":") ~= nil }
 end
 
 -- perform runs action name on terminal t (a table or an id) when its

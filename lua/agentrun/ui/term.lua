@@ -93,9 +93,12 @@ function M.open(id, opts)
       cols, rows = window.size(win)
     end
     t.cols, t.rows = cols, rows
-    local _, err = rpc.request("attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
+    local res, err = rpc.request(t.remote and "remote_attach" or "attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
     if err then
       notify(err)
+    elseif t.remote and type(res) == "table" then
+      t.claim, t.user, t.command = res.claim, res.mine, res.title
+      name_buffer(t)
     end
   end
   if win and not opts.focus and api.nvim_win_is_valid(prev) then
@@ -285,6 +288,13 @@ function M.shell(cmd)
   end
   local t = state.add_terminal({ id = res.id, command = res.command, cwd = vim.fn.getcwd() })
   t.user = true
+  if config.get().terminal.persist then
+    local ok, derr = rpc.request("detach", t.id)
+    t.detached = ok and true or nil
+    if derr then
+      notify(derr)
+    end
+  end
   M.open(t.id, { focus = true })
   if t.bufnr and api.nvim_get_current_buf() == t.bufnr then
     vim.cmd("startinsert")
@@ -296,7 +306,7 @@ end
 -- takeover gives terminal id to the user (claim {client}).
 function M.takeover(id)
   local t = state.terminals[id]
-  local _, err = rpc.request("takeover", id)
+  local _, err = rpc.request(t and t.remote and "remote_take" or "takeover", id)
   if err then
     notify(err)
     return false
@@ -305,8 +315,49 @@ function M.takeover(id)
     t.user = true
     changed(t)
   end
+  if config.get().terminal.persist then
+    return M.detach(id)
+  end
   -- One short line: a longer message makes Neovim stop at "Press ENTER".
   notify(string.format("(agentrun) %s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  return true
+end
+
+-- attach shows terminal name ("PID:term-N") of another host live in a
+-- split and enters it: its scrollback, then its output as it comes.
+function M.attach(name)
+  local t = state.terminals[name]
+  if not t then
+    t = state.add_terminal({ id = name, command = name, state = "running" })
+    t.remote = true
+  end
+  M.open(name, { focus = true })
+  require("agentrun.ui.terminals").refresh()
+  return true
+end
+
+-- remote_claimed records who holds a remote terminal now.
+function M.remote_claimed(p)
+  local t = state.terminals[p.id or ""]
+  if t then
+    t.claim, t.user = p.claim, p.mine
+    changed(t)
+  end
+end
+
+-- detach keeps terminal id running after Neovim quits (the user holds it).
+function M.detach(id)
+  local res, err = rpc.request("detach", id)
+  if err then
+    notify(err)
+    return false
+  end
+  local t = state.terminals[id]
+  if t then
+    t.user, t.detached = true, true
+    changed(t)
+  end
+  notify(string.format("(agentrun) %s is detached: it keeps running after Neovim quits; reattach with :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
   return true
 end
 
@@ -336,7 +387,7 @@ function M.input(t, data)
   if t.display_only then
     return
   end
-  rpc.notify("input", t.id, data)
+  rpc.notify(t.remote and "remote_input" or "input", t.id, data)
 end
 
 local function cancel_turn(t)
@@ -350,6 +401,9 @@ function M.interrupt(id)
   if t and t.display_only then
     return cancel_turn(t)
   end
+  if t and t.remote then
+    return rpc.notify("remote_input", id, "\3") -- Ctrl-C, as typed (if you hold it)
+  end
   local _, err = rpc.request("interrupt", id)
   if err then
     notify(err)
@@ -362,6 +416,13 @@ function M.kill(id, force)
   local t = state.terminals[id]
   if t and t.display_only then
     return cancel_turn(t)
+  end
+  if t and t.remote then
+    local _, err = rpc.request("remote_dispose", id) -- its host kills it
+    if err then
+      notify(err)
+    end
+    return
   end
   local _, err = rpc.request("kill", id, force and true or false)
   if err then

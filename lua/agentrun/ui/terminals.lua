@@ -26,7 +26,7 @@ local function holder(t)
   elseif t.display_only then
     return "agent's own"
   elseif c.kind == "client" then
-    return "you"
+    return t.mine and "you" or ("client " .. tostring(c.client_id))
   elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
     return "tool call"
   elseif c.kind == "session" then
@@ -128,12 +128,21 @@ local function render()
     cursor_id = ids[api.nvim_win_get_cursor(w)[1]]
   end
   ids = {}
+  -- Then the terminals of other hosts (another Neovim, or one that
+  -- stayed for detached terminals), named PID:term-N.
+  local all = vim.list_extend({}, st.terminals)
+  if require("agentrun.rpc").running() then
+    for _, r in ipairs(require("agentrun.rpc").request("remote_terminals") or {}) do
+      r.command = r.title
+      table.insert(all, r)
+    end
+  end
   local rows = {}
-  for _, t in ipairs(st.terminals) do
+  for _, t in ipairs(all) do
     table.insert(rows, fields(t))
   end
   local rendered, ranges = layout(rows)
-  for i, t in ipairs(st.terminals) do
+  for i, t in ipairs(all) do
     table.insert(lines, rendered[i])
     ids[#lines] = t.id
     table.insert(marks, { #lines - 1, ranges[i][1], ranges[i][2], status_hl(t) })

@@ -20,6 +20,9 @@ end
 
 -- send_resize tells Go the pty size of t when the window showing it changed.
 local function send_resize(t, win)
+  if t.remote then
+    return -- another host's pty: its holder sizes it
+  end
   if t.display_only or t.state ~= "running" then
     return
   end

@@ -1,0 +1,177 @@
+// Package hostcli is the command line's view of agentrun's hosts:
+// `agentrun ls` lists the terminals of every host of the user, `agentrun
+// attach ID` makes the current terminal show one live (and type into it
+// when it holds it), `agentrun kill ID` ends one. Each backend is a host
+// with a socket in the user's socket directory (internal/rundir); an ID
+// is "PID:term-N" (the host's process id and the terminal), or just
+// "term-N" when only one host has a terminal of that name.
+package hostcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/internal/render"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+// hostTerm is one terminal of one host.
+type hostTerm struct {
+	pid    int    // the host's process id
+	socket string // its socket
+	info   ahp.TerminalInfo
+	id     string
+}
+
+func (h hostTerm) name() string { return fmt.Sprintf("%d:%s", h.pid, h.id) }
+
+// clientID names this CLI process to hosts.
+func clientID() string { return fmt.Sprintf("cli-%d", os.Getpid()) }
+
+// dial connects to the host on socket and initializes.
+func dial(ctx context.Context, socket string, subs ...string) (*ahpclient.Client, ahp.InitializeResult, error) {
+	c, err := ahpclient.Dial(ctx, socket, clientID())
+	if err != nil {
+		return nil, ahp.InitializeResult{}, err
+	}
+	res, err := c.Initialize(ctx, subs...)
+	if err != nil {
+		c.Close()
+		return nil, res, fmt.Errorf("host %s: %w", socket, err)
+	}
+	return c, res, nil
+}
+
+// terminals lists the terminals of every live host (stale sockets of dead
+// hosts are removed).
+func terminals(ctx context.Context) ([]hostTerm, error) {
+	dir, err := rundir.Dir()
+	if err != nil {
+		return nil, err
+	}
+	sockets, err := rundir.Sockets(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []hostTerm
+	live := 0
+	for _, s := range sockets {
+		pid, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
+		c, res, err := dial(ctx, s, ahp.RootURI)
+		if err != nil {
+			var aerr *ahpclient.Error
+			if errors.As(err, &aerr) {
+				return nil, err // a host that answers and refuses: say so
+			}
+			if pid > 0 && !processAlive(pid) {
+				_ = os.Remove(s) // its host died without cleaning up
+			}
+			continue
+		}
+		live++
+		root, err := ahpclient.RootState(res.Snapshots[0])
+		c.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, ti := range root.Terminals {
+			id, err := ahp.TerminalID(ti.Resource)
+			if err != nil {
+				continue
+			}
+			out = append(out, hostTerm{pid: pid, socket: s, info: ti, id: id})
+		}
+	}
+	if live == 0 {
+		return nil, errNoHost
+	}
+	return out, nil
+}
+
+var errNoHost = errors.New("no agentrun host is running: terminals are served by the backend of a Neovim that runs the plugin (or one that left detached terminals)")
+
+func processAlive(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
+// find returns the terminal named by arg ("PID:term-N" or "term-N").
+func find(ctx context.Context, arg string) (hostTerm, error) {
+	all, err := terminals(ctx)
+	if err != nil {
+		return hostTerm{}, err
+	}
+	var matches []hostTerm
+	for _, h := range all {
+		if arg == h.name() || arg == h.id {
+			matches = append(matches, h)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return hostTerm{}, fmt.Errorf("no terminal %q on any host (agentrun ls lists them)", arg)
+	case 1:
+		return matches[0], nil
+	}
+	var names []string
+	for _, m := range matches {
+		names = append(names, m.name())
+	}
+	return hostTerm{}, fmt.Errorf("%q is on more than one host; name one of %s", arg, strings.Join(names, ", "))
+}
+
+// state says how the terminal is: running, or how it ended.
+func state(ti ahp.TerminalInfo) string {
+	switch {
+	case ti.ExitCode != nil:
+		return fmt.Sprintf("exit %d", *ti.ExitCode)
+	case ti.ExitSignal != "":
+		return ti.ExitSignal
+	}
+	return "running"
+}
+
+// holder names who holds the terminal.
+func holder(c ahp.Claim) string {
+	if c.Kind == ahp.ClaimClient {
+		return "client " + c.ClientID
+	}
+	if c.ToolCallID != "" {
+		return "agent (tool call)"
+	}
+	return "agent"
+}
+
+// age is how long ago ms (Unix milliseconds) was, roughly.
+func age(ms int64) string {
+	if ms == 0 {
+		return "?"
+	}
+	d := time.Since(time.UnixMilli(ms)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// lastLine is the last non-empty line of a terminal's content as a
+// person reads it.
+func lastLine(st ahp.TerminalState) string {
+	s := render.NewStore(64 << 10)
+	s.Append([]byte(st.Text()))
+	s.Flush()
+	text, _ := s.Snapshot()
+	lines := strings.Split(strings.TrimRight(text, "\n "), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

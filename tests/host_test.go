@@ -1,0 +1,285 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A dev server as an agent starts one: it prints a line every 100 ms.
+const devServer = `for i in $(seq 1 600); do echo "served $i"; sleep 0.1; done`
+
+// startDevServer has e's agent run devServer and returns its terminal.
+func (e *editor) startDevServer() termInfo {
+	e.t.Helper()
+	e.startSession()
+	e.cmd("AgentPrompt " + devServer)
+	return e.waitTerminal(devServer, 10*time.Second)
+}
+
+// remoteBuf attaches e to terminal name of another host and returns the
+// buffer that shows it.
+func (e *editor) remoteBuf(name string) int {
+	e.t.Helper()
+	var buf int
+	e.lua(`require("agentrun").attach(...); return vim.api.nvim_get_current_buf()`, &buf, name)
+	return buf
+}
+
+// cli runs the agentrun binary with e's socket directory.
+func (e *editor) cli(stdin io.Reader, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+e.rt)
+	cmd.Stdin = stdin
+	return cmd
+}
+
+// TestTwoNeovimsSeeTheSameLiveOutput: the second Neovim (same user, same
+// socket directory) lists the first one's agent terminal and shows it
+// live: both splits get the lines while the command still runs.
+func TestTwoNeovimsSeeTheSameLiveOutput(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	b := startEditorIn(t, rt, "")
+	term := a.startDevServer()
+	b.cmd("AgentShell") // b's backend runs too
+	name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+	var listed []map[string]any
+	b.lua(`return require("agentrun.rpc").request("remote_terminals")`, &listed)
+	if len(listed) != 1 || listed[0]["id"] != name || listed[0]["title"] != devServer {
+		t.Fatalf("b lists %v, want %s", listed, name)
+	}
+	buf := b.remoteBuf(name)
+	b.waitBuf(buf, 10*time.Second, "served 3\n")
+	a.waitBuf(term.Bufnr, 10*time.Second, "served 3\n")
+	later := b.waitBuf(buf, 10*time.Second, "served 12\n")
+	if strings.Contains(later, "[exit") {
+		t.Fatal("the command ended before the second Neovim saw it live")
+	}
+	a.waitBuf(term.Bufnr, 10*time.Second, "served 12\n")
+}
+
+// TestTakeoverRaceBetweenNeovims: both Neovims take the agent's terminal
+// over at once; exactly one holds it, the other hears why not.
+func TestTakeoverRaceBetweenNeovims(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	b := startEditorIn(t, rt, "")
+	term := a.startDevServer()
+	b.cmd("AgentShell")
+	name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+	b.remoteBuf(name)
+	var wg sync.WaitGroup
+	var okA, okB bool
+	wg.Add(2)
+	go func() { defer wg.Done(); a.lua(`return require("agentrun").takeover(...)`, &okA, term.ID) }()
+	go func() { defer wg.Done(); b.lua(`return require("agentrun").takeover(...)`, &okB, name) }()
+	wg.Wait()
+	if okA == okB {
+		t.Fatalf("takeover: a %v, b %v; want exactly one", okA, okB)
+	}
+	loser, winner := b, a
+	if okB {
+		loser, winner = a, b
+	}
+	var wid string
+	winner.lua(`return require("agentrun").status().client_id`, &wid)
+	if n := loser.noteText(); !strings.Contains(n, fmt.Sprintf("held by client %q", wid)) {
+		t.Errorf("the loser was told %q; want it to name the holder %s", n, wid)
+	}
+	var claim map[string]any
+	a.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.claim end end`, &claim, term.ID)
+	if claim["client_id"] != wid {
+		t.Errorf("the terminal's claim %v, want the winner %s", claim, wid)
+	}
+}
+
+// TestDetachedTerminalSurvivesNeovim: a detached terminal outlives its
+// Neovim killed with SIGKILL; a new Neovim lists it, reattaches and reads
+// its scrollback; killing it from there ends the process, and the old
+// backend, with nothing left to serve, exits and removes its socket.
+func TestDetachedTerminalSurvivesNeovim(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	term := a.startDevServer()
+	a.waitBuf(term.Bufnr, 10*time.Second, "served 2\n")
+	backend := a.backendPid()
+	var ok bool
+	var logFile string
+	a.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	a.lua(`return require("agentrun").detach(...)`, &ok, term.ID)
+	if !ok {
+		t.Fatalf("detach failed: %s", a.noteText())
+	}
+	if err := syscall.Kill(a.nvimPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the backend to notice Neovim left and stay for the detached terminal", 10*time.Second, func() (bool, string) {
+		b, err := os.ReadFile(logFile)
+		return bytes.Contains(b, []byte("editor gone; serving detached terminals")), fmt.Sprintf("%s (%v)\n%s", logFile, err, b)
+	})
+	if len(findProcesses("sh -c "+devServer)) == 0 {
+		t.Fatal("the detached dev server died with Neovim")
+	}
+	if !alive(backend) {
+		t.Fatal("the backend serving the detached terminal is gone")
+	}
+
+	c := startEditorIn(t, rt, "")
+	c.cmd("AgentShell")
+	name := fmt.Sprintf("%d:%s", backend, term.ID)
+	buf := c.remoteBuf(name)
+	text := c.waitBuf(buf, 10*time.Second, "served 1\n", "served 2\n")
+	if !strings.Contains(text, "served 1\nserved 2\n") {
+		t.Errorf("the scrollback does not start at the beginning:\n%s", text)
+	}
+	c.waitBuf(buf, 10*time.Second, "served 40\n") // live, after the reattach
+	c.lua(`return require("agentrun").kill(...)`, &ok, name)
+	if !ok {
+		t.Fatalf("kill %s from the new Neovim failed: %s", name, c.noteText())
+	}
+	eventually(t, "the dev server to end", 10*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(logFile)
+		return len(findProcesses("sh -c "+devServer)) == 0, "still running; the old backend's log:\n" + string(b)
+	})
+	eventually(t, "the old backend to exit", 10*time.Second, func() (bool, string) {
+		return !alive(backend), "alive"
+	})
+	if _, err := os.Stat(filepath.Join(rt, "agentrun", fmt.Sprintf("%d.sock", backend))); err == nil {
+		t.Error("the old backend's socket is still there")
+	}
+}
+
+// TestCLIAttachesToAnAgentsDevServer: `agentrun ls` lists the dev server
+// the agent started, `agentrun attach` shows its scrollback and then its
+// new lines live, and detaches with Ctrl-]; `agentrun kill` ends it.
+func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
+	e := startEditor(t, "")
+	term := e.startDevServer()
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 3\n")
+	name := fmt.Sprintf("%d:%s", e.backendPid(), term.ID)
+	out, err := e.cli(nil, "ls").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), "running") || !strings.Contains(string(out), "agent (tool call)") {
+		t.Fatalf("agentrun ls: %v\n%s", err, out)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	var got syncBuffer
+	attach := e.cli(pr, "attach", name)
+	attach.Stdout, attach.Stderr = &got, &got
+	if err := attach.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close() // the child has its own copy
+	eventually(t, "the scrollback and then live lines", 10*time.Second, func() (bool, string) {
+		s := got.String()
+		return strings.Contains(s, "served 1\r\n") && strings.Contains(s, "[agentrun: attached to "+name) && strings.Contains(s[strings.Index(s, "[agentrun: attached"):], "served"), s
+	})
+	pw.Write([]byte("typed\r")) // read-only: refused, not typed
+	pw.Write([]byte{0x1d})      // Ctrl-] detaches
+	if err := attach.Wait(); err != nil {
+		t.Fatalf("attach: %v\n%s", err, got.String())
+	}
+	if s := got.String(); !strings.Contains(s, "detached from "+name+"; it keeps running") {
+		t.Errorf("attach output ends:\n%s", s[max(0, len(s)-300):])
+	}
+	if out, err := e.cli(nil, "kill", name).CombinedOutput(); err != nil || !strings.Contains(string(out), "killed "+name) {
+		t.Fatalf("agentrun kill: %v %s", err, out)
+	}
+	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	if out, err := e.cli(nil, "attach", "term-99").CombinedOutput(); err == nil || !strings.Contains(string(out), `no terminal "term-99" on any host (agentrun ls lists them)`) {
+		t.Errorf("attach to an unknown id: %v %s", err, out)
+	}
+}
+
+// TestCLISaysWhenNoHostRuns: with no backend running, the CLI says so.
+func TestCLISaysWhenNoHostRuns(t *testing.T) {
+	cmd := exec.Command(binary, "ls")
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir(t))
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no agentrun host is running") {
+		t.Fatalf("agentrun ls: %v %s", err, out)
+	}
+}
+
+// TestNothingOutlivesNeovimByDefault: without detaching, quitting Neovim
+// ends the agent's terminal and the user's shell, and the backend and its
+// socket are gone.
+func TestNothingOutlivesNeovimByDefault(t *testing.T) {
+	e := startEditor(t, "")
+	term := e.startDevServer()
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 2\n")
+	backend := e.backendPid()
+	socket := filepath.Join(e.rt, "agentrun", fmt.Sprintf("%d.sock", backend))
+	if _, err := os.Stat(socket); err != nil {
+		t.Fatalf("no socket while the backend runs: %v", err)
+	}
+	_ = e.v.Command("qa!")
+	eventually(t, "the backend to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+	if n := len(findProcesses("sh -c " + devServer)); n != 0 {
+		t.Errorf("%d dev servers still run", n)
+	}
+	if _, err := os.Stat(socket); err == nil {
+		t.Error("the socket is still there")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestKilledHostLeavesNothing: a backend that stayed for a detached
+// terminal and is then killed with SIGKILL leaves nothing running: its
+// guard kills what it served.
+func TestKilledHostLeavesNothing(t *testing.T) {
+	e := startEditor(t, "")
+	term := e.startDevServer()
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 2\n")
+	backend := e.backendPid()
+	var ok bool
+	var logFile string
+	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	e.lua(`return require("agentrun").detach(...)`, &ok, term.ID)
+	if !ok {
+		t.Fatalf("detach failed: %s", e.noteText())
+	}
+	if err := syscall.Kill(e.nvimPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the backend to stay for the detached terminal", 10*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(logFile)
+		return bytes.Contains(b, []byte("editor gone; serving detached terminals")), string(b)
+	})
+	if err := syscall.Kill(backend, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the guard to end the dev server", 10*time.Second, func() (bool, string) {
+		pids := findProcesses("sh -c " + devServer)
+		return len(pids) == 0, fmt.Sprintf("still running: %v", pids)
+	})
+}
