@@ -5,13 +5,17 @@
 package ahpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 
+	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
+	"github.com/agentrun/agentrun.nvim/internal/rpcline"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -38,7 +42,9 @@ func Dial(ctx context.Context, path, clientID string) (*Client, error) {
 		return nil, fmt.Errorf("no host answers on %s: %w", path, err)
 	}
 	c := &Client{id: clientID, envelopes: make(chan ahp.Envelope, 64), wake: make(chan struct{}, 1)}
-	c.rpc = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(nc), jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
+	stream := rpcline.New(nc)
+	stream.Intercept = c.fastAction
+	c.rpc = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
 	go c.relay()
 	return c, nil
 }
@@ -103,17 +109,64 @@ func (c *Client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 	if err := json.Unmarshal(*req.Params, &p); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if p.Envelope.RejectionReason == "" && p.Envelope.ServerSeq > c.lastSeen {
-		c.lastSeen = p.Envelope.ServerSeq
+	c.deliver(p.Envelope)
+	return nil, nil
+}
+
+// fastAction takes the host's terminal/data notifications off the line
+// before jsonrpc2 sees them (they are almost all of a flood): the host
+// writes them in one fixed layout (package ahpserver), parsed
+// here in one pass. Anything else takes the general way.
+func (c *Client) fastAction(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(ahp.ActionLinePrefix+ahp.DataLinePrefix))
+	if !ok {
+		return false
 	}
-	c.pending = append(c.pending, p.Envelope)
+	termTok, ok := jsonstr.Token(rest)
+	if !ok {
+		return false
+	}
+	rest, ok = bytes.CutPrefix(rest[len(termTok):], []byte(`,"data":`))
+	if !ok {
+		return false
+	}
+	dataTok, ok := jsonstr.Token(rest)
+	if !ok {
+		return false
+	}
+	rest, ok = bytes.CutPrefix(rest[len(dataTok):], []byte(`},"serverSeq":`))
+	if !ok {
+		return false
+	}
+	digits, ok := bytes.CutSuffix(rest, []byte("}}}"))
+	if !ok {
+		return false
+	}
+	seq, err := strconv.ParseUint(string(digits), 10, 64)
+	if err != nil {
+		return false
+	}
+	term, ok1 := jsonstr.Unquote(termTok)
+	data, ok2 := jsonstr.Unquote(dataTok)
+	if !ok1 || !ok2 {
+		return false
+	}
+	c.deliver(ahp.Envelope{Action: ahp.DataAction{Terminal: term, Data: data}, ServerSeq: seq})
+	return true
+}
+
+// deliver queues e for Envelopes.
+func (c *Client) deliver(e ahp.Envelope) {
+	c.mu.Lock()
+	if e.RejectionReason == "" && e.ServerSeq > c.lastSeen {
+		c.lastSeen = e.ServerSeq
+	}
+	c.pending = append(c.pending, e)
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
-	return nil, nil
 }
 
 // call makes a request and says plainly what failed.

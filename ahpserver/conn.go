@@ -9,14 +9,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/rpcline"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
 // conn is one client connection.
 type conn struct {
-	s   *Server
-	rpc *jsonrpc2.Conn
+	s      *Server
+	rpc    *jsonrpc2.Conn
+	stream *rpcline.Stream
 
 	// Guarded by s.mu.
 	clientID string
@@ -34,7 +36,8 @@ type conn struct {
 // action notification.
 type outgoing struct {
 	resp  *jsonrpc2.Response
-	env   *ahp.Envelope
+	env   *ahp.Envelope // an envelope for this client alone
+	line  []byte        // an "action" notification, encoded once for all
 	bytes int
 }
 
@@ -43,7 +46,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	c := &conn{s: s, subs: make(map[string]bool), wake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c.rpc = jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(nc), c)
+	c.stream = rpcline.New(nc)
+	c.rpc = jsonrpc2.NewConn(ctx, c.stream, c)
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
@@ -110,9 +114,12 @@ func (c *conn) send(ctx context.Context) {
 		c.qmu.Unlock()
 		for _, m := range batch {
 			var err error
-			if m.resp != nil {
+			switch {
+			case m.resp != nil:
 				err = c.rpc.SendResponse(ctx, m.resp)
-			} else {
+			case m.line != nil:
+				err = c.stream.WriteLine(m.line)
+			default:
 				err = c.rpc.Notify(ctx, ahp.MethodAction, ahp.ActionParams{Envelope: *m.env})
 			}
 			if err != nil {

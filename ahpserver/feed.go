@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 
+	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
@@ -77,7 +80,7 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *termhost.Subscriptio
 			}
 			s.opts.Logf("ahpserver: %s: fell behind the terminal; its subscribers reconnect for a snapshot", f.uri)
 		}
-		for _, sa := range acts {
+		for _, sa := range coalesce(acts) {
 			f.state.Apply(sa.Action)
 			key := originKey{f.uri, sa.Seq}
 			origin, ok := s.origins[key]
@@ -95,6 +98,36 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *termhost.Subscriptio
 	}
 }
 
+// coalesce joins runs of terminal/data in a batch into one action each:
+// appending the joined data is the same as appending each (the reducer's
+// rule), and under a flood it makes far fewer messages for every client.
+func coalesce(acts []termhost.SeqAction) []termhost.SeqAction {
+	out := make([]termhost.SeqAction, 0, len(acts))
+	for i := 0; i < len(acts); {
+		d, isData := acts[i].Action.(ahp.DataAction)
+		j := i + 1
+		for isData && j < len(acts) {
+			if n, ok := acts[j].Action.(ahp.DataAction); !ok || n.Terminal != d.Terminal {
+				break
+			}
+			j++
+		}
+		if j == i+1 {
+			out = append(out, acts[i])
+			i++
+			continue
+		}
+		var b strings.Builder
+		for _, sa := range acts[i:j] {
+			b.WriteString(sa.Action.(ahp.DataAction).Data)
+		}
+		d.Data = b.String()
+		out = append(out, termhost.SeqAction{Seq: acts[j-1].Seq, Action: d})
+		i = j
+	}
+	return out
+}
+
 // publishLocked gives act the next serverSeq, logs it for reconnects and
 // queues it for every client subscribed to resource (s.mu held).
 func (s *Server) publishLocked(resource string, act ahp.Action, origin *ahp.Origin) {
@@ -102,11 +135,45 @@ func (s *Server) publishLocked(resource string, act ahp.Action, origin *ahp.Orig
 	env := &ahp.Envelope{Action: act, ServerSeq: s.seq, Origin: origin}
 	size := envelopeSize(act)
 	s.log.add(logged{resource: resource, env: env, bytes: size})
+	var line []byte // the notification, encoded once for every subscriber
 	for c := range s.conns {
-		if c.subs[resource] {
-			c.push(outgoing{env: env, bytes: size})
+		if !c.subs[resource] {
+			continue
 		}
+		if line == nil {
+			var err error
+			if line, err = notificationLine(env); err != nil {
+				s.opts.Logf("ahpserver: encoding %s: %v", act.ActionType(), err)
+				return
+			}
+		}
+		c.push(outgoing{line: line, bytes: len(line)})
 	}
+}
+
+// notificationLine is the whole JSON-RPC notification carrying env.
+// terminal/data (nearly everything a flood sends) is written in one pass
+// (encoding/json would scan the data once per MarshalJSON layer).
+func notificationLine(env *ahp.Envelope) ([]byte, error) {
+	if d, ok := env.Action.(ahp.DataAction); ok && env.Origin == nil && env.RejectionReason == "" {
+		line := make([]byte, 0, len(ahp.ActionLinePrefix)+len(ahp.DataLinePrefix)+len(d.Terminal)+len(d.Data)+len(d.Data)/4+64)
+		line = append(line, ahp.ActionLinePrefix...)
+		line = append(line, ahp.DataLinePrefix...)
+		line = jsonstr.AppendString(line, []byte(d.Terminal))
+		line = append(line, `,"data":`...)
+		line = jsonstr.AppendString(line, []byte(d.Data))
+		line = append(line, `},"serverSeq":`...)
+		line = strconv.AppendUint(line, env.ServerSeq, 10)
+		return append(line, "}}}"...), nil
+	}
+	params, err := json.Marshal(ahp.ActionParams{Envelope: *env})
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, 0, len(ahp.ActionLinePrefix)+len(params)+1)
+	line = append(line, ahp.ActionLinePrefix...)
+	line = append(line, params...)
+	return append(line, '}'), nil
 }
 
 // envelopeSize estimates an envelope's encoded size (its data dominates).

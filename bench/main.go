@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,20 @@ import (
 func main() {
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat" or "sandbox"`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox" or "host"`)
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var err error
 	switch *only {
 	case "":
@@ -30,10 +43,13 @@ func main() {
 		err = printOutputLatency(strings.Repeat("0123456789", 7))
 	case "sandbox":
 		err = runSandbox()
+	case "host":
+		err = runHost(*lines)
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat or sandbox", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox or host", *only)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -46,7 +62,10 @@ func run(lines int, flood time.Duration) error {
 	if err := runScale(); err != nil {
 		return err
 	}
-	return runSandbox()
+	if err := runSandbox(); err != nil {
+		return err
+	}
+	return runHost(lines)
 }
 
 // runDisplay measures (a), (b) and (c) on the same output and prints the

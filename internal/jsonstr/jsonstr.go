@@ -1,9 +1,12 @@
 package jsonstr
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendString appends s as a JSON string (quoted).
@@ -92,3 +95,154 @@ func AppendChars(dst []byte, s []byte) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// Token returns the JSON string token at the start of b (quotes
+// included) and whether there is a complete one.
+func Token(b []byte) ([]byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++ // the escaped byte
+		case '"':
+			return b[:i+1], true
+		}
+	}
+	return nil, false
+}
+
+// Unquote decodes a JSON string token (quotes included) in one pass, as
+// encoding/json would: escapes decoded, \u surrogate pairs joined, a lone
+// surrogate or invalid UTF-8 as U+FFFD. ok is false for a malformed token.
+// Runs without escapes (most of a terminal's output) are copied whole.
+func Unquote(tok []byte) (s string, ok bool) {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return "", false
+	}
+	in := tok[1 : len(tok)-1]
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); {
+		// A run up to the next escape: copied whole when it is valid
+		// UTF-8 without control characters.
+		end := bytes.IndexByte(in[i:], '\\')
+		if end < 0 {
+			end = len(in)
+		} else {
+			end += i
+		}
+		if run := in[i:end]; utf8.Valid(run) && !hasControl(run) {
+			out = append(out, run...)
+			i = end
+		} else {
+			for i < end {
+				c := in[i]
+				if c < 0x20 {
+					return "", false
+				}
+				if c < utf8.RuneSelf {
+					out = append(out, c)
+					i++
+					continue
+				}
+				r, size := utf8.DecodeRune(in[i:end])
+				out = utf8.AppendRune(out, r) // invalid bytes become U+FFFD
+				i += size
+			}
+		}
+		if i == len(in) {
+			break
+		}
+		if i+1 >= len(in) {
+			return "", false
+		}
+		switch in[i+1] {
+		case '"', '\\', '/':
+			out = append(out, in[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := unicodeEscape(in[i:])
+			if n == 0 {
+				return "", false
+			}
+			out = utf8.AppendRune(out, r)
+			i += n
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	if len(out) == 0 {
+		return "", true
+	}
+	// out is not used after this: the string shares its bytes.
+	return unsafe.String(&out[0], len(out)), true
+}
+
+// hasControl reports whether b has a byte below 0x20, 8 bytes at a time.
+func hasControl(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x-0x20*swarOnes)&^x&swarHighs != 0 {
+			return true
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// unicodeEscape decodes \uXXXX (and a following low surrogate) at the
+// start of b; n is the bytes used, 0 when malformed.
+func unicodeEscape(b []byte) (rune, int) {
+	r, ok := hex4(b)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(b[6:]); ok && len(b) >= 12 && b[6] == '\\' {
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				return d, 12
+			}
+		}
+		return utf8.RuneError, 6
+	}
+	return r, 6
+}
+
+// hex4 reads "\uXXXX" at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

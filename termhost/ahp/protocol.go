@@ -161,6 +161,16 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// The layout agentrun's host writes action notifications in, one per
+// line: every one starts with ActionLinePrefix, a terminal/data one (with
+// no origin) continues with DataLinePrefix, the terminal's URI, `,"data":`,
+// the data, `},"serverSeq":`, the number and `}}}`. A client may parse
+// those on a fast path and must take any other line the general way.
+const (
+	ActionLinePrefix = `{"jsonrpc":"2.0","method":"action","params":`
+	DataLinePrefix   = `{"envelope":{"action":{"type":"terminal/data","terminal":`
+)
+
 // ActionParams is the "action" notification's params.
 type ActionParams struct {
 	Envelope Envelope `json:"envelope"`
