@@ -1,16 +1,23 @@
 module github.com/agentrun/agentrun.nvim
 
-go 1.24
+go 1.25.0
 
 require (
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/creack/pty v1.1.24
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/neovim/go-client v1.2.1
+	github.com/sourcegraph/jsonrpc2 v0.2.1
+	golang.org/x/sync v0.20.0
+	golang.org/x/term v0.33.0
 )
 
 require (
-	github.com/sourcegraph/jsonrpc2 v0.2.1 // indirect
-	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.34.0 // indirect
-	golang.org/x/term v0.33.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/editor"
 	"github.com/agentrun/agentrun.nvim/guard"
 	"github.com/agentrun/agentrun.nvim/hostcli"
+	"github.com/agentrun/agentrun.nvim/mcptool"
 	"github.com/agentrun/agentrun.nvim/sandbox"
 )
 
@@ -60,6 +61,8 @@ func main() {
 			break
 		}
 		err = hostcli.Kill(ctx, os.Stdout, args[1])
+	case "mcp":
+		err = mcptool.Run(ctx, version)
 	case "check-sandbox":
 		// :checkhealth agentrun asks whether terminal.sandbox can work.
 		var path string
@@ -67,7 +70,7 @@ func main() {
 			fmt.Println("bubblewrap works here:", path)
 		}
 	default:
-		err = fmt.Errorf("unknown subcommand %q (want ls, attach, kill, demo-agent, check-sandbox or version)", cmd)
+		err = fmt.Errorf("unknown subcommand %q (want ls, attach, kill, mcp, demo-agent, check-sandbox or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun:", err)

@@ -41,6 +41,17 @@ func (a *Agent) methods() map[string]methodFunc {
 	}
 }
 
+// TerminalRequest runs a terminal/* request as if the agent had sent it
+// (the same handler, policy, approval, sandbox, limits and audit): the
+// path of the terminal tool an agent reaches over MCP. params are the
+// request's JSON, sessionId included.
+func (a *Agent) TerminalRequest(ctx context.Context, method string, params json.RawMessage) (any, *acpsdk.RequestError) {
+	if !strings.HasPrefix(method, "terminal/") {
+		return nil, acpsdk.NewMethodNotFound(method)
+	}
+	return a.handle(ctx, method, params)
+}
+
 // handle is the connection's MethodHandler. A panic in a handler becomes an
 // internal error instead of taking the editor's backend down with it.
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (result any, rerr *acpsdk.RequestError) {

@@ -36,9 +36,22 @@ type Session struct {
 // the user cancels the turn.
 var errTurnCancelled = errors.New("turn cancelled")
 
+// SessionOptions are what session/new carries besides the cwd.
+type SessionOptions struct {
+	// McpServers are offered to the agent (stdio servers it starts).
+	McpServers []acpsdk.McpServer
+	// Meta is session/new's _meta (agent-specific options).
+	Meta map[string]any
+}
+
 // NewSession starts a session whose working directory is cwd, which must
 // be an absolute path to a directory. No MCP servers are passed.
 func (a *Agent) NewSession(ctx context.Context, cwd string) (*Session, error) {
+	return a.NewSessionWith(ctx, cwd, SessionOptions{})
+}
+
+// NewSessionWith is NewSession with MCP servers and _meta.
+func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOptions) (*Session, error) {
 	if !isAbs(cwd) {
 		return nil, fmt.Errorf("new session: cwd %q is not an absolute path", cwd)
 	}
@@ -64,7 +77,7 @@ func (a *Agent) NewSession(ctx context.Context, cwd string) (*Session, error) {
 		a.mu.Unlock()
 	}()
 
-	req := acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}}
+	req := acpsdk.NewSessionRequest{Cwd: cwd, McpServers: append([]acpsdk.McpServer{}, opts.McpServers...), Meta: opts.Meta}
 	resp, err := acpsdk.SendRequest[acpsdk.NewSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionNew, req)
 	if err != nil {
 		if endErr := a.endedErr(); endErr != nil {

@@ -277,3 +277,9 @@ func RootState(s ahp.Snapshot) (ahp.RootState, error) {
 	}
 	return st, nil
 }
+
+// Call makes any request (an agentrun extension such as
+// "agentrun/terminal") and decodes its result into result.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result)
+}

@@ -224,6 +224,13 @@ func (c *conn) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		}
 		return c.disposeTerminal(p)
 	}
+	if fn := c.s.opts.Extensions[req.Method]; fn != nil {
+		var raw json.RawMessage
+		if req.Params != nil {
+			raw = *req.Params
+		}
+		return fn(ctx, raw)
+	}
 	return nil, rpcError(jsonrpc2.CodeMethodNotFound, "method %q is not served here (this host serves AHP terminals)", req.Method)
 }
 

@@ -2,6 +2,7 @@ package ahpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -38,6 +39,9 @@ type Options struct {
 	// Changed, when set, is called (on a goroutine of the server's) when
 	// a client connects or disconnects.
 	Changed func()
+	// Extensions serve methods beyond AHP's (agentrun's own, named
+	// "agentrun/…") to initialized clients: params in, result or error out.
+	Extensions map[string]func(ctx context.Context, params json.RawMessage) (any, error)
 	// Local is the client id of the editor in the server's own process,
 	// which holds terminals without a connection; its claims count as a
 	// connected client's until LocalGone.

@@ -73,6 +73,8 @@ type Bridge struct {
 	detached map[string]bool
 	// remotes are the other hosts we follow terminals of (remote.go).
 	remotes map[int]*remoteHost
+	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
+	mcpTokens map[string]*session
 }
 
 var _ acp.Editor = (*Bridge)(nil)
@@ -100,6 +102,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
 		detached:   map[string]bool{},
 		remotes:    map[int]*remoteHost{},
+		mcpTokens:  map[string]*session{},
 	}
 }
 

@@ -19,6 +19,7 @@ const (
 	evApprove             = "approve"
 	evApproveCancelled    = "approve_cancelled"
 	evRemoteClaimed       = "remote_claimed" // a remote terminal changed hands
+	evToolTerminal        = "tool_terminal"  // a terminal our MCP tool made for a tool call
 )
 
 // question is something the bridge asks the user (ask): the event that

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -41,6 +42,10 @@ func (b *Bridge) serveHost(h *termhost.Host) {
 	}
 	srv := ahpserver.New(h, ahpserver.Options{
 		Local: b.user.ClientID,
+		Extensions: map[string]func(context.Context, json.RawMessage) (any, error){
+			"agentrun/terminal":  b.handleMCPTerminal,
+			"agentrun/terminals": b.handleMCPTerminals,
+		},
 		Logf: func(format string, args ...any) {
 			b.log.Info(fmt.Sprintf(format, args...))
 		},

@@ -35,6 +35,9 @@ type startArgs struct {
 	Cwd   string   `msgpack:"cwd"`
 	// Policy holds the user's terminal limits (policy.go).
 	Policy policyArgs `msgpack:"policy"`
+	// Terminals is where the agent's commands run: "agentrun" (ours,
+	// offered as an MCP tool) or "agent" (its own); mcp.go.
+	Terminals string `msgpack:"terminals"`
 }
 
 // handleStart starts an agent and a session in the background and returns
@@ -87,7 +90,8 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 			b.sessionFailed(s, err)
 			return
 		}
-		as, err := a.NewSession(ctx, args.Cwd)
+		offer, token := b.mcpOffer(args.Terminals, args.Cmd)
+		as, err := a.NewSessionWith(ctx, args.Cwd, offer)
 		if err != nil {
 			if ctx.Err() != nil {
 				_ = a.Terminate()
@@ -100,6 +104,9 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		b.mu.Lock()
 		s.agent, s.s = a, as
 		b.byID[as.ID()] = s
+		if token != "" {
+			b.mcpTokens[token] = s
+		}
 		early := b.early[as.ID()]
 		delete(b.early, as.ID())
 		closing := b.closing

@@ -219,9 +219,12 @@ local function validate(opts)
     if type(name) ~= "string" or type(a) ~= "table" then
       bad("%s: expected a table { cmd = {...}, env = {...} } under a string name, got %s", p, show(a))
     else
-      no_unknown_keys(p .. ".", a, { cmd = true, env = true })
+      no_unknown_keys(p .. ".", a, { cmd = true, env = true, terminals = true })
       check(p .. ".cmd", a.cmd, is_list_of_strings, "a non-empty list of strings, e.g. { \"claude-agent-acp\" }")
       check(p .. ".env", a.env, is_string_map, "a table of NAME = \"value\" strings", true)
+      check(p .. ".terminals", a.terminals, function(v)
+        return v == "agentrun" or v == "agent"
+      end, "\"agentrun\" (its commands run in our terminals, offered as an MCP tool) or \"agent\" (its own)", true)
     end
   end
   check("default_agent", c.default_agent, function(v)
@@ -384,6 +387,22 @@ function M.policy()
       file_size = size_bytes(t.limits.file_size),
     } or nil,
   }
+end
+
+-- known_terminals says where a known agent's commands run by default:
+-- "agentrun" where our MCP terminal tool is known to replace its own
+-- shell (Claude Code: session/new's _meta drops its Bash tool), else its
+-- own ("agent"). See :help agentrun-agent-terminals.
+local known_terminals = { ["claude-agent-acp"] = "agentrun" }
+
+-- terminals_of says where agent a's commands run: its `terminals`
+-- option, else what is known of its command, else its own.
+function M.terminals_of(a)
+  if a.terminals then
+    return a.terminals
+  end
+  local bin = vim.fn.fnamemodify((a.cmd or {})[1] or "", ":t")
+  return known_terminals[bin] or "agent"
 end
 
 -- agents returns every configured agent plus the built-in "demo" agent.

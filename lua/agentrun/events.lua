@@ -108,6 +108,7 @@ local delegated = {
   terminal_released = { "agentrun.ui.term", "released" },
   agent_terminal = { "agentrun.ui.term", "agent_terminal" },
   remote_claimed = { "agentrun.ui.term", "remote_claimed" },
+  tool_terminal = { "agentrun.ui.term", "tool_terminal" },
   permission = { "agentrun.ui.permission", "ask" },
   permission_cancelled = { "agentrun.ui.ask", "cancelled" },
   approve = { "agentrun.ui.approve", "ask" },

@@ -78,7 +78,7 @@ function M.run(name)
     s.chat:open()
     return s
   end
-  local key, msg = rpc.request("start", { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy() })
+  local key, msg = rpc.request("start", { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = config.terminals_of(a) })
   if not key then
     err(msg)
     return nil

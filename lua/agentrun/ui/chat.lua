@@ -373,6 +373,19 @@ function Chat:tool_call(u, is_update)
   return b.tc
 end
 
+-- tool_terminal adds terminal id to tool call tool_call's block (a
+-- terminal our MCP tool ran for it), creating the block if the tool_call
+-- has not arrived yet.
+function Chat:tool_terminal(tool_call, id)
+  local b = self.by_id["tool:" .. tostring(tool_call)]
+  if not b then
+    b = self:add({ id = "tool:" .. tostring(tool_call), kind = "tool", tc = { toolCallId = tool_call, status = "in_progress" } })
+  end
+  b.tc.agentrun_terminals = b.tc.agentrun_terminals or {}
+  table.insert(b.tc.agentrun_terminals, id)
+  self:render_tool_call(b)
+end
+
 -- terminal_changed re-renders the tool call that shows terminal id.
 function Chat:terminal_changed(id)
   local b = self.term_blocks[id]

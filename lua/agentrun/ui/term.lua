@@ -336,6 +336,19 @@ function M.attach(name)
   return true
 end
 
+-- tool_terminal shows a terminal our MCP tool ran for a tool call in that
+-- tool call's place in the chat (the agent's tool_call does not name it).
+function M.tool_terminal(p)
+  local t = state.terminals[p.id or ""]
+  local s = state.sessions[p.key or ""]
+  if t then
+    t.tool_call = p.tool_call
+  end
+  if s and s.chat then
+    s.chat:tool_terminal(p.tool_call, p.id)
+  end
+end
+
 -- remote_claimed records who holds a remote terminal now.
 function M.remote_claimed(p)
   local t = state.terminals[p.id or ""]

@@ -111,6 +111,15 @@ function M.render(tc)
       end
     end
   end
+  -- Terminals our MCP tool ran for this call (the agent's content does
+  -- not name them).
+  for _, id in ipairs(tc.agentrun_terminals or {}) do
+    if not vim.tbl_contains(vim.tbl_values(terminals), id) then
+      table.insert(lines, terminal_line(id))
+      table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
+      terminals[#lines - 1] = id
+    end
+  end
   return lines, hls, terminals
 end
 

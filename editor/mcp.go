@@ -1,0 +1,161 @@
+package editor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// Our ptys for agents that run commands themselves (Claude Code, Codex):
+// session/new offers them an MCP server, `agentrun mcp` (package
+// mcptool), whose tools run commands in our terminals. The agent starts
+// it with the environment below; it reaches this backend on its socket
+// and makes terminal/* requests through "agentrun/terminal", with the
+// session's token. Those requests take the ACP path (acp.Agent.
+// TerminalRequest): approval, sandbox, limits, audit, the split.
+
+// MCP server environment.
+const (
+	envMCPSocket = "AGENTRUN_MCP_SOCKET"
+	envMCPToken  = "AGENTRUN_MCP_TOKEN"
+)
+
+// mcpServerName is the server's name: the agent names its tools
+// mcp__agentrun__<tool>.
+const mcpServerName = "agentrun"
+
+// terminalsMode says where an agent's commands run: "agentrun" (our
+// terminals, through the MCP tool) or "agent" (its own).
+const (
+	terminalsAgentrun = "agentrun"
+	terminalsAgent    = "agent"
+)
+
+// mcpOffer returns what session/new carries for an agent whose commands
+// run in our terminals, and the token its MCP server will present; empty
+// when they run in the agent's own (or no socket serves them).
+func (b *Bridge) mcpOffer(mode string, cmd []string) (acp.SessionOptions, string) {
+	b.mu.Lock()
+	socket := b.socket
+	b.mu.Unlock()
+	if mode != terminalsAgentrun || socket == "" {
+		return acp.SessionOptions{}, ""
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.log.Warn("no MCP terminal tool: our binary's path is unknown", "err", err)
+		return acp.SessionOptions{}, ""
+	}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	token := hex.EncodeToString(raw[:])
+	opts := acp.SessionOptions{
+		McpServers: []acpsdk.McpServer{{Stdio: &acpsdk.McpServerStdio{
+			Name: mcpServerName, Command: exe, Args: []string{"mcp"},
+			Env: []acpsdk.EnvVariable{{Name: envMCPSocket, Value: socket}, {Name: envMCPToken, Value: token}},
+		}}},
+		Meta: agentMeta(cmd),
+	}
+	return opts, token
+}
+
+// agentMeta is what a known agent needs in session/new's _meta to prefer
+// our tool to its own shell: Claude Code drops its Bash tool.
+func agentMeta(cmd []string) map[string]any {
+	if len(cmd) > 0 && filepath.Base(cmd[0]) == "claude-agent-acp" {
+		return map[string]any{"claudeCode": map[string]any{"options": map[string]any{"disallowedTools": []string{"Bash"}}}}
+	}
+	return nil
+}
+
+// terminalCall is "agentrun/terminal"'s params: a terminal/* request of
+// the session the token belongs to, for the tool call that made it.
+type terminalCall struct {
+	Token      string          `json:"token"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Method     string          `json:"method"`
+	Params     json.RawMessage `json:"params"`
+}
+
+// handleMCPTerminal runs one terminal/* request for an MCP tool.
+func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
+	var call terminalCall
+	if err := json.Unmarshal(raw, &call); err != nil {
+		return nil, fmt.Errorf("agentrun/terminal: %w", err)
+	}
+	b.mu.Lock()
+	s := b.mcpTokens[call.Token]
+	b.mu.Unlock()
+	if s == nil || s.s == nil || s.agent == nil {
+		return nil, errors.New("agentrun/terminal: unknown token: this MCP server's session has ended or never started")
+	}
+	// The request's sessionId is the token's session, whatever it said.
+	var params map[string]any
+	if len(call.Params) > 0 {
+		if err := json.Unmarshal(call.Params, &params); err != nil {
+			return nil, fmt.Errorf("agentrun/terminal: params: %w", err)
+		}
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["sessionId"] = s.s.ID()
+	body, _ := json.Marshal(params)
+	res, rerr := s.agent.TerminalRequest(ctx, call.Method, body)
+	if rerr != nil {
+		return nil, errors.New(rerr.Message)
+	}
+	if call.Method == acpsdk.ClientMethodTerminalCreate && call.ToolCallID != "" {
+		b.tieToToolCall(s, res, call.ToolCallID)
+	}
+	return res, nil
+}
+
+// handleMCPTerminals lists the token's session's terminals for the
+// tool's list_commands.
+func (b *Bridge) handleMCPTerminals(_ context.Context, raw json.RawMessage) (any, error) {
+	var call terminalCall
+	if err := json.Unmarshal(raw, &call); err != nil {
+		return nil, fmt.Errorf("agentrun/terminals: %w", err)
+	}
+	b.mu.Lock()
+	s := b.mcpTokens[call.Token]
+	b.mu.Unlock()
+	if s == nil || s.s == nil {
+		return nil, errors.New("agentrun/terminals: unknown token: this MCP server's session has ended or never started")
+	}
+	out := []map[string]any{}
+	for _, t := range s.s.Terminals() {
+		m := map[string]any{"terminalId": t.ID(), "command": t.CommandLine(), "state": "running"}
+		if st, done := t.Exited(); done {
+			m["state"] = "exited: " + st.String()
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// tieToToolCall gives a terminal the MCP tool created to its tool call:
+// the claim names it, and the chat shows the split in its place.
+func (b *Bridge) tieToToolCall(s *session, res any, toolCall string) {
+	data, _ := json.Marshal(res)
+	var created struct {
+		TerminalID string `json:"terminalId"`
+	}
+	if json.Unmarshal(data, &created) != nil || created.TerminalID == "" {
+		return
+	}
+	if t, err := b.termHost().Get(created.TerminalID); err == nil {
+		_, _ = t.CompareAndSwapClaim(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
+	}
+	b.events.push(evToolTerminal, map[string]any{"key": s.key, "tool_call": toolCall, "id": created.TerminalID})
+}

@@ -1,0 +1,227 @@
+// Package mcptool is `agentrun mcp`: an MCP server (stdio, the official Go
+// SDK) that an agent starts from the mcpServers entry agentrun puts in
+// session/new. Its tools run the agent's commands in agentrun's terminals:
+// real ptys the user watches live in Neovim and can stop with one key,
+// under the user's approval, sandbox and limits. It holds no terminals
+// itself: each tool is one or two terminal/* requests to the backend that
+// started the session, over the backend's socket ("agentrun/terminal"),
+// authenticated by the session's token.
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolUseMetaKey is where Claude Code puts the tool use's id in each
+// tools/call (it is the ACP tool call's toolCallId).
+const ToolUseMetaKey = "claudecode/toolUseId"
+
+// backend makes terminal requests for the session.
+type backend struct {
+	c     *ahpclient.Client
+	token string
+}
+
+func (b *backend) terminal(ctx context.Context, toolCall, method string, params, result any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return b.c.Call(ctx, "agentrun/terminal", map[string]any{"token": b.token, "toolCallId": toolCall, "method": method, "params": json.RawMessage(raw)}, result)
+}
+
+// Run serves the tools on stdin/stdout until the agent closes them.
+func Run(ctx context.Context, version string) error {
+	socket, token := os.Getenv("AGENTRUN_MCP_SOCKET"), os.Getenv("AGENTRUN_MCP_TOKEN")
+	if socket == "" || token == "" {
+		return errors.New("agentrun mcp is started by an agent from the mcpServers entry agentrun gives it ($AGENTRUN_MCP_SOCKET and $AGENTRUN_MCP_TOKEN are not set)")
+	}
+	c, err := ahpclient.Dial(ctx, socket, fmt.Sprintf("mcp-%d", os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("the editor that started this session is gone: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return err
+	}
+	s := NewServer(&backend{c: c, token: token}, version)
+	return s.Run(ctx, &mcp.StdioTransport{})
+}
+
+// NewServer returns the MCP server with agentrun's terminal tools.
+func NewServer(b *backend, version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentrun", Version: version}, &mcp.ServerOptions{
+		Instructions: "Run shell commands with run_command: each runs in a real terminal that the user watches live in their editor and may stop. " +
+			"Start servers, watchers and other long-running commands with background: true, then read them with read_output and stop them with kill_command.",
+	})
+	t := &tools{b: b}
+	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Description: runDescription}, t.run)
+	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait."}, t.read)
+	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status."}, t.wait)
+	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended."}, t.kill)
+	mcp.AddTool(s, &mcp.Tool{Name: "list_commands", Description: "List the commands this session started (terminal ids, command lines, running or how they ended)."}, t.list)
+	return s
+}
+
+const runDescription = `Run a shell command (a /bin/sh command line) in a real terminal in the user's editor. ` +
+	`The user sees its output live, may have to approve it first, and may stop it; commands may run in a sandbox with limits the user chose. ` +
+	`By default this waits for the command to end (at most timeout_seconds, default 120) and returns its output (the newest part when it is long) and exit status. ` +
+	`For servers, watchers and anything that does not end by itself, set background: true: it returns the terminal id at once, and the command keeps running; ` +
+	`read it later with read_output, wait with wait_for_exit, stop it with kill_command. A command stopped by the user comes back with the signal and its partial output.`
+
+// RunArgs are run_command's arguments.
+type RunArgs struct {
+	Command         string `json:"command" jsonschema:"the shell command line to run"`
+	Cwd             string `json:"cwd,omitempty" jsonschema:"absolute working directory (default: the session's)"`
+	Background      bool   `json:"background,omitempty" jsonschema:"start it and return at once (servers, watchers)"`
+	TimeoutSeconds  int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait for the end (default 120); the command keeps running after that"`
+	OutputByteLimit int    `json:"output_byte_limit,omitempty" jsonschema:"how many bytes of output to keep (the newest)"`
+}
+
+// TerminalArgs name a command run_command started.
+type TerminalArgs struct {
+	TerminalID     string `json:"terminal_id" jsonschema:"the id run_command returned"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"wait_for_exit: how long to wait (default 120)"`
+}
+
+type tools struct{ b *backend }
+
+type output struct {
+	Output    string `json:"output"`
+	Truncated bool   `json:"truncated"`
+	Exit      *struct {
+		ExitCode *int    `json:"exitCode"`
+		Signal   *string `json:"signal"`
+	} `json:"exitStatus"`
+}
+
+func toolCall(req *mcp.CallToolRequest) string {
+	if req == nil || req.Params == nil {
+		return ""
+	}
+	id, _ := req.Params.GetMeta()[ToolUseMetaKey].(string)
+	return id
+}
+
+func text(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+func failed(err error) (*mcp.CallToolResult, any, error) {
+	r := text("%v", err)
+	r.IsError = true
+	return r, nil, nil
+}
+
+func (t *tools) run(ctx context.Context, req *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return failed(errors.New("command is empty: give the shell command line to run"))
+	}
+	params := map[string]any{"command": in.Command}
+	if in.Cwd != "" {
+		params["cwd"] = in.Cwd
+	}
+	if in.OutputByteLimit > 0 {
+		params["outputByteLimit"] = in.OutputByteLimit
+	}
+	var created struct {
+		TerminalID string `json:"terminalId"`
+	}
+	if err := t.b.terminal(ctx, toolCall(req), "terminal/create", params, &created); err != nil {
+		return failed(fmt.Errorf("the command was not run: %v", err))
+	}
+	if in.Background {
+		return text("Started in terminal %s, running in the background (the user sees it live). Read it with read_output, wait with wait_for_exit, stop it with kill_command.", created.TerminalID), nil, nil
+	}
+	return t.waitAndReport(ctx, created.TerminalID, in.TimeoutSeconds, true)
+}
+
+// waitAndReport waits up to timeout for the command's end and reports its
+// output; a finished command's terminal is released when release is set.
+func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, release bool) (*mcp.CallToolResult, any, error) {
+	if timeout <= 0 {
+		timeout = 120
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(timeout)*time.Second)
+	err := t.b.terminal(wctx, "", "terminal/wait_for_exit", map[string]any{"terminalId": id}, nil)
+	cancel()
+	ended := err == nil
+	if err != nil && wctx.Err() == nil {
+		return failed(fmt.Errorf("waiting for terminal %s: %v", id, err))
+	}
+	res, _, rerr := t.report(ctx, id)
+	if rerr != nil || !ended {
+		if !ended && res != nil {
+			res.Content = append([]mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Still running after %d s in terminal %s (it goes on; use wait_for_exit, read_output or kill_command).", timeout, id)}}, res.Content...)
+		}
+		return res, nil, rerr
+	}
+	if release {
+		_ = t.b.terminal(ctx, "", "terminal/release", map[string]any{"terminalId": id}, nil)
+	}
+	return res, nil, nil
+}
+
+// report is the command's output and status as the model reads them.
+func (t *tools) report(ctx context.Context, id string) (*mcp.CallToolResult, any, error) {
+	var out output
+	if err := t.b.terminal(ctx, "", "terminal/output", map[string]any{"terminalId": id}, &out); err != nil {
+		return failed(fmt.Errorf("reading terminal %s: %v", id, err))
+	}
+	status := "still running"
+	if e := out.Exit; e != nil {
+		switch {
+		case e.ExitCode != nil:
+			status = fmt.Sprintf("exited with code %d", *e.ExitCode)
+		case e.Signal != nil && (*e.Signal == "SIGINT" || *e.Signal == "SIGTERM" || *e.Signal == "SIGKILL"):
+			status = fmt.Sprintf("stopped by %s (the user may have stopped it; the output is what it printed until then)", *e.Signal)
+		case e.Signal != nil:
+			status = "killed by " + *e.Signal
+		}
+	}
+	head := fmt.Sprintf("Terminal %s: %s.", id, status)
+	if out.Truncated {
+		head += " The output was long: this is its newest part."
+	}
+	r := text("%s\n%s", head, out.Output)
+	return r, nil, nil
+}
+
+func (t *tools) read(ctx context.Context, _ *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
+	return t.report(ctx, in.TerminalID)
+}
+
+func (t *tools) wait(ctx context.Context, _ *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
+	return t.waitAndReport(ctx, in.TerminalID, in.TimeoutSeconds, false)
+}
+
+func (t *tools) kill(ctx context.Context, _ *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
+	if err := t.b.terminal(ctx, "", "terminal/kill", map[string]any{"terminalId": in.TerminalID}, nil); err != nil {
+		return failed(fmt.Errorf("stopping terminal %s: %v", in.TerminalID, err))
+	}
+	return t.waitAndReport(ctx, in.TerminalID, 10, true)
+}
+
+func (t *tools) list(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	var list []map[string]any
+	if err := t.b.c.Call(ctx, "agentrun/terminals", map[string]any{"token": t.b.token}, &list); err != nil {
+		return failed(err)
+	}
+	if len(list) == 0 {
+		return text("No commands in this session."), nil, nil
+	}
+	var b strings.Builder
+	for _, m := range list {
+		fmt.Fprintf(&b, "%v  %v  (%v)\n", m["terminalId"], m["command"], m["state"])
+	}
+	return text("%s", b.String()), nil, nil
+}

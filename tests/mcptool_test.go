@@ -1,0 +1,99 @@
+package tests
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// claudeLike starts an editor whose default agent is tests/node/
+// claudelike.mjs (it runs commands through agentrun's MCP terminal tool,
+// as Claude Code does), with extra terminal options.
+func claudeLike(t *testing.T, terminal string) *editor {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed (scripts/deps.sh installs the test peers' needs)")
+	}
+	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
+	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+		default_agent = "claudelike",
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } },
+		terminal = { %s },
+	})`, node, agent, terminal))
+	e.startSession()
+	return e
+}
+
+// TestMCPToolRunsInOurTerminal: a command the agent runs through the MCP
+// tool is a terminal of ours held by the session and the tool call, its
+// split shows the output while it runs, and the agent gets the output
+// and the exit code; the tool call in the chat names the terminal.
+func TestMCPToolRunsInOurTerminal(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd("AgentPrompt meta")
+	e.waitChat("TOOLS kill_command,list_commands,read_output,run_command,wait_for_exit ERROR", 20*time.Second)
+	line := `for i in 1 2 3 4 5 6; do echo "mcp tick $i"; sleep 0.3; done`
+	e.cmd("AgentPrompt run " + line)
+	term := e.waitTerminal(line, 20*time.Second)
+	text := e.waitBuf(term.Bufnr, 10*time.Second, "mcp tick 2\n")
+	if strings.Contains(text, "mcp tick 6") {
+		t.Fatal("the split showed nothing before the command ended: not live")
+	}
+	var claim map[string]any
+	e.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.claim end end`, &claim, term.ID)
+	if claim["kind"] != "session" || claim["tool_call_id"] != "toolu_1" {
+		t.Errorf("claim %v, want the session's tool call toolu_1", claim)
+	}
+	e.waitChat("RESULT Terminal "+term.ID+": exited with code 0.\nmcp tick 1", 20*time.Second)
+	chat := e.waitChat("▸ terminal "+term.ID, 5*time.Second)
+	if !strings.Contains(chat, line+" [execute]") {
+		t.Errorf("the tool call block is missing:\n%s", chat)
+	}
+}
+
+// TestMCPToolStoppedByTheUser: <C-c> in the chat stops the command the
+// tool runs; the agent gets the partial output and the signal.
+func TestMCPToolStoppedByTheUser(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd("AgentPrompt run echo started; sleep 30; echo never")
+	term := e.waitTerminal("echo started; sleep 30; echo never", 20*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "started")
+	e.lua(`return require("agentrun").stop_command()`, nil)
+	chat := e.waitChat("RESULT Terminal "+term.ID+": stopped by SIGINT", 20*time.Second)
+	if report := chat[strings.Index(chat, "RESULT"):]; !strings.Contains(report, "\nstarted") || strings.Contains(report, "\nnever") {
+		t.Errorf("the agent's report:\n%s", report)
+	}
+}
+
+// TestMCPToolKeepsThePolicy: the approval question and the audit see
+// commands the tool runs (one question, from us), and a refused command
+// is an error the agent reads.
+func TestMCPToolKeepsThePolicy(t *testing.T) {
+	e := claudeLike(t, `approve = "always"`)
+	e.lua(`_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; cb(nil, nil) end`, nil)
+	e.cmd("AgentPrompt run echo refused-one")
+	e.waitChat("RESULT error the command was not run: the user did not allow the command", 20*time.Second)
+	var asked int
+	e.lua(`return _G.asked`, &asked)
+	if asked != 1 {
+		t.Errorf("asked %d times, want once", asked)
+	}
+	if ts := e.terminals(); len(ts) != 0 {
+		t.Errorf("terminals %+v after a refusal", ts)
+	}
+}
+
+// TestMCPToolBackgroundAndList: a background command returns at once
+// with its terminal id, keeps running, and list_commands shows it.
+func TestMCPToolBackgroundAndList(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd("AgentPrompt bg sleep 40")
+	e.waitChat("RESULT Started in terminal term-1, running in the background", 20*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt list")
+	e.waitChat("term-1  sleep 40  (running)", 20*time.Second)
+}
