@@ -125,3 +125,21 @@ func TestHealthSaysWhetherTheSandboxWorks(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthSaysWhereCommandsRun: :checkhealth agentrun says, per agent,
+// whether its commands run in our terminals.
+func TestHealthSaysWhereCommandsRun(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ agents = {
+		mine = { cmd = { "sh" }, terminals = "agentrun" },
+		theirs = { cmd = { "sh" } },
+	} })`)
+	e.cmd("checkhealth agentrun")
+	var lines []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+	report := strings.Join(lines, "\n")
+	for _, want := range []string{`agent "mine": `, `its commands run in agentrun's terminals (the MCP terminal tool)`, `agent "theirs": `, `it runs its commands itself`} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+}

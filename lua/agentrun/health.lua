@@ -36,8 +36,11 @@ function M.check()
   table.sort(names)
   for _, name in ipairs(names) do
     local cmd = agents[name].cmd[1]
+    local where = config.terminals_of(agents[name]) == "agentrun"
+        and "its commands run in agentrun's terminals (the MCP terminal tool)"
+      or "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
     if vim.fn.executable(cmd) == 1 then
-      ok(string.format("agent %q: %s found", name, vim.fn.exepath(cmd)))
+      ok(string.format("agent %q: %s found; %s", name, vim.fn.exepath(cmd), where))
     else
       warn(string.format("agent %q: command %q not found", name, cmd), { "install it, or fix agents." .. name .. ".cmd in setup()" })
     end
