@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -69,10 +70,19 @@ func (b *Bridge) mcpOffer(mode string, cmd []string) (acp.SessionOptions, string
 }
 
 // agentMeta is what a known agent needs in session/new's _meta to prefer
-// our tool to its own shell: Claude Code drops its Bash tool.
+// our tool to its own shell: Claude Code drops its Bash tool, and lets our
+// tools run without asking, since agentrun asks (terminal.approve): one
+// question per command, not one from each side.
 func agentMeta(cmd []string) map[string]any {
 	if len(cmd) > 0 && filepath.Base(cmd[0]) == "claude-agent-acp" {
-		return map[string]any{"claudeCode": map[string]any{"options": map[string]any{"disallowedTools": []string{"Bash"}}}}
+		var ours []string
+		for _, tool := range mcptool.Names {
+			ours = append(ours, "mcp__"+mcpServerName+"__"+tool)
+		}
+		return map[string]any{"claudeCode": map[string]any{"options": map[string]any{
+			"disallowedTools": []string{"Bash"},
+			"allowedTools":    ours,
+		}}}
 	}
 	return nil
 }

@@ -8,12 +8,13 @@ import (
 // TestAgentMeta: claude-agent-acp gets its Bash tool removed for the
 // session; other agents get no _meta.
 func TestAgentMeta(t *testing.T) {
+	const claude = `{"claudeCode":{"options":{"allowedTools":["mcp__agentrun__run_command","mcp__agentrun__read_output","mcp__agentrun__wait_for_exit","mcp__agentrun__kill_command","mcp__agentrun__list_commands"],"disallowedTools":["Bash"]}}}`
 	cases := []struct {
 		cmd  []string
 		want string
 	}{
-		{[]string{"/usr/local/bin/claude-agent-acp"}, `{"claudeCode":{"options":{"disallowedTools":["Bash"]}}}`},
-		{[]string{"claude-agent-acp", "--flag"}, `{"claudeCode":{"options":{"disallowedTools":["Bash"]}}}`},
+		{[]string{"/usr/local/bin/claude-agent-acp"}, claude},
+		{[]string{"claude-agent-acp", "--flag"}, claude},
 		{[]string{"codex-acp"}, `null`},
 		{nil, `null`},
 	}

@@ -21,6 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Names lists the tools, in the order they are offered.
+var Names = []string{"run_command", "read_output", "wait_for_exit", "kill_command", "list_commands"}
+
 // ToolUseMetaKey is where Claude Code puts the tool use's id in each
 // tools/call (it is the ACP tool call's toolCallId).
 const ToolUseMetaKey = "claudecode/toolUseId"

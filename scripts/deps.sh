@@ -28,7 +28,11 @@ if [ "${1:-}" = "--no-npm" ]; then exit 0; fi
 # The other Neovim versions the tests run against (0.10, 0.12), in a
 # private prefix; nothing to do when they are there.
 bash "$root/scripts/nvim-versions.sh" >/dev/null
-if [ ! -d "$root/tests/node/node_modules/@agentclientprotocol/sdk" ]; then
-  echo "deps: installing the npm test peers in tests/node (npm ci)"
+if [ ! -d "$root/tests/node/node_modules/@agentclientprotocol/sdk" ] || [ ! -d "$root/tests/node/node_modules/@modelcontextprotocol/sdk" ]; then
+  echo "deps: installing the npm test peers in tests/node (npm ci: the ACP and MCP TypeScript SDKs)"
   (cd "$root/tests/node" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -d "$root/tests/claude/node_modules/@zed-industries/claude-agent-acp" ]; then
+  echo "deps: installing the real Claude Code ACP agent in tests/claude (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/claude" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -1,0 +1,62 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRealClaudeCodeRunsInOurTerminal: the real claude-agent-acp (from the
+// npm registry, tests/claude), offline against a fake model API that calls
+// the tool it is offered: the model's command runs in one of our ptys, a
+// terminal of agentrun's in status(), live in its split, and the model
+// reads its output.
+func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
+	bin := filepath.Join(root, "tests", "claude", "node_modules", ".bin", "claude-agent-acp")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("claude-agent-acp is not installed in tests/claude (scripts/deps.sh installs it): %v", err)
+	}
+	line := `for i in 1 2 3 4 5; do echo "claude tick $i"; sleep 0.4; done`
+	fake := startFakeAnthropic(t, line)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude", "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	blocklist := fmt.Sprintf(`{"fetchedAt": %q, "plugins": []}`, time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(home, ".claude", "plugins", "blocklist.json"), []byte(blocklist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+		default_agent = "claude",
+		agents = { claude = { cmd = { %q }, env = {
+			ANTHROPIC_BASE_URL = %q, ANTHROPIC_AUTH_TOKEN = "offline-test", HOME = %q,
+			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CODE_DISABLE_FAST_MODE = "1",
+			IS_SANDBOX = "", -- set on this machine; Claude Code must not see it
+		} } },
+	})`, bin, fake.URL, home))
+	var logFile string
+	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model API requests:\n%s", fake.log())
+			b, _ := os.ReadFile(logFile)
+			t.Logf("agentrun.log:\n%s", b)
+		}
+	})
+	e.startSession()
+	e.cmd("AgentPrompt run the ticker")
+	term := e.waitTerminal(line, 60*time.Second)
+	var owner string
+	e.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.owner end end return ""`, &owner, term.ID)
+	if owner != "agentrun" {
+		t.Errorf("the command's terminal is owned by %q, want agentrun (our pty)", owner)
+	}
+	text := e.waitBuf(term.Bufnr, 20*time.Second, "claude tick 2")
+	if strings.Contains(text, "claude tick 5") {
+		t.Error("the split showed nothing before the command ended: not live")
+	}
+	e.waitChat("The tool said: Terminal "+term.ID+": exited with code 0.", 60*time.Second)
+}

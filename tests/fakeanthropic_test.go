@@ -1,0 +1,174 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeAnthropic is the model API for a real Claude Code offline: the
+// Messages API on loopback, answering as a model that, when it is offered
+// agentrun's run_command tool and has not called it yet, calls it with
+// command, and otherwise says what the tool returned. It is the one fake
+// in these tests: a model cannot run here.
+type fakeAnthropic struct {
+	URL     string
+	command string
+
+	mu       sync.Mutex
+	requests []string // "POST /v1/messages tools=[...]" for the failure log
+	results  []string // tool_result texts it was sent
+}
+
+func startFakeAnthropic(t *testing.T, command string) *fakeAnthropic {
+	t.Helper()
+	f := &fakeAnthropic{command: command}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: f}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	f.URL = "http://" + ln.Addr().String()
+	return f
+}
+
+// messagesRequest is what is read of a Messages API request.
+type messagesRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req messagesRequest
+	_ = json.Unmarshal(body, &req)
+	var tools []string
+	for _, t := range req.Tools {
+		tools = append(tools, t.Name)
+	}
+	f.mu.Lock()
+	f.requests = append(f.requests, fmt.Sprintf("%s %s stream=%v tools=%v", r.Method, r.URL.Path, req.Stream, tools))
+	f.mu.Unlock()
+	if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not here"}}`, http.StatusNotFound)
+		return
+	}
+	// The last tool_result, if the model's tool call came back.
+	result := ""
+	for _, m := range req.Messages {
+		var blocks []struct {
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			if b.Type == "tool_result" {
+				result = toolResultText(b.Content)
+			}
+		}
+	}
+	offered := false
+	for _, name := range tools {
+		if name == "mcp__agentrun__run_command" {
+			offered = true
+		}
+	}
+	switch {
+	case offered && result == "":
+		input, _ := json.Marshal(map[string]any{"command": f.command})
+		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake1", "name": "mcp__agentrun__run_command", "input": map[string]any{}}, string(input))
+	case result != "":
+		f.mu.Lock()
+		f.results = append(f.results, result)
+		f.mu.Unlock()
+		f.respond(w, req.Stream, "end_turn", map[string]any{"type": "text", "text": ""}, "The tool said: "+result)
+	default:
+		f.respond(w, req.Stream, "end_turn", map[string]any{"type": "text", "text": ""}, "OK")
+	}
+}
+
+// toolResultText is a tool_result's content as text.
+func toolResultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// respond answers with one content block: text (delta is the text) or a
+// tool_use (delta is its input JSON), streamed as server-sent events or
+// as one message.
+func (f *fakeAnthropic) respond(w http.ResponseWriter, stream bool, stop string, block map[string]any, delta string) {
+	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
+	if !stream {
+		full := map[string]any{}
+		for k, v := range block {
+			full[k] = v
+		}
+		if block["type"] == "text" {
+			full["text"] = delta
+		} else {
+			var in any
+			_ = json.Unmarshal([]byte(delta), &in)
+			full["input"] = in
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
+			"content": []any{full}, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(event string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage,
+	}})
+	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": block})
+	d := map[string]any{"type": "text_delta", "text": delta}
+	if block["type"] == "tool_use" {
+		d = map[string]any{"type": "input_json_delta", "partial_json": delta}
+	}
+	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": d})
+	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+func (f *fakeAnthropic) log() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.requests, "\n")
+}
+
+var _ = testing.Verbose
