@@ -22,6 +22,14 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 	line := `for i in 1 2 3 4 5; do echo "claude tick $i"; sleep 0.4; done`
 	fake := startFakeAnthropic(t, line)
 	home := t.TempDir()
+	// Runs after the editor's cleanup and before home is removed: Claude
+	// Code writes there until its backend has stopped it.
+	backend := 0
+	t.Cleanup(func() {
+		if backend > 0 {
+			eventually(t, "the backend (and so Claude Code) to stop", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+		}
+	})
 	if err := os.MkdirAll(filepath.Join(home, ".claude", "plugins"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +55,7 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 		}
 	})
 	e.startSession()
+	backend = e.backendPid()
 	e.cmd("AgentPrompt run the ticker")
 	term := e.waitTerminal(line, 60*time.Second)
 	var owner string

@@ -41,9 +41,9 @@ func startFakeAnthropic(t *testing.T, command string) *fakeAnthropic {
 
 // messagesRequest is what is read of a Messages API request.
 type messagesRequest struct {
-	Model    string `json:"model"`
-	Stream   bool   `json:"stream"`
-	Tools    []struct {
+	Model  string `json:"model"`
+	Stream bool   `json:"stream"`
+	Tools  []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 	Messages []struct {
