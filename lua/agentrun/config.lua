@@ -2,6 +2,8 @@
 -- checked; each bad one is reported by its full name ("terminal.position")
 -- with what it expects (a misspelt name with the nearest known one), all
 -- in one message, and nothing is applied.
+-- Why this file is long: every option, its default and its check live
+-- together, so that setup() can name each bad option with what it wants.
 local M = {}
 
 M.defaults = {

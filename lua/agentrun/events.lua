@@ -52,7 +52,7 @@ function handlers.turn_end(p)
   end
   s.busy = false
   local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
-  require("agentrun.ui.term").settle(s.key, why == "unfinished" and "ended with the turn" or why)
+  require("agentrun.ui.agentterm").settle(s.key, why == "unfinished" and "ended with the turn" or why)
   if chat then
     chat:settle(why)
     chat:render_header()
@@ -73,7 +73,7 @@ function handlers.session_ended(p)
     return
   end
   s.ended, s.busy, s.starting = true, false, false
-  require("agentrun.ui.term").settle(s.key, "stopped")
+  require("agentrun.ui.agentterm").settle(s.key, "stopped")
   if chat then
     chat:settle("stopped")
   end
@@ -106,7 +106,7 @@ local delegated = {
   terminal_created = { "agentrun.ui.term", "created" },
   terminal_exit = { "agentrun.ui.term", "exited" },
   terminal_released = { "agentrun.ui.term", "released" },
-  agent_terminal = { "agentrun.ui.term", "agent_terminal" },
+  agent_terminal = { "agentrun.ui.agentterm", "agent_terminal" },
   remote_claimed = { "agentrun.ui.term", "remote_claimed" },
   tool_terminal = { "agentrun.ui.term", "tool_terminal" },
   permission = { "agentrun.ui.permission", "ask" },

@@ -1,6 +1,8 @@
 -- agentrun.nvim: run a coding agent over the Agent Client Protocol with
 -- its terminals in real ptys shown live in Neovim. This module is the
 -- public Lua API; the commands in plugin/agentrun.lua call it.
+-- Why this file is long: it is the whole public Lua API, one short
+-- function per command (the real work is in the modules it calls).
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")

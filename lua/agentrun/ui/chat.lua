@@ -435,7 +435,7 @@ function Chat:update(u)
     self:plan(u.entries)
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local tc = self:tool_call(u, kind == "tool_call_update")
-    require("agentrun.ui.term").from_tool_call(self.session, tc, u)
+    require("agentrun.ui.agentterm").from_tool_call(self.session, tc, u)
   elseif kind == "usage_update" then
     -- context used of its size, and the cost so far: in the status line
     self.session.usage = { used = u.used, size = u.size, cost = type(u.cost) == "table" and u.cost or nil }

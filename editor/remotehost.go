@@ -1,0 +1,165 @@
+package editor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+// The connections to other hosts that remote.go shows terminals of: one
+// per host, made on first use and dropped when nothing of it is shown.
+
+// remoteHost is one connection to another host.
+type remoteHost struct {
+	pid    int
+	socket string
+	c      *ahpclient.Client
+
+	mu      sync.Mutex
+	root    []ahp.TerminalInfo
+	terms   map[string]*remoteTerm       // attached, by URI
+	waiters map[uint64]chan ahp.Envelope // dispatched, by clientSeq
+	users   int                          // calls using the connection now
+	gone    bool
+}
+
+// remoteHostOf returns the connection to the host with process id pid,
+// connecting on first use; the caller calls doneWith when done with it.
+func (b *Bridge) remoteHostOf(ctx context.Context, pid int) (*remoteHost, error) {
+	if pid == os.Getpid() {
+		return nil, fmt.Errorf("host %d is this Neovim's own: its terminals are in the list already", pid)
+	}
+	b.mu.Lock()
+	if h := b.remotes[pid]; h != nil && !h.isGone() {
+		h.mu.Lock()
+		h.users++
+		h.mu.Unlock()
+		b.mu.Unlock()
+		return h, nil
+	}
+	b.mu.Unlock()
+	dir, err := rundir.Dir()
+	if err != nil {
+		return nil, err
+	}
+	socket := rundir.Socket(dir, pid)
+	c, err := ahpclient.Dial(ctx, socket, b.user.ClientID)
+	if err != nil {
+		return nil, fmt.Errorf("no host %d: %w", pid, err)
+	}
+	res, err := c.Initialize(ctx, ahp.RootURI)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("host %d: %w", pid, err)
+	}
+	root, err := ahpclient.RootState(res.Snapshots[0])
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	h := &remoteHost{pid: pid, socket: socket, c: c, root: root.Terminals, terms: map[string]*remoteTerm{}, waiters: map[uint64]chan ahp.Envelope{}, users: 1}
+	go b.followHost(h)
+	b.mu.Lock()
+	b.remotes[pid] = h
+	b.mu.Unlock()
+	return h, nil
+}
+
+func (h *remoteHost) isGone() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gone
+}
+
+// followHost routes a host's envelopes to the terminals shown here.
+func (b *Bridge) followHost(h *remoteHost) {
+	for e := range h.c.Envelopes() {
+		h.mu.Lock()
+		if e.Origin != nil && e.Origin.ClientID == h.c.ID() {
+			if ch := h.waiters[e.Origin.ClientSeq]; ch != nil {
+				delete(h.waiters, e.Origin.ClientSeq)
+				ch <- e
+			} else if e.RejectionReason != "" {
+				b.notice(fmt.Sprintf("(agentrun) host %d refused %s: %s", h.pid, e.Action.ActionType(), e.RejectionReason))
+			}
+		}
+		if e.RejectionReason != "" {
+			h.mu.Unlock()
+			continue
+		}
+		if a, ok := e.Action.(ahp.RootTerminalsChangedAction); ok {
+			h.root = a.Terminals
+			h.mu.Unlock()
+			continue
+		}
+		r := h.terms[ahp.ActionTerminal(e.Action)]
+		h.mu.Unlock()
+		if r == nil || e.ServerSeq <= r.fromSeq {
+			continue
+		}
+		switch a := e.Action.(type) {
+		case ahp.DataAction:
+			r.log.Append([]byte(a.Data))
+		case ahp.ClaimedAction:
+			r.mu.Lock()
+			r.claim = a.Claim
+			r.mu.Unlock()
+			b.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(a.Claim), "mine": a.Claim == b.user})
+		case ahp.ExitedAction:
+			r.end(termhost.ExitStatus{Code: a.ExitCode, Signal: a.ExitSignal}, "")
+			h.mu.Lock()
+			delete(h.terms, r.uri)
+			h.mu.Unlock()
+			b.dropIdle(h)
+		}
+	}
+	h.mu.Lock()
+	h.gone = true
+	terms := h.terms
+	h.terms = map[string]*remoteTerm{}
+	for _, ch := range h.waiters {
+		close(ch)
+	}
+	h.waiters = map[uint64]chan ahp.Envelope{}
+	h.mu.Unlock()
+	for _, r := range terms {
+		r.end(termhost.ExitStatus{Signal: "unknown"}, fmt.Sprintf("the host %d went away", h.pid))
+	}
+}
+
+// doneWith ends a use of h (remoteHostOf) and closes the connection when
+// nothing uses it and no terminal of it is shown here: a host that stayed
+// for detached terminals may then end; a list refresh connects again.
+func (b *Bridge) doneWith(h *remoteHost) {
+	h.mu.Lock()
+	h.users--
+	h.mu.Unlock()
+	b.dropIdle(h)
+}
+
+// dropIdle closes the connection to h if it is idle.
+func (b *Bridge) dropIdle(h *remoteHost) {
+	h.mu.Lock()
+	idle := len(h.terms) == 0 && len(h.waiters) == 0 && h.users <= 0
+	h.mu.Unlock()
+	if !idle {
+		return
+	}
+	b.mu.Lock()
+	if b.remotes[h.pid] == h {
+		delete(b.remotes, h.pid)
+	}
+	b.mu.Unlock()
+	h.c.Close()
+}
+
+// notice tells the user something as a warning.
+func (b *Bridge) notice(text string) {
+	b.events.push(evMessage, map[string]any{"level": "warn", "text": text})
+}

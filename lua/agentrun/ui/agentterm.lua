@@ -1,0 +1,119 @@
+-- Terminals the agent runs itself and only shows (Claude Code's, Codex's,
+-- the ACP v2 draft's): Go decodes what the agent says of them into typed
+-- agent_terminal events (acp/agentterm.go); this module shows them in
+-- display-only splits, fed from here, and gives them a final state when
+-- the turn or session ends without the agent saying so.
+local api = vim.api
+local state = require("agentrun.state")
+
+local M = {}
+
+local function term()
+  return require("agentrun.ui.term")
+end
+
+local function display_only(session, id, tc)
+  local t = state.terminals[id]
+  if not t then
+    t = state.add_terminal({
+      id = id,
+      session = session.key,
+      session_id = session.id,
+      command = tc and tc.title or id,
+      display_only = true,
+    })
+  end
+  return t
+end
+
+-- from_tool_call opens the splits of the terminals a tool call embeds
+-- (what agents say of terminals they run themselves arrives decoded, as
+-- agent_terminal events).
+function M.from_tool_call(session, tc, u)
+  for _, c in ipairs(type(u.content) == "table" and u.content or {}) do
+    if c.type == "terminal" and c.terminalId then
+      local t = state.terminals[c.terminalId]
+      if t then
+        t.tool_call = tc.toolCallId
+        if not t.bufnr then
+          term().open(t.id, { auto = true })
+        end
+      end
+    end
+  end
+end
+
+-- waiting_note is what an agent-owned split shows until output arrives:
+-- agents such as Claude Code show a command's output only when it ended.
+local waiting_note = "\27[2m(the agent runs this command itself; it shows the output here when it has it)\27[0m\r\n"
+
+-- replace_display gives t a fresh terminal buffer in the windows that
+-- showed the old one (an agent replaced the whole output).
+local function replace_display(t)
+  local old = t.bufnr
+  local wins = old and vim.fn.win_findbuf(old) or {}
+  t.bufnr, t.chan = nil, nil
+  term().open(t.id, { auto = true })
+  for _, w in ipairs(wins) do
+    if api.nvim_win_is_valid(w) and t.bufnr then
+      api.nvim_win_set_buf(w, t.bufnr)
+    end
+  end
+  if old and api.nvim_buf_is_valid(old) then
+    pcall(api.nvim_buf_delete, old, { force = true })
+  end
+end
+
+-- agent_terminal shows what the agent said of a terminal it runs itself
+-- (decoded in Go: acp/agentterm.go): it appears, its title follows the
+-- command line, output is appended (or replaces what was shown), and its
+-- end is marked as for our own terminals.
+function M.agent_terminal(p)
+  local session = state.sessions[p.key or ""]
+  if not session then
+    return
+  end
+  local t = display_only(session, p.id, { title = p.title or p.id })
+  t.tool_call = p.tool_call or t.tool_call
+  t.cwd = p.cwd or t.cwd
+  if p.title and p.title ~= t.command then
+    t.command = p.title
+    term()._changed(t)
+    term()._name_buffer(t)
+  end
+  if p.replace and t.bufnr then
+    replace_display(t)
+  elseif not t.bufnr then
+    term().open(t.id, { auto = true })
+  end
+  if p.started and not p.data and not p.exited then
+    term()._feed(t, waiting_note)
+  end
+  if p.data and p.data ~= "" then
+    term()._feed(t, p.data)
+  end
+  if p.exited and t.state == "running" then
+    t.state = "exited"
+    t.exit_code = p.exit_code
+    t.signal = p.signal
+    local what = p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code)) or "failed"
+    t.ended_by = p.failed and "failed" or nil
+    term()._feed(t, string.format("\27[0m\r\n[%s]\r\n", what))
+    term()._changed(t)
+  end
+end
+
+-- settle ends the display of every agent-shown terminal of session key
+-- that is still open (the turn or session ended; agents such as Claude
+-- Code send nothing for a cancelled command) with a marker saying why.
+function M.settle(key, why)
+  for _, t in pairs(state.terminals) do
+    if t.display_only and t.session == key and t.state == "running" then
+      t.state, t.ended_by = "exited", why
+      term()._feed(t, string.format("\r\n[%s]\r\n", why))
+      term()._changed(t)
+    end
+  end
+end
+
+return M
