@@ -27,6 +27,8 @@ type Session struct {
 	perms     map[int]context.CancelCauseFunc
 	nextPerm  int
 	terminals map[string]*termhost.Terminal
+	modes     *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
+	config    []acpsdk.SessionConfigOption // as last reported
 	ended     bool
 	endOnce   sync.Once
 	done      chan struct{}
@@ -95,6 +97,8 @@ func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOpti
 		perms:     make(map[int]context.CancelCauseFunc),
 		terminals: make(map[string]*termhost.Terminal),
 		done:      make(chan struct{}),
+		modes:     resp.Modes,
+		config:    resp.ConfigOptions,
 	}
 	a.mu.Lock()
 	if a.ended {

@@ -52,6 +52,12 @@ func (a *Agent) queueUpdate(params json.RawMessage) *acpsdk.RequestError {
 		return rerr
 	}
 	a.claimFromUpdate(n)
+	a.mu.Lock()
+	s := a.sessions[string(n.SessionId)]
+	a.mu.Unlock()
+	if s != nil {
+		s.followModeUpdates(n.Update)
+	}
 	a.updates.push(queued{n: &n, sid: string(n.SessionId), terms: a.agentTerms.fromUpdate(n, a.isOurTerminal)})
 	return nil
 }

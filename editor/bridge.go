@@ -122,6 +122,8 @@ func (b *Bridge) register() error {
 		"shell":            b.handleShell,
 		"takeover":         b.handleTakeover,
 		"detach":           b.handleDetach,
+		"set_mode":         b.handleSetMode,
+		"set_config":       b.handleSetConfig,
 		"remote_terminals": b.handleRemoteTerminals,
 		"remote_attach":    b.handleRemoteAttach,
 		"remote_take":      b.handleRemoteTake,

@@ -111,7 +111,11 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		delete(b.early, as.ID())
 		closing := b.closing
 		// Under b.mu so no update for this session can slip in between.
-		b.events.push(evSessionStarted, map[string]any{"key": key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd})
+		started := map[string]any{"key": key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd}
+		for k, v := range modesPayload(s) {
+			started[k] = v
+		}
+		b.events.push(evSessionStarted, started)
 		for _, e := range early {
 			e.payload["key"] = key
 			b.events.push(e.name, e.payload)

@@ -92,6 +92,39 @@ local commands = {
       api().attach(arg(o))
     end,
   },
+  AgentMode = {
+    desc = "agentrun: switch the session to mode [id] (plan, ...)",
+    nargs = "?",
+    complete = function(lead)
+      return api()._complete_modes("mode", lead)
+    end,
+    run = function(o)
+      api().mode(arg(o))
+    end,
+  },
+  AgentModel = {
+    desc = "agentrun: switch the session's model to [id]",
+    nargs = "?",
+    complete = function(lead)
+      return api()._complete_modes("model", lead)
+    end,
+    run = function(o)
+      api().model(arg(o))
+    end,
+  },
+  AgentConfig = {
+    desc = "agentrun: set the session's config option {id} to [value]",
+    nargs = "+",
+    complete = function(lead, line)
+      if #vim.split(line, "%s+") <= 2 then
+        return api()._complete_modes("config", lead)
+      end
+      return {}
+    end,
+    run = function(o)
+      api().config(o.fargs[1], o.fargs[2])
+    end,
+  },
   AgentKill = {
     desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
     nargs = "?",

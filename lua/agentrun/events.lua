@@ -19,6 +19,7 @@ function handlers.session_started(p)
   end
   s.id = p.session_id
   s.starting = false
+  require("agentrun.modes").started(s, p)
   if chat then
     chat:render_header()
   end
@@ -39,7 +40,13 @@ function handlers.session_failed(p)
 end
 
 function handlers.session_update(p)
-  local _, chat = chat_of(p)
+  local s, chat = chat_of(p)
+  if s and type(p.update) == "table" and require("agentrun.modes").update(s, p.update) then
+    if chat then
+      chat:render_header()
+    end
+    return
+  end
   if chat and type(p.update) == "table" then
     chat:update(p.update)
   end

@@ -308,6 +308,27 @@ function M.attach(name)
   return true
 end
 
+-- mode(id) switches the current session to mode id (asks without one).
+function M.mode(id)
+  return require("agentrun.modes").set_mode(state.session(), id)
+end
+
+-- model(id) switches the current session's model (asks without one).
+function M.model(id)
+  return require("agentrun.modes").set_model(state.session(), id)
+end
+
+-- config(id, value) sets one of the current session's config options
+-- (asks for the value without one).
+function M.config(id, value)
+  return require("agentrun.modes").set_config(state.session(), id, value)
+end
+
+-- _complete_modes completes :AgentMode / :AgentModel / :AgentConfig.
+function M._complete_modes(what, lead)
+  return require("agentrun.modes").complete(state.session(), what, lead)
+end
+
 -- detach(id) keeps a terminal running after Neovim quits (default: the
 -- one in the current buffer): you take it over, and the backend stays to
 -- serve it until it ends. Another Neovim (:AgentAttach) or a shell

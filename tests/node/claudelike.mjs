@@ -6,7 +6,12 @@
 // what the tool returned.
 //
 // Prompts: "run CMD" (wait for the end), "bg CMD" (background), "list",
-// "meta" (reports session/new's _meta and the tools offered).
+// "meta" (reports session/new's _meta and the tools offered), "state"
+// (the mode and model it was set to), "enter plan" (switches itself to
+// plan mode, as Claude does, and says so with current_mode_update).
+//
+// Like claude-agent-acp it offers modes (default, plan) and a model
+// config option (sonnet, opus).
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -41,8 +46,46 @@ app.onRequest(acp.methods.agent.session.new, async ({ params }) => {
       entry.error = String(e && e.message ? e.message : e);
     }
   }
+  entry.mode = "default";
+  entry.model = "sonnet";
   sessions.set(id, entry);
-  return { sessionId: id };
+  return { sessionId: id, modes: modes(entry), configOptions: configOptions(entry) };
+});
+
+const modes = (s) => ({
+  currentModeId: s.mode,
+  availableModes: [
+    { id: "default", name: "Default", description: "Ask before edits" },
+    { id: "plan", name: "Plan", description: "Plan only" },
+  ],
+});
+
+const configOptions = (s) => [
+  {
+    type: "select",
+    id: "model",
+    name: "Model",
+    category: "model",
+    currentValue: s.model,
+    options: [
+      { value: "sonnet", name: "Sonnet" },
+      { value: "opus", name: "Opus" },
+    ],
+  },
+];
+
+app.onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+  const s = sessions.get(params.sessionId);
+  if (!["default", "plan"].includes(params.modeId)) throw new Error(`no mode ${params.modeId}`);
+  s.mode = params.modeId;
+  return {};
+});
+
+app.onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+  const s = sessions.get(params.sessionId);
+  if (params.configId !== "model") throw new Error(`no option ${params.configId}`);
+  s.model = params.value;
+  return { configOptions: configOptions(s) };
 });
 
 app.onNotification(acp.methods.agent.session.cancel, () => {});
@@ -54,6 +97,16 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   const update = (u) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
   const say = (line) => update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: line + "\n" } });
 
+  if (text === "state") {
+    await say(`STATE mode=${s.mode} model=${s.model}`);
+    return { stopReason: "end_turn" };
+  }
+  if (text === "enter plan") {
+    s.mode = "plan";
+    await update({ sessionUpdate: "current_mode_update", currentModeId: "plan" });
+    await say("entered plan mode");
+    return { stopReason: "end_turn" };
+  }
   if (text === "meta") {
     await say(`META ${JSON.stringify(s.meta)} TOOLS ${s.tools.join(",")} ERROR ${s.error ?? ""}`);
     return { stopReason: "end_turn" };

@@ -238,7 +238,9 @@ function Chat:status()
   local s = self.session
   local state = s.ended and "ended" or s.starting and "starting…" or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
-  return string.format("agentrun · %s · %s%s%s", s.agent, state, queued, M.usage_text(s.usage))
+  local mode = require("agentrun.modes").label(s)
+  mode = mode ~= "" and (" · " .. mode) or ""
+  return string.format("agentrun · %s · %s%s%s%s", s.agent, state, mode, queued, M.usage_text(s.usage))
 end
 
 -- render_header writes the header block and puts the session's state in

@@ -1,0 +1,68 @@
+package editor
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Modes and config options (models, and whatever else an agent offers):
+// Lua reads them from session_started and follows the agent's own
+// changes in the session updates; these handlers change them.
+
+// modesPayload is what session_started says of a session's modes and
+// config options (plain maps for Lua; nil when the agent has none).
+func modesPayload(s *session) map[string]any {
+	return map[string]any{
+		"modes":          jsonValue(s.s.Modes()),
+		"config_options": jsonValue(s.s.ConfigOptions()),
+	}
+}
+
+// handleSetMode switches session key to mode id.
+func (b *Bridge) handleSetMode(key, id string) error {
+	s, err := b.liveSession(key)
+	if err != nil {
+		return fmt.Errorf("mode: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if err := s.s.SetMode(ctx, id); err != nil {
+		return err
+	}
+	b.log.Info("mode set", "key", key, "mode", id)
+	return nil
+}
+
+// handleSetConfig sets config option id of session key to value and
+// returns every option as the agent now reports them.
+func (b *Bridge) handleSetConfig(key, id, value string) (any, error) {
+	s, err := b.liveSession(key)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	opts, err := s.s.SetConfigOption(ctx, id, value)
+	if err != nil {
+		return nil, err
+	}
+	b.log.Info("config option set", "key", key, "option", id, "value", value)
+	return jsonValue(opts), nil
+}
+
+// liveSession returns session key once it has started and while it runs.
+func (b *Bridge) liveSession(key string) (*session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[key]
+	switch {
+	case s == nil:
+		return nil, fmt.Errorf("no session %q", key)
+	case s.ended:
+		return nil, fmt.Errorf("session %q has ended", key)
+	case s.s == nil:
+		return nil, fmt.Errorf("session %q is still starting", key)
+	}
+	return s, nil
+}

@@ -1,0 +1,224 @@
+-- Modes and config options of a session (ACP session/set_mode and
+-- session/set_config_option): what the agent offers, kept current from
+-- session_started and the agent's own updates, shown in the chat's status
+-- line, and changed with :AgentMode, :AgentModel and :AgentConfig.
+local rpc = require("agentrun.rpc")
+local util = require("agentrun.util")
+
+local M = {}
+
+local function table_or_nil(v)
+  return type(v) == "table" and v or nil
+end
+
+-- started records what session_started said (p.modes, p.config_options).
+function M.started(s, p)
+  s.modes = table_or_nil(p.modes)
+  s.config = table_or_nil(p.config_options) or {}
+end
+
+-- update follows the agent's own changes (current_mode_update,
+-- config_option_update); it reports whether u was one of them.
+function M.update(s, u)
+  if u.sessionUpdate == "current_mode_update" and s.modes then
+    s.modes.currentModeId = u.currentModeId
+    return true
+  elseif u.sessionUpdate == "config_option_update" and type(u.configOptions) == "table" then
+    s.config = u.configOptions
+    return true
+  end
+  return false
+end
+
+-- model_option is the config option that chooses the model: category
+-- "model", else id "model".
+local function model_option(s)
+  for _, o in ipairs(s.config or {}) do
+    if o.category == "model" then
+      return o
+    end
+  end
+  for _, o in ipairs(s.config or {}) do
+    if o.id == "model" then
+      return o
+    end
+  end
+end
+
+-- option_values lists a select option's values (flattening groups).
+local function option_values(o)
+  local out = {}
+  for _, v in ipairs(type(o.options) == "table" and o.options or {}) do
+    if v.value ~= nil then
+      table.insert(out, v)
+    elseif type(v.options) == "table" then -- a group
+      vim.list_extend(out, v.options)
+    end
+  end
+  return out
+end
+
+-- label is what the status line shows: the mode's and the model's names.
+function M.label(s)
+  local parts = {}
+  local m = s.modes
+  if m and m.currentModeId then
+    local name = m.currentModeId
+    for _, mode in ipairs(m.availableModes or {}) do
+      if mode.id == m.currentModeId then
+        name = mode.name or name
+      end
+    end
+    table.insert(parts, name)
+  end
+  local o = model_option(s)
+  if o then
+    local name = o.currentValue
+    for _, v in ipairs(option_values(o)) do
+      if v.value == o.currentValue then
+        name = v.name or name
+      end
+    end
+    table.insert(parts, tostring(name))
+  end
+  return table.concat(parts, " · ")
+end
+
+local function session_or_warn(s)
+  if not s or s.ended then
+    util.notify("(agentrun) no running session; start one with :AgentRun")
+    return nil
+  end
+  if not s.id then
+    util.notify("(agentrun) the session is still starting; try again when it is ready")
+    return nil
+  end
+  return s
+end
+
+local function refresh(s)
+  if s.chat then
+    s.chat:render_header()
+  end
+end
+
+-- set_mode switches session s to mode id (asks which without an id).
+function M.set_mode(s, id)
+  s = session_or_warn(s)
+  if not s then
+    return false
+  end
+  local modes = s.modes and s.modes.availableModes or {}
+  if #modes == 0 then
+    util.notify(string.format("(agentrun) agent %s offers no modes", s.agent))
+    return false
+  end
+  if not id then
+    vim.ui.select(modes, {
+      prompt = "(agentrun) mode",
+      format_item = function(m)
+        return m.name .. (m.description and ("  — " .. m.description) or "")
+      end,
+    }, function(m)
+      if m then
+        M.set_mode(s, m.id)
+      end
+    end)
+    return true
+  end
+  local _, err = rpc.request("set_mode", s.key, id)
+  if err then
+    util.notify(err)
+    return false
+  end
+  s.modes.currentModeId = id
+  refresh(s)
+  return true
+end
+
+-- set_config sets config option id of session s to value (asks which
+-- value without one).
+function M.set_config(s, id, value)
+  s = session_or_warn(s)
+  if not s then
+    return false
+  end
+  local option
+  for _, o in ipairs(s.config or {}) do
+    if o.id == id then
+      option = o
+    end
+  end
+  if not option then
+    local ids = vim.tbl_map(function(o)
+      return o.id
+    end, s.config or {})
+    util.notify(string.format("(agentrun) agent %s has no option %q (it has: %s)", s.agent, tostring(id), #ids > 0 and table.concat(ids, ", ") or "none"))
+    return false
+  end
+  if not value then
+    vim.ui.select(option_values(option), {
+      prompt = "(agentrun) " .. option.name,
+      format_item = function(v)
+        return v.name .. (v.value == option.currentValue and "  (current)" or "")
+      end,
+    }, function(v)
+      if v then
+        M.set_config(s, id, v.value)
+      end
+    end)
+    return true
+  end
+  local opts, err = rpc.request("set_config", s.key, id, value)
+  if err then
+    util.notify(err)
+    return false
+  end
+  if type(opts) == "table" then
+    s.config = opts
+  end
+  refresh(s)
+  return true
+end
+
+-- set_model sets the model option (the one with category "model").
+function M.set_model(s, value)
+  s = session_or_warn(s)
+  if not s then
+    return false
+  end
+  local o = model_option(s)
+  if not o then
+    util.notify(string.format("(agentrun) agent %s offers no choice of model", s.agent))
+    return false
+  end
+  return M.set_config(s, o.id, value)
+end
+
+-- complete lists what a command can take: "mode" (mode ids), "model"
+-- (the model option's values), "config" (option ids).
+function M.complete(s, what, lead)
+  local out = {}
+  if not s then
+    return out
+  end
+  if what == "mode" then
+    for _, m in ipairs(s.modes and s.modes.availableModes or {}) do
+      table.insert(out, m.id)
+    end
+  elseif what == "model" then
+    local o = model_option(s)
+    for _, v in ipairs(o and option_values(o) or {}) do
+      table.insert(out, v.value)
+    end
+  else
+    for _, o in ipairs(s.config or {}) do
+      table.insert(out, o.id)
+    end
+  end
+  return vim.tbl_filter(function(x)
+    return vim.startswith(x, lead or "")
+  end, out)
+end
+
+return M

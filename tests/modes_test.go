@@ -1,0 +1,93 @@
+package tests
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// statusLine is the chat's status line.
+func (e *editor) statusLine() string {
+	e.t.Helper()
+	var line string
+	e.lua(`local s = require("agentrun.state").session(); return s and s.chat and s.chat:status() or ""`, &line)
+	return line
+}
+
+func (e *editor) waitHeader(want string) string {
+	e.t.Helper()
+	return e.waitFor("the status line to show "+want, 10*time.Second, func() (bool, string) {
+		h := e.statusLine()
+		return strings.Contains(h, want), h
+	})
+}
+
+// TestModesAndModel: the agent's mode and model show in the chat's status
+// line; :AgentMode and :AgentModel ask the agent (it then reports them
+// set), complete its ids, refuse unknown ones with the known ones named;
+// a mode change the agent makes itself shows at once.
+func TestModesAndModel(t *testing.T) {
+	e := claudeLike(t, "")
+	e.waitHeader("· Default · Sonnet")
+	var modes, models []string
+	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
+	e.lua(`return vim.fn.getcompletion("AgentModel o", "cmdline")`, &models)
+	if strings.Join(modes, ",") != "default,plan" || strings.Join(models, ",") != "opus" {
+		t.Errorf("completion: modes %q, models %q", modes, models)
+	}
+	e.cmd("AgentMode plan")
+	e.cmd("AgentModel opus")
+	e.waitHeader("· Plan · Opus")
+	e.cmd("AgentPrompt state")
+	e.waitChat("STATE mode=plan model=opus", 10*time.Second)
+	e.idle(10 * time.Second)
+
+	e.cmd("AgentMode default")
+	e.waitHeader("· Default · Opus")
+	e.cmd("AgentPrompt enter plan")
+	e.waitHeader("· Plan · Opus") // the agent's own current_mode_update
+	e.idle(10 * time.Second)
+
+	e.cmd("AgentMode yolo")
+	if n := e.noteText(); !strings.Contains(n, `has no mode "yolo" (it has default, plan)`) {
+		t.Errorf("unknown mode: %q", n)
+	}
+	e.cmd("AgentConfig effort high")
+	if n := e.noteText(); !strings.Contains(n, `has no option "effort" (it has: model)`) {
+		t.Errorf("unknown option: %q", n)
+	}
+}
+
+// TestModeWithoutArgumentAsks: :AgentMode without an id offers the modes
+// with vim.ui.select and sets the one picked.
+func TestModeWithoutArgumentAsks(t *testing.T) {
+	e := claudeLike(t, "")
+	e.waitHeader("· Default")
+	e.lua(`vim.ui.select = function(items, opts, cb) _G.offered = vim.tbl_map(function(m) return m.id end, items); cb(items[2], 2) end`, nil)
+	e.cmd("AgentMode")
+	e.waitHeader("· Plan")
+	var offered []string
+	e.lua(`return _G.offered`, &offered)
+	if strings.Join(offered, ",") != "default,plan" {
+		t.Errorf("offered %q", offered)
+	}
+}
+
+// TestScreenShowsModeAndModel: on the screen, the chat's status line
+// shows the mode and the model, and follows :AgentMode.
+func TestScreenShowsModeAndModel(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed")
+	}
+	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
+	s := startScreen(t, 120, 30, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready · Default · Sonnet")
+	s.keys("Escape", ":AgentMode plan", "Enter")
+	s.waitShows(10*time.Second, "agentrun · claudelike · ready · Plan · Sonnet")
+}
