@@ -91,3 +91,29 @@ func TestScreenShowsModeAndModel(t *testing.T) {
 	s.keys("Escape", ":AgentMode plan", "Enter")
 	s.waitShows(10*time.Second, "agentrun · claudelike · ready · Plan · Sonnet")
 }
+
+// TestSlashCommandsComplete: typing "/" in the prompt opens the agent's
+// slash commands with their descriptions; more letters narrow them; the
+// prompt buffer's 'omnifunc' gives the same list.
+func TestSlashCommandsComplete(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed")
+	}
+	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
+	s := startScreen(t, 120, 30, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.typeText("/") // the commands may arrive after: the menu opens then
+	s.waitFor("the slash command menu", 10*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "/compact [instructions]") && strings.Contains(sc, "Summarize the conversation") && strings.Contains(sc, "/review")
+	})
+	s.typeText("co")
+	sc := s.waitFor("the narrowed menu", 5*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "/context") && !strings.Contains(sc, "/review ")
+	})
+	if !strings.Contains(sc, "/compact") {
+		t.Errorf("the narrowed menu lacks /compact:\n%s", sc)
+	}
+}

@@ -14,6 +14,32 @@ function M.user_event(pattern, data)
   pcall(vim.api.nvim_exec_autocmds, "User", opts)
 end
 
+-- buffer_completeopt gives buf its own 'completeopt': a buffer-local
+-- option from 0.11; before, the global one is set while buf's window is
+-- in insert mode and put back when it leaves.
+function M.buffer_completeopt(buf, value)
+  if vim.fn.has("nvim-0.11") == 1 then
+    vim.bo[buf].completeopt = value
+    return
+  end
+  local saved
+  vim.api.nvim_create_autocmd("InsertEnter", {
+    buffer = buf,
+    callback = function()
+      saved = vim.o.completeopt
+      vim.o.completeopt = value
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, {
+    buffer = buf,
+    callback = function()
+      if saved then
+        vim.o.completeopt, saved = saved, nil
+      end
+    end,
+  })
+end
+
 -- uv is libuv's binding (vim.uv from 0.10, vim.loop before).
 M.uv = vim.uv or vim.loop
 

@@ -41,6 +41,10 @@ end
 
 function handlers.session_update(p)
   local s, chat = chat_of(p)
+  if s and type(p.update) == "table" and p.update.sessionUpdate == "available_commands_update" then
+    require("agentrun.ui.complete").commands(s, p.update.availableCommands)
+    return
+  end
   if s and type(p.update) == "table" and require("agentrun.modes").update(s, p.update) then
     if chat then
       chat:render_header()

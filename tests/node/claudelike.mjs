@@ -29,7 +29,7 @@ app.onRequest(acp.methods.agent.initialize, () => ({
   authMethods: [],
 }));
 
-app.onRequest(acp.methods.agent.session.new, async ({ params }) => {
+app.onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
   const id = `cl-session-${sessions.size + 1}`;
   const entry = { mcp: null, meta: params._meta ?? null, tools: [], error: null };
   const server = (params.mcpServers ?? []).find((s) => s.name === "agentrun");
@@ -49,6 +49,20 @@ app.onRequest(acp.methods.agent.session.new, async ({ params }) => {
   entry.mode = "default";
   entry.model = "sonnet";
   sessions.set(id, entry);
+  // Its slash commands, shortly after (as claude-agent-acp sends them).
+  setTimeout(() => {
+    client.notify(acp.methods.client.session.update, {
+      sessionId: id,
+      update: {
+        sessionUpdate: "available_commands_update",
+        availableCommands: [
+          { name: "compact", description: "Summarize the conversation to save context", input: { hint: "[instructions]" } },
+          { name: "context", description: "Show what fills the context" },
+          { name: "review", description: "Review the current changes" },
+        ],
+      },
+    });
+  }, 50);
   return { sessionId: id, modes: modes(entry), configOptions: configOptions(entry) };
 });
 

@@ -36,6 +36,7 @@ function M.new(s)
   self.buf = scratch("agentrun://chat/" .. s.key, "agentrun")
   vim.bo[self.buf].modifiable = false
   self.prompt_buf = scratch("agentrun://prompt/" .. s.key, "agentrun_prompt")
+  require("agentrun.ui.complete").attach(s, self.prompt_buf)
   self:map_keys()
   self.header = self:add({ kind = "header" })
   self:render_header()
