@@ -175,6 +175,12 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // exits meanwhile the error wraps its *ExitError; if it is stopped with
 // Close, ErrStopped.
 func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
+	return s.PromptBlocks(ctx, []acpsdk.ContentBlock{acpsdk.TextBlock(text)})
+}
+
+// PromptBlocks is Prompt with content blocks (text, and context from the
+// editor: resources, links).
+func (s *Session) PromptBlocks(ctx context.Context, blocks []acpsdk.ContentBlock) (string, error) {
 	a := s.agent
 	s.mu.Lock()
 	if s.ended {
@@ -196,7 +202,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
 
 	req := acpsdk.PromptRequest{
 		SessionId: acpsdk.SessionId(s.id),
-		Prompt:    []acpsdk.ContentBlock{acpsdk.TextBlock(text)},
+		Prompt:    blocks,
 	}
 	resp, err := acpsdk.SendRequest[acpsdk.PromptResponse](a.conn, ctx, acpsdk.AgentMethodSessionPrompt, req)
 	if a.isClosing() {

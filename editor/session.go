@@ -180,8 +180,13 @@ func (b *Bridge) live(key string) (*session, error) {
 
 // handlePrompt starts a prompt turn and returns at once; "turn_end"
 // follows with the stop reason or the error.
-func (b *Bridge) handlePrompt(key, text string) error {
+func (b *Bridge) handlePrompt(key, text string, items []contextItem) error {
 	s, err := b.live(key)
+	if err != nil {
+		return fmt.Errorf("prompt: %w", err)
+	}
+	embedded := s.agent.Info().AgentCapabilities.PromptCapabilities.EmbeddedContext
+	blocks, err := promptBlocks(text, items, embedded)
 	if err != nil {
 		return fmt.Errorf("prompt: %w", err)
 	}
@@ -193,7 +198,7 @@ func (b *Bridge) handlePrompt(key, text string) error {
 	s.busy = true
 	b.mu.Unlock()
 	go func() {
-		stop, err := s.s.Prompt(b.ctx, text)
+		stop, err := s.s.PromptBlocks(b.ctx, blocks)
 		b.mu.Lock()
 		s.busy = false
 		b.mu.Unlock()

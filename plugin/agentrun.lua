@@ -30,10 +30,12 @@ local commands = {
     end,
   },
   AgentPrompt = {
-    desc = "agentrun: send {text} to the current session",
+    desc = "agentrun: send {text} to the current session (#buffer, #selection, @path add context; a range sends those lines)",
     nargs = "+",
+    range = true,
+    -- no "file" completion: it would expand # and % in the text
     run = function(o)
-      api().prompt(o.args)
+      api().prompt(o.args, nil, o.range > 0 and { o.line1, o.line2 } or nil)
     end,
   },
   AgentCancel = {
@@ -139,5 +141,5 @@ local commands = {
 }
 
 for name, c in pairs(commands) do
-  vim.api.nvim_create_user_command(name, c.run, { desc = c.desc, nargs = c.nargs, bang = c.bang, complete = c.complete })
+  vim.api.nvim_create_user_command(name, c.run, { desc = c.desc, nargs = c.nargs, bang = c.bang, range = c.range, complete = c.complete })
 end

@@ -14,6 +14,17 @@ import (
 // as Claude Code does), with extra terminal options.
 func claudeLike(t *testing.T, terminal string) *editor {
 	t.Helper()
+	return startClaudeLike(t, terminal, "")
+}
+
+// claudeLikeEnv is claudeLike with extra agent environment entries (Lua).
+func claudeLikeEnv(t *testing.T, env string) *editor {
+	t.Helper()
+	return startClaudeLike(t, "", env)
+}
+
+func startClaudeLike(t *testing.T, terminal, env string) *editor {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not installed (scripts/deps.sh installs the test peers' needs)")
@@ -21,9 +32,9 @@ func claudeLike(t *testing.T, terminal string) *editor {
 	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "claudelike",
-		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } },
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } },
 		terminal = { %s },
-	})`, node, agent, terminal))
+	})`, node, agent, env, terminal))
 	e.startSession()
 	return e
 }

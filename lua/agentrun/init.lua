@@ -91,10 +91,12 @@ function M.run(name)
   return s
 end
 
--- prompt(text, key) sends a prompt to a session (default: the current one;
--- starts the default agent if there is none). Returns true when sent or
--- queued.
-function M.prompt(text, key)
+-- prompt(text, key, range) sends a prompt to a session (default: the
+-- current one; starts the default agent if there is none), with the
+-- context its words name (#buffer, #selection, @path; range = { first,
+-- last } adds those lines of the current buffer). Returns true when sent
+-- or queued.
+function M.prompt(text, key, range)
   if type(text) ~= "string" or vim.trim(text) == "" then
     warn("(agentrun) an empty prompt; try :AgentPrompt {text}")
     return false
@@ -107,7 +109,12 @@ function M.prompt(text, key)
       return false
     end
   end
-  return require("agentrun.session").prompt(s, text)
+  local items, cerr = require("agentrun.context").gather(text, range)
+  if not items then
+    warn(cerr)
+    return false
+  end
+  return require("agentrun.session").prompt(s, text, items)
 end
 
 -- stop_command(key, kill) stops the running command of a session (default:

@@ -7,9 +7,10 @@ local state = require("agentrun.state")
 
 local M = {}
 
--- send sends text to session s (already shown in the chat).
-local function send(s, text)
-  local ok, msg = rpc.request("prompt", s.key, text)
+-- send sends a prompt to session s (already shown in the chat): its text
+-- and the context items it names (agentrun.context).
+local function send(s, p)
+  local ok, msg = rpc.request("prompt", s.key, p.text, p.items or {})
   if not ok then
     s.chat:note(msg, "AgentRunError")
     return false
@@ -29,22 +30,24 @@ function M.flush(s)
   send(s, table.remove(s.queue, 1))
 end
 
--- prompt shows text in s's chat and sends it, or queues it while the
--- agent is busy or the session starting. Returns true when sent or queued.
-function M.prompt(s, text)
+-- prompt shows text in s's chat and sends it with the context it names
+-- (items), or queues it while the agent is busy or the session starting.
+-- Returns true when sent or queued.
+function M.prompt(s, text, items)
+  local p = { text = text, items = items }
   s.chat:user(text)
   if s.busy then
     -- The agent is still on the last turn (or its end has not reached us
     -- yet): queue it, as agents with prompt queueing do.
-    table.insert(s.queue, text)
+    table.insert(s.queue, p)
     s.chat:note("(queued: sent when the agent ends its turn; :AgentCancel drops it)")
     return true
   end
   if s.starting then
-    table.insert(s.queue, text)
+    table.insert(s.queue, p)
     return true
   end
-  return send(s, text)
+  return send(s, p)
 end
 
 -- drop_queue forgets s's queued prompts and says so in its chat.

@@ -24,7 +24,12 @@ const app = acp.agent({ name: "agentrun-claudelike" });
 
 app.onRequest(acp.methods.agent.initialize, () => ({
   protocolVersion: acp.PROTOCOL_VERSION,
-  agentCapabilities: { loadSession: false, mcpCapabilities: { http: false, sse: false } },
+  agentCapabilities: {
+    loadSession: false,
+    mcpCapabilities: { http: false, sse: false },
+    // AGENTRUN_TEST_NO_EMBED: an agent that takes links only.
+    promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: false },
+  },
   agentInfo: { name: "agentrun-claudelike", version: "1" },
   authMethods: [],
 }));
@@ -111,6 +116,20 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   const update = (u) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
   const say = (line) => update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: line + "\n" } });
 
+  if (text.startsWith("ctx")) {
+    // What came besides the text: "resource(uri,bytes,mime,first line)"
+    // or "resource_link(uri)".
+    const parts = params.prompt.filter((b) => b.type !== "text").map((b) => {
+      if (b.type === "resource") {
+        const r = b.resource;
+        return `resource(${r.uri},${r.text.length},${r.mimeType ?? ""},${r.text.split("\n")[0]})`;
+      }
+      if (b.type === "resource_link") return `resource_link(${b.uri})`;
+      return b.type;
+    });
+    await say(`BLOCKS ${parts.join(" ")}`);
+    return { stopReason: "end_turn" };
+  }
   if (text === "state") {
     await say(`STATE mode=${s.mode} model=${s.model}`);
     return { stopReason: "end_turn" };

@@ -1,0 +1,100 @@
+package editor
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// Context from the editor in a prompt (#buffer, #selection, @path): Lua
+// says what it refers to; here it becomes ACP content as the agent can
+// take it: the text embedded (a resource) when it announced
+// embeddedContext, else a link to the file.
+
+// contextItem is one piece of context Lua found in a prompt.
+type contextItem struct {
+	Kind string `msgpack:"kind"` // "buffer", "selection" or "file"
+	Path string `msgpack:"path"` // absolute
+	// Text is the buffer's or selection's current text (unsaved edits
+	// included); a file is read here.
+	Text      string `msgpack:"text"`
+	StartLine int    `msgpack:"start_line"` // a selection's lines (1-based)
+	EndLine   int    `msgpack:"end_line"`
+	Filetype  string `msgpack:"filetype"`
+}
+
+// maxContextFile bounds a file embedded with @path.
+const maxContextFile = 1 << 20
+
+// promptBlocks turns the prompt's text and context into content blocks.
+func promptBlocks(text string, items []contextItem, embedded bool) ([]acpsdk.ContentBlock, error) {
+	blocks := []acpsdk.ContentBlock{acpsdk.TextBlock(text)}
+	for _, it := range items {
+		if !filepath.IsAbs(it.Path) {
+			return nil, fmt.Errorf("context %s: %q is not an absolute path", it.Kind, it.Path)
+		}
+		uri := (&url.URL{Scheme: "file", Path: it.Path}).String()
+		name := filepath.Base(it.Path)
+		if it.Kind == "selection" && it.StartLine > 0 {
+			uri += fmt.Sprintf("#L%d-L%d", it.StartLine, it.EndLine)
+			name += fmt.Sprintf(":%d-%d", it.StartLine, it.EndLine)
+		}
+		if !embedded {
+			blocks = append(blocks, acpsdk.ResourceLinkBlock(name, uri))
+			continue
+		}
+		body := it.Text
+		if it.Kind == "file" {
+			b, err := readContextFile(it.Path)
+			if err != nil {
+				return nil, err
+			}
+			body = b
+		}
+		res := &acpsdk.TextResourceContents{Uri: uri, Text: body}
+		if mt := mimeType(it); mt != "" {
+			res.MimeType = &mt
+		}
+		blocks = append(blocks, acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: res}))
+	}
+	return blocks, nil
+}
+
+// readContextFile reads a file named with @path as text.
+func readContextFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("@%s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return "", fmt.Errorf("@%s is a directory; name a file", path)
+	}
+	if fi.Size() > maxContextFile {
+		return "", fmt.Errorf("@%s is %d bytes, more than the %d a prompt takes", path, fi.Size(), maxContextFile)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("@%s: %w", path, err)
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("@%s is not text", path)
+	}
+	return string(b), nil
+}
+
+// mimeType names text by the buffer's filetype or the file's extension.
+func mimeType(it contextItem) string {
+	ft := it.Filetype
+	if ft == "" {
+		ft = strings.TrimPrefix(filepath.Ext(it.Path), ".")
+	}
+	if ft == "" {
+		return "text/plain"
+	}
+	return "text/x-" + ft
+}

@@ -1,0 +1,81 @@
+-- Context from the editor in a prompt: "#buffer" (the buffer you were
+-- in, as it is now, unsaved edits included), "#selection" (your last
+-- visual selection there, or the range of :'<,'>AgentPrompt) and "@path"
+-- (a file). The words stay in the prompt's text; what they name is sent
+-- along as ACP content (the Go side embeds it or links to it, as the agent
+-- can take it).
+local api = vim.api
+
+local M = {}
+
+-- last_buf is the last normal file buffer entered (not ours).
+M.last_buf = nil
+
+api.nvim_create_autocmd("BufEnter", {
+  group = api.nvim_create_augroup("agentrun_context", { clear = true }),
+  desc = "agentrun: the buffer #buffer and #selection refer to",
+  callback = function(a)
+    if vim.bo[a.buf].buftype == "" and api.nvim_buf_get_name(a.buf) ~= "" then
+      M.last_buf = a.buf
+    end
+  end,
+})
+
+-- source is the buffer the context words refer to: the current one if it
+-- is a file, else the last file buffer entered.
+local function source()
+  local cur = api.nvim_get_current_buf()
+  if vim.bo[cur].buftype == "" and api.nvim_buf_get_name(cur) ~= "" then
+    return cur
+  end
+  if M.last_buf and api.nvim_buf_is_valid(M.last_buf) then
+    return M.last_buf
+  end
+end
+
+local function lines_text(buf, first, last)
+  local lines = api.nvim_buf_get_lines(buf, first - 1, last, false)
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- gather returns the context items a prompt names, or nil and a message
+-- saying what is wrong. range = { first, last } (from :'<,'>AgentPrompt)
+-- adds the selection even without "#selection".
+function M.gather(text, range)
+  local items = {}
+  local wants_buffer = text:find("#buffer", 1, true) ~= nil
+  local wants_selection = range ~= nil or text:find("#selection", 1, true) ~= nil
+  if wants_buffer or wants_selection then
+    local buf = source()
+    if not buf then
+      return nil, "(agentrun) #buffer and #selection name the file buffer you were in; open one first"
+    end
+    local path = api.nvim_buf_get_name(buf)
+    local ft = vim.bo[buf].filetype
+    if wants_buffer then
+      table.insert(items, { kind = "buffer", path = path, text = lines_text(buf, 1, api.nvim_buf_line_count(buf)), filetype = ft })
+    end
+    if wants_selection then
+      local first, last
+      if range then
+        first, last = range[1], range[2]
+      else
+        first, last = api.nvim_buf_get_mark(buf, "<")[1], api.nvim_buf_get_mark(buf, ">")[1]
+      end
+      if not first or first < 1 or last < first then
+        return nil, "(agentrun) #selection: select lines in the buffer first (visual mode), or use :'<,'>AgentPrompt"
+      end
+      table.insert(items, { kind = "selection", path = path, text = lines_text(buf, first, last), start_line = first, end_line = last, filetype = ft })
+    end
+  end
+  for word in text:gmatch("@(%S+)") do
+    local path = vim.fn.fnamemodify(vim.fn.expand(word), ":p")
+    if vim.fn.filereadable(path) == 0 then
+      return nil, string.format("(agentrun) @%s: no readable file %s", word, path)
+    end
+    table.insert(items, { kind = "file", path = path })
+  end
+  return items
+end
+
+return M

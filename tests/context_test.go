@@ -1,0 +1,69 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// editFile opens a file with lines in e and changes its first line
+// without saving (the context must carry the buffer as it is).
+func (e *editor) editFile(name string, lines ...string) string {
+	e.t.Helper()
+	path := filepath.Join(e.cwd(), name)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.cmd("edit " + path)
+	e.lua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "unsaved first line" })`, nil)
+	return path
+}
+
+// TestContextBlocks: #buffer, #selection (a range) and @path arrive as
+// embedded resources for an agent that takes them, with the buffer's
+// unsaved text, and as links for one that does not.
+func TestContextBlocks(t *testing.T) {
+	for _, embed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("embedded=%v", embed), func(t *testing.T) {
+			extra := ""
+			if !embed {
+				extra = `AGENTRUN_TEST_NO_EMBED = "1"`
+			}
+			e := claudeLikeEnv(t, extra)
+			path := e.editFile("main.go", "package main", "", "func main() {}", "// end")
+			other := filepath.Join(e.cwd(), "notes.txt")
+			if err := os.WriteFile(other, []byte("note one\nnote two\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e.cmd("AgentPrompt ctx #buffer @notes.txt")
+			want := fmt.Sprintf("BLOCKS resource(file://%s,42,text/x-go,unsaved first line) resource(file://%s,18,text/x-txt,note one)", path, other)
+			if !embed {
+				want = fmt.Sprintf("BLOCKS resource_link(file://%s) resource_link(file://%s)", path, other)
+			}
+			e.waitChat(want, 20*time.Second)
+			e.idle(10 * time.Second)
+			e.cmd("buffer " + path)
+			e.cmd("3,4AgentPrompt ctx about these")
+			want = fmt.Sprintf("BLOCKS resource(file://%s#L3-L4,22,text/x-go,func main() {})", path)
+			if !embed {
+				want = fmt.Sprintf("BLOCKS resource_link(file://%s#L3-L4)", path)
+			}
+			e.waitChat(want, 20*time.Second)
+		})
+	}
+}
+
+// TestContextMissingFile: @path naming no file is said, and nothing is sent.
+func TestContextMissingFile(t *testing.T) {
+	e := claudeLikeEnv(t, "")
+	e.cmd("AgentPrompt ctx @no-such-file.txt")
+	if n := e.noteText(); !strings.Contains(n, "@no-such-file.txt: no readable file") {
+		t.Errorf("notes %q", n)
+	}
+	if strings.Contains(e.chat(), "BLOCKS") {
+		t.Error("the prompt was sent")
+	}
+}
