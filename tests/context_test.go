@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,4 +67,28 @@ func TestContextMissingFile(t *testing.T) {
 	if strings.Contains(e.chat(), "BLOCKS") {
 		t.Error("the prompt was sent")
 	}
+}
+
+// TestContextFromThePromptArea: typed in the chat's prompt area (not a
+// file buffer), #buffer names the file used last, even one opened before
+// the plugin was first used.
+func TestContextFromThePromptArea(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed")
+	}
+	e := startEditor(t, "")
+	path := filepath.Join(e.cwd(), "first.go")
+	if err := os.WriteFile(path, []byte("package first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.cmd("edit " + path) // before any agentrun module is loaded
+	e.lua(fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
+		agents = { claudelike = { cmd = { %q, %q } } } })`, node, filepath.Join(root, "tests", "node", "claudelike.mjs")), nil)
+	e.startSession()
+	e.lua(`local s = require("agentrun.state").session()
+vim.api.nvim_set_current_win(vim.fn.bufwinid(s.chat.prompt_buf))
+vim.api.nvim_buf_set_lines(s.chat.prompt_buf, 0, -1, false, { "ctx what is #buffer" })
+s.chat:send()`, nil)
+	e.waitChat(fmt.Sprintf("BLOCKS resource(file://%s,14,text/x-go,package first)", path), 20*time.Second)
 }

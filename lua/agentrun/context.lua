@@ -8,29 +8,21 @@ local api = vim.api
 
 local M = {}
 
--- last_buf is the last normal file buffer entered (not ours).
-M.last_buf = nil
-
-api.nvim_create_autocmd("BufEnter", {
-  group = api.nvim_create_augroup("agentrun_context", { clear = true }),
-  desc = "agentrun: the buffer #buffer and #selection refer to",
-  callback = function(a)
-    if vim.bo[a.buf].buftype == "" and api.nvim_buf_get_name(a.buf) ~= "" then
-      M.last_buf = a.buf
-    end
-  end,
-})
-
 -- source is the buffer the context words refer to: the current one if it
--- is a file, else the last file buffer entered.
+-- is a file, else the file buffer used last (getbufinfo's lastused, so a
+-- buffer opened before the plugin loaded counts too).
 local function source()
   local cur = api.nvim_get_current_buf()
   if vim.bo[cur].buftype == "" and api.nvim_buf_get_name(cur) ~= "" then
     return cur
   end
-  if M.last_buf and api.nvim_buf_is_valid(M.last_buf) then
-    return M.last_buf
+  local best, used = nil, -1
+  for _, info in ipairs(vim.fn.getbufinfo({ buflisted = 1 })) do
+    if vim.bo[info.bufnr].buftype == "" and info.name ~= "" and (info.lastused or 0) > used then
+      best, used = info.bufnr, info.lastused or 0
+    end
   end
+  return best
 end
 
 local function lines_text(buf, first, last)
