@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,25 +77,21 @@ func remoteName(name string) (pid int, id string, err error) {
 
 // handleRemoteTerminals lists the terminals of every other host.
 func (b *Bridge) handleRemoteTerminals() ([]map[string]any, error) {
-	dir, err := rundir.Dir()
-	if err != nil {
-		return nil, err
-	}
-	sockets, err := rundir.Sockets(dir)
+	hosts, err := rundir.Hosts()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 	defer cancel()
 	out := []map[string]any{}
-	for _, s := range sockets {
-		pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
-		if err != nil || pid == os.Getpid() {
+	for _, host := range hosts {
+		pid := host.PID
+		if pid <= 0 || pid == os.Getpid() {
 			continue
 		}
 		h, err := b.remoteHostOf(ctx, pid)
 		if err != nil {
-			b.log.Debug("remote host", "socket", s, "err", err)
+			b.log.Debug("remote host", "socket", host.Socket, "err", err)
 			continue
 		}
 		h.mu.Lock()

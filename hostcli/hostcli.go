@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,18 +51,14 @@ func dial(ctx context.Context, socket string, subs ...string) (*ahpclient.Client
 // terminals lists the terminals of every live host (stale sockets of dead
 // hosts are removed).
 func terminals(ctx context.Context) ([]hostTerm, error) {
-	dir, err := rundir.Dir()
-	if err != nil {
-		return nil, err
-	}
-	sockets, err := rundir.Sockets(dir)
+	hosts, err := rundir.Hosts()
 	if err != nil {
 		return nil, err
 	}
 	var out []hostTerm
 	live := 0
-	for _, s := range sockets {
-		pid, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
+	for _, host := range hosts {
+		pid, s := host.PID, host.Socket
 		c, res, err := dial(ctx, s, ahp.RootURI)
 		if err != nil {
 			var aerr *ahpclient.Error

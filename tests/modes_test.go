@@ -79,13 +79,7 @@ func TestModeWithoutArgumentAsks(t *testing.T) {
 // TestScreenShowsModeAndModel: on the screen, the chat's status line
 // shows the mode and the model, and follows :AgentMode.
 func TestScreenShowsModeAndModel(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed")
-	}
-	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
-	s := startScreen(t, 120, 30, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
-		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
+	s := claudeLikeScreen(t)
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready · Default · Sonnet")
 	s.keys("Escape", ":AgentMode plan", "Enter")
@@ -96,13 +90,7 @@ func TestScreenShowsModeAndModel(t *testing.T) {
 // slash commands with their descriptions; more letters narrow them; the
 // prompt buffer's 'omnifunc' gives the same list.
 func TestSlashCommandsComplete(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed")
-	}
-	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
-	s := startScreen(t, 120, 30, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
-		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
+	s := claudeLikeScreen(t)
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
 	s.typeText("/") // the commands may arrive after: the menu opens then
@@ -116,4 +104,17 @@ func TestSlashCommandsComplete(t *testing.T) {
 	if !strings.Contains(sc, "/compact") {
 		t.Errorf("the narrowed menu lacks /compact:\n%s", sc)
 	}
+}
+
+// claudeLikeScreen is the tmux screen of a Neovim whose default agent is
+// the Claude-like test agent.
+func claudeLikeScreen(t *testing.T) *screen {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed")
+	}
+	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
+	return startScreen(t, 120, 30, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
 }

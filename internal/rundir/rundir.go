@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -51,6 +52,31 @@ func Dir() (string, error) {
 // Socket is the path of the socket of the host with process id pid.
 func Socket(dir string, pid int) string {
 	return filepath.Join(dir, fmt.Sprintf("%d.sock", pid))
+}
+
+// Host is one host's socket and the process id it is named after (0 for
+// a socket not named PID.sock).
+type Host struct {
+	PID    int
+	Socket string
+}
+
+// Hosts lists the hosts with a socket in the user's socket directory.
+func Hosts() ([]Host, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	sockets, err := Sockets(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Host, 0, len(sockets))
+	for _, s := range sockets {
+		pid, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(s), ".sock"))
+		out = append(out, Host{PID: pid, Socket: s})
+	}
+	return out, nil
 }
 
 // Sockets lists the sockets in dir, oldest host first (by pid).
