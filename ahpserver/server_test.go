@@ -227,12 +227,15 @@ func TestInputNeedsTheClaim(t *testing.T) {
 	}); !ok {
 		t.Error("the watcher saw no claim with client a's origin")
 	}
-	if _, ok := fw.find(func(e ahp.Envelope) bool {
-		_, input := e.Action.(ahp.InputAction)
-		return input && e.Origin != nil && e.Origin.ClientSeq == seq
-	}); !ok {
-		t.Error("the watcher saw no echo of a's input")
-	}
+	// The echo is published once the input is written, so it may come
+	// after the output the input caused.
+	wait.For(t, "the watcher to see the echo of a's input", timeout, func() bool {
+		_, ok := fw.find(func(e ahp.Envelope) bool {
+			_, input := e.Action.(ahp.InputAction)
+			return input && e.Origin != nil && e.Origin.ClientSeq == seq
+		})
+		return ok
+	})
 	if strings.Contains(fa.text(), "early") {
 		t.Error("refused input reached the program")
 	}
