@@ -25,7 +25,7 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	reject := func(why string) (any, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c.push(outgoing{env: &ahp.Envelope{Action: act, ServerSeq: s.seq, Origin: &origin, RejectionReason: why}, bytes: 256})
+		c.rejectLocked(act, origin, why)
 		return nil, nil
 	}
 	id, err := ahp.TerminalID(uri)
@@ -54,7 +54,7 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	defer s.mu.Unlock()
 	seq, err := t.Dispatch(act, allow)
 	if err != nil {
-		c.push(outgoing{env: &ahp.Envelope{Action: act, ServerSeq: s.seq, Origin: &origin, RejectionReason: err.Error()}, bytes: 256})
+		c.rejectLocked(act, origin, err.Error())
 		return nil, nil
 	}
 	if seq == 0 {
@@ -119,4 +119,10 @@ func (s *Server) Claim(t *termhost.Terminal, client string) error {
 	present[client] = true
 	_, err := t.Dispatch(act, func(st ahp.TerminalState) error { return mayDispatch(client, act, st, present) })
 	return err
+}
+
+// rejectLocked echoes act to c alone with the reason the server refused
+// it (s.mu held: it is ordered with the actions c gets).
+func (c *conn) rejectLocked(act ahp.Action, origin ahp.Origin, why string) {
+	c.push(outgoing{env: &ahp.Envelope{Action: act, ServerSeq: c.s.seq, Origin: &origin, RejectionReason: why}, bytes: 256})
 }

@@ -24,15 +24,11 @@ import (
 // the command's output, and how long attaching takes until the first
 // byte of the scrollback is there.
 func runHost(lines int) error {
-	dir, err := os.MkdirTemp("", "arb")
+	dir, file, err := linesFile("arb", lines)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "lines.txt")
-	if err := writeLines(file, lines); err != nil {
-		return err
-	}
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return err

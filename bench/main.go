@@ -73,15 +73,11 @@ func run(lines int, flood time.Duration) error {
 // rounds, alternating contenders: the raw drain and the agent path as
 // medians of three, the lag p99 over the samples of three floods each.
 func runDisplay(lines int, flood time.Duration) error {
-	dir, err := os.MkdirTemp("", "agentrun-bench")
+	dir, file, err := linesFile("agentrun-bench", lines)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "lines.txt")
-	if err := writeLines(file, lines); err != nil {
-		return err
-	}
 	last := strconv.Itoa(lines)
 	fmt.Printf("output: %d lines (cat of a %s file) on %s\n\n", lines, sizeOf(file), hostDesc())
 
@@ -107,6 +103,20 @@ func showComplete(r displayResult) string {
 		return "   never    "
 	}
 	return fmt.Sprintf("%8.0f ms  ", ms(r.Complete))
+}
+
+// linesFile writes n numbered lines to lines.txt in a new temporary
+// directory (short-named: a socket may go there too) and returns both.
+func linesFile(prefix string, n int) (dir, file string, err error) {
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", err
+	}
+	file = filepath.Join(dir, "lines.txt")
+	if err = writeLines(file, n); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, file, nil
 }
 
 func writeLines(path string, n int) error {
