@@ -226,6 +226,8 @@ func (a *Agent) initialize(ctx context.Context) error {
 		ClientCapabilities: acpsdk.ClientCapabilities{
 			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 			Terminal: true,
+			// We run terminal sign-in methods in one of our terminals (auth.go).
+			Auth: acpsdk.AuthCapabilities{Terminal: true},
 			// Agents that run commands themselves (codex-acp) stream their
 			// output to us in tool_call_update._meta.terminal_output.
 			Meta: map[string]any{"terminal_output": true},
@@ -303,8 +305,9 @@ func (a *Agent) Terminate() error {
 	return a.Close()
 }
 
-// Close ends every session (releasing their terminals), closes the agent's
-// stdin, and stops it: SIGTERM to its process group after StopGrace, then
+// Close ends every session (telling the agent with session/close when it
+// has it, unless Terminate asked for haste, then releasing their
+// terminals), closes the agent's stdin, and stops it: SIGTERM to its process group after StopGrace, then
 // SIGKILL. It returns once everything is cleaned up.
 func (a *Agent) Close() error {
 	a.mu.Lock()
@@ -313,6 +316,9 @@ func (a *Agent) Close() error {
 	sessions := a.sessionList()
 	a.mu.Unlock()
 	if !already {
+		if !a.urgent.Load() {
+			a.closeSessions(sessions, a.opts.StopGrace)
+		}
 		for _, s := range sessions {
 			s.end(nil)
 		}

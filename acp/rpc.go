@@ -208,4 +208,5 @@ func unquoteErrors(s string) string {
 	return s
 }
 
+// Unwrap gives the agent's error response, for errors.As and IsAuthRequired.
 func (e *rpcError) Unwrap() error { return e.re }

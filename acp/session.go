@@ -44,6 +44,13 @@ type SessionOptions struct {
 	McpServers []acpsdk.McpServer
 	// Meta is session/new's _meta (agent-specific options).
 	Meta map[string]any
+	// Load, when set, opens this earlier session with session/load instead
+	// of starting a new one: the agent replays its history as session
+	// updates before the call returns (sessions.go).
+	Load string
+	// Resume, when set, opens this earlier session with session/resume:
+	// the agent picks it up without replaying its history.
+	Resume string
 }
 
 // NewSession starts a session whose working directory is cwd, which must
@@ -52,7 +59,8 @@ func (a *Agent) NewSession(ctx context.Context, cwd string) (*Session, error) {
 	return a.NewSessionWith(ctx, cwd, SessionOptions{})
 }
 
-// NewSessionWith is NewSession with MCP servers and _meta.
+// NewSessionWith is NewSession with MCP servers and _meta, or opens an
+// earlier session (opts.Load, opts.Resume).
 func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOptions) (*Session, error) {
 	if !isAbs(cwd) {
 		return nil, fmt.Errorf("new session: cwd %q is not an absolute path", cwd)
@@ -79,13 +87,12 @@ func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOpti
 		a.mu.Unlock()
 	}()
 
-	req := acpsdk.NewSessionRequest{Cwd: cwd, McpServers: append([]acpsdk.McpServer{}, opts.McpServers...), Meta: opts.Meta}
-	resp, err := acpsdk.SendRequest[acpsdk.NewSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionNew, req)
+	resp, err := a.openSession(ctx, cwd, opts)
 	if err != nil {
 		if endErr := a.endedErr(); endErr != nil {
 			return nil, fmt.Errorf("new session: %w", endErr)
 		}
-		return nil, fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/new", err))
+		return nil, err
 	}
 	if resp.SessionId == "" {
 		return nil, fmt.Errorf("agent %q: session/new returned an empty sessionId", a.cfg.Name)

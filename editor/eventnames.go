@@ -20,6 +20,8 @@ const (
 	evApproveCancelled    = "approve_cancelled"
 	evRemoteClaimed       = "remote_claimed" // a remote terminal changed hands
 	evToolTerminal        = "tool_terminal"  // a terminal our MCP tool made for a tool call
+	evAuthRequired        = "auth_required"  // the agent wants the user to sign in (auth.go)
+	evSessionList         = "session_list"   // an agent's earlier sessions (sessions.go)
 )
 
 // question is something the bridge asks the user (ask): the event that

@@ -25,6 +25,8 @@ type session struct {
 	s     *acp.Session
 	busy  bool
 	ended bool
+	// args started it; signing in opens the session again with them.
+	args startArgs
 }
 
 // startArgs is what Lua sends to start a session.
@@ -38,6 +40,11 @@ type startArgs struct {
 	// Terminals is where the agent's commands run: "agentrun" (ours,
 	// offered as an MCP tool) or "agent" (its own); mcp.go.
 	Terminals string `msgpack:"terminals"`
+	// Load or Resume name an earlier session to open instead of a new
+	// one; Continue opens the cwd's most recent one (sessions.go).
+	Load     string `msgpack:"load"`
+	Resume   string `msgpack:"resume"`
+	Continue bool   `msgpack:"continue"`
 }
 
 // handleStart starts an agent and a session in the background and returns
@@ -90,44 +97,85 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 			b.sessionFailed(s, err)
 			return
 		}
-		offer, token := b.mcpOffer(args.Terminals, args.Cmd)
-		as, err := a.NewSessionWith(ctx, args.Cwd, offer)
-		if err != nil {
-			if ctx.Err() != nil {
-				_ = a.Terminate()
-			} else {
-				_ = a.Close()
-			}
-			b.sessionFailed(s, err)
-			return
-		}
 		b.mu.Lock()
-		s.agent, s.s = a, as
-		b.byID[as.ID()] = s
-		if token != "" {
-			b.mcpTokens[token] = s
-		}
-		early := b.early[as.ID()]
-		delete(b.early, as.ID())
-		closing := b.closing
-		// Under b.mu so no update for this session can slip in between.
-		started := map[string]any{"key": key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd}
-		for k, v := range modesPayload(s) {
-			started[k] = v
-		}
-		b.events.push(evSessionStarted, started)
-		for _, e := range early {
-			e.payload["key"] = key
-			b.events.push(e.name, e.payload)
-		}
+		s.agent, s.args = a, args
 		b.mu.Unlock()
-		b.log.Info("session started", "key", key, "session", as.ID(), "agent", args.Agent)
-		if closing {
-			_ = a.Terminate()
-		}
 		go b.watchAgent(s, a)
+		b.openSession(ctx, s)
 	}()
 	return key, nil
+}
+
+// openSession opens s's ACP session on its started agent: new, loaded or
+// resumed as s.args say (sessions.go), and tells Lua it started. When the
+// agent wants the user to sign in first, the agent keeps running and Lua
+// is asked how (auth.go); signing in opens the session again.
+func (b *Bridge) openSession(ctx context.Context, s *session) {
+	a, args := s.agent, s.args
+	opts, note, err := b.sessionOptions(ctx, a, args)
+	if err != nil {
+		b.failStart(ctx, s, err)
+		return
+	}
+	offer, token := b.mcpOffer(args.Terminals, args.Cmd)
+	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
+	if reopened := opts.Load + opts.Resume; reopened != "" {
+		// An ended chat of this session id must not get the replayed
+		// history: updates wait for the new one (b.early).
+		b.mu.Lock()
+		delete(b.byID, reopened)
+		b.mu.Unlock()
+	}
+	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
+	if acp.IsAuthRequired(err) {
+		b.askSignIn(s, err)
+		return
+	}
+	if err != nil {
+		b.failStart(ctx, s, err)
+		return
+	}
+	b.mu.Lock()
+	s.s = as
+	b.byID[as.ID()] = s
+	if token != "" {
+		b.mcpTokens[token] = s
+	}
+	early := b.early[as.ID()]
+	delete(b.early, as.ID())
+	closing := b.closing
+	// Under b.mu so no update for this session can slip in between.
+	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd}
+	for k, v := range modesPayload(s) {
+		started[k] = v
+	}
+	if note != "" {
+		started["note"] = note
+	}
+	b.events.push(evSessionStarted, started)
+	for _, e := range early {
+		e.payload["key"] = s.key
+		b.events.push(e.name, e.payload)
+	}
+	b.mu.Unlock()
+	b.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "load", opts.Load, "resume", opts.Resume)
+	if closing {
+		_ = a.Terminate()
+	}
+}
+
+// failStart stops s's agent and tells Lua the session could not start
+// (that, not that the agent ended: s is marked ended first).
+func (b *Bridge) failStart(ctx context.Context, s *session, err error) {
+	b.mu.Lock()
+	s.ended = true
+	b.mu.Unlock()
+	if ctx.Err() != nil {
+		_ = s.agent.Terminate()
+	} else {
+		_ = s.agent.Close()
+	}
+	b.sessionFailed(s, err)
 }
 
 func (b *Bridge) sessionFailed(s *session, err error) {

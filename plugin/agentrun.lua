@@ -127,6 +127,23 @@ local commands = {
       api().config(o.fargs[1], o.fargs[2])
     end,
   },
+  AgentSessions = {
+    desc = "agentrun: list [agent]'s earlier sessions in this directory and open one again",
+    nargs = "?",
+    complete = function(lead)
+      return api()._complete_agents(lead)
+    end,
+    run = function(o)
+      api().sessions(arg(o))
+    end,
+  },
+  AgentLogin = {
+    desc = "agentrun: sign in to the current session's agent",
+    nargs = 0,
+    run = function()
+      api().login()
+    end,
+  },
   AgentKill = {
     desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
     nargs = "?",

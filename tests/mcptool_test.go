@@ -25,18 +25,39 @@ func claudeLikeEnv(t *testing.T, env string) *editor {
 
 func startClaudeLike(t *testing.T, terminal, env string) *editor {
 	t.Helper()
+	e := claudeLikeEditor(t, terminal, env, "")
+	e.startSession()
+	return e
+}
+
+// claudeLikeArgv is the Claude-like test agent's command: node, script.
+func claudeLikeArgv(t *testing.T) (node, script string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not installed (scripts/deps.sh installs the test peers' needs)")
 	}
-	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
-	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+	return node, filepath.Join(root, "tests", "node", "claudelike.mjs")
+}
+
+// claudeLikeCommand is claudeLikeArgv as a command line.
+func claudeLikeCommand(t *testing.T) string {
+	node, script := claudeLikeArgv(t)
+	return node + " " + script
+}
+
+// claudeLikeEditor starts an editor whose default agent is the
+// Claude-like test agent, with extra terminal, agent env and chat options
+// (Lua), and no session yet.
+func claudeLikeEditor(t *testing.T, terminal, env, chat string) *editor {
+	t.Helper()
+	node, agent := claudeLikeArgv(t)
+	return startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "claudelike",
 		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } },
 		terminal = { %s },
-	})`, node, agent, env, terminal))
-	e.startSession()
-	return e
+		chat = { %s },
+	})`, node, agent, env, terminal, chat))
 }
 
 // TestMCPToolRunsInOurTerminal: a command the agent runs through the MCP

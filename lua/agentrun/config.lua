@@ -14,6 +14,9 @@ M.defaults = {
   chat = {
     position = "right", -- "right" | "left" | "below" | "tab"
     size = 70, -- columns (right/left) or lines (below)
+    -- :AgentRun continues the agent's most recent session of the cwd
+    -- (when the agent keeps them) instead of starting a new one
+    continue_last = false,
   },
   terminal = {
     position = "below", -- "below" | "right" | "float" | "none"
@@ -236,6 +239,9 @@ local function validate(opts)
   no_unknown_keys("chat.", c.chat, M.defaults.chat)
   check("chat.position", c.chat.position, one_of("right", "left", "below", "tab"))
   check("chat.size", c.chat.size, int_in(1), "a positive integer")
+  check("chat.continue_last", c.chat.continue_last, function(v)
+    return type(v) == "boolean"
+  end, "true or false")
 
   no_unknown_keys("terminal.", c.terminal, M.defaults.terminal)
   check("terminal.position", c.terminal.position, one_of("below", "right", "float", "none"))

@@ -18,10 +18,13 @@ function handlers.session_started(p)
     return
   end
   s.id = p.session_id
-  s.starting = false
+  s.starting, s.signin = false, nil
   require("agentrun.modes").started(s, p)
   if chat then
     chat:render_header()
+    if p.note then
+      chat:note("(agentrun) " .. p.note)
+    end
   end
   require("agentrun.session").flush(s)
 end
@@ -108,7 +111,8 @@ function handlers.message(p)
   if chat then
     chat:note(msg, p.level == "error" and "AgentRunError" or "AgentRunNote")
   end
-  require("agentrun.util").notify(msg, p.level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN)
+  local level = ({ error = vim.log.levels.ERROR, info = vim.log.levels.INFO })[p.level] or vim.log.levels.WARN
+  require("agentrun.util").notify(msg, level)
 end
 
 -- Events a UI module handles whole: name -> { module, function }. The
@@ -120,6 +124,8 @@ local delegated = {
   agent_terminal = { "agentrun.ui.agentterm", "agent_terminal" },
   remote_claimed = { "agentrun.ui.term", "remote_claimed" },
   tool_terminal = { "agentrun.ui.term", "tool_terminal" },
+  auth_required = { "agentrun.ui.signin", "required" },
+  session_list = { "agentrun.sessions", "listed" },
   permission = { "agentrun.ui.permission", "ask" },
   permission_cancelled = { "agentrun.ui.ask", "cancelled" },
   approve = { "agentrun.ui.approve", "ask" },

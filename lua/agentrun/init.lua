@@ -80,16 +80,31 @@ function M.run(name)
     s.chat:open()
     return s
   end
-  local key, msg = rpc.request("start", { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = config.terminals_of(a) })
+  return M._start(name, { continue = config.get().chat.continue_last })
+end
+
+-- _start starts a new session with agent name in a new chat; how (extra):
+-- { load = id } or { resume = id } opens an earlier session, { continue
+-- = true } the cwd's most recent one. Returns the session.
+function M._start(name, extra)
+  local a = config.agents()[name]
+  local args = { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = config.terminals_of(a) }
+  for k, v in pairs(extra or {}) do
+    args[k] = v
+  end
+  local key, msg = rpc.request("start", args)
   if not key then
     err(msg)
     return nil
   end
-  s = state.add_session(key, name)
+  local s = state.add_session(key, name)
   s.chat = require("agentrun.ui.chat").new(s)
   s.chat:open()
   return s
 end
+
+-- _env_list turns { NAME = "value" } into sorted "NAME=value" entries.
+M._env_list = env_list
 
 -- prompt(text, key, range) sends a prompt to a session (default: the
 -- current one; starts the default agent if there is none), with the
@@ -329,6 +344,18 @@ end
 -- (asks for the value without one).
 function M.config(id, value)
   return require("agentrun.modes").set_config(state.session(), id, value)
+end
+
+-- sessions(agent) lists agent's earlier sessions in this directory
+-- (default: the current session's agent, else default_agent) and opens
+-- the one picked in a new chat, its history replayed when the agent can.
+function M.sessions(name)
+  return require("agentrun.sessions").pick(name)
+end
+
+-- login() offers the current session's ways to sign in to its agent.
+function M.login()
+  return require("agentrun.ui.signin").ask()
 end
 
 -- _complete_modes completes :AgentMode / :AgentModel / :AgentConfig.

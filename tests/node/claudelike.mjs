@@ -12,31 +12,124 @@
 //
 // Like claude-agent-acp it offers modes (default, plan) and a model
 // config option (sonnet, opus).
+//
+// AGENTRUN_TEST_STATE=DIR keeps its sessions in DIR/sessions.json, as an
+// agent keeps them on disk: it then lists (session/list), loads (its
+// history replayed as user and agent message chunks), resumes and closes
+// them (DIR/closed.log). "say TEXT" answers TEXT.
+//
+// AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
+// auth_required until DIR/signed-in exists. Two ways: "token"
+// (authenticate) and, when the client can run it, "login": this program
+// again with --login in a terminal, which asks for a code and signs in
+// when the code is "ok".
 import { Readable, Writable } from "node:stream";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as readline from "node:readline";
 import * as acp from "@agentclientprotocol/sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
+const stateDir = process.env.AGENTRUN_TEST_STATE;
+const authDir = process.env.AGENTRUN_TEST_AUTH;
+
+if (process.argv.includes("--login")) {
+  // The terminal sign-in: an interactive prompt, as `claude /login` has.
+  process.stdout.write(`Signing in (AGENTRUN_TEST_LOGIN=${process.env.AGENTRUN_TEST_LOGIN ?? ""})\r\nPaste your code: `);
+  const rl = readline.createInterface({ input: process.stdin });
+  const code = await new Promise((resolve) => rl.once("line", resolve));
+  if (code.trim() !== "ok") {
+    process.stdout.write("wrong code\r\n");
+    process.exit(1);
+  }
+  fs.writeFileSync(path.join(authDir, "signed-in"), "login");
+  process.stdout.write("signed in\r\n");
+  process.exit(0);
+}
+
 const sessions = new Map(); // sessionId -> { mcp, meta, tools }
 let calls = 0;
+let terminalAuth = false;
+
+// The sessions kept on disk: [{ sessionId, cwd, title, updatedAt, history: [{ role, text }] }].
+const stored = () => (stateDir && fs.existsSync(path.join(stateDir, "sessions.json")) ? JSON.parse(fs.readFileSync(path.join(stateDir, "sessions.json"), "utf8")) : []);
+const store = (list) => fs.writeFileSync(path.join(stateDir, "sessions.json"), JSON.stringify(list, null, 1));
+const remember = (sessionId, cwd, role, text) => {
+  if (!stateDir) return;
+  const list = stored();
+  let e = list.find((x) => x.sessionId === sessionId);
+  if (!e) list.push((e = { sessionId, cwd, title: null, history: [] }));
+  if (role === "user" && !e.title) e.title = text;
+  e.history.push({ role, text });
+  e.updatedAt = new Date().toISOString();
+  store(list);
+};
+const signedIn = () => !authDir || fs.existsSync(path.join(authDir, "signed-in"));
 
 const app = acp.agent({ name: "agentrun-claudelike" });
 
-app.onRequest(acp.methods.agent.initialize, () => ({
-  protocolVersion: acp.PROTOCOL_VERSION,
-  agentCapabilities: {
-    loadSession: false,
-    mcpCapabilities: { http: false, sse: false },
-    // AGENTRUN_TEST_NO_EMBED: an agent that takes links only.
-    promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: false },
-  },
-  agentInfo: { name: "agentrun-claudelike", version: "1" },
-  authMethods: [],
+app.onRequest(acp.methods.agent.initialize, ({ params }) => {
+  terminalAuth = !!params.clientCapabilities?.auth?.terminal;
+  const authMethods = !authDir
+    ? []
+    : [
+        { id: "token", name: "API token", description: "Use the token the agent finds" },
+        ...(terminalAuth ? [{ id: "login", name: "Log in", type: "terminal", args: ["--login"], env: { AGENTRUN_TEST_LOGIN: "1" } }] : []),
+      ];
+  return {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: {
+      loadSession: !!stateDir,
+      sessionCapabilities: stateDir ? { list: {}, resume: {}, close: {} } : {},
+      mcpCapabilities: { http: false, sse: false },
+      // AGENTRUN_TEST_NO_EMBED: an agent that takes links only.
+      promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: true },
+    },
+    agentInfo: { name: "agentrun-claudelike", version: "1" },
+    authMethods,
+  };
+});
+
+app.onRequest(acp.methods.agent.authenticate, ({ params }) => {
+  if (params.methodId !== "token") throw new Error(`cannot authenticate with ${params.methodId}`);
+  fs.writeFileSync(path.join(authDir, "signed-in"), "token");
+  return {};
+});
+
+app.onRequest(acp.methods.agent.session.list, ({ params }) => ({
+  sessions: stored()
+    .filter((e) => !params.cwd || e.cwd === params.cwd)
+    .map(({ sessionId, cwd, title, updatedAt }) => ({ sessionId, cwd, title, updatedAt })),
 }));
 
+const reopen = async (params, client, replay) => {
+  const e = stored().find((x) => x.sessionId === params.sessionId);
+  if (!e) throw acp.RequestError.resourceNotFound(params.sessionId);
+  const entry = { mcp: null, meta: params._meta ?? null, tools: [], error: null, mode: "default", model: "sonnet", cwd: params.cwd };
+  sessions.set(e.sessionId, entry);
+  if (replay) {
+    for (const h of e.history) {
+      await client.notify(acp.methods.client.session.update, {
+        sessionId: e.sessionId,
+        update: { sessionUpdate: h.role === "user" ? "user_message_chunk" : "agent_message_chunk", content: { type: "text", text: h.text } },
+      });
+    }
+  }
+  return { modes: modes(entry), configOptions: configOptions(entry) };
+};
+app.onRequest(acp.methods.agent.session.load, ({ params, client }) => reopen(params, client, true));
+app.onRequest(acp.methods.agent.session.resume, ({ params, client }) => reopen(params, client, false));
+app.onRequest(acp.methods.agent.session.close, ({ params }) => {
+  fs.appendFileSync(path.join(stateDir, "closed.log"), params.sessionId + "\n");
+  return {};
+});
+
 app.onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-  const id = `cl-session-${sessions.size + 1}`;
-  const entry = { mcp: null, meta: params._meta ?? null, tools: [], error: null };
+  if (!signedIn()) throw acp.RequestError.authRequired();
+  // Ids unique across processes when sessions are kept on disk.
+  const id = stateDir ? `cl-${process.pid}-${sessions.size + 1}` : `cl-session-${sessions.size + 1}`;
+  const entry = { mcp: null, meta: params._meta ?? null, tools: [], error: null, cwd: params.cwd };
   const server = (params.mcpServers ?? []).find((s) => s.name === "agentrun");
   if (server) {
     try {
@@ -114,8 +207,16 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   const s = sessions.get(sessionId);
   const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
   const update = (u) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
-  const say = (line) => update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: line + "\n" } });
+  const say = (line) => {
+    remember(sessionId, s.cwd, "agent", line);
+    return update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: line + "\n" } });
+  };
+  remember(sessionId, s.cwd, "user", text);
 
+  if (text.startsWith("say ")) {
+    await say(text.slice(4));
+    return { stopReason: "end_turn" };
+  }
   if (text.startsWith("ctx")) {
     // What came besides the text: "resource(uri,bytes,mime,first line)"
     // or "resource_link(uri)".

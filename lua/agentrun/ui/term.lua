@@ -193,8 +193,7 @@ function M.shell(cmd)
     notify(err)
     return nil
   end
-  local t = state.add_terminal({ id = res.id, command = res.command, cwd = vim.fn.getcwd() })
-  t.user = true
+  local t = M.open_user(res)
   if config.get().terminal.persist then
     local ok, derr = rpc.request("detach", t.id)
     t.detached = ok and true or nil
@@ -202,12 +201,21 @@ function M.shell(cmd)
       notify(derr)
     end
   end
+  return t.id
+end
+
+-- open_user shows a terminal the user holds ({ id, command } as Go
+-- answered: a shell, a sign-in) focused in terminal mode, ready for
+-- typing. Returns its state entry.
+function M.open_user(res)
+  local t = state.add_terminal({ id = res.id, command = res.command, cwd = vim.fn.getcwd() })
+  t.user = true
   M.open(t.id, { focus = true })
   if t.bufnr and api.nvim_get_current_buf() == t.bufnr then
     vim.cmd("startinsert")
   end
   require("agentrun.ui.terminals").refresh()
-  return t.id
+  return t
 end
 
 -- takeover gives terminal id to the user (claim {client}).

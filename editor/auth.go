@@ -1,0 +1,151 @@
+package editor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// Sign-in. An agent that answers session/new with auth_required keeps
+// running; Lua gets "auth_required" with the agent's methods and asks the
+// user which to use (:AgentLogin asks the same of a running session).
+// An "agent" method is the agent's authenticate; a "terminal" method runs
+// the agent's own program with the method's args in a terminal the user
+// holds and types into (exit status 0 means signed in). Once signed in,
+// a session that was waiting for it opens.
+
+// askSignIn tells Lua that s's agent wants the user to sign in (why: the
+// agent's answer, or a failed attempt).
+func (b *Bridge) askSignIn(s *session, why error) {
+	b.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
+	b.events.push(evAuthRequired, map[string]any{"key": s.key, "agent": s.name, "methods": jsonValue(s.agent.AuthMethods()), "error": errText(why)})
+}
+
+// startedAgent returns session key's agent once it runs (its ACP session
+// may still wait for the user to sign in).
+func (b *Bridge) startedAgent(key string) (*session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[key]
+	switch {
+	case s == nil:
+		return nil, fmt.Errorf("no session %q", key)
+	case s.ended:
+		return nil, fmt.Errorf("session %q has ended; :AgentRun starts a new one", key)
+	case s.agent == nil:
+		return nil, fmt.Errorf("session %q is still starting its agent", key)
+	}
+	return s, nil
+}
+
+// handleAuthMethods returns the ways session key's agent offers to sign in.
+func (b *Bridge) handleAuthMethods(key string) (any, error) {
+	s, err := b.startedAgent(key)
+	if err != nil {
+		return nil, fmt.Errorf("sign in: %w", err)
+	}
+	return jsonValue(s.agent.AuthMethods()), nil
+}
+
+// handleLogin signs session key's agent in with method id. An agent method
+// runs in the background ("message" or "auth_required" follows, or the
+// session starts); a terminal method returns {id, command} of the terminal
+// it runs in, for Lua to show.
+func (b *Bridge) handleLogin(key, id string) (map[string]any, error) {
+	s, err := b.startedAgent(key)
+	if err != nil {
+		return nil, fmt.Errorf("sign in: %w", err)
+	}
+	m, err := s.agent.AuthMethod(id)
+	if err != nil {
+		return nil, err
+	}
+	switch m.Type {
+	case "agent":
+		go func() {
+			ctx, cancel := context.WithTimeout(b.ctx, startTimeout)
+			defer cancel()
+			b.signedIn(s, m, s.agent.Authenticate(ctx, id))
+		}()
+		return map[string]any{}, nil
+	case "terminal":
+		t, err := b.loginTerminal(s, m)
+		if err != nil {
+			return nil, err
+		}
+		go func() {
+			st, err := t.Wait(b.ctx)
+			if err == nil && (st.Code == nil || *st.Code != 0) {
+				err = fmt.Errorf("the sign-in command %s", describeExit(st))
+			}
+			b.signedIn(s, m, err)
+		}()
+		return map[string]any{"id": t.ID(), "command": t.Spec().Title}, nil
+	}
+	return nil, fmt.Errorf("sign in with %q: set %s (in agents.%s.env or your shell) and :AgentRun again", m.Name, strings.Join(m.Vars, ", "), s.name)
+}
+
+// loginTerminal runs terminal method m of s's agent in a terminal the
+// user holds.
+func (b *Bridge) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal, error) {
+	argv, extra := s.agent.LoginCommand(m)
+	env := setEnv(os.Environ(), "TERM", "xterm-256color")
+	for _, kv := range extra {
+		k, v, _ := strings.Cut(kv, "=")
+		env = setEnv(env, k, v)
+	}
+	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.args.Cwd, Claim: b.user, Title: "sign in: " + shquote.Join(argv)}
+	spec.Cols, spec.Rows = b.terminalSize()
+	t, err := b.termHost().Create(b.ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("sign in with %q: %w", m.Name, err)
+	}
+	b.addTerminal(t, "", true)
+	b.log.Info("sign-in terminal started", "key", s.key, "method", m.ID, "terminal", t.ID())
+	return t, nil
+}
+
+// signedIn follows a sign-in attempt: a session waiting for it opens, a
+// running one is told; a failure asks again.
+func (b *Bridge) signedIn(s *session, m acp.AuthMethod, err error) {
+	b.mu.Lock()
+	waiting := s.s == nil && !s.ended
+	closing := b.closing
+	if waiting && !closing {
+		b.starting.Add(1)
+	}
+	b.mu.Unlock()
+	if err != nil {
+		b.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
+		if waiting && !closing {
+			b.starting.Done()
+			b.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
+			return
+		}
+		b.events.push(evMessage, map[string]any{"key": s.key, "level": "error", "text": fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
+		return
+	}
+	b.log.Info("signed in", "key", s.key, "method", m.ID)
+	if !waiting || closing {
+		b.events.push(evMessage, map[string]any{"key": s.key, "level": "info", "text": fmt.Sprintf("signed in with %q", m.Name)})
+		return
+	}
+	defer b.starting.Done()
+	ctx, cancel := context.WithTimeout(b.starts, startTimeout)
+	defer cancel()
+	b.openSession(ctx, s)
+}
+
+// describeExit says how a command ended: "exited with status 1",
+// "was killed by SIGTERM".
+func describeExit(st termhost.ExitStatus) string {
+	if st.Code != nil {
+		return fmt.Sprintf("exited with status %d", *st.Code)
+	}
+	return "was killed by " + st.Signal
+}

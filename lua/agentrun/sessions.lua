@@ -1,0 +1,83 @@
+-- Earlier sessions (:AgentSessions): an agent's sessions of the cwd
+-- (ACP session/list), picked with vim.ui.select and opened again in a new
+-- chat: loaded (the agent replays the conversation into it) when the
+-- agent can, else resumed. Listing may start the agent, so the answer
+-- comes back as an event ("session_list").
+local config = require("agentrun.config")
+local rpc = require("agentrun.rpc")
+local util = require("agentrun.util")
+
+local M = {}
+
+-- pending: list token -> callback(p)
+local pending = {}
+
+-- label is how a session reads in the picker: "title · 2026-11-22 14:03".
+local function label(si)
+  local title = si.title and si.title ~= "" and si.title or si.session_id
+  local when = type(si.updated_at) == "string" and si.updated_at:gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", ""):sub(1, 16) or nil
+  return when and (title .. " · " .. when) or title
+end
+M._label = label
+
+-- list asks agent name for its sessions of the cwd and calls done(p) with
+-- the answer ({ sessions, load, resume } or { error }).
+function M.list(name, done)
+  local a = config.agents()[name]
+  local token, msg = rpc.request("list_sessions", { agent = name, cmd = a.cmd, env = require("agentrun")._env_list(a.env), cwd = vim.fn.getcwd() })
+  if not token then
+    util.notify(msg, vim.log.levels.ERROR)
+    return false
+  end
+  pending[token] = done
+  return true
+end
+
+-- listed handles "session_list".
+function M.listed(p)
+  local done = pending[p.token]
+  pending[p.token] = nil
+  if done then
+    done(p)
+  end
+end
+
+-- open opens earlier session si of agent name in a new chat.
+function M.open(name, si, can_load)
+  return require("agentrun")._start(name, can_load and { load = si.session_id } or { resume = si.session_id })
+end
+
+-- pick lists agent name's sessions of the cwd and opens the one chosen.
+function M.pick(name)
+  name = name or (require("agentrun.state").session() or {}).agent or config.get().default_agent
+  if not config.agents()[name] then
+    util.notify(string.format("(agentrun) unknown agent %q; :AgentSessions takes the name of an agent in setup({ agents = ... })", name))
+    return false
+  end
+  util.notify(string.format("(agentrun) asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
+  return M.list(name, function(p)
+    if p.error then
+      util.notify(string.format("(agentrun) could not list %s's sessions: %s", name, p.error), vim.log.levels.ERROR)
+      return
+    end
+    local list = type(p.sessions) == "table" and p.sessions or {}
+    if #list == 0 then
+      util.notify(string.format("(agentrun) %s has no earlier session in %s; :AgentRun starts one", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
+      return
+    end
+    if not p.load and not p.resume then
+      util.notify(string.format("(agentrun) %s lists its sessions but cannot reopen them", name))
+      return
+    end
+    vim.ui.select(list, {
+      prompt = string.format("%s session to %s:", name, p.load and "load" or "resume"),
+      format_item = label,
+    }, function(si)
+      if si then
+        M.open(name, si, p.load)
+      end
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,92 @@
+-- Signing in to an agent (ACP authenticate). When an agent answers a new
+-- session with auth_required, or the user runs :AgentLogin, the agent's
+-- ways to sign in are offered with vim.ui.select. A "terminal" way runs
+-- the agent's own login in one of our terminals, focused for typing; the
+-- session starts once it succeeds.
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+local util = require("agentrun.util")
+
+local M = {}
+
+local function describe(m)
+  local kind = ({ terminal = " (in a terminal)", env_var = " (environment variables)" })[m.type] or ""
+  local desc = m.description and m.description ~= "" and (" — " .. m.description) or ""
+  return (m.name or m.id) .. kind .. desc
+end
+
+-- login signs session s's agent in with method m.
+function M.login(s, m)
+  local res, err = rpc.request("login", s.key, m.id)
+  if not res then
+    s.chat:note(err, "AgentRunError")
+    util.notify(err, vim.log.levels.ERROR)
+    return false
+  end
+  if type(res) == "table" and res.id then
+    s.chat:note(string.format("(agentrun) signing in with %s in terminal %s: follow its instructions there", m.name or m.id, res.id))
+    require("agentrun.ui.term").open_user(res)
+  else
+    s.chat:note(string.format("(agentrun) signing in with %s…", m.name or m.id))
+  end
+  return true
+end
+
+-- choose asks which of methods to sign s in with; cancelled(s) runs when
+-- the user picks none.
+local function choose(s, methods, cancelled)
+  vim.ui.select(methods, {
+    prompt = string.format("Sign in to %s with:", s.agent),
+    format_item = describe,
+  }, function(m)
+    if m then
+      M.login(s, m)
+    elseif cancelled then
+      cancelled(s)
+    end
+  end)
+end
+
+-- required handles "auth_required": the session waits until the user
+-- signs in; picking no way stops it.
+function M.required(p)
+  local s = state.sessions[p.key or ""]
+  if not s or s.ended then
+    return
+  end
+  s.signin = true
+  local why = p.error and p.error ~= "" and (": " .. p.error) or ""
+  s.chat:note(string.format("(agentrun) %s asks you to sign in%s", s.agent, why), "AgentRunError")
+  s.chat:render_header()
+  local methods = type(p.methods) == "table" and p.methods or {}
+  if #methods == 0 then
+    s.chat:note("(agentrun) it offers no way to sign in from here: sign in with its own command in a shell, then :AgentRun again", "AgentRunError")
+    return
+  end
+  choose(s, methods, function()
+    s.chat:note("(agentrun) sign-in cancelled; the agent was stopped. :AgentRun tries again, :AgentLogin signs in")
+    rpc.request("stop", s.key)
+  end)
+end
+
+-- ask offers the current session's ways to sign in (:AgentLogin).
+function M.ask()
+  local s = state.session()
+  if not s or s.ended then
+    util.notify("(agentrun) no running session; :AgentRun starts one (it asks you to sign in when the agent needs it)")
+    return false
+  end
+  local methods, err = rpc.request("auth_methods", s.key)
+  if not methods then
+    util.notify(err)
+    return false
+  end
+  if type(methods) ~= "table" or #methods == 0 then
+    util.notify(string.format("(agentrun) %s offers no way to sign in from here", s.agent), vim.log.levels.INFO)
+    return false
+  end
+  choose(s, methods)
+  return true
+end
+
+return M

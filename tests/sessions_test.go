@@ -1,0 +1,202 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Earlier sessions (:AgentSessions, chat.continue_last) and signing in
+// (auth_required, :AgentLogin), with the Claude-like test agent keeping
+// its sessions in a directory and wanting sign-in when told.
+
+// storedSession is one session the test agent keeps on disk.
+type storedSession struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	Title     string `json:"title"`
+	UpdatedAt string `json:"updatedAt"`
+	History   []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"history"`
+}
+
+// inOrder reports whether text has each of want, in this order.
+func inOrder(text string, want ...string) bool {
+	for _, w := range want {
+		i := strings.Index(text, w)
+		if i < 0 {
+			return false
+		}
+		text = text[i+len(w):]
+	}
+	return true
+}
+
+// TestSessionsLoadReplaysHistory: :AgentSessions lists the agent's
+// sessions of the cwd by title, and the one picked opens in a new chat
+// with its conversation replayed in order; the loaded session takes new
+// prompts. :AgentStop closes the session (session/close) first.
+func TestSessionsLoadReplaysHistory(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
+	e.startSession()
+	e.cmd("AgentPrompt say first answer")
+	e.waitChat("\nfirst answer", 20*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt say second answer")
+	e.waitChat("\nsecond answer", 20*time.Second)
+	e.idle(10 * time.Second)
+	var id string
+	e.lua(`return require("agentrun.state").session().id`, &id)
+	since := e.mark()
+	e.cmd("AgentStop")
+	e.waitEvent("AgentRunSessionEnded", since, 10*time.Second)
+	closed, _ := os.ReadFile(filepath.Join(dir, "closed.log"))
+	if strings.TrimSpace(string(closed)) != id {
+		t.Errorf("session/close on stop: closed.log has %q, want %q", closed, id)
+	}
+
+	e.stubSelect(1)
+	since = e.mark()
+	e.cmd("AgentSessions")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	var labels []string
+	var prompt string
+	e.lua(`return vim.tbl_map(require("agentrun.sessions")._label, _G.picked[1].items)`, &labels)
+	e.lua(`return _G.picked[1].prompt`, &prompt)
+	if len(labels) != 1 || !strings.HasPrefix(labels[0], "say first answer · 20") || prompt != "claudelike session to load:" {
+		t.Errorf("picker prompt %q, items %q", prompt, labels)
+	}
+	chat := e.waitChat("second answer", 10*time.Second)
+	if !inOrder(chat, "> say first answer", "\nfirst answer", "> say second answer", "\nsecond answer") {
+		t.Errorf("the loaded chat does not show the history in order:\n%s", chat)
+	}
+	var loaded string
+	e.lua(`return require("agentrun.state").session().id`, &loaded)
+	if loaded != id {
+		t.Errorf("loaded session %q, want %q", loaded, id)
+	}
+	e.cmd("AgentPrompt say third answer")
+	e.waitChat("\nthird answer", 20*time.Second)
+}
+
+// TestContinueLast: with chat.continue_last, :AgentRun opens the cwd's
+// most recent session (not an older one, nor one of another directory),
+// says so, and shows its history.
+func TestContinueLast(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "continue_last = true")
+	cwd := e.cwd()
+	mk := func(id, cwd, title, at string) storedSession {
+		s := storedSession{SessionID: id, Cwd: cwd, Title: title, UpdatedAt: at}
+		s.History = append(s.History, struct {
+			Role string `json:"role"`
+			Text string `json:"text"`
+		}{"user", title}, struct {
+			Role string `json:"role"`
+			Text string `json:"text"`
+		}{"agent", "answer to " + title})
+		return s
+	}
+	list := []storedSession{
+		mk("old", cwd, "older work", "2026-11-20T10:00:00.000Z"),
+		mk("new", cwd, "newest work", "2026-11-22T10:00:00.000Z"),
+		mk("elsewhere", "/tmp", "other project", "2026-11-23T10:00:00.000Z"),
+	}
+	data, _ := json.Marshal(list)
+	if err := os.WriteFile(filepath.Join(dir, "sessions.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.startSession()
+	chat := e.waitChat("answer to newest work", 20*time.Second)
+	if !strings.Contains(chat, `continuing "newest work"`) || strings.Contains(chat, "older work") || strings.Contains(chat, "other project") {
+		t.Errorf("continue_last opened the wrong session:\n%s", chat)
+	}
+}
+
+// TestSignInWithAgentMethod: an agent that answers session/new with
+// auth_required gets its ways to sign in offered; picking the agent's
+// own (authenticate) starts the session. Without the client's terminal
+// capability the agent would not offer the terminal way: it does here.
+func TestSignInWithAgentMethod(t *testing.T) {
+	auth := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth), "")
+	e.stubSelect(1)
+	since := e.mark()
+	e.cmd("AgentRun")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	var labels []string
+	e.lua(`return vim.tbl_map(function(m) return m.name .. "/" .. m.type end, _G.picked[1].items)`, &labels)
+	if strings.Join(labels, ",") != "API token/agent,Log in/terminal" {
+		t.Errorf("offered %q", labels)
+	}
+	chat := e.chat()
+	if !strings.Contains(chat, "claudelike asks you to sign in") || !strings.Contains(chat, "signing in with API token") {
+		t.Errorf("chat:\n%s", chat)
+	}
+	if b, _ := os.ReadFile(filepath.Join(auth, "signed-in")); string(b) != "token" {
+		t.Errorf("signed-in file %q", b)
+	}
+	e.cmd("AgentPrompt say hello after sign-in")
+	e.waitChat("\nhello after sign-in", 20*time.Second)
+}
+
+// TestSignInInTerminal: the terminal way runs the agent's own program
+// with the method's args and env in one of our terminals, focused for
+// typing; a wrong code fails and asks again, the right one starts the
+// session.
+func TestSignInInTerminal(t *testing.T) {
+	auth := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth), "")
+	e.stubSelect(2)
+	e.cmd("AgentRun")
+	login := e.waitTerminal("sign in: "+claudeLikeCommand(t)+" --login", 20*time.Second)
+	e.waitBuf(login.Bufnr, 20*time.Second, "AGENTRUN_TEST_LOGIN=1", "Paste your code:")
+	var cur int
+	e.lua(`return vim.api.nvim_get_current_buf()`, &cur)
+	if cur != login.Bufnr {
+		t.Errorf("the sign-in terminal (buffer %d) is not focused (buffer %d is)", login.Bufnr, cur)
+	}
+	var ok bool
+	e.lua(`return require("agentrun").input(..., "nope\r")`, &ok, login.ID)
+	e.waitFor("a second offer after the wrong code", 20*time.Second, func() (bool, string) {
+		var n int
+		e.lua(`return #_G.picked`, &n)
+		return n == 2, fmt.Sprint(n, " offers")
+	})
+	if chat := e.chat(); !strings.Contains(chat, `signing in with "Log in" failed: the sign-in command exited with status 1`) {
+		t.Errorf("chat after the wrong code:\n%s", chat)
+	}
+	var second termInfo
+	e.waitFor("a second sign-in terminal", 20*time.Second, func() (bool, string) {
+		for _, tm := range e.terminals() {
+			if strings.HasPrefix(tm.Command, "sign in: ") && tm.ID != login.ID && tm.Bufnr > 0 {
+				second = tm
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(e.terminals())
+	})
+	e.waitBuf(second.Bufnr, 20*time.Second, "Paste your code:")
+	since := e.mark()
+	e.lua(`return require("agentrun").input(..., "ok\r")`, &ok, second.ID)
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	e.cmd("AgentPrompt say signed in by terminal")
+	e.waitChat("\nsigned in by terminal", 20*time.Second)
+}
+
+// TestSessionsUnsupported: an agent that keeps no list says so in words.
+func TestSessionsUnsupported(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd("AgentSessions")
+	e.waitFor("the refusal", 20*time.Second, func() (bool, string) {
+		n := e.noteText()
+		return strings.Contains(n, `could not list claudelike's sessions: agent "claudelike" does not list its sessions`), n
+	})
+}
