@@ -38,6 +38,7 @@ func TestDocHasATagForEverything(t *testing.T) {
 			end
 		end
 		for hl in pairs(require("agentrun.highlight").links) do table.insert(want, "hl-" .. hl) end
+		for hl in pairs(require("agentrun.highlight").styles) do table.insert(want, "hl-" .. hl) end
 		for fn, v in pairs(require("agentrun")) do
 			if type(v) == "function" and not fn:match("^_") then table.insert(want, "agentrun." .. fn .. "()") end
 		end

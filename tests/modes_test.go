@@ -110,11 +110,17 @@ func TestSlashCommandsComplete(t *testing.T) {
 // the Claude-like test agent.
 func claudeLikeScreen(t *testing.T) *screen {
 	t.Helper()
+	return claudeLikeScreenSized(t, 120, 30)
+}
+
+// claudeLikeScreenSized is claudeLikeScreen of cols x rows.
+func claudeLikeScreenSized(t *testing.T, cols, rows int) *screen {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not installed")
 	}
 	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
-	return startScreen(t, 120, 30, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
+	return startScreen(t, cols, rows, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
 		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
 }

@@ -47,6 +47,7 @@ M.defaults = {
     open = "<CR>", -- chat / terminal list: open the terminal under the cursor
     takeover = "T", -- terminal split / terminal list: take the terminal over from the agent
     dispose = "dd", -- terminal list: kill, release and wipe the terminal
+    toggle = "<Tab>", -- chat: show or fold a thought or a tool call's long output
   },
 }
 

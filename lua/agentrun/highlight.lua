@@ -18,6 +18,20 @@ M.links = {
   AgentRunDiffDelete = "DiffDelete",
   AgentRunTerminalLine = "Underlined",
   AgentRunPermission = "WarningMsg",
+  -- markdown in the agent's messages (ui/markdown.lua)
+  AgentRunHeading = "Title",
+  AgentRunCode = "String",
+  AgentRunCodeFence = "Comment",
+  AgentRunLink = "Underlined",
+  AgentRunListMarker = "Special",
+  AgentRunQuote = "Comment",
+}
+
+-- styles are groups with attributes of their own (no group to link to
+-- in every Neovim), also set with default = true.
+M.styles = {
+  AgentRunBold = { bold = true },
+  AgentRunItalic = { italic = true },
 }
 
 local done = false
@@ -26,6 +40,9 @@ local done = false
 function M.setup()
   for name, target in pairs(M.links) do
     vim.api.nvim_set_hl(0, name, { link = target, default = true })
+  end
+  for name, attrs in pairs(M.styles) do
+    vim.api.nvim_set_hl(0, name, vim.tbl_extend("force", attrs, { default = true }))
   end
   if done then
     return

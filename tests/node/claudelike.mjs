@@ -16,7 +16,8 @@
 // AGENTRUN_TEST_STATE=DIR keeps its sessions in DIR/sessions.json, as an
 // agent keeps them on disk: it then lists (session/list), loads (its
 // history replayed as user and agent message chunks), resumes and closes
-// them (DIR/closed.log). "say TEXT" answers TEXT.
+// them (DIR/closed.log). "say TEXT" answers TEXT. "md" answers a
+// thought, markdown and a tool call with 30 lines of output.
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -213,6 +214,21 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   };
   remember(sessionId, s.cwd, "user", text);
 
+  if (text === "md") {
+    // A thought, then markdown in small chunks (a fence split across
+    // them), then a tool call with long output.
+    for (const t of ["Let me think", " about this.\nSecond thought line.\nThird thought line.\n"]) {
+      await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: t } });
+    }
+    const md = "# Plan of attack\n\nSome **bold words** and `inline code` and *slanted* text.\n\n```lua\nlocal answer = 42\nreturn answer\n```\n- first item\n- second item\nSee [the docs](https://example.com/docs).\n";
+    for (let i = 0; i < md.length; i += 7) {
+      await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: md.slice(i, i + 7) } });
+    }
+    const out = Array.from({ length: 30 }, (_, i) => `output line ${i + 1}`).join("\n") + "\n";
+    await update({ sessionUpdate: "tool_call", toolCallId: "long-1", title: "long output", kind: "read", status: "completed", content: [{ type: "content", content: { type: "text", text: out } }] });
+    await say("done with md");
+    return { stopReason: "end_turn" };
+  }
   if (text.startsWith("say ")) {
     await say(text.slice(4));
     return { stopReason: "end_turn" };

@@ -10,12 +10,17 @@ local api = vim.api
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local content_text = require("agentrun.ui.toolcall").content_text
+local fold_hint = require("agentrun.ui.toolcall").fold_hint
 
 local M = {}
 local Chat = {}
 Chat.__index = Chat
 
 local ns = api.nvim_create_namespace("agentrun_chat")
+-- markdown's spans live apart, so re-scanning a message's last lines
+-- clears only them
+local ns_md = api.nvim_create_namespace("agentrun_markdown")
+local markdown = require("agentrun.ui.markdown")
 
 local function split_lines(text)
   return vim.split(text or "", "\n", { plain = true })
@@ -73,6 +78,9 @@ function Chat:map_keys()
   map(self.buf, km.close, function()
     self:close()
   end, "close the chat")
+  map(self.buf, km.toggle, function()
+    self:toggle_at_cursor()
+  end, "show or fold the thought or tool output under the cursor")
 end
 
 -- windows returns the windows (in the current tab) showing buf.
@@ -87,7 +95,8 @@ local function windows_of(buf)
 end
 
 local function set_win_opts(win)
-  require("agentrun.util").set_win_opts(win, { wrap = true, linebreak = true })
+  -- conceal: markdown's markers (**, `) are hidden, also on the cursor line
+  require("agentrun.util").set_win_opts(win, { wrap = true, linebreak = true, conceallevel = 2, concealcursor = "nc" })
 end
 
 -- tagged returns the window of this tab marked with window variable name.
@@ -290,7 +299,6 @@ function Chat:user(text)
 end
 
 local stream_style = {
-  thought = { "┊ ", "AgentRunThought" },
   user_echo = { "> ", "AgentRunUser" },
   message = { "", nil },
 }
@@ -299,6 +307,9 @@ local stream_style = {
 -- the block's last line and the new lines are touched, so a long streamed
 -- message costs the same per chunk as a short one.
 function Chat:stream(kind, text)
+  if kind == "thought" then
+    return self:thought(text)
+  end
   local style = stream_style[kind] or stream_style.message
   local prefix, hl = style[1], style[2]
   local last = self.blocks[#self.blocks]
@@ -309,6 +320,7 @@ function Chat:stream(kind, text)
   local parts = split_lines(text)
   -- the streamed block is the last one: its lines end the buffer
   local first = api.nvim_buf_line_count(self.buf) - 1
+  local changed = #last.lines
   local lines = { last.lines[#last.lines] .. parts[1] }
   for i = 2, #parts do
     table.insert(lines, prefix .. parts[i])
@@ -326,7 +338,95 @@ function Chat:stream(kind, text)
       compat.highlight(self.buf, ns, hl, first + i, 0, -1)
     end
   end
+  if kind == "message" then
+    self:markdown(last, changed)
+  end
   self:scroll()
+end
+
+-- apply_spans sets markdown's spans (rows relative to base) with priority.
+function Chat:apply_spans(spans, base, priority)
+  for _, sp in ipairs(spans) do
+    local r, c, er, ec, group, open, close = sp[1], sp[2], sp[3], sp[4], sp[5], sp[6], sp[7]
+    pcall(api.nvim_buf_set_extmark, self.buf, ns_md, base + r, c, { end_row = base + er, end_col = ec, hl_group = group, priority = priority })
+    if open and open > 0 then
+      pcall(api.nvim_buf_set_extmark, self.buf, ns_md, base + r, c, { end_row = base + r, end_col = c + open, conceal = "" })
+    end
+    if close and close > 0 then
+      pcall(api.nvim_buf_set_extmark, self.buf, ns_md, base + er, ec - close, { end_row = base + er, end_col = ec, conceal = "" })
+    end
+  end
+end
+
+-- markdown highlights message block b (the last block) from its line
+-- from (1-based) on, and colours the code of fences that closed there.
+function Chat:markdown(b, from)
+  b.md = b.md or { states = { false }, coloured = {} }
+  local base = api.nvim_buf_line_count(self.buf) - #b.lines
+  api.nvim_buf_clear_namespace(self.buf, ns_md, base + from - 1, base + #b.lines)
+  local spans, closed = markdown.scan(b.lines, b.md.states, from)
+  self:apply_spans(spans, base, 100)
+  for _, f in ipairs(closed) do
+    if not b.md.coloured[f.first] then
+      b.md.coloured[f.first] = true
+      local code = markdown.code_spans(f.lang, vim.list_slice(b.lines, f.first, f.last))
+      if code then
+        self:apply_spans(code, base + f.first - 1, 110)
+      end
+    end
+  end
+end
+
+-- thought appends to the agent's current thought, shown folded to its
+-- first line until the user opens it (|agentrun-keymap-toggle|).
+function Chat:thought(text)
+  local last = self.blocks[#self.blocks]
+  if not last or last.kind ~= "thought" then
+    last = self:add({ kind = "thought", text = "" })
+  end
+  last.text = last.text .. text
+  self:render_thought(last)
+end
+
+function Chat:render_thought(b)
+  local all = split_lines(b.text)
+  if #all > 1 and all[#all] == "" then
+    table.remove(all)
+  end
+  local lines, hls = {}, {}
+  if b.open then
+    for i, l in ipairs(all) do
+      lines[i] = "┊ " .. l
+      hls[i] = { i - 1, "AgentRunThought" }
+    end
+  else
+    local first = all[1] or ""
+    if vim.fn.strchars(first) > 60 then
+      first = vim.fn.strcharpart(first, 0, 59) .. "…"
+    end
+    lines[1] = "┊ thinking: " .. first .. (#all > 1 and ("  " .. fold_hint(#all - 1)) or "")
+    hls[1] = { 0, "AgentRunThought" }
+  end
+  self:put(b, lines, hls)
+end
+
+-- toggle_at_cursor shows or folds the thought or the long tool output
+-- under the cursor, and keeps the cursor on that block.
+function Chat:toggle_at_cursor()
+  local b = self:block_at(api.nvim_win_get_cursor(0)[1])
+  if not b then
+    return
+  end
+  if b.kind == "thought" then
+    b.open = not b.open
+    self:render_thought(b)
+  elseif b.kind == "tool" then
+    b.tc.open = not b.tc.open
+    self:render_tool_call(b)
+  else
+    return
+  end
+  pcall(api.nvim_win_set_cursor, 0, { self:start_line(b) + 1, 0 })
 end
 
 -- plan shows the agent's plan (replaced whole on each update).

@@ -70,6 +70,36 @@ local function terminal_line(id)
   return string.format("  ▸ terminal %s: %s — %s (%s opens it)", id, what, st, config.get().keymaps.open or "open")
 end
 
+-- Long output is folded to its first lines until the user opens it
+-- (tc.open, toggled in the chat): content over fold_at lines shows
+-- fold_keep of them, a diff over 4 * fold_at lines shows 3 * fold_at.
+M.fold_at, M.fold_keep = 12, 8
+
+-- fold_hint is the hint that folded content has n more lines.
+function M.fold_hint(n)
+  return string.format("(+%d line%s, %s shows them)", n, n == 1 and "" or "s", config.get().keymaps.toggle or "unfold")
+end
+
+-- add_folded appends rows (each { text, group or nil }) to lines and hls,
+-- folded to keep rows with a hint when there are more than limit and the
+-- call is not opened.
+local function add_folded(tc, lines, hls, rows, limit, keep)
+  local shown = rows
+  if #rows > limit and not tc.open then
+    shown = vim.list_slice(rows, 1, keep)
+  end
+  for _, r in ipairs(shown) do
+    table.insert(lines, r[1])
+    if r[2] then
+      table.insert(hls, { #lines - 1, r[2] })
+    end
+  end
+  if #shown < #rows then
+    table.insert(lines, "  … " .. M.fold_hint(#rows - #shown))
+    table.insert(hls, { #lines - 1, "AgentRunHint" })
+  end
+end
+
 -- render returns the lines of tool call tc (its merged state), their
 -- highlights { {line, group} } and the terminals it shows { [line] = id }
 -- (0-based lines within the block).
@@ -94,21 +124,23 @@ function M.render(tc)
         old = ""
       end
       local ok, d = pcall(compat.diff, old .. "\n", new .. "\n", { ctxlen = 1 })
+      local rows = {}
       for _, l in ipairs(ok and split_lines(d) or {}) do
         if l ~= "" then
-          table.insert(lines, "  " .. l)
-          local ch = l:sub(1, 1)
-          if ch == "+" then
-            table.insert(hls, { #lines - 1, "AgentRunDiffAdd" })
-          elseif ch == "-" then
-            table.insert(hls, { #lines - 1, "AgentRunDiffDelete" })
-          end
+          local group = ({ ["+"] = "AgentRunDiffAdd", ["-"] = "AgentRunDiffDelete", ["@"] = "AgentRunHint" })[l:sub(1, 1)]
+          table.insert(rows, { "  " .. l, group })
         end
       end
+      add_folded(tc, lines, hls, rows, 4 * M.fold_at, 3 * M.fold_at)
     elseif c.type == "content" then
+      local rows = {}
       for _, l in ipairs(split_lines(M.content_text(c.content))) do
-        table.insert(lines, "  " .. l)
+        table.insert(rows, { "  " .. l })
       end
+      if #rows > 1 and rows[#rows][1] == "  " then
+        table.remove(rows) -- the newline that ends the output
+      end
+      add_folded(tc, lines, hls, rows, M.fold_at, M.fold_keep)
     end
   end
   -- Terminals our MCP tool ran for this call (the agent's content does
