@@ -1,6 +1,7 @@
 package editor
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"os"
@@ -14,11 +15,12 @@ import (
 // Context from the editor in a prompt (#buffer, #selection, @path): Lua
 // says what it refers to; here it becomes ACP content as the agent can
 // take it: the text embedded (a resource) when it announced
-// embeddedContext, else a link to the file.
+// embeddedContext, else a link to the file. An image (@shot.png) goes as
+// an image block when the agent takes images, else as a link.
 
 // contextItem is one piece of context Lua found in a prompt.
 type contextItem struct {
-	Kind string `msgpack:"kind"` // "buffer", "selection" or "file"
+	Kind string `msgpack:"kind"` // "buffer", "selection", "file" or "image"
 	Path string `msgpack:"path"` // absolute
 	// Text is the buffer's or selection's current text (unsaved edits
 	// included); a file is read here.
@@ -28,11 +30,20 @@ type contextItem struct {
 	Filetype  string `msgpack:"filetype"`
 }
 
-// maxContextFile bounds a file embedded with @path.
-const maxContextFile = 1 << 20
+// maxContextFile bounds a file embedded with @path; maxImage an image.
+const (
+	maxContextFile = 1 << 20
+	maxImage       = 5 << 20
+)
+
+// imageTypes are the images a prompt sends, by extension.
+var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+// promptCaps is what the agent's prompts take besides text.
+type promptCaps struct{ embedded, image bool }
 
 // promptBlocks turns the prompt's text and context into content blocks.
-func promptBlocks(text string, items []contextItem, embedded bool) ([]acpsdk.ContentBlock, error) {
+func promptBlocks(text string, items []contextItem, caps promptCaps) ([]acpsdk.ContentBlock, error) {
 	blocks := []acpsdk.ContentBlock{acpsdk.TextBlock(text)}
 	for _, it := range items {
 		if !filepath.IsAbs(it.Path) {
@@ -40,11 +51,25 @@ func promptBlocks(text string, items []contextItem, embedded bool) ([]acpsdk.Con
 		}
 		uri := (&url.URL{Scheme: "file", Path: it.Path}).String()
 		name := filepath.Base(it.Path)
+		if mt, ok := imageTypes[strings.ToLower(filepath.Ext(it.Path))]; ok && it.Kind == "file" {
+			if !caps.image {
+				blocks = append(blocks, acpsdk.ResourceLinkBlock(name, uri))
+				continue
+			}
+			data, err := readImage(it.Path)
+			if err != nil {
+				return nil, err
+			}
+			img := acpsdk.ImageBlock(data, mt)
+			img.Image.Uri = &uri
+			blocks = append(blocks, img)
+			continue
+		}
 		if it.Kind == "selection" && it.StartLine > 0 {
 			uri += fmt.Sprintf("#L%d-L%d", it.StartLine, it.EndLine)
 			name += fmt.Sprintf(":%d-%d", it.StartLine, it.EndLine)
 		}
-		if !embedded {
+		if !caps.embedded {
 			blocks = append(blocks, acpsdk.ResourceLinkBlock(name, uri))
 			continue
 		}
@@ -63,6 +88,22 @@ func promptBlocks(text string, items []contextItem, embedded bool) ([]acpsdk.Con
 		blocks = append(blocks, acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: res}))
 	}
 	return blocks, nil
+}
+
+// readImage reads an image named with @path, base64-encoded.
+func readImage(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("@%s: %w", path, err)
+	}
+	if fi.Size() > maxImage {
+		return "", fmt.Errorf("@%s is %d bytes, more than the %d an image in a prompt may have", path, fi.Size(), maxImage)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("@%s: %w", path, err)
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
 }
 
 // readContextFile reads a file named with @path as text.

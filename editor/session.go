@@ -233,8 +233,8 @@ func (b *Bridge) handlePrompt(key, text string, items []contextItem) error {
 	if err != nil {
 		return fmt.Errorf("prompt: %w", err)
 	}
-	embedded := s.agent.Info().AgentCapabilities.PromptCapabilities.EmbeddedContext
-	blocks, err := promptBlocks(text, items, embedded)
+	pc := s.agent.Info().AgentCapabilities.PromptCapabilities
+	blocks, err := promptBlocks(text, items, promptCaps{embedded: pc.EmbeddedContext, image: pc.Image})
 	if err != nil {
 		return fmt.Errorf("prompt: %w", err)
 	}

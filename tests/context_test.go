@@ -25,7 +25,8 @@ func (e *editor) editFile(name string, lines ...string) string {
 
 // TestContextBlocks: #buffer, #selection (a range) and @path arrive as
 // embedded resources for an agent that takes them, with the buffer's
-// unsaved text, and as links for one that does not.
+// unsaved text, and an @image as an image; as links for one that takes
+// neither.
 func TestContextBlocks(t *testing.T) {
 	for _, embed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("embedded=%v", embed), func(t *testing.T) {
@@ -39,10 +40,14 @@ func TestContextBlocks(t *testing.T) {
 			if err := os.WriteFile(other, []byte("note one\nnote two\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e.cmd("AgentPrompt ctx #buffer @notes.txt")
-			want := fmt.Sprintf("BLOCKS resource(file://%s,42,text/x-go,unsaved first line) resource(file://%s,18,text/x-txt,note one)", path, other)
+			shot := filepath.Join(e.cwd(), "shot.png")
+			if err := os.WriteFile(shot, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 92)...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e.cmd("AgentPrompt ctx #buffer @notes.txt @shot.png")
+			want := fmt.Sprintf("BLOCKS resource(file://%s,42,text/x-go,unsaved first line) resource(file://%s,18,text/x-txt,note one) image(image/png,100,file://%s)", path, other, shot)
 			if !embed {
-				want = fmt.Sprintf("BLOCKS resource_link(file://%s) resource_link(file://%s)", path, other)
+				want = fmt.Sprintf("BLOCKS resource_link(file://%s) resource_link(file://%s) resource_link(file://%s)", path, other, shot)
 			}
 			e.waitChat(want, 20*time.Second)
 			e.idle(10 * time.Second)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,32 @@ func TestSlashCommandsComplete(t *testing.T) {
 	if !strings.Contains(sc, "/compact") {
 		t.Errorf("the narrowed menu lacks /compact:\n%s", sc)
 	}
+}
+
+// TestContextWordsComplete: in the prompt, "#" offers #buffer and
+// #selection, "@" the files of the cwd (narrowing as you type), and the
+// one picked lands in the prompt.
+func TestContextWordsComplete(t *testing.T) {
+	s := claudeLikeScreen(t)
+	for _, f := range []string{"notes.txt", "notebook.md", "other.go"} {
+		if err := os.WriteFile(filepath.Join(s.dir, f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.typeText("explain #")
+	s.waitShows(5*time.Second, "#buffer", "#selection", "your last visual selection")
+	s.typeText("s")
+	s.keys("C-y") // the first match is selected: <C-y> takes it
+	s.typeText(" and @no")
+	sc := s.waitShows(5*time.Second, "@notes.txt", "@notebook.md")
+	if strings.Contains(sc, "@other.go") {
+		t.Errorf("the @ menu did not narrow to \"no\":\n%s", sc)
+	}
+	s.typeText("tes")
+	s.keys("C-y")
+	s.waitShows(5*time.Second, "explain #selection and @notes.txt")
 }
 
 // claudeLikeScreen is the tmux screen of a Neovim whose default agent is

@@ -84,8 +84,9 @@ app.onRequest(acp.methods.agent.initialize, ({ params }) => {
       loadSession: !!stateDir,
       sessionCapabilities: stateDir ? { list: {}, resume: {}, close: {} } : {},
       mcpCapabilities: { http: false, sse: false },
-      // AGENTRUN_TEST_NO_EMBED: an agent that takes links only.
-      promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: true },
+      // AGENTRUN_TEST_NO_EMBED: an agent that takes links only (no
+      // embedded text, no images).
+      promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: !process.env.AGENTRUN_TEST_NO_EMBED },
     },
     agentInfo: { name: "agentrun-claudelike", version: "1" },
     authMethods,
@@ -234,14 +235,15 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("ctx")) {
-    // What came besides the text: "resource(uri,bytes,mime,first line)"
-    // or "resource_link(uri)".
+    // What came besides the text: "resource(uri,bytes,mime,first line)",
+    // "resource_link(uri)" or "image(mime,bytes,uri)".
     const parts = params.prompt.filter((b) => b.type !== "text").map((b) => {
       if (b.type === "resource") {
         const r = b.resource;
         return `resource(${r.uri},${r.text.length},${r.mimeType ?? ""},${r.text.split("\n")[0]})`;
       }
       if (b.type === "resource_link") return `resource_link(${b.uri})`;
+      if (b.type === "image") return `image(${b.mimeType},${Buffer.from(b.data, "base64").length},${b.uri ?? ""})`;
       return b.type;
     });
     await say(`BLOCKS ${parts.join(" ")}`);
