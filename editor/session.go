@@ -128,7 +128,7 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 	}
 	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
 	if acp.IsAuthRequired(err) {
-		b.askSignIn(s, err)
+		b.askSignIn(s, nil) // the agent's answer says no more than that
 		return
 	}
 	if err != nil {

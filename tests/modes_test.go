@@ -143,11 +143,18 @@ func claudeLikeScreen(t *testing.T) *screen {
 // claudeLikeScreenSized is claudeLikeScreen of cols x rows.
 func claudeLikeScreenSized(t *testing.T, cols, rows int) *screen {
 	t.Helper()
+	return claudeLikeScreenEnv(t, cols, rows, "")
+}
+
+// claudeLikeScreenEnv is claudeLikeScreenSized with agent environment
+// entries (Lua).
+func claudeLikeScreenEnv(t *testing.T, cols, rows int, env string) *screen {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not installed")
 	}
 	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
 	return startScreen(t, cols, rows, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
-		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } } })`, node, agent))
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } } })`, node, agent, env))
 }

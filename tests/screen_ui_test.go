@@ -9,7 +9,8 @@ import (
 
 // These tests are a new user's first minutes, as seen on the screen: Neovim
 // in tmux (100×30), keys typed as a person types them, the terminal read
-// back. Each starts with :AgentRun on the demo agent.
+// back. Each starts with :AgentRun on the demo agent. The agent's messages
+// are markdown: `code` shows as code, without its backticks.
 
 // prompt types text into the prompt (in insert mode) and sends it.
 func (s *screen) prompt(text string) {
@@ -32,7 +33,7 @@ func TestScreenPromptOpensInInsertMode(t *testing.T) {
 	s := startDemoScreen(t)
 	s.waitShows(5*time.Second, "-- INSERT --")
 	s.prompt("echo typed-right-away")
-	s.waitShows(10*time.Second, "`echo typed-right-away` exited with code 0.")
+	s.waitShows(10*time.Second, "echo typed-right-away exited with code 0.")
 	if sc := s.capture(); !strings.Contains(sc, "-- INSERT --") {
 		t.Errorf("after sending, the prompt is no longer in insert mode:\n%s", sc)
 	}
@@ -76,7 +77,7 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 	s.prompt("sleep 60")
 	s.waitShows(10*time.Second, "sleep 60 [execute] · in progress")
 	s.keys("C-c")
-	s.waitShows(10*time.Second, "[signal SIGINT]", "`sleep 60` was killed by SIGINT.")
+	s.waitShows(10*time.Second, "[signal SIGINT]", "sleep 60 was killed by SIGINT.")
 	if sc := s.capture(); strings.Contains(sc, "Type  :qa") {
 		t.Errorf("<C-c> reached Vim instead of the command:\n%s", sc)
 	}
@@ -90,7 +91,7 @@ func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 	s.waitShows(10*time.Second, "sleep 3 [execute] · in progress")
 	s.prompt("echo from-the-queue")
 	s.waitShows(5*time.Second, "(queued: sent when the agent ends its turn")
-	s.waitShows(15*time.Second, "`echo from-the-queue` exited with code 0.")
+	s.waitShows(15*time.Second, "echo from-the-queue exited with code 0.")
 }
 
 // TestScreenQuitLeavesNoMessage: :qa right after a command ran leaves the
@@ -99,7 +100,7 @@ func TestScreenQuitLeavesNoMessage(t *testing.T) {
 	s := startDemoScreen(t)
 	s.tmux("set-option", "-t", "0", "remain-on-exit", "on")
 	s.prompt("echo before-quit")
-	s.waitShows(10*time.Second, "`echo before-quit` exited with code 0.")
+	s.waitShows(10*time.Second, "echo before-quit exited with code 0.")
 	s.keys("Escape", ":qa", "Enter")
 	s.waitFor("Neovim to exit", 10*time.Second, func(string) bool { return s.exited() })
 	sc := s.capture()
@@ -129,7 +130,7 @@ func TestScreenTakeoverLeavesAReadableChat(t *testing.T) {
 	s.keys("Escape")
 	s.keys("C-w", "j")
 	s.keys("T")
-	sc := s.waitShows(10*time.Second, "You took `sleep 30` over", "agentrun · demo · ready")
+	sc := s.waitShows(10*time.Second, "You took sleep 30 over", "agentrun · demo · ready")
 	for _, bad := range []string{`{"`, "code -32", "Internal error", "turn failed"} {
 		if strings.Contains(sc, bad) {
 			t.Errorf("the chat shows %q after the takeover:\n%s", bad, sc)

@@ -200,3 +200,19 @@ func TestSessionsUnsupported(t *testing.T) {
 		return strings.Contains(n, `could not list claudelike's sessions: agent "claudelike" does not list its sessions`), n
 	})
 }
+
+// TestScreenSignInInTerminal: as a user sees it: :AgentRun, the agent
+// wants sign-in, pick the terminal way; its login opens in a split in
+// terminal mode (though the prompt was in Insert mode), what the user
+// types reaches it, and the session starts.
+func TestScreenSignInInTerminal(t *testing.T) {
+	auth := t.TempDir()
+	s := claudeLikeScreenEnv(t, 120, 30, fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth))
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "Sign in to claudelike with:", "2: Log in (in a terminal)", "waiting for you to sign in")
+	s.keys("2", "Enter")
+	s.waitShows(20*time.Second, "Paste your code:", "-- TERMINAL --")
+	s.typeText("ok")
+	s.keys("Enter")
+	s.waitShows(20*time.Second, "signed in; the session has started", "agentrun · claudelike · ready")
+}

@@ -18,10 +18,14 @@ function handlers.session_started(p)
     return
   end
   s.id = p.session_id
+  local signed_in = s.signin
   s.starting, s.signin = false, nil
   require("agentrun.modes").started(s, p)
   if chat then
     chat:render_header()
+    if signed_in then
+      chat:note("(agentrun) signed in; the session has started")
+    end
     if p.note then
       chat:note("(agentrun) " .. p.note)
     end

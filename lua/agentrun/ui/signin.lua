@@ -58,6 +58,8 @@ function M.required(p)
   local why = p.error and p.error ~= "" and (": " .. p.error) or ""
   s.chat:note(string.format("(agentrun) %s asks you to sign in%s", s.agent, why), "AgentRunError")
   s.chat:render_header()
+  -- the picker may block the screen (inputlist): show the chat's state first
+  vim.cmd("redraw")
   local methods = type(p.methods) == "table" and p.methods or {}
   if #methods == 0 then
     s.chat:note("(agentrun) it offers no way to sign in from here: sign in with its own command in a shell, then :AgentRun again", "AgentRunError")

@@ -204,15 +204,33 @@ function M.shell(cmd)
   return t.id
 end
 
+-- _focus_user opens terminal id's split, focused in terminal mode.
+function M._focus_user(id)
+  local t = state.terminals[id]
+  if not t then
+    return
+  end
+  M.open(t.id, { focus = true })
+  if t.bufnr and api.nvim_get_current_buf() == t.bufnr then
+    vim.cmd("startinsert")
+  end
+end
+
 -- open_user shows a terminal the user holds ({ id, command } as Go
 -- answered: a shell, a sign-in) focused in terminal mode, ready for
 -- typing. Returns its state entry.
 function M.open_user(res)
   local t = state.add_terminal({ id = res.id, command = res.command, cwd = vim.fn.getcwd() })
   t.user = true
-  M.open(t.id, { focus = true })
-  if t.bufnr and api.nvim_get_current_buf() == t.bufnr then
-    vim.cmd("startinsert")
+  if api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    -- Called from an event (a sign-in) while the user is in Insert mode
+    -- in the prompt: a window switched to from there stays in Insert
+    -- mode, which a terminal ignores. Leave Insert mode first, then
+    -- focus the terminal from Normal mode, as typed keys would.
+    local keys = api.nvim_replace_termcodes("<C-\\><C-n><Cmd>lua require('agentrun.ui.term')._focus_user(" .. string.format("%q", t.id) .. ")<CR>", true, false, true)
+    api.nvim_feedkeys(keys, "n", false)
+  else
+    M._focus_user(t.id)
   end
   require("agentrun.ui.terminals").refresh()
   return t
