@@ -44,7 +44,11 @@ end
 
 -- open opens earlier session si of agent name in a new chat.
 function M.open(name, si, can_load)
-  return require("agentrun")._start(name, can_load and { load = si.session_id } or { resume = si.session_id })
+  local s = require("agentrun")._start(name, can_load and { load = si.session_id } or { resume = si.session_id })
+  if s then
+    s.chat:note(string.format("(agentrun) %s %s", can_load and "loading" or "resuming (its history stays with the agent)", label(si)))
+  end
+  return s
 end
 
 -- pick lists agent name's sessions of the cwd and opens the one chosen.

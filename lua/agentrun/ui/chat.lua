@@ -314,8 +314,13 @@ function Chat:stream(kind, text)
   local prefix, hl = style[1], style[2]
   local last = self.blocks[#self.blocks]
   if not last or last.kind ~= kind then
+    -- an answer after a tool call, a thought or a note, and a replayed
+    -- prompt after anything, get a blank line above them, so they read
+    -- as paragraphs of their own (as a prompt sent here does)
+    local after_prompt = last and (last.kind == "user" or last.kind == "user_echo")
+    local gap = last and last.kind ~= "header" and (kind == "user_echo" or (kind == "message" and not after_prompt))
     last = self:add({ kind = kind })
-    self:put(last, { prefix }, hl and { { 0, hl } } or {})
+    self:put(last, gap and { "", prefix } or { prefix }, hl and { { gap and 1 or 0, hl } } or {})
   end
   local parts = split_lines(text)
   -- the streamed block is the last one: its lines end the buffer
