@@ -13,7 +13,8 @@ import (
 // npm registry, tests/claude), offline against a fake model API that calls
 // the tool it is offered: the model's command runs in one of our ptys, a
 // terminal of agentrun's in status(), live in its split, and the model
-// reads its output.
+// reads its output. Then the session, stopped, is listed and loaded again
+// with its conversation.
 func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 	bin := filepath.Join(root, "tests", "claude", "node_modules", ".bin", "claude-agent-acp")
 	if _, err := os.Stat(bin); err != nil {
@@ -68,4 +69,25 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 		t.Error("the split showed nothing before the command ended: not live")
 	}
 	e.waitChat("The tool said: Terminal "+term.ID+": exited with code 0.", 60*time.Second)
+	e.idle(60 * time.Second)
+
+	// Claude Code keeps the session: stopped (session/close first), it is
+	// listed by :AgentSessions and loads with its conversation replayed.
+	since := e.mark()
+	e.cmd("AgentStop")
+	e.waitEvent("AgentRunSessionEnded", since, 20*time.Second)
+	e.stubSelect(1)
+	since = e.mark()
+	e.cmd("AgentSessions")
+	e.waitEvent("AgentRunSessionStarted", since, 60*time.Second)
+	var prompt string
+	e.lua(`return _G.picked[1].prompt`, &prompt)
+	if prompt != "claude session to load:" {
+		t.Errorf("picker prompt %q", prompt)
+	}
+	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
+	// (Claude Code replays its own /model step inside the first prompt)
+	if !inOrder(chat, "run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal "+term.ID) {
+		t.Errorf("the loaded session does not replay the conversation in order:\n%s", chat)
+	}
 }

@@ -86,6 +86,36 @@ func TestSessionsLoadReplaysHistory(t *testing.T) {
 	e.waitChat("\nthird answer", 20*time.Second)
 }
 
+// TestSessionsResumeWithoutLoad: an agent that can only resume gets the
+// session picked resumed: the chat says its history stays with the agent
+// and shows none of it, and the agent goes on with that session.
+func TestSessionsResumeWithoutLoad(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q, AGENTRUN_TEST_NO_LOAD = \"1\"", dir), "")
+	e.startSession()
+	e.cmd("AgentPrompt say remembered line")
+	e.waitChat("\nremembered line", 20*time.Second)
+	e.idle(10 * time.Second)
+	var id string
+	e.lua(`return require("agentrun.state").session().id`, &id)
+	since := e.mark()
+	e.cmd("AgentStop")
+	e.waitEvent("AgentRunSessionEnded", since, 10*time.Second)
+	e.stubSelect(1)
+	since = e.mark()
+	e.cmd("AgentSessions")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	var prompt, resumed string
+	e.lua(`return _G.picked[1].prompt`, &prompt)
+	e.lua(`return require("agentrun.state").session().id`, &resumed)
+	chat := e.chat()
+	if prompt != "claudelike session to resume:" || resumed != id || !strings.Contains(chat, "resuming (its history stays with the agent) say remembered line") || strings.Contains(chat, "\nremembered line") {
+		t.Errorf("picker %q, session %q (want %q), chat:\n%s", prompt, resumed, id, chat)
+	}
+	e.cmd("AgentPrompt say after resume")
+	e.waitChat("\nafter resume", 20*time.Second)
+}
+
 // TestContinueLast: with chat.continue_last, :AgentRun opens the cwd's
 // most recent session (not an older one, nor one of another directory),
 // says so, and shows its history.

@@ -81,7 +81,8 @@ app.onRequest(acp.methods.agent.initialize, ({ params }) => {
   return {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
-      loadSession: !!stateDir,
+      // AGENTRUN_TEST_NO_LOAD: sessions resume, without their history.
+      loadSession: !!stateDir && !process.env.AGENTRUN_TEST_NO_LOAD,
       sessionCapabilities: stateDir ? { list: {}, resume: {}, close: {} } : {},
       mcpCapabilities: { http: false, sse: false },
       // AGENTRUN_TEST_NO_EMBED: an agent that takes links only (no
