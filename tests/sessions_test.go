@@ -163,7 +163,7 @@ func TestSignInWithAgentMethod(t *testing.T) {
 	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 	var labels []string
 	e.lua(`return vim.tbl_map(function(m) return m.name .. "/" .. m.type end, _G.picked[1].items)`, &labels)
-	if strings.Join(labels, ",") != "API token/agent,Log in/terminal" {
+	if strings.Join(labels, ",") != "API token/agent,Log in/terminal,API key/env_var" {
 		t.Errorf("offered %q", labels)
 	}
 	chat := e.chat()
@@ -175,6 +175,22 @@ func TestSignInWithAgentMethod(t *testing.T) {
 	}
 	e.cmd("AgentPrompt say hello after sign-in")
 	e.waitChat("\nhello after sign-in", 20*time.Second)
+}
+
+// TestSignInWithEnvVars: a way that needs environment variables says
+// which and where to set them; the session keeps waiting.
+func TestSignInWithEnvVars(t *testing.T) {
+	auth := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth), "")
+	e.stubSelect(3)
+	e.cmd("AgentRun")
+	e.waitFor("the instructions", 20*time.Second, func() (bool, string) {
+		chat := e.chat()
+		return strings.Contains(chat, `sign in with "API key": set CL_API_KEY (in agents.claudelike.env or your shell) and :AgentRun again`), chat
+	})
+	if h := e.statusLine(); !strings.Contains(h, "waiting for you to sign in") {
+		t.Errorf("status line %q", h)
+	}
 }
 
 // TestSignInInTerminal: the terminal way runs the agent's own program

@@ -77,6 +77,7 @@ app.onRequest(acp.methods.agent.initialize, ({ params }) => {
     : [
         { id: "token", name: "API token", description: "Use the token the agent finds" },
         ...(terminalAuth ? [{ id: "login", name: "Log in", type: "terminal", args: ["--login"], env: { AGENTRUN_TEST_LOGIN: "1" } }] : []),
+        { id: "key", name: "API key", type: "env_var", vars: [{ name: "CL_API_KEY", secret: true }] },
       ];
   return {
     protocolVersion: acp.PROTOCOL_VERSION,
