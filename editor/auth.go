@@ -26,26 +26,9 @@ func (b *Bridge) askSignIn(s *session, why error) {
 	b.events.push(evAuthRequired, map[string]any{"key": s.key, "agent": s.name, "methods": jsonValue(s.agent.AuthMethods()), "error": errText(why)})
 }
 
-// startedAgent returns session key's agent once it runs (its ACP session
-// may still wait for the user to sign in).
-func (b *Bridge) startedAgent(key string) (*session, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.sessions[key]
-	switch {
-	case s == nil:
-		return nil, fmt.Errorf("no session %q", key)
-	case s.ended:
-		return nil, fmt.Errorf("session %q has ended; :AgentRun starts a new one", key)
-	case s.agent == nil:
-		return nil, fmt.Errorf("session %q is still starting its agent", key)
-	}
-	return s, nil
-}
-
 // handleAuthMethods returns the ways session key's agent offers to sign in.
 func (b *Bridge) handleAuthMethods(key string) (any, error) {
-	s, err := b.startedAgent(key)
+	s, err := b.sessionIn(key, false)
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
 	}
@@ -57,7 +40,7 @@ func (b *Bridge) handleAuthMethods(key string) (any, error) {
 // session starts); a terminal method returns {id, command} of the terminal
 // it runs in, for Lua to show.
 func (b *Bridge) handleLogin(key, id string) (map[string]any, error) {
-	s, err := b.startedAgent(key)
+	s, err := b.sessionIn(key, false)
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
 	}

@@ -21,7 +21,7 @@ func modesPayload(s *session) map[string]any {
 
 // handleSetMode switches session key to mode id.
 func (b *Bridge) handleSetMode(key, id string) error {
-	s, err := b.liveSession(key)
+	s, err := b.live(key)
 	if err != nil {
 		return fmt.Errorf("mode: %w", err)
 	}
@@ -37,7 +37,7 @@ func (b *Bridge) handleSetMode(key, id string) error {
 // handleSetConfig sets config option id of session key to value and
 // returns every option as the agent now reports them.
 func (b *Bridge) handleSetConfig(key, id, value string) (any, error) {
-	s, err := b.liveSession(key)
+	s, err := b.live(key)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -49,20 +49,4 @@ func (b *Bridge) handleSetConfig(key, id, value string) (any, error) {
 	}
 	b.log.Info("config option set", "key", key, "option", id, "value", value)
 	return jsonValue(opts), nil
-}
-
-// liveSession returns session key once it has started and while it runs.
-func (b *Bridge) liveSession(key string) (*session, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.sessions[key]
-	switch {
-	case s == nil:
-		return nil, fmt.Errorf("no session %q", key)
-	case s.ended:
-		return nil, fmt.Errorf("session %q has ended", key)
-	case s.s == nil:
-		return nil, fmt.Errorf("session %q is still starting", key)
-	}
-	return s, nil
 }

@@ -210,8 +210,12 @@ func (b *Bridge) endSession(s *session, reason error) {
 	b.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason)})
 }
 
-// live returns the started, not ended session for key.
-func (b *Bridge) live(key string) (*session, error) {
+// live returns session key while its ACP session is open.
+func (b *Bridge) live(key string) (*session, error) { return b.sessionIn(key, true) }
+
+// sessionIn returns session key, not ended, once its agent runs and, when
+// open is set, its ACP session is open too (it may wait for sign-in).
+func (b *Bridge) sessionIn(key string, open bool) (*session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.sessions[key]
@@ -220,8 +224,10 @@ func (b *Bridge) live(key string) (*session, error) {
 		return nil, fmt.Errorf("unknown session %q", key)
 	case s.ended:
 		return nil, fmt.Errorf("session %q has ended; :AgentRun starts a new one", key)
-	case s.s == nil:
-		return nil, fmt.Errorf("session %q is still starting", key)
+	case s.agent == nil:
+		return nil, fmt.Errorf("session %q is still starting its agent", key)
+	case open && s.s == nil:
+		return nil, fmt.Errorf("session %q is still starting (or waiting for you to sign in)", key)
 	}
 	return s, nil
 }

@@ -73,16 +73,8 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 
 	// Claude Code keeps the session: stopped (session/close first), it is
 	// listed by :AgentSessions and loads with its conversation replayed.
-	since := e.mark()
-	e.cmd("AgentStop")
-	e.waitEvent("AgentRunSessionEnded", since, 20*time.Second)
-	e.stubSelect(1)
-	since = e.mark()
-	e.cmd("AgentSessions")
-	e.waitEvent("AgentRunSessionStarted", since, 60*time.Second)
-	var prompt string
-	e.lua(`return _G.picked[1].prompt`, &prompt)
-	if prompt != "claude session to load:" {
+	e.stop()
+	if prompt := e.reopen(1, 60*time.Second); prompt != "claude session to load:" {
 		t.Errorf("picker prompt %q", prompt)
 	}
 	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)

@@ -38,6 +38,35 @@ func inOrder(text string, want ...string) bool {
 	return true
 }
 
+// sessionID is the current session's ACP id.
+func (e *editor) sessionID() string {
+	e.t.Helper()
+	var id string
+	e.lua(`return require("agentrun.state").session().id`, &id)
+	return id
+}
+
+// stop stops the current session and waits for its end.
+func (e *editor) stop() {
+	e.t.Helper()
+	since := e.mark()
+	e.cmd("AgentStop")
+	e.waitEvent("AgentRunSessionEnded", since, 20*time.Second)
+}
+
+// reopen picks entry pick of :AgentSessions, waits for that session to
+// start and returns the picker's prompt.
+func (e *editor) reopen(pick int, timeout time.Duration) string {
+	e.t.Helper()
+	e.stubSelect(pick)
+	since := e.mark()
+	e.cmd("AgentSessions")
+	e.waitEvent("AgentRunSessionStarted", since, timeout)
+	var prompt string
+	e.lua(`return _G.picked[1].prompt`, &prompt)
+	return prompt
+}
+
 // TestSessionsLoadReplaysHistory: :AgentSessions lists the agent's
 // sessions of the cwd by title, and the one picked opens in a new chat
 // with its conversation replayed in order; the loaded session takes new
@@ -52,24 +81,16 @@ func TestSessionsLoadReplaysHistory(t *testing.T) {
 	e.cmd("AgentPrompt say second answer")
 	e.waitChat("\nsecond answer", 20*time.Second)
 	e.idle(10 * time.Second)
-	var id string
-	e.lua(`return require("agentrun.state").session().id`, &id)
-	since := e.mark()
-	e.cmd("AgentStop")
-	e.waitEvent("AgentRunSessionEnded", since, 10*time.Second)
+	id := e.sessionID()
+	e.stop()
 	closed, _ := os.ReadFile(filepath.Join(dir, "closed.log"))
 	if strings.TrimSpace(string(closed)) != id {
 		t.Errorf("session/close on stop: closed.log has %q, want %q", closed, id)
 	}
 
-	e.stubSelect(1)
-	since = e.mark()
-	e.cmd("AgentSessions")
-	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	prompt := e.reopen(1, 20*time.Second)
 	var labels []string
-	var prompt string
 	e.lua(`return vim.tbl_map(require("agentrun.sessions")._label, _G.picked[1].items)`, &labels)
-	e.lua(`return _G.picked[1].prompt`, &prompt)
 	if len(labels) != 1 || !strings.HasPrefix(labels[0], "say first answer · 20") || prompt != "claudelike session to load:" {
 		t.Errorf("picker prompt %q, items %q", prompt, labels)
 	}
@@ -77,9 +98,7 @@ func TestSessionsLoadReplaysHistory(t *testing.T) {
 	if !inOrder(chat, "> say first answer", "\nfirst answer", "> say second answer", "\nsecond answer") {
 		t.Errorf("the loaded chat does not show the history in order:\n%s", chat)
 	}
-	var loaded string
-	e.lua(`return require("agentrun.state").session().id`, &loaded)
-	if loaded != id {
+	if loaded := e.sessionID(); loaded != id {
 		t.Errorf("loaded session %q, want %q", loaded, id)
 	}
 	e.cmd("AgentPrompt say third answer")
@@ -96,18 +115,10 @@ func TestSessionsResumeWithoutLoad(t *testing.T) {
 	e.cmd("AgentPrompt say remembered line")
 	e.waitChat("\nremembered line", 20*time.Second)
 	e.idle(10 * time.Second)
-	var id string
-	e.lua(`return require("agentrun.state").session().id`, &id)
-	since := e.mark()
-	e.cmd("AgentStop")
-	e.waitEvent("AgentRunSessionEnded", since, 10*time.Second)
-	e.stubSelect(1)
-	since = e.mark()
-	e.cmd("AgentSessions")
-	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
-	var prompt, resumed string
-	e.lua(`return _G.picked[1].prompt`, &prompt)
-	e.lua(`return require("agentrun.state").session().id`, &resumed)
+	id := e.sessionID()
+	e.stop()
+	prompt := e.reopen(1, 20*time.Second)
+	resumed := e.sessionID()
 	chat := e.chat()
 	if prompt != "claudelike session to resume:" || resumed != id || !strings.Contains(chat, "resuming (its history stays with the agent) say remembered line") || strings.Contains(chat, "\nremembered line") {
 		t.Errorf("picker %q, session %q (want %q), chat:\n%s", prompt, resumed, id, chat)

@@ -24,6 +24,15 @@ local aliases = {
 -- syntax_names maps a tree-sitter language name to its Vim syntax file.
 local syntax_names = { bash = "sh" }
 
+-- emphasis: { pattern, group, marker width }, strongest first (a span
+-- already taken is not taken again).
+local emphasis = {
+  { "()%*%*[^%*%s][^%*]-%*%*()", "AgentRunBold", 2 },
+  { "()__[^_%s][^_]-__()", "AgentRunBold", 2 },
+  { "()%*[^%*%s][^%*]-%*()", "AgentRunItalic", 1 },
+  { "%f[%w_]()_[^_%s][^_]-_()%f[^%w_]", "AgentRunItalic", 1 },
+}
+
 -- inline finds the inline spans of one text line (not in a fence): each
 -- { col_start, col_end, group, conceal_open, conceal_close } (0-based,
 -- end exclusive; the conceal widths are the markers' at each end).
@@ -47,21 +56,13 @@ local function inline(line, row, out)
     table.insert(out, { row, s - 1, row, e, group, open, close })
   end
   -- inline code first: nothing inside it is markup
-  for s, body, e in line:gmatch("()`([^`]+)`()") do
+  for s, e in line:gmatch("()`[^`]+`()") do
     add(s, e - 1, "AgentRunCode", 1, 1)
-    local _ = body
   end
-  for s, e in line:gmatch("()%*%*[^%*%s][^%*]-%*%*()") do
-    add(s, e - 1, "AgentRunBold", 2, 2)
-  end
-  for s, e in line:gmatch("()__[^_%s][^_]-__()") do
-    add(s, e - 1, "AgentRunBold", 2, 2)
-  end
-  for s, e in line:gmatch("()%*[^%*%s][^%*]-%*()") do
-    add(s, e - 1, "AgentRunItalic", 1, 1)
-  end
-  for s, e in line:gmatch("%f[%w_]()_[^_%s][^_]-_()%f[^%w_]") do
-    add(s, e - 1, "AgentRunItalic", 1, 1)
+  for _, em in ipairs(emphasis) do
+    for s, e in line:gmatch(em[1]) do
+      add(s, e - 1, em[2], em[3], em[3])
+    end
   end
   for s, text, e in line:gmatch("()%[([^%]]+)%]%([^%)%s]+%)()") do
     -- [text](url): the text underlined, the brackets and url concealed
