@@ -348,17 +348,13 @@ func (b *Bridge) SessionEnded(_ context.Context, sid string, reason error) {
 func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.byID[sid]
-	if !ok {
-		return // the session is gone, or not ours yet (no tool call shows it either)
-	}
 	key := sid + "\x00" + ev.ID
 	f := b.agentShown[key]
 	if f == nil || ev.Replace {
 		f = &vtsafe.Filter{}
 		b.agentShown[key] = f
 	}
-	p := map[string]any{"key": s.key, "session_id": sid, "id": ev.ID, "started": ev.Started}
+	p := map[string]any{"session_id": sid, "id": ev.ID, "started": ev.Started}
 	if ev.ToolCallID != "" {
 		p["tool_call"] = ev.ToolCallID
 	}
@@ -386,5 +382,15 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 		}
 		delete(b.agentShown, key)
 	}
+	s, ok := b.byID[sid]
+	if !ok {
+		// Not ours yet: session/new or session/load (which replays the
+		// session's terminals) has not returned. Held until it has.
+		if len(b.early[sid]) < 1000 {
+			b.early[sid] = append(b.early[sid], event{evAgentTerminal, p})
+		}
+		return
+	}
+	p["key"] = s.key
 	b.events.push(evAgentTerminal, p)
 }

@@ -129,7 +129,7 @@ func TestSessionsResumeWithoutLoad(t *testing.T) {
 
 // TestContinueLast: with chat.continue_last, :AgentRun opens the cwd's
 // most recent session (not an older one, nor one of another directory),
-// says so, and shows its history.
+// says so, and shows its history, the commands the agent ran itself too.
 func TestContinueLast(t *testing.T) {
 	dir := t.TempDir()
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "continue_last = true")
@@ -142,7 +142,10 @@ func TestContinueLast(t *testing.T) {
 		}{"user", title}, struct {
 			Role string `json:"role"`
 			Text string `json:"text"`
-		}{"agent", "answer to " + title})
+		}{"agent", "answer to " + title}, struct {
+			Role string `json:"role"`
+			Text string `json:"text"`
+		}{"term", "output of " + strings.ReplaceAll(title, " ", "-")})
 		return s
 	}
 	list := []storedSession{
@@ -159,6 +162,9 @@ func TestContinueLast(t *testing.T) {
 	if !strings.Contains(chat, `continuing "newest work"`) || strings.Contains(chat, "older work") || strings.Contains(chat, "other project") {
 		t.Errorf("continue_last opened the wrong session:\n%s", chat)
 	}
+	// The command the agent ran itself in that session, replayed before
+	// session/load returned, shows in its terminal split.
+	e.waitBuf(e.waitAgentShownTerminal(), 10*time.Second, "output of newest-work")
 }
 
 // TestSignInWithAgentMethod: an agent that answers session/new with

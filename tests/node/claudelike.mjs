@@ -114,10 +114,20 @@ const reopen = async (params, client, replay) => {
   sessions.set(e.sessionId, entry);
   if (replay) {
     for (const h of e.history) {
-      await client.notify(acp.methods.client.session.update, {
-        sessionId: e.sessionId,
-        update: { sessionUpdate: h.role === "user" ? "user_message_chunk" : "agent_message_chunk", content: { type: "text", text: h.text } },
-      });
+      // role "term": a command the agent ran itself, shown as codex-acp
+      // and claude-agent-acp show theirs (_meta.terminal_*).
+      const update =
+        h.role === "term"
+          ? {
+              sessionUpdate: "tool_call", toolCallId: `replayed-${h.text}`, title: `echo ${h.text}`, kind: "execute", status: "completed",
+              _meta: {
+                terminal_info: { terminal_id: `replayed-${h.text}` },
+                terminal_output: { terminal_id: `replayed-${h.text}`, data: `${h.text}\n` },
+                terminal_exit: { terminal_id: `replayed-${h.text}`, exit_code: 0 },
+              },
+            }
+          : { sessionUpdate: h.role === "user" ? "user_message_chunk" : "agent_message_chunk", content: { type: "text", text: h.text } };
+      await client.notify(acp.methods.client.session.update, { sessionId: e.sessionId, update });
     }
   }
   return { modes: modes(entry), configOptions: configOptions(entry) };
