@@ -17,7 +17,7 @@ import (
 func main() {
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox" or "host"`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host" or "lag"`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -45,8 +45,10 @@ func main() {
 		err = runSandbox()
 	case "host":
 		err = runHost(*lines)
+	case "lag":
+		err = runLag(*flood)
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox or host", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host or lag", *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -85,8 +87,12 @@ func runDisplay(lines int, flood time.Duration) error {
 	if err != nil {
 		return err
 	}
-	floodCmd := "timeout " + strconv.Itoa(int(flood.Seconds())) + " yes 'flood 0123456789 abcdefghijklmnopqrstuvwxyz'"
-	return runPlugin(pluginRun{file: file, last: last, native: nat, floodCmd: floodCmd, flood: flood})
+	return runPlugin(pluginRun{file: file, last: last, native: nat, floodCmd: floodCommand(flood), flood: flood})
+}
+
+// floodCommand floods a terminal for flood.
+func floodCommand(flood time.Duration) string {
+	return "timeout " + strconv.Itoa(int(flood.Seconds())) + " yes 'flood 0123456789 abcdefghijklmnopqrstuvwxyz'"
 }
 
 // rounds is how many times the repeatable measurements run; the lag

@@ -161,29 +161,10 @@ func runPlugin(p pluginRun) error {
 		fmt.Printf("    agentrun display complete:   %8.0f ms  (last line shown: %q; median of %s)\n", ms(complete), last, list(completes))
 	}
 
-	// Event-loop lag while a flood streams in, native and ours in turn.
-	// A p99 rests on its few worst samples, which on a shared VM come and
-	// go with the host: more floods than the other rounds, and each
-	// flood's own p99 listed, so the spread is in sight.
-	var natLags, ourLags []float64
-	var natEach, ourEach []time.Duration
-	for r := 0; r < lagRounds; r++ {
-		l, err := nativeLag(p.floodCmd, p.flood)
-		if err != nil {
-			return err
-		}
-		natLags, natEach = append(natLags, l...), append(natEach, p99ms(l))
-		if l, err = ourLag(v, p); err != nil {
-			return err
-		}
-		ourLags, ourEach = append(ourLags, l...), append(ourEach, p99ms(l))
+	natLag, ourLag, err := lagRatio(v, p)
+	if err != nil {
+		return err
 	}
-	natLag, ourLag := p99ms(natLags), p99ms(ourLags)
-	fmt.Printf("    lag p99, native :terminal:   %8.1f ms  (5 ms timer, %d samples in %d floods of %s; each flood's p99 %s)\n",
-		ms(natLag), len(natLags), lagRounds, p.flood, listTenths(natEach))
-	fmt.Printf("    lag p99, agentrun:           %8.1f ms  (%d samples in %d floods; each flood's p99 %s)\n",
-		ms(ourLag), len(ourLags), lagRounds, listTenths(ourEach))
-
 	fmt.Printf("\nratios (against their targets):\n")
 	fmt.Printf("  agent path / raw pty drain            %5.2f×  (target ≤ 1.3×)\n", ratio(agent, raw))
 	switch {
@@ -234,6 +215,49 @@ func agentRound(v *nvim.Nvim, p pluginRun) (time.Duration, displayResult, error)
 	}
 	shown, err = readDisplay(v, buf)
 	return time.Duration(agentPath) * time.Millisecond, shown, err
+}
+
+// lagRatio measures the event-loop lag while a flood streams in, native
+// and ours in turn, prints both and returns their p99s. A p99 rests on
+// its few worst samples, which on a shared VM come and go with the host:
+// more floods than the other rounds, and each flood's own p99 listed, so
+// the spread is in sight.
+func lagRatio(v *nvim.Nvim, p pluginRun) (native, ours time.Duration, err error) {
+	var natLags, ourLags []float64
+	var natEach, ourEach []time.Duration
+	for r := 0; r < lagRounds; r++ {
+		l, err := nativeLag(p.floodCmd, p.flood)
+		if err != nil {
+			return 0, 0, err
+		}
+		natLags, natEach = append(natLags, l...), append(natEach, p99ms(l))
+		if l, err = ourLag(v, p); err != nil {
+			return 0, 0, err
+		}
+		ourLags, ourEach = append(ourLags, l...), append(ourEach, p99ms(l))
+	}
+	native, ours = p99ms(natLags), p99ms(ourLags)
+	fmt.Printf("    lag p99, native :terminal:   %8.1f ms  (5 ms timer, %d samples in %d floods of %s; each flood's p99 %s)\n",
+		ms(native), len(natLags), lagRounds, p.flood, listTenths(natEach))
+	fmt.Printf("    lag p99, agentrun:           %8.1f ms  (%d samples in %d floods; each flood's p99 %s)\n",
+		ms(ours), len(ourLags), lagRounds, listTenths(ourEach))
+	return native, ours, nil
+}
+
+// runLag measures only the lag under a flood, native and ours (-only lag).
+func runLag(flood time.Duration) error {
+	v, err := agentNvim("below")
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	fmt.Printf("lag under a flood on %s\n", hostDesc())
+	nat, ours, err := lagRatio(v, pluginRun{floodCmd: floodCommand(flood), flood: flood})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  lag p99 ours / native                 %5.2f×  (target ≤ 1×: %.1f ms vs %.1f ms)\n", ratio(ours, nat), ms(ours), ms(nat))
+	return nil
 }
 
 // ourLag measures the event-loop lag samples while a flood streams into
