@@ -102,15 +102,23 @@ func Token(b []byte) ([]byte, bool) {
 	if len(b) == 0 || b[0] != '"' {
 		return nil, false
 	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++ // the escaped byte
-		case '"':
-			return b[:i+1], true
+	// Jump from quote to quote (IndexByte is vectorized); a quote ends
+	// the token unless an odd run of backslashes escapes it.
+	for i := 1; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return nil, false
 		}
+		j += i
+		k := j
+		for k > 1 && b[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return b[:j+1], true
+		}
+		i = j + 1
 	}
-	return nil, false
 }
 
 // Unquote decodes a JSON string token (quotes included) in one pass, as
@@ -124,35 +132,41 @@ func Unquote(tok []byte) (s string, ok bool) {
 	in := tok[1 : len(tok)-1]
 	out := make([]byte, 0, len(in))
 	for i := 0; i < len(in); {
-		// A run up to the next escape: copied whole when it is valid
-		// UTF-8 without control characters.
-		end := bytes.IndexByte(in[i:], '\\')
-		if end < 0 {
-			end = len(in)
-		} else {
-			end += i
-		}
-		if run := in[i:end]; utf8.Valid(run) && !hasControl(run) {
-			out = append(out, run...)
-			i = end
-		} else {
-			for i < end {
-				c := in[i]
-				if c < 0x20 {
-					return "", false
-				}
-				if c < utf8.RuneSelf {
-					out = append(out, c)
-					i++
-					continue
-				}
-				r, size := utf8.DecodeRune(in[i:end])
-				out = utf8.AppendRune(out, r) // invalid bytes become U+FFFD
-				i += size
+		// A run of printable ASCII up to the next escape, control or
+		// multi-byte character: 8 bytes at a time, then byte by byte
+		// (a terminal's lines are short runs between \r\n escapes).
+		start := i
+		for ; i+8 <= len(in); i += 8 {
+			x := binary.LittleEndian.Uint64(in[i:])
+			if x&swarHighs != 0 || (x-0x20*swarOnes)&^x&swarHighs != 0 {
+				break // a byte ≥ 0x80, or below 0x20
+			}
+			if y := x ^ ('\\' * swarOnes); (y-swarOnes)&^y&swarHighs != 0 {
+				break // a backslash
 			}
 		}
+		for i < len(in) {
+			if c := in[i]; c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				break
+			}
+			i++
+		}
+		out = append(out, in[start:i]...)
 		if i == len(in) {
 			break
+		}
+		switch c := in[i]; {
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, r) // an invalid byte becomes U+FFFD
+			} else {
+				out = append(out, in[i:i+size]...)
+			}
+			i += size
+			continue
 		}
 		if i+1 >= len(in) {
 			return "", false
@@ -190,22 +204,6 @@ func Unquote(tok []byte) (s string, ok bool) {
 	return unsafe.String(&out[0], len(out)), true
 }
 
-// hasControl reports whether b has a byte below 0x20, 8 bytes at a time.
-func hasControl(b []byte) bool {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if (x-0x20*swarOnes)&^x&swarHighs != 0 {
-			return true
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
-			return true
-		}
-	}
-	return false
-}
 
 // unicodeEscape decodes \uXXXX (and a following low surrogate) at the
 // start of b; n is the bytes used, 0 when malformed.

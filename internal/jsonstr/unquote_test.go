@@ -2,6 +2,7 @@ package jsonstr
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 )
 
@@ -34,4 +35,24 @@ func FuzzUnquote(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkUnquote decodes a terminal's typical output as it travels in
+// a terminal/data action: short lines, each ending in \r\n.
+func BenchmarkUnquote(b *testing.B) {
+	var src []byte
+	for i := 0; len(src) < 64<<10; i++ {
+		src = append(src, strconv.Itoa(i)+"\r\n"...)
+	}
+	tok := AppendString(nil, src)
+	b.SetBytes(int64(len(tok)))
+	for b.Loop() {
+		t, ok := Token(tok)
+		if !ok {
+			b.Fatal("no token")
+		}
+		if _, ok := Unquote(t); !ok {
+			b.Fatal("not decoded")
+		}
+	}
 }
