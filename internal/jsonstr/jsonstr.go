@@ -130,13 +130,15 @@ func Unquote(tok []byte) (s string, ok bool) {
 		return "", false
 	}
 	in := tok[1 : len(tok)-1]
-	out := make([]byte, 0, len(in))
+	// Written by index, not appended: out always has room for the rest
+	// of in as is (escapes only shrink; an invalid byte, which grows to
+	// U+FFFD, makes room first).
+	out := make([]byte, len(in))
+	n := 0
 	for i := 0; i < len(in); {
-		// A run of printable ASCII up to the next escape, control or
-		// multi-byte character: 8 bytes at a time, then byte by byte
-		// (a terminal's lines are short runs between \r\n escapes).
-		start := i
-		for ; i+8 <= len(in); i += 8 {
+		// Printable ASCII 8 bytes at a time, then byte by byte up to the
+		// next escape, control or multi-byte character.
+		for ; i+8 <= len(in); i, n = i+8, n+8 {
 			x := binary.LittleEndian.Uint64(in[i:])
 			if x&swarHighs != 0 || (x-0x20*swarOnes)&^x&swarHighs != 0 {
 				break // a byte ≥ 0x80, or below 0x20
@@ -144,14 +146,15 @@ func Unquote(tok []byte) (s string, ok bool) {
 			if y := x ^ ('\\' * swarOnes); (y-swarOnes)&^y&swarHighs != 0 {
 				break // a backslash
 			}
+			binary.LittleEndian.PutUint64(out[n:], x)
 		}
-		for i < len(in) {
-			if c := in[i]; c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+		for ; i < len(in); i, n = i+1, n+1 {
+			c := in[i]
+			if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 				break
 			}
-			i++
+			out[n] = c
 		}
-		out = append(out, in[start:i]...)
 		if i == len(in) {
 			break
 		}
@@ -161,10 +164,9 @@ func Unquote(tok []byte) (s string, ok bool) {
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, r) // an invalid byte becomes U+FFFD
-			} else {
-				out = append(out, in[i:i+size]...)
+				out = append(out, 0, 0) // 1 byte in, U+FFFD's 3 out
 			}
+			n += utf8.EncodeRune(out[n:], r)
 			i += size
 			continue
 		}
@@ -173,30 +175,32 @@ func Unquote(tok []byte) (s string, ok bool) {
 		}
 		switch in[i+1] {
 		case '"', '\\', '/':
-			out = append(out, in[i+1])
+			out[n] = in[i+1]
 		case 'b':
-			out = append(out, '\b')
+			out[n] = '\b'
 		case 'f':
-			out = append(out, '\f')
+			out[n] = '\f'
 		case 'n':
-			out = append(out, '\n')
+			out[n] = '\n'
 		case 'r':
-			out = append(out, '\r')
+			out[n] = '\r'
 		case 't':
-			out = append(out, '\t')
+			out[n] = '\t'
 		case 'u':
-			r, n := unicodeEscape(in[i:])
-			if n == 0 {
+			r, m := unicodeEscape(in[i:])
+			if m == 0 {
 				return "", false
 			}
-			out = utf8.AppendRune(out, r)
-			i += n
+			n += utf8.EncodeRune(out[n:], r) // 6 or 12 bytes in, at most 4 out
+			i += m
 			continue
 		default:
 			return "", false
 		}
+		n++
 		i += 2
 	}
+	out = out[:n]
 	if len(out) == 0 {
 		return "", true
 	}
