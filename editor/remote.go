@@ -255,6 +255,26 @@ func (b *Bridge) handleRemoteInput(name string, data []byte) {
 	}
 }
 
+// resizeRemote sizes remote terminal name's pty to its split here, while
+// we hold it (its host refuses a resize from anyone else; whoever holds a
+// terminal sizes it).
+func (b *Bridge) resizeRemote(name string, cols, rows int) error {
+	r, err := b.remoteTermOf(name)
+	if err != nil {
+		return nil // detached meanwhile: nothing to size
+	}
+	r.mu.Lock()
+	mine := r.claim == b.user
+	r.mu.Unlock()
+	if !mine {
+		return nil
+	}
+	if _, err := r.host.c.Dispatch(b.ctx, ahp.ResizedAction{Terminal: r.uri, Cols: cols, Rows: rows}); err != nil {
+		return fmt.Errorf("resize %s: %w", name, err)
+	}
+	return nil
+}
+
 // handleRemoteDispose kills remote terminal name (its host's
 // disposeTerminal).
 func (b *Bridge) handleRemoteDispose(name string) error {

@@ -309,9 +309,15 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
 	}
+	if _, _, err := remoteName(id); err == nil {
+		return b.resizeRemote(id, cols, rows)
+	}
 	t, err := b.running(id)
 	if err != nil {
 		return nil // a resize racing the exit is not worth an error
+	}
+	if c := t.Claim(); c.Kind == ahp.ClaimClient && c != b.user {
+		return nil // another client holds it and sizes it to its own split
 	}
 	if err := t.Resize(uint16(cols), uint16(rows)); err != nil {
 		return fmt.Errorf("resize terminal %q: %w", id, err)

@@ -283,3 +283,42 @@ func TestKilledHostLeavesNothing(t *testing.T) {
 		return len(pids) == 0, fmt.Sprintf("still running: %v", pids)
 	})
 }
+
+// TestTakenOverRemoteTerminalTakesOurSize: once the second Neovim holds
+// the first one's terminal, the pty is the size of the second's split,
+// and follows it when that window changes; before, it stays as its
+// holder sized it.
+func TestTakenOverRemoteTerminalTakesOurSize(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	b := startEditorIn(t, rt, "")
+	a.startSession()
+	sizer := `for i in $(seq 1 600); do echo "size $(stty size)"; sleep 0.1; done`
+	a.cmd("AgentPrompt " + sizer)
+	term := a.waitTerminal(sizer, 10*time.Second)
+	b.cmd("AgentShell") // b's backend runs too
+	name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+	buf := b.remoteBuf(name)
+	size := func(e *editor, buf int) string {
+		var s string
+		e.lua(`local w = vim.fn.bufwinid(...); local c, r = require("agentrun.ui.window").size(w); return r .. " " .. c`, &s, buf)
+		return s
+	}
+	aSize := size(a, term.Bufnr)
+	b.lua(`vim.cmd("resize 7")`, nil)
+	bSize := size(b, buf)
+	if aSize == bSize {
+		t.Fatalf("both splits are %s: the test cannot tell them apart", aSize)
+	}
+	b.waitBuf(buf, 10*time.Second, "size "+aSize+"\n")
+	var ok bool
+	b.lua(`return require("agentrun").takeover(...)`, &ok, name)
+	if !ok {
+		t.Fatal("b could not take the terminal over")
+	}
+	a.waitBuf(term.Bufnr, 10*time.Second, "size "+bSize+"\n")
+	// Headless 0.7.2 (no UI, so no redraw) fires no WinScrolled for a
+	// resize; entering the window again reports it there.
+	b.lua(`vim.cmd("resize 5 | wincmd p | wincmd p")`, nil)
+	a.waitBuf(term.Bufnr, 10*time.Second, "size "+size(b, buf)+"\n")
+}

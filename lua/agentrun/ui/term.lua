@@ -99,6 +99,9 @@ function M.open(id, opts)
     elseif t.remote and type(res) == "table" then
       t.claim, t.user, t.command = res.claim, res.mine, res.title
       name_buffer(t)
+      if t.user then
+        window.resize_terminal(t) -- ours already (taken over before): our size
+      end
     end
   end
   if win and not opts.focus and api.nvim_win_is_valid(prev) then
@@ -245,7 +248,12 @@ function M.takeover(id)
     return false
   end
   if t then
+    local was = t.user
     t.user = true
+    if t.remote and not was then
+      -- ours to size now: the pty takes our split's size
+      require("agentrun.ui.window").resize_terminal(t)
+    end
     changed(t)
   end
   if config.get().terminal.persist then
@@ -286,7 +294,12 @@ end
 function M.remote_claimed(p)
   local t = state.terminals[p.id or ""]
   if t then
+    local took = p.mine and not t.user
     t.claim, t.user = p.claim, p.mine
+    if took then
+      -- ours to size now: the pty takes our split's size
+      require("agentrun.ui.window").resize_terminal(t)
+    end
     changed(t)
   end
 end

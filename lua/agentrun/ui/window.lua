@@ -20,8 +20,8 @@ end
 
 -- send_resize tells Go the pty size of t when the window showing it changed.
 local function send_resize(t, win)
-  if t.remote then
-    return -- another host's pty: its holder sizes it
+  if t.remote and not t.user then
+    return -- another host's pty: its holder sizes it (we do once we hold it)
   end
   if t.display_only or t.state ~= "running" then
     return
@@ -84,6 +84,18 @@ local function resize_visible()
     end
   end
   M.send_expected_size()
+end
+
+-- resize_terminal sends terminal t's size now (a remote terminal just
+-- taken over), from the first window showing it.
+function M.resize_terminal(t)
+  t.cols, t.rows = nil, nil
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if t.bufnr and api.nvim_win_get_buf(w) == t.bufnr then
+      send_resize(t, w)
+      return
+    end
+  end
 end
 
 local autocmds_done = false
