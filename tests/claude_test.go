@@ -16,47 +16,16 @@ import (
 // reads its output. Then the session, stopped, is listed and loaded again
 // with its conversation.
 func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
-	bin := filepath.Join(root, "tests", "claude", "node_modules", ".bin", "claude-agent-acp")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("claude-agent-acp is not installed in tests/claude (scripts/deps.sh installs it): %v", err)
-	}
 	line := `for i in 1 2 3 4 5; do echo "claude tick $i"; sleep 0.4; done`
 	fake := startFakeAnthropic(t, line)
-	home := t.TempDir()
-	// Runs after the editor's cleanup and before home is removed: Claude
-	// Code writes there until its backend has stopped it.
-	backend := 0
-	t.Cleanup(func() {
-		if backend > 0 {
-			eventually(t, "the backend (and so Claude Code) to stop", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
-		}
-	})
-	if err := os.MkdirAll(filepath.Join(home, ".claude", "plugins"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	blocklist := fmt.Sprintf(`{"fetchedAt": %q, "plugins": []}`, time.Now().UTC().Format(time.RFC3339))
-	if err := os.WriteFile(filepath.Join(home, ".claude", "plugins", "blocklist.json"), []byte(blocklist), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
-		default_agent = "claude",
-		agents = { claude = { cmd = { %q }, env = {
-			ANTHROPIC_BASE_URL = %q, ANTHROPIC_AUTH_TOKEN = "offline-test", HOME = %q,
-			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CODE_DISABLE_FAST_MODE = "1",
-			IS_SANDBOX = "", -- set on this machine; Claude Code must not see it
-		} } },
-	})`, bin, fake.URL, home))
-	var logFile string
-	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	e, backend := realClaude(t, fake)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("model API requests:\n%s", fake.log())
-			b, _ := os.ReadFile(logFile)
-			t.Logf("agentrun.log:\n%s", b)
 		}
 	})
 	e.startSession()
-	backend = e.backendPid()
+	*backend = e.backendPid()
 	e.cmd("AgentPrompt run the ticker")
 	term := e.waitTerminal(line, 60*time.Second)
 	var owner string
@@ -82,4 +51,75 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 	if !inOrder(chat, "run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal "+term.ID) {
 		t.Errorf("the loaded session does not replay the conversation in order:\n%s", chat)
 	}
+}
+
+// TestRealClaudeCodeLoginRunsInOurTerminal: the real claude-agent-acp
+// offers its terminal sign-in ("Log in with Claude") because we can run
+// it; picked with :AgentLogin, Claude Code's own login and onboarding
+// runs in one of our terminals, for the user to go through.
+func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
+	fake := startFakeAnthropic(t, "true")
+	e, backend := realClaude(t, fake)
+	e.startSession()
+	*backend = e.backendPid()
+	e.stubSelect(1)
+	e.cmd("AgentLogin")
+	var offered []string
+	e.lua(`return vim.tbl_map(function(m) return m.name .. "/" .. m.type end, _G.picked[1].items)`, &offered)
+	if len(offered) != 1 || offered[0] != "Log in with Claude/terminal" {
+		t.Fatalf("offered %q", offered)
+	}
+	login := e.waitTerminal("sign in: "+claudeBin(t)+" --cli", 30*time.Second)
+	e.waitBuf(login.Bufnr, 60*time.Second, "Welcome to Claude Code", "Choose the text style")
+	e.cmd("AgentKill! " + login.ID)
+}
+
+// claudeBin is the real claude-agent-acp that deps.sh installs.
+func claudeBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(root, "tests", "claude", "node_modules", ".bin", "claude-agent-acp")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("claude-agent-acp is not installed in tests/claude (scripts/deps.sh installs it): %v", err)
+	}
+	return bin
+}
+
+// realClaude starts an editor whose default agent is the real
+// claude-agent-acp, offline against fake, with a HOME of its own. The
+// caller sets *backend to the backend's pid once it runs: the cleanup
+// waits for it (and so Claude Code) to stop before HOME goes.
+func realClaude(t *testing.T, fake *fakeAnthropic) (*editor, *int) {
+	t.Helper()
+	bin := claudeBin(t)
+	home := t.TempDir()
+	backend := new(int)
+	t.Cleanup(func() {
+		if *backend > 0 {
+			eventually(t, "the backend (and so Claude Code) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
+		}
+	})
+	if err := os.MkdirAll(filepath.Join(home, ".claude", "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	blocklist := fmt.Sprintf(`{"fetchedAt": %q, "plugins": []}`, time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(home, ".claude", "plugins", "blocklist.json"), []byte(blocklist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+		default_agent = "claude",
+		agents = { claude = { cmd = { %q }, env = {
+			ANTHROPIC_BASE_URL = %q, ANTHROPIC_AUTH_TOKEN = "offline-test", HOME = %q,
+			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CODE_DISABLE_FAST_MODE = "1",
+			IS_SANDBOX = "", -- set on this machine; Claude Code must not see it
+		} } },
+	})`, bin, fake.URL, home))
+	var logFile string
+	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("agentrun.log:\n%s", b)
+		}
+	})
+	return e, backend
 }
