@@ -63,6 +63,19 @@
 // show them: tool_call _meta, the v2 draft's terminal_update) are decoded
 // in agentterm.go into AgentTerminal events for Editor.AgentTerminal.
 //
+// # Sessions and sign-in
+//
+// A session is new (session/new), or an earlier one opened again
+// (sessions.go): session/load, whose replayed history arrives as updates
+// before it returns, or session/resume; ListSessions follows
+// session/list's pages. Close sends session/close for each session first
+// when the agent has it. Each is asked for only when the agent's
+// initialize answer offers it. auth.go reads the agent's sign-in methods
+// (agent, terminal, env_var), runs authenticate for the agent kind and
+// builds the command a terminal kind runs; we announce that we can run
+// those (clientCapabilities.auth.terminal). IsAuthRequired tells an
+// auth_required answer from other errors.
+//
 // # Policy
 //
 // Options carries the user's limits (policy.go): allowed cwd roots (by

@@ -8,7 +8,11 @@
 // (rpcnotify). shell, takeover, dispose and send_input are the user's side
 // of the AHP terminal model (userterm.go): shells the user holds, taking
 // an agent's terminal over, and input that only reaches terminals no
-// session holds.
+// session holds. set_mode and set_config (modes.go) change a session's
+// mode and options; list_sessions (sessions.go) lists an agent's earlier
+// sessions, which start opens again (load, resume, continue); auth_methods
+// and login (auth.go) sign an agent in, a terminal method in a terminal
+// the user holds, after which a session waiting for it opens.
 //
 // Three rules shape it:
 //
