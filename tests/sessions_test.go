@@ -279,3 +279,38 @@ func TestScreenSignInInTerminal(t *testing.T) {
 	s.keys("Enter")
 	s.waitShows(20*time.Second, "signed in; the session has started", "agentrun · claudelike · ready")
 }
+
+// TestSessionsOpenHereIsNotLoadedTwice: a session that runs in this
+// Neovim is marked so in the list, and picking it opens its chat instead
+// of a second agent process on the same session.
+func TestSessionsOpenHereIsNotLoadedTwice(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
+	e.startSession()
+	e.cmd("AgentPrompt say still here")
+	e.waitChat("\nstill here", 20*time.Second)
+	e.idle(10 * time.Second)
+	key := func() string {
+		var k string
+		e.lua(`return require("agentrun.state").current`, &k)
+		return k
+	}
+	before := key()
+	e.stubSelect(1)
+	e.cmd("AgentSessions")
+	e.waitFor("the picker", 20*time.Second, func() (bool, string) {
+		var n int
+		e.lua(`return #(_G.picked or {})`, &n)
+		return n == 1, fmt.Sprint(n)
+	})
+	var labels []string
+	e.lua(`return vim.tbl_map(require("agentrun.sessions")._label, _G.picked[1].items)`, &labels)
+	if len(labels) != 1 || !strings.HasSuffix(labels[0], " · open here") {
+		t.Errorf("labels %q", labels)
+	}
+	var sessions int
+	e.lua(`return #require("agentrun").status().sessions`, &sessions)
+	if key() != before || sessions != 1 {
+		t.Errorf("picking the open session started another (current %s, was %s; %d sessions)", key(), before, sessions)
+	}
+}

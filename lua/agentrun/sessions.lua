@@ -12,11 +12,22 @@ local M = {}
 -- pending: list token -> callback(p)
 local pending = {}
 
--- label is how a session reads in the picker: "title · 2026-11-22 14:03".
+-- live returns the running session of this Neovim with ACP id id.
+local function live(id)
+  for _, s in pairs(require("agentrun.state").sessions) do
+    if s.id == id and not s.ended then
+      return s
+    end
+  end
+end
+
+-- label is how a session reads in the picker: "title · 2026-11-22 14:03"
+-- (and " · open here" when it runs in this Neovim).
 local function label(si)
   local title = si.title and si.title ~= "" and si.title or si.session_id
   local when = type(si.updated_at) == "string" and si.updated_at:gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", ""):sub(1, 16) or nil
-  return when and (title .. " · " .. when) or title
+  local text = when and (title .. " · " .. when) or title
+  return live(si.session_id) and (text .. " · open here") or text
 end
 M._label = label
 
@@ -42,8 +53,16 @@ function M.listed(p)
   end
 end
 
--- open opens earlier session si of agent name in a new chat.
+-- open opens earlier session si of agent name in a new chat; one that
+-- runs here already gets its chat opened instead (two agent processes
+-- must not work on one session).
 function M.open(name, si, can_load)
+  local running = live(si.session_id)
+  if running then
+    require("agentrun.state").current = running.key
+    running.chat:open()
+    return running
+  end
   local s = require("agentrun")._start(name, can_load and { load = si.session_id } or { resume = si.session_id })
   if s then
     s.chat:note(string.format("(agentrun) %s %s", can_load and "loading" or "resuming (its history stays with the agent)", label(si)))
