@@ -47,9 +47,13 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 		t.Errorf("picker prompt %q", prompt)
 	}
 	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
-	// (Claude Code replays its own /model step inside the first prompt)
-	if !inOrder(chat, "run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal "+term.ID) {
+	// Claude Code replays the /model it ran at the start inside the first
+	// prompt, as markup: it reads as the command and its answer.
+	if !inOrder(chat, "> /model ", "> (Set model to ", "> run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal "+term.ID) {
 		t.Errorf("the loaded session does not replay the conversation in order:\n%s", chat)
+	}
+	if strings.Contains(chat, "<command-name>") || strings.Contains(chat, "<local-command-stdout>") {
+		t.Errorf("Claude Code's markup shows in the replayed prompt:\n%s", chat)
 	}
 }
 

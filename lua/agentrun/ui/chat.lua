@@ -538,7 +538,7 @@ function Chat:update(u)
   elseif kind == "agent_thought_chunk" then
     self:stream("thought", content_text(u.content))
   elseif kind == "user_message_chunk" then
-    self:stream("user_echo", content_text(u.content))
+    self:stream("user_echo", M.tidy_prompt(content_text(u.content)))
   elseif kind == "plan" then
     self:plan(u.entries)
   elseif kind == "tool_call" or kind == "tool_call_update" then
@@ -551,6 +551,21 @@ function Chat:update(u)
   end
   -- Other kinds (available commands, modes, config options, session
   -- info) are not shown yet; they are no error.
+end
+
+-- tidy_prompt makes a replayed prompt readable: Claude Code keeps the
+-- local commands it ran before a prompt (/model at the session's start)
+-- in it as markup, "<command-name>/model</command-name>…
+-- <local-command-stdout>Set model to …</local-command-stdout>"; they read
+-- as "/model default" and "(Set model to …)" on lines of their own.
+function M.tidy_prompt(text)
+  text = text:gsub("<command%-name>(.-)</command%-name>%s*<command%-message>.-</command%-message>%s*<command%-args>(.-)</command%-args>", function(name, args)
+    return vim.trim(name .. " " .. args) .. "\n"
+  end)
+  text = text:gsub("<local%-command%-stdout>(.-)</local%-command%-stdout>", function(out)
+    return "(" .. vim.trim(out) .. ")\n"
+  end)
+  return text
 end
 
 -- usage_text says how much of the context the session used, and its cost:
