@@ -11,9 +11,12 @@ local api = vim.api
 
 local M = {}
 
--- Fences whose code is coloured: the biggest, and at most this many
--- characters per line looked at with the syntax fallback.
-M.max_fence_lines = 400
+-- Fences whose code is coloured: the biggest with tree-sitter, the
+-- biggest with the syntax fallback (one synID per character: 200 lines
+-- of Python take some 50 ms, once, as the fence closes), and at most this
+-- many characters per line looked at there.
+M.max_fence_lines = 1000
+M.max_syntax_lines = 200
 local max_syntax_cols = 200
 
 -- aliases maps a fence's info word to a tree-sitter language name.
@@ -167,7 +170,7 @@ end
 -- scratch buffer, one synID per character); nil without one.
 local function syntax_spans(lang, lines)
   local name = syntax_names[lang] or lang
-  if vim.g.syntax_on == nil or not name:match("^[%w_]+$") or #api.nvim_get_runtime_file("syntax/" .. name .. ".vim", false) == 0 then
+  if #lines > M.max_syntax_lines or vim.g.syntax_on == nil or not name:match("^[%w_]+$") or #api.nvim_get_runtime_file("syntax/" .. name .. ".vim", false) == 0 then
     return nil
   end
   local buf = api.nvim_create_buf(false, true)
