@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
@@ -205,6 +206,15 @@ func (b *Bridge) endSession(s *session, reason error) {
 		return
 	}
 	s.ended, s.busy = true, false
+	if s.s != nil {
+		// What its agent showed of terminals that never ended goes too.
+		prefix := s.s.ID() + "\x00"
+		for k := range b.agentShown {
+			if strings.HasPrefix(k, prefix) {
+				delete(b.agentShown, k)
+			}
+		}
+	}
 	b.mu.Unlock()
 	b.log.Info("session ended", "key", s.key, "reason", reason)
 	b.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason)})
