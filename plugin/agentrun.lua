@@ -20,13 +20,14 @@ end
 
 local commands = {
   AgentRun = {
-    desc = "agentrun: start a session with [agent] or open its chat",
+    desc = "agentrun: start a session with [agent] (! = continue its last one here) or open its chat",
     nargs = "?",
+    bang = true,
     complete = function(lead)
       return api()._complete_agents(lead)
     end,
     run = function(o)
-      api().run(arg(o))
+      api().run(arg(o), o.bang)
     end,
   },
   AgentPrompt = {

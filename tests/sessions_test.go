@@ -127,12 +127,22 @@ func TestSessionsResumeWithoutLoad(t *testing.T) {
 	e.waitChat("\nafter resume", 20*time.Second)
 }
 
-// TestContinueLast: with chat.continue_last, :AgentRun opens the cwd's
-// most recent session (not an older one, nor one of another directory),
-// says so, and shows its history, the commands the agent ran itself too.
+// TestContinueLast: with chat.continue_last, and with :AgentRun!,
+// :AgentRun opens the cwd's most recent session (not an older one, nor
+// one of another directory), says so, and shows its history, the
+// commands the agent ran itself too.
 func TestContinueLast(t *testing.T) {
+	for _, tc := range []struct{ name, option, bang string }{
+		{"chat.continue_last", "continue_last = true", ""},
+		{":AgentRun!", "", "!"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { continueLast(t, tc.option, tc.bang) })
+	}
+}
+
+func continueLast(t *testing.T, option, bang string) {
 	dir := t.TempDir()
-	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "continue_last = true")
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), option)
 	cwd := e.cwd()
 	mk := func(id, cwd, title, at string) storedSession {
 		s := storedSession{SessionID: id, Cwd: cwd, Title: title, UpdatedAt: at}
@@ -157,7 +167,9 @@ func TestContinueLast(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sessions.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.startSession()
+	since := e.mark()
+	e.cmd("AgentRun" + bang)
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 	chat := e.waitChat("answer to newest work", 20*time.Second)
 	if !strings.Contains(chat, `continuing "newest work"`) || strings.Contains(chat, "older work") || strings.Contains(chat, "other project") {
 		t.Errorf("continue_last opened the wrong session:\n%s", chat)

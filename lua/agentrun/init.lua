@@ -59,9 +59,11 @@ local function live_session(name)
   end
 end
 
--- run(agent) starts a session with agent (default: default_agent) or
--- opens the chat of the running one. Returns the session (a table).
-function M.run(name)
+-- run(agent, continue) starts a session with agent (default:
+-- default_agent) or opens the chat of the running one; continue (or
+-- chat.continue_last) opens the cwd's most recent earlier session
+-- instead of a new one. Returns the session (a table).
+function M.run(name, continue)
   if not name and config.rejected then
     warn(string.format("(agentrun) setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
   end
@@ -80,7 +82,7 @@ function M.run(name)
     s.chat:open()
     return s
   end
-  return M._start(name, { continue = config.get().chat.continue_last })
+  return M._start(name, { continue = continue or config.get().chat.continue_last })
 end
 
 -- _start starts a new session with agent name in a new chat; how (extra):
