@@ -181,3 +181,49 @@ func colouredLine(capture, text string) bool {
 	}
 	return false
 }
+
+// TestEditDiffOpensSideBySide: an edit the agent shows as a diff reads as
+// a unified diff in the chat; <CR> on it opens the file before and after
+// side by side in Vim's diff mode, in a tab page of their own, with the
+// file's filetype; q there closes it.
+func TestEditDiffOpensSideBySide(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd("AgentPrompt edit /src/app/main.go")
+	chat := e.waitChat("\nedited", 20*time.Second)
+	for _, want := range []string{"● Edit /src/app/main.go [edit] · completed", "  diff /src/app/main.go (<CR> opens it side by side)", `  -	println("old")`, `  +	println("new")`} {
+		if !strings.Contains(chat, want) {
+			t.Errorf("the chat lacks %q:\n%s", want, chat)
+		}
+	}
+	e.lua(`local s = require("agentrun.state").session()
+		local win = vim.fn.bufwinid(s.chat.buf)
+		vim.api.nvim_set_current_win(win)
+		vim.cmd("stopinsert")
+		vim.api.nvim_win_set_cursor(win, { vim.fn.search("diff /src/app/main.go", "w"), 0 })`, nil)
+	e.normalKeys("<CR>")
+	var sides []struct {
+		Diff     bool     `msgpack:"diff"`
+		Filetype string   `msgpack:"filetype"`
+		Lines    []string `msgpack:"lines"`
+	}
+	e.lua(`local out = {}
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			local b = vim.api.nvim_win_get_buf(w)
+			table.insert(out, { diff = vim.wo[w].diff, filetype = vim.bo[b].filetype, lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) })
+		end
+		return out`, &sides)
+	if len(sides) != 2 {
+		t.Fatalf("the diff tab has %d windows, want 2: %+v", len(sides), sides)
+	}
+	for i, want := range []string{`	println("old")`, `	println("new")`} {
+		if !sides[i].Diff || sides[i].Filetype != "go" || len(sides[i].Lines) != 5 || sides[i].Lines[3] != want {
+			t.Errorf("side %d: %+v, want diff mode, filetype go, line 4 %q", i, sides[i], want)
+		}
+	}
+	var tabs int
+	e.normalKeys("q")
+	e.lua(`return #vim.api.nvim_list_tabpages()`, &tabs)
+	if tabs != 1 {
+		t.Errorf("q left %d tab pages", tabs)
+	}
+}

@@ -49,6 +49,22 @@ M.diff = (vim.text and vim.text.diff) or vim.diff
 -- keymap.set takes the buffer as `buf` from 0.12 (`buffer` is on its way out).
 local buf_key = vim.fn.has("nvim-0.12") == 1 and "buf" or "buffer"
 
+-- set_filetype gives buf the filetype of a file named path: 0.8+ asks
+-- vim.filetype.match; 0.7's takes other arguments, so there the
+-- filetypedetect autocommands decide, as for a file read from disk.
+function M.set_filetype(buf, path)
+  if vim.fn.has("nvim-0.8") == 1 then
+    local ok, ft = pcall(vim.filetype.match, { filename = path, buf = buf })
+    if ok and ft then
+      vim.bo[buf].filetype = ft
+    end
+    return
+  end
+  vim.api.nvim_buf_call(buf, function()
+    pcall(vim.cmd, "doautocmd filetypedetect BufRead " .. vim.fn.fnameescape(path))
+  end)
+end
+
 -- map sets a mapping local to buffer buf, in mode (default "n"; a list
 -- for several).
 function M.map(buf, lhs, rhs, desc, mode)

@@ -17,7 +17,8 @@
 // agent keeps them on disk: it then lists (session/list), loads (its
 // history replayed as user and agent message chunks), resumes and closes
 // them (DIR/closed.log). "say TEXT" answers TEXT. "md" answers a
-// thought, markdown and a tool call with 30 lines of output.
+// thought, markdown and a tool call with 30 lines of output; "edit PATH"
+// an edit of PATH shown as a diff.
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -240,6 +241,16 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     const out = Array.from({ length: 30 }, (_, i) => `output line ${i + 1}`).join("\n") + "\n";
     await update({ sessionUpdate: "tool_call", toolCallId: "long-1", title: "long output", kind: "read", status: "completed", content: [{ type: "content", content: { type: "text", text: out } }] });
     await say("done with md");
+    return { stopReason: "end_turn" };
+  }
+  if (text.startsWith("edit ")) {
+    // An edit, as Claude Code's Edit tool shows one: a diff of the file.
+    const path = text.slice(5);
+    await update({
+      sessionUpdate: "tool_call", toolCallId: "edit-1", title: `Edit ${path}`, kind: "edit", status: "completed",
+      content: [{ type: "diff", path, oldText: "package main\n\nfunc main() {\n\tprintln(\"old\")\n}\n", newText: "package main\n\nfunc main() {\n\tprintln(\"new\")\n}\n" }],
+    });
+    await say("edited");
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("say ")) {

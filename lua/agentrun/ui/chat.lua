@@ -74,7 +74,7 @@ function Chat:map_keys()
   end
   map(self.buf, km.open, function()
     self:open_at_cursor()
-  end, "open the terminal under the cursor")
+  end, "open the terminal or the diff under the cursor")
   map(self.buf, km.close, function()
     self:close()
   end, "close the chat")
@@ -447,8 +447,8 @@ end
 
 -- render_tool_call re-renders a tool call block from its merged state.
 function Chat:render_tool_call(b)
-  local lines, hls, terminals = require("agentrun.ui.toolcall").render(b.tc)
-  b.actions = terminals
+  local lines, hls, terminals, diffs = require("agentrun.ui.toolcall").render(b.tc)
+  b.actions, b.diffs = terminals, diffs
   for _, id in pairs(terminals) do
     self.term_blocks[id] = b
   end
@@ -515,6 +515,9 @@ end
 
 function Chat:open_at_cursor()
   local b, rel = self:block_at(api.nvim_win_get_cursor(0)[1])
+  if b and b.diffs and b.diffs[rel] then
+    return require("agentrun.ui.toolcall").open_diff(b.diffs[rel])
+  end
   if not b or not b.actions then
     return
   end

@@ -75,6 +75,32 @@ end
 -- fold_keep of them, a diff over 4 * fold_at lines shows 3 * fold_at.
 M.fold_at, M.fold_keep = 12, 8
 
+-- open_diff shows diff content c (an edit the agent made or proposes)
+-- side by side in a new tab page: the file before and after, in Vim's
+-- diff mode, with the file's filetype; q closes the tab.
+function M.open_diff(c)
+  local path = tostring(c.path or "file")
+  local function side(text, what, split)
+    vim.cmd(split)
+    local buf = vim.api.nvim_get_current_buf()
+    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+    local lines = vim.split(type(text) == "string" and text or "", "\n", { plain = true })
+    if #lines > 1 and lines[#lines] == "" then
+      table.remove(lines)
+    end
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+    pcall(vim.api.nvim_buf_set_name, buf, string.format("agentrun://diff%s%s (%s)", path:sub(1, 1) == "/" and "" or "/", path, what))
+    compat.set_filetype(buf, path)
+    compat.map(buf, "q", function()
+      vim.cmd("tabclose")
+    end, "agentrun: close the diff")
+    vim.cmd("diffthis")
+  end
+  side(c.oldText, "before", "tabnew")
+  side(c.newText, "after", "rightbelow vnew")
+end
+
 -- fold_hint is the hint that folded content has n more lines.
 function M.fold_hint(n)
   return string.format("(+%d line%s, %s shows them)", n, n == 1 and "" or "s", config.get().keymaps.toggle or "unfold")
@@ -101,8 +127,9 @@ local function add_folded(tc, lines, hls, rows, limit, keep)
 end
 
 -- render returns the lines of tool call tc (its merged state), their
--- highlights { {line, group} } and the terminals it shows { [line] = id }
--- (0-based lines within the block).
+-- highlights { {line, group} }, the terminals it shows { [line] = id }
+-- and its diffs { [line] = the diff content } (0-based lines within the
+-- block).
 function M.render(tc)
   local st = status_text[tc.status or "pending"] or { "?", tostring(tc.status), "AgentRunToolPending" }
   local head = string.format("%s %s", st[1], tc.title or "tool call")
@@ -111,14 +138,16 @@ function M.render(tc)
   end
   head = head .. " · " .. st[2]
   local lines, hls = { head }, { { 0, st[3] } }
-  local terminals = {}
+  local terminals, diffs = {}, {}
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
     if c.type == "terminal" and c.terminalId then
       table.insert(lines, terminal_line(c.terminalId))
       table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
       terminals[#lines - 1] = c.terminalId
     elseif c.type == "diff" then
-      table.insert(lines, "  diff " .. tostring(c.path))
+      table.insert(lines, string.format("  diff %s (%s opens it side by side)", tostring(c.path), config.get().keymaps.open or "open"))
+      table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
+      local first = #lines - 1
       local old, new = c.oldText or "", c.newText or ""
       if type(old) ~= "string" then
         old = ""
@@ -132,6 +161,9 @@ function M.render(tc)
         end
       end
       add_folded(tc, lines, hls, rows, 4 * M.fold_at, 3 * M.fold_at)
+      for l = first, #lines - 1 do
+        diffs[l] = c
+      end
     elseif c.type == "content" then
       local rows = {}
       for _, l in ipairs(split_lines(M.content_text(c.content))) do
@@ -152,7 +184,7 @@ function M.render(tc)
       terminals[#lines - 1] = id
     end
   end
-  return lines, hls, terminals
+  return lines, hls, terminals, diffs
 end
 
 return M
