@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -226,4 +227,57 @@ func TestEditDiffOpensSideBySide(t *testing.T) {
 	if tabs != 1 {
 		t.Errorf("q left %d tab pages", tabs)
 	}
+}
+
+// TestPermissionForAnEditShowsItsDiff: asked to allow an edit, the user
+// can view its diff side by side first; closing that view brings the
+// same question back, and the answer then goes to the agent.
+func TestPermissionForAnEditShowsItsDiff(t *testing.T) {
+	e := claudeLike(t, "")
+	// The first question: view the diff (the last item); the second: allow.
+	e.lua(`_G.asked = {}
+		vim.ui.select = function(items, opts, cb)
+			local labels = vim.tbl_map(opts.format_item, items)
+			table.insert(_G.asked, labels)
+			if #_G.asked == 1 then
+				vim.schedule(function() cb(items[#items], #items) end)
+			else
+				vim.schedule(function() cb(items[1], 1) end)
+			end
+		end`, nil)
+	e.cmd("AgentPrompt askedit /src/app/notes.txt")
+	e.waitFor("the diff view", 20*time.Second, func() (bool, string) {
+		var diffs int
+		e.lua(`local n = 0 for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do if vim.wo[w].diff then n = n + 1 end end return n`, &diffs)
+		return diffs == 2, fmt.Sprint(diffs, " diff windows")
+	})
+	var asked [][]string
+	e.lua(`return _G.asked`, &asked)
+	if len(asked) != 1 || strings.Join(asked[0], "|") != "Allow (allow_once)|Reject (reject_once)|View the diff side by side first (q there brings this question back)" {
+		t.Fatalf("asked %q", asked)
+	}
+	e.normalKeys("q")
+	e.waitChat("PERMISSION allow", 20*time.Second)
+	e.lua(`return _G.asked`, &asked)
+	if len(asked) != 2 {
+		t.Errorf("asked %d times, want 2 (again after the diff view)", len(asked))
+	}
+}
+
+// TestScreenPermissionViewsTheDiff: as a user sees it: asked to allow an
+// edit while typing in the prompt, they pick "view the diff", read it
+// side by side, press q, get the same question and allow it.
+func TestScreenPermissionViewsTheDiff(t *testing.T) {
+	s := claudeLikeScreen(t)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.typeText("askedit /src/notes.txt")
+	s.keys("C-s")
+	s.waitShows(20*time.Second, "asks permission: Edit /src/notes.txt", "3: View the diff side by side first")
+	s.keys("3", "Enter")
+	s.waitShows(10*time.Second, "notes.txt (before)", "notes.txt (after)")
+	s.keys("q")
+	s.waitShows(10*time.Second, "asks permission: Edit /src/notes.txt", "1: Allow (allow_once)")
+	s.keys("1", "Enter")
+	s.waitShows(10*time.Second, "PERMISSION allow")
 }

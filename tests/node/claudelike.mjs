@@ -18,7 +18,8 @@
 // history replayed as user and agent message chunks), resumes and closes
 // them (DIR/closed.log). "say TEXT" answers TEXT. "md" answers a
 // thought, markdown and a tool call with 30 lines of output; "edit PATH"
-// an edit of PATH shown as a diff.
+// an edit of PATH shown as a diff; "askedit PATH" asks permission for
+// one first and says the answer.
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -241,6 +242,26 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     const out = Array.from({ length: 30 }, (_, i) => `output line ${i + 1}`).join("\n") + "\n";
     await update({ sessionUpdate: "tool_call", toolCallId: "long-1", title: "long output", kind: "read", status: "completed", content: [{ type: "content", content: { type: "text", text: out } }] });
     await say("done with md");
+    return { stopReason: "end_turn" };
+  }
+  if (text.startsWith("askedit ")) {
+    // An edit it asks permission for first, as Claude Code does in its
+    // default mode; it reports the answer.
+    const path = text.slice(8);
+    const toolCall = {
+      toolCallId: "askedit-1", title: `Edit ${path}`, kind: "edit", status: "pending",
+      content: [{ type: "diff", path, oldText: "a\nold\n", newText: "a\nnew\n" }],
+    };
+    await update({ sessionUpdate: "tool_call", ...toolCall });
+    const res = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId,
+      toolCall,
+      options: [
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "reject", name: "Reject", kind: "reject_once" },
+      ],
+    });
+    await say(`PERMISSION ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("edit ")) {

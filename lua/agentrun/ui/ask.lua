@@ -22,17 +22,28 @@ function M.answer(token, answer)
 end
 
 -- select shows items with opts (as vim.ui.select) for token. on_choice
--- gets (choice, idx) and returns the answer to send; it is not called if
--- Go gave up on the question while the picker was up.
+-- gets (choice, idx) and returns the answer to send, or nil to send none
+-- yet (the question stays open: the caller asks again later, if Go has
+-- not given up on it by then: M.is_open); it is not called if Go gave up
+-- on the question while the picker was up.
 function M.select(token, items, opts, on_choice)
   open[token] = true
   vim.ui.select(items, opts, function(choice, idx)
     if not open[token] then
       return -- Go already gave up on it
     end
+    local answer = on_choice(choice, idx)
+    if answer == nil then
+      return
+    end
     open[token] = nil
-    M.answer(token, on_choice(choice, idx))
+    M.answer(token, answer)
   end)
+end
+
+-- is_open reports whether token's question still waits for an answer.
+function M.is_open(token)
+  return open[token] == true
 end
 
 -- cancelled forgets a question Go gave up on (the turn was cancelled or

@@ -25,9 +25,20 @@ local function command_line(tc)
   end
 end
 
+-- first_diff returns the first diff a tool call shows (an edit).
+local function first_diff(tc)
+  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    if c.type == "diff" then
+      return c
+    end
+  end
+end
+
 -- ask shows the picker for one request from Go:
 -- { token, key, tool_call = ToolCallUpdate, options = { PermissionOption } }.
-function M.ask(p)
+-- For an edit it offers to view the diff side by side first: the question
+-- waits, and comes back once that view is closed.
+function M.ask(p, again)
   local s = state.sessions[p.key or ""]
   local tc = p.tool_call or {}
   -- the request carries only what changed; merge with what the chat knows.
@@ -39,14 +50,33 @@ function M.ask(p)
   if cmd and cmd ~= title then
     prompt = prompt .. "  $ " .. cmd
   end
-  ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
-  ask.select(p.token, p.options or {}, {
+  if not again then
+    ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
+  end
+  local items = vim.list_extend({}, p.options or {})
+  local diff = first_diff(merged)
+  local view = { view_diff = true }
+  if diff then
+    table.insert(items, view)
+  end
+  ask.select(p.token, items, {
     prompt = prompt,
     kind = "agentrun.permission",
     format_item = function(o)
+      if o.view_diff then
+        return "View the diff side by side first (q there brings this question back)"
+      end
       return string.format("%s (%s)", o.name or o.optionId, o.kind or "?")
     end,
   }, function(choice)
+    if choice == view then
+      require("agentrun.ui.toolcall").open_diff(diff, function()
+        if ask.is_open(p.token) then
+          M.ask(p, true)
+        end
+      end)
+      return nil -- no answer yet
+    end
     local id = type(choice) == "table" and choice.optionId or ""
     ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"))
     return id

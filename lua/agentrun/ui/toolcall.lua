@@ -77,9 +77,15 @@ M.fold_at, M.fold_keep = 12, 8
 
 -- open_diff shows diff content c (an edit the agent made or proposes)
 -- side by side in a new tab page: the file before and after, in Vim's
--- diff mode, with the file's filetype; q closes the tab.
-function M.open_diff(c)
+-- diff mode, with the file's filetype; q closes the tab. closed, when
+-- given, runs once the view is gone (however it was closed).
+function M.open_diff(c, closed)
   local path = tostring(c.path or "file")
+  if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    -- asked from a permission request while the user typed a prompt: the
+    -- view is for reading and q, in Normal mode
+    vim.cmd("stopinsert")
+  end
   local function side(text, what, split)
     vim.cmd(split)
     local buf = vim.api.nvim_get_current_buf()
@@ -99,6 +105,16 @@ function M.open_diff(c)
   end
   side(c.oldText, "before", "tabnew")
   side(c.newText, "after", "rightbelow vnew")
+  if closed then
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      buffer = vim.api.nvim_get_current_buf(),
+      once = true,
+      desc = "agentrun: the diff view was closed",
+      callback = function()
+        vim.schedule(closed)
+      end,
+    })
+  end
 end
 
 -- fold_hint is the hint that folded content has n more lines.
