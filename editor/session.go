@@ -327,17 +327,24 @@ func (b *Bridge) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 	payload := map[string]any{"session_id": sid, "update": update}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.pushForSessionLocked(sid, event{evSessionUpdate, payload})
+}
+
+// pushForSessionLocked queues e for Lua with the key of session sid; b.mu
+// held. Until session/new or session/load has returned (agents send
+// available_commands_update first, and load replays the session's
+// history and terminals), the session is not ours yet: e is held (up to
+// 1000 a session) and openSession sends it after session_started.
+func (b *Bridge) pushForSessionLocked(sid string, e event) {
 	s, ok := b.byID[sid]
 	if !ok {
-		// session/new has not returned to us yet (agents may send
-		// available_commands_update first): hold it until it has.
 		if len(b.early[sid]) < 1000 {
-			b.early[sid] = append(b.early[sid], event{evSessionUpdate, payload})
+			b.early[sid] = append(b.early[sid], e)
 		}
 		return
 	}
-	payload["key"] = s.key
-	b.events.push(evSessionUpdate, payload)
+	e.payload["key"] = s.key
+	b.events.push(e.name, e.payload)
 }
 
 // SessionEnded implements acp.Editor.
@@ -392,15 +399,5 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 		}
 		delete(b.agentShown, key)
 	}
-	s, ok := b.byID[sid]
-	if !ok {
-		// Not ours yet: session/new or session/load (which replays the
-		// session's terminals) has not returned. Held until it has.
-		if len(b.early[sid]) < 1000 {
-			b.early[sid] = append(b.early[sid], event{evAgentTerminal, p})
-		}
-		return
-	}
-	p["key"] = s.key
-	b.events.push(evAgentTerminal, p)
+	b.pushForSessionLocked(sid, event{evAgentTerminal, p})
 }
