@@ -158,3 +158,47 @@ func claudeLikeScreenEnv(t *testing.T, cols, rows int, env string) *screen {
 	return startScreen(t, cols, rows, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
 		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } } })`, node, agent, env))
 }
+
+// TestPromptHistory: in the prompt, <Up> on its first line brings back
+// the prompts sent before, newest first; <Down> goes forward and, past
+// the newest, back to what was being typed.
+func TestPromptHistory(t *testing.T) {
+	s := claudeLikeScreen(t)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	for _, p := range []string{"say first prompt", "say second prompt"} {
+		s.typeText(p)
+		s.keys("C-s")
+		s.waitShows(20*time.Second, "│"+strings.TrimPrefix(p, "say "))
+	}
+	promptLine := func() string {
+		sc := s.capture()
+		lines := strings.Split(sc, "\n")
+		// the prompt area is the last window's first line, right of the split
+		for i := len(lines) - 1; i >= 0; i-- {
+			if strings.Contains(lines[i], "agentrun · claudelike") {
+				if i+1 < len(lines) {
+					if _, right, ok := strings.Cut(lines[i+1], "│"); ok {
+						return strings.TrimSpace(right)
+					}
+				}
+			}
+		}
+		return ""
+	}
+	waitPrompt := func(want string) {
+		t.Helper()
+		s.waitFor("the prompt to read "+want, 5*time.Second, func(string) bool { return promptLine() == want })
+	}
+	s.typeText("a draft")
+	s.keys("Up")
+	waitPrompt("say second prompt")
+	s.keys("Up")
+	waitPrompt("say first prompt")
+	s.keys("Up") // nothing older: stays
+	waitPrompt("say first prompt")
+	s.keys("Down")
+	waitPrompt("say second prompt")
+	s.keys("Down")
+	waitPrompt("a draft")
+}

@@ -48,6 +48,8 @@ M.defaults = {
     takeover = "T", -- terminal split / terminal list: take the terminal over from the agent
     dispose = "dd", -- terminal list: kill, release and wipe the terminal
     toggle = "<Tab>", -- chat: show or fold a thought or a tool call's long output
+    history_prev = "<Up>", -- prompt area, first line: the previous prompt sent
+    history_next = "<Down>", -- prompt area, last line: the next one (then what you were typing)
   },
 }
 

@@ -58,6 +58,13 @@ function Chat:map_keys()
   map(self.prompt_buf, km.send_insert, function()
     self:send()
   end, "send the prompt", "i")
+  local history = require("agentrun.ui.history")
+  map(self.prompt_buf, km.history_prev, function()
+    history.key(self.prompt_buf, -1, km.history_prev)
+  end, "the previous prompt (on the first line)", { "n", "i" })
+  map(self.prompt_buf, km.history_next, function()
+    history.key(self.prompt_buf, 1, km.history_next)
+  end, "the next prompt (on the last line)", { "n", "i" })
   -- Stopping needs no trip to the split: from the chat and the prompt,
   -- <C-c> interrupts the session's running command (again: cancels the
   -- turn), X kills it.
@@ -179,6 +186,7 @@ function Chat:send()
     return
   end
   if require("agentrun").prompt(text, self.session.key) then
+    require("agentrun.ui.history").add(self.prompt_buf, text)
     api.nvim_buf_set_lines(self.prompt_buf, 0, -1, false, {})
   end
 end
