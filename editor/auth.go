@@ -64,7 +64,7 @@ func (b *Bridge) handleLogin(key, id string) (map[string]any, error) {
 		go func() {
 			st, err := t.Wait(b.ctx)
 			if err == nil && (st.Code == nil || *st.Code != 0) {
-				err = fmt.Errorf("the sign-in command %s", describeExit(st))
+				err = fmt.Errorf("the sign-in command ended with %s", exitText(st))
 			}
 			b.signedIn(s, m, err)
 		}()
@@ -93,42 +93,36 @@ func (b *Bridge) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal
 	return t, nil
 }
 
-// signedIn follows a sign-in attempt: a session waiting for it opens, a
-// running one is told; a failure asks again.
+// signedIn follows a sign-in attempt: a session waiting for it opens
+// (once, however many attempts succeed), a running one is told; a failure
+// asks again.
 func (b *Bridge) signedIn(s *session, m acp.AuthMethod, err error) {
 	b.mu.Lock()
-	waiting := s.s == nil && !s.ended
-	closing := b.closing
-	if waiting && !closing {
-		b.starting.Add(1)
+	waiting := s.s == nil && !s.ended && !b.closing
+	open := err == nil && waiting && !s.reopening
+	if open {
+		s.reopening = true
+		b.starting.Add(1) // under b.mu, as in handleStart: shutdown waits for it
 	}
 	b.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil && waiting:
 		b.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
-		if waiting && !closing {
-			b.starting.Done()
-			b.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
-			return
-		}
+		b.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
+	case err != nil:
+		b.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
 		b.events.push(evMessage, map[string]any{"key": s.key, "level": "error", "text": fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
-		return
-	}
-	b.log.Info("signed in", "key", s.key, "method", m.ID)
-	if !waiting || closing {
+	case open:
+		b.log.Info("signed in; opening the session", "key", s.key, "method", m.ID)
+		defer b.starting.Done()
+		ctx, cancel := context.WithTimeout(b.starts, startTimeout)
+		defer cancel()
+		b.openSession(ctx, s)
+		b.mu.Lock()
+		s.reopening = false
+		b.mu.Unlock()
+	case !waiting:
+		b.log.Info("signed in", "key", s.key, "method", m.ID)
 		b.events.push(evMessage, map[string]any{"key": s.key, "level": "info", "text": fmt.Sprintf("signed in with %q", m.Name)})
-		return
 	}
-	defer b.starting.Done()
-	ctx, cancel := context.WithTimeout(b.starts, startTimeout)
-	defer cancel()
-	b.openSession(ctx, s)
-}
-
-// describeExit says how a command ended: "exited with status 1",
-// "was killed by SIGTERM".
-func describeExit(st termhost.ExitStatus) string {
-	if st.Code != nil {
-		return fmt.Sprintf("exited with status %d", *st.Code)
-	}
-	return "was killed by " + st.Signal
 }

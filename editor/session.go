@@ -28,6 +28,8 @@ type session struct {
 	ended bool
 	// args started it; signing in opens the session again with them.
 	args startArgs
+	// reopening is set while a sign-in opens the session (auth.go).
+	reopening bool
 }
 
 // startArgs is what Lua sends to start a session.

@@ -24,7 +24,7 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 			t.Logf("model API requests:\n%s", fake.log())
 		}
 	})
-	e.startSession()
+	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
 	e.cmd("AgentPrompt run the ticker")
 	term := e.waitTerminal(line, 60*time.Second)
@@ -64,7 +64,7 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
 	fake := startFakeAnthropic(t, "true")
 	e, backend := realClaude(t, fake)
-	e.startSession()
+	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
 	e.stubSelect(1)
 	e.cmd("AgentLogin")

@@ -308,9 +308,16 @@ func (e *editor) waitBuf(buf int, timeout time.Duration, want ...string) string 
 // startSession runs :AgentRun and waits until the session is ready.
 func (e *editor) startSession() {
 	e.t.Helper()
+	e.startSessionWithin(10 * time.Second)
+}
+
+// startSessionWithin is startSession for agents slow to start (a real
+// agent's first start loads much from a cold disk cache).
+func (e *editor) startSessionWithin(d time.Duration) {
+	e.t.Helper()
 	since := e.mark()
 	e.cmd("AgentRun")
-	e.waitEvent("AgentRunSessionStarted", since, 10*time.Second)
+	e.waitEvent("AgentRunSessionStarted", since, d)
 }
 
 // idle waits until the current session's turn has ended.

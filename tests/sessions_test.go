@@ -245,7 +245,7 @@ func TestSignInInTerminal(t *testing.T) {
 		e.lua(`return #_G.picked`, &n)
 		return n == 2, fmt.Sprint(n, " offers")
 	})
-	if chat := e.chat(); !strings.Contains(chat, `signing in with "Log in" failed: the sign-in command exited with status 1`) {
+	if chat := e.chat(); !strings.Contains(chat, `signing in with "Log in" failed: the sign-in command ended with exit 1`) {
 		t.Errorf("chat after the wrong code:\n%s", chat)
 	}
 	var second termInfo
