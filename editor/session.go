@@ -10,6 +10,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -78,22 +79,7 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		ctx, cancel := context.WithTimeout(b.starts, startTimeout)
 		defer cancel()
 		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
-		opts := acp.Options{
-			Host:          host,
-			Logger:        b.log,
-			ClientName:    "agentrun.nvim",
-			ClientVersion: b.version,
-			TerminalSize:  b.terminalSize,
-		}
-		if g := b.guard; g != nil {
-			// The guard kills the agent too if we die without stopping it.
-			opts.ProcessStarted = func(pid int, marker string) {
-				if err := g.Register(pid, marker); err != nil {
-					b.log.Warn("agent not registered with the guard", "pid", pid, "err", err)
-				}
-			}
-			opts.ProcessEnded = g.Unregister
-		}
+		opts := b.agentOptions(host)
 		b.applyPolicy(&opts, key, args.Policy)
 		a, err := acp.Start(ctx, cfg, b, opts)
 		if err != nil {
@@ -107,6 +93,28 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 		b.openSession(ctx, s)
 	}()
 	return key, nil
+}
+
+// agentOptions are the options every agent we start gets: our terminal
+// host, log and name, and the guard, which kills the agent too if we die
+// without stopping it.
+func (b *Bridge) agentOptions(host *termhost.Host) acp.Options {
+	opts := acp.Options{
+		Host:          host,
+		Logger:        b.log,
+		ClientName:    "agentrun.nvim",
+		ClientVersion: b.version,
+		TerminalSize:  b.terminalSize,
+	}
+	if g := b.guard; g != nil {
+		opts.ProcessStarted = func(pid int, marker string) {
+			if err := g.Register(pid, marker); err != nil {
+				b.log.Warn("agent not registered with the guard", "pid", pid, "err", err)
+			}
+		}
+		opts.ProcessEnded = g.Unregister
+	}
+	return opts
 }
 
 // openSession opens s's ACP session on its started agent: new, loaded or

@@ -38,7 +38,15 @@ func (b *Bridge) handleListSessions(args listArgs) (string, error) {
 		return "", fmt.Errorf("sessions: agent %q has an empty cmd", args.Agent)
 	}
 	token := b.nextID("list-")
+	b.mu.Lock()
+	if b.closing {
+		b.mu.Unlock()
+		return "", fmt.Errorf("sessions: shutting down")
+	}
+	b.starting.Add(1) // an agent started for the list: shutdown waits for it
+	b.mu.Unlock()
 	go func() {
+		defer b.starting.Done()
 		p, err := b.listSessions(args)
 		if err != nil {
 			p = map[string]any{"error": err.Error()}
@@ -52,17 +60,23 @@ func (b *Bridge) handleListSessions(args listArgs) (string, error) {
 // listSessions asks the agent of a live session named args.Agent, or a
 // new one started for this (and stopped again), for its sessions.
 func (b *Bridge) listSessions(args listArgs) (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(b.ctx, startTimeout)
+	ctx, cancel := context.WithTimeout(b.starts, startTimeout)
 	defer cancel()
 	a := b.runningAgent(args.Agent)
 	if a == nil {
 		var err error
-		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, b,
-			acp.Options{Host: b.termHost(), Logger: b.log, ClientName: "agentrun.nvim", ClientVersion: b.version})
+		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, b, b.agentOptions(b.termHost()))
 		if err != nil {
 			return nil, err
 		}
-		defer func() { _ = a.Close() }()
+		// Neovim quitting meanwhile (b.starts cancelled): no grace.
+		defer func() {
+			if ctx.Err() != nil {
+				_ = a.Terminate()
+			} else {
+				_ = a.Close()
+			}
+		}()
 	}
 	list, err := a.ListSessions(ctx, args.Cwd)
 	if err != nil {

@@ -326,3 +326,22 @@ func TestSessionsOpenHereIsNotLoadedTwice(t *testing.T) {
 		t.Errorf("picking the open session started another (current %s, was %s; %d sessions)", key(), before, sessions)
 	}
 }
+
+// TestQuitWhileListingLeavesNothing: the agent :AgentSessions starts to
+// ask for the list does not outlive Neovim quitting before it answered.
+func TestQuitWhileListingLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q, AGENTRUN_TEST_HANG_LIST = \"1\"", dir), "")
+	e.cmd("AgentSessions")
+	cmd := claudeLikeCommand(t)
+	e.waitFor("the agent started for the list", 20*time.Second, func() (bool, string) {
+		return len(findProcesses(cmd)) == 1, fmt.Sprint(findProcesses(cmd))
+	})
+	backend := e.backendPid()
+	_ = e.v.Command("qa!")
+	eventually(t, "the backend to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+	eventually(t, "the agent to be gone", 5*time.Second, func() (bool, string) {
+		left := findProcesses(cmd)
+		return len(left) == 0, fmt.Sprint(left)
+	})
+}

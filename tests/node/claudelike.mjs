@@ -103,7 +103,9 @@ app.onRequest(acp.methods.agent.authenticate, ({ params }) => {
   return {};
 });
 
-app.onRequest(acp.methods.agent.session.list, ({ params }) => ({
+// AGENTRUN_TEST_HANG_LIST: session/list never answers (and the agent
+// does not exit when its stdin closes).
+app.onRequest(acp.methods.agent.session.list, ({ params }) => process.env.AGENTRUN_TEST_HANG_LIST ? new Promise(() => {}) : ({
   sessions: stored()
     .filter((e) => !params.cwd || e.cwd === params.cwd)
     .map(({ sessionId, cwd, title, updatedAt }) => ({ sessionId, cwd, title, updatedAt })),
@@ -345,4 +347,6 @@ const input = Readable.toWeb(process.stdin);
 const output = Writable.toWeb(process.stdout);
 const conn = app.connect(acp.ndJsonStream(output, input));
 await conn.closed;
+// Like claude-agent-acp, it then stays until it is signalled.
+if (process.env.AGENTRUN_TEST_HANG_LIST) setInterval(() => {}, 1000);
 for (const s of sessions.values()) if (s.mcp) await s.mcp.close().catch(() => {});
