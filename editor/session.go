@@ -280,6 +280,11 @@ func (b *Bridge) handlePrompt(key, text string, items []contextItem) error {
 			b.log.Warn("prompt failed", "key", key, "err", err)
 		}
 		b.events.push(evTurnEnd, map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
+		if acp.IsAuthRequired(err) {
+			// Claude Code asks for sign-in at the first prompt, not at
+			// session/new: offer the ways now, then the prompt again.
+			b.askSignIn(s, nil)
+		}
 	}()
 	return nil
 }

@@ -345,3 +345,24 @@ func TestQuitWhileListingLeavesNothing(t *testing.T) {
 		return len(left) == 0, fmt.Sprint(left)
 	})
 }
+
+// TestSignInAtFirstPrompt: an agent that wants sign-in only when the
+// first prompt comes (Claude Code does) gets the ways offered then; once
+// signed in, the prompt sent again is answered.
+func TestSignInAtFirstPrompt(t *testing.T) {
+	auth := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q, AGENTRUN_TEST_AUTH_AT_PROMPT = \"1\"", auth), "")
+	e.startSession()
+	e.stubSelect(1)
+	e.cmd("AgentPrompt say hello")
+	e.waitFor("signed in", 20*time.Second, func() (bool, string) {
+		chat := e.chat()
+		return strings.Contains(chat, "claudelike asks you to sign in; then send your prompt again") && strings.Contains(e.noteText(), `signed in with "API token"`), chat + "\n" + e.noteText()
+	})
+	if h := e.statusLine(); strings.Contains(h, "waiting for you to sign in") {
+		t.Errorf("a running session's status line says %q", h)
+	}
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt say hello again")
+	e.waitChat("\nhello again", 20*time.Second)
+}

@@ -69,6 +69,9 @@ const remember = (sessionId, cwd, role, text) => {
   store(list);
 };
 const signedIn = () => !authDir || fs.existsSync(path.join(authDir, "signed-in"));
+// AGENTRUN_TEST_AUTH_AT_PROMPT: sign-in is wanted at the first prompt
+// instead (as Claude Code does), not at session/new.
+const atPrompt = !!process.env.AGENTRUN_TEST_AUTH_AT_PROMPT;
 
 const app = acp.agent({ name: "agentrun-claudelike" });
 
@@ -144,7 +147,7 @@ app.onRequest(acp.methods.agent.session.close, ({ params }) => {
 });
 
 app.onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-  if (!signedIn()) throw acp.RequestError.authRequired();
+  if (!signedIn() && !atPrompt) throw acp.RequestError.authRequired();
   // Ids unique across processes when sessions are kept on disk.
   const id = stateDir ? `cl-${process.pid}-${sessions.size + 1}` : `cl-session-${sessions.size + 1}`;
   const entry = { mcp: null, meta: params._meta ?? null, tools: [], error: null, cwd: params.cwd };
@@ -221,6 +224,7 @@ app.onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
 app.onNotification(acp.methods.agent.session.cancel, () => {});
 
 app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
+  if (!signedIn()) throw acp.RequestError.authRequired();
   const sessionId = params.sessionId;
   const s = sessions.get(sessionId);
   const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("").trim();

@@ -54,15 +54,22 @@ function M.required(p)
   if not s or s.ended then
     return
   end
-  s.signin = true
+  -- a session not open yet waits for it; a running one (the agent asked
+  -- at a prompt) takes the prompt again once signed in
+  s.signin = s.starting or nil
   local why = p.error and p.error ~= "" and (": " .. p.error) or ""
-  s.chat:note(string.format("(agentrun) %s asks you to sign in%s", s.agent, why), "AgentRunError")
+  local after = s.starting and "" or "; then send your prompt again"
+  s.chat:note(string.format("(agentrun) %s asks you to sign in%s%s", s.agent, why, after), "AgentRunError")
   s.chat:render_header()
   -- the picker may block the screen (inputlist): show the chat's state first
   vim.cmd("redraw")
   local methods = type(p.methods) == "table" and p.methods or {}
   if #methods == 0 then
     s.chat:note("(agentrun) it offers no way to sign in from here: sign in with its own command in a shell, then :AgentRun again", "AgentRunError")
+    return
+  end
+  if not s.starting then
+    choose(s, methods) -- nothing waits: picking none leaves things as they are
     return
   end
   choose(s, methods, function()
