@@ -42,6 +42,15 @@ func TestModesAndModel(t *testing.T) {
 	e.cmd("AgentMode plan")
 	e.cmd("AgentModel opus")
 	e.waitHeader("· Plan · Opus")
+	var st struct {
+		Mode  string `msgpack:"mode"`
+		Model string `msgpack:"model"`
+		Label string `msgpack:"label"`
+	}
+	e.lua(`return require("agentrun").status().sessions[1]`, &st)
+	if st.Mode != "plan" || st.Model != "opus" || st.Label != "Plan · Opus" {
+		t.Errorf("status() says mode %q, model %q, label %q", st.Mode, st.Model, st.Label)
+	}
 	e.cmd("AgentPrompt state")
 	e.waitChat("STATE mode=plan model=opus", 10*time.Second)
 	e.idle(10 * time.Second)

@@ -410,6 +410,7 @@ function M.status()
     if b == nil then
       b = s.busy
     end
+    local mode, model = require("agentrun.modes").current(s)
     table.insert(out.sessions, {
       id = s.id,
       key = key,
@@ -418,6 +419,11 @@ function M.status()
       starting = s.starting,
       ended = s.ended or false,
       current = key == state.current,
+      mode = mode,
+      model = model,
+      label = require("agentrun.modes").label(s), -- "Plan · Opus", as the chat shows them
+      usage = s.usage, -- { used, size, cost = { amount, currency } } as the agent last said
+      waiting_for_sign_in = s.signin or false,
     })
   end
   local seen = {}

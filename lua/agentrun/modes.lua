@@ -59,6 +59,13 @@ local function option_values(o)
 end
 
 -- label is what the status line shows: the mode's and the model's names.
+-- current returns the session's mode id and model value (nil when the
+-- agent has none), for status().
+function M.current(s)
+  local o = model_option(s)
+  return s.modes and s.modes.currentModeId or nil, o and o.currentValue or nil
+end
+
 function M.label(s)
   local parts = {}
   local m = s.modes
