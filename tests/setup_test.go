@@ -109,6 +109,17 @@ func TestCheckhealth(t *testing.T) {
 				t.Errorf("report lacks %q:\n%s", want, report)
 			}
 		}
+		// How code in the chat is coloured: Lua has a tree-sitter parser
+		// from 0.9 on, Python a syntax file everywhere.
+		var ts bool
+		e.lua(`return vim.fn.has("nvim-0.9") == 1`, &ts)
+		luaBy := "syntax file"
+		if ts {
+			luaBy = "tree-sitter"
+		}
+		if !regexp.MustCompile(`coloured by ` + luaBy + `: [a-z, ]*\blua\b`).MatchString(report) || !regexp.MustCompile(`coloured by syntax file: [a-z, ]*\bpython\b`).MatchString(report) {
+			t.Errorf("report does not say how code is coloured (lua by %s, python by syntax file):\n%s", luaBy, report)
+		}
 	})
 	t.Run("missing binary is an ERROR saying how to fix it", func(t *testing.T) {
 		e := startEditor(t, `vim.g.agentrun_bin = "/nonexistent/agentrun"`)

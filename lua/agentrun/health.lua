@@ -66,6 +66,23 @@ function M.check()
   else
     info("terminal.sandbox is off; it could not work here: " .. out)
   end
+  -- How the chat colours the code in the agent's answers.
+  local md = require("agentrun.ui.markdown")
+  local by = {}
+  for _, lang in ipairs({ "bash", "python", "javascript", "typescript", "go", "rust", "lua", "c" }) do
+    local how = md.colouring(lang) or "none (plain)"
+    by[how] = by[how] or {}
+    table.insert(by[how], lang)
+  end
+  local hows = vim.tbl_keys(by)
+  table.sort(hows)
+  for _, how in ipairs(hows) do
+    info(string.format("code in the chat coloured by %s: %s", how, table.concat(by[how], ", ")))
+  end
+  if vim.g.syntax_on == nil then
+    warn("syntax is off: code fences without a tree-sitter parser stay plain", { ":syntax on" })
+  end
+
   local lim = config.get().terminal.limits
   if next(lim) then
     local parts = {}

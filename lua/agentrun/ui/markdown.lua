@@ -131,15 +131,23 @@ function M.scan(lines, states, from)
   return spans, closed
 end
 
+-- has_parser reports whether Neovim has a tree-sitter parser for lang
+-- (0.9+: language.add returns nothing and errors when it has none on
+-- 0.9/0.10, returns true, or nil and why, from 0.11).
+local function has_parser(lang)
+  local ts = vim.treesitter
+  if not (ts and ts.get_string_parser and ts.query and ts.language) then
+    return false
+  end
+  local ok, found, why = pcall(ts.language.add or ts.language.require_language, lang)
+  return ok and found ~= false and why == nil
+end
+
 -- ts_spans colours code (a string) with the tree-sitter parser of lang
 -- and its highlights query; nil when Neovim has neither.
 local function ts_spans(lang, code)
   local ts = vim.treesitter
-  if not (ts and ts.get_string_parser and ts.query and ts.language) then
-    return nil
-  end
-  local ok, found = pcall(ts.language.add or ts.language.require_language, lang)
-  if not ok or found == false then
+  if not has_parser(lang) then
     return nil
   end
   local get = ts.query.get or ts.query.get_query
@@ -194,6 +202,18 @@ local function syntax_spans(lang, lines)
   end)
   api.nvim_buf_delete(buf, { force = true })
   return spans
+end
+
+-- colouring says how a fence of lang gets its colours here:
+-- "tree-sitter", "syntax file" or nil (none).
+function M.colouring(lang)
+  lang = aliases[lang] or lang
+  if has_parser(lang) then
+    return "tree-sitter"
+  end
+  if #api.nvim_get_runtime_file("syntax/" .. (syntax_names[lang] or lang) .. ".vim", false) > 0 then
+    return "syntax file"
+  end
 end
 
 -- code_spans colours a closed fence's code lines (rows 0-based within
