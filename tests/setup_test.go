@@ -117,7 +117,7 @@ func TestCheckhealth(t *testing.T) {
 		if ts {
 			luaBy = "tree-sitter"
 		}
-		if !regexp.MustCompile(`coloured by ` + luaBy + `: [a-z, ]*\blua\b`).MatchString(report) || !regexp.MustCompile(`coloured by syntax file: [a-z, ]*\bpython\b`).MatchString(report) {
+		if !regexp.MustCompile(`coloured by `+luaBy+`: [a-z, ]*\blua\b`).MatchString(report) || !regexp.MustCompile(`coloured by syntax file: [a-z, ]*\bpython\b`).MatchString(report) {
 			t.Errorf("report does not say how code is coloured (lua by %s, python by syntax file):\n%s", luaBy, report)
 		}
 	})

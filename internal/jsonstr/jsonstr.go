@@ -208,7 +208,6 @@ func Unquote(tok []byte) (s string, ok bool) {
 	return unsafe.String(&out[0], len(out)), true
 }
 
-
 // unicodeEscape decodes \uXXXX (and a following low surrogate) at the
 // start of b; n is the bytes used, 0 when malformed.
 func unicodeEscape(b []byte) (rune, int) {
