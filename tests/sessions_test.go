@@ -366,3 +366,23 @@ func TestSignInAtFirstPrompt(t *testing.T) {
 	e.cmd("AgentPrompt say hello again")
 	e.waitChat("\nhello again", 20*time.Second)
 }
+
+// TestSignInNoWayFromHere: an agent that wants sign-in and offers no way
+// to do it from here is stopped with the reason, so that :AgentRun, once
+// the user signed in elsewhere, starts it afresh (not the stuck one).
+func TestSignInNoWayFromHere(t *testing.T) {
+	auth := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q, AGENTRUN_TEST_AUTH_NO_METHODS = \"1\"", auth), "")
+	since := e.mark()
+	e.cmd("AgentRun")
+	e.waitEvent("AgentRunSessionEnded", since, 20*time.Second)
+	if chat := e.chat(); !strings.Contains(chat, "it offers no way to sign in from here: sign in with its own command in a shell, then :AgentRun again") {
+		t.Errorf("chat:\n%s", chat)
+	}
+	if err := os.WriteFile(filepath.Join(auth, "signed-in"), []byte("elsewhere"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.startSession()
+	e.cmd("AgentPrompt say signed in elsewhere")
+	e.waitChat("\nsigned in elsewhere", 20*time.Second)
+}

@@ -77,7 +77,8 @@ const app = acp.agent({ name: "agentrun-claudelike" });
 
 app.onRequest(acp.methods.agent.initialize, ({ params }) => {
   terminalAuth = !!params.clientCapabilities?.auth?.terminal;
-  const authMethods = !authDir
+  // AGENTRUN_TEST_AUTH_NO_METHODS: it wants sign-in but offers no way.
+  const authMethods = !authDir || process.env.AGENTRUN_TEST_AUTH_NO_METHODS
     ? []
     : [
         { id: "token", name: "API token", description: "Use the token the agent finds" },

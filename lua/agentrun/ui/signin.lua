@@ -47,8 +47,9 @@ local function choose(s, methods, cancelled)
   end)
 end
 
--- required handles "auth_required": the session waits until the user
--- signs in; picking no way stops it.
+-- required handles "auth_required": a session that is not open yet waits
+-- until the user signs in (picking no way, or an agent offering none,
+-- stops it); a running one goes on.
 function M.required(p)
   local s = state.sessions[p.key or ""]
   if not s or s.ended then
@@ -65,6 +66,11 @@ function M.required(p)
   vim.cmd("redraw")
   local methods = type(p.methods) == "table" and p.methods or {}
   if #methods == 0 then
+    if s.starting then
+      -- nothing here can get it past this: stop it, so that :AgentRun
+      -- starts it afresh once the user signed in elsewhere
+      rpc.request("stop", s.key)
+    end
     s.chat:note("(agentrun) it offers no way to sign in from here: sign in with its own command in a shell, then :AgentRun again", "AgentRunError")
     return
   end
@@ -73,7 +79,7 @@ function M.required(p)
     return
   end
   choose(s, methods, function()
-    s.chat:note("(agentrun) sign-in cancelled; the agent was stopped. :AgentRun tries again, :AgentLogin signs in")
+    s.chat:note("(agentrun) sign-in cancelled; the agent was stopped. :AgentRun starts it again, and it asks again")
     rpc.request("stop", s.key)
   end)
 end
