@@ -18,10 +18,11 @@ const (
 	evPermissionCancelled = "permission_cancelled"
 	evApprove             = "approve"
 	evApproveCancelled    = "approve_cancelled"
-	evRemoteClaimed       = "remote_claimed" // a remote terminal changed hands
-	evToolTerminal        = "tool_terminal"  // a terminal our MCP tool made for a tool call
-	evAuthRequired        = "auth_required"  // the agent wants the user to sign in (auth.go)
-	evSessionList         = "session_list"   // an agent's earlier sessions (sessions.go)
+	evRemoteClaimed       = "remote_claimed"   // a remote terminal changed hands
+	evToolTerminal        = "tool_terminal"    // a terminal our MCP tool made for a tool call
+	evAuthRequired        = "auth_required"    // the agent wants the user to sign in (auth.go)
+	evSessionList         = "session_list"     // an agent's earlier sessions (sessions.go)
+	evHistoryReplayed     = "history_replayed" // the updates held until session_started have been sent
 )
 
 // question is something the bridge asks the user (ask): the event that

@@ -163,10 +163,16 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 	if note != "" {
 		started["note"] = note
 	}
+	// Held updates (a loaded session's history) follow, then word that
+	// they have all come: prompts queued meanwhile go after the history.
+	started["replaying"] = len(early) > 0
 	b.events.push(evSessionStarted, started)
 	for _, e := range early {
 		e.payload["key"] = s.key
 		b.events.push(e.name, e.payload)
+	}
+	if len(early) > 0 {
+		b.events.push(evHistoryReplayed, map[string]any{"key": s.key})
 	}
 	b.mu.Unlock()
 	b.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "load", opts.Load, "resume", opts.Resume)

@@ -386,3 +386,28 @@ func TestSignInNoWayFromHere(t *testing.T) {
 	e.cmd("AgentPrompt say signed in elsewhere")
 	e.waitChat("\nsigned in elsewhere", 20*time.Second)
 }
+
+// TestPromptQueuedWhileLoadingComesAfterTheHistory: a prompt sent while
+// an earlier session is being opened is shown, and sent, after the
+// history the agent replays, and answered there.
+func TestPromptQueuedWhileLoadingComesAfterTheHistory(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
+	e.startSession()
+	e.cmd("AgentPrompt say from yesterday")
+	e.waitChat("\nfrom yesterday", 20*time.Second)
+	e.idle(10 * time.Second)
+	e.stop()
+	// Pick the session and type a prompt at once, before it has started.
+	e.lua(`vim.ui.select = function(items, opts, cb)
+			cb(items[1], 1)
+			require("agentrun").prompt("say typed while loading")
+		end`, nil)
+	since := e.mark()
+	e.cmd("AgentSessions")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	chat := e.waitChat("\ntyped while loading", 20*time.Second)
+	if !inOrder(chat, "> say from yesterday", "\nfrom yesterday", "> say typed while loading", "\ntyped while loading") {
+		t.Errorf("the queued prompt is not after the history:\n%s", chat)
+	}
+}

@@ -30,7 +30,16 @@ function handlers.session_started(p)
       chat:note("(agentrun) " .. p.note)
     end
   end
-  require("agentrun.session").flush(s)
+  if not p.replaying then
+    require("agentrun.session").flush(s)
+  end -- else once the history has come (history_replayed)
+end
+
+function handlers.history_replayed(p)
+  local s = chat_of(p)
+  if s then
+    require("agentrun.session").flush(s)
+  end
 end
 
 function handlers.session_failed(p)

@@ -100,6 +100,7 @@ function M._start(name, extra)
     return nil
   end
   local s = state.add_session(key, name)
+  s.loading = args.load ~= nil or args.resume ~= nil or args.continue or nil
   s.chat = require("agentrun.ui.chat").new(s)
   s.chat:open()
   return s

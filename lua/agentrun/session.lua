@@ -10,6 +10,9 @@ local M = {}
 -- send sends a prompt to session s (already shown in the chat): its text
 -- and the context items it names (agentrun.context).
 local function send(s, p)
+  if p.unshown then
+    s.chat:user(p.text) -- after the history it was queued behind
+  end
   local ok, msg = rpc.request("prompt", s.key, p.text, p.items or {})
   if not ok then
     s.chat:note(msg, "AgentRunError")
@@ -35,6 +38,14 @@ end
 -- Returns true when sent or queued.
 function M.prompt(s, text, items)
   local p = { text = text, items = items }
+  if s.starting and s.loading then
+    -- an earlier session being opened: its history comes first, the
+    -- prompt (shown then) after it
+    p.unshown = true
+    table.insert(s.queue, p)
+    s.chat:note("(queued: sent once the session's history has loaded)")
+    return true
+  end
   s.chat:user(text)
   if s.busy then
     -- The agent is still on the last turn (or its end has not reached us
