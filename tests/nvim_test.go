@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,9 +19,36 @@ import (
 type editor struct {
 	t      *testing.T
 	v      *nvim.Nvim
+	pid    int    // Neovim's, to kill it when it hangs (call)
 	dir    string // its XDG home and scratch space
 	rt     string // its $XDG_RUNTIME_DIR
 	events userEvents
+	hung   atomic.Bool
+}
+
+// rpcPatience is how long Neovim may take to answer one call of a test.
+// Every call answers in well under a second unless Neovim hangs (what
+// hostile terminal output once made it do): then it is killed and the
+// test fails saying so, instead of waiting for the package's timeout.
+const rpcPatience = 60 * time.Second
+
+// call runs one RPC to Neovim (what: for the failure message).
+func (e *editor) call(what string, rpc func() error) {
+	e.t.Helper()
+	watchdog := time.AfterFunc(rpcPatience, func() {
+		e.hung.Store(true)
+		if e.pid > 0 {
+			_ = syscall.Kill(e.pid, syscall.SIGKILL)
+		}
+	})
+	err := rpc()
+	watchdog.Stop()
+	if e.hung.Load() {
+		e.t.Fatalf("%s: Neovim did not answer within %s: it hung, and was killed", what, rpcPatience)
+	}
+	if err != nil {
+		e.t.Fatalf("%s: %v", what, err)
+	}
 }
 
 // userEvents records the plugin's User AgentRun… autocommands, in order,
@@ -113,6 +142,9 @@ func startEditorIn(t *testing.T, rt, setup string) *editor {
 		t.Fatalf("start nvim: %v", err)
 	}
 	e := &editor{t: t, v: v, dir: dir, rt: rt, events: userEvents{arrived: make(chan struct{})}}
+	if err := v.ExecLua(`return vim.fn.getpid()`, &e.pid); err != nil {
+		t.Fatalf("nvim: %v", err)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dumpLog()
@@ -146,17 +178,13 @@ func (e *editor) dumpLog() {
 // lua runs Lua code with args (as ...) and decodes its result.
 func (e *editor) lua(code string, result any, args ...any) {
 	e.t.Helper()
-	if err := e.v.ExecLua(code, result, args...); err != nil {
-		e.t.Fatalf("lua %q: %v", firstLine(code), err)
-	}
+	e.call(fmt.Sprintf("lua %q", firstLine(code)), func() error { return e.v.ExecLua(code, result, args...) })
 }
 
 // cmd runs an Ex command.
 func (e *editor) cmd(c string) {
 	e.t.Helper()
-	if err := e.v.Command(c); err != nil {
-		e.t.Fatalf("command %q: %v", c, err)
-	}
+	e.call(fmt.Sprintf("command %q", c), func() error { return e.v.Command(c) })
 }
 
 func firstLine(s string) string {

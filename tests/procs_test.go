@@ -140,12 +140,7 @@ func waitNoLeftovers(t *testing.T, what string, procs []proc, timeout time.Durat
 }
 
 // nvimPid and backendPid return the editor's and its backend's pids.
-func (e *editor) nvimPid() int {
-	e.t.Helper()
-	var pid int
-	e.lua(`return vim.fn.getpid()`, &pid)
-	return pid
-}
+func (e *editor) nvimPid() int { return e.pid }
 
 func (e *editor) backendPid() int {
 	e.t.Helper()
