@@ -60,7 +60,9 @@ func (a *Agent) NewSession(ctx context.Context, cwd string) (*Session, error) {
 }
 
 // NewSessionWith is NewSession with MCP servers and _meta, or opens an
-// earlier session (opts.Load, opts.Resume).
+// earlier session (opts.Load, opts.Resume). Every session update the
+// agent sent before answering has been handed to the editor when it
+// returns.
 func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOptions) (*Session, error) {
 	if !isAbs(cwd) {
 		return nil, fmt.Errorf("new session: cwd %q is not an absolute path", cwd)
@@ -96,6 +98,11 @@ func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOpti
 	}
 	if resp.SessionId == "" {
 		return nil, fmt.Errorf("agent %q: session/new returned an empty sessionId", a.cfg.Name)
+	}
+	// Every update the agent sent before answering (a loaded session's
+	// history) reaches the editor first, as Prompt guarantees for a turn.
+	if err := a.updates.flush(ctx); err != nil {
+		return nil, fmt.Errorf("new session: waiting for the editor to take the session updates: %w", err)
 	}
 	s := &Session{
 		agent:     a,
