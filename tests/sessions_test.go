@@ -38,6 +38,14 @@ func inOrder(text string, want ...string) bool {
 	return true
 }
 
+// say has the Claude-like agent answer text, and waits for the turn end.
+func (e *editor) say(text string) {
+	e.t.Helper()
+	e.cmd("AgentPrompt say " + text)
+	e.waitChat("\n"+text, 20*time.Second)
+	e.idle(10 * time.Second)
+}
+
 // sessionID is the current session's ACP id.
 func (e *editor) sessionID() string {
 	e.t.Helper()
@@ -75,12 +83,8 @@ func TestSessionsLoadReplaysHistory(t *testing.T) {
 	dir := t.TempDir()
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
 	e.startSession()
-	e.cmd("AgentPrompt say first answer")
-	e.waitChat("\nfirst answer", 20*time.Second)
-	e.idle(10 * time.Second)
-	e.cmd("AgentPrompt say second answer")
-	e.waitChat("\nsecond answer", 20*time.Second)
-	e.idle(10 * time.Second)
+	e.say("first answer")
+	e.say("second answer")
 	id := e.sessionID()
 	e.stop()
 	closed, _ := os.ReadFile(filepath.Join(dir, "closed.log"))
@@ -101,8 +105,7 @@ func TestSessionsLoadReplaysHistory(t *testing.T) {
 	if loaded := e.sessionID(); loaded != id {
 		t.Errorf("loaded session %q, want %q", loaded, id)
 	}
-	e.cmd("AgentPrompt say third answer")
-	e.waitChat("\nthird answer", 20*time.Second)
+	e.say("third answer")
 }
 
 // TestSessionsResumeWithoutLoad: an agent that can only resume gets the
@@ -112,9 +115,7 @@ func TestSessionsResumeWithoutLoad(t *testing.T) {
 	dir := t.TempDir()
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q, AGENTRUN_TEST_NO_LOAD = \"1\"", dir), "")
 	e.startSession()
-	e.cmd("AgentPrompt say remembered line")
-	e.waitChat("\nremembered line", 20*time.Second)
-	e.idle(10 * time.Second)
+	e.say("remembered line")
 	id := e.sessionID()
 	e.stop()
 	prompt := e.reopen(1, 20*time.Second)
@@ -123,8 +124,7 @@ func TestSessionsResumeWithoutLoad(t *testing.T) {
 	if prompt != "claudelike session to resume:" || resumed != id || !strings.Contains(chat, "resuming (its history stays with the agent) say remembered line") || strings.Contains(chat, "\nremembered line") {
 		t.Errorf("picker %q, session %q (want %q), chat:\n%s", prompt, resumed, id, chat)
 	}
-	e.cmd("AgentPrompt say after resume")
-	e.waitChat("\nafter resume", 20*time.Second)
+	e.say("after resume")
 }
 
 // TestContinueLast: with chat.continue_last, and with :AgentRun!,
@@ -202,8 +202,7 @@ func TestSignInWithAgentMethod(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(auth, "signed-in")); string(b) != "token" {
 		t.Errorf("signed-in file %q", b)
 	}
-	e.cmd("AgentPrompt say hello after sign-in")
-	e.waitChat("\nhello after sign-in", 20*time.Second)
+	e.say("hello after sign-in")
 }
 
 // TestSignInWithEnvVars: a way that needs environment variables says
@@ -262,8 +261,7 @@ func TestSignInInTerminal(t *testing.T) {
 	since := e.mark()
 	e.lua(`return require("agentrun").input(..., "ok\r")`, &ok, second.ID)
 	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
-	e.cmd("AgentPrompt say signed in by terminal")
-	e.waitChat("\nsigned in by terminal", 20*time.Second)
+	e.say("signed in by terminal")
 }
 
 // TestSessionsUnsupported: an agent that keeps no list says so in words.
@@ -299,9 +297,7 @@ func TestSessionsOpenHereIsNotLoadedTwice(t *testing.T) {
 	dir := t.TempDir()
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
 	e.startSession()
-	e.cmd("AgentPrompt say still here")
-	e.waitChat("\nstill here", 20*time.Second)
-	e.idle(10 * time.Second)
+	e.say("still here")
 	key := func() string {
 		var k string
 		e.lua(`return require("agentrun.state").current`, &k)
@@ -363,8 +359,7 @@ func TestSignInAtFirstPrompt(t *testing.T) {
 		t.Errorf("a running session's status line says %q", h)
 	}
 	e.idle(10 * time.Second)
-	e.cmd("AgentPrompt say hello again")
-	e.waitChat("\nhello again", 20*time.Second)
+	e.say("hello again")
 }
 
 // TestSignInNoWayFromHere: an agent that wants sign-in and offers no way
@@ -383,8 +378,7 @@ func TestSignInNoWayFromHere(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.startSession()
-	e.cmd("AgentPrompt say signed in elsewhere")
-	e.waitChat("\nsigned in elsewhere", 20*time.Second)
+	e.say("signed in elsewhere")
 }
 
 // TestPromptQueuedWhileLoadingComesAfterTheHistory: a prompt sent while
@@ -394,9 +388,7 @@ func TestPromptQueuedWhileLoadingComesAfterTheHistory(t *testing.T) {
 	dir := t.TempDir()
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
 	e.startSession()
-	e.cmd("AgentPrompt say from yesterday")
-	e.waitChat("\nfrom yesterday", 20*time.Second)
-	e.idle(10 * time.Second)
+	e.say("from yesterday")
 	e.stop()
 	// Pick the session and type a prompt at once, before it has started.
 	e.lua(`vim.ui.select = function(items, opts, cb)
