@@ -206,7 +206,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	if err != nil {
 		return err
 	}
-	end := "\x1b[0m"
+	end := vtsafe.Reset
 	if !atLineStart {
 		end += "\r\n"
 	}
@@ -219,7 +219,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := p.pacer.send(ctx, safe.Append(nil, []byte("\r\n[released]")), send); err != nil {
+	if err := p.pacer.send(ctx, safe.Append(nil, []byte(vtsafe.Reset+"\r\n[released]")), send); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -228,10 +228,10 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	return nil
 }
 
-// skipMarker appends the line that stands for n skipped bytes: attributes
-// reset, on a line of its own.
+// skipMarker appends the line that stands for n skipped bytes: on a line
+// of its own, after vtsafe.Reset.
 func skipMarker(b []byte, atLineStart bool, n int64) []byte {
-	b = append(b, "\x1b[0m"...)
+	b = append(b, vtsafe.Reset...)
 	if !atLineStart {
 		b = append(b, "\r\n"...)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahpclient"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
@@ -56,7 +57,7 @@ func (r *remoteTerm) Exited() (termhost.ExitStatus, bool) {
 func (r *remoteTerm) end(st termhost.ExitStatus, note string) {
 	r.once.Do(func() {
 		if note != "" {
-			r.log.Append([]byte("\r\n[agentrun: " + note + "]"))
+			r.log.Append([]byte(vtsafe.Reset + "\r\n[agentrun: " + note + "]"))
 		}
 		r.mu.Lock()
 		r.exit = &st

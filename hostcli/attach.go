@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"golang.org/x/term"
 )
@@ -49,7 +50,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 		defer term.Restore(fd, old)
 	}
 	say := func(format string, args ...any) {
-		fmt.Fprintf(out, "\r\n[agentrun: "+format+"]\r\n", args...)
+		fmt.Fprintf(out, vtsafe.Reset+"\r\n[agentrun: "+format+"]\r\n", args...)
 	}
 	fmt.Fprint(out, st.Text())
 	mine := func(cl ahp.Claim) bool { return cl.Kind == ahp.ClaimClient && cl.ClientID == c.ID() }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 )
 
 // The drain rule (see doc.go): after the command exited, its output is
@@ -53,7 +55,7 @@ func (t *Terminal) finish(rule string) {
 	if why := t.limitText(st); why != "" {
 		// Said where the agent and the user read the output: the last
 		// line of the text and of the split.
-		t.passOn([]byte("\r\n[agentrun: stopped: " + why + "]\r\n"))
+		t.passOn([]byte(vtsafe.Reset + "\r\n[agentrun: stopped: " + why + "]\r\n"))
 		t.mu.Lock()
 		t.limitReport = why
 		t.mu.Unlock()

@@ -70,6 +70,16 @@ const (
 	str                     // OSC, DCS, SOS, PM or APC string
 )
 
+// Reset is what goes before a line the plugin writes into a terminal of a
+// command ("[exit 0]", "[released]", skip notices), so that it reads right
+// whatever the command left on: CAN ends a sequence or string left open;
+// DECSC … DECRC keep the cursor where it is while origin mode (DECOM) and
+// the scroll region (DECSTBM), which both move it home, are reset; then
+// the pen (SGR), the character sets (G0–G3 to ASCII, shifted in: no DEC
+// line drawing), insert mode, autowrap, left/right margins and reverse
+// video. Every libvterm Neovim uses, and xterm, read it the same way.
+const Reset = "7[?6l[r8[0m(B)B*B+B[4l[?7h[?69l[?5l"
+
 // Filter makes one terminal's output safe for Neovim's libvterm, chunk by
 // chunk. The zero value is ready for a new terminal; a Filter is not safe
 // for concurrent use.
@@ -106,7 +116,7 @@ func (f *Filter) Append(dst, p []byte) []byte {
 			}
 		}
 		if p[0] < utf8.RuneSelf {
-			dst = append(dst, f.step(p[0]))
+			dst = f.step(dst, p[0])
 			p = p[1:]
 			continue
 		}
@@ -137,8 +147,8 @@ func (f *Filter) Append(dst, p []byte) []byte {
 }
 
 // step moves the parser over byte c (below 0x80, not printable text at
-// ground) and returns the byte to send in its place.
-func (f *Filter) step(c byte) byte {
+// ground) and appends what to send in its place.
+func (f *Filter) step(dst []byte, c byte) []byte {
 	switch {
 	case c == can || c == 0x1a: // CAN, SUB abort any sequence
 		f.vt = ground
@@ -160,29 +170,41 @@ func (f *Filter) step(c byte) byte {
 			f.vt = ground
 		}
 	case f.vt == escInter:
-		if c >= 0x30 {
+		switch {
+		case c == '[' || c == ']' || c == 'P':
+			// libvterm 0.1 (Neovim 0.7) starts a CSI or a string here,
+			// 0.3 and 0.12 end the escape: cancel it in every version and
+			// let the byte be the text it is to the later ones.
+			f.vt = ground
+			f.narrow = true
+			return append(dst, can, c)
+		case c >= 0x30:
 			f.vt = ground
 		}
 	case f.vt == csi:
 		if c >= 0x40 {
 			f.vt = ground
 			if c == 'b' && !f.narrow {
-				return can // REP of a zero-width or wide character hangs or crashes
+				return append(dst, can) // REP of a zero-width or wide character hangs or crashes
 			}
 		}
 	}
-	return c
+	return append(dst, c)
 }
 
 // narrow reports whether r is surely one column wide in every libvterm
 // and width table Neovim uses: below U+1100 (Latin, Greek, Cyrillic,
 // Hebrew, Arabic, …) but for zero-width marks and format characters, and
 // general punctuation, box drawing and block elements (what full-screen
-// programs repeat). U+FFFD is narrow too.
+// programs repeat). U+FFFD is narrow too. A mark must be spacing both in
+// current Unicode (Neovim 0.12 judges by it) and in Markus Kuhn's 2007
+// combining table that libvterm 0.1 and 0.3 use (kuhnCombining): U+06DE
+// is a symbol today but combining there.
 func narrow(r rune) bool {
 	switch {
 	case r < 0x1100:
-		return r >= 0xa0 && r != 0xad && !unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc, unicode.Cf)
+		return r >= 0xa0 && r != 0xad && !unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc, unicode.Cf) &&
+			!unicode.Is(kuhnCombining, r)
 	case r >= 0x2010 && r <= 0x2027, r >= 0x2030 && r <= 0x205e:
 		return true
 	case r >= 0x2500 && r <= 0x259f:
@@ -191,8 +213,41 @@ func narrow(r rune) bool {
 	return r == utf8.RuneError
 }
 
-// invisible reports whether r is a format character that is dropped.
+// kuhnCombining is the part of libvterm's combining table (unicode.c, from
+// Markus Kuhn's wcwidth of 2007; the same in libvterm 0.1 and 0.3) below
+// U+1100: libvterm gives these no column of their own. (The punctuation,
+// box drawing and block ranges that narrow accepts above U+1100 hold none.)
+var kuhnCombining = &unicode.RangeTable{R16: []unicode.Range16{
+	{0x0300, 0x036F, 1}, {0x0483, 0x0486, 1}, {0x0488, 0x0489, 1}, {0x0591, 0x05BD, 1}, {0x05BF, 0x05BF, 1},
+	{0x05C1, 0x05C2, 1}, {0x05C4, 0x05C5, 1}, {0x05C7, 0x05C7, 1}, {0x0600, 0x0603, 1}, {0x0610, 0x0615, 1},
+	{0x064B, 0x065E, 1}, {0x0670, 0x0670, 1}, {0x06D6, 0x06E4, 1}, {0x06E7, 0x06E8, 1}, {0x06EA, 0x06ED, 1},
+	{0x070F, 0x070F, 1}, {0x0711, 0x0711, 1}, {0x0730, 0x074A, 1}, {0x07A6, 0x07B0, 1}, {0x07EB, 0x07F3, 1},
+	{0x0901, 0x0902, 1}, {0x093C, 0x093C, 1}, {0x0941, 0x0948, 1}, {0x094D, 0x094D, 1}, {0x0951, 0x0954, 1},
+	{0x0962, 0x0963, 1}, {0x0981, 0x0981, 1}, {0x09BC, 0x09BC, 1}, {0x09C1, 0x09C4, 1}, {0x09CD, 0x09CD, 1},
+	{0x09E2, 0x09E3, 1}, {0x0A01, 0x0A02, 1}, {0x0A3C, 0x0A3C, 1}, {0x0A41, 0x0A42, 1}, {0x0A47, 0x0A48, 1},
+	{0x0A4B, 0x0A4D, 1}, {0x0A70, 0x0A71, 1}, {0x0A81, 0x0A82, 1}, {0x0ABC, 0x0ABC, 1}, {0x0AC1, 0x0AC5, 1},
+	{0x0AC7, 0x0AC8, 1}, {0x0ACD, 0x0ACD, 1}, {0x0AE2, 0x0AE3, 1}, {0x0B01, 0x0B01, 1}, {0x0B3C, 0x0B3C, 1},
+	{0x0B3F, 0x0B3F, 1}, {0x0B41, 0x0B43, 1}, {0x0B4D, 0x0B4D, 1}, {0x0B56, 0x0B56, 1}, {0x0B82, 0x0B82, 1},
+	{0x0BC0, 0x0BC0, 1}, {0x0BCD, 0x0BCD, 1}, {0x0C3E, 0x0C40, 1}, {0x0C46, 0x0C48, 1}, {0x0C4A, 0x0C4D, 1},
+	{0x0C55, 0x0C56, 1}, {0x0CBC, 0x0CBC, 1}, {0x0CBF, 0x0CBF, 1}, {0x0CC6, 0x0CC6, 1}, {0x0CCC, 0x0CCD, 1},
+	{0x0CE2, 0x0CE3, 1}, {0x0D41, 0x0D43, 1}, {0x0D4D, 0x0D4D, 1}, {0x0DCA, 0x0DCA, 1}, {0x0DD2, 0x0DD4, 1},
+	{0x0DD6, 0x0DD6, 1}, {0x0E31, 0x0E31, 1}, {0x0E34, 0x0E3A, 1}, {0x0E47, 0x0E4E, 1}, {0x0EB1, 0x0EB1, 1},
+	{0x0EB4, 0x0EB9, 1}, {0x0EBB, 0x0EBC, 1}, {0x0EC8, 0x0ECD, 1}, {0x0F18, 0x0F19, 1}, {0x0F35, 0x0F35, 1},
+	{0x0F37, 0x0F37, 1}, {0x0F39, 0x0F39, 1}, {0x0F71, 0x0F7E, 1}, {0x0F80, 0x0F84, 1}, {0x0F86, 0x0F87, 1},
+	{0x0F90, 0x0F97, 1}, {0x0F99, 0x0FBC, 1}, {0x0FC6, 0x0FC6, 1}, {0x102D, 0x1030, 1}, {0x1032, 0x1032, 1},
+	{0x1036, 0x1037, 1}, {0x1039, 0x1039, 1}, {0x1058, 0x1059, 1},
+}}
+
+// invisible reports whether r is dropped: a format character (Unicode Cf)
+// but for the joiners, or a character Neovim 0.12 cannot print
+// (utf_printable in its mbyte.c), to which its vterm gives the 6 columns
+// of "<xxxx>": Mongolian free variation selectors, unassigned U+2065,
+// the noncharacters U+FFFE and U+FFFF.
 func invisible(r rune) bool {
+	switch {
+	case r >= 0x180b && r <= 0x180e, r >= 0x2060 && r <= 0x206f, r == 0xfffe, r == 0xffff:
+		return true
+	}
 	return r >= 0x600 && r != 0x200c && r != 0x200d && unicode.Is(unicode.Cf, r)
 }
 

@@ -48,6 +48,21 @@ func TestFilter(t *testing.T) {
 		{"REP after a title, text before", "x\x1b]2;t\x1b\\\x1b[b", "x\x1b]2;t\x1b\\\x1b[b"},
 		{"text in a string does not count", "\x1bPq\x07\x1b[b", "\x1bPq\x07\x1b[\x18"},
 		{"CAN aborts, then REP", "\x1b[3\x18\x1b[b", "\x1b[3\x18\x1b[\x18"},
+		// libvterm 0.1 starts a CSI or string at ESC, intermediates, then
+		// [ ] or P; 0.3 and 0.12 end the escape there: CAN before it.
+		{"ESC SP [ is cancelled, its REP stays text", "x\xe6\x97\xa5\x1b [99b", "x日\x1b \x18[99b"},
+		{"ESC SP [ first output", "\x1b [b", "\x1b \x18[b"},
+		{"ESC SP [ after a far column", "\xe6\x97\xa5\x1b[999G\x1b [b", "日\x1b[999G\x1b \x18[b"},
+		{"ESC intermediates ]", "\x1b#!]0;t\x07", "\x1b#!\x18]0;t\x07"},
+		{"ESC intermediate P", "\x1b(P", "\x1b(\x18P"},
+		{"ESC intermediate then a final", "\x1b(0x\x1b[3b", "\x1b(0x\x1b[3b"},
+		// U+06DE is a symbol today, combining in libvterm 0.1/0.3's table.
+		{"REP after U+06DE joined to a wide glyph", "x日\u06de\x1b[99b", "x日\u06de\x1b[99\x18"},
+		{"REP after U+06DE first", "\u06de\x1b[b", "\u06de\x1b[\x18"},
+		{"REP after U+06DD (Cf) dropped", "x\u06dd\x1b[b", "x\x1b[b"},
+		{"REP after another Kuhn-combining mark", "x\u0670\x1b[b", "x\u0670\x1b[\x18"},
+		// Neovim 0.12 shows what it cannot print as <xxxx>, 6 columns.
+		{"unprintable to 0.12 dropped", "a\u180bb\u2065c\uffffd\ufffee", "abcde"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,5 +172,19 @@ func BenchmarkFilter(b *testing.B) {
 				out = f.Append(out[:0], in)
 			}
 		})
+	}
+}
+
+// TestResetEndsWhatACommandLeftOn checks that Reset, after whatever a
+// command left open, leaves the filter at ground with nothing held, so
+// the plugin's line after it is text.
+func TestResetEndsWhatACommandLeftOn(t *testing.T) {
+	for _, left := range []string{"", "\x1b", "\x1b[", "\x1b[12;", "\x1b]0;title", "\x1bP1$", "\x1b(", "\x1b(0", "\x0e", "\x1b[4h", "\x1b[?6h\x1b[5;10r", "\x1b[1;31;7m", "\xe6\x97"} {
+		var f Filter
+		f.Append(nil, []byte(left))
+		out := f.Append(f.Flush(nil), []byte(Reset+"\r\n[exit 0]"))
+		if f.vt != ground || f.n != 0 || !bytes.HasSuffix(out, []byte(Reset+"\r\n[exit 0]")) {
+			t.Errorf("after %q: state %d, held %d, sent %q", left, f.vt, f.n, out)
+		}
 	}
 }

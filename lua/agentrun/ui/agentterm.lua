@@ -98,7 +98,7 @@ function M.agent_terminal(p)
     t.signal = p.signal
     local what = p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code)) or "failed"
     t.ended_by = p.failed and "failed" or nil
-    term()._feed(t, string.format("\27[0m\r\n[%s]\r\n", what))
+    term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
   end
 end
@@ -110,7 +110,7 @@ function M.settle(key, why)
   for _, t in pairs(state.terminals) do
     if t.display_only and t.session == key and t.state == "running" then
       t.state, t.ended_by = "exited", why
-      term()._feed(t, string.format("\r\n[%s]\r\n", why))
+      term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", why))
       term()._changed(t)
     end
   end

@@ -177,6 +177,12 @@ name_buffer = function(t)
   end
 end
 
+-- reset goes before a line the plugin writes into a terminal (a marker such
+-- as "[cancelled]"), so it reads right whatever the command left on: the
+-- same bytes as Go's vtsafe.Reset (internal/vtsafe/vtsafe.go says what
+-- each does; TestResetIsOneString keeps the two equal).
+M.reset = "\24\0277\27[?6l\27[r\0278\27[0m\27(B\27)B\27*B\27+B\15\27[4l\27[?7h\27[?69l\27[?5l"
+
 -- Internals the agent-shown terminals (ui/agentterm.lua) share.
 M._feed = function(t, data)
   feed(t, data)
