@@ -26,7 +26,7 @@ NVIM_VERSIONS ?= 0.7 0.10 0.12
 # display fuzzer's bounded run on each Neovim version.
 test: deps build
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
+	AGENTRUN_VTERM_SRC=$$(bash scripts/vterm-src.sh) $(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
 	@for v in $(NVIM_VERSIONS); do \
 	  bin=$$(bash scripts/nvim-versions.sh $$v) || exit 1; \
 	  echo "== integration tests on $$($$bin --version | head -n1) ($$bin)"; \
@@ -56,6 +56,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzClientRequest -fuzztime $(FUZZTIME) ./acp/
 	$(GO) test -run '^$$' -fuzz FuzzUpdateFilter -fuzztime $(FUZZTIME) ./acp/
 	$(GO) test -run '^$$' -fuzz FuzzFilter -fuzztime $(FUZZTIME) ./internal/vtsafe/
+	AGENTRUN_VTERM_SRC=$$(bash scripts/vterm-src.sh) AGENTRUN_VTERM_FUZZ_TIME=$(FUZZTIME) $(GO) test -count=1 -v -run '^TestLibvtermFuzz$$' ./internal/vtsafe/ | grep -v '^=== RUN'
+	AGENTRUN_VTERM_SRC=$$(bash scripts/vterm-src.sh) $(GO) test -run '^$$' -fuzz FuzzLibvterm -fuzztime $(FUZZTIME) ./internal/vtsafe/
 	@for v in $(NVIM_VERSIONS); do \
 	  bin=$$(bash scripts/nvim-versions.sh $$v) || exit 1; \
 	  echo "== display fuzz on $$($$bin --version | head -n1)"; \

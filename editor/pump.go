@@ -169,7 +169,8 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		}
 		c := r.Read(chunk)
 		skipped += c.SkippedBytes
-		msg = msg[:0]
+		msg = safe.Guard(msg[:0]) // Neovim may have resized the terminal meanwhile
+		guard := len(msg)
 		if skipped > 0 {
 			lastSkip = time.Now()
 			safe.Drop() // a character cut at the skip is gone with it
@@ -178,7 +179,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		msg = safe.Append(msg, c.Data)
 		began := time.Now()
 		var err error
-		if len(msg) > 0 { // empty when all it read is half a character
+		if len(msg) > guard { // nothing when all it read is half a character
 			err = send(msg)
 		}
 		took := time.Since(began)
@@ -211,7 +212,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		end += "\r\n"
 	}
 	// A character cut at the very end shows as U+FFFD.
-	if err := p.pacer.send(ctx, safe.Append(safe.Flush(nil), []byte(end+"["+exitText(st)+"]")), send); err != nil {
+	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+"["+exitText(st)+"]")), send); err != nil {
 		return err
 	}
 	select {
@@ -219,7 +220,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := p.pacer.send(ctx, safe.Append(nil, []byte(vtsafe.Reset+"\r\n[released]")), send); err != nil {
+	if err := p.pacer.send(ctx, safe.Append(safe.Guard(nil), []byte(vtsafe.Reset+"\r\n[released]")), send); err != nil {
 		return err
 	}
 	p.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -51,10 +52,12 @@ func (s *sink) send(p []byte) error {
 	return nil
 }
 
+// text is what was sent, each write's vtsafe.Guard and the vtsafe.Reset
+// before the pump's own lines shown as "|" and "<reset>".
 func (s *sink) text() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.buf.String()
+	return strings.NewReplacer(vtsafe.Guard, "|", vtsafe.Reset, "<reset>").Replace(s.buf.String())
 }
 
 func startTerminal(t *testing.T, h *termhost.Host, line string) *termhost.Terminal {
@@ -80,9 +83,9 @@ func TestPumpShowsOutputExitAndRelease(t *testing.T) {
 		line string
 		want string
 	}{
-		{"echo hi", "hi\r\n\x1b[0m[exit 0]\r\n[released]"},
-		{"printf 'no newline'; exit 3", "no newline\x1b[0m\r\n[exit 3]\r\n[released]"},
-		{"kill -TERM $$", "\x1b[0m[signal SIGTERM]\r\n[released]"},
+		{"echo hi", "|hi\r\n|<reset>[exit 0]|<reset>\r\n[released]"},
+		{"printf 'no newline'; exit 3", "|no newline|<reset>\r\n[exit 3]|<reset>\r\n[released]"},
+		{"kill -TERM $$", "|<reset>[signal SIGTERM]|<reset>\r\n[released]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.line, func(t *testing.T) {
@@ -120,7 +123,7 @@ func TestPumpSkipsToTheTailWhenBehind(t *testing.T) {
 	close(released)
 	waitDone(t, p.done, "the pump to finish")
 
-	got := s.text()
+	got := strings.ReplaceAll(s.text(), "|", "") // where the writes began does not matter here
 	if !strings.Contains(got, "bytes skipped …]") {
 		t.Errorf("no skip marker in %d bytes shown", len(got))
 	}
@@ -128,7 +131,7 @@ func TestPumpSkipsToTheTailWhenBehind(t *testing.T) {
 	for i := 50000 - 199; i <= 50000; i++ {
 		fmt.Fprintf(&tail, "%d\r\n", i)
 	}
-	want := tail.String() + "\x1b[0m[exit 0]\r\n[released]"
+	want := tail.String() + "<reset>[exit 0]<reset>\r\n[released]"
 	if !strings.HasSuffix(got, want) {
 		end := got[max(0, len(got)-200):]
 		t.Errorf("display does not end with the newest 200 lines and the exit line; ends with %q", end)

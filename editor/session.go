@@ -403,7 +403,7 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 		p["cwd"] = ev.Cwd
 	}
 	if len(ev.Output) > 0 || ev.Replace {
-		p["data"] = string(f.Append(nil, ev.Output))
+		p["data"] = string(f.Append(f.Guard(nil), ev.Output))
 		p["replace"] = ev.Replace
 	}
 	if ev.Exited {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
@@ -227,7 +228,7 @@ func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
 		// keepReleased: nothing to show, which is no error. The buffer
 		// says so (after this request returns: Lua is waiting on it).
 		go func() {
-			_ = b.v.Request("nvim_chan_send", nil, ch, []byte("[released before it was shown; its output is no longer kept]"))
+			_ = b.v.Request("nvim_chan_send", nil, ch, []byte(vtsafe.Guard+"[released before it was shown; its output is no longer kept]"))
 		}()
 		return nil
 	}

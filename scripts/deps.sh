@@ -25,6 +25,10 @@ fi
 
 if [ "${1:-}" = "--no-npm" ]; then exit 0; fi
 
+# The libvterm sources of every supported Neovim, for the display filter's
+# differential fuzzer (make test and make fuzz); fetched ones are reused.
+bash "$root/scripts/vterm-src.sh" >/dev/null
+
 # The other Neovim versions the tests run against (0.10, 0.12), in a
 # private prefix; nothing to do when they are there.
 bash "$root/scripts/nvim-versions.sh" >/dev/null

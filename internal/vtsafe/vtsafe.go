@@ -30,7 +30,8 @@
 //   - The output is valid UTF-8 without C1 code points: each C1 character,
 //     and each byte that is not part of a valid UTF-8 encoding (libvterm
 //     shows those as U+FFFD too), becomes U+FFFD. An incomplete character
-//     at the end of a chunk is held back until the next chunk completes it
+//     (and an incomplete escape sequence begun in text) at the end of a
+//     chunk is held back until the next chunk completes it
 //     (or shows it was not one). Bytes below 0x80 pass as they are.
 //   - Format characters are dropped (they show nothing), except the
 //     zero-width joiners U+200C and U+200D that emoji and scripts need,
@@ -49,6 +50,7 @@
 package vtsafe
 
 import (
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 )
@@ -63,46 +65,115 @@ const can = 0x18
 type vtState uint8
 
 const (
-	ground   vtState = iota // text
-	esc                     // after ESC
-	escInter                // ESC and intermediate bytes
-	csi                     // control sequence, up to its final byte
-	str                     // OSC, DCS, SOS, PM or APC string
+	ground    vtState = iota // text
+	esc                      // after ESC
+	escInter                 // ESC and intermediate bytes
+	csi                      // control sequence, up to its final byte
+	str                      // OSC or DCS string
+	strEsc                   // ESC in a string
+	hidden                   // SOS, PM or APC string: dropped
+	hiddenEsc                // ESC in one
 )
 
 // Reset is what goes before a line the plugin writes into a terminal of a
 // command ("[exit 0]", "[released]", skip notices), so that it reads right
 // whatever the command left on: CAN ends a sequence or string left open;
-// DECSC … DECRC keep the cursor where it is while origin mode (DECOM) and
-// the scroll region (DECSTBM), which both move it home, are reset; then
-// the pen (SGR), the character sets (G0–G3 to ASCII, shifted in: no DEC
-// line drawing), insert mode, autowrap, left/right margins and reverse
-// video. Every libvterm Neovim uses, and xterm, read it the same way.
-const Reset = "7[?6l[r8[0m(B)B*B+B[4l[?7h[?69l[?5l"
+// DECSTR (soft reset) puts back the pen (SGR), the character sets (no DEC
+// line drawing), insert, origin and autowrap modes, the scroll region and
+// the margins without moving the cursor; then reverse video off. Every
+// libvterm Neovim uses, and xterm, read it the same way.
+const Reset = "\x18\x1b[!p\x1b[?5l"
+
+// Guard goes at the start of every write to a terminal of Neovim (each
+// nvim_chan_send), because Neovim may have resized it since the last one:
+// libvterm 0.1 (Neovim 0.7) can leave the cursor above the screen when a
+// terminal loses rows while text stands below the cursor, and the next
+// character is written outside the screen. libvterm clamps the cursor into
+// the screen after every control sequence it knows; this one (set DEC
+// private mode 0, which no terminal has) does nothing else. Filter.Guard
+// adds what the scroll region needs.
+const Guard = "\x1b[?0h"
 
 // Filter makes one terminal's output safe for Neovim's libvterm, chunk by
 // chunk. The zero value is ready for a new terminal; a Filter is not safe
 // for concurrent use.
 type Filter struct {
-	held    [utf8.UTFMax]byte // the start of a character cut at a chunk's end
-	n       int
+	// hold is what the next call sees first: the start of a character, or
+	// of an escape sequence begun at ground (at most maxHold bytes), cut at
+	// the end of a chunk, so a write never ends inside either and the next
+	// one's Guard is never inside a sequence.
+	hold    []byte
 	scratch []byte
+	seq     int // where in dst the escape sequence being read began; -1: before this call or not at ground
 	vt      vtState
 	// narrow is set when the last character printed is surely one column
 	// wide, so REP of it is safe.
 	narrow bool
+	// The scroll region's top row (1-based; 0 or 1: the screen's) and
+	// bottom as the command set them last (DECSTBM), and the parameters of
+	// the control sequence being read.
+	top, bottom int
+	param       [2]int
+	nparam      int
+	plain       bool // no leader or intermediate bytes so far
+	owed        bool // Guard was asked for inside a sequence
 }
 
-// Append appends p, made safe, to dst and returns the extended slice. An
-// incomplete UTF-8 character at the end of p is kept for the next call.
-func (f *Filter) Append(dst, p []byte) []byte {
-	if f.n > 0 {
-		f.scratch = append(append(f.scratch[:0], f.held[:f.n]...), p...)
-		p = f.scratch
-		f.n = 0
+// Guard appends what goes at the start of every write to Neovim: the
+// Guard sequence, and while the command keeps a scroll region below the
+// first row, that region again inside DECSC … DECRC. libvterm (every
+// version) does not move a region's top when a terminal loses rows, so
+// after Neovim shrinks it below the top, the next line feed at the last
+// row scrolls a rectangle of negative height and Neovim crashes; setting
+// the region again makes libvterm check it against the current size (a
+// region that no longer fits becomes the whole screen). The cursor stays
+// where it was; the command's own saved cursor is lost (while such a
+// region is set).
+//
+// Inside a sequence the command began in an earlier write, the guard would
+// break it: it goes out where the sequence ends.
+func (f *Filter) Guard(dst []byte) []byte {
+	if f.vt != ground {
+		f.owed = true
+		return dst
 	}
+	f.owed = false
+	dst = append(dst, Guard...)
+	if f.top > 1 {
+		dst = append(dst, "\x1b7\x1b["...)
+		dst = strconv.AppendInt(dst, int64(f.top), 10)
+		if f.bottom > 0 {
+			dst = append(dst, ';')
+			dst = strconv.AppendInt(dst, int64(f.bottom), 10)
+		}
+		dst = append(dst, "r\x1b8"...)
+	}
+	return dst
+}
+
+// maxHold is the longest escape sequence held back at a chunk's end.
+const maxHold = 64
+
+// Append appends p, made safe, to dst and returns the extended slice. An
+// incomplete UTF-8 character or escape sequence at the end of p is kept
+// for the next call.
+func (f *Filter) Append(dst, p []byte) []byte {
+	return f.append(dst, p, true)
+}
+
+func (f *Filter) append(dst, p []byte, hold bool) []byte {
+	if len(f.hold) > 0 {
+		f.scratch = append(append(f.scratch[:0], f.hold...), p...)
+		p = f.scratch
+		f.hold = f.hold[:0]
+	}
+	f.seq = -1
+	var tail []byte // an incomplete character at the end
 	for len(p) > 0 {
 		if f.vt == ground {
+			if f.owed {
+				dst = f.Guard(dst)
+			}
 			// Copy a run of printable ASCII at once: most output is that.
 			i := 0
 			for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
@@ -116,15 +187,35 @@ func (f *Filter) Append(dst, p []byte) []byte {
 			}
 		}
 		if p[0] < utf8.RuneSelf {
+			if p[0] == 0x1b {
+				f.seq = -1
+				if f.vt == ground {
+					f.seq = len(dst)
+				}
+			}
 			dst = f.step(dst, p[0])
 			p = p[1:]
 			continue
 		}
 		if !utf8.FullRune(p) {
-			f.n = copy(f.held[:], p) // only at the end: FullRune needs ≤ 3 more bytes
+			if hold {
+				tail = p // only at the end: FullRune needs ≤ 3 more bytes
+				break
+			}
+			dst = append(dst, replacement...)
+			if f.vt == ground {
+				f.narrow = true
+			}
 			break
 		}
 		r, size := utf8.DecodeRune(p)
+		if f.vt == hidden {
+			p = p[size:]
+			continue
+		}
+		if f.vt == hiddenEsc {
+			f.vt = ground // ends the hidden string; its ESC was never sent
+		}
 		switch {
 		case r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f:
 			r = utf8.RuneError
@@ -132,6 +223,15 @@ func (f *Filter) Append(dst, p []byte) []byte {
 		case invisible(r):
 			p = p[size:]
 			continue // never printed
+		case r == 0x3099 || r == 0x309a:
+			// Combining kana voicing marks, but 2 columns wide to libvterm
+			// 0.1 and 0.3: the glyph they join grows past the row's end.
+			// The spacing marks (゛゜) show the same.
+			r += 2
+			dst = utf8.AppendRune(dst, r)
+		case r >= 0x302a && r <= 0x302f:
+			p = p[size:]
+			continue // ideographic tone marks, the same trouble: dropped
 		default:
 			dst = append(dst, p[:size]...)
 		}
@@ -143,31 +243,97 @@ func (f *Filter) Append(dst, p []byte) []byte {
 			f.narrow = true
 		}
 	}
+	if hold && f.seq >= 0 && (f.vt == esc || f.vt == escInter || f.vt == csi) && len(dst)-f.seq <= maxHold {
+		// Sent with what follows; the parser goes back to before it.
+		f.hold = append(f.hold, dst[f.seq:]...)
+		dst = dst[:f.seq]
+		f.vt = ground
+	}
+	f.hold = append(f.hold, tail...)
 	return dst
 }
 
 // step moves the parser over byte c (below 0x80, not printable text at
 // ground) and appends what to send in its place.
 func (f *Filter) step(dst []byte, c byte) []byte {
+	switch f.vt {
+	case hidden, hiddenEsc:
+		// libvterm 0.1 prints an SOS, PM or APC string's text, 0.3 and 0.12
+		// swallow it: nobody sees any of it.
+		switch {
+		case c == can || c == 0x1a:
+			f.vt = ground
+			return append(dst, c)
+		case c == 0x1b:
+			f.vt = hiddenEsc
+		case f.vt == hiddenEsc && c == '\\', c == 0x07:
+			f.vt = ground
+		case f.vt == hiddenEsc:
+			f.vt = esc
+			return f.step(append(dst, 0x1b), c)
+		}
+		return dst
+	case strEsc:
+		if c != '\\' && c != 0x1b && c != can && c != 0x1a {
+			// ESC ends the string anyway; libvterm 0.1 then reads an escape
+			// sequence where 0.3 and 0.12 read a finished one: CAN, and the
+			// byte is text to all.
+			f.vt = ground
+			dst = append(dst, can)
+			if f.owed {
+				dst = f.Guard(dst)
+			}
+			if c >= 0x20 && c < 0x7f {
+				f.narrow = true
+				return append(dst, c)
+			}
+			return f.step(dst, c)
+		}
+		f.vt = esc
+	case str:
+		if c < 0x20 && c != 0x07 && c != 0x1b && c != can && c != 0x1a {
+			return dst // a control inside a string would act (libvterm runs it): dropped
+		}
+	}
 	switch {
 	case c == can || c == 0x1a: // CAN, SUB abort any sequence
 		f.vt = ground
 	case c == 0x1b:
-		f.vt = esc // also ends a string: ESC \ is ST, anything else starts anew
+		if f.vt == str {
+			f.vt = strEsc
+		} else {
+			f.vt = esc // anything else starts anew
+		}
 	case c == 0x07 && f.vt == str:
 		f.vt = ground // BEL ends an OSC
 	case c < 0x20 || c == 0x7f:
-		// C0 controls act inside sequences too; DEL is ignored.
+		// C0 controls act inside sequences too; DEL is ignored. One that
+		// moves the cursor must not act before an owed Guard: the
+		// sequence is cancelled for it (rare: a write ended inside it).
+		if f.owed && c >= 0x0a && c <= 0x0d && f.vt != ground {
+			f.vt = ground
+			dst = f.Guard(append(dst, can))
+		}
 	case f.vt == esc:
 		switch {
 		case c == '[':
 			f.vt = csi
-		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+			f.param, f.nparam, f.plain = [2]int{}, 0, true
+		case c == ']' || c == 'P':
 			f.vt = str
+		case c == 'X' || c == '^' || c == '_':
+			f.vt = hidden
+			if n := len(dst); n > 0 && dst[n-1] == 0x1b {
+				return dst[:n-1] // the ESC before it too
+			}
+			return append(dst, can) // the ESC went out with an earlier chunk: cancel it
 		case c < 0x30:
 			f.vt = escInter
 		default:
 			f.vt = ground
+			if c == 'c' { // RIS
+				f.top, f.bottom = 0, 0
+			}
 		}
 	case f.vt == escInter:
 		switch {
@@ -182,10 +348,24 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 			f.vt = ground
 		}
 	case f.vt == csi:
-		if c >= 0x40 {
+		switch {
+		case c >= '0' && c <= '9':
+			if f.nparam < len(f.param) && f.param[f.nparam] < 10000 {
+				f.param[f.nparam] = f.param[f.nparam]*10 + int(c-'0')
+			}
+		case c == ';' || c == ':':
+			f.nparam++
+		case c < 0x40:
+			f.plain = false // a leader or an intermediate byte
+		default:
 			f.vt = ground
-			if c == 'b' && !f.narrow {
+			switch {
+			case c == 'b' && !f.narrow:
 				return append(dst, can) // REP of a zero-width or wide character hangs or crashes
+			case c == 'r' && f.plain: // DECSTBM
+				f.top, f.bottom = f.param[0], f.param[1]
+			case c == 'p' && !f.plain: // DECSTR (CSI ! p) among others: forget the region
+				f.top, f.bottom = 0, 0
 			}
 		}
 	}
@@ -251,20 +431,19 @@ func invisible(r rune) bool {
 	return r >= 0x600 && r != 0x200c && r != 0x200d && unicode.Is(unicode.Cf, r)
 }
 
-// Flush appends what is held back (an incomplete character: U+FFFD) to
-// dst at the end of the stream, or before bytes of another origin.
+// Flush appends what is held back to dst at the end of the stream, or
+// before bytes of another origin: an incomplete character as U+FFFD, an
+// incomplete escape sequence as it is.
 func (f *Filter) Flush(dst []byte) []byte {
-	if f.n > 0 {
-		f.n = 0
-		dst = append(dst, replacement...)
-		if f.vt == ground {
-			f.narrow = true
-		}
+	if len(f.hold) == 0 {
+		return dst
 	}
-	return dst
+	p := append([]byte(nil), f.hold...)
+	f.hold = f.hold[:0]
+	return f.append(dst, p, false)
 }
 
-// Drop forgets a held-back incomplete character without sending it, for
-// a stream that skips ahead. The parser state stays: it describes what
-// Neovim has been sent.
-func (f *Filter) Drop() { f.n = 0 }
+// Drop forgets what is held back without sending it, for a stream that
+// skips ahead. The parser state stays: it describes what Neovim has been
+// sent.
+func (f *Filter) Drop() { f.hold = f.hold[:0] }

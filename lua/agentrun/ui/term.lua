@@ -37,7 +37,7 @@ end
 
 local function feed(t, data)
   if t.chan then
-    pcall(api.nvim_chan_send, t.chan, data)
+    pcall(api.nvim_chan_send, t.chan, M.guard .. data)
   else
     t.pending = t.pending or {}
     table.insert(t.pending, data)
@@ -178,10 +178,13 @@ name_buffer = function(t)
 end
 
 -- reset goes before a line the plugin writes into a terminal (a marker such
--- as "[cancelled]"), so it reads right whatever the command left on: the
--- same bytes as Go's vtsafe.Reset (internal/vtsafe/vtsafe.go says what
--- each does; TestResetIsOneString keeps the two equal).
-M.reset = "\24\0277\27[?6l\27[r\0278\27[0m\27(B\27)B\27*B\27+B\15\27[4l\27[?7h\27[?69l\27[?5l"
+-- as "[cancelled]"), so it reads right whatever the command left on; guard
+-- starts every write, as Neovim may have resized the terminal since the
+-- last. The same bytes as Go's vtsafe.Reset and vtsafe.Guard
+-- (internal/vtsafe/vtsafe.go says why; TestLuaResetAndGuardAreGos keeps
+-- them equal).
+M.reset = "\24\27[!p\27[?5l"
+M.guard = "\27[?0h"
 
 -- Internals the agent-shown terminals (ui/agentterm.lua) share.
 M._feed = function(t, data)
