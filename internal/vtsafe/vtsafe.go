@@ -78,11 +78,13 @@ const (
 // Reset is what goes before a line the plugin writes into a terminal of a
 // command ("[exit 0]", "[released]", skip notices), so that it reads right
 // whatever the command left on: CAN ends a sequence or string left open;
-// DECSTR (soft reset) puts back the pen (SGR), the character sets (no DEC
-// line drawing), insert, origin and autowrap modes, the scroll region and
-// the margins without moving the cursor; then reverse video off. Every
-// libvterm Neovim uses, and xterm, read it the same way.
-const Reset = "\x18\x1b[!p\x1b[?5l"
+// DECSC … DECRC keep the cursor where it is while origin mode (DECOM) and
+// the scroll region (DECSTBM), which both move it home, are reset; then
+// the pen (SGR), the character sets (G0–G3 to ASCII, shifted in: no DEC
+// line drawing), insert mode, autowrap, left/right margins and reverse
+// video. (DECSTR would do most of it, but libvterm 0.1 does not know it.)
+// Every libvterm Neovim uses, and xterm, read it the same way.
+const Reset = "\x18\x1b7\x1b[?6l\x1b[r\x1b8\x1b[0m\x1b(B\x1b)B\x1b*B\x1b+B\x0f\x1b[4l\x1b[?7h\x1b[?69l\x1b[?5l"
 
 // Guard goes at the start of every write to a terminal of Neovim (each
 // nvim_chan_send), because Neovim may have resized it since the last one:

@@ -183,7 +183,7 @@ end
 -- last. The same bytes as Go's vtsafe.Reset and vtsafe.Guard
 -- (internal/vtsafe/vtsafe.go says why; TestLuaResetAndGuardAreGos keeps
 -- them equal).
-M.reset = "\24\27[!p\27[?5l"
+M.reset = "\24\0277\27[?6l\27[r\0278\27[0m\27(B\27)B\27*B\27+B\15\27[4l\27[?7h\27[?69l\27[?5l"
 M.guard = "\27[?0h"
 
 -- Internals the agent-shown terminals (ui/agentterm.lua) share.
