@@ -1,0 +1,123 @@
+package procstat
+
+import (
+	"bytes"
+	"encoding/binary"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// processes is macOS's process table: sysctl kern.proc (state, group,
+// start), getsid(2), kern.procargs2 (the exec'd environment) and
+// proc_info (resident memory).
+var processes table = kernProc{}
+
+type kernProc struct{}
+
+// The p_stat values of <sys/proc.h>.
+const (
+	sIdl   = 1
+	sRun   = 2
+	sSleep = 3
+	sStop  = 4
+	sZomb  = 5
+)
+
+func statOf(kp *unix.KinfoProc) (Stat, bool) {
+	pid := int(kp.Proc.P_pid)
+	sid, err := unix.Getsid(pid)
+	if err != nil {
+		return Stat{}, false
+	}
+	var state byte
+	switch kp.Proc.P_stat {
+	case sIdl, sRun:
+		state = 'R'
+	case sSleep:
+		state = 'S'
+	case sStop:
+		state = 'T'
+	case sZomb:
+		state = 'Z'
+	default:
+		state = '?'
+	}
+	tv := kp.Proc.P_starttime
+	start := uint64(tv.Sec)*1e6 + uint64(tv.Usec)
+	return Stat{State: state, Pgrp: int(kp.Eproc.Pgid), Session: sid, Start: start}, true
+}
+
+func (kernProc) stat(pid int) (Stat, bool) {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil || int(kp.Proc.P_pid) != pid {
+		return Stat{}, false
+	}
+	return statOf(kp)
+}
+
+func (kernProc) each(fn func(pid int, st Stat) bool) error {
+	all, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return err
+	}
+	for i := range all {
+		pid := int(all[i].Proc.P_pid)
+		if pid <= 0 {
+			continue
+		}
+		if st, ok := statOf(&all[i]); ok && !fn(pid, st) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// envHas reads kern.procargs2: argc (int32), the executable's path,
+// NUL padding, argc arguments, then the environment, each NUL-ended.
+func (kernProc) envHas(pid int, pair string) bool {
+	b, err := unix.SysctlRaw("kern.procargs2", pid)
+	if err != nil || len(b) < 4 {
+		return false
+	}
+	argc := int(binary.LittleEndian.Uint32(b))
+	b = b[4:]
+	i := bytes.IndexByte(b, 0) // end of the executable's path
+	if i < 0 {
+		return false
+	}
+	b = b[i:]
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	for ; argc > 0; argc-- {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			return false
+		}
+		b = b[i+1:]
+	}
+	return envHas(append([]byte{0}, b...), pair)
+}
+
+// procTaskInfo is struct proc_taskinfo of <sys/proc_info.h>.
+type procTaskInfo struct {
+	VirtualSize, ResidentSize                                        uint64
+	TotalUser, TotalSystem, ThreadsUser, ThreadsSystem               uint64
+	Policy, Faults, Pageins, CowFaults, MessagesSent, MessagesRecvd  int32
+	SyscallsMach, SyscallsUnix, Csw, Threadnum, Numrunning, Priority int32
+}
+
+// rss asks proc_info (what libproc's proc_pidinfo(PROC_PIDTASKINFO)
+// calls) for the resident size.
+func (kernProc) rss(pid int) int64 {
+	const procInfoCallPidinfo, procPidTaskInfo = 2, 4
+	var ti procTaskInfo
+	size := unsafe.Sizeof(ti)
+	n, _, errno := unix.Syscall6(unix.SYS_PROC_INFO, procInfoCallPidinfo, uintptr(pid), procPidTaskInfo, 0,
+		uintptr(unsafe.Pointer(&ti)), size)
+	if errno != 0 || n != size {
+		return 0
+	}
+	return int64(ti.ResidentSize)
+}
