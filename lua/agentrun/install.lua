@@ -53,9 +53,14 @@ local function executable(name)
   return vim.fn.executable(name) == 1
 end
 
--- system runs argv (no shell) and returns ok, its output trimmed.
+-- system runs argv (no shell) and returns ok, its output trimmed, the
+-- exit code. A command that cannot run is not ok (0.7.2's system()
+-- raises an error for it).
 local function system(argv)
-  local out = vim.fn.system(argv)
+  local ran, out = pcall(vim.fn.system, argv)
+  if not ran then
+    return false, string.format("%s cannot run: %s", argv[1], tostring(out)), -1
+  end
   return vim.v.shell_error == 0, vim.trim(out or ""), vim.v.shell_error
 end
 
