@@ -1,4 +1,5 @@
-// Package sandbox confines a command with bubblewrap: the file system
+// Package sandbox confines a command with bubblewrap (Linux only; on
+// other platforms Available says it is not available): the file system
 // read-only except the directories a profile makes writable, a private
 // /tmp, $HOME read-only or hidden, and no network unless the profile
 // allows it. It builds the bwrap argv that goes in front of a command
@@ -176,4 +177,15 @@ var probe struct {
 func Available() (string, error) {
 	probe.once.Do(func() { probe.path, probe.err = check() })
 	return probe.path, probe.err
+}
+
+// unavailable is why there is no sandbox on goos (not Linux): a session
+// asked to sandbox its commands does not start, saying so; nothing runs
+// unconfined in its place.
+func unavailable(goos string) error {
+	name := map[string]string{"darwin": "macOS", "freebsd": "FreeBSD"}[goos]
+	if name == "" {
+		name = goos
+	}
+	return fmt.Errorf("the sandbox (terminal.sandbox) is not available on %s: agentrun confines commands with bubblewrap, which runs only on Linux; set terminal.sandbox = false to run the agent's commands unconfined", name)
 }

@@ -1,8 +1,6 @@
 package procstat
 
 import (
-	"bytes"
-	"encoding/binary"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -73,31 +71,14 @@ func (kernProc) each(fn func(pid int, st Stat) bool) error {
 	return nil
 }
 
-// envHas reads kern.procargs2: argc (int32), the executable's path,
-// NUL padding, argc arguments, then the environment, each NUL-ended.
+// envHas reads kern.procargs2 (procargs2Env says what it holds).
 func (kernProc) envHas(pid int, pair string) bool {
 	b, err := unix.SysctlRaw("kern.procargs2", pid)
-	if err != nil || len(b) < 4 {
+	if err != nil {
 		return false
 	}
-	argc := int(binary.LittleEndian.Uint32(b))
-	b = b[4:]
-	i := bytes.IndexByte(b, 0) // end of the executable's path
-	if i < 0 {
-		return false
-	}
-	b = b[i:]
-	for len(b) > 0 && b[0] == 0 {
-		b = b[1:]
-	}
-	for ; argc > 0; argc-- {
-		i := bytes.IndexByte(b, 0)
-		if i < 0 {
-			return false
-		}
-		b = b[i+1:]
-	}
-	return envHas(append([]byte{0}, b...), pair)
+	env, ok := procargs2Env(b)
+	return ok && envHas(env, pair)
 }
 
 // procTaskInfo is struct proc_taskinfo of <sys/proc_info.h>.
