@@ -35,7 +35,8 @@ func makeRelease(t *testing.T, dir, version string) string {
 //	/badsum/   checksums.txt with a wrong sha256 for the asset
 //	/noasset/  checksums.txt, but the asset is missing (404)
 //	/cut/      the asset's connection dies halfway through
-func releaseServer(t *testing.T, good, old, version, asset string) *httptest.Server {
+//	/slow/     the asset is sent once gate is closed
+func releaseServer(t *testing.T, good, old, version, asset string, gate chan struct{}) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
@@ -60,6 +61,12 @@ func releaseServer(t *testing.T, good, old, version, asset string) *httptest.Ser
 		case how == "noasset" && file == asset:
 			http.NotFound(w, r)
 			return
+		case how == "slow" && file == asset:
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
 		case how == "cut" && file == asset:
 			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 			w.WriteHeader(http.StatusOK)
@@ -104,7 +111,8 @@ func TestInstallBinary(t *testing.T) {
 	good, old := filepath.Join(rel, "good"), filepath.Join(rel, "old")
 	asset := makeRelease(t, good, version)
 	makeRelease(t, old, "0.0.0-old")
-	srv := releaseServer(t, good, old, version, asset)
+	gate := make(chan struct{})
+	srv := releaseServer(t, good, old, version, asset, gate)
 	// The editors' XDG_CACHE_HOME is private: give their go builds the
 	// test's build cache (a cold one takes minutes on 2 cores).
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
@@ -193,7 +201,9 @@ func TestInstallBinary(t *testing.T) {
 
 	// A stale binary (the plugin was updated, the binary not) is found
 	// at start and by :checkhealth, both naming the fix; :AgentBuild
-	// installs the right one over it and the session starts.
+	// installs the right one over it in the background (Neovim answers
+	// while the download waits; a second :AgentBuild is told one is
+	// under way) and the session starts.
 	t.Run("stale binary detected and fixed with AgentBuild", func(t *testing.T) {
 		dest := filepath.Join(t.TempDir(), "agentrun")
 		data, err := os.ReadFile(filepath.Join(old, asset))
@@ -204,7 +214,7 @@ func TestInstallBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := startEditor(t, "")
-		e.lua(`vim.g.agentrun_bin, vim.g.agentrun_release_url = ...`, nil, dest, srv.URL+"/good")
+		e.lua(`vim.g.agentrun_bin, vim.g.agentrun_release_url = ...`, nil, dest, srv.URL+"/slow")
 		e.cmd("AgentRun")
 		e.waitFor("the stale binary named", 5*time.Second, func() (bool, string) {
 			var msg string
@@ -214,18 +224,29 @@ func TestInstallBinary(t *testing.T) {
 		if report := e.checkhealth(); !healthError.MatchString(report) || !strings.Contains(report, "stale") || !strings.Contains(report, ":AgentBuild") {
 			t.Errorf("checkhealth does not flag the stale binary with its fix:\n%s", report)
 		}
+		notes := func() []string {
+			var msgs []string
+			e.lua(`return vim.tbl_map(function(n) return n.msg end, _G.notes)`, &msgs)
+			return msgs
+		}
 		e.lua(`_G.notes = {}`, nil)
 		e.cmd("AgentBuild nonsense")
-		var notes []map[string]any
-		e.lua(`return _G.notes`, &notes)
-		if len(notes) != 1 || !strings.Contains(fmt.Sprint(notes[0]["msg"]), `:AgentBuild takes auto (download, else build with Go), download or go, not "nonsense"`) {
-			t.Errorf(":AgentBuild nonsense said %v", notes)
+		if n := notes(); len(n) != 1 || !strings.Contains(n[0], `:AgentBuild takes auto (download, else build with Go), download or go, not "nonsense"`) {
+			t.Errorf(":AgentBuild nonsense said %q", n)
 		}
 		e.lua(`_G.notes = {}`, nil)
 		e.cmd("AgentBuild")
-		e.lua(`return _G.notes`, &notes)
-		if len(notes) != 2 || !strings.Contains(fmt.Sprint(notes[1]["msg"]), "downloaded the release binary "+version) {
-			t.Fatalf(":AgentBuild said %v", notes)
+		e.cmd("AgentBuild download")
+		if n := notes(); len(n) != 2 || !strings.Contains(n[0], "installing the backend binary (auto)") || !strings.Contains(n[1], "an install is already under way") {
+			t.Fatalf("while the download waits, :AgentBuild twice said %q", n)
+		}
+		close(gate)
+		e.waitFor(":AgentBuild to end", 30*time.Second, func() (bool, string) {
+			n := notes()
+			return len(n) == 3, strings.Join(n, "\n")
+		})
+		if n := notes(); !strings.Contains(n[2], "downloaded the release binary "+version) {
+			t.Fatalf(":AgentBuild ended with %q", n[2])
 		}
 		if out, _ := exec.Command(dest, "version").Output(); string(bytes.TrimSpace(out)) != version {
 			t.Fatalf("after :AgentBuild the binary says %q, want %s", out, version)

@@ -53,10 +53,59 @@ local function executable(name)
   return vim.fn.executable(name) == 1
 end
 
+-- async holds the coroutines of installs that wait for their commands
+-- without blocking Neovim (:AgentBuild); others (build.lua) block.
+local async = setmetatable({}, { __mode = "k" })
+
+local busy = false
+
+-- resume continues an install's coroutine; one that fails with a Lua
+-- error is reported, never left hanging.
+local function resume(co, ...)
+  local ok, err = coroutine.resume(co, ...)
+  if not ok then
+    busy = false
+    require("agentrun.util").notify("(agentrun) the install failed: " .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+-- job runs argv as a job and yields the coroutine until it ends.
+local function job(argv)
+  local co = coroutine.running()
+  local streams = { stdout = { "" }, stderr = { "" } }
+  -- A chunk's first item continues the previous chunk's last line.
+  local function collect(_, data, name)
+    local buf = streams[name]
+    buf[#buf] = buf[#buf] .. (data[1] or "")
+    for i = 2, #data do
+      table.insert(buf, data[i])
+    end
+  end
+  local ran, id = pcall(vim.fn.jobstart, argv, {
+    on_stdout = collect,
+    on_stderr = collect,
+    on_exit = function(_, code)
+      vim.schedule(function()
+        resume(co, code)
+      end)
+    end,
+  })
+  if not ran or id <= 0 then
+    return false, string.format("%s cannot run: %s", argv[1], tostring(id)), -1
+  end
+  local code = coroutine.yield()
+  local out = table.concat(streams.stdout, "\n") .. "\n" .. table.concat(streams.stderr, "\n")
+  return code == 0, vim.trim(out), code
+end
+
 -- system runs argv (no shell) and returns ok, its output trimmed, the
 -- exit code. A command that cannot run is not ok (0.7.2's system()
 -- raises an error for it).
 local function system(argv)
+  local co = coroutine.running()
+  if co and async[co] then
+    return job(argv)
+  end
   local ran, out = pcall(vim.fn.system, argv)
   if not ran then
     return false, string.format("%s cannot run: %s", argv[1], tostring(out)), -1
@@ -300,7 +349,9 @@ end
 -- methods are :AgentBuild's arguments.
 M.methods = { "auto", "download", "go" }
 
--- command is :AgentBuild [method].
+-- command is :AgentBuild [method]: the install runs in the background
+-- (Neovim stays usable while it downloads or builds) and says how it
+-- ended.
 function M.command(arg)
   local util = require("agentrun.util")
   arg = vim.trim(arg or "")
@@ -311,13 +362,22 @@ function M.command(arg)
     util.notify(string.format("(agentrun) :AgentBuild takes auto (download, else build with Go), download or go, not %q", arg), vim.log.levels.ERROR)
     return
   end
-  util.notify("(agentrun) installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
-  local ok, msg = M.run(arg)
-  if ok and rpc().running() then
-    msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
+  if busy then
+    util.notify("(agentrun) an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
+    return
   end
-  util.notify("(agentrun) " .. msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
-  return ok
+  busy = true
+  util.notify("(agentrun) installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
+  local co = coroutine.create(function()
+    local ok, msg = M.run(arg)
+    busy = false
+    if ok and rpc().running() then
+      msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
+    end
+    util.notify("(agentrun) " .. msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+  end)
+  async[co] = true
+  resume(co)
 end
 
 -- origin says how the installed binary got there, for :checkhealth: its
