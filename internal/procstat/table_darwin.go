@@ -24,9 +24,12 @@ const (
 
 func statOf(kp *unix.KinfoProc) (Stat, bool) {
 	pid := int(kp.Proc.P_pid)
+	// kinfo_proc has no session id; getsid(2) has. Should it be refused
+	// (a process gone meanwhile), the session stays 0, which is no
+	// tree's leader: the process is then found by group or marker only.
 	sid, err := unix.Getsid(pid)
 	if err != nil {
-		return Stat{}, false
+		sid = 0
 	}
 	var state byte
 	switch kp.Proc.P_stat {
