@@ -150,6 +150,13 @@ func TestInstallBinary(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			dest := filepath.Join(dir, "agentrun")
+			// What an install left when its Neovim died mid-download: the
+			// next install removes it.
+			for _, f := range []string{".agentrun-install-999999", ".agentrun-install-999999.sums"} {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte("half"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			e := startEditor(t, "")
 			e.lua(`vim.g.agentrun_bin, vim.g.agentrun_release_url, vim.env.GOCACHE = ...`, nil, dest, srv.URL+"/"+tc.how, strings.TrimSpace(string(gocache)))
 			if tc.path != "" {

@@ -212,9 +212,19 @@ local function place(tmp, dest, want, source)
   return true
 end
 
+-- temp_for returns the temporary file an install writes before it is
+-- checked and renamed to dest: next to it (a rename within one file
+-- system is atomic), named after this Neovim's pid. Those an install
+-- left when its Neovim died are removed.
 local function temp_for(dest)
   local dir = vim.fn.fnamemodify(dest, ":h")
   vim.fn.mkdir(dir, "p")
+  for _, f in ipairs(vim.fn.glob(dir .. "/.agentrun-install-*", true, true)) do
+    local pid = tonumber(f:match("%.agentrun%-install%-(%d+)[^/]*$"))
+    if pid and pid ~= vim.fn.getpid() and vim.loop.kill(pid, 0) ~= 0 then
+      os.remove(f)
+    end
+  end
   return dir .. "/.agentrun-install-" .. vim.fn.getpid()
 end
 
