@@ -261,6 +261,26 @@ func TestInstallBinary(t *testing.T) {
 		e.startSession()
 	})
 
+	// lazy.nvim's build step runs build.lua: it installs, and fails the
+	// build with the reason when nothing could be installed.
+	t.Run("build.lua", func(t *testing.T) {
+		dest := filepath.Join(t.TempDir(), "agentrun")
+		e := startEditor(t, "")
+		e.lua(`vim.g.agentrun_bin, vim.g.agentrun_release_url = ...`, nil, dest, srv.URL+"/good")
+		e.cmd("luafile " + filepath.Join(root, "build.lua"))
+		if out, _ := exec.Command(dest, "version").Output(); string(bytes.TrimSpace(out)) != version {
+			t.Fatalf("after build.lua the binary says %q, want %s", out, version)
+		}
+		e.lua(`vim.g.agentrun_release_url, vim.env.PATH = ...`, nil, srv.URL+"/badsum", toolsDir(t, "curl", "sha256sum"))
+		err := e.v.Command("luafile " + filepath.Join(root, "build.lua"))
+		if err == nil || !strings.Contains(err.Error(), "agentrun: the download of") || !strings.Contains(err.Error(), "refused, nothing was installed") {
+			t.Errorf("build.lua with a wrong checksum: %v", err)
+		}
+		if out, _ := exec.Command(dest, "version").Output(); string(bytes.TrimSpace(out)) != version {
+			t.Errorf("the refused install changed the binary: it says %q", out)
+		}
+	})
+
 	// The backend checks the plugin's version too: started by a plugin
 	// of another version, it refuses to set up, naming both and the fix.
 	t.Run("backend refuses a plugin of another version", func(t *testing.T) {
