@@ -4,7 +4,10 @@ BIN     := bin/agentrun
 VERSION := $(shell cat VERSION 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all deps build test test-go test-nvim demo bench soak fuzz clean
+# The platforms a release ships a binary for (and make cross checks).
+PLATFORMS := linux/amd64 linux/arm64 darwin/arm64 darwin/amd64
+
+.PHONY: all deps build cross test test-go demo bench soak fuzz release clean
 
 all: build
 
@@ -13,7 +16,7 @@ deps:
 	@bash scripts/deps.sh
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	$(GO) build -ldflags "$(LDFLAGS) -X main.origin=make" -o $(BIN) .
 	@! command -v nvim >/dev/null || nvim --headless --clean -c 'helptags doc' -c q
 
 # The Neovim versions the integration tests run against; make test
@@ -21,12 +24,29 @@ build:
 # the others come from scripts/nvim-versions.sh.
 NVIM_VERSIONS ?= 0.7 0.10 0.12
 
-# test runs every Go unit test, the ACP integration test against the
-# TypeScript SDK agent, then the headless Neovim integration tests and the
-# display fuzzer's bounded run on each Neovim version.
-test: deps build
-	$(GO) vet ./...
-	AGENTRUN_VTERM_SRC=$$(bash scripts/vterm-src.sh) $(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
+# cross builds and vets the code for every platform of PLATFORMS, so a
+# call that exists on one platform only cannot land (a few seconds once
+# the build cache is warm).
+cross:
+	@for p in $(PLATFORMS); do \
+	  echo "== go build and go vet for $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -o /dev/null . && \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet ./... || exit 1; \
+	done
+
+# test-go runs every Go unit test (and the ACP integration test against
+# the TypeScript SDK agent), without Neovim. VTERM_SRC (make test sets it:
+# scripts/vterm-src.sh, Debian's sources) adds the display filter's
+# differential fuzzing against libvterm.
+VTERM_SRC ?=
+test-go:
+	AGENTRUN_VTERM_SRC=$(VTERM_SRC) $(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
+
+# test checks every platform builds and vets, runs every Go unit test,
+# then the headless Neovim integration tests and the display fuzzer's
+# bounded run on each Neovim version.
+test: cross deps build
+	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
 	@for v in $(NVIM_VERSIONS); do \
 	  bin=$$(bash scripts/nvim-versions.sh $$v) || exit 1; \
 	  echo "== integration tests on $$($$bin --version | head -n1) ($$bin)"; \
@@ -65,5 +85,23 @@ fuzz:
 	  AGENTRUN_NVIM=$$bin $(GO) test -run '^$$' -fuzz FuzzDisplay -fuzztime $(FUZZTIME) ./tests/ || exit 1; \
 	done
 
+# release builds the binaries a GitHub release of VERSION carries, one
+# per platform (agentrun-OS-ARCH, static, no cgo) and checksums.txt (their
+# sha256, as sha256sum writes it), into RELEASE_DIR. The plugin's
+# installer (lua/agentrun/install.lua) downloads the one for its platform
+# from the release tagged vVERSION and checks it against checksums.txt.
+RELEASE_DIR ?= release
+release:
+	@rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	@for p in $(PLATFORMS); do \
+	  echo "== agentrun $(VERSION) for $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -trimpath \
+	    -ldflags "$(LDFLAGS) -X main.origin=release -s -w" \
+	    -o $(RELEASE_DIR)/agentrun-$${p%/*}-$${p#*/} . || exit 1; \
+	done
+	@cd $(RELEASE_DIR) && if command -v sha256sum >/dev/null; then sha256sum agentrun-*; \
+	  else shasum -a 256 agentrun-*; fi > checksums.txt
+	@cat $(RELEASE_DIR)/checksums.txt
+
 clean:
-	rm -rf bin
+	rm -rf bin release

@@ -9,6 +9,7 @@ require (
 	github.com/neovim/go-client v1.2.1
 	github.com/sourcegraph/jsonrpc2 v0.2.1
 	golang.org/x/sync v0.20.0
+	golang.org/x/sys v0.41.0
 	golang.org/x/term v0.33.0
 )
 
@@ -18,6 +19,5 @@ require (
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

@@ -1,6 +1,7 @@
 // Command agentrun is the backend of agentrun.nvim. Started by Neovim with
 // no arguments it serves the plugin over msgpack-RPC on stdio; the
-// subcommands are "demo-agent" (the built-in ACP demo agent) and "version";
+// subcommands are "demo-agent" (the built-in ACP demo agent), "version"
+// and "build-info" (version, how it was built, Go version, platform);
 // "guard" is the backend's own helper (package guard), not for users.
 package main
 
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
@@ -22,6 +24,21 @@ import (
 
 // version is set at build time from the VERSION file.
 var version = "dev"
+
+// origin says how the binary was built, set at build time: "release"
+// (make release: the binaries a GitHub release carries), "make" (make
+// build); "" is a plain go build.
+var origin = ""
+
+// buildInfo is what `agentrun build-info` prints for :checkhealth, one
+// key=value a line.
+func buildInfo() string {
+	o := origin
+	if o == "" {
+		o = "go build"
+	}
+	return fmt.Sprintf("version=%s\norigin=%s\ngo=%s\nplatform=%s/%s", version, o, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "guard" {
@@ -43,6 +60,8 @@ func main() {
 		err = demoagent.Run(ctx, os.Stdin, os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println(version)
+	case "build-info":
+		fmt.Println(buildInfo())
 	case "ls":
 		err = hostcli.Ls(ctx, os.Stdout)
 	case "attach":
@@ -70,7 +89,7 @@ func main() {
 			fmt.Println("bubblewrap works here:", path)
 		}
 	default:
-		err = fmt.Errorf("unknown subcommand %q (want ls, attach, kill, mcp, demo-agent, check-sandbox or version)", cmd)
+		err = fmt.Errorf("unknown subcommand %q (want ls, attach, kill, mcp, demo-agent, check-sandbox, build-info or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun:", err)

@@ -12,20 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // alive reports whether pid is a running (not zombie) process.
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	st, ok := procstat.Read(strconv.Itoa(pid))
+	return ok && !st.Zombie()
 }
 
 // waitGone waits until pid is no longer running.

@@ -192,7 +192,5 @@ func growPipe(w io.Writer) {
 	if err != nil {
 		return
 	}
-	_ = rc.Control(func(fd uintptr) {
-		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
-	})
+	_ = rc.Control(func(fd uintptr) { setPipeSize(fd, pipeSize) })
 }

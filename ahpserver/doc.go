@@ -32,7 +32,7 @@
 // # Who may connect
 //
 // Only processes of the user the server runs as: the peer's uid
-// (SO_PEERCRED) is checked on every connection, besides the socket's
+// (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS) is checked on every connection, besides the socket's
 // mode (0600) and its directory's (0700, internal/rundir).
 //
 // # Claims

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
@@ -167,7 +166,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// checkPeer lets only the server's user in (SO_PEERCRED).
+// checkPeer lets only the server's user in (the peer's credentials from
+// the kernel: peercred_linux.go, peercred_darwin.go).
 func (s *Server) checkPeer(nc net.Conn) error {
 	uc, ok := nc.(*net.UnixConn)
 	if !ok {
@@ -177,20 +177,26 @@ func (s *Server) checkPeer(nc net.Conn) error {
 	if err != nil {
 		return err
 	}
-	var cred *syscall.Ucred
+	var cred peer
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+		cred, credErr = peerOf(int(fd))
 	}); err != nil {
 		return err
 	}
 	if credErr != nil {
 		return fmt.Errorf("reading the peer's credentials: %w", credErr)
 	}
-	if int(cred.Uid) != s.opts.UID {
-		return fmt.Errorf("process %d of uid %d is not the host's user (uid %d)", cred.Pid, cred.Uid, s.opts.UID)
+	if cred.uid != s.opts.UID {
+		return fmt.Errorf("process %d of uid %d is not the host's user (uid %d)", cred.pid, cred.uid, s.opts.UID)
 	}
 	return nil
+}
+
+// peer is who is at the other end of a Unix socket, as the kernel says.
+type peer struct {
+	uid int
+	pid int // 0 when the platform does not say
 }
 
 // Listen makes the socket at path (mode 0600; a stale one of a dead host

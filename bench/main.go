@@ -1,6 +1,9 @@
+//go:build linux
+
 // Command bench compares agentrun's terminal path with its baselines in one
 // run, on the same output: a raw pty drain and Neovim's own :terminal. It
-// prints ratios, not pass/fail verdicts (see README "Performance").
+// prints ratios, not pass/fail verdicts (see README "Performance"). It
+// builds on Linux only: it reads /proc and measures bubblewrap and prlimit.
 package main
 
 import (

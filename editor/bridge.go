@@ -165,6 +165,9 @@ type setupArgs struct {
 	KillGraceMS int    `msgpack:"kill_grace_ms"`
 	ByteLimit   int    `msgpack:"byte_limit"`
 	NvimVersion string `msgpack:"nvim_version"`
+	// PluginVersion is the plugin's VERSION file; a backend of another
+	// version refuses to serve it ("" when Lua does not say).
+	PluginVersion string `msgpack:"plugin_version"`
 	// Scrollback is the terminal buffers' 'scrollback' (lines); the raw
 	// log kept for each display is sized from it.
 	Scrollback int `msgpack:"scrollback"`
@@ -191,6 +194,9 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if args.ByteLimit < 0 {
 		return nil, fmt.Errorf("setup: byte_limit must be >= 0, not %d", args.ByteLimit)
 	}
+	if err := checkVersion(b.version, args.PluginVersion); err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.host != nil {
@@ -206,6 +212,15 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	}
 	b.log.Info("setup", "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
 	return map[string]any{"version": b.version}, nil
+}
+
+// checkVersion refuses a plugin of another version than the backend's
+// (a stale binary after a plugin update, or the reverse).
+func checkVersion(backend, plugin string) error {
+	if plugin == "" || plugin == backend {
+		return nil
+	}
+	return fmt.Errorf("this backend binary is version %s but the plugin is version %s: run :AgentBuild to install the matching one", backend, plugin)
 }
 
 // termHost returns the terminal host, creating it on first use.

@@ -18,7 +18,7 @@
 //	+SID STARTTIME [MARKER]
 //	                 a terminal's session started: SID is the pid of its
 //	                 leader (termhost starts every command with setsid),
-//	                 STARTTIME field 22 of /proc/SID/stat, read while the
+//	                 STARTTIME its start time (procstat.Stat.Start), read while the
 //	                 leader could not yet be reaped; MARKER the environment
 //	                 entry (NAME=value) every process of the terminal
 //	                 inherits (termhost.MarkerEnv)
@@ -31,7 +31,7 @@
 //
 // At EOF after "bye" the guard exits without killing anything. At EOF
 // without it (the backend died) it sends SIGKILL to every process whose
-// session id (field 6 of /proc/PID/stat) is a registered SID, or that
+// session id (from the process table, internal/procstat) is a registered SID, or that
 // started since its leader with the session's MARKER in its environment
 // (it left the session: setsid, a daemon), rescanning
 // until none is left or about 2 s have passed, then exits. A SID whose

@@ -175,12 +175,12 @@ func members(trees []procstat.Tree) []int {
 	return out
 }
 
-// StartTime returns field 22 of /proc/<pid>/stat, the process's start
-// time in clock ticks since boot: with the pid it names one process.
+// StartTime returns the process's start time (procstat.Stat.Start):
+// with the pid it names one process.
 func StartTime(pid int) (uint64, error) {
 	st, ok := procstat.Read(strconv.Itoa(pid))
 	if !ok {
-		return 0, fmt.Errorf("process %d: no readable /proc/%d/stat", pid, pid)
+		return 0, fmt.Errorf("process %d: not in the process table (gone?)", pid)
 	}
 	return st.Start, nil
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
@@ -92,9 +93,11 @@ func terminals(ctx context.Context) ([]hostTerm, error) {
 
 var errNoHost = errors.New("no agentrun host is running: terminals are served by the backend of a Neovim that runs the plugin (or one that left detached terminals)")
 
+// processAlive reports whether pid names a process (signal 0: no
+// signal, only the check; EPERM means it exists as another user's).
 func processAlive(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return err == nil
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // find returns the terminal named by arg ("PID:term-N" or "term-N").

@@ -145,6 +145,18 @@ local commands = {
       api().login()
     end,
   },
+  AgentBuild = {
+    desc = "agentrun: install the backend binary [auto|download|go]",
+    nargs = "?",
+    complete = function(lead)
+      return vim.tbl_filter(function(m)
+        return m:sub(1, #lead) == lead
+      end, require("agentrun.install").methods)
+    end,
+    run = function(o)
+      require("agentrun.install").command(o.args)
+    end,
+  },
   AgentKill = {
     desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
     nargs = "?",

@@ -1,4 +1,5 @@
-// Package sandbox confines a command with bubblewrap: the file system
+// Package sandbox confines a command with bubblewrap (Linux only; on
+// other platforms Available says it is not available): the file system
 // read-only except the directories a profile makes writable, a private
 // /tmp, $HOME read-only or hidden, and no network unless the profile
 // allows it. It builds the bwrap argv that goes in front of a command
@@ -12,17 +13,13 @@
 package sandbox
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Home says what a sandboxed command sees of the user's home directory.
@@ -175,28 +172,20 @@ var probe struct {
 
 // Available returns bwrap's path once it has run a trivial command here,
 // or why it cannot: not installed, or the kernel refuses it the
-// namespaces it needs (unprivileged user namespaces disabled).
+// namespaces it needs (unprivileged user namespaces disabled), or this
+// is not Linux (check_linux.go, check_other.go).
 func Available() (string, error) {
 	probe.once.Do(func() { probe.path, probe.err = check() })
 	return probe.path, probe.err
 }
 
-func check() (string, error) {
-	path, err := exec.LookPath("bwrap")
-	if err != nil {
-		return "", errors.New("bubblewrap (bwrap) is not installed; install it (Debian: apt-get install bubblewrap) or turn terminal.sandbox off")
+// unavailable is why there is no sandbox on goos (not Linux): a session
+// asked to sandbox its commands does not start, saying so; nothing runs
+// unconfined in its place.
+func unavailable(goos string) error {
+	name := map[string]string{"darwin": "macOS", "freebsd": "FreeBSD"}[goos]
+	if name == "" {
+		name = goos
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--", "/bin/true")
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("bubblewrap cannot run here (%s); unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), or turn terminal.sandbox off", msg)
-	}
-	return path, nil
+	return fmt.Errorf("the sandbox (terminal.sandbox) is not available on %s: agentrun confines commands with bubblewrap, which runs only on Linux; set terminal.sandbox = false to run the agent's commands unconfined", name)
 }

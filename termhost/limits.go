@@ -2,8 +2,8 @@ package termhost
 
 import (
 	"fmt"
-	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,34 +31,52 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// rlimitPrefix returns the prlimit(1) argv that sets the per-process
-// limits before the command runs (nil when there are none): limits set
-// in the child before exec, so nothing the command starts escapes them.
+// rlimits are the per-process limits set in the child before the
+// command is exec'd, so nothing the command starts escapes them; 0 is
+// no limit.
+type rlimits struct {
+	cpuSecs   int64 // SIGXCPU at cpuSecs, SIGKILL a second later
+	openFiles int64
+	fileSize  int64 // bytes
+}
+
+// rlimiter returns the argv that sets r and then runs the command put
+// after it (prlimit(1) on Linux, the shell's ulimit elsewhere).
+type rlimiter func(r rlimits) ([]string, error)
+
+// rlimitPrefix returns the argv that sets the per-process limits before
+// the command runs (nil when there are none).
 func (l Limits) rlimitPrefix() ([]string, error) {
-	var args []string
-	set := func(name string, soft, hard int64) {
-		args = append(args, fmt.Sprintf("--%s=%d:%d", name, soft, hard))
-	}
+	var r rlimits
 	if l.CPUTime > 0 {
-		// SIGXCPU at the soft limit, which names the cause; SIGKILL a
-		// second later for a process that ignores it.
-		secs := max(1, int64(l.CPUTime/time.Second))
-		set("cpu", secs, secs+1)
+		r.cpuSecs = max(1, int64(l.CPUTime/time.Second))
 	}
-	if l.OpenFiles > 0 {
-		set("nofile", int64(l.OpenFiles), int64(l.OpenFiles))
-	}
-	if l.FileSize > 0 {
-		set("fsize", l.FileSize, l.FileSize)
-	}
-	if len(args) == 0 {
+	r.openFiles = int64(l.OpenFiles)
+	r.fileSize = l.FileSize
+	if r == (rlimits{}) {
 		return nil, nil
 	}
-	path, err := exec.LookPath("prlimit")
-	if err != nil {
-		return nil, fmt.Errorf("terminal limits need prlimit (util-linux), which is not installed: %w", err)
+	return setRlimits(r)
+}
+
+// ulimitPrefix sets r with the POSIX shell's ulimit and execs the
+// command ("$@"): what platforms without prlimit(1) use. ulimit -f
+// counts 512-byte blocks, so a file size limit is rounded up to one.
+func ulimitPrefix(r rlimits) ([]string, error) {
+	var script []string
+	if r.cpuSecs > 0 {
+		// Both limits at the hard one (a hard limit under the soft one
+		// is refused), then the soft one down.
+		script = append(script, fmt.Sprintf("ulimit -t %d", r.cpuSecs+1), fmt.Sprintf("ulimit -S -t %d", r.cpuSecs))
 	}
-	return append(append([]string{path}, args...), "--"), nil
+	if r.openFiles > 0 {
+		script = append(script, fmt.Sprintf("ulimit -n %d", r.openFiles))
+	}
+	if r.fileSize > 0 {
+		script = append(script, fmt.Sprintf("ulimit -f %d", (r.fileSize+511)/512))
+	}
+	script = append(script, `exec "$@"`)
+	return []string{"/bin/sh", "-c", strings.Join(script, " && "), "agentrun-limits"}, nil
 }
 
 // watchLimits measures the tree until the command is done and kills the

@@ -12,6 +12,27 @@ import (
 // and the end of the output (what the agent reads, what the split shows)
 // says which one; the process tree is gone afterwards.
 func TestLimitsStopCommands(t *testing.T) {
+	eachRlimiter(t, testLimitsStopCommands)
+}
+
+// eachRlimiter runs test with prlimit(1) (Linux's) and with the shell's
+// ulimit (macOS's), so both are tested here.
+func eachRlimiter(t *testing.T, test func(t *testing.T)) {
+	t.Helper()
+	for _, r := range []struct {
+		name string
+		fn   rlimiter
+	}{{"platform", setRlimits}, {"ulimit", ulimitPrefix}} {
+		t.Run(r.name, func(t *testing.T) {
+			saved := setRlimits
+			setRlimits = r.fn
+			t.Cleanup(func() { setRlimits = saved })
+			test(t)
+		})
+	}
+}
+
+func testLimitsStopCommands(t *testing.T) {
 	h := testHost(t, Options{})
 	cases := []struct {
 		name   string
@@ -55,6 +76,12 @@ func TestLimitsStopCommands(t *testing.T) {
 // unchanged, its output says nothing of limits, and open-file limits
 // reach the command (ulimit -n).
 func TestLimitsLeaveOthersAlone(t *testing.T) {
+	eachRlimiter(t, func(t *testing.T) {
+		testLimitsLeaveOthersAlone(t)
+	})
+}
+
+func testLimitsLeaveOthersAlone(t *testing.T) {
 	h := testHost(t, Options{})
 	spec := shell(t, `ulimit -n; echo done`)
 	spec.Limits = Limits{Memory: 256 << 20, Processes: 50, CPUTime: 10 * time.Second, OpenFiles: 77, FileSize: 1 << 20}

@@ -13,7 +13,8 @@ import (
 // with a value unique to the terminal. Process groups and sessions do not
 // hold everything a command starts: `setsid sleep 300 &`, daemons and
 // double forks leave both. They keep the environment they were started
-// with, though, and /proc/<pid>/environ shows it even after the process
+// with, though, and the process table (Linux: /proc/<pid>/environ;
+// macOS: kern.procargs2) shows it even after the process
 // changed its variables. So kill, release and Close find, besides the
 // terminal's session, every process started since the command that
 // carries its marker (internal/procstat.Tree). A process exec'd with a

@@ -124,7 +124,7 @@ func TestCheckhealth(t *testing.T) {
 	t.Run("missing binary is an ERROR saying how to fix it", func(t *testing.T) {
 		e := startEditor(t, `vim.g.agentrun_bin = "/nonexistent/agentrun"`)
 		report := e.checkhealth()
-		if !healthError.MatchString(report) || !strings.Contains(report, "make build") {
+		if !healthError.MatchString(report) || !strings.Contains(report, ":AgentBuild") {
 			t.Errorf("report does not flag the missing binary:\n%s", report)
 		}
 	})
@@ -138,7 +138,7 @@ func TestMissingOrStaleBinaryTellsHowToBuild(t *testing.T) {
 	tests := []struct {
 		name, bin, want string
 	}{
-		{"missing", "/nonexistent/agentrun", "the backend binary /nonexistent/agentrun is missing: run `make build` in " + root},
+		{"missing", "/nonexistent/agentrun", "the backend binary /nonexistent/agentrun is missing: :AgentBuild installs it (the release binary, or built with Go; or run `make build` in " + root + ")"},
 		{"stale", stale, "the backend binary is stale (version 0.0.0-old, plugin "},
 	}
 	for _, tc := range tests {
@@ -149,7 +149,7 @@ func TestMissingOrStaleBinaryTellsHowToBuild(t *testing.T) {
 			e.waitFor("a notification", 5*time.Second, func() (bool, string) {
 				var msg string
 				e.lua(`return _G.notes[1] and _G.notes[1].msg or ""`, &msg)
-				return strings.Contains(msg, tc.want) && strings.Contains(msg, "make build"), msg
+				return strings.Contains(msg, tc.want) && strings.Contains(msg, ":AgentBuild"), msg
 			})
 		})
 	}

@@ -1,86 +1,66 @@
-// Package procstat reads the few fields of /proc/<pid>/stat that
-// termhost (which process groups a terminal's session still has) and the
-// guard (which processes to kill after the backend died) need.
+// Package procstat reads the few facts of the process table that termhost
+// (which process groups a terminal's session still has, the tree's memory
+// and process count) and the guard (which processes to kill after the
+// backend died) need: on Linux from /proc, on macOS from sysctl kern.proc.
 package procstat
 
 import (
 	"bytes"
-	"os"
 	"strconv"
-	"strings"
 )
 
-// Stat is what is read of /proc/<pid>/stat.
+// Stat is what is read of one process.
 type Stat struct {
-	State         byte   // field 3: R, S, D, Z, X, …
-	Pgrp, Session int    // fields 5 and 6
-	Start         uint64 // field 22: start time in clock ticks since boot
+	State         byte // R, S, D, Z, X, … (Linux's letters; macOS's states are mapped to them)
+	Pgrp, Session int
+	// Start is when the process started, in the platform's unit (Linux:
+	// clock ticks since boot; macOS: microseconds since the epoch): only
+	// compared with other Starts of the same machine.
+	Start uint64
 }
 
 // Zombie reports whether the process has exited and waits to be reaped
 // (or is being reaped): it runs no more.
 func (s Stat) Zombie() bool { return s.State == 'Z' || s.State == 'X' }
 
-// Read reads /proc/<pid>/stat (pid as the directory name under /proc);
-// ok is false when the process is gone or the file is not as expected.
+// Read reads the process pid (a decimal number) from the process table;
+// ok is false when the process is gone or cannot be read.
 func Read(pid string) (Stat, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
 		return Stat{}, false
 	}
-	// The command name may contain anything, spaces and parentheses
-	// included: the fields resume after the last ')'. f[0] is field 3.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return Stat{}, false
-	}
-	f := bytes.Fields(b[i+2:])
-	if len(f) < 20 || len(f[0]) == 0 {
-		return Stat{}, false
-	}
-	pgrp, err1 := strconv.Atoi(string(f[2]))
-	session, err2 := strconv.Atoi(string(f[3]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return Stat{}, false
-	}
-	return Stat{State: f[0][0], Pgrp: pgrp, Session: session, Start: start}, true
+	return processes.stat(n)
 }
 
-// Each calls fn for every process in /proc whose stat can be read, with
-// its pid; it stops early when fn returns false.
-func Each(fn func(pid int, st Stat) bool) error {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		if st, ok := Read(name); ok && !fn(pid, st) {
-			return nil
-		}
-	}
-	return nil
-}
+// Each calls fn for every process in the table whose state can be read,
+// with its pid; it stops early when fn returns false.
+func Each(fn func(pid int, st Stat) bool) error { return processes.each(fn) }
 
 // EnvHas reports whether process pid started with the environment entry
-// pair ("NAME=value") exactly. /proc/<pid>/environ is the environment the
-// process was exec'd with: changing a variable later does not hide it,
-// exec'ing with a clean environment does. Another user's process, or a
-// gone one, reports false.
-func EnvHas(pid int, pair string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	return bytes.HasPrefix(b, []byte(pair+"\x00")) || bytes.Contains(b, []byte("\x00"+pair+"\x00"))
+// pair ("NAME=value") exactly. That is the environment the process was
+// exec'd with (Linux: /proc/<pid>/environ; macOS: sysctl kern.procargs2):
+// changing a variable later does not hide it, exec'ing with a clean
+// environment does. Another user's process, or a gone one, reports false.
+func EnvHas(pid int, pair string) bool { return processes.envHas(pid, pair) }
+
+// RSS returns the resident memory of process pid in bytes (0 when it is
+// gone or unreadable).
+func RSS(pid int) int64 { return processes.rss(pid) }
+
+// table is the platform's process table: /proc on Linux (table_linux.go),
+// sysctl kern.proc and proc_info on macOS (table_darwin.go).
+type table interface {
+	stat(pid int) (Stat, bool)
+	each(fn func(pid int, st Stat) bool) error
+	envHas(pid int, pair string) bool
+	rss(pid int) int64
+}
+
+// envHas reports whether the NUL-separated environment block env holds
+// pair exactly.
+func envHas(env []byte, pair string) bool {
+	return bytes.HasPrefix(env, []byte(pair+"\x00")) || bytes.Contains(env, []byte("\x00"+pair+"\x00"))
 }
 
 // Tree names what one terminal started: the processes of the session its
@@ -89,7 +69,7 @@ func EnvHas(pid int, pair string) bool {
 // environment and started no earlier than the leader.
 type Tree struct {
 	Leader int    // the session leader's pid: also its session and group id
-	Since  uint64 // the leader's start time (clock ticks since boot); 0: any
+	Since  uint64 // the leader's Start; 0: any
 	Marker string // the environment entry every process of the tree inherits; "": none
 }
 
@@ -132,22 +112,4 @@ func (tr Tree) has(pid int, st Stat) bool {
 		return true
 	}
 	return tr.Marker != "" && st.Start >= tr.Since && EnvHas(pid, tr.Marker)
-}
-
-// RSS returns the resident memory of process pid in bytes (0 when it is
-// gone or unreadable).
-func RSS(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
 }

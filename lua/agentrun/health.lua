@@ -19,11 +19,22 @@ function M.check()
   end
 
   local rpc = require("agentrun.rpc")
+  local install = require("agentrun.install")
   local good, msg, have = rpc.check()
   if good then
-    ok(string.format("backend %s runs, version %s", rpc.bin(), have))
+    ok(string.format("backend %s runs, version %s (matches the plugin's VERSION)", rpc.bin(), have))
   else
-    error(msg, { "run `make build` in " .. rpc.root })
+    error(msg, { ":AgentBuild downloads the release binary of the plugin's VERSION (or builds it with Go)", "or run `make build` in " .. rpc.root })
+  end
+  local origin = install.origin()
+  if origin then
+    info("the backend binary is " .. origin)
+  end
+  local platform, why = install.platform()
+  if platform then
+    info(string.format("release binaries come from %s/v%s/agentrun-%s", install.release_url(), rpc.expected_version() or "?", platform))
+  else
+    warn(why, { "build the binary with Go: :AgentBuild go" })
   end
   info("log file: " .. rpc.log_path())
   if rpc.running() then

@@ -15,7 +15,7 @@ end
 M.root = plugin_root()
 
 -- bin returns the path of the backend binary: vim.g.agentrun_bin if set,
--- else <plugin root>/bin/agentrun (what `make build` writes).
+-- else <plugin root>/bin/agentrun (what :AgentBuild and `make build` write).
 function M.bin()
   local g = vim.g.agentrun_bin
   if type(g) == "string" and g ~= "" then
@@ -47,7 +47,7 @@ end
 -- ok, message (how to fix), the binary's version.
 function M.check()
   local bin = M.bin()
-  local fix = string.format("run `make build` in %s", M.root)
+  local fix = string.format(":AgentBuild installs it (the release binary, or built with Go; or run `make build` in %s)", M.root)
   if vim.fn.executable(bin) == 0 then
     return false, string.format("(agentrun) the backend binary %s is missing: %s", bin, fix)
   end
@@ -148,6 +148,7 @@ function M.ensure()
     byte_limit = cfg.terminal.byte_limit,
     scrollback = cfg.terminal.scrollback,
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
+    plugin_version = M.expected_version(),
   })
   if not sok then
     M.stop()

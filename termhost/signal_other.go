@@ -1,0 +1,6 @@
+//go:build !linux
+
+package termhost
+
+// No real-time signal numbers outside Linux (macOS has none).
+const sigrtmin, sigrtmax = 0, 0
