@@ -57,8 +57,12 @@ func (s *sink) send(p []byte) error {
 func (s *sink) text() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return strings.NewReplacer(vtsafe.Guard, "|", vtsafe.Reset, "<reset>").Replace(s.buf.String())
+	return strings.NewReplacer(shownReset, "<reset>", vtsafe.Guard, "|").Replace(s.buf.String())
 }
+
+// shownReset is vtsafe.Reset as the filter sends it (with the clamp it
+// puts after DECRC).
+var shownReset = string(new(vtsafe.Filter).Append(nil, []byte(vtsafe.Reset)))
 
 func startTerminal(t *testing.T, h *termhost.Host, line string) *termhost.Terminal {
 	t.Helper()

@@ -23,6 +23,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +33,7 @@ import (
 )
 
 // vtVersions are the libvterm versions of the supported Neovims.
-var vtVersions = []string{"0.1", "0.3"}
+var vtVersions = []string{"0.1", "0.3", "0.12"}
 
 // vtCase is a terminal's life: its size, then writes and resizes.
 type vtCase struct {
@@ -153,9 +155,25 @@ func harnessBin(t testing.TB, version string) string {
 }
 
 func buildHarness(src, version string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(src, "src", "*.c"))
-	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("no C sources in %s/src (run scripts/vterm-src.sh): %v", src, err)
+	var files, flags []string
+	var err error
+	if version == "0.12" {
+		// Neovim's port: its sources, the stand-ins for the Neovim headers
+		// and functions it uses, the declarations Neovim's build generates.
+		vdir := filepath.Join(src, "src", "nvim", "vterm")
+		files, err = filepath.Glob(filepath.Join(vdir, "*.c"))
+		files = slices.DeleteFunc(files, func(f string) bool { // the keyboard and mouse are not fed
+			return strings.HasSuffix(f, "keyboard.c") || strings.HasSuffix(f, "mouse.c")
+		})
+		shim, _ := filepath.Abs(filepath.Join("testdata", "libvterm", "nvim0.12"))
+		files = append(files, filepath.Join(shim, "shim.c"))
+		flags = []string{"-DHARNESS_REFLOW", "-DHARNESS_NVIM", "-I" + shim, "-I" + filepath.Join(src, "src"), "-I" + vdir}
+	} else {
+		files, err = filepath.Glob(filepath.Join(src, "src", "*.c"))
+		flags = []string{"-I" + filepath.Join(src, "include"), "-I" + filepath.Join(src, "src")}
+	}
+	if err != nil || len(files) < 3 {
+		return "", fmt.Errorf("no C sources in %s (run scripts/vterm-src.sh): %v", src, err)
 	}
 	files = append(files, filepath.Join("testdata", "libvterm", "harness.c"))
 	h := sha256.New()
@@ -179,14 +197,58 @@ func buildHarness(src, version string) (string, error) {
 		return bin, nil
 	}
 	tmp := bin + ".tmp" + strconv.Itoa(os.Getpid())
-	args := []string{"-std=c99", "-D_XOPEN_SOURCE=700", "-O1", "-g", "-w",
-		"-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer",
-		"-I" + filepath.Join(src, "include"), "-I" + filepath.Join(src, "src"), "-o", tmp}
-	out, err := exec.Command("cc", append(args, files...)...).CombinedOutput()
+	if version == "0.12" {
+		gen := tmp + ".gen"
+		defer os.RemoveAll(gen)
+		if err := declare(files[:len(files)-2], filepath.Join(gen, "vterm")); err != nil {
+			return "", err
+		}
+		flags = append(flags, "-I"+gen, "-lutf8proc")
+	}
+	args := []string{"-std=gnu99", "-D_GNU_SOURCE", "-O1", "-g", "-w",
+		"-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-o", tmp}
+	out, err := exec.Command("cc", append(append(args, files...), flags...)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("cc: %v\n%s", err, out)
 	}
 	return bin, os.Rename(tmp, bin)
+}
+
+// funcDef finds a C function definition in Neovim's style: the return
+// type and name at the start of a line, the parameters, maybe attributes,
+// then "{" on a line of its own.
+var funcDef = regexp.MustCompile(`(?m)^(static\s+)?((?:const\s+)?[A-Za-z_]\w*(?:\s*\*)*\s+\**)(\w+)\(([^;{}()]*(?:\([^()]*\)[^;{}()]*)*)\)\s*(?:FUNC_ATTR_\w+(?:\([^)]*\))?\s*)*\n\{`)
+
+// declare writes the declarations Neovim's build generates for each C
+// file (vterm/NAME.c.generated.h: its static functions, NAME.h.generated.h:
+// the others) into dir.
+func declare(files []string, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var statics, exported strings.Builder
+		for _, m := range funcDef.FindAllSubmatch(src, -1) {
+			decl := fmt.Sprintf("%s%s(%s);\n", m[2], m[3], m[4])
+			if len(m[1]) > 0 {
+				statics.WriteString("static " + decl)
+			} else {
+				exported.WriteString(decl)
+			}
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".c")
+		if err := os.WriteFile(filepath.Join(dir, name+".c.generated.h"), []byte(statics.String()), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".h.generated.h"), []byte(exported.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func startHarness(t testing.TB, version string) *harness {
@@ -416,6 +478,39 @@ func TestLibvtermSeesTheKnownCrashes(t *testing.T) {
 		if broke == 0 {
 			t.Errorf("%s (%s): no libvterm broke on it unfiltered; the harness does not see what Neovim dies of", k.name, k.hex)
 		}
+		checkCase(t, hs, c)
+	}
+}
+
+// foundCrashes are the cases the fuzzer found through the filter of this
+// round before each was closed (minimized; w writes, r resizes): they run
+// filtered on every version in every make test.
+var foundCrashes = []vtCase{
+	{43, 53, []vtOp{w("p\x1b[L"), r(1, 5), w("1")}},                                       // the cursor above the screen (0.1)
+	{2, 80, []vtOp{w("\x1b#8"), r(1, 81), w("1")}},                                        // the same after DECALN
+	{1, 2, []vtOp{w("\x90〪")}},                                                            // a combining mark 2 columns wide
+	{31, 5, []vtOp{w("\x1b[20r"), r(1, 78), w("\v")}},                                     // a region below the last row
+	{11, 81, []vtOp{w("\x1b[5r\x1b[81G\x1b_"), r(1, 22), w("\x1b")}},                      // ... inside an APC string (0.3)
+	{28, 70, []vtOp{w("`"), w("\x1bM\x1b["), r(1, 80), w("b")}},                           // a CSI across the resize
+	{37, 2, []vtOp{w("\x1b[8r\x1b[?6h\x1bP"), r(5, 66), w("\x1b\v")}},                     // a control ending a DCS
+	{40, 65, []vtOp{w("\x1bD\x8f\x1b[r\x1bM\x1b^"), r(2, 24), w("`")}},                    // PM text that 0.1 prints
+	{39, 81, []vtOp{w("\x1b[22;34r\x1b\xe7"), r(1, 80), w("\f")}},                         // a character cut after ESC
+	{1, 80, []vtOp{r(1, 4), w("\u200d")}},                                                 // a joiner alone (0.12: 6 columns)
+	{29, 3, []vtOp{w("\u00ad\u200c")}},                                                    // a joiner after a format character
+	{2, 2, []vtOp{w("\x1b[4r"), r(15, 147), w("n\f\x1b]"), r(2, 5), w("\x1b\x1b[<1:0r")}}, // ESC ESC in a string
+	{1, 84, []vtOp{w("\x1b[83G"), r(2, 62), w("]X\x1b[s\x1b"), w("X"), w("\xf2"), r(1, 3), w("\xac")}},
+	{23, 38, []vtOp{w("\x83\x1b[L\x1b\x1b["), r(1, 80), w("b")}},
+	{23, 38, []vtOp{w("\x83\x1b[L\x1bX\x1b["), r(1, 80), w("b")}},
+	{31, 81, []vtOp{w("\v\x1b7"), r(1, 2), w("\x1b8\xd2")}}, // DECRC below the screen
+}
+
+func w(s string) vtOp       { return vtOp{data: []byte(s)} }
+func r(rows, cols int) vtOp { return vtOp{rows: rows, cols: cols} }
+
+// TestLibvtermFoundCrashes runs foundCrashes, filtered, on every version.
+func TestLibvtermFoundCrashes(t *testing.T) {
+	hs := startAll(t)
+	for _, c := range foundCrashes {
 		checkCase(t, hs, c)
 	}
 }

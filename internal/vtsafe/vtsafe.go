@@ -115,10 +115,19 @@ type Filter struct {
 	// bottom as the command set them last (DECSTBM), and the parameters of
 	// the control sequence being read.
 	top, bottom int
+	// The left and right margins (DECSLRM, CSI Pl ; Pr s: libvterm takes
+	// them whatever the mode) and whether they are on (DECLRMM, ?69).
+	left, right int
+	lrmm        bool
+	private     bool // the sequence has the leader ?
 	param       [2]int
 	nparam      int
 	plain       bool // no leader or intermediate bytes so far
 	owed        bool // Guard was asked for inside a sequence
+	// joins is set when the last thing sent is a character printed at
+	// ground, which a joiner (U+200C, U+200D) may follow: alone, Neovim
+	// 0.12 shows one as <200d>, 6 columns, too wide for a narrow split.
+	joins bool
 }
 
 // Guard appends what goes at the start of every write to Neovim: the
@@ -135,7 +144,8 @@ type Filter struct {
 // Inside a sequence the command began in an earlier write, the guard would
 // break it: it goes out where the sequence ends.
 func (f *Filter) Guard(dst []byte) []byte {
-	if f.vt != ground {
+	f.joins = false
+	if f.vt != ground && f.vt != hidden && f.vt != hiddenEsc { // nothing of a hidden string was sent
 		f.owed = true
 		return dst
 	}
@@ -149,6 +159,15 @@ func (f *Filter) Guard(dst []byte) []byte {
 			dst = strconv.AppendInt(dst, int64(f.bottom), 10)
 		}
 		dst = append(dst, "r\x1b8"...)
+	}
+	if f.lrmm && f.left > 1 { // the left margin, the same way (DECSLRM)
+		dst = append(dst, "\x1b7\x1b["...)
+		dst = strconv.AppendInt(dst, int64(f.left), 10)
+		if f.right > 0 {
+			dst = append(dst, ';')
+			dst = strconv.AppendInt(dst, int64(f.right), 10)
+		}
+		dst = append(dst, "s\x1b8"...)
 	}
 	return dst
 }
@@ -183,19 +202,22 @@ func (f *Filter) append(dst, p []byte, hold bool) []byte {
 			}
 			if i > 0 {
 				dst = append(dst, p[:i]...)
-				f.narrow = true
+				f.narrow, f.joins = true, true
 				p = p[i:]
 				continue
 			}
 		}
 		if p[0] < utf8.RuneSelf {
 			if p[0] == 0x1b {
+				// An ESC outside a string starts a sequence afresh (one left
+				// open before it is void in every libvterm).
 				f.seq = -1
-				if f.vt == ground {
+				if f.vt == ground || f.vt == esc || f.vt == escInter || f.vt == csi {
 					f.seq = len(dst)
 				}
 			}
 			dst = f.step(dst, p[0])
+			f.joins = false
 			p = p[1:]
 			continue
 		}
@@ -204,7 +226,9 @@ func (f *Filter) append(dst, p []byte, hold bool) []byte {
 				tail = p // only at the end: FullRune needs ≤ 3 more bytes
 				break
 			}
-			dst = append(dst, replacement...)
+			if f.vt != hidden && f.vt != hiddenEsc {
+				dst = append(dst, replacement...)
+			}
 			if f.vt == ground {
 				f.narrow = true
 			}
@@ -222,7 +246,7 @@ func (f *Filter) append(dst, p []byte, hold bool) []byte {
 		case r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f:
 			r = utf8.RuneError
 			dst = append(dst, replacement...)
-		case invisible(r):
+		case invisible(r), (r == 0x200c || r == 0x200d) && !f.joins:
 			p = p[size:]
 			continue // never printed
 		case r == 0x3099 || r == 0x309a:
@@ -238,6 +262,10 @@ func (f *Filter) append(dst, p []byte, hold bool) []byte {
 			dst = append(dst, p[:size]...)
 		}
 		p = p[size:]
+		// A joiner extends the cluster of a character of any grapheme class
+		// but Control (UAX #29): not after a format character (but the
+		// joiners) or a line or paragraph separator.
+		f.joins = f.vt == ground && (r == 0x200c || r == 0x200d || !unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp))
 		switch {
 		case !narrow(r):
 			f.narrow = false // in any state: libvterm may have printed it
@@ -272,14 +300,16 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 			f.vt = ground
 		case f.vt == hiddenEsc:
 			f.vt = esc
+			f.seq = len(dst) // a sequence from ground: may be held
 			return f.step(append(dst, 0x1b), c)
 		}
 		return dst
 	case strEsc:
-		if c != '\\' && c != 0x1b && c != can && c != 0x1a {
+		if c != '\\' {
 			// ESC ends the string anyway; libvterm 0.1 then reads an escape
-			// sequence where 0.3 and 0.12 read a finished one: CAN, and the
-			// byte is text to all.
+			// sequence where 0.3 and 0.12 read a finished one (after
+			// another ESC too): CAN, and the byte is read from ground by
+			// all (text, a control, a new sequence).
 			f.vt = ground
 			dst = append(dst, can)
 			if f.owed {
@@ -320,7 +350,7 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 		switch {
 		case c == '[':
 			f.vt = csi
-			f.param, f.nparam, f.plain = [2]int{}, 0, true
+			f.param, f.nparam, f.plain, f.private = [2]int{}, 0, true, false
 		case c == ']' || c == 'P':
 			f.vt = str
 		case c == 'X' || c == '^' || c == '_':
@@ -333,8 +363,14 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 			f.vt = escInter
 		default:
 			f.vt = ground
-			if c == 'c' { // RIS
-				f.top, f.bottom = 0, 0
+			switch c {
+			case 'c': // RIS
+				f.top, f.bottom, f.left, f.right, f.lrmm = 0, 0, 0, 0, false
+			case '8':
+				// DECRC puts back a cursor saved before Neovim shrank the
+				// terminal, maybe below it (libvterm 0.1 does not move the
+				// saved one): the clamp of Guard right after it.
+				return append(append(dst, c), Guard...)
 			}
 		}
 	case f.vt == escInter:
@@ -359,6 +395,7 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 			f.nparam++
 		case c < 0x40:
 			f.plain = false // a leader or an intermediate byte
+			f.private = f.private || c == '?'
 		default:
 			f.vt = ground
 			switch {
@@ -366,8 +403,12 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 				return append(dst, can) // REP of a zero-width or wide character hangs or crashes
 			case c == 'r' && f.plain: // DECSTBM
 				f.top, f.bottom = f.param[0], f.param[1]
+			case c == 's' && f.plain: // DECSLRM
+				f.left, f.right = f.param[0], f.param[1]
+			case (c == 'h' || c == 'l') && f.private && f.nparam == 0 && f.param[0] == 69: // DECLRMM
+				f.lrmm = c == 'h'
 			case c == 'p' && !f.plain: // DECSTR (CSI ! p) among others: forget the region
-				f.top, f.bottom = 0, 0
+				f.top, f.bottom, f.left, f.right, f.lrmm = 0, 0, 0, 0, false
 			}
 		}
 	}

@@ -183,7 +183,7 @@ func TestResetEndsWhatACommandLeftOn(t *testing.T) {
 		var f Filter
 		f.Append(nil, []byte(left))
 		out := f.Append(f.Flush(nil), []byte(Reset+"\r\n[exit 0]"))
-		if f.vt != ground || len(f.hold) != 0 || !bytes.HasSuffix(out, []byte(Reset+"\r\n[exit 0]")) {
+		if f.vt != ground || len(f.hold) != 0 || !bytes.HasSuffix(out, []byte("\x1b[?5l\r\n[exit 0]")) {
 			t.Errorf("after %q: state %d, held %d, sent %q", left, f.vt, len(f.hold), out)
 		}
 	}

@@ -1,0 +1,2 @@
+#pragma once
+#include "nvim/macros_defs.h"

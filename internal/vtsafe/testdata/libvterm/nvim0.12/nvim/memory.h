@@ -1,0 +1,4 @@
+#pragma once
+#include <stddef.h>
+void *xmalloc(size_t size);
+void xfree(void *ptr);

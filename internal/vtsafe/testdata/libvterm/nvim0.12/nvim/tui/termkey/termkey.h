@@ -1,0 +1,2 @@
+#pragma once
+// screen.c includes it; nothing of it is used without the keyboard.
