@@ -154,6 +154,11 @@ func harnessBin(t testing.TB, version string) string {
 	return bh.bin
 }
 
+// ccFlags build the harness with AddressSanitizer and UBSan; a signed
+// overflow (a huge CSI parameter) wraps in practice and is not looked for.
+var ccFlags = []string{"-std=gnu99", "-D_GNU_SOURCE", "-O1", "-g", "-w",
+	"-fsanitize=address,undefined", "-fno-sanitize=signed-integer-overflow", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"}
+
 func buildHarness(src, version string) (string, error) {
 	var files, flags []string
 	var err error
@@ -177,6 +182,7 @@ func buildHarness(src, version string) (string, error) {
 	}
 	files = append(files, filepath.Join("testdata", "libvterm", "harness.c"))
 	h := sha256.New()
+	h.Write([]byte(strings.Join(ccFlags, " ")))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -205,8 +211,7 @@ func buildHarness(src, version string) (string, error) {
 		}
 		flags = append(flags, "-I"+gen, "-lutf8proc")
 	}
-	args := []string{"-std=gnu99", "-D_GNU_SOURCE", "-O1", "-g", "-w",
-		"-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-o", tmp}
+	args := append(slices.Clone(ccFlags), "-o", tmp)
 	out, err := exec.Command("cc", append(append(args, files...), flags...)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("cc: %v\n%s", err, out)
@@ -348,6 +353,7 @@ func checkCase(t testing.TB, hs []*harness, c vtCase) bool {
 	for _, h := range hs {
 		if report := h.run(t, enc); report != "" {
 			if why := knownOpen(h.version, report); why != "" {
+				knownOpenSeen++
 				t.Logf("libvterm %s: known open crash (%s) on %dx%d, %d ops", h.version, why, c.rows, c.cols, len(c.ops))
 				continue
 			}
@@ -359,6 +365,9 @@ func checkCase(t testing.TB, hs []*harness, c vtCase) bool {
 	}
 	return true
 }
+
+// knownOpenSeen counts the cases that met the known open crash.
+var knownOpenSeen int
 
 // knownOpen names a crash that no filter of the output can prevent, found
 // and not yet closed: Neovim 0.7 gives a scrollback line back to libvterm
@@ -502,6 +511,9 @@ var foundCrashes = []vtCase{
 	{23, 38, []vtOp{w("\x83\x1b[L\x1b\x1b["), r(1, 80), w("b")}},
 	{23, 38, []vtOp{w("\x83\x1b[L\x1bX\x1b["), r(1, 80), w("b")}},
 	{31, 81, []vtOp{w("\v\x1b7"), r(1, 2), w("\x1b8\xd2")}}, // DECRC below the screen
+	{16, 2, []vtOp{w("6]%\f\x95\x1b[r\x1b]\x1b\x1b["), r(2, 128), w("+5n")}},
+	{32, 66, []vtOp{w("\x1b[6r\x1b[65G\xa6\x1b[-4pq"), r(2, 8), w("`LStW?Xe")}}, // CSI - p is no DECSTR
+	{32, 66, []vtOp{w("\x1b[6r\x1b[!p"), r(2, 8), w("\n\n\n")}},                 // DECSTR, unknown to 0.1
 }
 
 func w(s string) vtOp       { return vtOp{data: []byte(s)} }
@@ -565,7 +577,7 @@ func TestLibvtermFuzz(t *testing.T) {
 		}
 		ran++
 	}
-	t.Logf("libvterm %s: %d generated cases each (seed %d), %d broke a version", strings.Join(vtVersions, ", "), ran, seed, failed)
+	t.Logf("libvterm %s: %d generated cases each (seed %d), %d broke a version, %d met the known open crash", strings.Join(vtVersions, ", "), ran, seed, failed, knownOpenSeen)
 }
 
 // FuzzLibvterm lets Go's mutator drive the generator: the input chooses

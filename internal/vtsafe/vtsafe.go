@@ -120,6 +120,7 @@ type Filter struct {
 	left, right int
 	lrmm        bool
 	private     bool // the sequence has the leader ?
+	bang        bool // the sequence has the intermediate ! (DECSTR)
 	param       [2]int
 	nparam      int
 	plain       bool // no leader or intermediate bytes so far
@@ -315,6 +316,9 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 			if f.owed {
 				dst = f.Guard(dst)
 			}
+			if c == 0x1b {
+				f.seq = len(dst) // a sequence from ground: may be held
+			}
 			if c >= 0x20 && c < 0x7f {
 				f.narrow = true
 				return append(dst, c)
@@ -350,10 +354,12 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 		switch {
 		case c == '[':
 			f.vt = csi
-			f.param, f.nparam, f.plain, f.private = [2]int{}, 0, true, false
-		case c == ']' || c == 'P':
+			f.param, f.nparam, f.plain, f.private, f.bang = [2]int{}, 0, true, false, false
+		case c == ']':
 			f.vt = str
-		case c == 'X' || c == '^' || c == '_':
+		case c == 'P' || c == 'X' || c == '^' || c == '_':
+			// DCS too: libvterm 0.1 crashes on a DECRQSS (ESC P $ q) with
+			// non-ASCII in it, and none of them shows anything.
 			f.vt = hidden
 			if n := len(dst); n > 0 && dst[n-1] == 0x1b {
 				return dst[:n-1] // the ESC before it too
@@ -396,6 +402,7 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 		case c < 0x40:
 			f.plain = false // a leader or an intermediate byte
 			f.private = f.private || c == '?'
+			f.bang = f.bang || c == '!'
 		default:
 			f.vt = ground
 			switch {
@@ -407,8 +414,11 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 				f.left, f.right = f.param[0], f.param[1]
 			case (c == 'h' || c == 'l') && f.private && f.nparam == 0 && f.param[0] == 69: // DECLRMM
 				f.lrmm = c == 'h'
-			case c == 'p' && !f.plain: // DECSTR (CSI ! p) among others: forget the region
+			case c == 'p' && f.bang:
+				// DECSTR (CSI ! p): 0.3 and 0.12 forget the scroll region and
+				// the margins, 0.1 does not know it: it forgets them too.
 				f.top, f.bottom, f.left, f.right, f.lrmm = 0, 0, 0, 0, false
+				return append(dst, "p\x1b7\x1b[?69h\x1b[s\x1b[?69l\x1b[r\x1b8"...)
 			}
 		}
 	}
