@@ -129,3 +129,34 @@ func TestMCPToolBackgroundAndList(t *testing.T) {
 	e.cmd("AgentPrompt list")
 	e.waitChat("term-1  sleep 40  (running)", 20*time.Second)
 }
+
+// TestMCPToolTakesBashArguments: a model trained on Claude Code's Bash
+// calls run_command with its arguments (description, timeout in ms,
+// run_in_background) and others we do not know: the command runs, the
+// description titles its split and its line in :AgentTerminals, unknown
+// arguments are ignored, and run_in_background returns at once.
+func TestMCPToolTakesBashArguments(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd(`AgentPrompt bash {"command":"echo bash-shaped","description":"Say it\nthe Bash way","timeout":30000,"dangerouslyDisableSandbox":false}`)
+	chat := e.waitChat("RESULT ", 20*time.Second)
+	if !strings.Contains(chat, "RESULT Terminal term-1: exited with code 0.\nbash-shaped") {
+		t.Fatalf("the call with Bash-shaped arguments did not run:\n%s", chat)
+	}
+	term := e.waitTerminal("echo bash-shaped", 10*time.Second)
+	var name string
+	e.lua(`return vim.api.nvim_buf_get_name(...)`, &name, term.Bufnr)
+	if !strings.HasSuffix(name, "agentrun://terminal/term-1 Say it the Bash way") {
+		t.Errorf("the split is named %q, want the description as its title", name)
+	}
+	var listed []string
+	e.lua(`return vim.tbl_map(function(t) return t.title end, require("agentrun").status().terminals)`, &listed)
+	if len(listed) != 1 || listed[0] != "Say it the Bash way" {
+		t.Errorf("status() titles %q", listed)
+	}
+	e.idle(10 * time.Second)
+	e.cmd(`AgentPrompt bash {"command":"sleep 40","run_in_background":true,"description":"Wait"}`)
+	e.waitChat("RESULT Started in terminal term-2, running in the background", 20*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd(`AgentPrompt bash {"command":"  ","description":"nothing"}`)
+	e.waitChat("RESULT error command is empty: give the shell command line to run", 20*time.Second)
+}

@@ -5,7 +5,9 @@
 // _meta["claudecode/toolUseId"] set to that tool call's id, and reports
 // what the tool returned.
 //
-// Prompts: "run CMD" (wait for the end), "bg CMD" (background), "list",
+// Prompts: "run CMD" (wait for the end), "bg CMD" (background), "bash
+// JSON" (run_command with those arguments, as a model trained on Claude
+// Code's Bash sends them), "list",
 // "meta" (reports session/new's _meta and the tools offered), "state"
 // (the mode and model it was set to), "enter plan" (switches itself to
 // plan mode, as Claude does, and says so with current_mode_update).
@@ -321,6 +323,7 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   let tool = "run_command";
   let args = {};
   if (text.startsWith("run ")) args = { command: text.slice(4) };
+  else if (text.startsWith("bash ")) args = JSON.parse(text.slice(5)); // the arguments as Claude Code's Bash takes them
   else if (text.startsWith("bg ")) args = { command: text.slice(3), background: true };
   else if (text === "list") tool = "list_commands";
   else {
