@@ -42,7 +42,8 @@ type startArgs struct {
 	// Policy holds the user's terminal limits (policy.go).
 	Policy policyArgs `msgpack:"policy"`
 	// Terminals is where the agent's commands run: "agentrun" (ours,
-	// offered as an MCP tool) or "agent" (its own); mcp.go.
+	// offered as an MCP tool), "agent" (its own), or "" to decide by the
+	// agent's identity (mcp.go: terminalsFor).
 	Terminals string `msgpack:"terminals"`
 	// Load or Resume name an earlier session to open instead of a new
 	// one; Continue opens the cwd's most recent one (sessions.go).
@@ -128,7 +129,8 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 		b.failStart(ctx, s, err)
 		return
 	}
-	offer, token := b.mcpOffer(args.Terminals, args.Cmd)
+	terminals := terminalsFor(args.Terminals, a.Info())
+	offer, token := b.mcpOffer(terminals, a.Info())
 	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
 	if reopened := opts.Load + opts.Resume; reopened != "" {
 		// An ended chat of this session id must not get the replayed
@@ -156,7 +158,7 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 	delete(b.early, as.ID())
 	closing := b.closing
 	// Under b.mu so no update for this session can slip in between.
-	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd}
+	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd, "terminals": terminals}
 	for k, v := range modesPayload(s) {
 		started[k] = v
 	}
@@ -175,7 +177,7 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 		b.events.push(evHistoryReplayed, map[string]any{"key": s.key})
 	}
 	b.mu.Unlock()
-	b.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "load", opts.Load, "resume", opts.Resume)
+	b.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "agent_name", agentName(a.Info()), "terminals", terminals, "load", opts.Load, "resume", opts.Resume)
 	if closing {
 		_ = a.Terminate()
 	}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -159,4 +160,48 @@ func TestMCPToolTakesBashArguments(t *testing.T) {
 	e.idle(10 * time.Second)
 	e.cmd(`AgentPrompt bash {"command":"  ","description":"nothing"}`)
 	e.waitChat("RESULT error command is empty: give the shell command line to run", 20*time.Second)
+}
+
+// TestTerminalToolByAgentIdentity: where an agent's commands run is
+// decided by the name it gives itself in initialize, not by the command
+// that starts it: Claude Code started through a wrapper script (as npx,
+// bunx or a user's script start it) gets our terminal tool and loses its
+// Bash; another agent keeps its own; the terminals option overrides.
+func TestTerminalToolByAgentIdentity(t *testing.T) {
+	node, script := claudeLikeArgv(t)
+	wrapper := filepath.Join(t.TempDir(), "my-agent-wrapper")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec %q %q \"$@\"\n", node, script)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, agentName, option string
+		want                    string // where its commands run
+		meta                    string // what "meta" answers
+	}{
+		{"Claude Code through a wrapper", "@agentclientprotocol/claude-agent-acp", "", "agentrun",
+			`META {"claudeCode":{"options":{"allowedTools":["mcp__agentrun__run_command",`},
+		{"the older Claude Code package", "@zed-industries/claude-agent-acp", "", "agentrun", `"disallowedTools":["Bash"]}}} TOOLS kill_command,list_commands,read_output,run_command,wait_for_exit ERROR`},
+		{"Claude Code told to use its own", "@agentclientprotocol/claude-agent-acp", `terminals = "agent",`, "agent", "NO TOOL"},
+		{"another agent", "@agentclientprotocol/codex-acp", "", "agent", "NO TOOL"},
+		{"another agent told to use ours", "@agentclientprotocol/codex-acp", `terminals = "agentrun",`, "agentrun", "META null TOOLS kill_command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+				default_agent = "wrapped",
+				agents = { wrapped = { cmd = { %q }, %s env = { AGENTRUN_TEST_AGENT_NAME = %q } } },
+			})`, wrapper, c.option, c.agentName))
+			e.startSession()
+			var where string
+			e.lua(`return require("agentrun").status().sessions[1].terminals`, &where)
+			if where != c.want {
+				t.Errorf("status() says its commands run in %q, want %q", where, c.want)
+			}
+			e.cmd("AgentPrompt meta")
+			if c.want == "agent" {
+				e.cmd("AgentPrompt run echo hi")
+			}
+			e.waitChat(c.meta, 20*time.Second)
+		})
+	}
 }

@@ -400,20 +400,12 @@ function M.policy()
   }
 end
 
--- known_terminals says where a known agent's commands run by default:
--- "agentrun" where our MCP terminal tool is known to replace its own
--- shell (Claude Code: session/new's _meta drops its Bash tool), else its
--- own ("agent"). See :help agentrun-agent-terminals.
-local known_terminals = { ["claude-agent-acp"] = "agentrun" }
-
 -- terminals_of says where agent a's commands run: its `terminals`
--- option, else what is known of its command, else its own.
+-- option, else nil: the backend decides when the agent starts, by the
+-- name it gives itself (Claude Code: ours). See :help
+-- agentrun-agent-terminals.
 function M.terminals_of(a)
-  if a.terminals then
-    return a.terminals
-  end
-  local bin = vim.fn.fnamemodify((a.cmd or {})[1] or "", ":t")
-  return known_terminals[bin] or "agent"
+  return a.terminals
 end
 
 -- agents returns every configured agent plus the built-in "demo" agent.

@@ -18,6 +18,7 @@ function handlers.session_started(p)
     return
   end
   s.id = p.session_id
+  s.terminals = p.terminals -- where its commands run, as the backend decided
   local signed_in = s.signin
   s.starting, s.signin = false, nil
   require("agentrun.modes").started(s, p)

@@ -36,9 +36,10 @@ function M.check()
   table.sort(names)
   for _, name in ipairs(names) do
     local cmd = agents[name].cmd[1]
-    local where = config.terminals_of(agents[name]) == "agentrun"
-        and "its commands run in agentrun's terminals (the MCP terminal tool)"
-      or "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
+    local mode = config.terminals_of(agents[name])
+    local where = mode == "agentrun" and "its commands run in agentrun's terminals (the MCP terminal tool)"
+      or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
+      or "where its commands run is decided when it starts, by the name it gives itself: agentrun's terminals for Claude Code (claude-agent-acp), else its own"
     if vim.fn.executable(cmd) == 1 then
       ok(string.format("agent %q: %s found; %s", name, vim.fn.exepath(cmd), where))
     else

@@ -98,7 +98,8 @@ app.onRequest(acp.methods.agent.initialize, ({ params }) => {
       // embedded text, no images).
       promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: !process.env.AGENTRUN_TEST_NO_EMBED },
     },
-    agentInfo: { name: "agentrun-claudelike", version: "1" },
+    // AGENTRUN_TEST_AGENT_NAME: the name it gives itself (as a real agent's).
+    agentInfo: { name: process.env.AGENTRUN_TEST_AGENT_NAME || "agentrun-claudelike", version: "1" },
     authMethods,
   };
 });
