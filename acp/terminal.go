@@ -161,7 +161,15 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		return nil, notFound(fmt.Errorf("session %q has ended", s.id))
 	}
 	s.terminals[t.ID()] = t
+	cancelled := s.busy && s.cancelled
+	if s.busy {
+		s.turn = append(s.turn, t)
+	}
 	s.mu.Unlock()
+	if cancelled {
+		// The turn was cancelled while the command was being started.
+		defer s.stopTerminal(t)
+	}
 
 	// The editor attaches its display before the agent learns the id, so
 	// nothing the agent does with the id can outrun it.

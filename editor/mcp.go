@@ -152,6 +152,13 @@ func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (an
 		params = map[string]any{}
 	}
 	params["sessionId"] = s.s.ID()
+	if call.Method == mcptool.StopMethod {
+		id, _ := params["terminalId"].(string)
+		if err := s.s.StopTerminal(id); err != nil {
+			return nil, fmt.Errorf("agentrun/terminal: %w", err)
+		}
+		return map[string]any{}, nil
+	}
 	body, _ := json.Marshal(params)
 	res, rerr := s.agent.TerminalRequest(ctx, call.Method, body)
 	if rerr != nil {

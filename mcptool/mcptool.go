@@ -195,6 +195,12 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 	err := t.b.terminal(wctx, "", "terminal/wait_for_exit", map[string]any{"terminalId": id}, nil)
 	cancel()
 	ended := err == nil
+	if err != nil && ctx.Err() != nil && release {
+		// The agent cancelled the tool call (notifications/cancelled: the
+		// user cancelled the turn): the command it started stops too.
+		t.stopCancelled(context.WithoutCancel(ctx), id)
+		return failed(fmt.Errorf("the tool call was cancelled; the command in terminal %s was stopped", id))
+	}
 	if err != nil && wctx.Err() == nil {
 		return failed(fmt.Errorf("waiting for terminal %s: %v", id, err))
 	}
@@ -209,6 +215,23 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 		_ = t.b.terminal(ctx, "", "terminal/release", map[string]any{"terminalId": id}, nil)
 	}
 	return res, nil, nil
+}
+
+// StopMethod is the backend request (over "agentrun/terminal") that stops
+// a command as a cancelled turn does: SIGINT, then the kill after the
+// grace period.
+const StopMethod = "agentrun/stop"
+
+// stopCancelled stops the command of a cancelled run_command, waits for
+// its end and releases its terminal (the split keeps the output).
+func (t *tools) stopCancelled(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := t.b.terminal(ctx, "", StopMethod, map[string]any{"terminalId": id}, nil); err != nil {
+		return // released meanwhile, or the editor is gone
+	}
+	_ = t.b.terminal(ctx, "", "terminal/wait_for_exit", map[string]any{"terminalId": id}, nil)
+	_ = t.b.terminal(ctx, "", "terminal/release", map[string]any{"terminalId": id}, nil)
 }
 
 // report is the command's output and status as the model reads them.

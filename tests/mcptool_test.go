@@ -205,3 +205,45 @@ func TestTerminalToolByAgentIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelStopsTheToolsCommand: :AgentCancel stops the command the
+// turn runs through our MCP tool (SIGINT, then the kill after the grace
+// for one that ignores it), whether the agent cancels its tool call (as
+// claude-agent-acp 0.101 does, notifications/cancelled) or sends nothing
+// for it (as 0.18–0.23 did); the turn ends cancelled and nothing of the
+// command is left running.
+func TestCancelStopsTheToolsCommand(t *testing.T) {
+	cases := []struct {
+		name, env, line, signal, chat string
+	}{
+		{"the agent cancels its tool call", "", "echo started; sleep 30; echo never", "SIGINT", "(turn ended: cancelled)"},
+		{"the agent keeps its tool call", `AGENTRUN_TEST_CANCEL_KEEPS_TOOL = "1"`, "echo started; sleep 30; echo never", "SIGINT",
+			"CANCELLED AFTER Terminal term-1: stopped by SIGINT"},
+		{"a command that ignores SIGINT", "", "trap '' INT; echo started; sleep 30 & wait; echo never", "SIGTERM", "(turn ended: cancelled)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := claudeLikeEditor(t, "kill_grace_ms = 400", c.env, "")
+			e.startSession()
+			e.cmd("AgentPrompt run " + c.line)
+			term := e.waitTerminal(c.line, 20*time.Second)
+			e.waitBuf(term.Bufnr, 10*time.Second, "started")
+			pid := e.ahpTerminal(term.ID).Pid
+			start := time.Now()
+			e.cmd("AgentCancel")
+			e.waitChat(c.chat, 20*time.Second)
+			e.waitFor("the command to end by "+c.signal, 10*time.Second, func() (bool, string) {
+				ts := e.terminals()
+				return len(ts) == 1 && ts[0].Signal == c.signal, fmt.Sprintf("%+v", ts)
+			})
+			if c.signal == "SIGTERM" && time.Since(start) < 400*time.Millisecond {
+				t.Errorf("killed %v after the cancel, before the 400 ms grace", time.Since(start))
+			}
+			eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+			if text := e.waitBuf(term.Bufnr, 5*time.Second, "[signal "+c.signal+"]"); strings.Contains(text, "never") {
+				t.Errorf("the command went on after the cancel:\n%s", text)
+			}
+			e.idle(10 * time.Second)
+		})
+	}
+}

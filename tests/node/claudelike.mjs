@@ -225,13 +225,24 @@ app.onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
   return { configOptions: configOptions(s) };
 });
 
-app.onNotification(acp.methods.agent.session.cancel, () => {});
+// session/cancel: the turn answers "cancelled" once its tool call is
+// over. Like claude-agent-acp 0.101 it cancels the MCP tool call
+// (notifications/cancelled) unless AGENTRUN_TEST_CANCEL_KEEPS_TOOL is set
+// (then, like 0.18–0.23, it sends nothing for the tool call).
+app.onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+  const s = sessions.get(params.sessionId);
+  if (!s) return;
+  s.cancelled = true;
+  if (!process.env.AGENTRUN_TEST_CANCEL_KEEPS_TOOL) s.abort?.abort();
+});
 
 app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   if (!signedIn()) throw acp.RequestError.authRequired();
   const sessionId = params.sessionId;
   const s = sessions.get(sessionId);
   const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+  s.cancelled = false;
+  s.abort = new AbortController();
   const update = (u) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
   const say = (line) => {
     remember(sessionId, s.cwd, "agent", line);
@@ -335,13 +346,22 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   await update({ sessionUpdate: "tool_call", toolCallId, title: args.command ?? tool, kind: "execute", status: "in_progress", rawInput: args });
   let result;
   try {
-    result = await s.mcp.callTool({ name: tool, arguments: args, _meta: { "claudecode/toolUseId": toolCallId } }, undefined, { timeout: 600000 });
+    result = await s.mcp.callTool({ name: tool, arguments: args, _meta: { "claudecode/toolUseId": toolCallId } }, undefined, { timeout: 600000, signal: s.abort.signal });
   } catch (e) {
+    if (s.cancelled) {
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
+      return { stopReason: "cancelled" };
+    }
     await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
     await say(`TOOL ERROR ${e && e.message ? e.message : e}`);
     return { stopReason: "end_turn" };
   }
   const out = (result.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
+  if (s.cancelled) {
+    await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [{ type: "content", content: { type: "text", text: out } }] });
+    await say(`CANCELLED AFTER ${out}`);
+    return { stopReason: "cancelled" };
+  }
   await update({
     sessionUpdate: "tool_call_update",
     toolCallId,
