@@ -27,7 +27,7 @@ type Session struct {
 	perms     map[int]context.CancelCauseFunc
 	nextPerm  int
 	terminals map[string]*termhost.Terminal
-	turn      []*termhost.Terminal // created during the current turn: Cancel stops them
+	turn      []*termhost.Terminal         // created during the current turn: Cancel stops them
 	modes     *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
 	config    []acpsdk.SessionConfigOption // as last reported
 	ended     bool
