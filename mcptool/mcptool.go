@@ -69,13 +69,22 @@ func NewServer(b *backend, version string) *mcp.Server {
 			"Start servers, watchers and other long-running commands with background: true, then read them with read_output and stop them with kill_command.",
 	})
 	t := &tools{b: b}
-	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Description: runDescription, InputSchema: openSchema[RunArgs]()}, t.run)
-	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait.", InputSchema: openSchema[TerminalArgs]()}, t.read)
-	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status.", InputSchema: openSchema[TerminalArgs]()}, t.wait)
-	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended.", InputSchema: openSchema[TerminalArgs]()}, t.kill)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_commands", Description: "List the commands this session started (terminal ids, command lines, running or how they ended).", InputSchema: openSchema[struct{}]()}, t.list)
+	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Meta: alwaysLoad(), Description: runDescription, InputSchema: openSchema[RunArgs]()}, t.run)
+	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Meta: alwaysLoad(), Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait.", InputSchema: openSchema[TerminalArgs]()}, t.read)
+	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Meta: alwaysLoad(), Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status.", InputSchema: openSchema[TerminalArgs]()}, t.wait)
+	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Meta: alwaysLoad(), Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended.", InputSchema: openSchema[TerminalArgs]()}, t.kill)
+	mcp.AddTool(s, &mcp.Tool{Name: "list_commands", Meta: alwaysLoad(), Description: "List the commands this session started (terminal ids, command lines, running or how they ended).", InputSchema: openSchema[struct{}]()}, t.list)
 	return s
 }
+
+// alwaysLoad is each tool's _meta: Claude Code (2.1, claude-agent-acp
+// 0.101) defers MCP tools behind its ToolSearch tool, so the model would
+// have to search for ours before its first command (a round trip, and
+// only if it thinks of it). "anthropic/alwaysLoad" presents a tool at
+// once, for our tools only (the other way, ENABLE_TOOL_SEARCH=false in
+// its environment, would present every MCP server's). Other agents
+// ignore it.
+func alwaysLoad() mcp.Meta { return mcp.Meta{"anthropic/alwaysLoad": true} }
 
 // openSchema is T's input schema without "additionalProperties": false.
 // Models send arguments of the tools they were trained on (Claude Code's

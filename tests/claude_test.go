@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,9 +17,15 @@ import (
 // reads its output. Then the session, stopped, is listed and loaded again
 // with its conversation.
 func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
+	for _, pkg := range claudePackages {
+		t.Run(pkg.version, func(t *testing.T) { testRealClaudeRuns(t, pkg) })
+	}
+}
+
+func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	line := `for i in 1 2 3 4 5; do echo "claude tick $i"; sleep 0.4; done`
 	fake := startFakeAnthropic(t, line)
-	e, backend := realClaude(t, fake)
+	e, backend := realClaude(t, fake, pkg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("model API requests:\n%s", fake.log())
@@ -47,9 +54,13 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 		t.Errorf("picker prompt %q", prompt)
 	}
 	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
-	// Claude Code replays the /model it ran at the start inside the first
-	// prompt, as markup: it reads as the command and its answer.
-	if !inOrder(chat, "> /model ", "> (Set model to ", "> run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal "+term.ID) {
+	// Claude Code 0.23 replays the /model it ran at the start inside the
+	// first prompt, as markup: it reads as the command and its answer.
+	replay := []string{"> run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal " + term.ID}
+	if pkg.version == "0.23.1" {
+		replay = append([]string{"> /model ", "> (Set model to "}, replay...)
+	}
+	if !inOrder(chat, replay...) {
 		t.Errorf("the loaded session does not replay the conversation in order:\n%s", chat)
 	}
 	if strings.Contains(chat, "<command-name>") || strings.Contains(chat, "<local-command-stdout>") {
@@ -62,8 +73,9 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 // it; picked with :AgentLogin, Claude Code's own login and onboarding
 // runs in one of our terminals, for the user to go through.
 func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
+	pkg := claudePackages[0]
 	fake := startFakeAnthropic(t, "true")
-	e, backend := realClaude(t, fake)
+	e, backend := realClaude(t, fake, pkg)
 	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
 	e.stubSelect(1)
@@ -73,28 +85,68 @@ func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
 	if len(offered) != 1 || offered[0] != "Log in with Claude/terminal" {
 		t.Fatalf("offered %q", offered)
 	}
-	login := e.waitTerminal("sign in: "+claudeBin(t)+" --cli", 30*time.Second)
+	login := e.waitTerminal("sign in: "+claudeBin(t, pkg)+" --cli", 30*time.Second)
 	e.waitBuf(login.Bufnr, 60*time.Second, "Welcome to Claude Code", "Choose the text style")
 	e.cmd("AgentKill! " + login.ID)
 }
 
+// claudePackage is one of the real claude-agent-acp packages deps.sh
+// installs in tests/claude.
+type claudePackage struct {
+	name, version string
+	// wrapped starts it through a script of ours (as npx, bunx or a
+	// user's wrapper would): agentrun must know it by its agentInfo.name.
+	wrapped bool
+}
+
+// claudePackages are the Claude Code ACP agents the tests run: the
+// package it moved to and its newest release first, then the last of the
+// old name.
+var claudePackages = []claudePackage{
+	{name: "@zed-industries/claude-agent-acp", version: "0.23.1"},
+	{name: "@agentclientprotocol/claude-agent-acp", version: "0.101.0", wrapped: true},
+}
+
 // claudeBin is the real claude-agent-acp that deps.sh installs.
-func claudeBin(t *testing.T) string {
+func claudeBin(t *testing.T, pkg claudePackage) string {
 	t.Helper()
-	bin := filepath.Join(root, "tests", "claude", "node_modules", ".bin", "claude-agent-acp")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("claude-agent-acp is not installed in tests/claude (scripts/deps.sh installs it): %v", err)
+	dir := filepath.Join(root, "tests", "claude", "node_modules", pkg.name)
+	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatalf("%s is not installed in tests/claude (scripts/deps.sh installs it): %v", pkg.name, err)
 	}
-	return bin
+	var meta struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != pkg.version {
+		t.Fatalf("tests/claude has %s %q, want %s (run scripts/deps.sh): %v", pkg.name, meta.Version, pkg.version, err)
+	}
+	return filepath.Join(dir, meta.Bin["claude-agent-acp"])
+}
+
+// claudeCmd is the command that starts pkg: its bin, or a wrapper
+// script that execs it.
+func claudeCmd(t *testing.T, pkg claudePackage) string {
+	t.Helper()
+	bin := claudeBin(t, pkg)
+	if !pkg.wrapped {
+		return bin
+	}
+	wrapper := filepath.Join(t.TempDir(), "my-claude")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", bin)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
 }
 
 // realClaude starts an editor whose default agent is the real
 // claude-agent-acp, offline against fake, with a HOME of its own. The
 // caller sets *backend to the backend's pid once it runs: the cleanup
 // waits for it (and so Claude Code) to stop before HOME goes.
-func realClaude(t *testing.T, fake *fakeAnthropic) (*editor, *int) {
+func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, *int) {
 	t.Helper()
-	bin := claudeBin(t)
+	bin := claudeCmd(t, pkg)
 	home := t.TempDir()
 	backend := new(int)
 	t.Cleanup(func() {
