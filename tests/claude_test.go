@@ -179,3 +179,39 @@ func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, 
 	})
 	return e, backend
 }
+
+// TestRealClaudeCodeCancelStopsTheCommand: :AgentCancel while the real
+// Claude Code's command runs in our terminal stops the command (SIGINT;
+// 0.101 also cancels its MCP tool call, 0.23 sends nothing for it), the
+// turn ends cancelled, and nothing of the command is left running.
+func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
+	for _, pkg := range claudePackages {
+		t.Run(pkg.version, func(t *testing.T) {
+			line := "echo started; sleep 30; echo never"
+			fake := startFakeAnthropic(t, line)
+			e, backend := realClaude(t, fake, pkg)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("model API requests:\n%s", fake.log())
+				}
+			})
+			e.startSessionWithin(60 * time.Second)
+			*backend = e.backendPid()
+			e.cmd("AgentPrompt run it")
+			term := e.waitTerminal(line, 60*time.Second)
+			e.waitBuf(term.Bufnr, 20*time.Second, "started")
+			pid := e.ahpTerminal(term.ID).Pid
+			e.cmd("AgentCancel")
+			e.waitFor("the command to end by SIGINT", 10*time.Second, func() (bool, string) {
+				ts := e.terminals()
+				return len(ts) == 1 && ts[0].Signal == "SIGINT", fmt.Sprintf("%+v", ts)
+			})
+			eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+			e.waitChat("(turn ended: cancelled)", 30*time.Second)
+			if text := e.waitBuf(term.Bufnr, 5*time.Second, "[signal SIGINT]"); strings.Contains(text, "never") {
+				t.Errorf("the command went on after the cancel:\n%s", text)
+			}
+			e.idle(30 * time.Second)
+		})
+	}
+}
