@@ -380,6 +380,17 @@ func (b *Bridge) SessionEnded(_ context.Context, sid string, reason error) {
 	}
 }
 
+// notRunText is how a split marks a command the agent says did not run
+// to its end (Claude Code's nonExecutionKind): a cancel (the turn's, or
+// the user rejecting it) reads "cancelled", a refusal says by what.
+func notRunText(kind string) string {
+	switch kind {
+	case "user-rejected", "interrupted", "cancelled":
+		return "cancelled"
+	}
+	return "not run: " + kind
+}
+
 // AgentTerminal implements acp.Editor: what an agent that runs commands
 // itself shows of one goes to Lua as an "agent_terminal" event, its
 // output made safe for Neovim's libvterm as the display pump does for ours
@@ -404,6 +415,9 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 	if ev.Cwd != "" {
 		p["cwd"] = ev.Cwd
 	}
+	if ev.KeepsReporting {
+		p["keeps_reporting"] = true
+	}
 	if len(ev.Output) > 0 || ev.Replace {
 		p["data"] = string(f.Append(nil, ev.Output))
 		p["replace"] = ev.Replace
@@ -416,6 +430,9 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 		}
 		if ev.Signal != "" {
 			p["signal"] = ev.Signal
+		}
+		if ev.NotRun != "" {
+			p["not_run"] = notRunText(ev.NotRun)
 		}
 		if data, ok := p["data"].(string); ok {
 			p["data"] = data + string(f.Flush(nil))
