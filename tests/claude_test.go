@@ -33,6 +33,14 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	})
 	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
+	if pkg.version != "0.23.1" {
+		// Its default mode (auto) and the model it found (configOptions).
+		var label string
+		e.lua(`return require("agentrun").status().sessions[1].label`, &label)
+		if label != "Auto · Default (recommended)" {
+			t.Errorf("the session's mode and model read %q, want %q", label, "Auto · Default (recommended)")
+		}
+	}
 	e.cmd("AgentPrompt run the ticker")
 	term := e.waitTerminal(line, 60*time.Second)
 	var owner string

@@ -108,6 +108,11 @@ func TestRealCodexShowsItsCommand(t *testing.T) {
 	e, backend := realCodex(t, fake, "")
 	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
+	var label string
+	e.lua(`return require("agentrun").status().sessions[1].label`, &label)
+	if label != "Auto review · Fake" {
+		t.Errorf("the session's mode and model read %q, want %q", label, "Auto review · Fake")
+	}
 	e.cmd("AgentPrompt run the ticker")
 	buf := e.waitAgentShownTerminal()
 	if text := e.waitBuf(buf, 60*time.Second, "codex tick 2"); strings.Contains(text, "codex tick 5") {
