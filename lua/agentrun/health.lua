@@ -84,6 +84,18 @@ function M.check()
     warn("syntax is off: code fences without a tree-sitter parser stay plain", { ":syntax on" })
   end
 
+  -- The one approval policy: our terminals' commands and the agents' own
+  -- permission requests that carry a command.
+  local policy = require("agentrun.policy")
+  info("terminal.approve: " .. policy.describe() .. " (for the commands in our terminals, and for the agents' own permission requests that carry a command)")
+  local kept = policy.remembered(vim.fn.getcwd())
+  local file = policy.file(vim.fn.getcwd())
+  if #kept > 0 then
+    info(string.format("always allowed in this project (%s): %s", file, table.concat(kept, " | ")))
+  else
+    info(string.format("nothing always allowed in this project yet (%s)", file))
+  end
+
   local lim = config.get().terminal.limits
   if next(lim) then
     local parts = {}

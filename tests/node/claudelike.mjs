@@ -21,7 +21,8 @@
 // them (DIR/closed.log). "say TEXT" answers TEXT. "md" answers a
 // thought, markdown and a tool call with 30 lines of output; "edit PATH"
 // an edit of PATH shown as a diff; "askedit PATH" asks permission for
-// one first and says the answer.
+// one first and says the answer; "askrun CMD" asks permission for a
+// command it runs itself and says the answer.
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -283,6 +284,24 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       ],
     });
     await say(`PERMISSION ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
+    return { stopReason: "end_turn" };
+  }
+  if (text.startsWith("askrun ")) {
+    // A command it runs itself and asks permission for first, as Claude
+    // Code's Bash and Codex's exec do; it reports the answer.
+    const command = text.slice(7);
+    const toolCall = { toolCallId: `askrun-${++calls}`, title: command, kind: "execute", status: "pending", rawInput: { command } };
+    await update({ sessionUpdate: "tool_call", ...toolCall });
+    const res = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId,
+      toolCall,
+      options: [
+        { optionId: "always", name: "Always Allow", kind: "allow_always" },
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "reject", name: "Reject", kind: "reject_once" },
+      ],
+    });
+    await say(`PERMISSION ${command}: ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("edit ")) {
