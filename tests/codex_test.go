@@ -59,10 +59,14 @@ func realCodex(t *testing.T, fake *fakeOpenAI, extraConfig string) (*editor, *in
 	if err := os.MkdirAll(codexHome, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	approval, sandboxMode := `approval_policy = "never"`, `sandbox_mode = "danger-full-access"`
+	if strings.Contains(extraConfig, "approval_policy") {
+		approval, sandboxMode = "", `sandbox_mode = "workspace-write"`
+	}
 	config := fmt.Sprintf(`model = "gpt-fake"
 model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
+%s
+%s
 check_for_update_on_startup = false
 %s
 
@@ -77,7 +81,7 @@ plugins = false
 
 [analytics]
 enabled = false
-`, extraConfig, fake.URL)
+`, approval, sandboxMode, extraConfig, fake.URL)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -160,4 +164,52 @@ func TestRealCodexCancelledCommandGoesOn(t *testing.T) {
 		t.Errorf("the split shows a cancel beside the command's real end:\n%s", text)
 	}
 	e.waitChat(line+" [execute] · completed", 10*time.Second)
+}
+
+// TestRealCodexAsksUnderOurRules: Codex asking before it runs a command
+// (approval_policy "on-request", the model asking to leave the sandbox) is
+// answered by terminal.approve's rules,
+// as our terminals are: an allowed command runs without a question, a
+// denied one does not run.
+func TestRealCodexAsksUnderOurRules(t *testing.T) {
+	cases := []struct {
+		name, rules, want string
+		ran               bool
+	}{
+		{"allowed", `{ allow = { "echo *" } }`, "✓ allowed by terminal.approve", true},
+		{"denied", `{ deny = { "echo *" } }`, "✗ refused by terminal.approve", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := startFakeOpenAI(t, "echo from-codex > ran.txt")
+			// The model asks to run it outside Codex's sandbox, which Codex
+			// asks the user about under on-request.
+			fake.extra = map[string]any{"sandbox_permissions": "require_escalated", "justification": "write a file"}
+			e, backend := realCodex(t, fake, `approval_policy = "on-request"`)
+			e.lua(`require("agentrun").setup(vim.tbl_deep_extend("force", require("agentrun.config").get(), { terminal = { approve = `+c.rules+` } }))
+				_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; cb(nil, nil) end`, nil)
+			e.startSessionWithin(60 * time.Second)
+			*backend = e.backendPid()
+			// The mode whose questions go to the user (its default has a
+			// model review them).
+			e.cmd("AgentMode workspace-write")
+			e.waitFor("the mode to be Workspace access", 30*time.Second, func() (bool, string) {
+				var label string
+				e.lua(`return require("agentrun").status().sessions[1].label`, &label)
+				return strings.HasPrefix(label, "Workspace access"), label
+			})
+			e.cmd("AgentPrompt run it")
+			e.waitChat(c.want, 60*time.Second)
+			e.idle(60 * time.Second)
+			var asked int
+			e.lua(`return _G.asked`, &asked)
+			if asked != 0 {
+				t.Errorf("asked %d times for a command the rules decide", asked)
+			}
+			_, err := os.Stat(filepath.Join(e.cwd(), "ran.txt"))
+			if ran := err == nil; ran != c.ran {
+				t.Errorf("the command ran: %v, want %v\n%s", ran, c.ran, e.chat())
+			}
+		})
+	}
 }

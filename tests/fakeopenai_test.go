@@ -19,6 +19,8 @@ import (
 type fakeOpenAI struct {
 	URL     string
 	command string
+	// extra are more arguments of the call (sandbox_permissions, …).
+	extra map[string]any
 
 	mu       sync.Mutex
 	requests []string // "POST /v1/responses tools=[...]" for the failure log
@@ -100,7 +102,11 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if t.Name != st.name {
 				continue
 			}
-			args, _ := json.Marshal(st.args(f.command))
+			a := st.args(f.command)
+			for k, v := range f.extra {
+				a[k] = v
+			}
+			args, _ := json.Marshal(a)
 			f.mu.Lock()
 			f.calls++
 			id := fmt.Sprintf("call_fake%d", f.calls)
