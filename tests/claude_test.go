@@ -223,3 +223,61 @@ func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestRealClaudeCodeOwnBash: the real Claude Code 2.1 (0.101) running its
+// own Bash (terminals = "agent"): its permission question for the
+// command is answered by terminal.approve's rules without a question; the
+// command is shown in a display-only split with its output once it ended;
+// cancelled while it runs, the split reads [cancelled] and not the text
+// Claude Code sends the model about it.
+func TestRealClaudeCodeOwnBash(t *testing.T) {
+	pkg := claudePackages[1]
+	cases := []struct {
+		name, line string
+		cancel     bool
+	}{
+		// Commands that change something: Claude Code asks before them.
+		{"runs", "touch ran.txt; echo own-bash-ran", false},
+		{"cancelled", "touch ran.txt; sleep 30; echo never", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := startFakeAnthropic(t, c.line)
+			e, backend := realClaude(t, fake, pkg)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("model API requests:\n%s", fake.log())
+				}
+			})
+			e.lua(`local cfg = require("agentrun.config").get()
+				cfg.agents.claude.terminals = "agent"
+				cfg.terminal.approve = { allow = { "touch ran.txt; *" } }
+				require("agentrun").setup(cfg)
+				_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; cb(nil, nil) end`, nil)
+			e.startSessionWithin(60 * time.Second)
+			*backend = e.backendPid()
+			e.cmd("AgentMode default") // the mode that asks before Bash
+			e.cmd("AgentPrompt run it")
+			buf := e.waitAgentShownTerminal()
+			e.waitChat("✓ allowed by terminal.approve", 60*time.Second)
+			if c.cancel {
+				time.Sleep(500 * time.Millisecond) // it runs
+				e.cmd("AgentCancel")
+				e.waitChat("(turn ended: cancelled)", 30*time.Second)
+				text := e.waitBuf(buf, 10*time.Second, "[cancelled]")
+				if strings.Contains(text, "proceed") || strings.Contains(text, "never") || strings.Count(text, "[") != 1 {
+					t.Errorf("the cancelled split reads:\n%s", text)
+				}
+			} else {
+				e.waitBuf(buf, 60*time.Second, "own-bash-ran", "[exit 0]")
+				e.waitChat("The tool said: ", 60*time.Second)
+			}
+			e.idle(30 * time.Second)
+			var asked int
+			e.lua(`return _G.asked`, &asked)
+			if asked != 0 {
+				t.Errorf("asked %d times for a command the rules allow", asked)
+			}
+		})
+	}
+}

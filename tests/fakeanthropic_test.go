@@ -13,9 +13,9 @@ import (
 
 // fakeAnthropic is the model API for a real Claude Code offline: the
 // Messages API on loopback, answering as a model that, when it is offered
-// agentrun's run_command tool (loaded, not deferred behind ToolSearch) and
-// has not called it yet, calls it with command, and otherwise says what
-// the tool returned. It is the one fake
+// agentrun's run_command tool (loaded, not deferred behind ToolSearch),
+// or else Claude Code's own Bash, and has not called it yet, calls it with
+// command, and otherwise says what the tool returned. It is the one fake
 // in these tests: a model cannot run here.
 type fakeAnthropic struct {
 	URL     string
@@ -62,6 +62,7 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &req)
 	var tools []string
 	offered := false // run_command is there to call (not deferred)
+	bash := false    // Claude Code's own Bash is (our tool is not offered)
 	for _, t := range req.Tools {
 		name := t.Name
 		if t.DeferLoading {
@@ -70,6 +71,9 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tools = append(tools, name)
 		if t.Name == "mcp__agentrun__run_command" && !t.DeferLoading {
 			offered = true
+		}
+		if t.Name == "Bash" && !t.DeferLoading {
+			bash = true
 		}
 	}
 	f.mu.Lock()
@@ -99,6 +103,9 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case offered && result == "":
 		input, _ := json.Marshal(map[string]any{"command": f.command})
 		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake1", "name": "mcp__agentrun__run_command", "input": map[string]any{}}, string(input))
+	case bash && !offered && result == "" && len(req.Messages) > 0 && len(tools) > 1:
+		input, _ := json.Marshal(map[string]any{"command": f.command, "description": "Run the command"})
+		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake2", "name": "Bash", "input": map[string]any{}}, string(input))
 	case result != "":
 		f.mu.Lock()
 		f.results = append(f.results, result)
