@@ -215,7 +215,11 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 	}{
 		{`{ terminal = { allowed_cwd = "/tmp" } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
 		{`{ terminal = { allowed_cwd = { "relative/dir" } } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
-		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"never", "always" or a function(cmd) returning true, false or "ask"`}},
+		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"never", "always", rules { allow = { "go test *" }, deny = { "rm -rf *" }, otherwise = "ask" | "run" | "refuse" } or a function(cmd) returning true, false or "ask"`}},
+		{`{ terminal = { approve = { allow = "go test *" } } }`, []string{"terminal.approve", `rules { allow = { "go test *" }`}},
+		{`{ terminal = { approve = { deny = { "" } } } }`, []string{"terminal.approve", `rules { allow = { "go test *" }`}},
+		{`{ terminal = { approve = { allow = {}, otherwise = "maybe" } } }`, []string{"terminal.approve", `otherwise = "ask" | "run" | "refuse"`}},
+		{`{ terminal = { approve = { alow = { "ls" } } } }`, []string{"terminal.approve", `rules { allow = `}},
 		{`{ terminal = { max_run_ms = -1 } }`, []string{"terminal.max_run_ms", "an integer >= 0 (milliseconds; 0 = no limit)"}},
 		{`{ terminal = { max_run_ms = 1.5 } }`, []string{"terminal.max_run_ms"}},
 		{`{ terminal = { byte_limit = 0 } }`, []string{"terminal.byte_limit", "a positive integer"}},
@@ -239,6 +243,10 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 	}
 	e.t = t
 	var ok bool
+	e.lua(`return require("agentrun").setup({ terminal = { approve = { allow = { "ls" }, deny = { "rm *" }, otherwise = "refuse" } } })`, &ok)
+	if !ok {
+		t.Errorf("setup rejected approval rules")
+	}
 	e.lua(`return require("agentrun").setup({ terminal = { allowed_cwd = { "~", "/tmp" }, approve = function() return true end, max_run_ms = 60000 } })`, &ok)
 	if !ok {
 		t.Errorf("setup rejected good policy options")
