@@ -247,3 +247,26 @@ func TestCancelStopsTheToolsCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPToolCallCancelledByTheAgent: an agent that cancels its own
+// run_command call (MCP notifications/cancelled, as Claude Code does)
+// without the turn being cancelled: the tool stops the command (SIGINT)
+// and releases its terminal; the turn goes on.
+func TestMCPToolCallCancelledByTheAgent(t *testing.T) {
+	e := claudeLike(t, "kill_grace_ms = 400")
+	line := "echo started; sleep 30; echo never"
+	e.cmd("AgentPrompt runabort 1500 " + line)
+	term := e.waitTerminal(line, 20*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "started")
+	pid := e.ahpTerminal(term.ID).Pid
+	e.waitChat("ABORTED the tool call", 20*time.Second)
+	text := e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGINT]", "[released]")
+	if strings.Contains(text, "never") {
+		t.Errorf("the command went on after its call was cancelled:\n%s", text)
+	}
+	eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+	e.idle(10 * time.Second)
+	if chat := e.chat(); strings.Contains(chat, "(turn ended: cancelled)") {
+		t.Errorf("the turn was cancelled:\n%s", chat)
+	}
+}

@@ -7,7 +7,8 @@
 //
 // Prompts: "run CMD" (wait for the end), "bg CMD" (background), "bash
 // JSON" (run_command with those arguments, as a model trained on Claude
-// Code's Bash sends them), "list",
+// Code's Bash sends them), "runabort MS CMD" (run_command, its call
+// cancelled after MS ms), "list",
 // "meta" (reports session/new's _meta and the tools offered), "state"
 // (the mode and model it was set to), "enter plan" (switches itself to
 // plan mode, as Claude does, and says so with current_mode_update).
@@ -355,6 +356,13 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   let args = {};
   if (text.startsWith("run ")) args = { command: text.slice(4) };
   else if (text.startsWith("bash ")) args = JSON.parse(text.slice(5)); // the arguments as Claude Code's Bash takes them
+  else if (text.startsWith("runabort ")) {
+    // run_command, whose call it cancels itself after MS ms (as Claude Code
+    // cancels a tool call): "runabort MS CMD".
+    const [, ms, command] = text.match(/^runabort (\d+) (.*)$/);
+    args = { command };
+    setTimeout(() => s.abort.abort(), Number(ms));
+  }
   else if (text.startsWith("bg ")) args = { command: text.slice(3), background: true };
   else if (text === "list") tool = "list_commands";
   else {
@@ -370,6 +378,11 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     if (s.cancelled) {
       await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
       return { stopReason: "cancelled" };
+    }
+    if (s.abort.signal.aborted) {
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
+      await say("ABORTED the tool call");
+      return { stopReason: "end_turn" };
     }
     await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
     await say(`TOOL ERROR ${e && e.message ? e.message : e}`);
