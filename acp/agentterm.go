@@ -261,6 +261,25 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	return out
 }
 
+// forget drops what is known of session sid's terminals (it ended).
+func (at *agentTerms) forget(sid string) {
+	prefix := sid + "\x00"
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	for _, m := range []map[string]*agentTermState{at.byCall, at.byID} {
+		for k := range m {
+			if strings.HasPrefix(k, prefix) {
+				delete(m, k)
+			}
+		}
+	}
+	for k := range at.early {
+		if strings.HasPrefix(k, prefix) {
+			delete(at.early, k)
+		}
+	}
+}
+
 // named returns the state of terminal id in session sid, or def when id is
 // empty or unknown.
 func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState {

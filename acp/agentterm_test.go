@@ -94,6 +94,12 @@ func TestAgentTermsHoldEarlyOutput(t *testing.T) {
 	if len(at.early) != 0 {
 		t.Errorf("held output left behind: %v", at.early)
 	}
+	// Output for a tool call that never comes goes with its session.
+	feed(t, at, `{"sessionUpdate":"tool_call_update","toolCallId":"c2","_meta":{"terminal_output_delta":{"terminal_id":"c2","data":"orphan\n"}}}`)
+	at.forget("s")
+	if len(at.early)+len(at.byCall)+len(at.byID) != 0 {
+		t.Errorf("the ended session's terminals are still known: %v %v %v", at.early, at.byCall, at.byID)
+	}
 }
 
 // TestAgentTermsClaudeNotRun: Claude Code 2.1 at a cancel sends the
