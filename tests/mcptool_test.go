@@ -270,3 +270,24 @@ func TestMCPToolCallCancelledByTheAgent(t *testing.T) {
 		t.Errorf("the turn was cancelled:\n%s", chat)
 	}
 }
+
+// TestScreenBashShapedCommandCancelled: on the screen, a command the
+// model sends with Claude Code's Bash arguments runs in our split, titled
+// by its description; :AgentCancel stops it (SIGINT) and the chat says the
+// turn was cancelled.
+func TestScreenBashShapedCommandCancelled(t *testing.T) {
+	s := claudeLikeScreenEnv(t, 120, 34, "")
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.prompt(`bash {"command":"echo started; sleep 30; echo never","description":"Wait for it","timeout":60000}`)
+	s.waitShows(20*time.Second, "started", "agentrun://terminal/term-1 Wait for it")
+	s.keys("Escape")
+	s.typeText(":AgentCancel")
+	s.keys("Enter")
+	sc := s.waitShows(20*time.Second, "[signal SIGINT]", "(turn ended: cancelled)")
+	for _, l := range strings.Split(sc, "\n") {
+		if strings.TrimSpace(l) == "never" {
+			t.Errorf("the command went on after the cancel:\n%s", sc)
+		}
+	}
+}
