@@ -229,8 +229,12 @@ func (a *Agent) initialize(ctx context.Context) error {
 			// We run terminal sign-in methods in one of our terminals (auth.go).
 			Auth: acpsdk.AuthCapabilities{Terminal: true},
 			// Agents that run commands themselves (codex-acp) stream their
-			// output to us in tool_call_update._meta.terminal_output.
-			Meta: map[string]any{"terminal_output": true},
+			// output to us in tool_call_update._meta.terminal_output (Zed's
+			// opt-in; claude-agent-acp 0.18–0.23 knows only this one) or
+			// terminal_output_delta: with it codex-acp 2.6 sends every
+			// chunk, also those a command printed before its tool call
+			// (agentterm.go holds them until the tool call comes).
+			Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true},
 		},
 		ClientInfo: &acpsdk.Implementation{Name: a.opts.ClientName, Version: a.opts.ClientVersion},
 	}
@@ -245,8 +249,22 @@ func (a *Agent) initialize(ctx context.Context) error {
 		return fmt.Errorf("agent %q speaks ACP protocol version %d, want %d", a.cfg.Name, resp.ProtocolVersion, ProtocolVersion)
 	}
 	a.info = resp
+	if resp.AgentInfo != nil && codexAgentNames[resp.AgentInfo.Name] {
+		a.agentTerms.mu.Lock()
+		a.agentTerms.keepsReporting = true
+		a.agentTerms.mu.Unlock()
+	}
 	a.log.Info("agent initialized", "agentInfo", resp.AgentInfo, "loadSession", resp.AgentCapabilities.LoadSession)
 	return nil
+}
+
+// codexAgentNames are the agentInfo.name values of Codex's ACP agents,
+// which go on reporting a command after its turn was cancelled (the
+// command goes on too).
+var codexAgentNames = map[string]bool{
+	"@agentclientprotocol/codex-acp": true,
+	"@zed-industries/codex-acp":      true,
+	"codex-acp":                      true,
 }
 
 // Info returns the agent's answer to initialize (capabilities, agentInfo).

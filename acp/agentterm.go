@@ -59,6 +59,16 @@ type AgentTerminal struct {
 	ExitCode *int
 	Signal   string
 	Failed   bool
+	// NotRun says why the command did not run to its end when the agent
+	// said so instead of an exit (Claude Code 2.1's nonExecutionKind:
+	// "user-rejected" at a cancel, "interrupted", "permission-rule", …);
+	// the text the agent then sends as output is for the model and is not
+	// shown.
+	NotRun string
+	// KeepsReporting: the agent goes on reporting this command after its
+	// turn ended or was cancelled (codex-acp), so only its own exit (or
+	// the session's end) ends the display.
+	KeepsReporting bool
 }
 
 // agentTerms follows the agent-owned terminals of one agent's sessions, to
@@ -67,16 +77,31 @@ type agentTerms struct {
 	mu     sync.Mutex
 	byCall map[string]*agentTermState // session + "\x00" + tool call id
 	byID   map[string]*agentTermState // session + "\x00" + terminal id
+	// early holds output of tool calls not seen yet (codex-acp sends what
+	// a command printed before its tool call), by session + tool call id,
+	// until the tool call comes; at most maxEarly bytes each.
+	early map[string][]byte
+	// keepsReporting is set for an agent that reports its commands after
+	// a cancelled turn (codex-acp).
+	keepsReporting bool
 }
+
+// maxEarly bounds the output held for one tool call not seen yet.
+const maxEarly = 1 << 20
 
 type agentTermState struct {
 	id, call string
 	output   bool // some output was shown
 	exited   bool
+	// atEnd: Claude Code's terminal, whose output comes once, at the end,
+	// and may be the model's text for a command that did not run (held
+	// in held until the update that says which).
+	atEnd bool
+	held  []byte
 }
 
 func newAgentTerms() *agentTerms {
-	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}}
+	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{}}
 }
 
 // isOurs reports whether id is a terminal of ours (terminal/create): a
@@ -107,6 +132,7 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		return nil
 	}
 	sid := string(n.SessionId)
+	claudeCode, _ := meta["claudeCode"].(map[string]any)
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	var out []AgentTerminal
@@ -125,9 +151,16 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		}
 		st := at.byID[sid+"\x00"+id]
 		if st == nil {
-			st = &agentTermState{id: id, call: call}
+			st = &agentTermState{id: id, call: call, atEnd: claudeCode != nil}
 			at.byID[sid+"\x00"+id] = st
-			ev(st).Started = true
+			e := ev(st)
+			e.Started = true
+			e.KeepsReporting = at.keepsReporting
+			if held := at.early[sid+"\x00"+call]; len(held) > 0 {
+				e.Output = append(e.Output, lineEnds(string(held))...)
+				st.output = true
+			}
+			delete(at.early, sid+"\x00"+call)
 		}
 		if call != "" {
 			at.byCall[sid+"\x00"+call] = st
@@ -146,7 +179,36 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	}
 	st := at.byCall[sid+"\x00"+call]
 	if st == nil {
+		// Output of a tool call not seen yet waits for it.
+		if call != "" {
+			for _, key := range []string{"terminal_output", "terminal_output_delta"} {
+				if o, ok := meta[key].(map[string]any); ok {
+					held := at.early[sid+"\x00"+call]
+					if data := metaString(o, "data"); data != "" && len(held)+len(data) <= maxEarly {
+						at.early[sid+"\x00"+call] = append(held, data...)
+					}
+				}
+			}
+		}
 		return out
+	}
+	if claudeCode != nil {
+		st.atEnd = true
+	}
+	if notRun := metaString(claudeCode, "nonExecutionKind"); notRun != "" && !st.exited {
+		// The command did not run to its end: what came as its output
+		// was the model's text about that. The display says why instead.
+		st.held = nil
+		st.exited = true
+		e := ev(st)
+		e.Exited, e.NotRun = true, notRun
+		return out
+	}
+	if len(st.held) > 0 {
+		// The update after Claude's output is no refusal: show it.
+		e := ev(st)
+		e.Output = append(e.Output, lineEnds(string(st.held))...)
+		st.held = nil
 	}
 	if title != "" && title != "Terminal" { // Claude's first title is a placeholder
 		ev(st).Title = title
@@ -154,9 +216,16 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	for _, key := range []string{"terminal_output", "terminal_output_delta"} {
 		if o, ok := meta[key].(map[string]any); ok {
 			if data := metaString(o, "data"); data != "" {
-				e := ev(at.named(sid, metaString(o, "terminal_id"), st))
+				t := at.named(sid, metaString(o, "terminal_id"), st)
+				t.output = true
+				if t.atEnd && status == "" && meta["terminal_exit"] == nil {
+					// Claude Code's output, alone in its update: the next
+					// update says whether it is the command's (agentTermState).
+					t.held = append(t.held, data...)
+					continue
+				}
+				e := ev(t)
 				e.Output = append(e.Output, lineEnds(data)...)
-				at.named(sid, metaString(o, "terminal_id"), st).output = true
 			}
 		}
 	}
@@ -190,6 +259,25 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		}
 	}
 	return out
+}
+
+// forget drops what is known of session sid's terminals (it ended).
+func (at *agentTerms) forget(sid string) {
+	prefix := sid + "\x00"
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	for _, m := range []map[string]*agentTermState{at.byCall, at.byID} {
+		for k := range m {
+			if strings.HasPrefix(k, prefix) {
+				delete(m, k)
+			}
+		}
+	}
+	for k := range at.early {
+		if strings.HasPrefix(k, prefix) {
+			delete(at.early, k)
+		}
+	}
 }
 
 // named returns the state of terminal id in session sid, or def when id is

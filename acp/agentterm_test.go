@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // TestAgentTermsV2Malformed: a v2 terminal update that cannot be read is
@@ -44,4 +46,87 @@ func TestAgentTermsV2Patch(t *testing.T) {
 	if ev.Exited {
 		t.Fatalf("a second exitStatus ended the terminal again: %+v", ev)
 	}
+}
+
+// feed decodes v1 session updates (JSON) one by one and returns, per
+// update, what they said of agent-owned terminals.
+func feed(t *testing.T, at *agentTerms, updates ...string) [][]AgentTerminal {
+	t.Helper()
+	var out [][]AgentTerminal
+	for _, u := range updates {
+		var n acpsdk.SessionNotification
+		if err := json.Unmarshal([]byte(`{"sessionId":"s","update":`+u+`}`), &n); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		out = append(out, at.fromUpdate(n, func(string, string) bool { return false }))
+	}
+	return out
+}
+
+// shown is the output the events of one update carry, as text.
+func shown(evs []AgentTerminal) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.Write(e.Output)
+	}
+	return b.String()
+}
+
+// TestAgentTermsHoldEarlyOutput: output of a tool call that has not come
+// yet (codex-acp sends what a command printed before its tool call) is
+// shown when the tool call comes, before what follows.
+func TestAgentTermsHoldEarlyOutput(t *testing.T) {
+	at := newAgentTerms()
+	evs := feed(t, at,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c1","_meta":{"terminal_output_delta":{"terminal_id":"c1","data":"early\n"}}}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"make","status":"in_progress","content":[{"type":"terminal","terminalId":"c1"}],"_meta":{"terminal_info":{"terminal_id":"c1"}}}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c1","_meta":{"terminal_output_delta":{"terminal_id":"c1","data":"later\n"}}}`,
+	)
+	if len(evs[0]) != 0 {
+		t.Errorf("output of an unknown tool call was shown at once: %+v", evs[0])
+	}
+	if len(evs[1]) != 1 || !evs[1][0].Started || shown(evs[1]) != "early\r\n" {
+		t.Errorf("the tool call's start: %+v, want the held output with it", evs[1])
+	}
+	if shown(evs[2]) != "later\r\n" {
+		t.Errorf("later output: %+v", evs[2])
+	}
+	if len(at.early) != 0 {
+		t.Errorf("held output left behind: %v", at.early)
+	}
+	// Output for a tool call that never comes goes with its session.
+	feed(t, at, `{"sessionUpdate":"tool_call_update","toolCallId":"c2","_meta":{"terminal_output_delta":{"terminal_id":"c2","data":"orphan\n"}}}`)
+	at.forget("s")
+	if len(at.early)+len(at.byCall)+len(at.byID) != 0 {
+		t.Errorf("the ended session's terminals are still known: %v %v %v", at.early, at.byCall, at.byID)
+	}
+}
+
+// TestAgentTermsClaudeNotRun: Claude Code 2.1 at a cancel sends the
+// model's rejection text as the terminal's output, then an update saying
+// the command did not run (nonExecutionKind): the text is not shown, the
+// terminal ends saying so. A command that ran shows its output and exit.
+func TestAgentTermsClaudeNotRun(t *testing.T) {
+	start := `{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"sleep 100","status":"in_progress","content":[{"type":"terminal","terminalId":"toolu_1"}],"_meta":{"claudeCode":{"toolName":"Bash"},"terminal_info":{"terminal_id":"toolu_1"}}}`
+	t.Run("cancelled", func(t *testing.T) {
+		evs := feed(t, newAgentTerms(), start,
+			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","_meta":{"terminal_output":{"terminal_id":"toolu_1","data":"The user doesn't want to proceed with this tool use."}}}`,
+			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"failed","_meta":{"claudeCode":{"toolName":"Bash","nonExecutionKind":"user-rejected"},"terminal_exit":{"terminal_id":"toolu_1","exit_code":null,"signal":null}}}`,
+		)
+		if len(evs[1]) != 0 {
+			t.Errorf("the output was shown before Claude said whether it ran: %+v", evs[1])
+		}
+		if len(evs[2]) != 1 || !evs[2][0].Exited || evs[2][0].NotRun != "user-rejected" || shown(evs[2]) != "" || evs[2][0].ExitCode != nil {
+			t.Errorf("the end: %+v, want not run (user-rejected), no output", evs[2])
+		}
+	})
+	t.Run("ran", func(t *testing.T) {
+		evs := feed(t, newAgentTerms(), start,
+			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","_meta":{"terminal_output":{"terminal_id":"toolu_1","data":"oops\n"}}}`,
+			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"failed","_meta":{"claudeCode":{"toolName":"Bash"},"terminal_exit":{"terminal_id":"toolu_1","exit_code":3,"signal":null}}}`,
+		)
+		if len(evs[2]) != 1 || shown(evs[2]) != "oops\r\n" || !evs[2][0].Exited || evs[2][0].ExitCode == nil || *evs[2][0].ExitCode != 3 || evs[2][0].NotRun != "" {
+			t.Errorf("the end: %+v, want the output then exit 3", evs[2])
+		}
+	})
 }

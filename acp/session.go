@@ -27,6 +27,7 @@ type Session struct {
 	perms     map[int]context.CancelCauseFunc
 	nextPerm  int
 	terminals map[string]*termhost.Terminal
+	turn      []*termhost.Terminal         // created during the current turn: Cancel stops them
 	modes     *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
 	config    []acpsdk.SessionConfigOption // as last reported
 	ended     bool
@@ -207,6 +208,7 @@ func (s *Session) PromptBlocks(ctx context.Context, blocks []acpsdk.ContentBlock
 	}
 	s.busy = true
 	s.cancelled = false
+	s.turn = nil
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -254,11 +256,43 @@ func (s *Session) Cancel(ctx context.Context) error {
 	for _, cancel := range s.perms {
 		cancel(errTurnCancelled)
 	}
+	turn := s.turn
 	s.mu.Unlock()
+	// Every command the turn started in our terminals stops (SIGINT, then
+	// the kill after the grace), whatever the agent makes of the cancel:
+	// Claude Code does not stop the commands its MCP tools started.
+	for _, t := range turn {
+		s.stopTerminal(t)
+	}
 	err := s.agent.conn.SendNotification(ctx, acpsdk.AgentMethodSessionCancel, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(s.id)})
 	if err != nil {
 		return fmt.Errorf("cancel session %q: %w", s.id, err)
 	}
+	return nil
+}
+
+// stopTerminal stops t (termhost's Stop) unless the user took it over:
+// then it is theirs and goes on.
+func (s *Session) stopTerminal(t *termhost.Terminal) {
+	if takenOver(t) {
+		return
+	}
+	if err := t.Stop(); err != nil && !errors.Is(err, termhost.ErrReleased) {
+		s.agent.log.Warn("stopping a cancelled turn's command", "terminal", t.ID(), "err", err)
+	}
+}
+
+// StopTerminal stops the session's terminal id as a cancelled turn does
+// (SIGINT, then the kill after the grace), unless the user took it over;
+// agentrun's MCP tool does this when the agent cancels its tool call.
+func (s *Session) StopTerminal(id string) error {
+	s.mu.Lock()
+	t := s.terminals[id]
+	s.mu.Unlock()
+	if t == nil {
+		return fmt.Errorf("session %q has no terminal %q (released, or never created)", s.id, id)
+	}
+	s.stopTerminal(t)
 	return nil
 }
 
@@ -338,6 +372,7 @@ func (s *Session) end(reason error) {
 		a.mu.Lock()
 		delete(a.sessions, s.id)
 		a.mu.Unlock()
+		a.agentTerms.forget(s.id)
 		a.log.Info("session ended", "session", s.id, "reason", reason)
 		a.ed.SessionEnded(ctx, s.id, reason)
 		close(s.done)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
@@ -28,6 +29,11 @@ var agentEnvDefaults = []string{
 	"GIT_PAGER=cat",
 	"GIT_TERMINAL_PROMPT=0",
 }
+
+// TitleMetaKey names the terminal in terminal/create's _meta: agentrun's
+// MCP tool puts the description the model gave the command there (the
+// title of its split and of its line in the terminal list).
+const TitleMetaKey = "agentrun/title"
 
 // exitStatusJSON is the wire form of an exit status. Both fields are
 // always present, one of them null: the SDK's type omits nulls.
@@ -128,6 +134,9 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		ByteLimit: limit,
 		Claim:     ahp.SessionClaim(s.id, ""),
 	}
+	if title, ok := req.Meta[TitleMetaKey].(string); ok {
+		spec.Title = strings.Join(strings.FieldsFunc(title, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	}
 	if a.opts.TerminalSize != nil {
 		spec.Cols, spec.Rows = a.opts.TerminalSize()
 	}
@@ -152,7 +161,15 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		return nil, notFound(fmt.Errorf("session %q has ended", s.id))
 	}
 	s.terminals[t.ID()] = t
+	cancelled := s.busy && s.cancelled
+	if s.busy {
+		s.turn = append(s.turn, t)
+	}
 	s.mu.Unlock()
+	if cancelled {
+		// The turn was cancelled while the command was being started.
+		defer s.stopTerminal(t)
+	}
 
 	// The editor attaches its display before the agent learns the id, so
 	// nothing the agent does with the id can outrun it.

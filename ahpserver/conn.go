@@ -229,7 +229,17 @@ func (c *conn) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.Params != nil {
 			raw = *req.Params
 		}
-		return fn(ctx, raw)
+		if req.Notif {
+			return fn(ctx, raw)
+		}
+		// Each request on its own: one that waits long (an MCP tool
+		// waiting for a command's end) must not hold up the connection's
+		// next ones (the same tool stopping that command).
+		go func() {
+			res, err := fn(ctx, raw)
+			c.answer(req, res, err)
+		}()
+		return queued, nil
 	}
 	return nil, rpcError(jsonrpc2.CodeMethodNotFound, "method %q is not served here (this host serves AHP terminals)", req.Method)
 }

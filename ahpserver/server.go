@@ -40,6 +40,9 @@ type Options struct {
 	Changed func()
 	// Extensions serve methods beyond AHP's (agentrun's own, named
 	// "agentrun/…") to initialized clients: params in, result or error out.
+	// Each request runs on its own goroutine, so one that waits long does
+	// not hold up the connection's others (their answers may come in any
+	// order); ctx ends when the client disconnects.
 	Extensions map[string]func(ctx context.Context, params json.RawMessage) (any, error)
 	// Local is the client id of the editor in the server's own process,
 	// which holds terminals without a connection; its claims count as a

@@ -2,6 +2,7 @@ package ahpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -361,5 +362,46 @@ func TestCreateListDispose(t *testing.T) {
 	}
 	if _, err := c.Subscribe(ctx, ahp.TerminalURI("nope")); err == nil || !strings.Contains(err.Error(), `no resource "agenthost:/terminal/nope" here`) {
 		t.Fatalf("subscribe unknown: %v", err)
+	}
+}
+
+// TestExtensionsDoNotWaitForEachOther: a request to an extension that
+// waits (an MCP tool waiting for a command's end) does not hold up the
+// same connection's next request (that tool stopping the command).
+func TestExtensionsDoNotWaitForEachOther(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{})
+	f := serve(t, Options{Extensions: map[string]func(context.Context, json.RawMessage) (any, error){
+		"agentrun/wait": func(ctx context.Context, _ json.RawMessage) (any, error) {
+			close(entered)
+			select {
+			case <-release:
+				return "waited", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+		"agentrun/stop": func(context.Context, json.RawMessage) (any, error) {
+			close(release)
+			return "stopped", nil
+		},
+	}})
+	c, _ := f.client("mcp-1")
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	waited := make(chan string, 1)
+	go func() {
+		var res string
+		if err := c.Call(ctx, "agentrun/wait", map[string]any{}, &res); err != nil {
+			res = err.Error()
+		}
+		waited <- res
+	}()
+	<-entered // the first request is being served
+	var res string
+	if err := c.Call(ctx, "agentrun/stop", map[string]any{}, &res); err != nil || res != "stopped" {
+		t.Fatalf("the second request: %q, %v (held up behind the first?)", res, err)
+	}
+	if got := <-waited; got != "waited" {
+		t.Errorf("the waiting request answered %q", got)
 	}
 }

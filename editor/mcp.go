@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/mcptool"
@@ -41,10 +40,44 @@ const (
 	terminalsAgent    = "agent"
 )
 
+// claudeAgentNames are the agentInfo.name values (initialize) of Claude
+// Code's ACP agents that run Bash themselves (claude-agent-acp ≥ 0.18,
+// under either scope). claude-code-acp ≤ 0.17 ran it through our
+// terminal/create and is not one of them.
+var claudeAgentNames = map[string]bool{
+	"@zed-industries/claude-agent-acp":      true,
+	"@agentclientprotocol/claude-agent-acp": true,
+	"claude-agent-acp":                      true,
+}
+
+// agentName is the name the agent gave itself in initialize ("" when it
+// gave none).
+func agentName(info acpsdk.InitializeResponse) string {
+	if info.AgentInfo == nil {
+		return ""
+	}
+	return info.AgentInfo.Name
+}
+
+// terminalsFor says where an agent's commands run: the user's choice
+// (mode, the agent's `terminals` option) when there is one, else by who
+// the agent says it is (initialize's agentInfo.name, whatever command
+// started it: npx, bunx, a wrapper script): ours for Claude Code, whose
+// Bash tool session/new can switch off, its own for the others.
+func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
+	switch {
+	case mode != "":
+		return mode
+	case claudeAgentNames[agentName(info)]:
+		return terminalsAgentrun
+	}
+	return terminalsAgent
+}
+
 // mcpOffer returns what session/new carries for an agent whose commands
 // run in our terminals, and the token its MCP server will present; empty
 // when they run in the agent's own (or no socket serves them).
-func (b *Bridge) mcpOffer(mode string, cmd []string) (acp.SessionOptions, string) {
+func (b *Bridge) mcpOffer(mode string, info acpsdk.InitializeResponse) (acp.SessionOptions, string) {
 	b.mu.Lock()
 	socket := b.socket
 	b.mu.Unlock()
@@ -64,7 +97,7 @@ func (b *Bridge) mcpOffer(mode string, cmd []string) (acp.SessionOptions, string
 			Name: mcpServerName, Command: exe, Args: []string{"mcp"},
 			Env: []acpsdk.EnvVariable{{Name: envMCPSocket, Value: socket}, {Name: envMCPToken, Value: token}},
 		}}},
-		Meta: agentMeta(cmd),
+		Meta: agentMeta(info),
 	}
 	return opts, token
 }
@@ -73,18 +106,18 @@ func (b *Bridge) mcpOffer(mode string, cmd []string) (acp.SessionOptions, string
 // our tool to its own shell: Claude Code drops its Bash tool, and lets our
 // tools run without asking, since agentrun asks (terminal.approve): one
 // question per command, not one from each side.
-func agentMeta(cmd []string) map[string]any {
-	if len(cmd) > 0 && filepath.Base(cmd[0]) == "claude-agent-acp" {
-		var ours []string
-		for _, tool := range mcptool.Names {
-			ours = append(ours, "mcp__"+mcpServerName+"__"+tool)
-		}
-		return map[string]any{"claudeCode": map[string]any{"options": map[string]any{
-			"disallowedTools": []string{"Bash"},
-			"allowedTools":    ours,
-		}}}
+func agentMeta(info acpsdk.InitializeResponse) map[string]any {
+	if !claudeAgentNames[agentName(info)] {
+		return nil
 	}
-	return nil
+	var ours []string
+	for _, tool := range mcptool.Names {
+		ours = append(ours, "mcp__"+mcpServerName+"__"+tool)
+	}
+	return map[string]any{"claudeCode": map[string]any{"options": map[string]any{
+		"disallowedTools": []string{"Bash"},
+		"allowedTools":    ours,
+	}}}
 }
 
 // terminalCall is "agentrun/terminal"'s params: a terminal/* request of
@@ -119,6 +152,13 @@ func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (an
 		params = map[string]any{}
 	}
 	params["sessionId"] = s.s.ID()
+	if call.Method == mcptool.StopMethod {
+		id, _ := params["terminalId"].(string)
+		if err := s.s.StopTerminal(id); err != nil {
+			return nil, fmt.Errorf("agentrun/terminal: %w", err)
+		}
+		return map[string]any{}, nil
+	}
 	body, _ := json.Marshal(params)
 	res, rerr := s.agent.TerminalRequest(ctx, call.Method, body)
 	if rerr != nil {

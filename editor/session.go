@@ -42,7 +42,8 @@ type startArgs struct {
 	// Policy holds the user's terminal limits (policy.go).
 	Policy policyArgs `msgpack:"policy"`
 	// Terminals is where the agent's commands run: "agentrun" (ours,
-	// offered as an MCP tool) or "agent" (its own); mcp.go.
+	// offered as an MCP tool), "agent" (its own), or "" to decide by the
+	// agent's identity (mcp.go: terminalsFor).
 	Terminals string `msgpack:"terminals"`
 	// Load or Resume name an earlier session to open instead of a new
 	// one; Continue opens the cwd's most recent one (sessions.go).
@@ -128,7 +129,8 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 		b.failStart(ctx, s, err)
 		return
 	}
-	offer, token := b.mcpOffer(args.Terminals, args.Cmd)
+	terminals := terminalsFor(args.Terminals, a.Info())
+	offer, token := b.mcpOffer(terminals, a.Info())
 	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
 	if reopened := opts.Load + opts.Resume; reopened != "" {
 		// An ended chat of this session id must not get the replayed
@@ -156,7 +158,7 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 	delete(b.early, as.ID())
 	closing := b.closing
 	// Under b.mu so no update for this session can slip in between.
-	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd}
+	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd, "terminals": terminals}
 	for k, v := range modesPayload(s) {
 		started[k] = v
 	}
@@ -175,7 +177,7 @@ func (b *Bridge) openSession(ctx context.Context, s *session) {
 		b.events.push(evHistoryReplayed, map[string]any{"key": s.key})
 	}
 	b.mu.Unlock()
-	b.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "load", opts.Load, "resume", opts.Resume)
+	b.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "agent_name", agentName(a.Info()), "terminals", terminals, "load", opts.Load, "resume", opts.Resume)
 	if closing {
 		_ = a.Terminate()
 	}
@@ -378,6 +380,17 @@ func (b *Bridge) SessionEnded(_ context.Context, sid string, reason error) {
 	}
 }
 
+// notRunText is how a split marks a command the agent says did not run
+// to its end (Claude Code's nonExecutionKind): a cancel (the turn's, or
+// the user rejecting it) reads "cancelled", a refusal says by what.
+func notRunText(kind string) string {
+	switch kind {
+	case "user-rejected", "interrupted", "cancelled":
+		return "cancelled"
+	}
+	return "not run: " + kind
+}
+
 // AgentTerminal implements acp.Editor: what an agent that runs commands
 // itself shows of one goes to Lua as an "agent_terminal" event, its
 // output made safe for Neovim's libvterm as the display pump does for ours
@@ -402,6 +415,9 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 	if ev.Cwd != "" {
 		p["cwd"] = ev.Cwd
 	}
+	if ev.KeepsReporting {
+		p["keeps_reporting"] = true
+	}
 	if len(ev.Output) > 0 || ev.Replace {
 		p["data"] = string(f.Append(f.Guard(nil), ev.Output))
 		p["replace"] = ev.Replace
@@ -414,6 +430,9 @@ func (b *Bridge) AgentTerminal(_ context.Context, sid string, ev acp.AgentTermin
 		}
 		if ev.Signal != "" {
 			p["signal"] = ev.Signal
+		}
+		if ev.NotRun != "" {
+			p["not_run"] = notRunText(ev.NotRun)
 		}
 		if data, ok := p["data"].(string); ok {
 			p["data"] = data + string(f.Flush(nil))

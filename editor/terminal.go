@@ -82,9 +82,13 @@ func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *termi
 	b.mu.Unlock()
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
-	b.events.push(evTerminalCreated, map[string]any{
+	ev := map[string]any{
 		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd, "user": user, "sandbox": tm.sandbox,
-	})
+	}
+	if !user && spec.Title != tm.command {
+		ev["title"] = spec.Title // the description the agent gave it
+	}
+	b.events.push(evTerminalCreated, ev)
 	go b.watchExit(tm, t)
 	go b.writeInput(tm, t)
 	return tm

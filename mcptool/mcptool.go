@@ -17,7 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,11 +69,34 @@ func NewServer(b *backend, version string) *mcp.Server {
 			"Start servers, watchers and other long-running commands with background: true, then read them with read_output and stop them with kill_command.",
 	})
 	t := &tools{b: b}
-	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Description: runDescription}, t.run)
-	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait."}, t.read)
-	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status."}, t.wait)
-	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended."}, t.kill)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_commands", Description: "List the commands this session started (terminal ids, command lines, running or how they ended)."}, t.list)
+	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Meta: alwaysLoad(), Description: runDescription, InputSchema: openSchema[RunArgs]()}, t.run)
+	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Meta: alwaysLoad(), Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait.", InputSchema: openSchema[TerminalArgs]()}, t.read)
+	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Meta: alwaysLoad(), Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status.", InputSchema: openSchema[TerminalArgs]()}, t.wait)
+	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Meta: alwaysLoad(), Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended.", InputSchema: openSchema[TerminalArgs]()}, t.kill)
+	mcp.AddTool(s, &mcp.Tool{Name: "list_commands", Meta: alwaysLoad(), Description: "List the commands this session started (terminal ids, command lines, running or how they ended).", InputSchema: openSchema[struct{}]()}, t.list)
+	return s
+}
+
+// alwaysLoad is each tool's _meta: Claude Code (2.1, claude-agent-acp
+// 0.101) defers MCP tools behind its ToolSearch tool, so the model would
+// have to search for ours before its first command (a round trip, and
+// only if it thinks of it). "anthropic/alwaysLoad" presents a tool at
+// once, for our tools only (the other way, ENABLE_TOOL_SEARCH=false in
+// its environment, would present every MCP server's). Other agents
+// ignore it.
+func alwaysLoad() mcp.Meta { return mcp.Meta{"anthropic/alwaysLoad": true} }
+
+// openSchema is T's input schema without "additionalProperties": false.
+// Models send arguments of the tools they were trained on (Claude Code's
+// Bash: description, timeout, run_in_background, sometimes more): the
+// ones we know are mapped, the others are ignored instead of failing the
+// call.
+func openSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcptool: the schema of %T: %v", *new(T), err))
+	}
+	s.AdditionalProperties = nil
 	return s
 }
 
@@ -81,13 +106,31 @@ const runDescription = `Run a shell command (a /bin/sh command line) in a real t
 	`For servers, watchers and anything that does not end by itself, set background: true: it returns the terminal id at once, and the command keeps running; ` +
 	`read it later with read_output, wait with wait_for_exit, stop it with kill_command. A command stopped by the user comes back with the signal and its partial output.`
 
-// RunArgs are run_command's arguments.
+// RunArgs are run_command's arguments. Description, Timeout and
+// RunInBackground are Claude Code's Bash arguments, which models trained
+// on it send: the description titles the split, the timeout is in
+// milliseconds, run_in_background is background.
 type RunArgs struct {
 	Command         string `json:"command" jsonschema:"the shell command line to run"`
+	Description     string `json:"description,omitempty" jsonschema:"a few words saying what the command does (the title of its terminal)"`
 	Cwd             string `json:"cwd,omitempty" jsonschema:"absolute working directory (default: the session's)"`
 	Background      bool   `json:"background,omitempty" jsonschema:"start it and return at once (servers, watchers)"`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"the same as background"`
 	TimeoutSeconds  int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait for the end (default 120); the command keeps running after that"`
+	Timeout         int    `json:"timeout,omitempty" jsonschema:"the same as timeout_seconds, in milliseconds"`
 	OutputByteLimit int    `json:"output_byte_limit,omitempty" jsonschema:"how many bytes of output to keep (the newest)"`
+}
+
+// waitSeconds is how long run_command waits: timeout_seconds, else
+// timeout (milliseconds, rounded up), else 0 (the default).
+func (in RunArgs) waitSeconds() int {
+	switch {
+	case in.TimeoutSeconds > 0:
+		return in.TimeoutSeconds
+	case in.Timeout > 0:
+		return (in.Timeout + 999) / 1000
+	}
+	return 0
 }
 
 // TerminalArgs name a command run_command started.
@@ -136,16 +179,19 @@ func (t *tools) run(ctx context.Context, req *mcp.CallToolRequest, in RunArgs) (
 	if in.OutputByteLimit > 0 {
 		params["outputByteLimit"] = in.OutputByteLimit
 	}
+	if d := strings.TrimSpace(in.Description); d != "" {
+		params["_meta"] = map[string]any{acp.TitleMetaKey: d}
+	}
 	var created struct {
 		TerminalID string `json:"terminalId"`
 	}
 	if err := t.b.terminal(ctx, toolCall(req), "terminal/create", params, &created); err != nil {
 		return failed(fmt.Errorf("the command was not run: %v", err))
 	}
-	if in.Background {
+	if in.Background || in.RunInBackground {
 		return text("Started in terminal %s, running in the background (the user sees it live). Read it with read_output, wait with wait_for_exit, stop it with kill_command.", created.TerminalID), nil, nil
 	}
-	return t.waitAndReport(ctx, created.TerminalID, in.TimeoutSeconds, true)
+	return t.waitAndReport(ctx, created.TerminalID, in.waitSeconds(), true)
 }
 
 // waitAndReport waits up to timeout for the command's end and reports its
@@ -158,6 +204,12 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 	err := t.b.terminal(wctx, "", "terminal/wait_for_exit", map[string]any{"terminalId": id}, nil)
 	cancel()
 	ended := err == nil
+	if err != nil && ctx.Err() != nil && release {
+		// The agent cancelled the tool call (notifications/cancelled: the
+		// user cancelled the turn): the command it started stops too.
+		t.stopCancelled(context.WithoutCancel(ctx), id)
+		return failed(fmt.Errorf("the tool call was cancelled; the command in terminal %s was stopped", id))
+	}
 	if err != nil && wctx.Err() == nil {
 		return failed(fmt.Errorf("waiting for terminal %s: %v", id, err))
 	}
@@ -172,6 +224,23 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 		_ = t.b.terminal(ctx, "", "terminal/release", map[string]any{"terminalId": id}, nil)
 	}
 	return res, nil, nil
+}
+
+// StopMethod is the backend request (over "agentrun/terminal") that stops
+// a command as a cancelled turn does: SIGINT, then the kill after the
+// grace period.
+const StopMethod = "agentrun/stop"
+
+// stopCancelled stops the command of a cancelled run_command, waits for
+// its end and releases its terminal (the split keeps the output).
+func (t *tools) stopCancelled(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := t.b.terminal(ctx, "", StopMethod, map[string]any{"terminalId": id}, nil); err != nil {
+		return // released meanwhile, or the editor is gone
+	}
+	_ = t.b.terminal(ctx, "", "terminal/wait_for_exit", map[string]any{"terminalId": id}, nil)
+	_ = t.b.terminal(ctx, "", "terminal/release", map[string]any{"terminalId": id}, nil)
 }
 
 // report is the command's output and status as the model reads them.

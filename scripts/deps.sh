@@ -36,7 +36,11 @@ if [ ! -d "$root/tests/node/node_modules/@agentclientprotocol/sdk" ] || [ ! -d "
   echo "deps: installing the npm test peers in tests/node (npm ci: the ACP and MCP TypeScript SDKs)"
   (cd "$root/tests/node" && npm ci --no-audit --no-fund --loglevel=error)
 fi
-if [ ! -d "$root/tests/claude/node_modules/@zed-industries/claude-agent-acp" ]; then
-  echo "deps: installing the real Claude Code ACP agent in tests/claude (npm ci; it runs offline against a fake model API)"
+if [ ! -d "$root/tests/claude/node_modules/@zed-industries/claude-agent-acp" ] || [ ! -d "$root/tests/claude/node_modules/@agentclientprotocol/claude-agent-acp" ]; then
+  echo "deps: installing the real Claude Code ACP agents in tests/claude (npm ci; they run offline against a fake model API)"
   (cd "$root/tests/claude" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -d "$root/tests/codex/node_modules/@agentclientprotocol/codex-acp" ] || [ ! -d "$root/tests/codex/node_modules/@openai/codex" ]; then
+  echo "deps: installing the real Codex ACP agent and Codex in tests/codex (npm ci; they run offline against a fake model API)"
+  (cd "$root/tests/codex" && npm ci --no-audit --no-fund --loglevel=error)
 fi

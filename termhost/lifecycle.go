@@ -71,6 +71,37 @@ func (t *Terminal) finish(rule string) {
 	t.host.opts.Logf("termhost: %s exited: %s (output drained: %s)", t.id, st, rule)
 }
 
+// Stop ends the command gently: SIGINT to its process group (what <C-c>
+// sends, so it can clean up), and, if it has not exited after
+// Options.KillGrace, Kill (SIGTERM, then SIGKILL after the grace). It
+// returns at once; a command that already exited is left alone. A
+// cancelled turn stops its commands this way.
+func (t *Terminal) Stop() error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if t.leaderExited.Load() && !t.alive() {
+		return nil
+	}
+	if err := t.Signal(syscall.SIGINT); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	armed := t.stopArmed
+	t.stopArmed = true
+	t.mu.Unlock()
+	if !armed {
+		time.AfterFunc(t.host.opts.KillGrace, func() {
+			if t.leaderExited.Load() && !t.alive() {
+				return
+			}
+			t.host.opts.Logf("termhost: %s: the command outlived SIGINT by the grace period, killing it", t.id)
+			t.terminate()
+		})
+	}
+	return nil
+}
+
 // terminate sends SIGTERM (and SIGCONT, so a stopped job can act on it)
 // to the process group and to every other group of the terminal's tree
 // (a shell's jobs, what left the session with setsid), and arms a SIGKILL

@@ -67,6 +67,7 @@ type Terminal struct {
 	drainRule    string // how the output was found drained (lifecycle.go)
 	released     bool
 	killArmed    bool
+	stopArmed    bool // Stop's escalation to Kill is pending or done
 	cols, rows   uint16
 }
 

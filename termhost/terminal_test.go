@@ -717,3 +717,38 @@ func procState(pid string) (state byte, pgrp int, ok bool) {
 	st, ok := procstat.Read(pid)
 	return st.State, st.Pgrp, ok
 }
+
+// TestStopInterruptsThenKills: Stop sends SIGINT (a command that handles
+// it ends its own way), and a command that ignores it is killed after the
+// grace period (SIGTERM; SIGKILL when that is ignored too).
+func TestStopInterruptsThenKills(t *testing.T) {
+	h := testHost(t, Options{KillGrace: 500 * time.Millisecond})
+	cases := []struct {
+		name, line, want string
+		atLeast          time.Duration
+	}{
+		{"ends on SIGINT", "trap 'echo caught; exit 130' INT; echo ready; sleep 60 & wait", exitCode(130), 0},
+		{"ignores SIGINT", "trap '' INT; echo ready; sleep 60 & wait", "SIGTERM", 500 * time.Millisecond},
+		{"ignores SIGINT and SIGTERM", "trap '' INT TERM; echo ready; while :; do sleep 0.1; done", "SIGKILL", time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			term := create(t, h, shell(t, c.line))
+			waitOutput(t, term, "ready\n")
+			start := time.Now()
+			if err := term.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if err := term.Stop(); err != nil { // a second Stop changes nothing
+				t.Fatal(err)
+			}
+			st, _ := waitExit(t, term)
+			if st.String() != c.want || time.Since(start) < c.atLeast {
+				t.Fatalf("exit %v after %v, want %s after at least %v", st, time.Since(start), c.want, c.atLeast)
+			}
+			if err := term.Stop(); err != nil {
+				t.Fatalf("Stop after the exit: %v", err)
+			}
+		})
+	}
+}

@@ -133,3 +133,26 @@ func TestAgentOwnedTerminalCancelled(t *testing.T) {
 		t.Errorf("status() still says running: %+v", x)
 	}
 }
+
+// TestAgentOwnedTerminalCancelledClaude101: Claude Code 2.1 (claude-agent-
+// acp 0.101) answers a cancel with the model's rejection text as the
+// terminal's output and an update saying the command did not run
+// (nonExecutionKind "user-rejected"): the split reads [cancelled], not the
+// rejection text as if the command had printed it, and only that.
+func TestAgentOwnedTerminalCancelledClaude101(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.replay("claude101-cancel")
+	term := e.agentTerminal("toolu_02", func(x agentTerm) bool { return x.Command == "sleep 200" })
+	e.waitBuf(term.Bufnr, 5*time.Second, "the agent runs this command itself")
+	e.cmd("AgentCancel")
+	e.waitChat("(turn ended: cancelled)", 10*time.Second)
+	text := e.waitBuf(term.Bufnr, 5*time.Second, "[cancelled]")
+	if strings.Contains(text, "doesn't want to proceed") || strings.Count(text, "[") != 1 {
+		t.Errorf("the cancelled split reads:\n%s", text)
+	}
+	if x := e.agentTerminal("toolu_02", func(agentTerm) bool { return true }); x.State == "running" || x.ExitCode != nil {
+		t.Errorf("status() says %+v", x)
+	}
+	e.waitChat("sleep 200 [execute] · failed", 5*time.Second)
+}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,9 +17,15 @@ import (
 // reads its output. Then the session, stopped, is listed and loaded again
 // with its conversation.
 func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
+	for _, pkg := range claudePackages {
+		t.Run(pkg.version, func(t *testing.T) { testRealClaudeRuns(t, pkg) })
+	}
+}
+
+func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	line := `for i in 1 2 3 4 5; do echo "claude tick $i"; sleep 0.4; done`
 	fake := startFakeAnthropic(t, line)
-	e, backend := realClaude(t, fake)
+	e, backend := realClaude(t, fake, pkg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("model API requests:\n%s", fake.log())
@@ -26,6 +33,14 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 	})
 	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
+	if pkg.version != "0.23.1" {
+		// Its default mode (auto) and the model it found (configOptions).
+		var label string
+		e.lua(`return require("agentrun").status().sessions[1].label`, &label)
+		if label != "Auto · Default (recommended)" {
+			t.Errorf("the session's mode and model read %q, want %q", label, "Auto · Default (recommended)")
+		}
+	}
 	e.cmd("AgentPrompt run the ticker")
 	term := e.waitTerminal(line, 60*time.Second)
 	var owner string
@@ -47,9 +62,13 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 		t.Errorf("picker prompt %q", prompt)
 	}
 	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
-	// Claude Code replays the /model it ran at the start inside the first
-	// prompt, as markup: it reads as the command and its answer.
-	if !inOrder(chat, "> /model ", "> (Set model to ", "> run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal "+term.ID) {
+	// Claude Code 0.23 replays the /model it ran at the start inside the
+	// first prompt, as markup: it reads as the command and its answer.
+	replay := []string{"> run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal " + term.ID}
+	if pkg.version == "0.23.1" {
+		replay = append([]string{"> /model ", "> (Set model to "}, replay...)
+	}
+	if !inOrder(chat, replay...) {
 		t.Errorf("the loaded session does not replay the conversation in order:\n%s", chat)
 	}
 	if strings.Contains(chat, "<command-name>") || strings.Contains(chat, "<local-command-stdout>") {
@@ -62,8 +81,9 @@ func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
 // it; picked with :AgentLogin, Claude Code's own login and onboarding
 // runs in one of our terminals, for the user to go through.
 func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
+	pkg := claudePackages[0]
 	fake := startFakeAnthropic(t, "true")
-	e, backend := realClaude(t, fake)
+	e, backend := realClaude(t, fake, pkg)
 	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
 	e.stubSelect(1)
@@ -73,28 +93,68 @@ func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
 	if len(offered) != 1 || offered[0] != "Log in with Claude/terminal" {
 		t.Fatalf("offered %q", offered)
 	}
-	login := e.waitTerminal("sign in: "+claudeBin(t)+" --cli", 30*time.Second)
+	login := e.waitTerminal("sign in: "+claudeBin(t, pkg)+" --cli", 30*time.Second)
 	e.waitBuf(login.Bufnr, 60*time.Second, "Welcome to Claude Code", "Choose the text style")
 	e.cmd("AgentKill! " + login.ID)
 }
 
+// claudePackage is one of the real claude-agent-acp packages deps.sh
+// installs in tests/claude.
+type claudePackage struct {
+	name, version string
+	// wrapped starts it through a script of ours (as npx, bunx or a
+	// user's wrapper would): agentrun must know it by its agentInfo.name.
+	wrapped bool
+}
+
+// claudePackages are the Claude Code ACP agents the tests run: the
+// package it moved to and its newest release first, then the last of the
+// old name.
+var claudePackages = []claudePackage{
+	{name: "@zed-industries/claude-agent-acp", version: "0.23.1"},
+	{name: "@agentclientprotocol/claude-agent-acp", version: "0.101.0", wrapped: true},
+}
+
 // claudeBin is the real claude-agent-acp that deps.sh installs.
-func claudeBin(t *testing.T) string {
+func claudeBin(t *testing.T, pkg claudePackage) string {
 	t.Helper()
-	bin := filepath.Join(root, "tests", "claude", "node_modules", ".bin", "claude-agent-acp")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("claude-agent-acp is not installed in tests/claude (scripts/deps.sh installs it): %v", err)
+	dir := filepath.Join(root, "tests", "claude", "node_modules", pkg.name)
+	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatalf("%s is not installed in tests/claude (scripts/deps.sh installs it): %v", pkg.name, err)
 	}
-	return bin
+	var meta struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != pkg.version {
+		t.Fatalf("tests/claude has %s %q, want %s (run scripts/deps.sh): %v", pkg.name, meta.Version, pkg.version, err)
+	}
+	return filepath.Join(dir, meta.Bin["claude-agent-acp"])
+}
+
+// claudeCmd is the command that starts pkg: its bin, or a wrapper
+// script that execs it.
+func claudeCmd(t *testing.T, pkg claudePackage) string {
+	t.Helper()
+	bin := claudeBin(t, pkg)
+	if !pkg.wrapped {
+		return bin
+	}
+	wrapper := filepath.Join(t.TempDir(), "my-claude")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", bin)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
 }
 
 // realClaude starts an editor whose default agent is the real
 // claude-agent-acp, offline against fake, with a HOME of its own. The
 // caller sets *backend to the backend's pid once it runs: the cleanup
 // waits for it (and so Claude Code) to stop before HOME goes.
-func realClaude(t *testing.T, fake *fakeAnthropic) (*editor, *int) {
+func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, *int) {
 	t.Helper()
-	bin := claudeBin(t)
+	bin := claudeCmd(t, pkg)
 	home := t.TempDir()
 	backend := new(int)
 	t.Cleanup(func() {
@@ -126,4 +186,98 @@ func realClaude(t *testing.T, fake *fakeAnthropic) (*editor, *int) {
 		}
 	})
 	return e, backend
+}
+
+// TestRealClaudeCodeCancelStopsTheCommand: :AgentCancel while the real
+// Claude Code's command runs in our terminal stops the command (SIGINT;
+// 0.101 also cancels its MCP tool call, 0.23 sends nothing for it), the
+// turn ends cancelled, and nothing of the command is left running.
+func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
+	for _, pkg := range claudePackages {
+		t.Run(pkg.version, func(t *testing.T) {
+			line := "echo started; sleep 30; echo never"
+			fake := startFakeAnthropic(t, line)
+			e, backend := realClaude(t, fake, pkg)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("model API requests:\n%s", fake.log())
+				}
+			})
+			e.startSessionWithin(60 * time.Second)
+			*backend = e.backendPid()
+			e.cmd("AgentPrompt run it")
+			term := e.waitTerminal(line, 60*time.Second)
+			e.waitBuf(term.Bufnr, 20*time.Second, "started")
+			pid := e.ahpTerminal(term.ID).Pid
+			e.cmd("AgentCancel")
+			e.waitFor("the command to end by SIGINT", 10*time.Second, func() (bool, string) {
+				ts := e.terminals()
+				return len(ts) == 1 && ts[0].Signal == "SIGINT", fmt.Sprintf("%+v", ts)
+			})
+			eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+			e.waitChat("(turn ended: cancelled)", 30*time.Second)
+			if text := e.waitBuf(term.Bufnr, 5*time.Second, "[signal SIGINT]"); strings.Contains(text, "never") {
+				t.Errorf("the command went on after the cancel:\n%s", text)
+			}
+			e.idle(30 * time.Second)
+		})
+	}
+}
+
+// TestRealClaudeCodeOwnBash: the real Claude Code 2.1 (0.101) running its
+// own Bash (terminals = "agent"): its permission question for the
+// command is answered by terminal.approve's rules without a question; the
+// command is shown in a display-only split with its output once it ended;
+// cancelled while it runs, the split reads [cancelled] and not the text
+// Claude Code sends the model about it.
+func TestRealClaudeCodeOwnBash(t *testing.T) {
+	pkg := claudePackages[1]
+	cases := []struct {
+		name, line string
+		cancel     bool
+	}{
+		// Commands that change something: Claude Code asks before them.
+		{"runs", "touch ran.txt; echo own-bash-ran", false},
+		{"cancelled", "touch ran.txt; sleep 30; echo never", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := startFakeAnthropic(t, c.line)
+			e, backend := realClaude(t, fake, pkg)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("model API requests:\n%s", fake.log())
+				}
+			})
+			e.lua(`local cfg = require("agentrun.config").get()
+				cfg.agents.claude.terminals = "agent"
+				cfg.terminal.approve = { allow = { "touch ran.txt; *" } }
+				require("agentrun").setup(cfg)
+				_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; cb(nil, nil) end`, nil)
+			e.startSessionWithin(60 * time.Second)
+			*backend = e.backendPid()
+			e.cmd("AgentMode default") // the mode that asks before Bash
+			e.cmd("AgentPrompt run it")
+			buf := e.waitAgentShownTerminal()
+			e.waitChat("✓ allowed by terminal.approve", 60*time.Second)
+			if c.cancel {
+				time.Sleep(500 * time.Millisecond) // it runs
+				e.cmd("AgentCancel")
+				e.waitChat("(turn ended: cancelled)", 30*time.Second)
+				text := e.waitBuf(buf, 10*time.Second, "[cancelled]")
+				if strings.Contains(text, "proceed") || strings.Contains(text, "never") || strings.Count(text, "[") != 1 {
+					t.Errorf("the cancelled split reads:\n%s", text)
+				}
+			} else {
+				e.waitBuf(buf, 60*time.Second, "own-bash-ran", "[exit 0]")
+				e.waitChat("The tool said: ", 60*time.Second)
+			}
+			e.idle(30 * time.Second)
+			var asked int
+			e.lua(`return _G.asked`, &asked)
+			if asked != 0 {
+				t.Errorf("asked %d times for a command the rules allow", asked)
+			}
+		})
+	}
 }

@@ -13,7 +13,8 @@ import (
 
 // fakeAnthropic is the model API for a real Claude Code offline: the
 // Messages API on loopback, answering as a model that, when it is offered
-// agentrun's run_command tool and has not called it yet, calls it with
+// agentrun's run_command tool (loaded, not deferred behind ToolSearch),
+// or else Claude Code's own Bash, and has not called it yet, calls it with
 // command, and otherwise says what the tool returned. It is the one fake
 // in these tests: a model cannot run here.
 type fakeAnthropic struct {
@@ -45,6 +46,9 @@ type messagesRequest struct {
 	Stream bool   `json:"stream"`
 	Tools  []struct {
 		Name string `json:"name"`
+		// DeferLoading: the tool is only named; the model must load it
+		// with ToolSearch before calling it (Claude Code ≥ 2.1's MCP tools).
+		DeferLoading bool `json:"defer_loading"`
 	} `json:"tools"`
 	Messages []struct {
 		Role    string          `json:"role"`
@@ -57,8 +61,20 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req messagesRequest
 	_ = json.Unmarshal(body, &req)
 	var tools []string
+	offered := false // run_command is there to call (not deferred)
+	bash := false    // Claude Code's own Bash is (our tool is not offered)
 	for _, t := range req.Tools {
-		tools = append(tools, t.Name)
+		name := t.Name
+		if t.DeferLoading {
+			name += "(deferred)"
+		}
+		tools = append(tools, name)
+		if t.Name == "mcp__agentrun__run_command" && !t.DeferLoading {
+			offered = true
+		}
+		if t.Name == "Bash" && !t.DeferLoading {
+			bash = true
+		}
 	}
 	f.mu.Lock()
 	f.requests = append(f.requests, fmt.Sprintf("%s %s stream=%v tools=%v", r.Method, r.URL.Path, req.Stream, tools))
@@ -83,16 +99,13 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	offered := false
-	for _, name := range tools {
-		if name == "mcp__agentrun__run_command" {
-			offered = true
-		}
-	}
 	switch {
 	case offered && result == "":
 		input, _ := json.Marshal(map[string]any{"command": f.command})
 		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake1", "name": "mcp__agentrun__run_command", "input": map[string]any{}}, string(input))
+	case bash && !offered && result == "" && len(req.Messages) > 0 && len(tools) > 1:
+		input, _ := json.Marshal(map[string]any{"command": f.command, "description": "Run the command"})
+		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake2", "name": "Bash", "input": map[string]any{}}, string(input))
 	case result != "":
 		f.mu.Lock()
 		f.results = append(f.results, result)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -128,4 +129,165 @@ func TestMCPToolBackgroundAndList(t *testing.T) {
 	e.idle(10 * time.Second)
 	e.cmd("AgentPrompt list")
 	e.waitChat("term-1  sleep 40  (running)", 20*time.Second)
+}
+
+// TestMCPToolTakesBashArguments: a model trained on Claude Code's Bash
+// calls run_command with its arguments (description, timeout in ms,
+// run_in_background) and others we do not know: the command runs, the
+// description titles its split and its line in :AgentTerminals, unknown
+// arguments are ignored, and run_in_background returns at once.
+func TestMCPToolTakesBashArguments(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd(`AgentPrompt bash {"command":"echo bash-shaped","description":"Say it\nthe Bash way","timeout":30000,"dangerouslyDisableSandbox":false}`)
+	chat := e.waitChat("RESULT ", 20*time.Second)
+	if !strings.Contains(chat, "RESULT Terminal term-1: exited with code 0.\nbash-shaped") {
+		t.Fatalf("the call with Bash-shaped arguments did not run:\n%s", chat)
+	}
+	term := e.waitTerminal("echo bash-shaped", 10*time.Second)
+	var name string
+	e.lua(`return vim.api.nvim_buf_get_name(...)`, &name, term.Bufnr)
+	if !strings.HasSuffix(name, "agentrun://terminal/term-1 Say it the Bash way") {
+		t.Errorf("the split is named %q, want the description as its title", name)
+	}
+	var listed []string
+	e.lua(`return vim.tbl_map(function(t) return t.title end, require("agentrun").status().terminals)`, &listed)
+	if len(listed) != 1 || listed[0] != "Say it the Bash way" {
+		t.Errorf("status() titles %q", listed)
+	}
+	e.idle(10 * time.Second)
+	e.cmd(`AgentPrompt bash {"command":"sleep 40","run_in_background":true,"description":"Wait"}`)
+	e.waitChat("RESULT Started in terminal term-2, running in the background", 20*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd(`AgentPrompt bash {"command":"  ","description":"nothing"}`)
+	e.waitChat("RESULT error command is empty: give the shell command line to run", 20*time.Second)
+}
+
+// TestTerminalToolByAgentIdentity: where an agent's commands run is
+// decided by the name it gives itself in initialize, not by the command
+// that starts it: Claude Code started through a wrapper script (as npx,
+// bunx or a user's script start it) gets our terminal tool and loses its
+// Bash; another agent keeps its own; the terminals option overrides.
+func TestTerminalToolByAgentIdentity(t *testing.T) {
+	node, script := claudeLikeArgv(t)
+	wrapper := filepath.Join(t.TempDir(), "my-agent-wrapper")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec %q %q \"$@\"\n", node, script)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, agentName, option string
+		want                    string // where its commands run
+		meta                    string // what "meta" answers
+	}{
+		{"Claude Code through a wrapper", "@agentclientprotocol/claude-agent-acp", "", "agentrun",
+			`META {"claudeCode":{"options":{"allowedTools":["mcp__agentrun__run_command",`},
+		{"the older Claude Code package", "@zed-industries/claude-agent-acp", "", "agentrun", `"disallowedTools":["Bash"]}}} TOOLS kill_command,list_commands,read_output,run_command,wait_for_exit ERROR`},
+		{"Claude Code told to use its own", "@agentclientprotocol/claude-agent-acp", `terminals = "agent",`, "agent", "NO TOOL"},
+		{"another agent", "@agentclientprotocol/codex-acp", "", "agent", "NO TOOL"},
+		{"another agent told to use ours", "@agentclientprotocol/codex-acp", `terminals = "agentrun",`, "agentrun", "META null TOOLS kill_command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+				default_agent = "wrapped",
+				agents = { wrapped = { cmd = { %q }, %s env = { AGENTRUN_TEST_AGENT_NAME = %q } } },
+			})`, wrapper, c.option, c.agentName))
+			e.startSession()
+			var where string
+			e.lua(`return require("agentrun").status().sessions[1].terminals`, &where)
+			if where != c.want {
+				t.Errorf("status() says its commands run in %q, want %q", where, c.want)
+			}
+			e.cmd("AgentPrompt meta")
+			if c.want == "agent" {
+				e.cmd("AgentPrompt run echo hi")
+			}
+			e.waitChat(c.meta, 20*time.Second)
+		})
+	}
+}
+
+// TestCancelStopsTheToolsCommand: :AgentCancel stops the command the
+// turn runs through our MCP tool (SIGINT, then the kill after the grace
+// for one that ignores it), whether the agent cancels its tool call (as
+// claude-agent-acp 0.101 does, notifications/cancelled) or sends nothing
+// for it (as 0.18–0.23 did); the turn ends cancelled and nothing of the
+// command is left running.
+func TestCancelStopsTheToolsCommand(t *testing.T) {
+	cases := []struct {
+		name, env, line, signal, chat string
+	}{
+		{"the agent cancels its tool call", "", "echo started; sleep 30; echo never", "SIGINT", "(turn ended: cancelled)"},
+		{"the agent keeps its tool call", `AGENTRUN_TEST_CANCEL_KEEPS_TOOL = "1"`, "echo started; sleep 30; echo never", "SIGINT",
+			"CANCELLED AFTER Terminal term-1: stopped by SIGINT"},
+		{"a command that ignores SIGINT", "", "trap '' INT; echo started; sleep 30 & wait; echo never", "SIGTERM", "(turn ended: cancelled)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := claudeLikeEditor(t, "kill_grace_ms = 400", c.env, "")
+			e.startSession()
+			e.cmd("AgentPrompt run " + c.line)
+			term := e.waitTerminal(c.line, 20*time.Second)
+			e.waitBuf(term.Bufnr, 10*time.Second, "started")
+			pid := e.ahpTerminal(term.ID).Pid
+			start := time.Now()
+			e.cmd("AgentCancel")
+			e.waitChat(c.chat, 20*time.Second)
+			e.waitFor("the command to end by "+c.signal, 10*time.Second, func() (bool, string) {
+				ts := e.terminals()
+				return len(ts) == 1 && ts[0].Signal == c.signal, fmt.Sprintf("%+v", ts)
+			})
+			if c.signal == "SIGTERM" && time.Since(start) < 400*time.Millisecond {
+				t.Errorf("killed %v after the cancel, before the 400 ms grace", time.Since(start))
+			}
+			eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+			if text := e.waitBuf(term.Bufnr, 5*time.Second, "[signal "+c.signal+"]"); strings.Contains(text, "never") {
+				t.Errorf("the command went on after the cancel:\n%s", text)
+			}
+			e.idle(10 * time.Second)
+		})
+	}
+}
+
+// TestMCPToolCallCancelledByTheAgent: an agent that cancels its own
+// run_command call (MCP notifications/cancelled, as Claude Code does)
+// without the turn being cancelled: the tool stops the command (SIGINT)
+// and releases its terminal; the turn goes on.
+func TestMCPToolCallCancelledByTheAgent(t *testing.T) {
+	e := claudeLike(t, "kill_grace_ms = 400")
+	line := "echo started; sleep 30; echo never"
+	e.cmd("AgentPrompt runabort 1500 " + line)
+	term := e.waitTerminal(line, 20*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "started")
+	pid := e.ahpTerminal(term.ID).Pid
+	e.waitChat("ABORTED the tool call", 20*time.Second)
+	text := e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGINT]", "[released]")
+	if strings.Contains(text, "never") {
+		t.Errorf("the command went on after its call was cancelled:\n%s", text)
+	}
+	eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+	e.idle(10 * time.Second)
+	if chat := e.chat(); strings.Contains(chat, "(turn ended: cancelled)") {
+		t.Errorf("the turn was cancelled:\n%s", chat)
+	}
+}
+
+// TestScreenBashShapedCommandCancelled: on the screen, a command the
+// model sends with Claude Code's Bash arguments runs in our split, titled
+// by its description; :AgentCancel stops it (SIGINT) and the chat says the
+// turn was cancelled.
+func TestScreenBashShapedCommandCancelled(t *testing.T) {
+	s := claudeLikeScreenEnv(t, 120, 34, "")
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.prompt(`bash {"command":"echo started; sleep 30; echo never","description":"Wait for it","timeout":60000}`)
+	s.waitShows(20*time.Second, "started", "agentrun://terminal/term-1 Wait for it")
+	s.keys("Escape")
+	s.typeText(":AgentCancel")
+	s.keys("Enter")
+	sc := s.waitShows(20*time.Second, "[signal SIGINT]", "(turn ended: cancelled)")
+	for _, l := range strings.Split(sc, "\n") {
+		if strings.TrimSpace(l) == "never" {
+			t.Errorf("the command went on after the cancel:\n%s", sc)
+		}
+	}
 }

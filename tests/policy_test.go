@@ -67,8 +67,8 @@ func TestApproveAlwaysAsksWithTheCommandLine(t *testing.T) {
 				t.Fatalf("picker shown %d times: %+v", len(p), p)
 			}
 			want := fmt.Sprintf("(agentrun) demo wants to run (in %s):  $ echo approved", e.cwd())
-			if p[0].Prompt != want || strings.Join(p[0].Items, "|") != "Run it|Refuse" || p[0].Kind != "agentrun.approve" {
-				t.Errorf("picker %+v, want prompt %q with Run it|Refuse", p[0], want)
+			if p[0].Prompt != want || strings.Join(p[0].Items, "|") != "Run it|Refuse|Always allow it in this project" || p[0].Kind != "agentrun.approve" {
+				t.Errorf("picker %+v, want prompt %q with Run it|Refuse|Always allow it in this project", p[0], want)
 			}
 			if tc.pick != 1 && len(e.terminals()) != 0 {
 				t.Errorf("a refused command got a terminal: %+v", e.terminals())
@@ -215,7 +215,11 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 	}{
 		{`{ terminal = { allowed_cwd = "/tmp" } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
 		{`{ terminal = { allowed_cwd = { "relative/dir" } } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
-		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"never", "always" or a function(cmd) returning true, false or "ask"`}},
+		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"never", "always", rules { allow = { "go test *" }, deny = { "rm -rf *" }, otherwise = "ask" | "run" | "refuse" } or a function(cmd) returning true, false or "ask"`}},
+		{`{ terminal = { approve = { allow = "go test *" } } }`, []string{"terminal.approve", `rules { allow = { "go test *" }`}},
+		{`{ terminal = { approve = { deny = { "" } } } }`, []string{"terminal.approve", `rules { allow = { "go test *" }`}},
+		{`{ terminal = { approve = { allow = {}, otherwise = "maybe" } } }`, []string{"terminal.approve", `otherwise = "ask" | "run" | "refuse"`}},
+		{`{ terminal = { approve = { alow = { "ls" } } } }`, []string{"terminal.approve", `rules { allow = `}},
 		{`{ terminal = { max_run_ms = -1 } }`, []string{"terminal.max_run_ms", "an integer >= 0 (milliseconds; 0 = no limit)"}},
 		{`{ terminal = { max_run_ms = 1.5 } }`, []string{"terminal.max_run_ms"}},
 		{`{ terminal = { byte_limit = 0 } }`, []string{"terminal.byte_limit", "a positive integer"}},
@@ -239,6 +243,10 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 	}
 	e.t = t
 	var ok bool
+	e.lua(`return require("agentrun").setup({ terminal = { approve = { allow = { "ls" }, deny = { "rm *" }, otherwise = "refuse" } } })`, &ok)
+	if !ok {
+		t.Errorf("setup rejected approval rules")
+	}
 	e.lua(`return require("agentrun").setup({ terminal = { allowed_cwd = { "~", "/tmp" }, approve = function() return true end, max_run_ms = 60000 } })`, &ok)
 	if !ok {
 		t.Errorf("setup rejected good policy options")
@@ -271,4 +279,89 @@ func TestCancelWhileAskingToRun(t *testing.T) {
 	}
 	e.cmd("AgentPrompt !help")
 	e.waitChat("Prompts: a shell command line", 10*time.Second)
+}
+
+// TestOnePolicyForEveryAgent: terminal.approve's rules answer the agent's
+// own permission requests that carry a command (as Claude Code's Bash and
+// Codex's exec send them) as they answer for our terminals: an allowed
+// command is allowed without a question, a denied one refused, another
+// asked; "always allow" (the agent's option, or ours in our picker) is
+// remembered for the project in a plain file, and the next time no one
+// asks. A deny rule wins over a remembered answer. :checkhealth shows the
+// rules and the file.
+func TestOnePolicyForEveryAgent(t *testing.T) {
+	e := claudeLike(t, `approve = { allow = { "echo *", "go test ./..." }, deny = { "rm -rf *" } }`)
+	// The picker: counted; the agent's options are picked by kind, ours by
+	// label.
+	e.lua(`_G.asked = {}; vim.ui.select = function(items, opts, cb)
+		table.insert(_G.asked, opts.prompt)
+		for i, it in ipairs(items) do
+			if (type(it) == "table" and it.kind == _G.want) or it == _G.want then return cb(it, i) end
+		end
+		cb(nil, nil)
+	end`, nil)
+	asked := func() int {
+		var n int
+		e.lua(`return #_G.asked`, &n)
+		return n
+	}
+	say := func(prompt, want string) {
+		t.Helper()
+		e.cmd("AgentPrompt " + prompt)
+		e.waitChat(want, 20*time.Second)
+		e.idle(10 * time.Second)
+	}
+	say("askrun go test ./...", "PERMISSION go test ./...: allow")
+	say("askrun rm -rf /tmp/x", "PERMISSION rm -rf /tmp/x: reject")
+	if n := asked(); n != 0 {
+		t.Fatalf("asked %d times for commands the rules decide", n)
+	}
+	e.lua(`_G.want = "allow_always"`, nil)
+	say("askrun make lint", "PERMISSION make lint: always")
+	if n := asked(); n != 1 {
+		t.Fatalf("asked %d times, want once for a command no rule decides", n)
+	}
+	var file string
+	e.lua(`return require("agentrun.policy").file(vim.fn.getcwd())`, &file)
+	raw, err := os.ReadFile(file)
+	if err != nil || !strings.Contains(string(raw), "\nmake lint\n") {
+		t.Fatalf("the project's file %s: %q, %v", file, raw, err)
+	}
+	say("askrun make lint", "PERMISSION make lint: allow")
+	if n := asked(); n != 1 {
+		t.Errorf("asked again for a command always allowed in this project")
+	}
+	// The same rules for our terminals (the MCP tool): allowed, refused,
+	// and "always allow" from our picker, kept in the same file.
+	say("run echo ours", "RESULT Terminal term-1: exited with code 0.")
+	say("run rm -rf /tmp/nothing-here", "RESULT error the command was not run: the user did not allow the command")
+	e.lua(`_G.want = "Always allow it in this project"`, nil)
+	say("run true", "RESULT Terminal term-2: exited with code 0.")
+	say("askrun true", "PERMISSION true: allow")
+	if n := asked(); n != 2 {
+		t.Errorf("asked %d times, want twice", n)
+	}
+	// An edited file holds: a pattern added by hand, and a deny rule wins
+	// over what the file allows.
+	raw, _ = os.ReadFile(file)
+	if err := os.WriteFile(file, append(raw, []byte("rm -rf *\nnpm run *\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	say("askrun npm run build", "PERMISSION npm run build: allow")
+	say("askrun rm -rf /tmp/y", "PERMISSION rm -rf /tmp/y: reject")
+	if n := asked(); n != 2 {
+		t.Errorf("asked %d times after the file was edited, want still twice", n)
+	}
+	e.cmd("checkhealth agentrun")
+	var lines []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+	report := strings.Join(lines, "\n")
+	for _, want := range []string{
+		`terminal.approve: rules: allow "echo *", "go test ./..."; deny "rm -rf *"; otherwise ask (for the commands in our terminals, and for the agents' own permission requests that carry a command)`,
+		"always allowed in this project (" + file + "): make lint | true | rm -rf * | npm run *",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
 }

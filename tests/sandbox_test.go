@@ -131,13 +131,15 @@ func TestHealthSaysWhetherTheSandboxWorks(t *testing.T) {
 func TestHealthSaysWhereCommandsRun(t *testing.T) {
 	e := startEditor(t, `require("agentrun").setup({ agents = {
 		mine = { cmd = { "sh" }, terminals = "agentrun" },
-		theirs = { cmd = { "sh" } },
+		theirs = { cmd = { "sh" }, terminals = "agent" },
+		unsaid = { cmd = { "sh" } },
 	} })`)
 	e.cmd("checkhealth agentrun")
 	var lines []string
 	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 	report := strings.Join(lines, "\n")
-	for _, want := range []string{`agent "mine": `, `its commands run in agentrun's terminals (the MCP terminal tool)`, `agent "theirs": `, `it runs its commands itself`} {
+	for _, want := range []string{`agent "mine": `, `its commands run in agentrun's terminals (the MCP terminal tool)`, `agent "theirs": `, `it runs its commands itself`,
+		`agent "unsaid": `, `where its commands run is decided when it starts, by the name it gives itself: agentrun's terminals for Claude Code (claude-agent-acp), else its own`} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}

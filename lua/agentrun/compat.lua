@@ -93,4 +93,14 @@ function M.open_term(buf, on_input)
   return vim.api.nvim_open_term(buf, opts)
 end
 
+-- state_dir is stdpath("state") (0.8+), else stdpath("data") (0.7 has no
+-- "state").
+function M.state_dir()
+  local ok, dir = pcall(vim.fn.stdpath, "state")
+  if ok and type(dir) == "string" then
+    return dir
+  end
+  return vim.fn.stdpath("data")
+end
+
 return M

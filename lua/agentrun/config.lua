@@ -25,7 +25,7 @@ M.defaults = {
     byte_limit = 16 * 1024 * 1024, -- rendered text kept per terminal for the agent
     scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
     allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
-    approve = "never", -- "never" | "always" (ask) | function(cmd) -> true | false | "ask"
+    approve = "never", -- "never" | "always" (ask) | { allow, deny, otherwise } | function(cmd) -> true | false | "ask"
     max_run_ms = 0, -- kill a command after this long; 0 = no limit
     -- confine the agent's commands (bubblewrap): false | "project" |
     -- "project-net" | "strict" | { name, writable, network, home } |
@@ -129,7 +129,31 @@ local function absolute_dirs(v)
   return n == #v
 end
 
+local function list_of_strings(v)
+  if v == nil then
+    return true
+  end
+  if type(v) ~= "table" then
+    return false
+  end
+  for k, x in pairs(v) do
+    if type(k) ~= "number" or type(x) ~= "string" or x == "" then
+      return false
+    end
+  end
+  return true
+end
+
 local function approve_mode(v)
+  if type(v) == "table" then
+    for k in pairs(v) do
+      if k ~= "allow" and k ~= "deny" and k ~= "otherwise" then
+        return false
+      end
+    end
+    return list_of_strings(v.allow) and list_of_strings(v.deny)
+      and (v.otherwise == nil or v.otherwise == "ask" or v.otherwise == "run" or v.otherwise == "refuse")
+  end
   return v == "never" or v == "always" or type(v) == "function"
 end
 
@@ -253,7 +277,7 @@ local function validate(opts)
   check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)")
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
-  check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\" or a function(cmd) returning true, false or \"ask\"")
+  check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\", rules { allow = { \"go test *\" }, deny = { \"rm -rf *\" }, otherwise = \"ask\" | \"run\" | \"refuse\" } or a function(cmd) returning true, false or \"ask\"")
   check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
   check("terminal.persist", c.terminal.persist, function(v)
     return type(v) == "boolean"
@@ -385,7 +409,7 @@ function M.policy()
   end
   return {
     allowed_cwd = #roots > 0 and roots or nil,
-    approve = type(t.approve) == "function" and "function" or t.approve,
+    approve = (type(t.approve) == "function" or type(t.approve) == "table") and "function" or t.approve,
     max_run_ms = t.max_run_ms,
     byte_limit = t.byte_limit,
     sandbox = type(t.sandbox) == "function" and { kind = "function" } or (t.sandbox and { kind = "profile", profile = profile(t.sandbox) }) or nil,
@@ -400,20 +424,12 @@ function M.policy()
   }
 end
 
--- known_terminals says where a known agent's commands run by default:
--- "agentrun" where our MCP terminal tool is known to replace its own
--- shell (Claude Code: session/new's _meta drops its Bash tool), else its
--- own ("agent"). See :help agentrun-agent-terminals.
-local known_terminals = { ["claude-agent-acp"] = "agentrun" }
-
 -- terminals_of says where agent a's commands run: its `terminals`
--- option, else what is known of its command, else its own.
+-- option, else nil: the backend decides when the agent starts, by the
+-- name it gives itself (Claude Code: ours). See :help
+-- agentrun-agent-terminals.
 function M.terminals_of(a)
-  if a.terminals then
-    return a.terminals
-  end
-  local bin = vim.fn.fnamemodify((a.cmd or {})[1] or "", ":t")
-  return known_terminals[bin] or "agent"
+  return a.terminals
 end
 
 -- agents returns every configured agent plus the built-in "demo" agent.

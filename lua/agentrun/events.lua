@@ -18,6 +18,8 @@ function handlers.session_started(p)
     return
   end
   s.id = p.session_id
+  s.terminals = p.terminals -- where its commands run, as the backend decided
+  s.cwd = p.cwd -- the project: "always allow" answers are kept per cwd (agentrun.policy)
   local signed_in = s.signin
   s.starting, s.signin = false, nil
   require("agentrun.modes").started(s, p)

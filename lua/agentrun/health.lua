@@ -47,9 +47,10 @@ function M.check()
   table.sort(names)
   for _, name in ipairs(names) do
     local cmd = agents[name].cmd[1]
-    local where = config.terminals_of(agents[name]) == "agentrun"
-        and "its commands run in agentrun's terminals (the MCP terminal tool)"
-      or "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
+    local mode = config.terminals_of(agents[name])
+    local where = mode == "agentrun" and "its commands run in agentrun's terminals (the MCP terminal tool)"
+      or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
+      or "where its commands run is decided when it starts, by the name it gives itself: agentrun's terminals for Claude Code (claude-agent-acp), else its own"
     if vim.fn.executable(cmd) == 1 then
       ok(string.format("agent %q: %s found; %s", name, vim.fn.exepath(cmd), where))
     else
@@ -92,6 +93,18 @@ function M.check()
   end
   if vim.g.syntax_on == nil then
     warn("syntax is off: code fences without a tree-sitter parser stay plain", { ":syntax on" })
+  end
+
+  -- The one approval policy: our terminals' commands and the agents' own
+  -- permission requests that carry a command.
+  local policy = require("agentrun.policy")
+  info("terminal.approve: " .. policy.describe() .. " (for the commands in our terminals, and for the agents' own permission requests that carry a command)")
+  local kept = policy.remembered(vim.fn.getcwd())
+  local file = policy.file(vim.fn.getcwd())
+  if #kept > 0 then
+    info(string.format("always allowed in this project (%s): %s", file, table.concat(kept, " | ")))
+  else
+    info(string.format("nothing always allowed in this project yet (%s)", file))
   end
 
   local lim = config.get().terminal.limits

@@ -90,7 +90,7 @@ end
 -- = true } the cwd's most recent one. Returns the session.
 function M._start(name, extra)
   local a = config.agents()[name]
-  local args = { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = config.terminals_of(a) }
+  local args = { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = a.terminals }
   for k, v in pairs(extra or {}) do
     args[k] = v
   end
@@ -425,6 +425,7 @@ function M.status()
       label = require("agentrun.modes").label(s), -- "Plan · Opus", as the chat shows them
       usage = s.usage, -- { used, size, cost = { amount, currency } } as the agent last said
       waiting_for_sign_in = s.signin or false,
+      terminals = s.terminals, -- "agentrun" (our MCP terminal tool) or "agent" (its own), once started
     })
   end
   local seen = {}

@@ -5,7 +5,10 @@
 // _meta["claudecode/toolUseId"] set to that tool call's id, and reports
 // what the tool returned.
 //
-// Prompts: "run CMD" (wait for the end), "bg CMD" (background), "list",
+// Prompts: "run CMD" (wait for the end), "bg CMD" (background), "bash
+// JSON" (run_command with those arguments, as a model trained on Claude
+// Code's Bash sends them), "runabort MS CMD" (run_command, its call
+// cancelled after MS ms), "list",
 // "meta" (reports session/new's _meta and the tools offered), "state"
 // (the mode and model it was set to), "enter plan" (switches itself to
 // plan mode, as Claude does, and says so with current_mode_update).
@@ -19,7 +22,8 @@
 // them (DIR/closed.log). "say TEXT" answers TEXT. "md" answers a
 // thought, markdown and a tool call with 30 lines of output; "edit PATH"
 // an edit of PATH shown as a diff; "askedit PATH" asks permission for
-// one first and says the answer.
+// one first and says the answer; "askrun CMD" asks permission for a
+// command it runs itself and says the answer.
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -96,7 +100,8 @@ app.onRequest(acp.methods.agent.initialize, ({ params }) => {
       // embedded text, no images).
       promptCapabilities: { embeddedContext: !process.env.AGENTRUN_TEST_NO_EMBED, image: !process.env.AGENTRUN_TEST_NO_EMBED },
     },
-    agentInfo: { name: "agentrun-claudelike", version: "1" },
+    // AGENTRUN_TEST_AGENT_NAME: the name it gives itself (as a real agent's).
+    agentInfo: { name: process.env.AGENTRUN_TEST_AGENT_NAME || "agentrun-claudelike", version: "1" },
     authMethods,
   };
 });
@@ -222,13 +227,24 @@ app.onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
   return { configOptions: configOptions(s) };
 });
 
-app.onNotification(acp.methods.agent.session.cancel, () => {});
+// session/cancel: the turn answers "cancelled" once its tool call is
+// over. Like claude-agent-acp 0.101 it cancels the MCP tool call
+// (notifications/cancelled) unless AGENTRUN_TEST_CANCEL_KEEPS_TOOL is set
+// (then, like 0.18–0.23, it sends nothing for the tool call).
+app.onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+  const s = sessions.get(params.sessionId);
+  if (!s) return;
+  s.cancelled = true;
+  if (!process.env.AGENTRUN_TEST_CANCEL_KEEPS_TOOL) s.abort?.abort();
+});
 
 app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   if (!signedIn()) throw acp.RequestError.authRequired();
   const sessionId = params.sessionId;
   const s = sessions.get(sessionId);
   const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+  s.cancelled = false;
+  s.abort = new AbortController();
   const update = (u) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
   const say = (line) => {
     remember(sessionId, s.cwd, "agent", line);
@@ -269,6 +285,24 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       ],
     });
     await say(`PERMISSION ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
+    return { stopReason: "end_turn" };
+  }
+  if (text.startsWith("askrun ")) {
+    // A command it runs itself and asks permission for first, as Claude
+    // Code's Bash and Codex's exec do; it reports the answer.
+    const command = text.slice(7);
+    const toolCall = { toolCallId: `askrun-${++calls}`, title: command, kind: "execute", status: "pending", rawInput: { command } };
+    await update({ sessionUpdate: "tool_call", ...toolCall });
+    const res = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId,
+      toolCall,
+      options: [
+        { optionId: "always", name: "Always Allow", kind: "allow_always" },
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "reject", name: "Reject", kind: "reject_once" },
+      ],
+    });
+    await say(`PERMISSION ${command}: ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("edit ")) {
@@ -321,6 +355,14 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   let tool = "run_command";
   let args = {};
   if (text.startsWith("run ")) args = { command: text.slice(4) };
+  else if (text.startsWith("bash ")) args = JSON.parse(text.slice(5)); // the arguments as Claude Code's Bash takes them
+  else if (text.startsWith("runabort ")) {
+    // run_command, whose call it cancels itself after MS ms (as Claude Code
+    // cancels a tool call): "runabort MS CMD".
+    const [, ms, command] = text.match(/^runabort (\d+) (.*)$/);
+    args = { command };
+    setTimeout(() => s.abort.abort(), Number(ms));
+  }
   else if (text.startsWith("bg ")) args = { command: text.slice(3), background: true };
   else if (text === "list") tool = "list_commands";
   else {
@@ -331,13 +373,27 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
   await update({ sessionUpdate: "tool_call", toolCallId, title: args.command ?? tool, kind: "execute", status: "in_progress", rawInput: args });
   let result;
   try {
-    result = await s.mcp.callTool({ name: tool, arguments: args, _meta: { "claudecode/toolUseId": toolCallId } }, undefined, { timeout: 600000 });
+    result = await s.mcp.callTool({ name: tool, arguments: args, _meta: { "claudecode/toolUseId": toolCallId } }, undefined, { timeout: 600000, signal: s.abort.signal });
   } catch (e) {
+    if (s.cancelled) {
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
+      return { stopReason: "cancelled" };
+    }
+    if (s.abort.signal.aborted) {
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
+      await say("ABORTED the tool call");
+      return { stopReason: "end_turn" };
+    }
     await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
     await say(`TOOL ERROR ${e && e.message ? e.message : e}`);
     return { stopReason: "end_turn" };
   }
   const out = (result.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
+  if (s.cancelled) {
+    await update({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [{ type: "content", content: { type: "text", text: out } }] });
+    await say(`CANCELLED AFTER ${out}`);
+    return { stopReason: "cancelled" };
+  }
   await update({
     sessionUpdate: "tool_call_update",
     toolCallId,

@@ -76,6 +76,7 @@ function M.agent_terminal(p)
   local t = display_only(session, p.id, { title = p.title or p.id })
   t.tool_call = p.tool_call or t.tool_call
   t.cwd = p.cwd or t.cwd
+  t.keeps_reporting = t.keeps_reporting or p.keeps_reporting
   if p.title and p.title ~= t.command then
     t.command = p.title
     term()._changed(t)
@@ -96,8 +97,8 @@ function M.agent_terminal(p)
     t.state = "exited"
     t.exit_code = p.exit_code
     t.signal = p.signal
-    local what = p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code)) or "failed"
-    t.ended_by = p.failed and "failed" or nil
+    local what = p.not_run or p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code)) or "failed"
+    t.ended_by = p.not_run or p.failed and "failed" or nil
     term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
   end
@@ -106,9 +107,12 @@ end
 -- settle ends the display of every agent-shown terminal of session key
 -- that is still open (the turn or session ended; agents such as Claude
 -- Code send nothing for a cancelled command) with a marker saying why.
+-- One whose agent goes on reporting it (codex-acp: the command goes on
+-- after a cancel) stays as the agent last said until it reports the end,
+-- unless the session itself ended (why "stopped").
 function M.settle(key, why)
   for _, t in pairs(state.terminals) do
-    if t.display_only and t.session == key and t.state == "running" then
+    if t.display_only and t.session == key and t.state == "running" and not (t.keeps_reporting and why ~= "stopped") then
       t.state, t.ended_by = "exited", why
       term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", why))
       term()._changed(t)

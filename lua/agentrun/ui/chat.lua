@@ -347,8 +347,16 @@ end
 -- status (the turn or session ended under it: "cancelled", "stopped",
 -- "unfinished"), so nothing shows as running forever.
 function Chat:settle(status)
+  -- A tool call whose command the agent goes on reporting after the turn
+  -- (codex-acp) keeps the status the agent gives it, as its split does.
+  local reporting = {}
+  for _, t in pairs(require("agentrun.state").terminals) do
+    if t.keeps_reporting and t.tool_call and t.state == "running" and status ~= "stopped" then
+      reporting[t.tool_call] = true
+    end
+  end
   for _, b in ipairs(self.blocks) do
-    if b.kind == "tool" and (b.tc.status == "pending" or b.tc.status == "in_progress") then
+    if b.kind == "tool" and (b.tc.status == "pending" or b.tc.status == "in_progress") and not reporting[b.tc.toolCallId] then
       b.tc.status = status
       self:render_tool_call(b)
     end

@@ -2,6 +2,7 @@
 -- tool call's title and, for commands, the exact command line. Closing the
 -- picker answers "cancelled".
 local ask = require("agentrun.ui.ask")
+local policy = require("agentrun.policy")
 local state = require("agentrun.state")
 
 local M = {}
@@ -21,6 +22,18 @@ local function command_line(tc)
     local t = c.type == "terminal" and state.terminals[c.terminalId]
     if t and t.command then
       return t.command
+    end
+  end
+end
+
+-- option returns the first of options whose kind is one of kinds, in
+-- the order of kinds.
+local function option(options, kinds)
+  for _, k in ipairs(kinds) do
+    for _, o in ipairs(options or {}) do
+      if o.kind == k then
+        return o
+      end
     end
   end
 end
@@ -50,6 +63,18 @@ function M.ask(p, again)
   if cmd and cmd ~= title then
     prompt = prompt .. "  $ " .. cmd
   end
+  -- A request about a command answers to the one policy (terminal.approve
+  -- and what was always allowed in this project), as our terminals do.
+  local project = s and s.cwd or vim.fn.getcwd()
+  if cmd and not again then
+    local v = policy.verdict({ line = cmd, cwd = merged.rawInput and merged.rawInput.cwd or project, session = p.session_id, agent = s and s.agent, project = project }, true)
+    if v ~= nil and v ~= "ask" then
+      local opt = option(p.options, v and { "allow_once", "allow_always" } or { "reject_once", "reject_always" })
+      ask.note(s, string.format("%s by terminal.approve: %s  $ %s", v and "✓ allowed" or "✗ refused", title, cmd))
+      ask.answer(p.token, opt and opt.optionId or "")
+      return
+    end
+  end
   if not again then
     ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
   end
@@ -78,6 +103,9 @@ function M.ask(p, again)
       return nil -- no answer yet
     end
     local id = type(choice) == "table" and choice.optionId or ""
+    if cmd and type(choice) == "table" and choice.kind == "allow_always" then
+      policy.remember(project, cmd)
+    end
     ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"))
     return id
   end)

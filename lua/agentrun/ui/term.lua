@@ -119,6 +119,7 @@ function M.created(p)
     session = p.session,
     session_id = p.session_id,
     command = p.command,
+    title = p.title,
     cwd = p.cwd,
     sandbox = p.sandbox ~= "" and p.sandbox or nil,
   })
@@ -169,6 +170,8 @@ name_buffer = function(t)
     local name = "agentrun://terminal/" .. t.id
     if t.display_only and t.command and t.command ~= t.id then
       name = name .. " " .. t.command:gsub("%s+", " ")
+    elseif t.title and t.title ~= "" then
+      name = name .. " " .. t.title -- the description the agent gave it
     end
     if t.sandbox and t.sandbox ~= "" then
       name = name .. " [sandbox: " .. t.sandbox:match("^%S+") .. "]"
