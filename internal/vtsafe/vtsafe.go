@@ -44,9 +44,27 @@
 //     errs towards "inside a sequence" and "not narrow", so at worst a
 //     harmless REP is dropped (the row then lacks the repeated copies).
 //
+//   - Where the libvterm versions would read a sequence differently, the
+//     filter makes them agree instead of guessing which one runs: ESC,
+//     intermediates, then [ ] or P start a CSI or string in 0.1 and end
+//     the escape in 0.3 and 0.12, so a CAN goes before the byte (text to
+//     all); an ESC inside a string that is not ST is followed by a CAN;
+//     DCS, SOS, PM and APC strings (0.1 prints the last three) are
+//     dropped, and so are controls inside strings (libvterm runs them).
+//   - Widths are judged by the tables libvterm 0.1 and 0.3 use (Markus
+//     Kuhn's of 2007) as well as today's Unicode (0.12): U+06DE is
+//     combining there; the kana voicing marks, combining and 2 columns
+//     wide there, become their spacing forms; what 0.12 shows as <xxxx>
+//     (6 columns) is dropped, a joiner with nothing to join too.
+//   - Neovim resizes a terminal between two writes and libvterm keeps what
+//     no longer fits (the cursor above the screen in 0.1, a scroll region
+//     or margin beyond it in every version, a saved cursor below it):
+//     Filter.Guard starts every write, DECRC is followed by the clamp.
+//
 // The same rules run for every supported version (one place, no version
 // checks): Neovim 0.12's own vterm survives C1 characters, but the filter
-// costs it nothing visible, and REP hangs 0.12 too.
+// costs it nothing visible, and REP hangs 0.12 too. libvterm_test.go fuzzes
+// the filter's output into libvterm 0.1, 0.3 and 0.12's port themselves.
 package vtsafe
 
 import (
@@ -69,9 +87,9 @@ const (
 	esc                      // after ESC
 	escInter                 // ESC and intermediate bytes
 	csi                      // control sequence, up to its final byte
-	str                      // OSC or DCS string
+	str                      // OSC string
 	strEsc                   // ESC in a string
-	hidden                   // SOS, PM or APC string: dropped
+	hidden                   // DCS, SOS, PM or APC string: dropped
 	hiddenEsc                // ESC in one
 )
 
