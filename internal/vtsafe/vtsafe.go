@@ -33,9 +33,11 @@
 //     (and an incomplete escape sequence begun in text) at the end of a
 //     chunk is held back until the next chunk completes it
 //     (or shows it was not one). Bytes below 0x80 pass as they are.
+//
 //   - Format characters are dropped (they show nothing), except the
 //     zero-width joiners U+200C and U+200D that emoji and scripts need,
 //     and the soft hyphen U+00AD, which terminals show as a hyphen.
+//
 //   - The filter follows the VT parser (ground, escape, CSI, strings) and
 //     whether the last character printed is surely one column wide (ASCII,
 //     other alphabets, punctuation, box drawing). Otherwise the final "b"
@@ -51,11 +53,13 @@
 //     all); an ESC inside a string that is not ST is followed by a CAN;
 //     DCS, SOS, PM and APC strings (0.1 prints the last three) are
 //     dropped, and so are controls inside strings (libvterm runs them).
+//
 //   - Widths are judged by the tables libvterm 0.1 and 0.3 use (Markus
 //     Kuhn's of 2007) as well as today's Unicode (0.12): U+06DE is
 //     combining there; the kana voicing marks, combining and 2 columns
 //     wide there, become their spacing forms; what 0.12 shows as <xxxx>
 //     (6 columns) is dropped, a joiner with nothing to join too.
+//
 //   - Neovim resizes a terminal between two writes and libvterm keeps what
 //     no longer fits (the cursor above the screen in 0.1, a scroll region
 //     or margin beyond it in every version, a saved cursor below it):
