@@ -219,7 +219,9 @@ func TestCancelKillsRunningCommand(t *testing.T) {
 	default:
 		t.Errorf("command still running after the cancelled turn")
 	}
-	if text := r.text(s.ID()); !strings.Contains(text, "`sleep 30` was killed by SIGTERM.") {
+	// Both stop it: our cancel of the turn's commands (SIGINT) and the demo
+	// agent's own kill on session/cancel (SIGTERM); whichever lands first.
+	if text := r.text(s.ID()); !strings.Contains(text, "`sleep 30` was killed by SIGTERM.") && !strings.Contains(text, "`sleep 30` was killed by SIGINT.") {
 		t.Errorf("agent messages %q", text)
 	}
 }
