@@ -157,6 +157,20 @@ func TestEndMarkersReadRight(t *testing.T) {
 	}
 }
 
+// TestAgentShownEndMarkerReadsRight: the end marker Lua writes into the
+// split of a command the agent ran itself reads "[exit 0]" after the
+// command left the DEC line-drawing set and SGR on.
+func TestAgentShownEndMarkerReadsRight(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd(`AgentPrompt !meta printf 'abc\033(0\033[7m'`)
+	buf := e.waitAgentShownTerminal()
+	text := e.waitBuf(buf, 10*time.Second, "[exit 0]")
+	if !strings.Contains(text, "\n[exit 0]") {
+		t.Errorf("the split reads %q, without a line [exit 0]", text)
+	}
+}
+
 // TestResizeAfterHostileOutputKeepsNeovimAlive: on the screen (a real UI,
 // so Neovim resizes the terminal as it draws), the split shrinks to one
 // row while a command's output leaves the cursor above text (libvterm 0.1
