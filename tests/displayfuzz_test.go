@@ -109,36 +109,61 @@ const feedCode = `
 local sizes, steps = ...
 if vim.o.columns ~= 160 then vim.o.columns, vim.o.lines = 160, 50 end
 vim.cmd("silent! only")
-local wins, bufs, chans = {}, {}, {}
+local wins, bufs, chans, scratch = {}, {}, {}, {}
 for i, size in ipairs(sizes) do
-  vim.cmd(i % 2 == 0 and "vsplit" or "split")
+  -- A new window with an empty buffer, as the plugin's splits open
+  -- (botright sbuffer): a split of a terminal's window would show that
+  -- terminal squeezed for a moment and resize it to that.
+  vim.cmd(i % 2 == 0 and "vnew" or "new")
   pcall(vim.api.nvim_win_set_width, 0, size[1])
   pcall(vim.api.nvim_win_set_height, 0, size[2])
-  bufs[i] = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_win_set_buf(0, bufs[i])
   wins[i] = vim.api.nvim_get_current_win()
-  chans[i] = vim.api.nvim_open_term(bufs[i], {})
+  scratch[i] = vim.api.nvim_get_current_buf()
 end
--- As the plugin does (ui/window.lua): no terminal narrower than two columns.
+-- As the plugin does (ui/window.lua): no terminal narrower than two
+-- columns. It widens a squeezed window; where the layout has no room for
+-- that (README: a known open crash), the fuzzer takes the resize back.
+local function narrowest()
+  local n = math.huge
+  for _, w in ipairs(wins) do n = math.min(n, vim.api.nvim_win_get_width(w)) end
+  return n
+end
 local function keep_two()
   for _, w in ipairs(wins) do
     if vim.api.nvim_win_get_width(w) < 2 then pcall(vim.api.nvim_win_set_width, w, 2) end
   end
+  return narrowest() >= 2
 end
-keep_two()
+if not keep_two() then
+  vim.cmd("wincmd =")
+end
+-- The terminals open once the layout holds.
+for i, w in ipairs(wins) do
+  bufs[i] = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_win_set_buf(w, bufs[i])
+  vim.api.nvim_set_current_win(w)
+  chans[i] = vim.api.nvim_open_term(bufs[i], {})
+end
 for _, s in ipairs(steps) do
   if s.data then
     vim.api.nvim_chan_send(chans[s.t], s.data)
   else
-    pcall(vim.api.nvim_win_set_width, wins[s.t], s.cols)
-    pcall(vim.api.nvim_win_set_height, wins[s.t], s.rows)
-    keep_two()
+    local w = wins[s.t]
+    local cols, rows = vim.api.nvim_win_get_width(w), vim.api.nvim_win_get_height(w)
+    pcall(vim.api.nvim_win_set_width, w, s.cols)
+    pcall(vim.api.nvim_win_set_height, w, s.rows)
+    if not keep_two() then
+      pcall(vim.api.nvim_win_set_width, w, cols)
+      pcall(vim.api.nvim_win_set_height, w, rows)
+      keep_two()
+    end
     vim.cmd("redraw")
   end
 end
 vim.wait(12)
 vim.cmd("redraw")
 for _, b in ipairs(bufs) do vim.api.nvim_buf_delete(b, { force = true }) end
+for _, b in ipairs(scratch) do pcall(vim.api.nvim_buf_delete, b, { force = true }) end
 return #steps
 `
 
