@@ -514,6 +514,7 @@ var foundCrashes = []vtCase{
 	{16, 2, []vtOp{w("6]%\f\x95\x1b[r\x1b]\x1b\x1b["), r(2, 128), w("+5n")}},
 	{32, 66, []vtOp{w("\x1b[6r\x1b[65G\xa6\x1b[-4pq"), r(2, 8), w("`LStW?Xe")}}, // CSI - p is no DECSTR
 	{32, 66, []vtOp{w("\x1b[6r\x1b[!p"), r(2, 8), w("\n\n\n")}},                 // DECSTR, unknown to 0.1
+	{37, 51, []vtOp{w("\x1b\xc2"), w("\x04["), w("\x1b\x1b_a%\x07\xc2\x04[b")}}, // an ESC left open before a dropped APC (a hang; the Neovim fuzzer)
 }
 
 func w(s string) vtOp       { return vtOp{data: []byte(s)} }

@@ -383,10 +383,14 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 			// DCS too: libvterm 0.1 crashes on a DECRQSS (ESC P $ q) with
 			// non-ASCII in it, and none of them shows anything.
 			f.vt = hidden
+			// The ESC before it becomes CAN (or, sent with an earlier
+			// chunk, is cancelled by one): libvterm is at ground, whatever
+			// an ESC before that one had begun.
 			if n := len(dst); n > 0 && dst[n-1] == 0x1b {
-				return dst[:n-1] // the ESC before it too
+				dst[n-1] = can
+				return dst
 			}
-			return append(dst, can) // the ESC went out with an earlier chunk: cancel it
+			return append(dst, can)
 		case c < 0x30:
 			f.vt = escInter
 		default:
