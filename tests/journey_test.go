@@ -1,0 +1,148 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Journeys a user walks, on the screen (Neovim in tmux, keys as typed,
+// the terminal read back), each to its end.
+
+// ticker is a long command that prints a line every 200 ms: a dev server
+// as the user runs one through the demo agent.
+const ticker = `for i in $(seq 1 3000); do echo tick $i; sleep 0.2; done`
+
+// startRunScreen starts Neovim in tmux with XDG_RUNTIME_DIR rt, its pid
+// in <dir>/nvim.pid, and :AgentRun started on the demo agent.
+func startRunScreen(t *testing.T, rt string, cols, rows int) *screen {
+	t.Helper()
+	s := startScreenIn(t, rt, cols, rows, `vim.fn.writefile({ tostring(vim.fn.getpid()) }, "nvim.pid")`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	return s
+}
+
+// nvimPid is the pid of the screen's Neovim.
+func (s *screen) nvimPid() int {
+	s.t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.dir, "nvim.pid"))
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil {
+		s.t.Fatalf("Neovim's pid: %v %v", err, perr)
+	}
+	return pid
+}
+
+// cli runs the agentrun binary with s's socket directory and returns its
+// combined output.
+func (s *screen) cli(args ...string) (string, error) {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+s.rt)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// lsLine waits until `agentrun ls` lists a terminal whose line matches re
+// and returns that line.
+func (s *screen) lsLine(re string, timeout time.Duration) string {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	var line string
+	eventually(s.t, "agentrun ls to list "+re, timeout, func() (bool, string) {
+		out, err := s.cli("ls")
+		for _, l := range strings.Split(out, "\n") {
+			if rx.MatchString(l) {
+				line = l
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%v\n%s", err, out)
+	})
+	return line
+}
+
+// detachTicker has the demo agent run ticker and detaches its terminal
+// with :AgentDetach as typed; it returns the terminal's host-wide name
+// (PID:term-1).
+func (s *screen) detachTicker() string {
+	s.t.Helper()
+	s.prompt(ticker)
+	s.waitShows(10*time.Second, "tick 3")
+	s.keys("Escape", ":AgentDetach term-1", "Enter")
+	sc := s.waitShows(5*time.Second, "term-1 is detached: it keeps running after Neovim quits")
+	m := regexp.MustCompile(`:AgentAttach (\d+:term-1)`).FindStringSubmatch(sc)
+	if m == nil {
+		s.t.Fatalf("the detach note names no host:\n%s", sc)
+	}
+	return m[1]
+}
+
+// TestJourneyDetachSurvivesEveryQuit: a terminal the user detached keeps
+// running however Neovim ends — :qa, :wqa, :qa!, :cq, the terminal
+// emulator closing (SIGHUP), SIGTERM, SIGKILL — while the agent and the
+// terminals not detached end; `agentrun ls` lists it running (its output
+// going on) and `agentrun kill` ends it and its host.
+func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
+	ways := []struct {
+		name string
+		quit func(s *screen)
+	}{
+		{":qa", func(s *screen) { s.keys(":qa", "Enter") }},
+		{":wqa", func(s *screen) { s.keys(":wqa", "Enter") }},
+		{":qa!", func(s *screen) { s.keys(":qa!", "Enter") }},
+		{":cq", func(s *screen) { s.keys(":cq", "Enter") }},
+		{"SIGHUP", func(s *screen) { _ = exec.Command("tmux", "-S", s.sock, "kill-server").Run() }},
+		{"SIGTERM", func(s *screen) { _ = syscall.Kill(s.nvimPid(), syscall.SIGTERM) }},
+		{"SIGKILL", func(s *screen) { _ = syscall.Kill(s.nvimPid(), syscall.SIGKILL) }},
+	}
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			s := startRunScreen(t, runtimeDir(t), 120, 35)
+			pid := s.nvimPid()
+			name := s.detachTicker()
+			// A second command, not detached, must end with Neovim.
+			s.keys("i")
+			s.prompt("sleep 1234")
+			s.waitShows(10*time.Second, "sleep 1234 [execute] · in progress")
+			s.keys("Escape")
+			w.quit(s)
+			eventually(t, "Neovim to exit", 10*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+			line := s.lsLine(`^`+name+`\s.*running`, 10*time.Second)
+			tick := regexp.MustCompile(`tick (\d+)`)
+			first := tick.FindStringSubmatch(line)
+			s.lsLine(`^`+name+`\s.*running`, time.Second) // still listed
+			eventually(t, "the detached command to go on printing", 5*time.Second, func() (bool, string) {
+				out, _ := s.cli("ls")
+				now := tick.FindStringSubmatch(out)
+				return first != nil && now != nil && now[1] != first[1], out
+			})
+			eventually(t, "the command that was not detached to end", 10*time.Second, func() (bool, string) {
+				n := len(findProcesses("sleep 1234"))
+				return n == 0, fmt.Sprintf("%d still run", n)
+			})
+			if n := len(findProcesses(binary + " demo-agent")); n != 0 {
+				// other tests' agents may run in parallel only with -parallel; these run one at a time
+				t.Logf("%d demo agents run", n)
+			}
+			out, err := s.cli("kill", name)
+			if err != nil || !strings.Contains(out, "killed "+name) {
+				t.Fatalf("agentrun kill %s: %v %s", name, err, out)
+			}
+			backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
+			eventually(t, "the host to exit once its detached terminal ended", 10*time.Second, func() (bool, string) {
+				return !alive(backend), "alive"
+			})
+			if n := len(findProcesses("sh -c " + ticker)); n != 0 {
+				t.Errorf("%d tickers still run", n)
+			}
+		})
+	}
+}
