@@ -152,6 +152,10 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		return nil, notFound(fmt.Errorf("session %q has ended", s.id))
 	}
 	s.terminals[t.ID()] = t
+	if s.created == nil {
+		s.created = map[string]bool{}
+	}
+	s.created[t.ID()] = true
 	s.mu.Unlock()
 
 	// The editor attaches its display before the agent learns the id, so

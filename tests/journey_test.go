@@ -146,3 +146,61 @@ func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
 		})
 	}
 }
+
+// TestJourneyTakeoverTellsTheTruth: the user takes a running command
+// over (T in its split, or :AgentTakeover): nothing claims it ended — no
+// "[exit 0]" in the split, the chat's tool call shows it running and
+// yours, status() says running — until :AgentKill (no id: the one in
+// view) ends it, and then its real end shows everywhere.
+func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
+	for _, how := range []string{"T", ":AgentTakeover", "agentrun attach --take"} {
+		t.Run(how, func(t *testing.T) {
+			s := startRunScreen(t, runtimeDir(t), 120, 35)
+			s.prompt(ticker)
+			s.waitShows(10*time.Second, "tick 3")
+			s.keys("Escape")
+			mine := "— running, yours"
+			switch how {
+			case "T":
+				s.keys("C-w", "j", "T")
+				s.waitShows(5*time.Second, "term-1 is yours now")
+			case ":AgentTakeover":
+				s.keys(":AgentTakeover term-1", "Enter")
+				s.waitShows(5*time.Second, "term-1 is yours now")
+			default: // another client (a shell) takes it
+				name := strings.Fields(s.lsLine(`term-1\s`, 5*time.Second))[0]
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cli := exec.Command(binary, "attach", "--take", name)
+				cli.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+s.rt)
+				cli.Stdin = pr
+				if err := cli.Start(); err != nil {
+					t.Fatal(err)
+				}
+				pr.Close()
+				t.Cleanup(func() { pw.Close(); _ = cli.Wait() })
+				mine = "— running ("
+			}
+			sc := s.waitShows(10*time.Second, "You took", mine)
+			// The agent moved on; the command goes on printing.
+			n := regexp.MustCompile(`tick (\d+)`).FindAllStringSubmatch(sc, -1)
+			last, _ := strconv.Atoi(n[len(n)-1][1])
+			s.waitShows(10*time.Second, fmt.Sprintf("tick %d", last+5))
+			sc = s.capture()
+			if strings.Contains(sc, "[exit") || strings.Contains(sc, "exit 0") {
+				t.Fatalf("a command that still runs is shown as ended:\n%s", sc)
+			}
+			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
+			s.waitShows(5*time.Second, "state=running")
+			s.keys(":AgentKill", "Enter")
+			sc = s.waitShows(10*time.Second, "[signal SIGTERM]", "— signal SIGTERM")
+			if strings.Contains(sc, "no running terminal") || strings.Contains(sc, "[exit") {
+				t.Errorf(":AgentKill after the takeover:\n%s", sc)
+			}
+			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
+			s.waitShows(5*time.Second, "state=exited")
+		})
+	}
+}
