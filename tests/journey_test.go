@@ -204,3 +204,88 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 		})
 	}
 }
+
+// sizesLua prints the sizes of agentrun's windows in this tab page as
+// "sizes chat=H prompt=H term=H list=H" (0: not shown).
+const sizesLua = `_G.agentrun_sizes = function()
+  local h = { chat = 0, prompt = 0, term = 0, list = 0 }
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://prompt") and "prompt"
+      or name:match("agentrun://terminal/") and "term" or name:match("agentrun://terminals") and "list"
+    if k then h[k] = vim.api.nvim_win_get_height(w) end
+  end
+  print(string.format("sizes chat=%d prompt=%d term=%d list=%d", h.chat, h.prompt, h.term, h.list))
+end`
+
+// sizes asks Neovim for the heights of agentrun's windows, as typed.
+func (s *screen) sizes() map[string]int {
+	s.t.Helper()
+	s.keys("Escape", ":lua agentrun_sizes()", "Enter")
+	sc := s.waitFor("the window sizes", 5*time.Second, func(sc string) bool { return strings.Contains(sc, "sizes chat=") })
+	m := regexp.MustCompile(`sizes chat=(\d+) prompt=(\d+) term=(\d+) list=(\d+)`).FindStringSubmatch(sc)
+	out := map[string]int{}
+	for i, k := range []string{"chat", "prompt", "term", "list"} {
+		out[k], _ = strconv.Atoi(m[i+1])
+	}
+	s.keys(":echo ''", "Enter") // clear it for the next query
+	return out
+}
+
+// TestJourneyLayoutHolds (journey (c)): the chat and its prompt keep their
+// sizes through what a user does with terminal splits: a command's split
+// opens, q closes it, <CR> on the tool call reopens it, a new command, a
+// second session's chat, :AgentTerminals and closing it again.
+func TestJourneyLayoutHolds(t *testing.T) {
+	s := startScreenIn(t, runtimeDir(t), 120, 35, sizesLua+`
+require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	start := s.sizes()
+	if start["prompt"] != 3 || start["chat"] < 20 {
+		t.Fatalf("the chat opens as %v", start)
+	}
+	s.keys("i")
+	s.prompt("echo one")
+	s.waitShows(10*time.Second, "echo one exited with code 0.")
+	split := s.sizes()
+	if split["term"] < 8 || split["prompt"] != 3 || split["chat"] < 12 {
+		t.Fatalf("with the split open: %v", split)
+	}
+	// want waits for the sizes of step to settle at w (Neovim lays the
+	// windows out again once the keys typed so far are done).
+	want := func(step string, w map[string]int) {
+		t.Helper()
+		eventually(t, step+": the sizes "+fmt.Sprint(w), 3*time.Second, func() (bool, string) {
+			got := s.sizes()
+			for _, k := range []string{"chat", "prompt", "term"} {
+				if got[k] != w[k] {
+					return false, fmt.Sprintf("%s is %d rows, want %d (%v)", k, got[k], w[k], got)
+				}
+			}
+			return true, ""
+		})
+	}
+	s.keys("C-w", "j", "q") // prompt -> the split; q closes it
+	want("after q", start)
+	// <CR> on the tool call's terminal line reopens the split.
+	s.keys("C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminal/term-1")
+	want("reopened with <CR>", split)
+	s.keys("C-w", "j", "q")
+	want("after q again", start)
+	s.keys(":AgentPrompt echo two", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "[released]")
+	want("a new command", split)
+	s.keys(":AgentRun other", "Enter")
+	s.waitShows(10*time.Second, "agentrun · other · ready")
+	want("a second session", split)
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "term-2")
+	list := s.sizes()
+	if list["prompt"] != 3 || list["list"] < 3 {
+		t.Errorf("with the terminal list open: %v", list)
+	}
+	s.keys("q")
+	want("the list closed", split)
+}

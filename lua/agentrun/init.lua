@@ -243,7 +243,16 @@ end
 -- buffer, else the newest running one; it warns (naming what for) when
 -- there is none.
 local function target(id, what)
-  local t = id and state.terminals[id] or (not id and current_terminal())
+  if id ~= nil and type(id) ~= "string" then
+    warn(string.format("(agentrun) a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
+    return nil
+  end
+  local t
+  if id then
+    t = state.terminals[id]
+  else
+    t = current_terminal()
+  end
   if not t then
     warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or ("(agentrun) no running terminal to " .. what))
   end
@@ -276,7 +285,7 @@ end
 -- terminal/input). Refused for a terminal a session holds: take it over
 -- first. (Keystrokes in a terminal split always reach the process.)
 function M.input(id, text)
-  local t = state.terminals[id]
+  local t = type(id) == "string" and state.terminals[id] or nil
   if not t or t.display_only then
     warn(string.format("(agentrun) terminal %q takes no input", tostring(id)))
     return false
@@ -296,6 +305,10 @@ end
 -- agentrun's shell integration (bash, zsh), or cmd run through the shell.
 -- It opens in a split in terminal mode. Returns the terminal id or nil.
 function M.shell(cmd)
+  if cmd ~= nil and type(cmd) ~= "string" then
+    warn(string.format("(agentrun) shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
+    return nil
+  end
   return require("agentrun.ui.term").shell(cmd)
 end
 
@@ -378,7 +391,7 @@ end
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
-  if not state.terminals[id or ""] then
+  if type(id) ~= "string" or not state.terminals[id] then
     warn(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end

@@ -94,7 +94,14 @@ function M.open(id, opts)
     end
     t.cols, t.rows = cols, rows
     local res, err = rpc.request(t.remote and "remote_attach" or "attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
-    if err then
+    if err and t.remote and not t.shown then
+      -- no such terminal of another host: nothing of it stays
+      notify(err)
+      t.bufnr, t.chan = nil, nil
+      pcall(api.nvim_buf_delete, buf, { force = true })
+      state.remove_terminal(id)
+      return false
+    elseif err then
       notify(err)
     elseif t.remote and type(res) == "table" then
       t.claim, t.user, t.command = res.claim, res.mine, res.title
@@ -267,12 +274,20 @@ end
 -- attach shows terminal name ("PID:term-N") of another host live in a
 -- split and enters it: its scrollback, then its output as it comes.
 function M.attach(name)
+  if type(name) ~= "string" or not name:match("^%d+:%S+$") then
+    notify(string.format("(agentrun) %s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
+    return false
+  end
   local t = state.terminals[name]
   if not t then
     t = state.add_terminal({ id = name, command = name, state = "running" })
     t.remote = true
   end
-  M.open(name, { focus = true })
+  if M.open(name, { focus = true }) == false then
+    require("agentrun.ui.terminals").refresh()
+    return false
+  end
+  t.shown = true
   require("agentrun.ui.terminals").refresh()
   return true
 end

@@ -226,6 +226,8 @@ function M.open()
   end
   render()
   api.nvim_win_set_height(w, math.min(12, math.max(3, vim.tbl_count(ids) + 2)))
+  require("agentrun.ui.window").watch()
+  require("agentrun.ui.window").keep_prompts()
   api.nvim_set_current_win(w)
   if fresh then
     pcall(api.nvim_win_set_cursor, w, { api.nvim_buf_line_count(buf), 0 }) -- the newest terminal

@@ -98,6 +98,36 @@ function M.resize_terminal(t)
   end
 end
 
+-- keep_prompts gives every chat prompt window in this tab page its height
+-- back: Neovim hands the rows of a closed window to a neighbour and takes
+-- those of a new split from one, 'winfixheight' or not.
+function M.keep_prompts()
+  local changed = false
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, h = pcall(api.nvim_win_get_var, w, "agentrun_prompt_window")
+    if ok and h then
+      local want = type(h) == "number" and h or 3
+      if api.nvim_win_get_height(w) ~= want then
+        changed = pcall(api.nvim_win_set_height, w, want) or changed
+      end
+    end
+  end
+  if not changed then
+    return
+  end
+  -- A chat that followed its end keeps its last line in sight in the
+  -- height it has now (Neovim keeps the top line of a resized window).
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok = pcall(api.nvim_win_get_var, w, "agentrun_chat_window")
+    local buf = api.nvim_win_get_buf(w)
+    if ok and api.nvim_win_get_cursor(w)[1] >= api.nvim_buf_line_count(buf) then
+      api.nvim_win_call(w, function()
+        vim.cmd("normal! zb")
+      end)
+    end
+  end
+end
+
 local autocmds_done = false
 -- watch keeps every terminal pty the size of its window (once).
 function M.watch()
@@ -114,6 +144,13 @@ function M.watch()
     desc = "agentrun: pty size follows the terminal window",
     callback = function()
       resize_visible()
+    end,
+  })
+  api.nvim_create_autocmd("WinClosed", {
+    group = group,
+    desc = "agentrun: the chat's prompt keeps its height when a window closes",
+    callback = function()
+      vim.schedule(M.keep_prompts) -- once the window is gone
     end,
   })
 end
@@ -156,6 +193,7 @@ function M.place(buf, position)
     end
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
+  M.keep_prompts()
   require("agentrun.util").set_win_opts(w)
   require("agentrun.ui.follow").reset(w)
   return w
