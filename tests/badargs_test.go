@@ -111,3 +111,39 @@ func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 	e.waitTerminal(devServer, 10*time.Second)
 	t.Run("a session", func(t *testing.T) { check(t, "during a session", cases) })
 }
+
+// TestStatusListsOnlyWhatCommandsAccept: every terminal status() lists is
+// one the commands know (its id works at once) and has its buffer, also
+// in the moment after the backend created it and before the editor
+// handled that: checked in one go on the main loop, many times while
+// commands start and end.
+func TestStatusListsOnlyWhatCommandsAccept(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	for i := 0; i < 6; i++ {
+		e.cmd("AgentPrompt echo quick-" + strings.Repeat("x", i))
+	}
+	check := `local state = require("agentrun.state")
+local bad = {}
+for _, t in ipairs(require("agentrun").status().terminals) do
+  if not state.terminals[t.id] then table.insert(bad, t.id .. " is unknown to the commands") end
+  if not t.bufnr then table.insert(bad, t.id .. " (" .. tostring(t.state) .. ") has no buffer") end
+end
+return { n = #require("agentrun").status().terminals, bad = table.concat(bad, "; ") }`
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var r struct {
+			N   int    `msgpack:"n"`
+			Bad string `msgpack:"bad"`
+		}
+		e.lua(check, &r)
+		if r.Bad != "" {
+			t.Fatalf("status() lists: %s", r.Bad)
+		}
+		if r.N == 6 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.waitChat("quick-xxxxx` exited with code 0.", 20*time.Second)
+}

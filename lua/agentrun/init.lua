@@ -440,14 +440,19 @@ function M.status()
       waiting_for_sign_in = s.signin or false,
     })
   end
+  -- Only the terminals this editor knows (whose events it has handled):
+  -- the backend knows a new one a moment earlier, and every id listed
+  -- here must work at once with every command.
   local seen = {}
   for _, t in ipairs(go.terminals or {}) do
-    local l = state.terminals[t.id] or {}
-    t.bufnr = l.bufnr
-    t.owner = "agentrun" -- a pty of ours
-    t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
-    seen[t.id] = true
-    table.insert(out.terminals, t)
+    local l = state.terminals[t.id]
+    if l then
+      t.bufnr = l.bufnr
+      t.owner = "agentrun" -- a pty of ours
+      t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
+      seen[t.id] = true
+      table.insert(out.terminals, t)
+    end
   end
   for _, id in ipairs(state.terminal_order) do
     local t = state.terminals[id]

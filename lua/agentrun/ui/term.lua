@@ -45,8 +45,9 @@ local function feed(t, data)
 end
 
 -- open shows terminal id. opts.focus enters its window (and opens one even
--- when terminal.position is "none"); opts.auto opens it only if it has no
--- buffer yet (a tool call embedded it).
+-- when terminal.position is "none"); opts.auto opens its window only if
+-- it never had one (a tool call embedded it); opts.hidden makes only its
+-- buffer (a terminal has one from the moment Lua knows it).
 function M.open(id, opts)
   opts = opts or {}
   local t = state.terminals[id]
@@ -61,18 +62,29 @@ function M.open(id, opts)
   end
   local prev = api.nvim_get_current_win()
   if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
-    if opts.auto then
+    if opts.auto and (t.placed or opts.hidden) then
       return
     end
+    t.placed = true
     local w = vim.fn.bufwinid(t.bufnr)
     if w == -1 then
+      if opts.auto and position == "none" then
+        return
+      end
       w = window.place(t.bufnr, position)
+    end
+    if opts.auto then
+      if api.nvim_win_is_valid(prev) then
+        api.nvim_set_current_win(prev)
+      end
+      return
     end
     api.nvim_set_current_win(w)
     return
   end
   local buf = api.nvim_create_buf(false, true)
-  local win = position ~= "none" and window.place(buf, position) or nil
+  local win = position ~= "none" and not opts.hidden and window.place(buf, position) or nil
+  t.placed = t.placed or not opts.hidden
   local chan = compat.open_term(buf, function(_, _, _, data)
     M.input(t, data)
   end)
@@ -88,7 +100,7 @@ function M.open(id, opts)
     end
     t.pending = nil
   else
-    local cols, rows = 80, 24
+    local cols, rows = window.expected_size()
     if win then
       cols, rows = window.size(win)
     end
@@ -133,8 +145,9 @@ function M.created(p)
     t.user = true
     return -- shell() opens it
   end
+  M.open(t.id, { auto = true, hidden = true }) -- its buffer at once (status() shows it)
   vim.defer_fn(function()
-    if not t.bufnr then
+    if not t.placed and state.terminals[t.id] == t then
       M.open(t.id, { auto = true })
     end
   end, 300)

@@ -35,7 +35,7 @@ end
 
 -- expected_size is the text area a new terminal split will get: that of
 -- our terminal window in this tab (it is reused), else what place() makes.
-local function expected_size()
+function M.expected_size()
   local cfg = config.get().terminal
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
@@ -59,7 +59,7 @@ local last_expected = nil
 -- force sends even an unchanged size (a new backend).
 function M.send_expected_size(force)
   M.watch()
-  local cols, rows = expected_size()
+  local cols, rows = M.expected_size()
   local key = cols .. "x" .. rows
   if force or key ~= last_expected then
     last_expected = key
