@@ -289,3 +289,71 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	s.keys("q")
 	want("the list closed", split)
 }
+
+// chatText writes the current session's chat to a file through a typed
+// command and returns it (the whole transcript, also what scrolled away).
+func (s *screen) chatText() string {
+	s.t.Helper()
+	f := filepath.Join(s.dir, "chat.txt")
+	_ = os.Remove(f)
+	s.keys("Escape", `:lua vim.fn.writefile(vim.api.nvim_buf_get_lines(require("agentrun.state").session().chat.buf, 0, -1, false), "`+f+`")`, "Enter")
+	var text string
+	eventually(s.t, "the chat written to "+f, 5*time.Second, func() (bool, string) {
+		b, err := os.ReadFile(f)
+		text = string(b)
+		return err == nil, fmt.Sprint(err)
+	})
+	return text
+}
+
+// TestJourneyQueuedPromptsReadInOrder (journey (d)): three prompts sent
+// while the first command runs wait marked as queued (not in the
+// transcript), then the transcript reads prompt, answer, next prompt, its
+// answer, … — each answer on lines of its own.
+func TestJourneyQueuedPromptsReadInOrder(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 120, 40)
+	s.prompt("sleep 2; echo first")
+	s.waitShows(10*time.Second, "sleep 2; echo first [execute] · in progress")
+	s.prompt("echo second")
+	s.prompt("echo third")
+	sc := s.waitShows(5*time.Second, "(queued: echo second — sent when the agent ends its turn", "(queued: echo third —", "· 2 queued")
+	if strings.Contains(sc, "> echo second") || strings.Contains(sc, "> echo third") {
+		t.Errorf("a queued prompt stands in the transcript before it was sent:\n%s", sc)
+	}
+	s.waitShows(15*time.Second, "echo third exited with code 0.")
+	text := s.chatText()
+	order := []string{
+		"> sleep 2; echo first", "Running `sleep 2; echo first`", "`sleep 2; echo first` exited with code 0.",
+		"> echo second", "Running `echo second`", "`echo second` exited with code 0.",
+		"> echo third", "Running `echo third`", "`echo third` exited with code 0.",
+	}
+	at := 0
+	for _, w := range order {
+		i := strings.Index(text[at:], w)
+		if i < 0 {
+			t.Fatalf("the transcript does not read %q after what came before:\n%s", w, text)
+		}
+		at += i + len(w)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Count(l, "exited with code")+strings.Count(l, "Running `") > 1 || strings.HasPrefix(l, "(queued:") {
+			t.Errorf("line %q: two messages share it, or a sent prompt is still shown as queued", l)
+		}
+	}
+}
+
+// TestJourneyTwoMessagesNeverShareALine: an agent's notice and then its
+// answer (two messages, told apart by messageId) read as two paragraphs,
+// also when the first has no line end.
+func TestJourneyTwoMessagesNeverShareALine(t *testing.T) {
+	s := claudeLikeScreen(t)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.typeText("two messages")
+	s.keys("C-s")
+	sc := s.waitShows(10*time.Second, "The answer is 42.")
+	if strings.Contains(sc, "limit.The answer") {
+		t.Fatalf("two messages run together on one line:\n%s", sc)
+	}
+	s.waitShows(time.Second, "│Notice: you are near your usage limit.", "│The answer is 42.")
+}

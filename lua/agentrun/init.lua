@@ -169,7 +169,10 @@ function M.stop_command(key, kill)
     s.interrupted = { id = newest.id, at = now }
     term.interrupt(newest.id)
     if not newest.display_only then
-      s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
+      if s.interrupted_note then
+        s.chat:remove(s.interrupted_note)
+      end
+      s.interrupted_note = s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
     end
   end
   return true

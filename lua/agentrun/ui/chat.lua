@@ -291,6 +291,30 @@ function Chat:note(text, hl)
     table.insert(hls, { i, hl or "AgentRunNote" })
   end
   self:put(b, lines, hls)
+  return b
+end
+
+-- remove takes block b (a note that no longer holds) out of the chat.
+function Chat:remove(b)
+  for i, x in ipairs(self.blocks) do
+    if x == b then
+      self:put(b, {}, {})
+      table.remove(self.blocks, i)
+      if b.id then
+        self.by_id[b.id] = nil
+      end
+      return
+    end
+  end
+end
+
+-- end_message ends the agent's current message: what it says next
+-- starts on a line of its own (a turn ended, a prompt was sent).
+function Chat:end_message()
+  local last = self.blocks[#self.blocks]
+  if last then
+    last.ended = true
+  end
 end
 
 -- user shows the user's prompt.
@@ -426,7 +450,7 @@ end
 function Chat:update(u)
   local kind = u.sessionUpdate
   if kind == "agent_message_chunk" then
-    self:stream("message", content_text(u.content))
+    self:stream("message", content_text(u.content), u.messageId)
   elseif kind == "agent_thought_chunk" then
     self:stream("thought", content_text(u.content))
   elseif kind == "user_message_chunk" then
