@@ -301,7 +301,7 @@ func (s *screen) chatText() string {
 	eventually(s.t, "the chat written to "+f, 5*time.Second, func() (bool, string) {
 		b, err := os.ReadFile(f)
 		text = string(b)
-		return err == nil, fmt.Sprint(err)
+		return err == nil && strings.HasSuffix(text, "\n"), fmt.Sprint(err) // written to its end
 	})
 	return text
 }
