@@ -357,3 +357,33 @@ func TestJourneyTwoMessagesNeverShareALine(t *testing.T) {
 	}
 	s.waitShows(time.Second, "│Notice: you are near your usage limit.", "│The answer is 42.")
 }
+
+// TestJourneyDetachedTerminalInAFreshNeovim (journey (a), continued): after
+// :qa the detached terminal is nobody's; a fresh Neovim, before any
+// :AgentRun, lists it in :AgentTerminals (with column headers), shows it
+// live with :AgentAttach — following its newest output — and X there
+// kills it; its host then exits.
+func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startRunScreen(t, rt, 120, 35)
+	name := a.detachTicker()
+	a.keys(":qa", "Enter")
+	a.lsLine(`^`+name+`\s.*running\s+nobody \(detached\)`, 10*time.Second)
+
+	b := startScreenIn(t, rt, 120, 35, "")
+	b.keys(":AgentTerminals", "Enter")
+	sc := b.waitShows(10*time.Second, "ID ", "STATE", "HOLDER", name)
+	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {
+		t.Errorf("the list does not show %s running and nobody's:\n%s", name, sc)
+	}
+	b.keys("q", ":AgentAttach "+name, "Enter")
+	sc = b.waitShows(10*time.Second, "tick ")
+	n := regexp.MustCompile(`tick (\d+)`).FindAllStringSubmatch(sc, -1)
+	last, _ := strconv.Atoi(n[len(n)-1][1])
+	// It follows: newer lines come into view without a key pressed.
+	b.waitShows(10*time.Second, fmt.Sprintf("tick %d\n", last+10))
+	b.keys("X")
+	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
+	eventually(t, "the detached terminal's host to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+}

@@ -331,7 +331,7 @@ function M.attach(name)
   if name then
     return term.attach(name)
   end
-  local list = rpc.request("remote_terminals") or {}
+  local list = require("agentrun.ui.terminals").running_first(rpc.request("remote_terminals") or {})
   if #list == 0 then
     warn("(agentrun) no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
     return false
