@@ -377,13 +377,31 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 		t.Errorf("the list does not show %s running and nobody's:\n%s", name, sc)
 	}
 	b.keys("q", ":AgentAttach "+name, "Enter")
-	sc = b.waitShows(10*time.Second, "tick ")
-	n := regexp.MustCompile(`tick (\d+)`).FindAllStringSubmatch(sc, -1)
+	tickLine := regexp.MustCompile(`(?m)^tick (\d+)\s*$`)
+	sc = b.waitFor("the split to show the ticks", 10*time.Second, tickLine.MatchString)
+	n := tickLine.FindAllStringSubmatch(sc, -1)
 	last, _ := strconv.Atoi(n[len(n)-1][1])
 	// It follows: newer lines come into view without a key pressed.
-	b.waitShows(10*time.Second, fmt.Sprintf("tick %d\n", last+10))
+	b.waitFor(fmt.Sprintf("tick %d in the split", last+10), 10*time.Second, regexp.MustCompile(fmt.Sprintf(`(?m)^tick %d\s*$`, last+10)).MatchString)
 	b.keys("X")
 	b.waitShows(10*time.Second, "[signal SIGTERM]")
 	backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
 	eventually(t, "the detached terminal's host to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+}
+
+// TestJourneyReopenedSplitFollows: a split closed with q and opened again
+// with <CR> on the tool call shows the newest output and keeps following.
+func TestJourneyReopenedSplitFollows(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 120, 35)
+	s.prompt("for i in $(seq 1 3000); do echo row $i; sleep 0.1; done")
+	row := regexp.MustCompile(`(?m)^row (\d+)\s*$`)
+	s.waitFor("the split to show rows", 10*time.Second, row.MatchString)
+	s.keys("Escape", "C-w", "j", "q")
+	time.Sleep(time.Second) // the command goes on while the split is closed
+	s.keys("C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
+	sc := s.waitFor("the reopened split to show rows", 10*time.Second, row.MatchString)
+	n := row.FindAllStringSubmatch(sc, -1)
+	last, _ := strconv.Atoi(n[len(n)-1][1])
+	s.waitFor(fmt.Sprintf("row %d in the reopened split", last+20), 10*time.Second,
+		regexp.MustCompile(fmt.Sprintf(`(?m)^row %d\s*$`, last+20)).MatchString)
 }
