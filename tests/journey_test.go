@@ -82,6 +82,14 @@ func (s *screen) detachTicker() string {
 	if m == nil {
 		s.t.Fatalf("the detach note names no host:\n%s", sc)
 	}
+	// A test that fails before it killed the detached terminal leaves
+	// nothing running: its host is signalled (it then ends everything).
+	backend, _ := strconv.Atoi(strings.SplitN(m[1], ":", 2)[0])
+	s.t.Cleanup(func() {
+		if alive(backend) {
+			_ = syscall.Kill(backend, syscall.SIGTERM)
+		}
+	})
 	return m[1]
 }
 
