@@ -86,7 +86,8 @@ function handlers.turn_end(p)
     end
   end
   local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
-  require("agentrun.ui.agentterm").settle(s.key, why == "unfinished" and "ended with the turn" or why)
+  s.turn_ended_by = why == "unfinished" and "ended with the turn" or why
+  require("agentrun.ui.agentterm").settle(s.key, s.turn_ended_by)
   if chat then
     chat:settle(why)
     chat:render_header()

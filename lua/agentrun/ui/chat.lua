@@ -389,7 +389,13 @@ function Chat:tool_call(u, is_update)
     b = self:add({ id = "tool:" .. tostring(id), kind = "tool", tc = { toolCallId = id, status = "pending" } })
   end
   require("agentrun.ui.toolcall").merge(b.tc, u)
-  self.session.tool_calls[id or ""] = b.tc
+  local s = self.session
+  if (b.tc.status == "pending" or b.tc.status == "in_progress") and not s.busy and not s.starting and s.turn_ended_by then
+    -- said of after its turn ended (Claude Code sends a cancelled
+    -- command's tool call late): it ended with the turn
+    b.tc.status = s.turn_ended_by == "cancelled" and "cancelled" or "unfinished"
+  end
+  s.tool_calls[id or ""] = b.tc
   self:render_tool_call(b)
   return b.tc
 end
