@@ -99,10 +99,21 @@ function M._start(name, extra)
     err(msg)
     return nil
   end
+  local others = {}
+  for _, k in ipairs(state.session_order) do
+    local o = state.sessions[k]
+    if not o.ended and o.chat then
+      table.insert(others, o)
+    end
+  end
   local s = state.add_session(key, name)
   s.loading = args.load ~= nil or args.resume ~= nil or args.continue or nil
   s.chat = require("agentrun.ui.chat").new(s)
   s.chat:open()
+  for _, o in ipairs(others) do
+    -- its chat gave this one its windows: say it still runs, and how back
+    s.chat:note(string.format("(agentrun) the %s session (%s) still runs in the background; :AgentRun %s shows its chat", o.agent, o.key, o.agent))
+  end
   return s
 end
 
@@ -127,10 +138,18 @@ function M.prompt(text, key, range)
       return false
     end
   end
-  local items, cerr = require("agentrun.context").gather(text, range)
+  if range ~= nil and (type(range) ~= "table" or type(range[1]) ~= "number" or type(range[2]) ~= "number") then
+    warn("(agentrun) prompt(text, key, range): range is { first, last } line numbers, or nil")
+    return false
+  end
+  local items, cerr, selected = require("agentrun.context").gather(text, range)
   if not items then
     warn(cerr)
     return false
+  end
+  if selected then
+    -- lines of a buffer that is no file (a pasted log): sent as text
+    text = text .. "\n\n```\n" .. selected .. "```"
   end
   return require("agentrun.session").prompt(s, text, items)
 end
