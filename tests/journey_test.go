@@ -289,7 +289,7 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	s.waitShows(10*time.Second, "agentrun · other · ready")
 	want("a second session", split)
 	s.keys("Escape", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "term-2")
+	s.waitShows(5*time.Second, "agentrun terminals —")
 	list := s.sizes()
 	if list["prompt"] != 3 || list["list"] < 3 {
 		t.Errorf("with the terminal list open: %v", list)

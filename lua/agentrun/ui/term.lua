@@ -44,6 +44,36 @@ local function feed(t, data)
   end
 end
 
+-- attach_display connects t's buffer to Go's display pump at the size of
+-- win (or of the split one would get). It returns false when t is another
+-- host's terminal that does not exist (nothing of it stays then).
+local function attach_display(t, win)
+  local buf = t.bufnr
+  local cols, rows = window.expected_size()
+  if win then
+    cols, rows = window.size(win)
+  end
+  t.cols, t.rows = cols, rows
+  local res, err = rpc.request(t.remote and "remote_attach" or "attach", t.id, t.chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
+  if err and t.remote and not t.shown then
+    -- no such terminal of another host: nothing of it stays
+    notify(err)
+    t.bufnr, t.chan = nil, nil
+    pcall(api.nvim_buf_delete, buf, { force = true })
+    state.remove_terminal(t.id)
+    return false
+  elseif err then
+    notify(err)
+  elseif t.remote and type(res) == "table" then
+    t.claim, t.user, t.command = res.claim, res.mine, res.title
+    name_buffer(t)
+    if t.user then
+      window.resize_terminal(t) -- ours already (taken over before): our size
+    end
+  end
+  return true
+end
+
 -- open shows terminal id. opts.focus enters its window (and opens one even
 -- when terminal.position is "none"); opts.auto opens its window only if
 -- it never had one (a tool call embedded it); opts.hidden makes only its
@@ -73,6 +103,10 @@ function M.open(id, opts)
       end
       w = window.place(t.bufnr, position)
     end
+    if t.attach_pending then
+      t.attach_pending = nil
+      attach_display(t, w)
+    end
     if opts.auto then
       if api.nvim_win_is_valid(prev) then
         api.nvim_set_current_win(prev)
@@ -100,27 +134,12 @@ function M.open(id, opts)
     end
     t.pending = nil
   else
-    local cols, rows = window.expected_size()
-    if win then
-      cols, rows = window.size(win)
-    end
-    t.cols, t.rows = cols, rows
-    local res, err = rpc.request(t.remote and "remote_attach" or "attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
-    if err and t.remote and not t.shown then
-      -- no such terminal of another host: nothing of it stays
-      notify(err)
-      t.bufnr, t.chan = nil, nil
-      pcall(api.nvim_buf_delete, buf, { force = true })
-      state.remove_terminal(id)
+    if opts.hidden and position ~= "none" then
+      -- Output waits for the window: a terminal buffer shown nowhere has
+      -- no width of its own, and would wrap lines at it.
+      t.attach_pending = true
+    elseif attach_display(t, win) == false then
       return false
-    elseif err then
-      notify(err)
-    elseif t.remote and type(res) == "table" then
-      t.claim, t.user, t.command = res.claim, res.mine, res.title
-      name_buffer(t)
-      if t.user then
-        window.resize_terminal(t) -- ours already (taken over before): our size
-      end
     end
   end
   if win and not opts.focus and api.nvim_win_is_valid(prev) then
