@@ -35,7 +35,7 @@ function M.from_tool_call(session, tc, u)
       local t = state.terminals[c.terminalId]
       if t then
         t.tool_call = tc.toolCallId
-        if not t.placed then
+        if not t.bufnr then
           term().open(t.id, { auto = true })
         end
       end

@@ -44,40 +44,9 @@ local function feed(t, data)
   end
 end
 
--- attach_display connects t's buffer to Go's display pump at the size of
--- win (or of the split one would get). It returns false when t is another
--- host's terminal that does not exist (nothing of it stays then).
-local function attach_display(t, win)
-  local buf = t.bufnr
-  local cols, rows = window.expected_size()
-  if win then
-    cols, rows = window.size(win)
-  end
-  t.cols, t.rows = cols, rows
-  local res, err = rpc.request(t.remote and "remote_attach" or "attach", t.id, t.chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
-  if err and t.remote and not t.shown then
-    -- no such terminal of another host: nothing of it stays
-    notify(err)
-    t.bufnr, t.chan = nil, nil
-    pcall(api.nvim_buf_delete, buf, { force = true })
-    state.remove_terminal(t.id)
-    return false
-  elseif err then
-    notify(err)
-  elseif t.remote and type(res) == "table" then
-    t.claim, t.user, t.command = res.claim, res.mine, res.title
-    name_buffer(t)
-    if t.user then
-      window.resize_terminal(t) -- ours already (taken over before): our size
-    end
-  end
-  return true
-end
-
 -- open shows terminal id. opts.focus enters its window (and opens one even
--- when terminal.position is "none"); opts.auto opens its window only if
--- it never had one (a tool call embedded it); opts.hidden makes only its
--- buffer (a terminal has one from the moment Lua knows it).
+-- when terminal.position is "none"); opts.auto opens it only if it has no
+-- buffer yet (a tool call embedded it).
 function M.open(id, opts)
   opts = opts or {}
   local t = state.terminals[id]
@@ -92,33 +61,18 @@ function M.open(id, opts)
   end
   local prev = api.nvim_get_current_win()
   if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
-    if opts.auto and (t.placed or opts.hidden) then
+    if opts.auto then
       return
     end
-    t.placed = true
     local w = vim.fn.bufwinid(t.bufnr)
     if w == -1 then
-      if opts.auto and position == "none" then
-        return
-      end
       w = window.place(t.bufnr, position)
-    end
-    if t.attach_pending then
-      t.attach_pending = nil
-      attach_display(t, w)
-    end
-    if opts.auto then
-      if api.nvim_win_is_valid(prev) then
-        api.nvim_set_current_win(prev)
-      end
-      return
     end
     api.nvim_set_current_win(w)
     return
   end
   local buf = api.nvim_create_buf(false, true)
-  local win = position ~= "none" and not opts.hidden and window.place(buf, position) or nil
-  t.placed = t.placed or not opts.hidden
+  local win = position ~= "none" and window.place(buf, position) or nil
   local chan = compat.open_term(buf, function(_, _, _, data)
     M.input(t, data)
   end)
@@ -134,12 +88,27 @@ function M.open(id, opts)
     end
     t.pending = nil
   else
-    if opts.hidden and position ~= "none" then
-      -- Output waits for the window: a terminal buffer shown nowhere has
-      -- no width of its own, and would wrap lines at it.
-      t.attach_pending = true
-    elseif attach_display(t, win) == false then
+    local cols, rows = 80, 24
+    if win then
+      cols, rows = window.size(win)
+    end
+    t.cols, t.rows = cols, rows
+    local res, err = rpc.request(t.remote and "remote_attach" or "attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
+    if err and t.remote and not t.shown then
+      -- no such terminal of another host: nothing of it stays
+      notify(err)
+      t.bufnr, t.chan = nil, nil
+      pcall(api.nvim_buf_delete, buf, { force = true })
+      state.remove_terminal(id)
       return false
+    elseif err then
+      notify(err)
+    elseif t.remote and type(res) == "table" then
+      t.claim, t.user, t.command = res.claim, res.mine, res.title
+      name_buffer(t)
+      if t.user then
+        window.resize_terminal(t) -- ours already (taken over before): our size
+      end
     end
   end
   if win and not opts.focus and api.nvim_win_is_valid(prev) then
@@ -164,9 +133,8 @@ function M.created(p)
     t.user = true
     return -- shell() opens it
   end
-  M.open(t.id, { auto = true, hidden = true }) -- its buffer at once (status() shows it)
   vim.defer_fn(function()
-    if not t.placed and state.terminals[t.id] == t then
+    if not t.bufnr then
       M.open(t.id, { auto = true })
     end
   end, 300)
