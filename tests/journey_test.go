@@ -94,7 +94,8 @@ func (s *screen) detachTicker() string {
 }
 
 // TestJourneyDetachSurvivesEveryQuit: a terminal the user detached keeps
-// running however Neovim ends — :qa, :wqa, :qa!, :cq, the terminal
+// running however Neovim ends — :qa, :wqa, :wq and :q in the user's
+// window, :qa!, :cq, the terminal
 // emulator closing (SIGHUP), SIGTERM, SIGKILL — while the agent and the
 // terminals not detached end; `agentrun ls` lists it running (its output
 // going on) and `agentrun kill` ends it and its host.
@@ -105,6 +106,10 @@ func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
 	}{
 		{":qa", func(s *screen) { s.keys(":qa", "Enter") }},
 		{":wqa", func(s *screen) { s.keys(":wqa", "Enter") }},
+		// :wq in the user's window (a file): the chat and the splits beside
+		// it do not keep Neovim open.
+		{":wq", func(s *screen) { s.keys(":wincmd t", "Enter", ":e notes.txt", "Enter", "itext", "Escape", ":wq", "Enter") }},
+		{":q", func(s *screen) { s.keys(":wincmd t", "Enter", ":q", "Enter") }},
 		{":qa!", func(s *screen) { s.keys(":qa!", "Enter") }},
 		{":cq", func(s *screen) { s.keys(":cq", "Enter") }},
 		{"SIGHUP", func(s *screen) { _ = exec.Command("tmux", "-S", s.sock, "kill-server").Run() }},

@@ -146,6 +146,33 @@ function M.watch()
       resize_visible()
     end,
   })
+  -- :q / :wq in the last window that is not ours quits Neovim, as it
+  -- would without the chat and the terminal splits beside it.
+  local function ours(w)
+    return api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://") ~= nil
+  end
+  api.nvim_create_autocmd("QuitPre", {
+    group = group,
+    desc = "agentrun: quitting your last window quits Neovim, the chat and splits with it",
+    callback = function()
+      local cur = api.nvim_get_current_win()
+      if #api.nvim_list_tabpages() > 1 or ours(cur) then
+        return
+      end
+      local close = {}
+      for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+        if w ~= cur then
+          if not ours(w) then
+            return -- another window of the user's stays: an ordinary :q
+          end
+          table.insert(close, w)
+        end
+      end
+      for _, w in ipairs(close) do
+        pcall(api.nvim_win_close, w, true)
+      end
+    end,
+  })
   api.nvim_create_autocmd("WinClosed", {
     group = group,
     desc = "agentrun: the chat's prompt keeps its height when a window closes",
