@@ -469,6 +469,9 @@ function M.status()
   for _, t in ipairs(go.terminals or {}) do
     local l = state.terminals[t.id]
     if l then
+      -- how it stands as far as this editor has heard (the backend's
+      -- news may be a moment ahead): what the commands go by
+      t.state, t.exit_code, t.signal = l.state, l.exit_code, l.signal
       t.bufnr = l.bufnr
       t.owner = "agentrun" -- a pty of ours
       t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id

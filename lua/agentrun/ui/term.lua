@@ -118,8 +118,8 @@ function M.open(id, opts)
   end
 end
 
--- created registers a terminal Go created for the agent. Its split opens
--- when a tool call embeds it, or shortly after if none does.
+-- created registers a terminal Go created for the agent and opens its
+-- split.
 function M.created(p)
   local t = state.add_terminal({
     id = p.id,
@@ -133,11 +133,9 @@ function M.created(p)
     t.user = true
     return -- shell() opens it
   end
-  vim.defer_fn(function()
-    if not t.bufnr then
-      M.open(t.id, { auto = true })
-    end
-  end, 300)
+  -- At once, not when a tool call embeds it: from the moment Lua knows a
+  -- terminal it has its buffer (status() lists it with its bufnr).
+  M.open(t.id, { auto = true })
 end
 
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
