@@ -108,7 +108,9 @@ func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
 		{":wqa", func(s *screen) { s.keys(":wqa", "Enter") }},
 		// :wq in the user's window (a file): the chat and the splits beside
 		// it do not keep Neovim open.
-		{":wq", func(s *screen) { s.keys(":wincmd t", "Enter", ":e notes.txt", "Enter", "itext", "Escape", ":wq", "Enter") }},
+		{":wq", func(s *screen) {
+			s.keys(":wincmd t", "Enter", ":e notes.txt", "Enter", "itext", "Escape", ":wq", "Enter")
+		}},
 		{":q", func(s *screen) { s.keys(":wincmd t", "Enter", ":q", "Enter") }},
 		{":qa!", func(s *screen) { s.keys(":qa!", "Enter") }},
 		{":cq", func(s *screen) { s.keys(":cq", "Enter") }},
