@@ -22,6 +22,22 @@ import (
 	"github.com/agentrun/agentrun.nvim/sandbox"
 )
 
+// usage is what agentrun --help prints.
+const usage = `agentrun: the backend of agentrun.nvim, and its terminals from a shell.
+
+Usage:
+  agentrun ls                    list the terminals of every agentrun host (Neovim) of yours
+  agentrun attach [--take] ID    show terminal ID live (its scrollback first); Ctrl-] detaches;
+                                 --take holds it so you type into it
+  agentrun kill ID               kill terminal ID (SIGTERM, then SIGKILL)
+  agentrun version               print the version
+  agentrun build-info            how this binary was built (for :checkhealth)
+  agentrun help                  print this
+
+Neovim starts agentrun itself (no subcommand: the RPC host on stdio); agentrun mcp,
+demo-agent and check-sandbox are started by it too. See :help agentrun.
+`
+
 // version is set at build time from the VERSION file.
 var version = "dev"
 
@@ -62,6 +78,8 @@ func main() {
 		fmt.Println(version)
 	case "build-info":
 		fmt.Println(buildInfo())
+	case "help", "--help", "-h":
+		fmt.Print(usage)
 	case "ls":
 		err = hostcli.Ls(ctx, os.Stdout)
 	case "attach":
@@ -89,7 +107,7 @@ func main() {
 			fmt.Println("bubblewrap works here:", path)
 		}
 	default:
-		err = fmt.Errorf("unknown subcommand %q (want ls, attach, kill, mcp, demo-agent, check-sandbox, build-info or version)", cmd)
+		err = fmt.Errorf("unknown subcommand %q (agentrun --help lists them)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun:", err)

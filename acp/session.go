@@ -27,12 +27,16 @@ type Session struct {
 	perms     map[int]context.CancelCauseFunc
 	nextPerm  int
 	terminals map[string]*termhost.Terminal
-	turn      []*termhost.Terminal         // created during the current turn: Cancel stops them
-	modes     *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
-	config    []acpsdk.SessionConfigOption // as last reported
-	ended     bool
-	endOnce   sync.Once
-	done      chan struct{}
+	turn      []*termhost.Terminal // created during the current turn: Cancel stops them
+	// created holds the id of every terminal this session created, also
+	// after the agent released it (a tool call may still embed one the
+	// user took over: it is ours, not one the agent runs itself).
+	created map[string]bool
+	modes   *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
+	config  []acpsdk.SessionConfigOption // as last reported
+	ended   bool
+	endOnce sync.Once
+	done    chan struct{}
 }
 
 // errTurnCancelled is the cause given to pending permission requests when
@@ -328,6 +332,14 @@ func (s *Session) Terminal(id string) (*termhost.Terminal, bool) {
 	defer s.mu.Unlock()
 	t, ok := s.terminals[id]
 	return t, ok
+}
+
+// created reports whether this session created terminal id (terminal/
+// create), released since or not.
+func (s *Session) createdTerminal(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.created[id]
 }
 
 // Terminals returns this session's live terminals, ordered by id.

@@ -165,6 +165,10 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 	if s.busy {
 		s.turn = append(s.turn, t)
 	}
+	if s.created == nil {
+		s.created = map[string]bool{}
+	}
+	s.created[t.ID()] = true
 	s.mu.Unlock()
 	if cancelled {
 		// The turn was cancelled while the command was being started.

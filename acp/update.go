@@ -70,7 +70,8 @@ type queued struct {
 	terms []AgentTerminal
 }
 
-// isOurTerminal reports whether id is one of session sid's terminals.
+// isOurTerminal reports whether session sid created terminal id (released
+// since or not): a tool call embedding it shows our terminal.
 func (a *Agent) isOurTerminal(sid, id string) bool {
 	a.mu.Lock()
 	s := a.sessions[sid]
@@ -78,8 +79,7 @@ func (a *Agent) isOurTerminal(sid, id string) bool {
 	if s == nil {
 		return false
 	}
-	_, ok := s.Terminal(id)
-	return ok
+	return s.createdTerminal(id)
 }
 
 func decodeUpdate(params json.RawMessage) (acpsdk.SessionNotification, *acpsdk.RequestError) {

@@ -21,6 +21,9 @@ import (
 //	{"sleep": ms}          a pause
 //	{"wait": "cancel"}     wait for session/cancel; the turn then ends
 //	                       "cancelled" after the remaining lines
+//	{"after_turn": ms}     end the turn here; the remaining lines follow
+//	                       ms after it (an agent that says something of a
+//	                       cancelled turn late, as Claude Code does)
 //
 // The updates go to stdout raw, not through the SDK, so shapes it does not
 // know (the v2 draft's) reach the client as they were recorded.
@@ -41,21 +44,37 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 			continue
 		}
 		var step struct {
-			Update json.RawMessage `json:"update"`
-			Sleep  int             `json:"sleep"`
-			Wait   string          `json:"wait"`
+			Update    json.RawMessage `json:"update"`
+			Sleep     int             `json:"sleep"`
+			Wait      string          `json:"wait"`
+			AfterTurn int             `json:"after_turn"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &step); err != nil {
 			return d.say(s, fmt.Sprintf("%s:%d is not a replay step: %v", path, line, err))
 		}
 		switch {
-		case step.Update != nil:
-			msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update",
-				"params": map[string]any{"sessionId": s.id, "update": step.Update}})
-			if err != nil {
-				return "", err
+		case step.AfterTurn > 0:
+			var late []json.RawMessage
+			for sc.Scan() {
+				var rest struct {
+					Update json.RawMessage `json:"update"`
+				}
+				if json.Unmarshal(sc.Bytes(), &rest) == nil && rest.Update != nil {
+					late = append(late, rest.Update)
+				}
 			}
-			if _, err := d.out.Write(append(msg, '\n')); err != nil {
+			go func() {
+				time.Sleep(time.Duration(step.AfterTurn) * time.Millisecond)
+				for _, u := range late {
+					if err := d.rawUpdate(s, u); err != nil {
+						d.log.Warn("late update", "err", err)
+						return
+					}
+				}
+			}()
+			return stop, nil
+		case step.Update != nil:
+			if err := d.rawUpdate(s, step.Update); err != nil {
 				return "", err
 			}
 		case step.Sleep > 0:
@@ -69,4 +88,17 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 		return d.say(s, fmt.Sprintf("Cannot read %s: %v", path, err))
 	}
 	return stop, nil
+}
+
+// rawUpdate writes update u of session s to stdout as recorded.
+func (d *demo) rawUpdate(s *session, u json.RawMessage) error {
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+		"params": map[string]any{"sessionId": s.id, "update": u}})
+	if err != nil {
+		return fmt.Errorf("replay update: %w", err)
+	}
+	if _, err := d.out.Write(append(msg, '\n')); err != nil {
+		return fmt.Errorf("replay update: %w", err)
+	}
+	return nil
 }

@@ -128,14 +128,28 @@ func readContextFile(path string) (string, error) {
 	return string(b), nil
 }
 
+// knownTypes are the registered media types of filetypes and extensions
+// that have one; other text is "text/x-" and its filetype.
+var knownTypes = map[string]string{
+	"text": "text/plain", "txt": "text/plain", "log": "text/plain",
+	"markdown": "text/markdown", "md": "text/markdown",
+	"html": "text/html", "htm": "text/html", "css": "text/css", "csv": "text/csv",
+	"javascript": "text/javascript", "js": "text/javascript", "mjs": "text/javascript",
+	"json": "application/json", "xml": "application/xml", "yaml": "application/yaml", "yml": "application/yaml",
+	"toml": "application/toml", "sql": "application/sql",
+}
+
 // mimeType names text by the buffer's filetype or the file's extension.
 func mimeType(it contextItem) string {
 	ft := it.Filetype
 	if ft == "" {
-		ft = strings.TrimPrefix(filepath.Ext(it.Path), ".")
+		ft = strings.ToLower(strings.TrimPrefix(filepath.Ext(it.Path), "."))
 	}
 	if ft == "" {
 		return "text/plain"
+	}
+	if mt, ok := knownTypes[ft]; ok {
+		return mt
 	}
 	return "text/x-" + ft
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahpserver"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The backend serves its terminals to other clients (a second Neovim,
@@ -130,6 +131,12 @@ func (b *Bridge) linger(ctx context.Context, keep []*termhost.Terminal) {
 		return
 	}
 	srv.LocalGone()
+	for _, t := range keep {
+		// Its holder left: nobody holds it now (not the editor that quit).
+		if _, err := t.CompareAndSwapClaim(b.user, ahp.Claim{Kind: ahp.ClaimClient, ClientID: ahp.DetachedClient}); err != nil {
+			b.log.Debug("detached terminal keeps its claim", "terminal", t.ID(), "err", err)
+		}
+	}
 	b.log.Info("editor gone; serving detached terminals", "terminals", len(keep))
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()

@@ -162,6 +162,13 @@ func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (an
 	body, _ := json.Marshal(params)
 	res, rerr := s.agent.TerminalRequest(ctx, call.Method, body)
 	if rerr != nil {
+		b.mu.Lock()
+		stopped := s.stopped
+		b.mu.Unlock()
+		if stopped {
+			// What the model reads: why, not an internal state.
+			return nil, errors.New("the user stopped this session (:AgentStop); its commands were killed")
+		}
 		return nil, errors.New(rerr.Message)
 	}
 	if call.Method == acpsdk.ClientMethodTerminalCreate && call.ToolCallID != "" {

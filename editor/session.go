@@ -31,6 +31,8 @@ type session struct {
 	args startArgs
 	// reopening is set while a sign-in opens the session (auth.go).
 	reopening bool
+	// stopped is set when the user stopped the session (:AgentStop).
+	stopped bool
 }
 
 // startArgs is what Lua sends to start a session.
@@ -326,6 +328,9 @@ func (b *Bridge) handleStop(key string) error {
 	if s.agent == nil {
 		return fmt.Errorf("stop: session %q is still starting", key)
 	}
+	b.mu.Lock()
+	s.stopped = true
+	b.mu.Unlock()
 	go func() {
 		_ = s.agent.Close()
 		b.endSession(s, nil)

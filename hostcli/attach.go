@@ -82,6 +82,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			_, _ = c.Dispatch(ctx, ahp.ResizedAction{Terminal: uri, Cols: cols, Rows: rows})
 		}
 	}
+	toldReadOnly := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -101,6 +102,11 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			}
 			if holding {
 				_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k)})
+			} else if !toldReadOnly || indexByte(k, 0x03) >= 0 {
+				// Typing (Ctrl-C too) reaches nothing here: say so, once,
+				// and each time Ctrl-C is pressed.
+				toldReadOnly = true
+				say("read-only: what you type does not reach %s (Ctrl-C neither); Ctrl-] detaches, agentrun attach --take %s types into it", h.name(), h.name())
 			}
 		case e, ok := <-c.Envelopes():
 			if !ok {

@@ -138,6 +138,9 @@ func state(ti ahp.TerminalInfo) string {
 
 // holder names who holds the terminal.
 func holder(c ahp.Claim) string {
+	if c.Kind == ahp.ClaimClient && c.ClientID == ahp.DetachedClient {
+		return "nobody (detached)"
+	}
 	if c.Kind == ahp.ClaimClient {
 		return "client " + c.ClientID
 	}

@@ -28,10 +28,18 @@ func Ls(ctx context.Context, out io.Writer) error {
 			}
 			c.Close()
 		}
-		if len(last) > 60 {
-			last = last[:57] + "..."
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), h.info.Title, state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), last)
+		// Narrow enough for a 120-column terminal: long titles and
+		// lines are cut (agentrun attach shows them whole).
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, 34), state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), cut(last, 28))
 	}
 	return w.Flush()
+}
+
+// cut shortens s to at most n runes, ending in "…" when it was longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -32,7 +32,7 @@ local commands = {
   },
   AgentPrompt = {
     desc = "agentrun: send {text} to the current session (#buffer, #selection, @path add context; a range sends those lines)",
-    nargs = "+",
+    nargs = "*", -- without text: our sentence, not E471
     range = true,
     -- no "file" completion: it would expand # and % in the text
     run = function(o)
@@ -117,7 +117,7 @@ local commands = {
   },
   AgentConfig = {
     desc = "agentrun: set the session's config option {id} to [value]",
-    nargs = "+",
+    nargs = "*", -- without an id: our sentence, not E471
     complete = function(lead, line)
       if #vim.split(line, "%s+") <= 2 then
         return api()._complete_modes("config", lead)

@@ -156,3 +156,18 @@ func TestAgentOwnedTerminalCancelledClaude101(t *testing.T) {
 	}
 	e.waitChat("sleep 200 [execute] · failed", 5*time.Second)
 }
+
+// TestAgentOwnedTerminalSaidOfAfterTheCancel: Claude Code may send a
+// cancelled command's tool call after the turn ended; its split ends with
+// "[cancelled]" (no placeholder waiting for output that never comes) and
+// the chat shows the tool call cancelled, not pending.
+func TestAgentOwnedTerminalSaidOfAfterTheCancel(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 120, 35)
+	s.prompt("!replay " + filepath.Join(root, "tests", "testdata", "agentterm", "claude-cancel-late.jsonl"))
+	s.waitShows(10*time.Second, "agentrun · demo · working")
+	s.keys("Escape", ":AgentCancel", "Enter")
+	sc := s.waitShows(10*time.Second, "agentrun://terminal/toolu_02", "[cancelled]", "sleep 100 [execute] · cancelled")
+	if strings.Contains(sc, "the agent runs this command itself") || strings.Contains(sc, "· pending") {
+		t.Errorf("a command said of after the cancel still waits:\n%s", sc)
+	}
+}

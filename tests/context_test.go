@@ -45,7 +45,7 @@ func TestContextBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.cmd("AgentPrompt ctx #buffer @notes.txt @shot.png")
-			want := fmt.Sprintf("BLOCKS resource(file://%s,42,text/x-go,unsaved first line) resource(file://%s,18,text/x-txt,note one) image(image/png,100,file://%s)", path, other, shot)
+			want := fmt.Sprintf("BLOCKS resource(file://%s,42,text/x-go,unsaved first line) resource(file://%s,18,text/plain,note one) image(image/png,100,file://%s)", path, other, shot)
 			if !embed {
 				want = fmt.Sprintf("BLOCKS resource_link(file://%s) resource_link(file://%s) resource_link(file://%s)", path, other, shot)
 			}

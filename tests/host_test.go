@@ -187,7 +187,12 @@ func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
 		return strings.Contains(s, "served 1\r\n") && strings.Contains(s, "[agentrun: attached to "+name) && strings.Contains(s[strings.Index(s, "[agentrun: attached"):], "served"), s
 	})
 	pw.Write([]byte("typed\r")) // read-only: refused, not typed
-	pw.Write([]byte{0x1d})      // Ctrl-] detaches
+	pw.Write([]byte{0x03})      // Ctrl-C: said to reach nothing, not ignored silently
+	eventually(t, "attach to say Ctrl-C does not reach a terminal it only watches", 5*time.Second, func() (bool, string) {
+		s := got.String()
+		return strings.Contains(s, "read-only: what you type does not reach "+name+" (Ctrl-C neither)"), s
+	})
+	pw.Write([]byte{0x1d}) // Ctrl-] detaches
 	if err := attach.Wait(); err != nil {
 		t.Fatalf("attach: %v\n%s", err, got.String())
 	}
@@ -200,6 +205,32 @@ func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
 	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
 	if out, err := e.cli(nil, "attach", "term-99").CombinedOutput(); err == nil || !strings.Contains(string(out), `no terminal "term-99" on any host (agentrun ls lists them)`) {
 		t.Errorf("attach to an unknown id: %v %s", err, out)
+	}
+}
+
+// TestCLIHelpAndANarrowList: agentrun --help and -h print the usage; ls
+// fits a 120-column terminal whatever the command's length.
+func TestCLIHelpAndANarrowList(t *testing.T) {
+	for _, arg := range []string{"--help", "-h", "help"} {
+		out, err := exec.Command(binary, arg).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Usage:") || !strings.Contains(string(out), "agentrun attach [--take] ID") {
+			t.Errorf("agentrun %s: %v\n%s", arg, err, out)
+		}
+	}
+	e := startEditor(t, "")
+	e.startSession()
+	long := `for i in $(seq 1 600); do echo "a rather long line of output number $i, as servers print them"; sleep 0.1; done # ` + strings.Repeat("x", 80)
+	e.cmd("AgentPrompt " + long)
+	term := e.waitTerminal(long, 10*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "number 3,")
+	out, err := e.cli(nil, "ls").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "running") {
+		t.Fatalf("agentrun ls: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("agentrun ls prints a line of %d columns (wraps at 120):\n%s", n, out)
+		}
 	}
 }
 

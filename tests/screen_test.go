@@ -17,17 +17,24 @@ type screen struct {
 	t    *testing.T
 	sock string // the tmux server's socket, private to the test
 	dir  string
+	rt   string // its $XDG_RUNTIME_DIR: screens started in the same one see each other's terminals
 }
 
 // startScreen starts Neovim with the plugin in a cols×rows tmux window,
 // running setup (Lua) first, in a scratch directory that is also its cwd.
 func startScreen(t *testing.T, cols, rows int, setup string) *screen {
 	t.Helper()
+	return startScreenIn(t, runtimeDir(t), cols, rows, setup)
+}
+
+// startScreenIn is startScreen with $XDG_RUNTIME_DIR set to rt.
+func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *screen {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux not found (make deps installs it)")
 	}
 	dir := t.TempDir()
-	s := &screen{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
+	s := &screen{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir, rt: rt}
 	init := filepath.Join(dir, "init.lua")
 	code := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nvim.g.agentrun_bin = %q\nvim.o.shortmess = vim.o.shortmess .. 'I'\n%s\n", root, binary, setup)
 	if err := os.WriteFile(init, []byte(code), 0o644); err != nil {
@@ -39,6 +46,7 @@ func startScreen(t *testing.T, cols, rows int, setup string) *screen {
 		"XDG_DATA_HOME=" + filepath.Join(dir, "data"),
 		"XDG_STATE_HOME=" + filepath.Join(dir, "state"),
 		"HOME=" + dir,
+		"XDG_RUNTIME_DIR=" + rt,
 	}
 	// tmux starts the command through its default shell with the server's
 	// environment; env(1) sets ours.

@@ -90,7 +90,7 @@ func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 	s.prompt("sleep 3")
 	s.waitShows(10*time.Second, "sleep 3 [execute] · in progress")
 	s.prompt("echo from-the-queue")
-	s.waitShows(5*time.Second, "(queued: sent when the agent ends its turn")
+	s.waitShows(5*time.Second, "(queued: echo from-the-queue —")
 	s.waitShows(15*time.Second, "echo from-the-queue exited with code 0.")
 }
 

@@ -33,8 +33,20 @@ end
 -- gather returns the context items a prompt names, or nil and a message
 -- saying what is wrong. range = { first, last } (from :'<,'>AgentPrompt)
 -- adds the selection even without "#selection".
+--
+-- A range in a buffer that is no file (a scratch buffer with a pasted log)
+-- has no path to name: its lines come back as the third result, text to
+-- send with the prompt.
 function M.gather(text, range)
   local items = {}
+  local cur = api.nvim_get_current_buf()
+  if range and (vim.bo[cur].buftype ~= "" or api.nvim_buf_get_name(cur) == "") then
+    if type(range[1]) ~= "number" or type(range[2]) ~= "number" or range[1] < 1 or range[2] < range[1] then
+      return nil, "(agentrun) the range must be { first, last } line numbers of the current buffer"
+    end
+    local more, err = M.gather(text:gsub("#selection", ""), nil)
+    return more, err, lines_text(cur, range[1], range[2])
+  end
   local wants_buffer = text:find("#buffer", 1, true) ~= nil
   local wants_selection = range ~= nil or text:find("#selection", 1, true) ~= nil
   if wants_buffer or wants_selection then

@@ -80,8 +80,16 @@ function handlers.turn_end(p)
     return
   end
   s.busy = false
+  if chat then
+    chat:end_message() -- the next turn's answer starts a line of its own
+    if s.interrupted_note then
+      chat:remove(s.interrupted_note) -- its "<C-c> again" no longer holds
+      s.interrupted_note = nil
+    end
+  end
   local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
-  require("agentrun.ui.agentterm").settle(s.key, why == "unfinished" and "ended with the turn" or why)
+  s.turn_ended_by = why == "unfinished" and "ended with the turn" or why
+  require("agentrun.ui.agentterm").settle(s.key, s.turn_ended_by)
   if chat then
     chat:settle(why)
     chat:render_header()
@@ -210,7 +218,7 @@ local function coalesce(events)
   for _, e in ipairs(events) do
     local prev = out[#out]
     local a, b = prev and text_chunk(prev), text_chunk(e)
-    if a and b and a.sessionUpdate == b.sessionUpdate and prev[2].key == e[2].key then
+    if a and b and a.sessionUpdate == b.sessionUpdate and prev[2].key == e[2].key and a.messageId == b.messageId then
       a.content.text = a.content.text .. b.content.text
     else
       table.insert(out, e)

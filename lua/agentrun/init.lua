@@ -99,10 +99,21 @@ function M._start(name, extra)
     err(msg)
     return nil
   end
+  local others = {}
+  for _, k in ipairs(state.session_order) do
+    local o = state.sessions[k]
+    if not o.ended and o.chat then
+      table.insert(others, o)
+    end
+  end
   local s = state.add_session(key, name)
   s.loading = args.load ~= nil or args.resume ~= nil or args.continue or nil
   s.chat = require("agentrun.ui.chat").new(s)
   s.chat:open()
+  for _, o in ipairs(others) do
+    -- its chat gave this one its windows: say it still runs, and how back
+    s.chat:note(string.format("(agentrun) the %s session (%s) still runs in the background; :AgentRun %s shows its chat", o.agent, o.key, o.agent))
+  end
   return s
 end
 
@@ -127,10 +138,18 @@ function M.prompt(text, key, range)
       return false
     end
   end
-  local items, cerr = require("agentrun.context").gather(text, range)
+  if range ~= nil and (type(range) ~= "table" or type(range[1]) ~= "number" or type(range[2]) ~= "number") then
+    warn("(agentrun) prompt(text, key, range): range is { first, last } line numbers, or nil")
+    return false
+  end
+  local items, cerr, selected = require("agentrun.context").gather(text, range)
   if not items then
     warn(cerr)
     return false
+  end
+  if selected then
+    -- lines of a buffer that is no file (a pasted log): sent as text
+    text = text .. "\n\n```\n" .. selected .. "```"
   end
   return require("agentrun.session").prompt(s, text, items)
 end
@@ -169,7 +188,10 @@ function M.stop_command(key, kill)
     s.interrupted = { id = newest.id, at = now }
     term.interrupt(newest.id)
     if not newest.display_only then
-      s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
+      if s.interrupted_note then
+        s.chat:remove(s.interrupted_note)
+      end
+      s.interrupted_note = s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
     end
   end
   return true
@@ -243,7 +265,16 @@ end
 -- buffer, else the newest running one; it warns (naming what for) when
 -- there is none.
 local function target(id, what)
-  local t = id and state.terminals[id] or (not id and current_terminal())
+  if id ~= nil and type(id) ~= "string" then
+    warn(string.format("(agentrun) a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
+    return nil
+  end
+  local t
+  if id then
+    t = state.terminals[id]
+  else
+    t = current_terminal()
+  end
   if not t then
     warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or ("(agentrun) no running terminal to " .. what))
   end
@@ -276,7 +307,7 @@ end
 -- terminal/input). Refused for a terminal a session holds: take it over
 -- first. (Keystrokes in a terminal split always reach the process.)
 function M.input(id, text)
-  local t = state.terminals[id]
+  local t = type(id) == "string" and state.terminals[id] or nil
   if not t or t.display_only then
     warn(string.format("(agentrun) terminal %q takes no input", tostring(id)))
     return false
@@ -296,6 +327,10 @@ end
 -- agentrun's shell integration (bash, zsh), or cmd run through the shell.
 -- It opens in a split in terminal mode. Returns the terminal id or nil.
 function M.shell(cmd)
+  if cmd ~= nil and type(cmd) ~= "string" then
+    warn(string.format("(agentrun) shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
+    return nil
+  end
   return require("agentrun.ui.term").shell(cmd)
 end
 
@@ -315,7 +350,7 @@ function M.attach(name)
   if name then
     return term.attach(name)
   end
-  local list = rpc.request("remote_terminals") or {}
+  local list = require("agentrun.ui.terminals").running_first(rpc.request("remote_terminals") or {})
   if #list == 0 then
     warn("(agentrun) no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
     return false
@@ -378,7 +413,7 @@ end
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
-  if not state.terminals[id or ""] then
+  if type(id) ~= "string" or not state.terminals[id] then
     warn(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
@@ -428,14 +463,22 @@ function M.status()
       terminals = s.terminals, -- "agentrun" (our MCP terminal tool) or "agent" (its own), once started
     })
   end
+  -- Only the terminals this editor knows (whose events it has handled):
+  -- the backend knows a new one a moment earlier, and every id listed
+  -- here must work at once with every command.
   local seen = {}
   for _, t in ipairs(go.terminals or {}) do
-    local l = state.terminals[t.id] or {}
-    t.bufnr = l.bufnr
-    t.owner = "agentrun" -- a pty of ours
-    t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
-    seen[t.id] = true
-    table.insert(out.terminals, t)
+    local l = state.terminals[t.id]
+    if l then
+      -- how it stands as far as this editor has heard (the backend's
+      -- news may be a moment ahead): what the commands go by
+      t.state, t.exit_code, t.signal = l.state, l.exit_code, l.signal
+      t.bufnr = l.bufnr
+      t.owner = "agentrun" -- a pty of ours
+      t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
+      seen[t.id] = true
+      table.insert(out.terminals, t)
+    end
   end
   for _, id in ipairs(state.terminal_order) do
     local t = state.terminals[id]

@@ -124,7 +124,7 @@ function M.set_mode(s, id)
     vim.ui.select(modes, {
       prompt = "(agentrun) mode",
       format_item = function(m)
-        return m.name .. (m.description and ("  — " .. m.description) or "")
+        return m.name .. (m.id == s.modes.currentModeId and "  (current)" or "") .. (m.description and ("  — " .. m.description) or "")
       end,
     }, function(m)
       if m then

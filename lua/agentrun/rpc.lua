@@ -197,15 +197,21 @@ function M.notify(method, ...)
   end
 end
 
--- shutdown asks the backend to kill every terminal and stop every agent,
--- waits for it, and stops the job.
+-- shutdown asks the backend to kill every terminal and stop every agent
+-- but the detached terminals, waits for it, and closes the channel. It
+-- never signals the backend (jobstop would SIGTERM it): a backend serving
+-- detached terminals stays after Neovim, however Neovim ends (:qa, :cq,
+-- SIGHUP and SIGTERM all run VimLeavePre; SIGKILL closes the channel);
+-- one with nothing to serve exits on the channel's end.
 function M.shutdown()
   if not chan then
     return
   end
   stopping = true
-  pcall(vim.rpcrequest, chan, "shutdown")
-  M.stop()
+  local c = chan
+  pcall(vim.rpcrequest, c, "shutdown")
+  chan = nil
+  pcall(vim.fn.chanclose, c)
 end
 
 -- stop ends the backend job (it kills what it still runs on stdin EOF).

@@ -10,8 +10,13 @@ local M = {}
 -- send sends a prompt to session s (already shown in the chat): its text
 -- and the context items it names (agentrun.context).
 local function send(s, p)
+  if p.waiting then
+    s.chat:remove(p.waiting) -- no longer waiting: it enters the transcript now
+    p.waiting = nil
+  end
   if p.unshown then
-    s.chat:user(p.text) -- after the history it was queued behind
+    s.chat:end_message()
+    s.chat:user(p.text) -- after the history or the turn it was queued behind
   end
   local ok, msg = rpc.request("prompt", s.key, p.text, p.items or {})
   if not ok then
@@ -43,17 +48,20 @@ function M.prompt(s, text, items)
     -- prompt (shown then) after it
     p.unshown = true
     table.insert(s.queue, p)
-    s.chat:note("(queued: sent once the session's history has loaded)")
+    p.waiting = s.chat:note(string.format("(queued: %s — sent once the session's history has loaded)", (text:gsub("%s*\n%s*", " ⏎ "))))
+    return true
+  end
+  if s.busy then
+    -- The agent is still on the last turn (or its end has not reached us
+    -- yet): queue it, as agents with prompt queueing do. It waits marked
+    -- as such, and enters the transcript when it is sent.
+    p.unshown = true
+    p.waiting = s.chat:note(string.format("(queued: %s — sent when the agent ends its turn; :AgentCancel drops it)", (text:gsub("%s*\n%s*", " ⏎ "))))
+    table.insert(s.queue, p)
+    s.chat:render_header()
     return true
   end
   s.chat:user(text)
-  if s.busy then
-    -- The agent is still on the last turn (or its end has not reached us
-    -- yet): queue it, as agents with prompt queueing do.
-    table.insert(s.queue, p)
-    s.chat:note("(queued: sent when the agent ends its turn; :AgentCancel drops it)")
-    return true
-  end
   if s.starting then
     table.insert(s.queue, p)
     return true
@@ -64,8 +72,16 @@ end
 -- drop_queue forgets s's queued prompts and says so in its chat.
 function M.drop_queue(s)
   if #s.queue > 0 then
-    s.chat:note(string.format("(dropped %d queued prompt%s)", #s.queue, #s.queue == 1 and "" or "s"))
+    local texts = {}
+    for _, p in ipairs(s.queue) do
+      if p.waiting then
+        s.chat:remove(p.waiting)
+      end
+      table.insert(texts, (p.text:gsub("%s*\n%s*", " ⏎ ")))
+    end
+    s.chat:note(string.format("(dropped %d queued prompt%s: %s)", #s.queue, #s.queue == 1 and "" or "s", table.concat(texts, "; ")))
     s.queue = {}
+    s.chat:render_header()
   end
 end
 

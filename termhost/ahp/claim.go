@@ -23,6 +23,11 @@ const (
 	ClaimSession = "session"
 )
 
+// DetachedClient is the client a detached terminal is held by once the
+// editor that detached it has left: nobody that is there; any client may
+// take it over.
+const DetachedClient = "detached"
+
 // ClientClaim is the claim of client id: the user drives the terminal.
 func ClientClaim(id string) Claim { return Claim{Kind: ClaimClient, ClientID: id} }
 

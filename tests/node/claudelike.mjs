@@ -19,7 +19,8 @@
 // AGENTRUN_TEST_STATE=DIR keeps its sessions in DIR/sessions.json, as an
 // agent keeps them on disk: it then lists (session/list), loads (its
 // history replayed as user and agent message chunks), resumes and closes
-// them (DIR/closed.log). "say TEXT" answers TEXT. "md" answers a
+// them (DIR/closed.log). "say TEXT" answers TEXT; "two messages" a
+// notice and an answer as two messages (messageId). "md" answers a
 // thought, markdown and a tool call with 30 lines of output; "edit PATH"
 // an edit of PATH shown as a diff; "askedit PATH" asks permission for
 // one first and says the answer; "askrun CMD" asks permission for a
@@ -313,6 +314,14 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       content: [{ type: "diff", path, oldText: "package main\n\nfunc main() {\n\tprintln(\"old\")\n}\n", newText: "package main\n\nfunc main() {\n\tprintln(\"new\")\n}\n" }],
     });
     await say("edited");
+    return { stopReason: "end_turn" };
+  }
+  if (text === "two messages") {
+    // A notice, then the answer: two messages (messageId tells them
+    // apart), the first without a line end, as Claude's usage notice.
+    await update({ sessionUpdate: "agent_message_chunk", messageId: "notice-1", content: { type: "text", text: "Notice: you are near your usage limit." } });
+    await update({ sessionUpdate: "agent_message_chunk", messageId: "answer-1", content: { type: "text", text: "The answer" } });
+    await update({ sessionUpdate: "agent_message_chunk", messageId: "answer-1", content: { type: "text", text: " is 42." } });
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("say ")) {

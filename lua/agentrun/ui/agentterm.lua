@@ -87,7 +87,8 @@ function M.agent_terminal(p)
   elseif not t.bufnr then
     term().open(t.id, { auto = true })
   end
-  if p.started and not p.data and not p.exited then
+  local late = not session.busy and not session.starting -- its turn is over
+  if p.started and not p.data and not p.exited and t.state == "running" and not late then
     term()._feed(t, waiting_note)
   end
   if p.data and p.data ~= "" then
@@ -101,6 +102,12 @@ function M.agent_terminal(p)
     t.ended_by = p.not_run or p.failed and "failed" or nil
     term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
+  end
+  if t.state == "running" and late then
+    -- Said of after its turn ended (Claude Code sends a cancelled
+    -- command's tool call after the turn's end): nothing more comes for
+    -- it, so it ends now, as the turn's other commands did.
+    M.settle(session.key, session.turn_ended_by or "ended with the turn")
   end
 end
 

@@ -158,8 +158,9 @@ function Chat:open()
   api.nvim_set_current_win(tw)
   vim.cmd("belowright sbuffer " .. self.prompt_buf)
   pw = api.nvim_get_current_win()
-  api.nvim_win_set_var(pw, "agentrun_prompt_window", true)
+  api.nvim_win_set_var(pw, "agentrun_prompt_window", 3) -- its height (ui/window.lua keeps it)
   api.nvim_win_set_height(pw, 3)
+  require("agentrun.ui.window").watch()
   vim.wo[pw].winfixheight = true
   set_win_opts(pw)
   self:render_header()
@@ -290,6 +291,30 @@ function Chat:note(text, hl)
     table.insert(hls, { i, hl or "AgentRunNote" })
   end
   self:put(b, lines, hls)
+  return b
+end
+
+-- remove takes block b (a note that no longer holds) out of the chat.
+function Chat:remove(b)
+  for i, x in ipairs(self.blocks) do
+    if x == b then
+      self:put(b, {}, {})
+      table.remove(self.blocks, i)
+      if b.id then
+        self.by_id[b.id] = nil
+      end
+      return
+    end
+  end
+end
+
+-- end_message ends the agent's current message: what it says next
+-- starts on a line of its own (a turn ended, a prompt was sent).
+function Chat:end_message()
+  local last = self.blocks[#self.blocks]
+  if last then
+    last.ended = true
+  end
 end
 
 -- user shows the user's prompt.
@@ -372,7 +397,13 @@ function Chat:tool_call(u, is_update)
     b = self:add({ id = "tool:" .. tostring(id), kind = "tool", tc = { toolCallId = id, status = "pending" } })
   end
   require("agentrun.ui.toolcall").merge(b.tc, u)
-  self.session.tool_calls[id or ""] = b.tc
+  local s = self.session
+  if (b.tc.status == "pending" or b.tc.status == "in_progress") and not s.busy and not s.starting and s.turn_ended_by then
+    -- said of after its turn ended (Claude Code sends a cancelled
+    -- command's tool call late): it ended with the turn
+    b.tc.status = s.turn_ended_by == "cancelled" and "cancelled" or "unfinished"
+  end
+  s.tool_calls[id or ""] = b.tc
   self:render_tool_call(b)
   return b.tc
 end
@@ -433,7 +464,7 @@ end
 function Chat:update(u)
   local kind = u.sessionUpdate
   if kind == "agent_message_chunk" then
-    self:stream("message", content_text(u.content))
+    self:stream("message", content_text(u.content), u.messageId)
   elseif kind == "agent_thought_chunk" then
     self:stream("thought", content_text(u.content))
   elseif kind == "user_message_chunk" then

@@ -25,7 +25,9 @@ local function follow(buf)
   local typing = api.nvim_get_mode().mode == "t" -- Neovim follows the focused terminal itself
   for _, w in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_buf(w) == buf and vim.w[w].agentrun_follow ~= false and not (typing and w == cur) then
-      pcall(api.nvim_win_set_cursor, w, { last, 0 })
+      if pcall(api.nvim_win_set_cursor, w, { last, 0 }) then
+        vim.w[w].agentrun_set = last
+      end
     end
   end
 end
@@ -47,14 +49,28 @@ function M.attach(buf)
     desc = "agentrun: a terminal split follows its output while the cursor is on the last line",
     callback = function()
       local w = api.nvim_get_current_win()
-      vim.w[w].agentrun_follow = api.nvim_win_get_cursor(w)[1] >= api.nvim_buf_line_count(buf)
+      local line = api.nvim_win_get_cursor(w)[1]
+      if line == vim.w[w].agentrun_set then
+        -- where we put it (or where it was when the split opened): output
+        -- arriving under it, or entering the window, is no move of the
+        -- user's
+        return
+      end
+      vim.w[w].agentrun_set = nil
+      vim.w[w].agentrun_follow = line >= api.nvim_buf_line_count(buf)
     end,
   })
 end
 
--- reset makes window win follow again (a buffer was just placed in it).
+-- reset makes window win follow again (a buffer was just placed in it, or
+-- shown again): its cursor goes to the newest output at once.
 function M.reset(win)
   vim.w[win].agentrun_follow = true
+  local buf = api.nvim_win_get_buf(win)
+  local last = api.nvim_buf_line_count(buf)
+  if pcall(api.nvim_win_set_cursor, win, { last, 0 }) then
+    vim.w[win].agentrun_set = last
+  end
 end
 
 return M

@@ -31,22 +31,33 @@ local stream_style = {
 -- stream appends a chunk to the last block of kind, or starts one. Only
 -- the block's last line and the new lines are touched, so a long streamed
 -- message costs the same per chunk as a short one.
-function Chat:stream(kind, text)
+-- message_id (ACP's messageId, when the agent sends one) tells messages
+-- apart: a new one starts on a line of its own, as one after a turn
+-- ended or a prompt was sent does (end_message), never on the line where
+-- the last one stopped.
+function Chat:stream(kind, text, message_id)
   if kind == "thought" then
     return self:thought(text)
   end
   local style = stream_style[kind] or stream_style.message
   local prefix, hl = style[1], style[2]
   local last = self.blocks[#self.blocks]
-  if not last or last.kind ~= kind then
+  local new_message = last and last.kind == kind and (last.ended or (message_id and last.message_id and message_id ~= last.message_id))
+  if new_message then
+    -- the same kind of block, but another message: on a line of its own
+    local gap = kind == "message" or kind == "user_echo"
+    last = self:add({ kind = kind, message_id = message_id })
+    self:put(last, gap and { "", prefix } or { prefix }, hl and { { gap and 1 or 0, hl } } or {})
+  elseif not last or last.kind ~= kind then
     -- an answer after a tool call, a thought or a note, and a replayed
     -- prompt after anything, get a blank line above them, so they read
     -- as paragraphs of their own (as a prompt sent here does)
     local after_prompt = last and (last.kind == "user" or last.kind == "user_echo")
     local gap = last and last.kind ~= "header" and (kind == "user_echo" or (kind == "message" and not after_prompt))
-    last = self:add({ kind = kind })
+    last = self:add({ kind = kind, message_id = message_id })
     self:put(last, gap and { "", prefix } or { prefix }, hl and { { gap and 1 or 0, hl } } or {})
   end
+  last.message_id = last.message_id or message_id
   local parts = split_lines(text)
   -- the streamed block is the last one: its lines end the buffer
   local first = api.nvim_buf_line_count(self.buf) - 1

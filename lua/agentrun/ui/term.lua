@@ -94,7 +94,14 @@ function M.open(id, opts)
     end
     t.cols, t.rows = cols, rows
     local res, err = rpc.request(t.remote and "remote_attach" or "attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
-    if err then
+    if err and t.remote and not t.shown then
+      -- no such terminal of another host: nothing of it stays
+      notify(err)
+      t.bufnr, t.chan = nil, nil
+      pcall(api.nvim_buf_delete, buf, { force = true })
+      state.remove_terminal(id)
+      return false
+    elseif err then
       notify(err)
     elseif t.remote and type(res) == "table" then
       t.claim, t.user, t.command = res.claim, res.mine, res.title
@@ -111,8 +118,8 @@ function M.open(id, opts)
   end
 end
 
--- created registers a terminal Go created for the agent. Its split opens
--- when a tool call embeds it, or shortly after if none does.
+-- created registers a terminal Go created for the agent and opens its
+-- split.
 function M.created(p)
   local t = state.add_terminal({
     id = p.id,
@@ -127,11 +134,9 @@ function M.created(p)
     t.user = true
     return -- shell() opens it
   end
-  vim.defer_fn(function()
-    if not t.bufnr then
-      M.open(t.id, { auto = true })
-    end
-  end, 300)
+  -- At once, not when a tool call embeds it: from the moment Lua knows a
+  -- terminal it has its buffer (status() lists it with its bufnr).
+  M.open(t.id, { auto = true })
 end
 
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
@@ -279,12 +284,20 @@ end
 -- attach shows terminal name ("PID:term-N") of another host live in a
 -- split and enters it: its scrollback, then its output as it comes.
 function M.attach(name)
+  if type(name) ~= "string" or not name:match("^%d+:%S+$") then
+    notify(string.format("(agentrun) %s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
+    return false
+  end
   local t = state.terminals[name]
   if not t then
     t = state.add_terminal({ id = name, command = name, state = "running" })
     t.remote = true
   end
-  M.open(name, { focus = true })
+  if M.open(name, { focus = true }) == false then
+    require("agentrun.ui.terminals").refresh()
+    return false
+  end
+  t.shown = true
   require("agentrun.ui.terminals").refresh()
   return true
 end

@@ -25,6 +25,8 @@ local function holder(t)
     return "—" -- nobody: the agent let go of it
   elseif t.display_only then
     return "agent's own"
+  elseif c.kind == "client" and c.client_id == "detached" then
+    return "nobody (detached)" -- the editor that detached it has quit
   elseif c.kind == "client" then
     return t.mine and "you" or ("client " .. tostring(c.client_id))
   elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
@@ -75,13 +77,56 @@ end
 
 -- fields are one row's columns: id, state, holder, age, then the command
 -- and its last line (free width, last).
-local function fields(t)
+local function fields(t, with_session)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
   local last = t.last_line and t.last_line ~= "" and ("  │ " .. t.last_line:gsub("%s+", " ")) or ""
-  return { t.id, status_text(t), holder(t), age(t.age_ms), name .. last }
+  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name .. last }
+  if with_session then
+    table.insert(row, 2, t.session_label or "")
+  end
+  return row
+end
+
+-- session_label names the session a terminal belongs to: its agent and
+-- key ("demo 1"), "host PID" for another host's.
+local function session_label(t)
+  if t.remote or (type(t.id) == "string" and t.id:find(":")) then
+    return "host " .. tostring(t.host or t.id:match("^(%d+):") or "?")
+  end
+  local state = require("agentrun.state")
+  local key
+  for k, s in pairs(state.sessions) do
+    if s.id and s.id == t.session then
+      key = k
+    end
+  end
+  local lt = state.terminals[t.id]
+  key = key or (lt and lt.session)
+  local s = key and state.sessions[key]
+  if not s then
+    return t.user and "you" or ""
+  end
+  return s.agent .. " " .. tostring(key)
+end
+
+-- running_first orders terminals: the running ones first, each group in
+-- the order it came (oldest first).
+function M.running_first(list)
+  local out = {}
+  for _, t in ipairs(list) do
+    if t.state == "running" then
+      table.insert(out, t)
+    end
+  end
+  for _, t in ipairs(list) do
+    if t.state ~= "running" then
+      table.insert(out, t)
+    end
+  end
+  return out
 end
 
 -- pad fills s with spaces to width display columns.
@@ -107,9 +152,14 @@ local function layout(rows)
     end
     parts[#r] = r[#r]
     local line = table.concat(parts, "  ")
-    local from = #parts[1] + 2
     table.insert(lines, line)
-    table.insert(ranges, { from, from + #r[2] })
+    -- per column, its byte range in the line
+    local cols, from = {}, 0
+    for i = 1, #r do
+      cols[i] = { from, from + #r[i] }
+      from = from + #parts[i] + 2
+    end
+    table.insert(ranges, cols)
   end
   return lines, ranges
 end
@@ -137,15 +187,32 @@ local function render()
       table.insert(all, r)
     end
   end
-  local rows = {}
+  -- A session column once the terminals are of more than one session.
+  local labels = {}
   for _, t in ipairs(all) do
-    table.insert(rows, fields(t))
+    t.session_label = session_label(t)
+    labels[t.session_label] = true
+  end
+  local with_session = vim.tbl_count(labels) > 1
+  local header = { "ID", "STATE", "HOLDER", "AGE", "COMMAND  │ LAST LINE" }
+  if with_session then
+    table.insert(header, 2, "SESSION")
+  end
+  local rows = { header }
+  for _, t in ipairs(all) do
+    table.insert(rows, fields(t, with_session))
   end
   local rendered, ranges = layout(rows)
+  local state_col = with_session and 3 or 2
+  if #all > 0 then
+    table.insert(lines, rendered[1])
+    table.insert(marks, { #lines - 1, 0, -1, "AgentRunHint" })
+  end
   for i, t in ipairs(all) do
-    table.insert(lines, rendered[i])
+    table.insert(lines, rendered[i + 1])
     ids[#lines] = t.id
-    table.insert(marks, { #lines - 1, ranges[i][1], ranges[i][2], status_hl(t) })
+    local r = ranges[i + 1]
+    table.insert(marks, { #lines - 1, r[state_col][1], r[state_col][2], status_hl(t) })
   end
   if #lines == 1 then
     table.insert(lines, "(no terminals yet; :AgentShell opens one)")
@@ -214,6 +281,12 @@ end
 
 -- open shows the list (refreshing it) and enters it.
 function M.open()
+  -- The backend lists the other hosts' terminals (another Neovim's, ones
+  -- left detached): a fresh Neovim starts it to see them.
+  local ok, err = require("agentrun.rpc").ensure()
+  if not ok then
+    require("agentrun.util").notify(err)
+  end
   if not (buf and api.nvim_buf_is_valid(buf)) then
     create()
   end
@@ -225,7 +298,9 @@ function M.open()
     vim.wo[w].wrap = false -- long last lines are cut, not wrapped into the next row
   end
   render()
-  api.nvim_win_set_height(w, math.min(12, math.max(3, vim.tbl_count(ids) + 2)))
+  api.nvim_win_set_height(w, math.min(12, math.max(3, vim.tbl_count(ids) + 3)))
+  require("agentrun.ui.window").watch()
+  require("agentrun.ui.window").keep_prompts()
   api.nvim_set_current_win(w)
   if fresh then
     pcall(api.nvim_win_set_cursor, w, { api.nvim_buf_line_count(buf), 0 }) -- the newest terminal

@@ -65,6 +65,8 @@ local function terminal_line(id)
       st = t.ended_by
     elseif t.state ~= "running" then
       st = t.state
+    elseif t.user then
+      st = "running, yours" -- taken over: the agent's tool call may have ended
     end
   end
   return string.format("  ▸ terminal %s: %s — %s (%s opens it)", id, what, st, config.get().keymaps.open or "open")

@@ -35,7 +35,7 @@ end
 
 -- expected_size is the text area a new terminal split will get: that of
 -- our terminal window in this tab (it is reused), else what place() makes.
-local function expected_size()
+function M.expected_size()
   local cfg = config.get().terminal
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
@@ -59,7 +59,7 @@ local last_expected = nil
 -- force sends even an unchanged size (a new backend).
 function M.send_expected_size(force)
   M.watch()
-  local cols, rows = expected_size()
+  local cols, rows = M.expected_size()
   local key = cols .. "x" .. rows
   if force or key ~= last_expected then
     last_expected = key
@@ -98,6 +98,36 @@ function M.resize_terminal(t)
   end
 end
 
+-- keep_prompts gives every chat prompt window in this tab page its height
+-- back: Neovim hands the rows of a closed window to a neighbour and takes
+-- those of a new split from one, 'winfixheight' or not.
+function M.keep_prompts()
+  local changed = false
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, h = pcall(api.nvim_win_get_var, w, "agentrun_prompt_window")
+    if ok and h then
+      local want = type(h) == "number" and h or 3
+      if api.nvim_win_get_height(w) ~= want then
+        changed = pcall(api.nvim_win_set_height, w, want) or changed
+      end
+    end
+  end
+  if not changed then
+    return
+  end
+  -- A chat that followed its end keeps its last line in sight in the
+  -- height it has now (Neovim keeps the top line of a resized window).
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok = pcall(api.nvim_win_get_var, w, "agentrun_chat_window")
+    local buf = api.nvim_win_get_buf(w)
+    if ok and api.nvim_win_get_cursor(w)[1] >= api.nvim_buf_line_count(buf) then
+      api.nvim_win_call(w, function()
+        vim.cmd("normal! zb")
+      end)
+    end
+  end
+end
+
 local autocmds_done = false
 -- watch keeps every terminal pty the size of its window (once).
 function M.watch()
@@ -114,6 +144,40 @@ function M.watch()
     desc = "agentrun: pty size follows the terminal window",
     callback = function()
       resize_visible()
+    end,
+  })
+  -- :q / :wq in the last window that is not ours quits Neovim, as it
+  -- would without the chat and the terminal splits beside it.
+  local function ours(w)
+    return api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://") ~= nil
+  end
+  api.nvim_create_autocmd("QuitPre", {
+    group = group,
+    desc = "agentrun: quitting your last window quits Neovim, the chat and splits with it",
+    callback = function()
+      local cur = api.nvim_get_current_win()
+      if #api.nvim_list_tabpages() > 1 or ours(cur) then
+        return
+      end
+      local close = {}
+      for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+        if w ~= cur then
+          if not ours(w) then
+            return -- another window of the user's stays: an ordinary :q
+          end
+          table.insert(close, w)
+        end
+      end
+      for _, w in ipairs(close) do
+        pcall(api.nvim_win_close, w, true)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("WinClosed", {
+    group = group,
+    desc = "agentrun: the chat's prompt keeps its height when a window closes",
+    callback = function()
+      vim.schedule(M.keep_prompts) -- once the window is gone
     end,
   })
 end
@@ -156,6 +220,7 @@ function M.place(buf, position)
     end
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
+  M.keep_prompts()
   require("agentrun.util").set_win_opts(w)
   require("agentrun.ui.follow").reset(w)
   return w

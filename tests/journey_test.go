@@ -1,0 +1,422 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Journeys a user walks, on the screen (Neovim in tmux, keys as typed,
+// the terminal read back), each to its end.
+
+// ticker is a long command that prints a line every 200 ms: a dev server
+// as the user runs one through the demo agent.
+const ticker = `for i in $(seq 1 3000); do echo tick $i; sleep 0.2; done`
+
+// startRunScreen starts Neovim in tmux with XDG_RUNTIME_DIR rt, its pid
+// in <dir>/nvim.pid, and :AgentRun started on the demo agent.
+func startRunScreen(t *testing.T, rt string, cols, rows int) *screen {
+	t.Helper()
+	s := startScreenIn(t, rt, cols, rows, `vim.fn.writefile({ tostring(vim.fn.getpid()) }, "nvim.pid")`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	return s
+}
+
+// nvimPid is the pid of the screen's Neovim.
+func (s *screen) nvimPid() int {
+	s.t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.dir, "nvim.pid"))
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil {
+		s.t.Fatalf("Neovim's pid: %v %v", err, perr)
+	}
+	return pid
+}
+
+// cli runs the agentrun binary with s's socket directory and returns its
+// combined output.
+func (s *screen) cli(args ...string) (string, error) {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+s.rt)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// lsLine waits until `agentrun ls` lists a terminal whose line matches re
+// and returns that line.
+func (s *screen) lsLine(re string, timeout time.Duration) string {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	var line string
+	eventually(s.t, "agentrun ls to list "+re, timeout, func() (bool, string) {
+		out, err := s.cli("ls")
+		for _, l := range strings.Split(out, "\n") {
+			if rx.MatchString(l) {
+				line = l
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%v\n%s", err, out)
+	})
+	return line
+}
+
+// detachTicker has the demo agent run ticker and detaches its terminal
+// with :AgentDetach as typed; it returns the terminal's host-wide name
+// (PID:term-1).
+func (s *screen) detachTicker() string {
+	s.t.Helper()
+	s.prompt(ticker)
+	s.waitShows(10*time.Second, "tick 3")
+	s.keys("Escape", ":AgentDetach term-1", "Enter")
+	sc := s.waitShows(5*time.Second, "term-1 is detached: it keeps running after Neovim quits")
+	m := regexp.MustCompile(`:AgentAttach (\d+:term-1)`).FindStringSubmatch(sc)
+	if m == nil {
+		s.t.Fatalf("the detach note names no host:\n%s", sc)
+	}
+	// A test that fails before it killed the detached terminal leaves
+	// nothing running: its host is signalled (it then ends everything).
+	backend, _ := strconv.Atoi(strings.SplitN(m[1], ":", 2)[0])
+	s.t.Cleanup(func() {
+		if alive(backend) {
+			_ = syscall.Kill(backend, syscall.SIGTERM)
+		}
+	})
+	return m[1]
+}
+
+// TestJourneyDetachSurvivesEveryQuit: a terminal the user detached keeps
+// running however Neovim ends — :qa, :wqa, :wq and :q in the user's
+// window, :qa!, :cq, the terminal
+// emulator closing (SIGHUP), SIGTERM, SIGKILL — while the agent and the
+// terminals not detached end; `agentrun ls` lists it running (its output
+// going on) and `agentrun kill` ends it and its host.
+func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
+	ways := []struct {
+		name string
+		quit func(s *screen)
+	}{
+		{":qa", func(s *screen) { s.keys(":qa", "Enter") }},
+		{":wqa", func(s *screen) { s.keys(":wqa", "Enter") }},
+		// :wq in the user's window (a file): the chat and the splits beside
+		// it do not keep Neovim open.
+		{":wq", func(s *screen) {
+			s.keys(":wincmd t", "Enter", ":e notes.txt", "Enter", "itext", "Escape", ":wq", "Enter")
+		}},
+		{":q", func(s *screen) { s.keys(":wincmd t", "Enter", ":q", "Enter") }},
+		{":qa!", func(s *screen) { s.keys(":qa!", "Enter") }},
+		{":cq", func(s *screen) { s.keys(":cq", "Enter") }},
+		{"SIGHUP", func(s *screen) { _ = exec.Command("tmux", "-S", s.sock, "kill-server").Run() }},
+		{"SIGTERM", func(s *screen) { _ = syscall.Kill(s.nvimPid(), syscall.SIGTERM) }},
+		{"SIGKILL", func(s *screen) { _ = syscall.Kill(s.nvimPid(), syscall.SIGKILL) }},
+	}
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			s := startRunScreen(t, runtimeDir(t), 120, 35)
+			pid := s.nvimPid()
+			name := s.detachTicker()
+			// A second command, not detached, must end with Neovim.
+			s.keys("i")
+			s.prompt("sleep 1234")
+			s.waitShows(10*time.Second, "sleep 1234 [execute] · in progress")
+			s.keys("Escape")
+			w.quit(s)
+			eventually(t, "Neovim to exit", 10*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+			line := s.lsLine(`^`+name+`\s.*running`, 10*time.Second)
+			tick := regexp.MustCompile(`tick (\d+)`)
+			first := tick.FindStringSubmatch(line)
+			s.lsLine(`^`+name+`\s.*running`, time.Second) // still listed
+			eventually(t, "the detached command to go on printing", 5*time.Second, func() (bool, string) {
+				out, _ := s.cli("ls")
+				now := tick.FindStringSubmatch(out)
+				return first != nil && now != nil && now[1] != first[1], out
+			})
+			eventually(t, "the command that was not detached to end", 10*time.Second, func() (bool, string) {
+				n := len(findProcesses("sleep 1234"))
+				return n == 0, fmt.Sprintf("%d still run", n)
+			})
+			if n := len(findProcesses(binary + " demo-agent")); n != 0 {
+				// other tests' agents may run in parallel only with -parallel; these run one at a time
+				t.Logf("%d demo agents run", n)
+			}
+			out, err := s.cli("kill", name)
+			if err != nil || !strings.Contains(out, "killed "+name) {
+				t.Fatalf("agentrun kill %s: %v %s", name, err, out)
+			}
+			backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
+			eventually(t, "the host to exit once its detached terminal ended", 10*time.Second, func() (bool, string) {
+				return !alive(backend), "alive"
+			})
+			if n := len(findProcesses("sh -c " + ticker)); n != 0 {
+				t.Errorf("%d tickers still run", n)
+			}
+		})
+	}
+}
+
+// TestJourneyTakeoverTellsTheTruth: the user takes a running command
+// over (T in its split, or :AgentTakeover): nothing claims it ended — no
+// "[exit 0]" in the split, the chat's tool call shows it running and
+// yours, status() says running — until :AgentKill (no id: the one in
+// view) ends it, and then its real end shows everywhere.
+func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
+	for _, how := range []string{"T", ":AgentTakeover", "agentrun attach --take"} {
+		t.Run(how, func(t *testing.T) {
+			s := startRunScreen(t, runtimeDir(t), 120, 35)
+			s.prompt(ticker)
+			s.waitShows(10*time.Second, "tick 3")
+			s.keys("Escape")
+			mine := "— running, yours"
+			switch how {
+			case "T":
+				s.keys("C-w", "j", "T")
+				s.waitShows(5*time.Second, "term-1 is yours now")
+			case ":AgentTakeover":
+				s.keys(":AgentTakeover term-1", "Enter")
+				s.waitShows(5*time.Second, "term-1 is yours now")
+			default: // another client (a shell) takes it
+				name := strings.Fields(s.lsLine(`term-1\s`, 5*time.Second))[0]
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cli := exec.Command(binary, "attach", "--take", name)
+				cli.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+s.rt)
+				cli.Stdin = pr
+				if err := cli.Start(); err != nil {
+					t.Fatal(err)
+				}
+				pr.Close()
+				t.Cleanup(func() { pw.Close(); _ = cli.Wait() })
+				mine = "— running ("
+			}
+			sc := s.waitShows(10*time.Second, "You took", mine)
+			// The agent moved on; the command goes on printing.
+			n := regexp.MustCompile(`tick (\d+)`).FindAllStringSubmatch(sc, -1)
+			last, _ := strconv.Atoi(n[len(n)-1][1])
+			s.waitShows(10*time.Second, fmt.Sprintf("tick %d", last+5))
+			sc = s.capture()
+			if strings.Contains(sc, "[exit") || strings.Contains(sc, "exit 0") {
+				t.Fatalf("a command that still runs is shown as ended:\n%s", sc)
+			}
+			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
+			s.waitShows(5*time.Second, "state=running")
+			s.keys(":AgentKill", "Enter")
+			sc = s.waitShows(10*time.Second, "[signal SIGTERM]", "— signal SIGTERM")
+			if strings.Contains(sc, "no running terminal") || strings.Contains(sc, "[exit") {
+				t.Errorf(":AgentKill after the takeover:\n%s", sc)
+			}
+			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
+			s.waitShows(5*time.Second, "state=exited")
+		})
+	}
+}
+
+// sizesLua prints the sizes of agentrun's windows in this tab page as
+// "sizes chat=H prompt=H term=H list=H" (0: not shown).
+const sizesLua = `_G.agentrun_sizes = function()
+  local h = { chat = 0, prompt = 0, term = 0, list = 0 }
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://prompt") and "prompt"
+      or name:match("agentrun://terminal/") and "term" or name:match("agentrun://terminals") and "list"
+    if k then h[k] = vim.api.nvim_win_get_height(w) end
+  end
+  print(string.format("sizes chat=%d prompt=%d term=%d list=%d", h.chat, h.prompt, h.term, h.list))
+end`
+
+// sizes asks Neovim for the heights of agentrun's windows, as typed.
+func (s *screen) sizes() map[string]int {
+	s.t.Helper()
+	s.keys("Escape", ":lua agentrun_sizes()", "Enter")
+	sc := s.waitFor("the window sizes", 5*time.Second, func(sc string) bool { return strings.Contains(sc, "sizes chat=") })
+	m := regexp.MustCompile(`sizes chat=(\d+) prompt=(\d+) term=(\d+) list=(\d+)`).FindStringSubmatch(sc)
+	out := map[string]int{}
+	for i, k := range []string{"chat", "prompt", "term", "list"} {
+		out[k], _ = strconv.Atoi(m[i+1])
+	}
+	s.keys(":echo ''", "Enter") // clear it for the next query
+	return out
+}
+
+// TestJourneyLayoutHolds (journey (c)): the chat and its prompt keep their
+// sizes through what a user does with terminal splits: a command's split
+// opens, q closes it, <CR> on the tool call reopens it, a new command, a
+// second session's chat, :AgentTerminals and closing it again.
+func TestJourneyLayoutHolds(t *testing.T) {
+	s := startScreenIn(t, runtimeDir(t), 120, 35, sizesLua+`
+require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	start := s.sizes()
+	if start["prompt"] != 3 || start["chat"] < 20 {
+		t.Fatalf("the chat opens as %v", start)
+	}
+	s.keys("i")
+	s.prompt("echo one")
+	s.waitShows(10*time.Second, "echo one exited with code 0.")
+	split := s.sizes()
+	if split["term"] < 8 || split["prompt"] != 3 || split["chat"] < 12 {
+		t.Fatalf("with the split open: %v", split)
+	}
+	// want waits for the sizes of step to settle at w (Neovim lays the
+	// windows out again once the keys typed so far are done).
+	want := func(step string, w map[string]int) {
+		t.Helper()
+		eventually(t, step+": the sizes "+fmt.Sprint(w), 3*time.Second, func() (bool, string) {
+			got := s.sizes()
+			for _, k := range []string{"chat", "prompt", "term"} {
+				if got[k] != w[k] {
+					return false, fmt.Sprintf("%s is %d rows, want %d (%v)", k, got[k], w[k], got)
+				}
+			}
+			return true, ""
+		})
+	}
+	s.keys("C-w", "j", "q") // prompt -> the split; q closes it
+	want("after q", start)
+	// <CR> on the tool call's terminal line reopens the split.
+	s.keys("C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminal/term-1")
+	want("reopened with <CR>", split)
+	s.keys("C-w", "j", "q")
+	want("after q again", start)
+	s.keys(":AgentPrompt echo two", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "[released]")
+	want("a new command", split)
+	s.keys(":AgentRun other", "Enter")
+	s.waitShows(10*time.Second, "agentrun · other · ready")
+	want("a second session", split)
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —")
+	list := s.sizes()
+	if list["prompt"] != 3 || list["list"] < 3 {
+		t.Errorf("with the terminal list open: %v", list)
+	}
+	s.keys("q")
+	want("the list closed", split)
+}
+
+// chatText writes the current session's chat to a file through a typed
+// command and returns it (the whole transcript, also what scrolled away).
+func (s *screen) chatText() string {
+	s.t.Helper()
+	f := filepath.Join(s.dir, "chat.txt")
+	_ = os.Remove(f)
+	s.keys("Escape", `:lua vim.fn.writefile(vim.api.nvim_buf_get_lines(require("agentrun.state").session().chat.buf, 0, -1, false), "`+f+`")`, "Enter")
+	var text string
+	eventually(s.t, "the chat written to "+f, 5*time.Second, func() (bool, string) {
+		b, err := os.ReadFile(f)
+		text = string(b)
+		return err == nil && strings.HasSuffix(text, "\n"), fmt.Sprint(err) // written to its end
+	})
+	return text
+}
+
+// TestJourneyQueuedPromptsReadInOrder (journey (d)): three prompts sent
+// while the first command runs wait marked as queued (not in the
+// transcript), then the transcript reads prompt, answer, next prompt, its
+// answer, … — each answer on lines of its own.
+func TestJourneyQueuedPromptsReadInOrder(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 120, 40)
+	s.prompt("sleep 2; echo first")
+	s.waitShows(10*time.Second, "sleep 2; echo first [execute] · in progress")
+	s.prompt("echo second")
+	s.prompt("echo third")
+	sc := s.waitShows(5*time.Second, "(queued: echo second — sent when the agent ends its turn", "(queued: echo third —", "· 2 queued")
+	if strings.Contains(sc, "> echo second") || strings.Contains(sc, "> echo third") {
+		t.Errorf("a queued prompt stands in the transcript before it was sent:\n%s", sc)
+	}
+	s.waitShows(15*time.Second, "echo third exited with code 0.")
+	text := s.chatText()
+	order := []string{
+		"> sleep 2; echo first", "Running `sleep 2; echo first`", "`sleep 2; echo first` exited with code 0.",
+		"> echo second", "Running `echo second`", "`echo second` exited with code 0.",
+		"> echo third", "Running `echo third`", "`echo third` exited with code 0.",
+	}
+	at := 0
+	for _, w := range order {
+		i := strings.Index(text[at:], w)
+		if i < 0 {
+			t.Fatalf("the transcript does not read %q after what came before:\n%s", w, text)
+		}
+		at += i + len(w)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Count(l, "exited with code")+strings.Count(l, "Running `") > 1 || strings.HasPrefix(l, "(queued:") {
+			t.Errorf("line %q: two messages share it, or a sent prompt is still shown as queued", l)
+		}
+	}
+}
+
+// TestJourneyTwoMessagesNeverShareALine: an agent's notice and then its
+// answer (two messages, told apart by messageId) read as two paragraphs,
+// also when the first has no line end.
+func TestJourneyTwoMessagesNeverShareALine(t *testing.T) {
+	s := claudeLikeScreen(t)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.typeText("two messages")
+	s.keys("C-s")
+	sc := s.waitShows(10*time.Second, "The answer is 42.")
+	if strings.Contains(sc, "limit.The answer") {
+		t.Fatalf("two messages run together on one line:\n%s", sc)
+	}
+	s.waitShows(time.Second, "│Notice: you are near your usage limit.", "│The answer is 42.")
+}
+
+// TestJourneyDetachedTerminalInAFreshNeovim (journey (a), continued): after
+// :qa the detached terminal is nobody's; a fresh Neovim, before any
+// :AgentRun, lists it in :AgentTerminals (with column headers), shows it
+// live with :AgentAttach — following its newest output — and X there
+// kills it; its host then exits.
+func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startRunScreen(t, rt, 120, 35)
+	name := a.detachTicker()
+	a.keys(":qa", "Enter")
+	a.lsLine(`^`+name+`\s.*running\s+nobody \(detached\)`, 10*time.Second)
+
+	b := startScreenIn(t, rt, 120, 35, "")
+	b.keys(":AgentTerminals", "Enter")
+	sc := b.waitShows(10*time.Second, "ID ", "STATE", "HOLDER", name)
+	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {
+		t.Errorf("the list does not show %s running and nobody's:\n%s", name, sc)
+	}
+	b.keys("q", ":AgentAttach "+name, "Enter")
+	tickLine := regexp.MustCompile(`(?m)^tick (\d+)\s*$`)
+	sc = b.waitFor("the split to show the ticks", 10*time.Second, tickLine.MatchString)
+	n := tickLine.FindAllStringSubmatch(sc, -1)
+	last, _ := strconv.Atoi(n[len(n)-1][1])
+	// It follows: newer lines come into view without a key pressed.
+	b.waitFor(fmt.Sprintf("tick %d in the split", last+10), 10*time.Second, regexp.MustCompile(fmt.Sprintf(`(?m)^tick %d\s*$`, last+10)).MatchString)
+	b.keys("X")
+	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
+	eventually(t, "the detached terminal's host to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+}
+
+// TestJourneyReopenedSplitFollows: a split closed with q and opened again
+// with <CR> on the tool call shows the newest output and keeps following.
+func TestJourneyReopenedSplitFollows(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 120, 35)
+	s.prompt("for i in $(seq 1 3000); do echo row $i; sleep 0.1; done")
+	row := regexp.MustCompile(`(?m)^row (\d+)\s*$`)
+	s.waitFor("the split to show rows", 10*time.Second, row.MatchString)
+	s.keys("Escape", "C-w", "j", "q")
+	time.Sleep(time.Second) // the command goes on while the split is closed
+	s.keys("C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
+	sc := s.waitFor("the reopened split to show rows", 10*time.Second, row.MatchString)
+	n := row.FindAllStringSubmatch(sc, -1)
+	last, _ := strconv.Atoi(n[len(n)-1][1])
+	s.waitFor(fmt.Sprintf("row %d in the reopened split", last+20), 10*time.Second,
+		regexp.MustCompile(fmt.Sprintf(`(?m)^row %d\s*$`, last+20)).MatchString)
+}
