@@ -109,6 +109,9 @@ const feedCode = `
 local sizes, steps = ...
 if vim.o.columns ~= 160 then vim.o.columns, vim.o.lines = 160, 50 end
 vim.cmd("silent! only")
+for _, b in ipairs(vim.api.nvim_list_bufs()) do -- the last case's scratch buffers
+  if b ~= vim.api.nvim_get_current_buf() then pcall(vim.api.nvim_buf_delete, b, { force = true }) end
+end
 local wins, bufs, chans, scratch = {}, {}, {}, {}
 for i, size in ipairs(sizes) do
   -- A new window with an empty buffer, as the plugin's splits open
@@ -162,8 +165,12 @@ for _, s in ipairs(steps) do
 end
 vim.wait(12)
 vim.cmd("redraw")
+-- Away without resizing a terminal: Neovim 0.7 resizes the others'
+-- terminals at once when a window closes (win_equal), which would meet
+-- its known open crash; the windows show their scratch buffers again
+-- first, and the next case's "only" closes them.
+for i, w in ipairs(wins) do vim.api.nvim_win_set_buf(w, scratch[i]) end
 for _, b in ipairs(bufs) do vim.api.nvim_buf_delete(b, { force = true }) end
-for _, b in ipairs(scratch) do pcall(vim.api.nvim_buf_delete, b, { force = true }) end
 return #steps
 `
 
