@@ -175,24 +175,24 @@ func (f *Filter) Guard(dst []byte) []byte {
 	f.owed = false
 	dst = append(dst, Guard...)
 	if f.top > 1 {
-		dst = append(dst, "\x1b7\x1b["...)
-		dst = strconv.AppendInt(dst, int64(f.top), 10)
-		if f.bottom > 0 {
-			dst = append(dst, ';')
-			dst = strconv.AppendInt(dst, int64(f.bottom), 10)
-		}
-		dst = append(dst, "r\x1b8"...)
+		dst = setAgain(dst, f.top, f.bottom, 'r')
 	}
 	if f.lrmm && f.left > 1 { // the left margin, the same way (DECSLRM)
-		dst = append(dst, "\x1b7\x1b["...)
-		dst = strconv.AppendInt(dst, int64(f.left), 10)
-		if f.right > 0 {
-			dst = append(dst, ';')
-			dst = strconv.AppendInt(dst, int64(f.right), 10)
-		}
-		dst = append(dst, "s\x1b8"...)
+		dst = setAgain(dst, f.left, f.right, 's')
 	}
 	return dst
+}
+
+// setAgain appends CSI first ; second final (second left out when 0)
+// inside DECSC … DECRC, which keep the cursor where it is.
+func setAgain(dst []byte, first, second int, final byte) []byte {
+	dst = append(dst, "\x1b7\x1b["...)
+	dst = strconv.AppendInt(dst, int64(first), 10)
+	if second > 0 {
+		dst = append(dst, ';')
+		dst = strconv.AppendInt(dst, int64(second), 10)
+	}
+	return append(dst, final, 0x1b, '8')
 }
 
 // maxHold is the longest escape sequence held back at a chunk's end.
