@@ -10,11 +10,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # Debian packages: Neovim (0.7.2, the system's), tmux (the screen tests
 # run Neovim in it), patchelf (scripts/nvim-versions.sh), zsh (the shell
 # integration tests run bash and zsh), bubblewrap (terminal.sandbox and its
-# tests).
+# tests), a C compiler and utf8proc (the display filter's fuzzer builds
+# libvterm and Neovim 0.12's vterm into a harness).
 missing=""
-for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh bwrap:bubblewrap; do
+for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh bwrap:bubblewrap cc:gcc dpkg-source:dpkg-dev; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
+[ -f /usr/include/utf8proc.h ] || missing="$missing libutf8proc-dev"
 if [ -n "$missing" ]; then
   echo "deps: installing with apt-get:$missing"
   sudo=""
