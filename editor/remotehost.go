@@ -51,7 +51,8 @@ func (b *Bridge) remoteHostOf(ctx context.Context, pid int) (*remoteHost, error)
 	socket := rundir.Socket(dir, pid)
 	c, err := ahpclient.Dial(ctx, socket, b.user.ClientID)
 	if err != nil {
-		return nil, fmt.Errorf("no host %d: %w", pid, err)
+		b.log.Debug("dialing a host", "pid", pid, "err", err)
+		return nil, fmt.Errorf("no agentrun host %d is running (its Neovim quit, and with it what it had not detached); :AgentTerminals lists the terminals you can reach", pid)
 	}
 	res, err := c.Initialize(ctx, ahp.RootURI)
 	if err != nil {

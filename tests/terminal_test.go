@@ -249,3 +249,34 @@ func TestRawLineFeedsReachTheScreenUnchanged(t *testing.T) {
 		t.Errorf("a bare line feed after \"ab\" should leave \"cd\" in column 3; the split shows:\n%s", text)
 	}
 }
+
+// TestMultiLineCommandReadsAsOneLine: a command with a line break in it
+// (a multi-line prompt to the demo agent; real agents send such commands)
+// shows in the chat's tool call and in :AgentTerminals on one line, with
+// no error and no traceback.
+func TestMultiLineCommandReadsAsOneLine(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.lua(`require("agentrun").prompt("echo line-a\necho line-b")`, nil)
+	e.waitChat("(<CR> opens it)", 10*time.Second)
+	chat := e.chat()
+	if !strings.Contains(chat, "echo line-a echo line-b") {
+		t.Errorf("the chat does not show the command on one line:\n%s", chat)
+	}
+	e.cmd("AgentTerminals")
+	var list string
+	e.waitFor("the terminal list to show the command", 10*time.Second, func() (bool, string) {
+		e.lua(`for _, b in ipairs(vim.api.nvim_list_bufs()) do
+			if vim.bo[b].filetype == "agentrun-terminals" or vim.api.nvim_buf_get_name(b):match("agentrun://terminals") then
+				return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+			end
+		end
+		return ""`, &list)
+		return strings.Contains(list, "echo line-a echo line-b"), list
+	})
+	var msgs string
+	e.lua(`return vim.fn.execute("messages")`, &msgs)
+	if strings.Contains(msgs, "internal error") || strings.Contains(msgs, "newlines") || strings.Contains(msgs, "traceback") {
+		t.Errorf("messages after a multi-line command:\n%s", msgs)
+	}
+}

@@ -49,8 +49,7 @@
 //   - Where the libvterm versions would read a sequence differently, the
 //     filter makes them agree instead of guessing which one runs: ESC,
 //     intermediates, then [ ] or P start a CSI or string in 0.1 and end
-//     the escape in 0.3 and 0.12, so a CAN goes before the byte (text to
-//     all); an ESC inside a string that is not ST is followed by a CAN;
+//     the escape in 0.3 and 0.12, so a CAN takes the byte's place; an ESC inside a string that is not ST is followed by a CAN;
 //     DCS, SOS, PM and APC strings (0.1 prints the last three) are
 //     dropped, and so are controls inside strings (libvterm runs them).
 //
@@ -409,11 +408,11 @@ func (f *Filter) step(dst []byte, c byte) []byte {
 		switch {
 		case c == '[' || c == ']' || c == 'P':
 			// libvterm 0.1 (Neovim 0.7) starts a CSI or a string here,
-			// 0.3 and 0.12 end the escape: cancel it in every version and
-			// let the byte be the text it is to the later ones.
+			// 0.3 and 0.12 end the escape with it (it shows nothing): the
+			// escape is cancelled in every version and the byte dropped,
+			// so what follows is text to all, as 0.3 and 0.12 show it.
 			f.vt = ground
-			f.narrow = true
-			return append(dst, can, c)
+			return append(dst, can)
 		case c >= 0x30:
 			f.vt = ground
 		}

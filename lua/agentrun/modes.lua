@@ -160,7 +160,12 @@ function M.set_config(s, id, value)
     local ids = vim.tbl_map(function(o)
       return o.id
     end, s.config or {})
-    util.notify(string.format("(agentrun) agent %s has no option %q (it has: %s)", s.agent, tostring(id), #ids > 0 and table.concat(ids, ", ") or "none"))
+    local has = #ids > 0 and table.concat(ids, ", ") or "none"
+    if id == nil or id == "" then
+      util.notify(string.format("(agentrun) :AgentConfig {option} [value] sets one of agent %s's options (it has: %s)", s.agent, has))
+    else
+      util.notify(string.format("(agentrun) agent %s has no option %q (it has: %s)", s.agent, tostring(id), has))
+    end
     return false
   end
   if not value then

@@ -17,6 +17,18 @@ end
 
 -- set_win_opts gives a window of ours the plain look (no numbers, sign or
 -- fold column), plus extra window options.
+-- lines_of returns lines made fit for nvim_buf_set_lines: a line break
+-- inside one (a multi-line command in a title) becomes a space, byte for
+-- byte, so highlight columns computed on the line stay right.
+function M.lines_of(lines)
+  for i, l in ipairs(lines) do
+    if type(l) == "string" and l:find("[\r\n]") then
+      lines[i] = l:gsub("[\r\n]", " ")
+    end
+  end
+  return lines
+end
+
 function M.set_win_opts(win, extra)
   local opts = { number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0" }
   for k, v in pairs(extra or {}) do

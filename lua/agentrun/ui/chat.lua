@@ -223,6 +223,7 @@ function Chat:put(b, lines, hls)
   for _, x in ipairs(self.blocks) do
     total = total + #x.lines
   end
+  lines = require("agentrun.util").lines_of(lines)
   vim.bo[self.buf].modifiable = true
   api.nvim_buf_clear_namespace(self.buf, ns, start, start + old)
   if total == 0 then

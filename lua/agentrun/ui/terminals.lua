@@ -200,7 +200,8 @@ local function render()
   end
   local rows = { header }
   for _, t in ipairs(all) do
-    table.insert(rows, fields(t, with_session))
+    -- a multi-line command reads as one line (each cell, before the layout)
+    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session)))
   end
   local rendered, ranges = layout(rows)
   local state_col = with_session and 3 or 2
