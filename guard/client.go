@@ -21,6 +21,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	pending []string
+	sent    int // lines the guard has been written (tests wait on it)
 	closing bool
 	wake    chan struct{} // capacity 1: the writer has lines to send
 	written chan struct{} // closed when the writer has ended
@@ -130,6 +131,10 @@ func (c *Client) writeLoop() {
 			if _, err := c.w.Write(buf); err != nil {
 				failed = true
 				c.logf("guard: writing to the guard (pid %d) failed; terminals are no longer registered: %v", c.Pid(), err)
+			} else {
+				c.mu.Lock()
+				c.sent += len(lines)
+				c.mu.Unlock()
 			}
 		}
 		if closing {
