@@ -203,6 +203,11 @@ func TestInstallBinary(t *testing.T) {
 			if !strings.Contains(report, "the backend binary is ") || !strings.Contains(report, want) || !healthOK(report, "backend "+dest+" runs, version "+version+" (matches the plugin's VERSION)") {
 				t.Errorf("checkhealth does not say %q and that the binary matches VERSION:\n%s", want, report)
 			}
+			// Neovim 0.7's own terminal crash (wide glyphs, narrower then
+			// taller) is named on 0.7 only.
+			if warned := strings.Contains(report, "Neovim 0.7 can crash when a terminal window"); warned != knownOpen07() {
+				t.Errorf("checkhealth on %s warns of Neovim 0.7's terminal crash: %v, want %v:\n%s", nvimVersion(), warned, knownOpen07(), report)
+			}
 		})
 	}
 

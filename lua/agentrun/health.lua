@@ -17,6 +17,12 @@ function M.check()
   else
     error("Neovim " .. version .. " is too old", { "agentrun needs Neovim 0.7.2 or newer" })
   end
+  if vim.fn.has("nvim-0.8") == 0 then
+    warn("Neovim 0.7 can crash when a terminal window that holds wide characters (CJK, emoji) gets narrower and then taller", {
+      "a bug of Neovim 0.7 itself (native :terminal too, with plain `cat`): no filter of the output can prevent it",
+      "Neovim 0.10 or newer does not have it; see :help agentrun-neovim-0.7",
+    })
+  end
 
   local rpc = require("agentrun.rpc")
   local install = require("agentrun.install")
