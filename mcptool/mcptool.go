@@ -1,11 +1,3 @@
-// Package mcptool is `agentrun mcp`: an MCP server (stdio, the official Go
-// SDK) that an agent starts from the mcpServers entry agentrun puts in
-// session/new. Its tools run the agent's commands in agentrun's terminals:
-// real ptys the user watches live in Neovim and can stop with one key,
-// under the user's approval, sandbox and limits. It holds no terminals
-// itself: each tool is one or two terminal/* requests to the backend that
-// started the session, over the backend's socket ("agentrun/terminal"),
-// authenticated by the session's token.
 package mcptool
 
 import (
