@@ -398,10 +398,22 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	last, _ := strconv.Atoi(n[len(n)-1][1])
 	// It follows: newer lines come into view without a key pressed.
 	b.waitFor(fmt.Sprintf("tick %d in the split", last+10), 10*time.Second, regexp.MustCompile(fmt.Sprintf(`(?m)^tick %d\s*$`, last+10)).MatchString)
+	// Taken over (:AgentTakeover without an id: the one in view) and
+	// killed, it is not picked again by a command without an id.
+	b.keys(":AgentTakeover", "Enter")
+	b.waitShows(5*time.Second, name+" is yours now")
 	b.keys("X")
 	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	for cmd, what := range map[string]string{":AgentKill": "kill", ":AgentTakeover": "take over", ":AgentDetach": "detach"} {
+		b.keys(cmd, "Enter")
+		b.waitShows(5*time.Second, "(agentrun) no running terminal to "+what)
+	}
 	backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
 	eventually(t, "the detached terminal's host to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+	// This Neovim's backend runs, with no terminals of its own: ls says so.
+	if out, err := b.cli("ls"); err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals yet`).MatchString(out) {
+		t.Errorf("agentrun ls with a host that has no terminals: %v\n%s", err, out)
+	}
 }
 
 // TestJourneyReopenedSplitFollows: a split closed with q and opened again

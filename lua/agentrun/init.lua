@@ -246,16 +246,22 @@ function M.stop(key)
   return request_running(key, "stop") ~= nil
 end
 
--- current_terminal returns the terminal of the current buffer, else the
--- newest running one.
+-- current_terminal returns the terminal of the current buffer while it
+-- runs, else the newest running one (one that ended, also another host's
+-- that was killed, is never picked without its id).
+local function runs(t)
+  -- a released terminal the user took over still runs until it exits
+  return not t.stale and (t.state == "running" or (t.state == "released" and t.user and t.exit_code == nil and t.signal == nil))
+end
+
 local function current_terminal()
   local t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
-  if t then
+  if t and runs(t) then
     return t
   end
   for i = #state.terminal_order, 1, -1 do
     local x = state.terminals[state.terminal_order[i]]
-    if x.state == "running" then
+    if runs(x) then
       return x
     end
   end
