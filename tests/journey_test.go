@@ -375,9 +375,11 @@ func TestJourneyTwoMessagesNeverShareALine(t *testing.T) {
 
 // TestJourneyDetachedTerminalInAFreshNeovim (journey (a), continued): after
 // :qa the detached terminal is nobody's; a fresh Neovim, before any
-// :AgentRun, lists it in :AgentTerminals (with column headers), shows it
-// live with :AgentAttach — following its newest output — and X there
-// kills it; its host then exits.
+// :AgentRun, lists it in :AgentTerminals (with column headers), T there
+// takes it over, :AgentAttach <Tab> completes its id and shows it live —
+// following its newest output — and X there kills it; then no command
+// without an id picks it, its host exits, and `agentrun ls` says this
+// Neovim's host runs with no terminals.
 func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	rt := runtimeDir(t)
 	a := startRunScreen(t, rt, 120, 35)
@@ -386,22 +388,37 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	a.lsLine(`^`+name+`\s.*running\s+nobody \(detached\)`, 10*time.Second)
 
 	b := startScreenIn(t, rt, 120, 35, "")
+	// Extra words are refused with the usage, not taken as one name; a
+	// name Lua cannot take bare is suggested as ["..."].
+	b.keys(":AgentRun demo extra", "Enter")
+	b.waitShows(5*time.Second, "(agentrun) :AgentRun takes at most one argument, not 2 (demo extra); usage: :AgentRun[!] [agent]")
+	b.keys(":AgentSessions demo extra", "Enter")
+	b.waitShows(5*time.Second, "(agentrun) :AgentSessions takes at most one argument, not 2 (demo extra); usage: :AgentSessions [agent]")
+	b.keys(":AgentRun my-agent", "Enter")
+	b.waitShows(5*time.Second, `setup({ agents = { ["my-agent"] = { cmd = {...}`)
+	b.keys("Enter") // the hit-enter prompt of the long message
 	b.keys(":AgentTerminals", "Enter")
 	sc := b.waitShows(10*time.Second, "ID ", "STATE", "HOLDER", name)
 	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {
 		t.Errorf("the list does not show %s running and nobody's:\n%s", name, sc)
 	}
-	b.keys("q", ":AgentAttach "+name, "Enter")
+	// T on its line in the list takes it over (and shows it live), as the
+	// README says.
+	b.keys("/"+name, "Enter", "T")
+	b.waitShows(5*time.Second, name+" is yours now", "agentrun://terminal/"+name)
+	b.keys("q")
+	// <Tab> completes the other host's id.
+	b.keys(":AgentAttach ", "Tab")
+	b.waitShows(5*time.Second, ":AgentAttach "+name)
+	b.keys("Enter")
 	tickLine := regexp.MustCompile(`(?m)^tick (\d+)\s*$`)
 	sc = b.waitFor("the split to show the ticks", 10*time.Second, tickLine.MatchString)
 	n := tickLine.FindAllStringSubmatch(sc, -1)
 	last, _ := strconv.Atoi(n[len(n)-1][1])
 	// It follows: newer lines come into view without a key pressed.
 	b.waitFor(fmt.Sprintf("tick %d in the split", last+10), 10*time.Second, regexp.MustCompile(fmt.Sprintf(`(?m)^tick %d\s*$`, last+10)).MatchString)
-	// Taken over (:AgentTakeover without an id: the one in view) and
-	// killed, it is not picked again by a command without an id.
-	b.keys(":AgentTakeover", "Enter")
-	b.waitShows(5*time.Second, name+" is yours now")
+	// Taken over and killed, it is not picked again by a command without
+	// an id.
 	b.keys("X")
 	b.waitShows(10*time.Second, "[signal SIGTERM]")
 	for cmd, what := range map[string]string{":AgentKill": "kill", ":AgentTakeover": "take over", ":AgentDetach": "detach"} {

@@ -73,7 +73,9 @@ function M.run(name, continue)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), name))
+    -- the key as Lua reads it: a name such as "my-agent" needs ["..."]
+    local key = tostring(name):match("^[%a_][%w_]*$") and name or string.format("[%q]", tostring(name))
+    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), key))
     return nil
   end
   local s = live_session(name)
@@ -353,6 +355,19 @@ end
 -- which one.
 function M.attach(name)
   local term = require("agentrun.ui.term")
+  if type(name) == "string" then
+    -- one of this editor's own terminals (as status() names it, or as
+    -- `agentrun ls` does, PID:term-N with our backend's pid): its split
+    local pid, id = name:match("^(%d+):(%S+)$")
+    if pid and rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
+      name = id
+    end
+    local t = state.terminals[name]
+    if t and not t.remote then
+      term.open(name, { focus = true })
+      return true
+    end
+  end
   if name then
     return term.attach(name)
   end
@@ -516,6 +531,20 @@ function M._complete_agents(lead)
   return vim.tbl_filter(function(n)
     return vim.startswith(n, lead or "")
   end, names)
+end
+
+-- _complete_attach completes :AgentAttach: every id status() and
+-- `agentrun ls` show (this editor's, then other hosts' PID:term-N).
+function M._complete_attach(lead)
+  local ids = vim.deepcopy(state.terminal_order)
+  for _, r in ipairs(rpc.request("remote_terminals") or {}) do
+    if not state.terminals[r.id] then
+      table.insert(ids, r.id)
+    end
+  end
+  return vim.tbl_filter(function(id)
+    return vim.startswith(id, lead or "")
+  end, ids)
 end
 
 -- _complete_terminals completes terminal ids for :AgentKill.
