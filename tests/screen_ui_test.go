@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -135,5 +136,24 @@ func TestScreenTakeoverLeavesAReadableChat(t *testing.T) {
 		if strings.Contains(sc, bad) {
 			t.Errorf("the chat shows %q after the takeover:\n%s", bad, sc)
 		}
+	}
+}
+
+// TestScreenRulesAndLogInOnePlaceOnEveryNeovim: the always-allow rules and
+// the log are in $XDG_STATE_HOME/nvim on every Neovim (0.7 has no
+// stdpath("state")), so they survive an upgrade; rules an older agentrun
+// kept under stdpath("data") on 0.7 are moved there and stay in force,
+// as :checkhealth shows.
+func TestScreenRulesAndLogInOnePlaceOnEveryNeovim(t *testing.T) {
+	s := startScreen(t, 250, 40, `local name = vim.fn.getcwd():gsub("/", "%%")
+local old = vim.fn.stdpath("data") .. "/agentrun/allow"
+vim.fn.mkdir(old, "p")
+vim.fn.writefile({ "# kept by Neovim 0.7", "make lint" }, old .. "/" .. name .. ".txt")`)
+	s.keys(":checkhealth agentrun", "Enter")
+	state := filepath.Join(s.dir, "state", "nvim")
+	s.waitShows(10*time.Second, "always allowed in this project ("+filepath.Join(state, "agentrun", "allow"), "): make lint",
+		"log file: "+filepath.Join(state, "agentrun.log"))
+	if m, _ := filepath.Glob(filepath.Join(s.dir, "data", "nvim", "agentrun", "allow", "*.txt")); len(m) != 0 {
+		t.Errorf("the old rules file is still there: %v", m)
 	}
 }
