@@ -289,14 +289,35 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	want("reopened with <CR>", split)
 	s.keys("C-w", "j", "q")
 	want("after q again", start)
-	s.keys(":AgentPrompt echo two", "Enter")
+	// A command longer than the list is wide (its last line, "two").
+	s.keys(":AgentPrompt echo two # "+strings.Repeat("a long comment ", 10), "Enter")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "[released]")
 	want("a new command", split)
 	s.keys(":AgentRun other", "Enter")
 	s.waitShows(10*time.Second, "agentrun · other · ready")
 	want("a second session", split)
 	s.keys("Escape", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun terminals —")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ two")
+	// The columns line up on the screen (also the header's), and the long
+	// command is cut with … so that its last line is shown.
+	col := -1
+	for _, l := range strings.Split(sc, "\n") {
+		i := strings.Index(l, "│ ")
+		if i < 0 || !regexp.MustCompile(`^(ID|term-)`).MatchString(l) {
+			continue
+		}
+		c := len([]rune(l[:i]))
+		if col >= 0 && c != col {
+			t.Errorf("the list's │ is at column %d and %d:\n%s", col, c, sc)
+		}
+		col = c
+		if strings.HasPrefix(l, "term-2") && !strings.Contains(l, "…  │ two") {
+			t.Errorf("the long command is not cut with …: %q", l)
+		}
+	}
+	if col < 0 {
+		t.Errorf("the list has no │ column:\n%s", sc)
+	}
 	list := s.sizes()
 	if list["prompt"] != 3 || list["list"] < 3 {
 		t.Errorf("with the terminal list open: %v", list)

@@ -75,15 +75,15 @@ local function age(ms)
   return math.floor(s / 3600) .. "h"
 end
 
--- fields are one row's columns: id, state, holder, age, then the command
--- and its last line (free width, last).
+-- fields are one row's columns: id, state, holder, age, the command, then
+-- its last line (free width, last).
 local function fields(t, with_session)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
-  local last = t.last_line and t.last_line ~= "" and ("  │ " .. t.last_line:gsub("%s+", " ")) or ""
-  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name .. last }
+  local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
+  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_session then
     table.insert(row, 2, t.session_label or "")
   end
@@ -134,14 +134,50 @@ local function pad(s, width)
   return s .. string.rep(" ", width - vim.fn.strdisplaywidth(s))
 end
 
--- layout turns rows of fields into lines whose columns line up, each
--- column as wide as its widest cell; it returns the lines and, per line,
--- the byte range of the state column.
-local function layout(rows)
+-- fit cuts s to at most width display columns, ending in "…" when it was
+-- wider.
+local function fit(s, width)
+  if vim.fn.strdisplaywidth(s) <= width then
+    return s
+  end
+  local out, used = {}, 0
+  for _, ch in ipairs(vim.fn.split(s, "\\zs")) do
+    local w = vim.fn.strdisplaywidth(ch)
+    if used + w > width - 1 then
+      break
+    end
+    table.insert(out, ch)
+    used = used + w
+  end
+  return table.concat(out) .. "…"
+end
+
+-- min_last is how many columns of the last line a row keeps at least: a
+-- long command is cut to leave them.
+local min_last = 24
+
+-- layout turns rows of fields into lines whose columns line up (by display
+-- width), each column as wide as its widest cell; the command column (the
+-- one before the last) is cut with "…" so that the last line still has
+-- room in a window of `width` columns. It returns the lines and, per
+-- line, the byte range of each column.
+local function layout(rows, width)
   local widths = {}
   for _, r in ipairs(rows) do
     for i = 1, #r - 1 do
       widths[i] = math.max(widths[i] or 0, vim.fn.strdisplaywidth(r[i]))
+    end
+  end
+  local n = #rows[1]
+  local fixed = 0
+  for i = 1, n - 2 do
+    fixed = fixed + widths[i] + 2
+  end
+  local room = math.max(8, (width or vim.o.columns) - fixed - 2 - min_last)
+  if widths[n - 1] > room then
+    widths[n - 1] = room
+    for _, r in ipairs(rows) do
+      r[n - 1] = fit(r[n - 1], room)
     end
   end
   local lines, ranges = {}, {}
@@ -194,7 +230,7 @@ local function render()
     labels[t.session_label] = true
   end
   local with_session = vim.tbl_count(labels) > 1
-  local header = { "ID", "STATE", "HOLDER", "AGE", "COMMAND  │ LAST LINE" }
+  local header = { "ID", "STATE", "HOLDER", "AGE", "COMMAND", "│ LAST LINE" }
   if with_session then
     table.insert(header, 2, "SESSION")
   end
@@ -203,7 +239,7 @@ local function render()
     -- a multi-line command reads as one line (each cell, before the layout)
     table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session)))
   end
-  local rendered, ranges = layout(rows)
+  local rendered, ranges = layout(rows, w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns)
   local state_col = with_session and 3 or 2
   if #all > 0 then
     table.insert(lines, rendered[1])
