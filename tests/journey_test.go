@@ -452,6 +452,13 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	if out, err := b.cli("ls"); err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals yet`).MatchString(out) {
 		t.Errorf("agentrun ls with a host that has no terminals: %v\n%s", err, out)
 	}
+	// :AgentKill on the user's interactive shell: it ends with SIGHUP, as
+	// the help says (it ignores SIGTERM).
+	b.keys(":AgentShell", "Enter")
+	b.typeText("echo in-my-shell\r")
+	b.waitShows(10*time.Second, "in-my-shell")
+	b.keys(`C-\`, "C-n", ":AgentKill", "Enter")
+	b.waitShows(10*time.Second, "[signal SIGHUP]")
 }
 
 // TestJourneyReopenedSplitFollows: a split closed with q and opened again
