@@ -157,3 +157,23 @@ vim.fn.writefile({ "# kept by Neovim 0.7", "make lint" }, old .. "/" .. name .. 
 		t.Errorf("the old rules file is still there: %v", m)
 	}
 }
+
+// TestScreenAgentBuildOfflineKeepsTheBinary: :AgentBuild download with no
+// network says the download failed and that the binary you have is kept
+// and still works; and it does (:AgentRun starts).
+func TestScreenAgentBuildOfflineKeepsTheBinary(t *testing.T) {
+	s := startScreen(t, 250, 30, `local dest = vim.fn.getcwd() .. "/agentrun"
+assert(vim.loop.fs_copyfile(vim.g.agentrun_bin, dest))
+vim.loop.fs_chmod(dest, 493)
+vim.g.agentrun_bin = dest
+vim.g.agentrun_release_url = "http://127.0.0.1:9"`)
+	s.keys(":AgentBuild download", "Enter")
+	s.waitFor("the failed download and the kept binary told", 30*time.Second, func(sc string) bool {
+		sc = strings.ReplaceAll(sc, "\n", "")
+		return strings.Contains(sc, "(agentrun) the download failed: curl could not download http://127.0.0.1:9/") &&
+			strings.Contains(sc, "; the binary you have ("+filepath.Join(s.dir, "agentrun")+", version ") &&
+			strings.Contains(sc, ") is kept as it was and still works")
+	})
+	s.keys("Enter", ":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+}
