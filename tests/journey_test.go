@@ -352,7 +352,7 @@ func TestJourneyQueuedPromptsReadInOrder(t *testing.T) {
 	s.waitShows(10*time.Second, "sleep 2; echo first [execute] · in progress")
 	s.prompt("echo second")
 	s.prompt("echo third")
-	sc := s.waitShows(5*time.Second, "(queued: echo second — sent when the agent ends its turn", "(queued: echo third —", "· 2 queued")
+	sc := s.waitShows(5*time.Second, "(queued: echo second — sent after this turn)", "(queued: echo third — sent after this turn)", "· 2 queued")
 	if strings.Contains(sc, "> echo second") || strings.Contains(sc, "> echo third") {
 		t.Errorf("a queued prompt stands in the transcript before it was sent:\n%s", sc)
 	}

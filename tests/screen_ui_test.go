@@ -85,14 +85,21 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 }
 
 // TestScreenQueuedPromptRunsAfterTheTurn: a prompt sent while a command
-// runs shows as queued and runs when the turn ends.
+// runs shows as queued, on one line of the chat (a long one, in this
+// narrow chat, cut with …), and runs when the turn ends.
 func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("sleep 3")
 	s.waitShows(10*time.Second, "sleep 3 [execute] · in progress")
-	s.prompt("echo from-the-queue")
-	s.waitShows(5*time.Second, "(queued: echo from-the-queue —")
-	s.waitShows(15*time.Second, "echo from-the-queue exited with code 0.")
+	s.prompt("echo queued-1")
+	s.waitShows(5*time.Second, "│(queued: echo queued-1 — sent after this turn)")
+	s.prompt("echo a-longer-one with many words that do not fit the chat")
+	s.waitFor("the long queued prompt on one line", 5*time.Second,
+		regexp.MustCompile(`│\(queued: echo a-longer-one with many words [^│\n]*…\)`).MatchString)
+	eventually(t, "the queued prompts to run", 15*time.Second, func() (bool, string) {
+		text := s.chatText()
+		return strings.Contains(text, "`echo queued-1` exited with code 0.") && strings.Contains(text, "not fit the chat` exited with code 0."), text
+	})
 }
 
 // TestScreenQuitLeavesNoMessage: :qa right after a command ran leaves the

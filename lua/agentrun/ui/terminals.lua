@@ -134,23 +134,7 @@ local function pad(s, width)
   return s .. string.rep(" ", width - vim.fn.strdisplaywidth(s))
 end
 
--- fit cuts s to at most width display columns, ending in "…" when it was
--- wider.
-local function fit(s, width)
-  if vim.fn.strdisplaywidth(s) <= width then
-    return s
-  end
-  local out, used = {}, 0
-  for _, ch in ipairs(vim.fn.split(s, "\\zs")) do
-    local w = vim.fn.strdisplaywidth(ch)
-    if used + w > width - 1 then
-      break
-    end
-    table.insert(out, ch)
-    used = used + w
-  end
-  return table.concat(out) .. "…"
-end
+local fit = require("agentrun.util").fit
 
 -- min_last is how many columns of the last line a row keeps at least: a
 -- long command is cut to leave them.
