@@ -462,7 +462,8 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 }
 
 // TestJourneyReopenedSplitFollows: a split closed with q and opened again
-// with <CR> on the tool call shows the newest output and keeps following.
+// with <CR> on the tool call shows the newest output and keeps following;
+// made as low as it goes and tall again, it has lost no row.
 func TestJourneyReopenedSplitFollows(t *testing.T) {
 	s := startRunScreen(t, runtimeDir(t), 120, 35)
 	s.prompt("for i in $(seq 1 3000); do echo row $i; sleep 0.1; done")
@@ -476,4 +477,23 @@ func TestJourneyReopenedSplitFollows(t *testing.T) {
 	last, _ := strconv.Atoi(n[len(n)-1][1])
 	s.waitFor(fmt.Sprintf("row %d in the reopened split", last+20), 10*time.Second,
 		regexp.MustCompile(fmt.Sprintf(`(?m)^row %d\s*$`, last+20)).MatchString)
+	// Made as low as it goes (the split keeps 2 rows: a terminal 1 row
+	// tall loses what scrolls off it) while rows go on; made tall again,
+	// it shows every row printed meanwhile, none missing.
+	s.keys("C-w", "j", ":resize 1", "Enter")
+	sc = s.waitFor("the low split to go on", 10*time.Second, row.MatchString)
+	n = row.FindAllStringSubmatch(sc, -1)
+	low, _ := strconv.Atoi(n[len(n)-1][1])
+	s.waitFor(fmt.Sprintf("row %d in the low split", low+20), 10*time.Second,
+		regexp.MustCompile(fmt.Sprintf(`(?m)^row %d\s*$`, low+20)).MatchString)
+	s.keys(":resize 15", "Enter")
+	sc = s.waitFor("the split tall again", 10*time.Second, func(sc string) bool { return len(row.FindAllString(sc, -1)) >= 12 })
+	n = row.FindAllStringSubmatch(sc, -1)
+	for i := 1; i < len(n); i++ {
+		a, _ := strconv.Atoi(n[i-1][1])
+		b, _ := strconv.Atoi(n[i][1])
+		if b != a+1 {
+			t.Fatalf("rows %d to %d are missing from the split made tall again:\n%s", a+1, b-1, sc)
+		}
+	}
 }
