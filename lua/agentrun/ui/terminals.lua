@@ -157,7 +157,12 @@ local function layout(rows, width)
   for i = 1, n - 2 do
     fixed = fixed + widths[i] + 2
   end
-  local room = math.max(8, (width or vim.o.columns) - fixed - 2 - min_last)
+  -- the last line keeps as many columns as it needs, up to min_last
+  local last = 0
+  for _, r in ipairs(rows) do
+    last = math.max(last, vim.fn.strdisplaywidth(r[n]))
+  end
+  local room = math.max(8, (width or vim.o.columns) - fixed - 2 - math.min(last, min_last))
   if widths[n - 1] > room then
     widths[n - 1] = room
     for _, r in ipairs(rows) do
@@ -171,7 +176,7 @@ local function layout(rows, width)
       parts[i] = pad(r[i], widths[i])
     end
     parts[#r] = r[#r]
-    local line = table.concat(parts, "  ")
+    local line = table.concat(parts, "  "):gsub("%s+$", "") -- no last line: it ends at │
     table.insert(lines, line)
     -- per column, its byte range in the line
     local cols, from = {}, 0
