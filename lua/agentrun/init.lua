@@ -537,7 +537,8 @@ end
 -- `agentrun ls` show (this editor's, then other hosts' PID:term-N).
 function M._complete_attach(lead)
   local ids = vim.deepcopy(state.terminal_order)
-  for _, r in ipairs(rpc.request("remote_terminals") or {}) do
+  local remote = rpc.request("remote_terminals")
+  for _, r in ipairs(type(remote) == "table" and remote or {}) do
     if not state.terminals[r.id] then
       table.insert(ids, r.id)
     end
