@@ -211,6 +211,11 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 		},
 	}
 	b.log.Info("setup", "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
+	// Serve the socket from now on: `agentrun ls` and other editors see
+	// this host (with no terminals yet) as soon as the backend runs.
+	b.mu.Unlock()
+	b.termHost()
+	b.mu.Lock()
 	return map[string]any{"version": b.version}, nil
 }
 

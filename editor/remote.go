@@ -67,6 +67,20 @@ func (r *remoteTerm) end(st termhost.ExitStatus, note string) {
 	})
 }
 
+// endRemote ends remote terminal r's display and tells Lua how it ended
+// (the terminal_exit a terminal of ours sends), so that nothing here
+// takes it for running any more.
+func (b *Bridge) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
+	r.end(st, note)
+	p := map[string]any{"id": r.name}
+	if st.Code != nil {
+		p["exit_code"] = *st.Code
+	} else {
+		p["signal"] = st.Signal
+	}
+	b.events.push(evTerminalExit, p)
+}
+
 // remoteName splits "PID:term-N".
 func remoteName(name string) (pid int, id string, err error) {
 	p, id, ok := strings.Cut(name, ":")
@@ -163,7 +177,7 @@ func (b *Bridge) handleRemoteAttach(name string, ch int, args attachArgs) (map[s
 	h.terms[uri] = r
 	h.mu.Unlock()
 	if st.Exited() {
-		r.end(termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
+		b.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
 	send := func(p []byte) error { return b.v.Request("nvim_chan_send", nil, ch, p) }
 	p := startPump(b.ctx, r, nil, send, pumpOptions{MaxLines: args.Scrollback, Pacer: b.pacer}, b.log.With("terminal", name))

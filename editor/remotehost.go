@@ -113,7 +113,7 @@ func (b *Bridge) followHost(h *remoteHost) {
 			r.mu.Unlock()
 			b.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(a.Claim), "mine": a.Claim == b.user})
 		case ahp.ExitedAction:
-			r.end(termhost.ExitStatus{Code: a.ExitCode, Signal: a.ExitSignal}, "")
+			b.endRemote(r, termhost.ExitStatus{Code: a.ExitCode, Signal: a.ExitSignal}, "")
 			h.mu.Lock()
 			delete(h.terms, r.uri)
 			h.mu.Unlock()
@@ -130,7 +130,7 @@ func (b *Bridge) followHost(h *remoteHost) {
 	h.waiters = map[uint64]chan ahp.Envelope{}
 	h.mu.Unlock()
 	for _, r := range terms {
-		r.end(termhost.ExitStatus{Signal: "unknown"}, fmt.Sprintf("the host %d went away", h.pid))
+		b.endRemote(r, termhost.ExitStatus{Signal: "unknown"}, fmt.Sprintf("the host %d went away", h.pid))
 	}
 }
 

@@ -52,30 +52,36 @@ func dial(ctx context.Context, socket string, subs ...string) (*ahpclient.Client
 // terminals lists the terminals of every live host (stale sockets of dead
 // hosts are removed).
 func terminals(ctx context.Context) ([]hostTerm, error) {
+	out, _, err := hostTerminals(ctx)
+	return out, err
+}
+
+// hostTerminals is terminals, also returning the pids of the live hosts.
+func hostTerminals(ctx context.Context) ([]hostTerm, []int, error) {
 	hosts, err := rundir.Hosts()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []hostTerm
-	live := 0
+	var live []int
 	for _, host := range hosts {
 		pid, s := host.PID, host.Socket
 		c, res, err := dial(ctx, s, ahp.RootURI)
 		if err != nil {
 			var aerr *ahpclient.Error
 			if errors.As(err, &aerr) {
-				return nil, err // a host that answers and refuses: say so
+				return nil, nil, err // a host that answers and refuses: say so
 			}
 			if pid > 0 && !processAlive(pid) {
 				_ = os.Remove(s) // its host died without cleaning up
 			}
 			continue
 		}
-		live++
+		live = append(live, pid)
 		root, err := ahpclient.RootState(res.Snapshots[0])
 		c.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, ti := range root.Terminals {
 			id, err := ahp.TerminalID(ti.Resource)
@@ -85,10 +91,10 @@ func terminals(ctx context.Context) ([]hostTerm, error) {
 			out = append(out, hostTerm{pid: pid, socket: s, info: ti, id: id})
 		}
 	}
-	if live == 0 {
-		return nil, errNoHost
+	if len(live) == 0 {
+		return nil, nil, errNoHost
 	}
-	return out, nil
+	return out, live, nil
 }
 
 var errNoHost = errors.New("no agentrun host is running: terminals are served by the backend of a Neovim that runs the plugin (or one that left detached terminals)")

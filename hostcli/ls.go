@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
@@ -12,8 +14,20 @@ import (
 // Ls prints every terminal of every host: id, title, state, holder, age
 // and its last line.
 func Ls(ctx context.Context, out io.Writer) error {
-	all, err := terminals(ctx)
+	all, live, err := hostTerminals(ctx)
 	if err != nil {
+		return err
+	}
+	if len(all) == 0 {
+		pids := make([]string, len(live))
+		for i, p := range live {
+			pids[i] = strconv.Itoa(p)
+		}
+		what := "an agentrun host runs (pid " + pids[0] + ") but has"
+		if len(live) > 1 {
+			what = fmt.Sprintf("%d agentrun hosts run (pids %s) but have", len(live), strings.Join(pids, ", "))
+		}
+		_, err := fmt.Fprintf(out, "%s no terminals yet; they are listed here once a command runs\n", what)
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

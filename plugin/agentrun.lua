@@ -18,10 +18,11 @@ local function arg(o)
   return o.args ~= "" and o.args or nil
 end
 
+
 local commands = {
   AgentRun = {
     desc = "agentrun: start a session with [agent] (! = continue its last one here) or open its chat",
-    nargs = "?",
+    usage = ":AgentRun[!] [agent]", -- at most one argument
     bang = true,
     complete = function(lead)
       return api()._complete_agents(lead)
@@ -70,7 +71,7 @@ local commands = {
   },
   AgentTakeover = {
     desc = "agentrun: take terminal [id] over from the agent (it outlives the agent's release)",
-    nargs = "?",
+    usage = ":AgentTakeover [id]", -- at most one argument
     complete = function(lead)
       return api()._complete_terminals(lead)
     end,
@@ -80,7 +81,7 @@ local commands = {
   },
   AgentDetach = {
     desc = "agentrun: keep terminal [id] running after Neovim quits (reattach with :AgentAttach)",
-    nargs = "?",
+    usage = ":AgentDetach [id]", -- at most one argument
     complete = function(lead)
       return api()._complete_terminals(lead)
     end,
@@ -90,14 +91,17 @@ local commands = {
   },
   AgentAttach = {
     desc = "agentrun: show terminal [PID:term-N] of another host (another Neovim's, or one left detached) live",
-    nargs = "?",
+    usage = ":AgentAttach [PID:term-N]", -- at most one argument
+    complete = function(lead)
+      return api()._complete_attach(lead)
+    end,
     run = function(o)
       api().attach(arg(o))
     end,
   },
   AgentMode = {
     desc = "agentrun: switch the session to mode [id] (plan, ...)",
-    nargs = "?",
+    usage = ":AgentMode [mode]", -- at most one argument
     complete = function(lead)
       return api()._complete_modes("mode", lead)
     end,
@@ -107,7 +111,7 @@ local commands = {
   },
   AgentModel = {
     desc = "agentrun: switch the session's model to [id]",
-    nargs = "?",
+    usage = ":AgentModel [model]", -- at most one argument
     complete = function(lead)
       return api()._complete_modes("model", lead)
     end,
@@ -125,12 +129,16 @@ local commands = {
       return {}
     end,
     run = function(o)
+      if #o.fargs > 2 then
+        require("agentrun.util").notify(string.format("(agentrun) :AgentConfig takes an option and a value, not %d words (%s); usage: :AgentConfig {option} [value]", #o.fargs, o.args))
+        return
+      end
       api().config(o.fargs[1], o.fargs[2])
     end,
   },
   AgentSessions = {
     desc = "agentrun: list [agent]'s earlier sessions in this directory and open one again",
-    nargs = "?",
+    usage = ":AgentSessions [agent]", -- at most one argument
     complete = function(lead)
       return api()._complete_agents(lead)
     end,
@@ -147,7 +155,7 @@ local commands = {
   },
   AgentBuild = {
     desc = "agentrun: install the backend binary [auto|download|go]",
-    nargs = "?",
+    usage = ":AgentBuild [auto|download|go]", -- at most one argument
     complete = function(lead)
       return vim.tbl_filter(function(m)
         return m:sub(1, #lead) == lead
@@ -159,7 +167,7 @@ local commands = {
   },
   AgentKill = {
     desc = "agentrun: kill terminal [id] (! = SIGKILL at once)",
-    nargs = "?",
+    usage = ":AgentKill[!] [id]", -- at most one argument
     bang = true,
     complete = function(lead)
       return api()._complete_terminals(lead)
@@ -170,6 +178,21 @@ local commands = {
   },
 }
 
+-- A command with a usage takes at most one argument. Its nargs is "*",
+-- not "?" (which would make "demo extra" one name): more words are
+-- refused with a sentence that gives the usage.
 for name, c in pairs(commands) do
-  vim.api.nvim_create_user_command(name, c.run, { desc = c.desc, nargs = c.nargs, bang = c.bang, range = c.range, complete = c.complete })
+  local run, nargs = c.run, c.nargs
+  if c.usage then
+    nargs = "*"
+    run = function(o)
+      if #o.fargs > 1 then
+        require("agentrun.util").notify(string.format("(agentrun) :%s takes at most one argument, not %d (%s); usage: %s", name, #o.fargs, o.args, c.usage))
+        return
+      end
+      o.args = o.fargs[1] or ""
+      c.run(o)
+    end
+  end
+  vim.api.nvim_create_user_command(name, run, { desc = c.desc, nargs = nargs, bang = c.bang, range = c.range, complete = c.complete })
 end

@@ -234,7 +234,8 @@ func TestCLIHelpAndANarrowList(t *testing.T) {
 	}
 }
 
-// TestCLISaysWhenNoHostRuns: with no backend running, the CLI says so.
+// TestCLISaysWhenNoHostRuns: with no backend running, the CLI says so
+// (one that runs without terminals: TestJourneyDetachedTerminalInAFreshNeovim).
 func TestCLISaysWhenNoHostRuns(t *testing.T) {
 	cmd := exec.Command(binary, "ls")
 	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir(t))

@@ -289,14 +289,35 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	want("reopened with <CR>", split)
 	s.keys("C-w", "j", "q")
 	want("after q again", start)
-	s.keys(":AgentPrompt echo two", "Enter")
+	// A command longer than the list is wide (its last line, "two").
+	s.keys(":AgentPrompt echo two # "+strings.Repeat("a long comment ", 10), "Enter")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "[released]")
 	want("a new command", split)
 	s.keys(":AgentRun other", "Enter")
 	s.waitShows(10*time.Second, "agentrun · other · ready")
 	want("a second session", split)
 	s.keys("Escape", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun terminals —")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ two")
+	// The columns line up on the screen (also the header's), and the long
+	// command is cut with … so that its last line is shown.
+	col := -1
+	for _, l := range strings.Split(sc, "\n") {
+		i := strings.Index(l, "│ ")
+		if i < 0 || !regexp.MustCompile(`^(ID|term-)`).MatchString(l) {
+			continue
+		}
+		c := len([]rune(l[:i]))
+		if col >= 0 && c != col {
+			t.Errorf("the list's │ is at column %d and %d:\n%s", col, c, sc)
+		}
+		col = c
+		if strings.HasPrefix(l, "term-2") && !strings.Contains(l, "…  │ two") {
+			t.Errorf("the long command is not cut with …: %q", l)
+		}
+	}
+	if col < 0 {
+		t.Errorf("the list has no │ column:\n%s", sc)
+	}
 	list := s.sizes()
 	if list["prompt"] != 3 || list["list"] < 3 {
 		t.Errorf("with the terminal list open: %v", list)
@@ -331,7 +352,7 @@ func TestJourneyQueuedPromptsReadInOrder(t *testing.T) {
 	s.waitShows(10*time.Second, "sleep 2; echo first [execute] · in progress")
 	s.prompt("echo second")
 	s.prompt("echo third")
-	sc := s.waitShows(5*time.Second, "(queued: echo second — sent when the agent ends its turn", "(queued: echo third —", "· 2 queued")
+	sc := s.waitShows(5*time.Second, "(queued: echo second — sent after this turn)", "(queued: echo third — sent after this turn)", "· 2 queued")
 	if strings.Contains(sc, "> echo second") || strings.Contains(sc, "> echo third") {
 		t.Errorf("a queued prompt stands in the transcript before it was sent:\n%s", sc)
 	}
@@ -375,9 +396,11 @@ func TestJourneyTwoMessagesNeverShareALine(t *testing.T) {
 
 // TestJourneyDetachedTerminalInAFreshNeovim (journey (a), continued): after
 // :qa the detached terminal is nobody's; a fresh Neovim, before any
-// :AgentRun, lists it in :AgentTerminals (with column headers), shows it
-// live with :AgentAttach — following its newest output — and X there
-// kills it; its host then exits.
+// :AgentRun, lists it in :AgentTerminals (with column headers), T there
+// takes it over, :AgentAttach <Tab> completes its id and shows it live —
+// following its newest output — and X there kills it; then no command
+// without an id picks it, its host exits, and `agentrun ls` says this
+// Neovim's host runs with no terminals.
 func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	rt := runtimeDir(t)
 	a := startRunScreen(t, rt, 120, 35)
@@ -386,26 +409,61 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	a.lsLine(`^`+name+`\s.*running\s+nobody \(detached\)`, 10*time.Second)
 
 	b := startScreenIn(t, rt, 120, 35, "")
+	// Extra words are refused with the usage, not taken as one name; a
+	// name Lua cannot take bare is suggested as ["..."].
+	b.keys(":AgentRun demo extra", "Enter")
+	b.waitShows(5*time.Second, "(agentrun) :AgentRun takes at most one argument, not 2 (demo extra); usage: :AgentRun[!] [agent]")
+	b.keys(":AgentSessions demo extra", "Enter")
+	b.waitShows(5*time.Second, "(agentrun) :AgentSessions takes at most one argument, not 2 (demo extra); usage: :AgentSessions [agent]")
+	b.keys(":AgentRun my-agent", "Enter")
+	b.waitShows(5*time.Second, `setup({ agents = { ["my-agent"] = { cmd = {...}`)
+	b.keys("Enter") // the hit-enter prompt of the long message
 	b.keys(":AgentTerminals", "Enter")
 	sc := b.waitShows(10*time.Second, "ID ", "STATE", "HOLDER", name)
 	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {
 		t.Errorf("the list does not show %s running and nobody's:\n%s", name, sc)
 	}
-	b.keys("q", ":AgentAttach "+name, "Enter")
+	// T on its line in the list takes it over (and shows it live), as the
+	// README says.
+	b.keys("/"+name, "Enter", "T")
+	b.waitShows(5*time.Second, name+" is yours now", "agentrun://terminal/"+name)
+	b.keys("q")
+	// <Tab> completes the other host's id.
+	b.keys(":AgentAttach ", "Tab")
+	b.waitShows(5*time.Second, ":AgentAttach "+name)
+	b.keys("Enter")
 	tickLine := regexp.MustCompile(`(?m)^tick (\d+)\s*$`)
 	sc = b.waitFor("the split to show the ticks", 10*time.Second, tickLine.MatchString)
 	n := tickLine.FindAllStringSubmatch(sc, -1)
 	last, _ := strconv.Atoi(n[len(n)-1][1])
 	// It follows: newer lines come into view without a key pressed.
 	b.waitFor(fmt.Sprintf("tick %d in the split", last+10), 10*time.Second, regexp.MustCompile(fmt.Sprintf(`(?m)^tick %d\s*$`, last+10)).MatchString)
+	// Taken over and killed, it is not picked again by a command without
+	// an id.
 	b.keys("X")
 	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	for cmd, what := range map[string]string{":AgentKill": "kill", ":AgentTakeover": "take over", ":AgentDetach": "detach"} {
+		b.keys(cmd, "Enter")
+		b.waitShows(5*time.Second, "(agentrun) no running terminal to "+what)
+	}
 	backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
 	eventually(t, "the detached terminal's host to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
+	// This Neovim's backend runs, with no terminals of its own: ls says so.
+	if out, err := b.cli("ls"); err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals yet`).MatchString(out) {
+		t.Errorf("agentrun ls with a host that has no terminals: %v\n%s", err, out)
+	}
+	// :AgentKill on the user's interactive shell: it ends with SIGHUP, as
+	// the help says (it ignores SIGTERM).
+	b.keys(":AgentShell", "Enter")
+	b.typeText("echo in-my-shell\r")
+	b.waitShows(10*time.Second, "in-my-shell")
+	b.keys(`C-\`, "C-n", ":AgentKill", "Enter")
+	b.waitShows(10*time.Second, "[signal SIGHUP]")
 }
 
 // TestJourneyReopenedSplitFollows: a split closed with q and opened again
-// with <CR> on the tool call shows the newest output and keeps following.
+// with <CR> on the tool call shows the newest output and keeps following;
+// made as low as it goes and tall again, it has lost no row.
 func TestJourneyReopenedSplitFollows(t *testing.T) {
 	s := startRunScreen(t, runtimeDir(t), 120, 35)
 	s.prompt("for i in $(seq 1 3000); do echo row $i; sleep 0.1; done")
@@ -419,4 +477,23 @@ func TestJourneyReopenedSplitFollows(t *testing.T) {
 	last, _ := strconv.Atoi(n[len(n)-1][1])
 	s.waitFor(fmt.Sprintf("row %d in the reopened split", last+20), 10*time.Second,
 		regexp.MustCompile(fmt.Sprintf(`(?m)^row %d\s*$`, last+20)).MatchString)
+	// Made as low as it goes (the split keeps 2 rows: a terminal 1 row
+	// tall loses what scrolls off it) while rows go on; made tall again,
+	// it shows every row printed meanwhile, none missing.
+	s.keys("C-w", "j", ":resize 1", "Enter")
+	sc = s.waitFor("the low split to go on", 10*time.Second, row.MatchString)
+	n = row.FindAllStringSubmatch(sc, -1)
+	low, _ := strconv.Atoi(n[len(n)-1][1])
+	s.waitFor(fmt.Sprintf("row %d in the low split", low+20), 10*time.Second,
+		regexp.MustCompile(fmt.Sprintf(`(?m)^row %d\s*$`, low+20)).MatchString)
+	s.keys(":resize 15", "Enter")
+	sc = s.waitFor("the split tall again", 10*time.Second, func(sc string) bool { return len(row.FindAllString(sc, -1)) >= 12 })
+	n = row.FindAllStringSubmatch(sc, -1)
+	for i := 1; i < len(n); i++ {
+		a, _ := strconv.Atoi(n[i-1][1])
+		b, _ := strconv.Atoi(n[i][1])
+		if b != a+1 {
+			t.Fatalf("rows %d to %d are missing from the split made tall again:\n%s", a+1, b-1, sc)
+		}
+	}
 }

@@ -166,8 +166,8 @@ vim.api.nvim_create_autocmd("User", { pattern = "AgentRun*", callback = function
 
 // dumpLog prints the backend's log into the test output.
 func (e *editor) dumpLog() {
-	// The log is under stdpath("log") (0.10+) or stdpath("cache") (0.7).
-	for _, dir := range []string{filepath.Join(e.dir, "state", "nvim"), filepath.Join(e.dir, "cache", "nvim")} {
+	// The log is in the state directory on every version.
+	for _, dir := range []string{filepath.Join(e.dir, "state", "nvim")} {
 		if data, err := os.ReadFile(filepath.Join(dir, "agentrun.log")); err == nil {
 			e.t.Logf("agentrun.log:\n%s", data)
 			return

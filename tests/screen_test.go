@@ -58,7 +58,7 @@ func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *scree
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the screen at the end:\n%s", s.capture())
-			if log, err := os.ReadFile(filepath.Join(dir, "cache", "nvim", "agentrun.log")); err == nil {
+			if log, err := os.ReadFile(filepath.Join(dir, "state", "nvim", "agentrun.log")); err == nil {
 				t.Logf("agentrun.log:\n%s", log)
 			}
 		}

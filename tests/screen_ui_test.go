@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,14 +85,21 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 }
 
 // TestScreenQueuedPromptRunsAfterTheTurn: a prompt sent while a command
-// runs shows as queued and runs when the turn ends.
+// runs shows as queued, on one line of the chat (a long one, in this
+// narrow chat, cut with …), and runs when the turn ends.
 func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("sleep 3")
 	s.waitShows(10*time.Second, "sleep 3 [execute] · in progress")
-	s.prompt("echo from-the-queue")
-	s.waitShows(5*time.Second, "(queued: echo from-the-queue —")
-	s.waitShows(15*time.Second, "echo from-the-queue exited with code 0.")
+	s.prompt("echo queued-1")
+	s.waitShows(5*time.Second, "│(queued: echo queued-1 — sent after this turn)")
+	s.prompt("echo a-longer-one with many words that do not fit the chat")
+	s.waitFor("the long queued prompt on one line", 5*time.Second,
+		regexp.MustCompile(`│\(queued: echo a-longer-one with many words [^│\n]*…\)`).MatchString)
+	eventually(t, "the queued prompts to run", 15*time.Second, func() (bool, string) {
+		text := s.chatText()
+		return strings.Contains(text, "`echo queued-1` exited with code 0.") && strings.Contains(text, "not fit the chat` exited with code 0."), text
+	})
 }
 
 // TestScreenQuitLeavesNoMessage: :qa right after a command ran leaves the
@@ -136,4 +144,43 @@ func TestScreenTakeoverLeavesAReadableChat(t *testing.T) {
 			t.Errorf("the chat shows %q after the takeover:\n%s", bad, sc)
 		}
 	}
+}
+
+// TestScreenRulesAndLogInOnePlaceOnEveryNeovim: the always-allow rules and
+// the log are in $XDG_STATE_HOME/nvim on every Neovim (0.7 has no
+// stdpath("state")), so they survive an upgrade; rules an older agentrun
+// kept under stdpath("data") on 0.7 are moved there and stay in force,
+// as :checkhealth shows.
+func TestScreenRulesAndLogInOnePlaceOnEveryNeovim(t *testing.T) {
+	s := startScreen(t, 250, 40, `local name = vim.fn.getcwd():gsub("/", "%%")
+local old = vim.fn.stdpath("data") .. "/agentrun/allow"
+vim.fn.mkdir(old, "p")
+vim.fn.writefile({ "# kept by Neovim 0.7", "make lint" }, old .. "/" .. name .. ".txt")`)
+	s.keys(":checkhealth agentrun", "Enter")
+	state := filepath.Join(s.dir, "state", "nvim")
+	s.waitShows(10*time.Second, "always allowed in this project ("+filepath.Join(state, "agentrun", "allow"), "): make lint",
+		"log file: "+filepath.Join(state, "agentrun.log"))
+	if m, _ := filepath.Glob(filepath.Join(s.dir, "data", "nvim", "agentrun", "allow", "*.txt")); len(m) != 0 {
+		t.Errorf("the old rules file is still there: %v", m)
+	}
+}
+
+// TestScreenAgentBuildOfflineKeepsTheBinary: :AgentBuild download with no
+// network says the download failed and that the binary you have is kept
+// and still works; and it does (:AgentRun starts).
+func TestScreenAgentBuildOfflineKeepsTheBinary(t *testing.T) {
+	s := startScreen(t, 250, 30, `local dest = vim.fn.getcwd() .. "/agentrun"
+assert(vim.loop.fs_copyfile(vim.g.agentrun_bin, dest))
+vim.loop.fs_chmod(dest, 493)
+vim.g.agentrun_bin = dest
+vim.g.agentrun_release_url = "http://127.0.0.1:9"`)
+	s.keys(":AgentBuild download", "Enter")
+	s.waitFor("the failed download and the kept binary told", 30*time.Second, func(sc string) bool {
+		sc = strings.ReplaceAll(sc, "\n", "")
+		return strings.Contains(sc, "(agentrun) the download failed: curl could not download http://127.0.0.1:9/") &&
+			strings.Contains(sc, "; the binary you have ("+filepath.Join(s.dir, "agentrun")+", version ") &&
+			strings.Contains(sc, ") is kept as it was and still works")
+	})
+	s.keys("Enter", ":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
 }

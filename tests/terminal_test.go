@@ -180,9 +180,9 @@ func TestAgentTerminalsListsStates(t *testing.T) {
 	e.lua(`return vim.api.nvim_get_current_buf()`, &buf)
 	text := e.waitBuf(buf, 5*time.Second, "exit 3", "running", "sleep 30")
 	// A released terminal is nobody's; columns line up whatever their width.
-	if !regexp.MustCompile(`(?m)^ID      STATE              HOLDER     AGE  COMMAND  │ LAST LINE$`).MatchString(text) ||
-		!regexp.MustCompile(`(?m)^term-1  released \(exit 3\)  —          \d+s +exit 3$`).MatchString(text) ||
-		!regexp.MustCompile(`(?m)^term-2  running            tool call  \d+s +sleep 30$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^ID      STATE              HOLDER     AGE  COMMAND   │ LAST LINE$`).MatchString(text) ||
+		!regexp.MustCompile(`(?m)^term-1  released \(exit 3\)  —          \d+s +exit 3    │$`).MatchString(text) ||
+		!regexp.MustCompile(`(?m)^term-2  running            tool call  \d+s +sleep 30  │$`).MatchString(text) {
 		t.Errorf("list does not show term-1 as released with exit 3 and term-2 running, in aligned columns:\n%s", text)
 	}
 	var row int

@@ -93,13 +93,25 @@ function M.open_term(buf, on_input)
   return vim.api.nvim_open_term(buf, opts)
 end
 
--- state_dir is stdpath("state") (0.8+), else stdpath("data") (0.7 has no
--- "state").
+-- state_dir is stdpath("state") (0.8+); 0.7 has no "state", so there it
+-- is the directory 0.8+ would give ($XDG_STATE_HOME/nvim): one path on
+-- every version, so what is kept there (the always-allow rules, the log)
+-- survives an upgrade of Neovim.
 function M.state_dir()
   local ok, dir = pcall(vim.fn.stdpath, "state")
   if ok and type(dir) == "string" then
     return dir
   end
+  local base = vim.env.XDG_STATE_HOME
+  if base == nil or base == "" then
+    base = vim.fn.expand("~") .. "/.local/state"
+  end
+  return base .. "/nvim"
+end
+
+-- old_state_dir is where agentrun kept its state on 0.7 before it used
+-- state_dir there (stdpath("data")): read once, to move it over.
+function M.old_state_dir()
   return vim.fn.stdpath("data")
 end
 

@@ -73,7 +73,9 @@ function M.run(name, continue)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), name))
+    -- the key as Lua reads it: a name such as "my-agent" needs ["..."]
+    local key = tostring(name):match("^[%a_][%w_]*$") and name or string.format("[%q]", tostring(name))
+    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), key))
     return nil
   end
   local s = live_session(name)
@@ -246,16 +248,22 @@ function M.stop(key)
   return request_running(key, "stop") ~= nil
 end
 
--- current_terminal returns the terminal of the current buffer, else the
--- newest running one.
+-- current_terminal returns the terminal of the current buffer while it
+-- runs, else the newest running one (one that ended, also another host's
+-- that was killed, is never picked without its id).
+local function runs(t)
+  -- a released terminal the user took over still runs until it exits
+  return not t.stale and (t.state == "running" or (t.state == "released" and t.user and t.exit_code == nil and t.signal == nil))
+end
+
 local function current_terminal()
   local t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
-  if t then
+  if t and runs(t) then
     return t
   end
   for i = #state.terminal_order, 1, -1 do
     local x = state.terminals[state.terminal_order[i]]
-    if x.state == "running" then
+    if runs(x) then
       return x
     end
   end
@@ -347,6 +355,19 @@ end
 -- which one.
 function M.attach(name)
   local term = require("agentrun.ui.term")
+  if type(name) == "string" then
+    -- one of this editor's own terminals (as status() names it, or as
+    -- `agentrun ls` does, PID:term-N with our backend's pid): its split
+    local pid, id = name:match("^(%d+):(%S+)$")
+    if pid and rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
+      name = id
+    end
+    local t = state.terminals[name]
+    if t and not t.remote then
+      term.open(name, { focus = true })
+      return true
+    end
+  end
   if name then
     return term.attach(name)
   end
@@ -510,6 +531,21 @@ function M._complete_agents(lead)
   return vim.tbl_filter(function(n)
     return vim.startswith(n, lead or "")
   end, names)
+end
+
+-- _complete_attach completes :AgentAttach: every id status() and
+-- `agentrun ls` show (this editor's, then other hosts' PID:term-N).
+function M._complete_attach(lead)
+  local ids = vim.deepcopy(state.terminal_order)
+  local remote = rpc.request("remote_terminals")
+  for _, r in ipairs(type(remote) == "table" and remote or {}) do
+    if not state.terminals[r.id] then
+      table.insert(ids, r.id)
+    end
+  end
+  return vim.tbl_filter(function(id)
+    return vim.startswith(id, lead or "")
+  end, ids)
 end
 
 -- _complete_terminals completes terminal ids for :AgentKill.

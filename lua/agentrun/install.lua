@@ -346,8 +346,10 @@ function M.run(method)
   if ok then
     return true, msg
   end
-  if refused or method == "download" then
+  if refused then
     return false, msg
+  elseif method == "download" then
+    return false, "the download failed: " .. msg
   end
   local built, bmsg = M.build(want)
   if built then
@@ -383,6 +385,14 @@ function M.command(arg)
     busy = false
     if ok and rpc().running() then
       msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
+    elseif not ok then
+      -- nothing was installed: say whether the binary there still works
+      local have = vim.loop.fs_stat(M.dest()) and version_of(M.dest())
+      if have then
+        msg = string.format("%s; the binary you have (%s, version %s) is kept as it was and still works", msg, M.dest(), have)
+      else
+        msg = string.format("%s; there is no working binary at %s yet", msg, M.dest())
+      end
     end
     util.notify("(agentrun) " .. msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
   end)

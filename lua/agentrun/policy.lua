@@ -11,11 +11,22 @@ local util = require("agentrun.util")
 local M = {}
 
 -- file is where the "always allow" answers of the project at cwd are kept
--- (stdpath("state")/agentrun/allow/, the project's path with % for /).
+-- (stdpath("state")/agentrun/allow/, the project's path with % for /). A
+-- file Neovim 0.7 kept under stdpath("data") (agentrun did until 0.7 got
+-- the same state directory as 0.8+) is moved there the first time.
 function M.file(cwd)
-  local dir = require("agentrun.compat").state_dir() .. "/agentrun/allow"
+  local compat = require("agentrun.compat")
   local name = vim.fn.fnamemodify(cwd or vim.fn.getcwd(), ":p"):gsub("/$", ""):gsub("/", "%%")
-  return dir .. "/" .. (name == "" and "%" or name) .. ".txt"
+  local base = "/agentrun/allow/" .. (name == "" and "%" or name) .. ".txt"
+  local path = compat.state_dir() .. base
+  local old = compat.old_state_dir() .. base
+  if old ~= path and vim.fn.filereadable(path) == 0 and vim.fn.filereadable(old) == 1 then
+    vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+    if vim.fn.rename(old, path) ~= 0 then
+      return old -- cannot move it: keep using it where it is
+    end
+  end
+  return path
 end
 
 -- remembered returns the patterns kept for the project at cwd.

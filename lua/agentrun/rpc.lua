@@ -24,14 +24,10 @@ function M.bin()
   return M.root .. "/bin/agentrun"
 end
 
--- log_path returns the backend's log file: stdpath("log") where it exists
--- (Neovim 0.8+), else stdpath("cache").
+-- log_path returns the backend's log file, in the state directory on
+-- every Neovim (stdpath("log") of 0.8+ is that directory too).
 function M.log_path()
-  local ok, dir = pcall(vim.fn.stdpath, "log")
-  if not ok or type(dir) ~= "string" then
-    dir = vim.fn.stdpath("cache")
-  end
-  return dir .. "/agentrun.log"
+  return require("agentrun.compat").state_dir() .. "/agentrun.log"
 end
 
 -- expected_version returns the plugin's VERSION file content, or nil.

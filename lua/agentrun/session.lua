@@ -38,6 +38,21 @@ function M.flush(s)
   send(s, table.remove(s.queue, 1))
 end
 
+-- queued_note marks prompt text as waiting in s's chat, on one line that
+-- fits the chat's width ("(queued: text — when)"; a narrow chat drops the
+-- when, then cuts the text with …): a note that wraps reads badly.
+local function queued_note(s, text, when)
+  local util = require("agentrun.util")
+  local w = vim.fn.bufwinid(s.chat.buf)
+  local width = w ~= -1 and vim.api.nvim_win_get_width(w) or 80
+  text = text:gsub("%s*\n%s*", " ⏎ ")
+  local full = string.format("(queued: %s — %s)", text, when)
+  if vim.fn.strdisplaywidth(full) <= width then
+    return s.chat:note(full)
+  end
+  return s.chat:note("(queued: " .. util.fit(text, math.max(10, width - 11)) .. ")")
+end
+
 -- prompt shows text in s's chat and sends it with the context it names
 -- (items), or queues it while the agent is busy or the session starting.
 -- Returns true when sent or queued.
@@ -48,7 +63,7 @@ function M.prompt(s, text, items)
     -- prompt (shown then) after it
     p.unshown = true
     table.insert(s.queue, p)
-    p.waiting = s.chat:note(string.format("(queued: %s — sent once the session's history has loaded)", (text:gsub("%s*\n%s*", " ⏎ "))))
+    p.waiting = queued_note(s, text, "sent once the history has loaded")
     return true
   end
   if s.busy then
@@ -56,7 +71,7 @@ function M.prompt(s, text, items)
     -- yet): queue it, as agents with prompt queueing do. It waits marked
     -- as such, and enters the transcript when it is sent.
     p.unshown = true
-    p.waiting = s.chat:note(string.format("(queued: %s — sent when the agent ends its turn; :AgentCancel drops it)", (text:gsub("%s*\n%s*", " ⏎ "))))
+    p.waiting = queued_note(s, text, "sent after this turn")
     table.insert(s.queue, p)
     s.chat:render_header()
     return true

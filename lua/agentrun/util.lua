@@ -5,6 +5,24 @@ local M = {}
 
 local prefix = "(agentrun) "
 
+-- fit cuts s to at most width display columns, ending in "…" when it was
+-- wider.
+function M.fit(s, width)
+  if vim.fn.strdisplaywidth(s) <= width then
+    return s
+  end
+  local out, used = {}, 0
+  for _, ch in ipairs(vim.fn.split(s, "\\zs")) do
+    local w = vim.fn.strdisplaywidth(ch)
+    if used + w > width - 1 then
+      break
+    end
+    table.insert(out, ch)
+    used = used + w
+  end
+  return table.concat(out) .. "…"
+end
+
 -- notify tells the user msg, with the "(agentrun) " prefix (added when
 -- msg lacks it), at level (default WARN): the plugin's one way to speak.
 function M.notify(msg, level)

@@ -76,8 +76,6 @@ M.actions = {
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", t.id)
-      elseif t.remote and not state.terminals[t.id] then
-        return string.format("%s is another host's; open it (<CR>) first", t.id)
       elseif t.user then
         return string.format("%s is already yours", t.id)
       elseif t.state == "released" then
@@ -86,6 +84,12 @@ M.actions = {
       return true
     end,
     run = function(t)
+      if t.remote and not state.terminals[t.id] then
+        -- another host's, not shown here yet: show it, then take it
+        if not term().attach(t.id) then
+          return false
+        end
+      end
       return term().takeover(t.id)
     end,
   },

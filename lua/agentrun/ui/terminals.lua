@@ -75,15 +75,15 @@ local function age(ms)
   return math.floor(s / 3600) .. "h"
 end
 
--- fields are one row's columns: id, state, holder, age, then the command
--- and its last line (free width, last).
+-- fields are one row's columns: id, state, holder, age, the command, then
+-- its last line (free width, last).
 local function fields(t, with_session)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
-  local last = t.last_line and t.last_line ~= "" and ("  │ " .. t.last_line:gsub("%s+", " ")) or ""
-  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name .. last }
+  local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
+  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_session then
     table.insert(row, 2, t.session_label or "")
   end
@@ -134,14 +134,39 @@ local function pad(s, width)
   return s .. string.rep(" ", width - vim.fn.strdisplaywidth(s))
 end
 
--- layout turns rows of fields into lines whose columns line up, each
--- column as wide as its widest cell; it returns the lines and, per line,
--- the byte range of the state column.
-local function layout(rows)
+local fit = require("agentrun.util").fit
+
+-- min_last is how many columns of the last line a row keeps at least: a
+-- long command is cut to leave them.
+local min_last = 24
+
+-- layout turns rows of fields into lines whose columns line up (by display
+-- width), each column as wide as its widest cell; the command column (the
+-- one before the last) is cut with "…" so that the last line still has
+-- room in a window of `width` columns. It returns the lines and, per
+-- line, the byte range of each column.
+local function layout(rows, width)
   local widths = {}
   for _, r in ipairs(rows) do
     for i = 1, #r - 1 do
       widths[i] = math.max(widths[i] or 0, vim.fn.strdisplaywidth(r[i]))
+    end
+  end
+  local n = #rows[1]
+  local fixed = 0
+  for i = 1, n - 2 do
+    fixed = fixed + widths[i] + 2
+  end
+  -- the last line keeps as many columns as it needs, up to min_last
+  local last = 0
+  for _, r in ipairs(rows) do
+    last = math.max(last, vim.fn.strdisplaywidth(r[n]))
+  end
+  local room = math.max(8, (width or vim.o.columns) - fixed - 2 - math.min(last, min_last))
+  if widths[n - 1] > room then
+    widths[n - 1] = room
+    for _, r in ipairs(rows) do
+      r[n - 1] = fit(r[n - 1], room)
     end
   end
   local lines, ranges = {}, {}
@@ -151,7 +176,7 @@ local function layout(rows)
       parts[i] = pad(r[i], widths[i])
     end
     parts[#r] = r[#r]
-    local line = table.concat(parts, "  ")
+    local line = table.concat(parts, "  "):gsub("%s+$", "") -- no last line: it ends at │
     table.insert(lines, line)
     -- per column, its byte range in the line
     local cols, from = {}, 0
@@ -194,7 +219,7 @@ local function render()
     labels[t.session_label] = true
   end
   local with_session = vim.tbl_count(labels) > 1
-  local header = { "ID", "STATE", "HOLDER", "AGE", "COMMAND  │ LAST LINE" }
+  local header = { "ID", "STATE", "HOLDER", "AGE", "COMMAND", "│ LAST LINE" }
   if with_session then
     table.insert(header, 2, "SESSION")
   end
@@ -203,7 +228,7 @@ local function render()
     -- a multi-line command reads as one line (each cell, before the layout)
     table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session)))
   end
-  local rendered, ranges = layout(rows)
+  local rendered, ranges = layout(rows, w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns)
   local state_col = with_session and 3 or 2
   if #all > 0 then
     table.insert(lines, rendered[1])

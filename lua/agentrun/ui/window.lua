@@ -71,14 +71,23 @@ end
 -- one column wide, any wide character crashes Neovim (every version).
 local min_cols = 2
 
+-- min_rows is the lowest terminal we let a window make: Neovim's terminal
+-- (libvterm) one row tall scrolls a line off by erasing it, never into
+-- the scrollback, so whatever a command prints meanwhile is lost for good
+-- (every version; the lines are missing when the window grows again).
+local min_rows = 2
+
 local function resize_visible()
   for _, w in ipairs(api.nvim_list_wins()) do
     local t = state.terminal_for_buf(api.nvim_win_get_buf(w))
     if t then
-      local cols = M.size(w)
+      local cols, rows = M.size(w)
       if cols < min_cols and vim.o.columns > min_cols + 1 then
         local info = vim.fn.getwininfo(w)[1]
         pcall(api.nvim_win_set_width, w, min_cols + (info and info.textoff or 0))
+      end
+      if rows < min_rows then
+        pcall(api.nvim_win_set_height, w, min_rows)
       end
       send_resize(t, w)
     end
