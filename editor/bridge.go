@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -30,6 +29,10 @@ type Bridge struct {
 	events  *eventQueue
 	// pacer spaces the display pumps' sends (pump.go).
 	pacer *pacer
+	// ids hands out session keys and tokens; questions are the user's
+	// open permission and approval questions (permission.go).
+	ids       *ids
+	questions *questions
 	// guard learns of every terminal session, to kill them if we die
 	// without cleaning up (guard.go); nil without one.
 	guard *guard.Client
@@ -51,11 +54,9 @@ type Bridge struct {
 	early     map[string][]event  // updates for a session id not registered yet
 	terms     map[string]*terminal
 	termOrder []string
-	perms     map[string]chan string
 	// agentShown filters what agents that run commands themselves show of
 	// them (_meta.terminal_output), one filter per terminal id.
 	agentShown map[string]*vtsafe.Filter
-	seq        int
 	closing    bool
 	// newSize is the text area a new terminal's split will have, as Lua
 	// last reported it (0 = unknown).
@@ -82,13 +83,17 @@ var _ acp.Editor = (*Bridge)(nil)
 func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
 	starts, cancelStarts := context.WithCancel(ctx)
+	events := newEventQueue()
+	idSource := &ids{}
 	return &Bridge{
 		starts:       starts,
 		cancelStarts: cancelStarts,
 		v:            v,
 		log:          log,
 		version:      version,
-		events:       newEventQueue(),
+		events:       events,
+		ids:          idSource,
+		questions:    newQuestions(events, idSource, log),
 		pacer:        newPacer(),
 		ctx:          ctx,
 		cancel:       cancel,
@@ -96,7 +101,6 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		byID:         map[string]*session{},
 		early:        map[string][]event{},
 		terms:        map[string]*terminal{},
-		perms:        map[string]chan string{},
 
 		agentShown: map[string]*vtsafe.Filter{},
 		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
@@ -137,7 +141,7 @@ func (b *Bridge) register() error {
 		"terminal_size":    b.handleTerminalSize,
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
-		"answer_question":  b.handleAnswer,
+		"answer_question":  b.questions.answer,
 		"log":              b.handleLog,
 	}
 	for name, fn := range handlers {
@@ -237,14 +241,6 @@ func (b *Bridge) termHost() *termhost.Host {
 	return b.host
 }
 
-// nextID returns a fresh id with prefix ("1", "p2", ...).
-func (b *Bridge) nextID(prefix string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.seq++
-	return prefix + strconv.Itoa(b.seq)
-}
-
 // handleLog writes a Lua-side diagnostic to the log.
 func (b *Bridge) handleLog(level, msg string) {
 	switch level {
@@ -281,11 +277,8 @@ func (b *Bridge) endSessions() {
 		}
 	}
 	host := b.host
-	for token, ch := range b.perms {
-		close(ch)
-		delete(b.perms, token)
-	}
 	b.mu.Unlock()
+	b.questions.close()
 	b.cancelStarts()
 	b.starting.Wait() // an agent still starting is stopped by its Start
 

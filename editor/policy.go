@@ -185,7 +185,7 @@ func luaError(err error) string {
 // answers with "answer_question" (token, "run" or "" to refuse).
 func (b *Bridge) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		token, id, err := b.ask(ctx, "a", approveQuestion, map[string]any{
+		token, id, err := b.questions.ask(ctx, "a", approveQuestion, map[string]any{
 			"key": key, "session_id": cmd.Session,
 			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "sandbox": cmd.Sandbox,
 		})

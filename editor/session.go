@@ -66,7 +66,7 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 	if err := args.Policy.check(); err != nil {
 		return "", fmt.Errorf("start: %w", err)
 	}
-	key := b.nextID("")
+	key := b.ids.next("")
 	s := &session{key: key, name: args.Agent}
 	b.mu.Lock()
 	if b.closing {

@@ -37,7 +37,7 @@ func (b *Bridge) handleListSessions(args listArgs) (string, error) {
 	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
 		return "", fmt.Errorf("sessions: agent %q has an empty cmd", args.Agent)
 	}
-	token := b.nextID("list-")
+	token := b.ids.next("list-")
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
