@@ -27,8 +27,6 @@ type Bridge struct {
 	log     *slog.Logger
 	version string
 	events  *eventQueue
-	// pacer spaces the display pumps' sends (pump.go).
-	pacer *pacer
 	// ids hands out session keys and tokens; questions are the user's
 	// open permission and approval questions (permission.go).
 	ids       *ids
@@ -72,8 +70,10 @@ type Bridge struct {
 	served      chan struct{}
 	// detached lists terminals that outlive the editor.
 	detached map[string]bool
+	// display starts the terminal buffers' pumps (display.go).
+	display *displays
 	// remotes are the other hosts we follow terminals of (remote.go).
-	remotes map[int]*remoteHost
+	remotes *remotes
 	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
 	mcpTokens map[string]*session
 }
@@ -85,7 +85,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 	starts, cancelStarts := context.WithCancel(ctx)
 	events := newEventQueue()
 	idSource := &ids{}
-	return &Bridge{
+	b := &Bridge{
 		starts:       starts,
 		cancelStarts: cancelStarts,
 		v:            v,
@@ -94,7 +94,6 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		events:       events,
 		ids:          idSource,
 		questions:    newQuestions(events, idSource, log),
-		pacer:        newPacer(),
 		ctx:          ctx,
 		cancel:       cancel,
 		sessions:     map[string]*session{},
@@ -105,9 +104,17 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		agentShown: map[string]*vtsafe.Filter{},
 		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
 		detached:   map[string]bool{},
-		remotes:    map[int]*remoteHost{},
 		mcpTokens:  map[string]*session{},
 	}
+	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), send: func(ch int, p []byte) error {
+		return v.Request("nvim_chan_send", nil, ch, p)
+	}}
+	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, displayBytes: func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.hostOpts.DisplayBytes
+	}})
+	return b
 }
 
 // register installs the handlers Lua calls with rpcrequest/rpcnotify.
@@ -131,11 +138,11 @@ func (b *Bridge) register() error {
 		"list_sessions":    b.handleListSessions,
 		"auth_methods":     b.handleAuthMethods,
 		"login":            b.handleLogin,
-		"remote_terminals": b.handleRemoteTerminals,
-		"remote_attach":    b.handleRemoteAttach,
-		"remote_take":      b.handleRemoteTake,
-		"remote_input":     b.handleRemoteInput,
-		"remote_dispose":   b.handleRemoteDispose,
+		"remote_terminals": b.remotes.list,
+		"remote_attach":    b.remotes.attach,
+		"remote_take":      b.remotes.take,
+		"remote_input":     b.remotes.input,
+		"remote_dispose":   b.remotes.dispose,
 		"dispose":          b.handleDispose,
 		"resize":           b.handleResize,
 		"terminal_size":    b.handleTerminalSize,

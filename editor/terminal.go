@@ -244,10 +244,7 @@ func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
 			b.log.Debug("resize on attach", "terminal", id, "err", err)
 		}
 	}
-	send := func(p []byte) error {
-		return b.v.Request("nvim_chan_send", nil, ch, p)
-	}
-	p := startPump(b.ctx, t, tm.released, send, pumpOptions{MaxLines: args.Scrollback, Pacer: b.pacer}, b.log.With("terminal", id))
+	p := b.display.show(t, tm.released, ch, args.Scrollback)
 	tm.mu.Lock()
 	tm.pump = p
 	tm.everAttached = true
@@ -315,7 +312,7 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
 	}
 	if _, _, err := remoteName(id); err == nil {
-		return b.resizeRemote(id, cols, rows)
+		return b.remotes.resize(id, cols, rows)
 	}
 	t, err := b.running(id)
 	if err != nil {
