@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpserver"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 
@@ -63,13 +62,9 @@ type Bridge struct {
 	// user is the claim of terminals this editor's user holds (its client
 	// id is unique per backend).
 	user ahp.Claim
-	// The socket other clients reach the host on (hostserve.go).
-	server      *ahpserver.Server
-	socket      string
-	stopServing context.CancelFunc
-	served      chan struct{}
-	// detached lists terminals that outlive the editor.
-	detached map[string]bool
+	// socket serves the host to other clients and keeps the terminals
+	// the user detached (hostserve.go).
+	socket *socketHost
 	// display starts the terminal buffers' pumps (display.go).
 	display *displays
 	// remotes are the other hosts we follow terminals of (remote.go).
@@ -103,9 +98,12 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 
 		agentShown: map[string]*vtsafe.Filter{},
 		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
-		detached:   map[string]bool{},
 		mcpTokens:  map[string]*session{},
 	}
+	b.socket = newSocketHost(log, b.user, map[string]func(context.Context, json.RawMessage) (any, error){
+		"agentrun/terminal":  b.handleMCPTerminal,
+		"agentrun/terminals": b.handleMCPTerminals,
+	})
 	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), send: func(ch int, p []byte) error {
 		return v.Request("nvim_chan_send", nil, ch, p)
 	}}
@@ -242,10 +240,19 @@ func (b *Bridge) termHost() *termhost.Host {
 		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
 		h := b.host
 		b.mu.Unlock()
-		b.serveHost(h)
+		b.socket.serve(h)
 		b.mu.Lock()
 	}
 	return b.host
+}
+
+// handleDetach keeps terminal id running after Neovim quits (socketHost.detach).
+func (b *Bridge) handleDetach(id string) (map[string]any, error) {
+	t, err := b.running(id)
+	if err != nil {
+		return nil, fmt.Errorf("detach: %w", err)
+	}
+	return b.socket.detach(t)
 }
 
 // handleLog writes a Lua-side diagnostic to the log.
@@ -302,7 +309,7 @@ func (b *Bridge) endSessions() {
 	}
 	wg.Wait()
 	if host != nil {
-		keep := b.detachedTerminals(host)
+		keep := b.socket.detachedTerminals(host)
 		for _, t := range host.Terminals() {
 			if !slices.Contains(keep, t) {
 				t.Release()
@@ -323,12 +330,12 @@ func (b *Bridge) shutdown(ctx context.Context) {
 	host := b.host
 	b.mu.Unlock()
 	if host != nil {
-		if keep := b.detachedTerminals(host); len(keep) > 0 {
-			b.linger(ctx, keep)
+		if keep := b.socket.detachedTerminals(host); len(keep) > 0 {
+			b.socket.linger(ctx, keep)
 		}
 		host.Close()
 	}
-	b.stopServe()
+	b.socket.close()
 	b.cancel()
 	b.log.Info("shut down")
 }

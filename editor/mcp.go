@@ -78,9 +78,7 @@ func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
 // run in our terminals, and the token its MCP server will present; empty
 // when they run in the agent's own (or no socket serves them).
 func (b *Bridge) mcpOffer(mode string, info acpsdk.InitializeResponse) (acp.SessionOptions, string) {
-	b.mu.Lock()
-	socket := b.socket
-	b.mu.Unlock()
+	socket := b.socket.socket()
 	if mode != terminalsAgentrun || socket == "" {
 		return acp.SessionOptions{}, ""
 	}

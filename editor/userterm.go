@@ -72,7 +72,7 @@ func (b *Bridge) handleTakeover(id string) error {
 	if err != nil {
 		return fmt.Errorf("take over: %w", err)
 	}
-	if err := b.claimForUser(t); err != nil {
+	if err := b.socket.claimForUser(t); err != nil {
 		return fmt.Errorf("take over terminal %q: %w", id, err)
 	}
 	b.log.Info("terminal taken over by the user", "terminal", id)
