@@ -83,12 +83,12 @@ func (b *Bridge) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal
 		env = setEnv(env, k, v)
 	}
 	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.args.Cwd, Claim: b.user, Title: "sign in: " + shquote.Join(argv)}
-	spec.Cols, spec.Rows = b.terminalSize()
+	spec.Cols, spec.Rows = b.terminals.size()
 	t, err := b.termHost().Create(b.ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("sign in with %q: %w", m.Name, err)
 	}
-	b.addTerminal(t, "", true)
+	b.terminals.add(t, "", true)
 	b.log.Info("sign-in terminal started", "key", s.key, "method", m.ID, "terminal", t.ID())
 	return t, nil
 }

@@ -43,21 +43,16 @@ type Bridge struct {
 	cancelStarts context.CancelFunc
 	starting     sync.WaitGroup
 
-	mu        sync.Mutex
-	host      *termhost.Host
-	hostOpts  termhost.Options
-	sessions  map[string]*session // by key (what Lua uses)
-	byID      map[string]*session // by ACP session id
-	early     map[string][]event  // updates for a session id not registered yet
-	terms     map[string]*terminal
-	termOrder []string
+	mu       sync.Mutex
+	host     *termhost.Host
+	hostOpts termhost.Options
+	sessions map[string]*session // by key (what Lua uses)
+	byID     map[string]*session // by ACP session id
+	early    map[string][]event  // updates for a session id not registered yet
 	// agentShown filters what agents that run commands themselves show of
 	// them (_meta.terminal_output), one filter per terminal id.
 	agentShown map[string]*vtsafe.Filter
 	closing    bool
-	// newSize is the text area a new terminal's split will have, as Lua
-	// last reported it (0 = unknown).
-	newCols, newRows uint16
 
 	// user is the claim of terminals this editor's user holds (its client
 	// id is unique per backend).
@@ -67,6 +62,8 @@ type Bridge struct {
 	socket *socketHost
 	// display starts the terminal buffers' pumps (display.go).
 	display *displays
+	// terminals are our host's terminals shown here (terminal.go).
+	terminals *terminals
 	// remotes are the other hosts we follow terminals of (remote.go).
 	remotes *remotes
 	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
@@ -94,7 +91,6 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 		sessions:     map[string]*session{},
 		byID:         map[string]*session{},
 		early:        map[string][]event{},
-		terms:        map[string]*terminal{},
 
 		agentShown: map[string]*vtsafe.Filter{},
 		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
@@ -107,6 +103,12 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), send: func(ch int, p []byte) error {
 		return v.Request("nvim_chan_send", nil, ch, p)
 	}}
+	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
+		host:         b.termHost,
+		keyOf:        b.keyOf,
+		claimForUser: b.socket.claimForUser,
+		closing:      b.isClosing,
+	})
 	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, displayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -123,13 +125,13 @@ func (b *Bridge) register() error {
 		"prompt":           b.handlePrompt,
 		"cancel":           b.handleCancel,
 		"stop":             b.handleStop,
-		"attach":           b.handleAttach,
-		"interrupt":        b.handleInterrupt,
-		"kill":             b.handleKill,
-		"input":            b.handleInput,
-		"send_input":       b.handleSendInput,
-		"shell":            b.handleShell,
-		"takeover":         b.handleTakeover,
+		"attach":           b.terminals.attach,
+		"interrupt":        b.terminals.interrupt,
+		"kill":             b.terminals.kill,
+		"input":            b.terminals.input,
+		"send_input":       b.terminals.sendInput,
+		"shell":            b.terminals.shell,
+		"takeover":         b.terminals.takeover,
 		"detach":           b.handleDetach,
 		"set_mode":         b.handleSetMode,
 		"set_config":       b.handleSetConfig,
@@ -141,9 +143,9 @@ func (b *Bridge) register() error {
 		"remote_take":      b.remotes.take,
 		"remote_input":     b.remotes.input,
 		"remote_dispose":   b.remotes.dispose,
-		"dispose":          b.handleDispose,
+		"dispose":          b.terminals.dispose,
 		"resize":           b.handleResize,
-		"terminal_size":    b.handleTerminalSize,
+		"terminal_size":    b.terminals.setSize,
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.answer,
@@ -248,11 +250,46 @@ func (b *Bridge) termHost() *termhost.Host {
 
 // handleDetach keeps terminal id running after Neovim quits (socketHost.detach).
 func (b *Bridge) handleDetach(id string) (map[string]any, error) {
-	t, err := b.running(id)
+	t, err := b.terminals.running(id)
 	if err != nil {
 		return nil, fmt.Errorf("detach: %w", err)
 	}
 	return b.socket.detach(t)
+}
+
+// handleResize sizes terminal id's pty to its window: ours, or a remote
+// one (PID:term-N).
+func (b *Bridge) handleResize(id string, cols, rows int) error {
+	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
+		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
+	}
+	if _, _, err := remoteName(id); err == nil {
+		return b.remotes.resize(id, cols, rows)
+	}
+	return b.terminals.resize(id, cols, rows)
+}
+
+// TerminalCreated implements acp.Editor: Lua learns of the terminal before
+// the agent gets its id, so the buffer can attach from the first byte.
+func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
+	t, err := b.termHost().Get(tid)
+	if err != nil {
+		b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
+		return
+	}
+	b.terminals.add(t, sid, false)
+}
+
+// TerminalReleased implements acp.Editor.
+func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
+	b.terminals.released(tid)
+}
+
+// isClosing reports that the backend is shutting down.
+func (b *Bridge) isClosing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closing
 }
 
 // handleLog writes a Lua-side diagnostic to the log.

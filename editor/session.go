@@ -107,7 +107,7 @@ func (b *Bridge) agentOptions(host *termhost.Host) acp.Options {
 		Logger:        b.log,
 		ClientName:    "agentrun.nvim",
 		ClientVersion: b.version,
-		TerminalSize:  b.terminalSize,
+		TerminalSize:  b.terminals.size,
 	}
 	if g := b.guard; g != nil {
 		opts.ProcessStarted = func(pid int, marker string) {

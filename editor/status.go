@@ -15,17 +15,23 @@ func (b *Bridge) handleStatus() (map[string]any, error) {
 			"key": s.key, "id": id, "agent": s.name, "busy": s.busy && !s.ended, "ended": s.ended,
 		})
 	}
-	terms := make([]*terminal, 0, len(b.termOrder))
-	for _, id := range b.termOrder {
-		terms = append(terms, b.terms[id])
-	}
 	b.mu.Unlock()
+	return map[string]any{"sessions": sessions, "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
+}
 
+// status is every terminal's entry in status(), oldest first.
+func (ts *terminals) status() []any {
+	ts.mu.Lock()
+	terms := make([]*terminal, 0, len(ts.order))
+	for _, id := range ts.order {
+		terms = append(terms, ts.byID[id])
+	}
+	ts.mu.Unlock()
 	list := make([]any, 0, len(terms))
 	for _, tm := range terms {
 		list = append(list, tm.status())
 	}
-	return map[string]any{"sessions": sessions, "terminals": list, "client_id": b.user.ClientID}, nil
+	return list
 }
 
 // claimStatus is a claim as status() shows it (snake_case, empty fields
