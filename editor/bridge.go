@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	acpsdk "github.com/coder/acp-go-sdk"
 	"log/slog"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 
 	"github.com/agentrun/agentrun.nvim/acp"
@@ -20,95 +20,74 @@ import (
 )
 
 // Bridge connects Neovim and the ACP client: it implements acp.Editor for
-// every session and serves the Lua side's RPC requests.
+// every session and serves the Lua side's RPC requests, routing each to
+// the part that owns what it is about: sessions, questions, terminals
+// (with their displays), remotes and the socket host. It keeps only the
+// terminal host and the setup that configures it.
 type Bridge struct {
 	v       *nvim.Nvim
 	log     *slog.Logger
 	version string
 	events  *eventQueue
-	// ids hands out session keys and tokens; questions are the user's
-	// open permission and approval questions (permission.go).
-	ids       *ids
-	questions *questions
 	// guard learns of every terminal session, to kill them if we die
 	// without cleaning up (guard.go); nil without one.
 	guard *guard.Client
+	// user is the claim of terminals this editor's user holds (its client
+	// id is unique per backend).
+	user ahp.Claim
 
 	// ctx ends at shutdown; long-lived goroutines watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
-	// starts ends first at shutdown: agents still starting are stopped,
-	// and shutdown waits for them (starting counts them).
-	starts       context.Context
-	cancelStarts context.CancelFunc
-	starting     sync.WaitGroup
+
+	// The parts, each with its own state and lock.
+	questions *questions  // the user's open questions (permission.go)
+	sessions  *sessions   // ACP sessions and their agents (sessionpart.go)
+	display   *displays   // starts the terminal buffers' pumps (display.go)
+	terminals *terminals  // our host's terminals shown here (terminal.go)
+	remotes   *remotes    // other hosts' terminals shown here (remote.go)
+	socket    *socketHost // serves the host to other clients (hostserve.go)
 
 	mu       sync.Mutex
 	host     *termhost.Host
 	hostOpts termhost.Options
-	sessions map[string]*session // by key (what Lua uses)
-	byID     map[string]*session // by ACP session id
-	early    map[string][]event  // updates for a session id not registered yet
-	// agentShown filters what agents that run commands themselves show of
-	// them (_meta.terminal_output), one filter per terminal id.
-	agentShown map[string]*vtsafe.Filter
-	closing    bool
-
-	// user is the claim of terminals this editor's user holds (its client
-	// id is unique per backend).
-	user ahp.Claim
-	// socket serves the host to other clients and keeps the terminals
-	// the user detached (hostserve.go).
-	socket *socketHost
-	// display starts the terminal buffers' pumps (display.go).
-	display *displays
-	// terminals are our host's terminals shown here (terminal.go).
-	terminals *terminals
-	// remotes are the other hosts we follow terminals of (remote.go).
-	remotes *remotes
-	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
-	mcpTokens map[string]*session
 }
 
 var _ acp.Editor = (*Bridge)(nil)
 
-func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
+// newBridge makes the parts and wires them to each other with function
+// values: none of them knows the bridge but as acp.Editor.
+func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
-	starts, cancelStarts := context.WithCancel(ctx)
 	events := newEventQueue()
 	idSource := &ids{}
 	b := &Bridge{
-		starts:       starts,
-		cancelStarts: cancelStarts,
-		v:            v,
-		log:          log,
-		version:      version,
-		events:       events,
-		ids:          idSource,
-		questions:    newQuestions(events, idSource, log),
-		ctx:          ctx,
-		cancel:       cancel,
-		sessions:     map[string]*session{},
-		byID:         map[string]*session{},
-		early:        map[string][]event{},
-
-		agentShown: map[string]*vtsafe.Filter{},
-		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
-		mcpTokens:  map[string]*session{},
+		v: v, log: log, version: version, events: events, guard: g,
+		user: ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
+		ctx:  ctx, cancel: cancel,
 	}
-	b.socket = newSocketHost(log, b.user, map[string]func(context.Context, json.RawMessage) (any, error){
-		"agentrun/terminal":  b.handleMCPTerminal,
-		"agentrun/terminals": b.handleMCPTerminals,
-	})
+	b.questions = newQuestions(events, idSource, log)
+	b.socket = newSocketHost(log, b.user)
 	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), send: func(ch int, p []byte) error {
 		return v.Request("nvim_chan_send", nil, ch, p)
 	}}
 	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
 		host:         b.termHost,
-		keyOf:        b.keyOf,
 		claimForUser: b.socket.claimForUser,
-		closing:      b.isClosing,
 	})
+	b.sessions = newSessions(ctx, log, events, idSource, version, sessionDeps{
+		editor:       b,
+		host:         b.termHost,
+		user:         b.user,
+		guard:        g,
+		terminalSize: b.terminals.size,
+		addTerminal:  b.terminals.add,
+		socketPath:   b.socket.socket,
+		ask:          b.questions.ask,
+		execLua:      v.ExecLua,
+	})
+	// The terminals name their session; the sessions show terminals.
+	b.terminals.keyOf, b.terminals.closing = b.sessions.keyOf, b.sessions.isClosing
 	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, displayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -121,10 +100,10 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
 func (b *Bridge) register() error {
 	handlers := map[string]any{
 		"setup":            b.handleSetup,
-		"start":            b.handleStart,
-		"prompt":           b.handlePrompt,
-		"cancel":           b.handleCancel,
-		"stop":             b.handleStop,
+		"start":            b.sessions.start,
+		"prompt":           b.sessions.prompt,
+		"cancel":           b.sessions.cancel,
+		"stop":             b.sessions.stop,
 		"attach":           b.terminals.attach,
 		"interrupt":        b.terminals.interrupt,
 		"kill":             b.terminals.kill,
@@ -133,11 +112,11 @@ func (b *Bridge) register() error {
 		"shell":            b.terminals.shell,
 		"takeover":         b.terminals.takeover,
 		"detach":           b.handleDetach,
-		"set_mode":         b.handleSetMode,
-		"set_config":       b.handleSetConfig,
-		"list_sessions":    b.handleListSessions,
-		"auth_methods":     b.handleAuthMethods,
-		"login":            b.handleLogin,
+		"set_mode":         b.sessions.setMode,
+		"set_config":       b.sessions.setConfig,
+		"list_sessions":    b.sessions.list,
+		"auth_methods":     b.sessions.authMethods,
+		"login":            b.sessions.login,
 		"remote_terminals": b.remotes.list,
 		"remote_attach":    b.remotes.attach,
 		"remote_take":      b.remotes.take,
@@ -242,7 +221,10 @@ func (b *Bridge) termHost() *termhost.Host {
 		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
 		h := b.host
 		b.mu.Unlock()
-		b.socket.serve(h)
+		b.socket.serve(h, map[string]func(context.Context, json.RawMessage) (any, error){
+			"agentrun/terminal":  b.sessions.mcpTerminal,
+			"agentrun/terminals": b.sessions.mcpTerminals,
+		})
 		b.mu.Lock()
 	}
 	return b.host
@@ -285,11 +267,19 @@ func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
 	b.terminals.released(tid)
 }
 
-// isClosing reports that the backend is shutting down.
-func (b *Bridge) isClosing() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closing
+// SessionUpdate implements acp.Editor (sessions).
+func (b *Bridge) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {
+	b.sessions.update(ctx, n)
+}
+
+// SessionEnded implements acp.Editor (sessions).
+func (b *Bridge) SessionEnded(ctx context.Context, sid string, reason error) {
+	b.sessions.ended(ctx, sid, reason)
+}
+
+// AgentTerminal implements acp.Editor (sessions).
+func (b *Bridge) AgentTerminal(ctx context.Context, sid string, ev acp.AgentTerminal) {
+	b.sessions.agentTerminal(ctx, sid, ev)
 }
 
 // handleLog writes a Lua-side diagnostic to the log.
@@ -315,36 +305,14 @@ func (b *Bridge) handleShutdown() error {
 // the user detached (once; Lua calls it from VimLeavePre, and the backend
 // again when Neovim's channel closes).
 func (b *Bridge) endSessions() {
-	b.mu.Lock()
-	if b.closing {
-		b.mu.Unlock()
+	b.questions.close()
+	agents, first := b.sessions.shutdown()
+	if !first {
 		return
 	}
-	b.closing = true
-	var agents []*acp.Agent
-	for _, s := range b.sessions {
-		if s.agent != nil {
-			agents = append(agents, s.agent)
-		}
-	}
+	b.mu.Lock()
 	host := b.host
 	b.mu.Unlock()
-	b.questions.close()
-	b.cancelStarts()
-	b.starting.Wait() // an agent still starting is stopped by its Start
-
-	// The backend is going away (Neovim quits, or signalled us): agents
-	// get SIGTERM at once, not after waiting for an exit on EOF that some
-	// never make.
-	var wg sync.WaitGroup
-	for _, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = a.Terminate()
-		}()
-	}
-	wg.Wait()
 	if host != nil {
 		keep := b.socket.detachedTerminals(host)
 		for _, t := range host.Terminals() {
@@ -356,7 +324,7 @@ func (b *Bridge) endSessions() {
 			host.Close() // returns once their processes are gone
 		}
 	}
-	b.log.Info("sessions ended", "agents", len(agents))
+	b.log.Info("sessions ended", "agents", agents)
 }
 
 // shutdown ends the backend: the sessions, then (Neovim gone) the

@@ -34,9 +34,6 @@ import (
 type socketHost struct {
 	log  *slog.Logger
 	user ahp.Claim
-	// extensions are the agentrun/* methods the socket serves besides AHP
-	// (the MCP terminal tool's, mcp.go).
-	extensions map[string]func(context.Context, json.RawMessage) (any, error)
 	// socketPath names the socket (default: this process's in the user's
 	// socket directory, internal/rundir).
 	socketPath func() (string, error)
@@ -49,9 +46,9 @@ type socketHost struct {
 	detached map[string]bool // terminal ids that outlive the editor
 }
 
-func newSocketHost(log *slog.Logger, user ahp.Claim, extensions map[string]func(context.Context, json.RawMessage) (any, error)) *socketHost {
+func newSocketHost(log *slog.Logger, user ahp.Claim) *socketHost {
 	return &socketHost{
-		log: log, user: user, extensions: extensions,
+		log: log, user: user,
 		socketPath: func() (string, error) {
 			dir, err := rundir.Dir()
 			if err != nil {
@@ -63,9 +60,11 @@ func newSocketHost(log *slog.Logger, user ahp.Claim, extensions map[string]func(
 	}
 }
 
-// serve starts serving h on the socket. A socket that cannot be made is
-// logged, not fatal: the editor works without it.
-func (sh *socketHost) serve(h *termhost.Host) {
+// serve starts serving h on the socket, and extensions: the agentrun/*
+// methods it serves besides AHP (the MCP terminal tool's, mcp.go). A
+// socket that cannot be made is logged, not fatal: the editor works
+// without it.
+func (sh *socketHost) serve(h *termhost.Host, extensions map[string]func(context.Context, json.RawMessage) (any, error)) {
 	path, err := sh.socketPath()
 	if err != nil {
 		sh.log.Warn("not serving terminals to other clients", "err", err)
@@ -78,7 +77,7 @@ func (sh *socketHost) serve(h *termhost.Host) {
 	}
 	srv := ahpserver.New(h, ahpserver.Options{
 		Local:      sh.user.ClientID,
-		Extensions: sh.extensions,
+		Extensions: extensions,
 		Logf: func(format string, args ...any) {
 			sh.log.Info(fmt.Sprintf(format, args...))
 		},

@@ -23,11 +23,14 @@ func newTestSocketHost(t *testing.T, user ahp.Claim) *socketHost {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	sh := newSocketHost(slog.New(slog.DiscardHandler), user, map[string]func(context.Context, json.RawMessage) (any, error){
-		"agentrun/echo": func(_ context.Context, p json.RawMessage) (any, error) { return p, nil },
-	})
+	sh := newSocketHost(slog.New(slog.DiscardHandler), user)
 	sh.socketPath = func() (string, error) { return filepath.Join(dir, "host.sock"), nil }
 	return sh
+}
+
+// echoExtension is an agentrun/* method that answers with its params.
+var echoExtension = map[string]func(context.Context, json.RawMessage) (any, error){
+	"agentrun/echo": func(_ context.Context, p json.RawMessage) (any, error) { return p, nil },
 }
 
 // TestSocketHostClaimForUser: the user takes an agent's terminal, with or
@@ -41,7 +44,7 @@ func TestSocketHostClaimForUser(t *testing.T) {
 			h := termhost.NewHost(termhost.Options{})
 			t.Cleanup(h.Close)
 			if served {
-				sh.serve(h)
+				sh.serve(h, echoExtension)
 				t.Cleanup(sh.close)
 			}
 			term, err := h.Create(context.Background(), termhost.Spec{Command: "sleep 30", Shell: true, Dir: t.TempDir(), Claim: ahp.SessionClaim("s1", "")})
@@ -69,7 +72,7 @@ func TestSocketHostDetachAndLinger(t *testing.T) {
 	sh := newTestSocketHost(t, user)
 	h := termhost.NewHost(termhost.Options{})
 	t.Cleanup(h.Close)
-	sh.serve(h)
+	sh.serve(h, echoExtension)
 	path := sh.socket()
 	kept, err := h.Create(context.Background(), termhost.Spec{Command: "sleep 30", Shell: true, Dir: t.TempDir(), Claim: ahp.SessionClaim("s1", "")})
 	if err != nil {

@@ -19,7 +19,7 @@ func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermis
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
 	token, id, err := b.questions.ask(ctx, "p", permissionQuestion, map[string]any{
-		"key":        b.keyOf(sid),
+		"key":        b.sessions.keyOf(sid),
 		"session_id": sid,
 		"tool_call":  jsonValue(req.ToolCall),
 		"options":    jsonValue(req.Options),

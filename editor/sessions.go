@@ -25,51 +25,51 @@ type listArgs struct {
 	Cwd   string   `msgpack:"cwd"`
 }
 
-// handleListSessions asks agent args.Agent for its sessions of args.Cwd
+// list asks agent args.Agent for its sessions of args.Cwd
 // in the background (starting the agent may take a while) and returns a
 // token at once; "session_list" follows with that token and either error
 // or sessions (newest first, each {session_id, title, updated_at, cwd})
 // and whether they can be loaded (history shown) or only resumed.
-func (b *Bridge) handleListSessions(args listArgs) (string, error) {
+func (ss *sessions) list(args listArgs) (string, error) {
 	if !filepath.IsAbs(args.Cwd) {
 		return "", fmt.Errorf("sessions: cwd %q is not absolute", args.Cwd)
 	}
 	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
 		return "", fmt.Errorf("sessions: agent %q has an empty cmd", args.Agent)
 	}
-	token := b.ids.next("list-")
-	b.mu.Lock()
-	if b.closing {
-		b.mu.Unlock()
+	token := ss.ids.next("list-")
+	ss.mu.Lock()
+	if ss.closing {
+		ss.mu.Unlock()
 		return "", fmt.Errorf("sessions: shutting down")
 	}
-	b.starting.Add(1) // an agent started for the list: shutdown waits for it
-	b.mu.Unlock()
+	ss.starting.Add(1) // an agent started for the list: shutdown waits for it
+	ss.mu.Unlock()
 	go func() {
-		defer b.starting.Done()
-		p, err := b.listSessions(args)
+		defer ss.starting.Done()
+		p, err := ss.listSessions(args)
 		if err != nil {
 			p = map[string]any{"error": err.Error()}
 		}
 		p["token"], p["agent"] = token, args.Agent
-		b.events.push(evSessionList, p)
+		ss.events.push(evSessionList, p)
 	}()
 	return token, nil
 }
 
 // listSessions asks the agent of a live session named args.Agent, or a
 // new one started for this (and stopped again), for its sessions.
-func (b *Bridge) listSessions(args listArgs) (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(b.starts, startTimeout)
+func (ss *sessions) listSessions(args listArgs) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 	defer cancel()
-	a := b.runningAgent(args.Agent)
+	a := ss.runningAgent(args.Agent)
 	if a == nil {
 		var err error
-		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, b, b.agentOptions(b.termHost()))
+		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.editor, ss.agentOptions(ss.host()))
 		if err != nil {
 			return nil, err
 		}
-		// Neovim quitting meanwhile (b.starts cancelled): no grace.
+		// Neovim quitting meanwhile (ss.starts cancelled): no grace.
 		defer func() {
 			if ctx.Err() != nil {
 				_ = a.Terminate()
@@ -98,10 +98,10 @@ func (b *Bridge) listSessions(args listArgs) (map[string]any, error) {
 }
 
 // runningAgent returns the agent of a live session named agent, if any.
-func (b *Bridge) runningAgent(agent string) *acp.Agent {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, s := range b.sessions {
+func (ss *sessions) runningAgent(agent string) *acp.Agent {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, s := range ss.byKey {
 		if s.name == agent && !s.ended && s.s != nil {
 			return s.agent
 		}
@@ -126,7 +126,7 @@ func sortNewestFirst(list []acpsdk.SessionInfo) {
 // resume's options. Continue finds the cwd's most recent session and
 // loads it (resumes it when the agent cannot load); when there is none,
 // or the agent keeps no list, a new session starts and note says why.
-func (b *Bridge) sessionOptions(ctx context.Context, a *acp.Agent, args startArgs) (acp.SessionOptions, string, error) {
+func (ss *sessions) sessionOptions(ctx context.Context, a *acp.Agent, args startArgs) (acp.SessionOptions, string, error) {
 	opts := acp.SessionOptions{Load: args.Load, Resume: args.Resume}
 	if !args.Continue || args.Load != "" || args.Resume != "" {
 		return opts, "", nil

@@ -4,19 +4,7 @@ import "github.com/agentrun/agentrun.nvim/termhost/ahp"
 
 // handleStatus describes sessions and terminals for require("agentrun").status().
 func (b *Bridge) handleStatus() (map[string]any, error) {
-	b.mu.Lock()
-	sessions := make([]any, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		id := ""
-		if s.s != nil {
-			id = s.s.ID()
-		}
-		sessions = append(sessions, map[string]any{
-			"key": s.key, "id": id, "agent": s.name, "busy": s.busy && !s.ended, "ended": s.ended,
-		})
-	}
-	b.mu.Unlock()
-	return map[string]any{"sessions": sessions, "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
+	return map[string]any{"sessions": b.sessions.status(), "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
 }
 
 // status is every terminal's entry in status(), oldest first.
