@@ -7,11 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
-
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // startTimeout bounds an agent's start (spawn, initialize, session/new);
@@ -48,7 +45,7 @@ type startArgs struct {
 	// agent's identity (mcp.go: terminalsFor).
 	Terminals string `msgpack:"terminals"`
 	// Load or Resume name an earlier session to open instead of a new
-	// one; Continue opens the cwd's most recent one (sessions.go).
+	// one; Continue opens the cwd's most recent one (sessionlist.go).
 	Load     string `msgpack:"load"`
 	Resume   string `msgpack:"resume"`
 	Continue bool   `msgpack:"continue"`
@@ -121,7 +118,7 @@ func (ss *sessions) agentOptions(host *termhost.Host) acp.Options {
 }
 
 // openSession opens s's ACP session on its started agent: new, loaded or
-// resumed as s.args say (sessions.go), and tells Lua it started. When the
+// resumed as s.args say (sessionlist.go), and tells Lua it started. When the
 // agent wants the user to sign in first, the agent keeps running and Lua
 // is asked how (auth.go); signing in opens the session again.
 func (ss *sessions) openSession(ctx context.Context, s *session) {
@@ -262,60 +259,6 @@ func (ss *sessions) sessionIn(key string, open bool) (*session, error) {
 	return s, nil
 }
 
-// prompt starts a prompt turn and returns at once; "turn_end"
-// follows with the stop reason or the error.
-func (ss *sessions) prompt(key, text string, items []contextItem) error {
-	s, err := ss.live(key)
-	if err != nil {
-		return fmt.Errorf("prompt: %w", err)
-	}
-	pc := s.agent.Info().AgentCapabilities.PromptCapabilities
-	blocks, err := promptBlocks(text, items, promptCaps{embedded: pc.EmbeddedContext, image: pc.Image})
-	if err != nil {
-		return fmt.Errorf("prompt: %w", err)
-	}
-	ss.mu.Lock()
-	if s.busy {
-		ss.mu.Unlock()
-		return fmt.Errorf("prompt: session %q is still answering the previous prompt; wait, or :AgentCancel", key)
-	}
-	s.busy = true
-	ss.mu.Unlock()
-	go func() {
-		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
-		ss.mu.Lock()
-		s.busy = false
-		ss.mu.Unlock()
-		if err != nil {
-			ss.log.Warn("prompt failed", "key", key, "err", err)
-		}
-		ss.events.push(evTurnEnd, map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
-		if acp.IsAuthRequired(err) {
-			// Claude Code asks for sign-in at the first prompt, not at
-			// session/new: offer the ways now, then the prompt again.
-			ss.askSignIn(s, nil)
-		}
-	}()
-	return nil
-}
-
-// cancel sends session/cancel (pending permission requests answer
-// "cancelled"); the running prompt then ends with its stop reason.
-func (ss *sessions) cancel(key string) error {
-	s, err := ss.live(key)
-	if err != nil {
-		return fmt.Errorf("cancel: %w", err)
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(ss.ctx, 10*time.Second)
-		defer cancel()
-		if err := s.s.Cancel(ctx); err != nil {
-			ss.log.Warn("cancel failed", "key", key, "err", err)
-		}
-	}()
-	return nil
-}
-
 // stop stops a session's agent in the background (its terminals are
 // killed and released); "session_ended" follows.
 func (ss *sessions) stop(key string) error {
@@ -346,103 +289,4 @@ func (ss *sessions) keyOf(sid string) string {
 		return s.key
 	}
 	return ""
-}
-
-// update implements acp.Editor: queued for Lua, never waits on it.
-func (ss *sessions) update(_ context.Context, n acpsdk.SessionNotification) {
-	sid := string(n.SessionId)
-	update := jsonValue(n.Update)
-	payload := map[string]any{"session_id": sid, "update": update}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.pushForSessionLocked(sid, event{evSessionUpdate, payload})
-}
-
-// pushForSessionLocked queues e for Lua with the key of session sid; ss.mu
-// held. Until session/new or session/load has returned (agents send
-// available_commands_update first, and load replays the session's
-// history and terminals), the session is not ours yet: e is held (up to
-// 1000 a session) and openSession sends it after session_started.
-func (ss *sessions) pushForSessionLocked(sid string, e event) {
-	s, ok := ss.byID[sid]
-	if !ok {
-		if len(ss.early[sid]) < 1000 {
-			ss.early[sid] = append(ss.early[sid], e)
-		}
-		return
-	}
-	e.payload["key"] = s.key
-	ss.events.push(e.name, e.payload)
-}
-
-// ended implements acp.Editor.
-func (ss *sessions) ended(_ context.Context, sid string, reason error) {
-	ss.mu.Lock()
-	s, ok := ss.byID[sid]
-	ss.mu.Unlock()
-	if ok {
-		ss.endSession(s, reason)
-	}
-}
-
-// notRunText is how a split marks a command the agent says did not run
-// to its end (Claude Code's nonExecutionKind): a cancel (the turn's, or
-// the user rejecting it) reads "cancelled", a refusal says by what.
-func notRunText(kind string) string {
-	switch kind {
-	case "user-rejected", "interrupted", "cancelled":
-		return "cancelled"
-	}
-	return "not run: " + kind
-}
-
-// agentTerminal implements acp.Editor: what an agent that runs commands
-// itself shows of one goes to Lua as an "agent_terminal" event, its
-// output made safe for Neovim's libvterm as the display pump does for ours
-// (one filter per terminal, so a sequence split across updates is seen
-// whole; a replacing snapshot starts a new screen, and a new filter).
-func (ss *sessions) agentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	key := sid + "\x00" + ev.ID
-	f := ss.agentShown[key]
-	if f == nil || ev.Replace {
-		f = &vtsafe.Filter{}
-		ss.agentShown[key] = f
-	}
-	p := map[string]any{"session_id": sid, "id": ev.ID, "started": ev.Started}
-	if ev.ToolCallID != "" {
-		p["tool_call"] = ev.ToolCallID
-	}
-	if ev.Title != "" {
-		p["title"] = ev.Title
-	}
-	if ev.Cwd != "" {
-		p["cwd"] = ev.Cwd
-	}
-	if ev.KeepsReporting {
-		p["keeps_reporting"] = true
-	}
-	if len(ev.Output) > 0 || ev.Replace {
-		p["data"] = string(f.Append(f.Guard(nil), ev.Output))
-		p["replace"] = ev.Replace
-	}
-	if ev.Exited {
-		p["exited"] = true
-		p["failed"] = ev.Failed
-		if ev.ExitCode != nil {
-			p["exit_code"] = *ev.ExitCode
-		}
-		if ev.Signal != "" {
-			p["signal"] = ev.Signal
-		}
-		if ev.NotRun != "" {
-			p["not_run"] = notRunText(ev.NotRun)
-		}
-		if data, ok := p["data"].(string); ok {
-			p["data"] = data + string(f.Flush(nil))
-		}
-		delete(ss.agentShown, key)
-	}
-	ss.pushForSessionLocked(sid, event{evAgentTerminal, p})
 }
