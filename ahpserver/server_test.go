@@ -175,12 +175,12 @@ func TestClaimRace(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		winner := term.Claim().ClientID
+		winner := term.Claims().Holder().ClientID
 		loser, fl := "b", fb
 		if winner == "b" {
 			loser, fl = "a", fa
 		} else if winner != "a" {
-			t.Fatalf("claim %+v after both claimed", term.Claim())
+			t.Fatalf("claim %+v after both claimed", term.Claims().Holder())
 		}
 		env, ok := func() (ahp.Envelope, bool) {
 			var e ahp.Envelope

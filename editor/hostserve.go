@@ -122,7 +122,7 @@ func (sh *socketHost) claimForUser(t *termhost.Terminal) error {
 	srv := sh.server
 	sh.mu.Unlock()
 	if srv == nil {
-		return t.SetClaim(sh.user)
+		return t.Claims().Set(sh.user)
 	}
 	return srv.Claim(t, sh.user.ClientID)
 }
@@ -148,7 +148,7 @@ func (sh *socketHost) detachedTerminals(h *termhost.Host) []*termhost.Terminal {
 	defer sh.mu.Unlock()
 	var out []*termhost.Terminal
 	for _, t := range h.Terminals() {
-		if sh.detached[t.ID()] && t.Claim() == sh.user {
+		if sh.detached[t.ID()] && t.Claims().Holder() == sh.user {
 			out = append(out, t)
 		}
 	}
@@ -167,7 +167,7 @@ func (sh *socketHost) linger(ctx context.Context, keep []*termhost.Terminal) {
 	srv.LocalGone()
 	for _, t := range keep {
 		// Its holder left: nobody holds it now (not the editor that quit).
-		if _, err := t.CompareAndSwapClaim(sh.user, ahp.Claim{Kind: ahp.ClaimClient, ClientID: ahp.DetachedClient}); err != nil {
+		if _, err := t.Claims().CompareAndSwap(sh.user, ahp.Claim{Kind: ahp.ClaimClient, ClientID: ahp.DetachedClient}); err != nil {
 			sh.log.Debug("detached terminal keeps its claim", "terminal", t.ID(), "err", err)
 		}
 	}

@@ -54,7 +54,7 @@ func TestSocketHostClaimForUser(t *testing.T) {
 			if err := sh.claimForUser(term); err != nil {
 				t.Fatalf("claimForUser: %v", err)
 			}
-			if c := term.Claim(); c != user {
+			if c := term.Claims().Holder(); c != user {
 				t.Errorf("claim %+v, want the user's", c)
 			}
 			if got := sh.socket() != ""; got != served {
@@ -123,8 +123,8 @@ func TestSocketHostDetachAndLinger(t *testing.T) {
 		t.Fatal("linger returned while a client was connected")
 	case <-time.After(500 * time.Millisecond):
 	}
-	if kept.Claim().ClientID != ahp.DetachedClient {
-		t.Errorf("claim %+v after the editor left, want the detached client's", kept.Claim())
+	if kept.Claims().Holder().ClientID != ahp.DetachedClient {
+		t.Errorf("claim %+v after the editor left, want the detached client's", kept.Claims().Holder())
 	}
 	c.Close()
 	select {

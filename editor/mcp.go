@@ -210,7 +210,7 @@ func (ss *sessions) tieToToolCall(s *session, res any, toolCall string) {
 		return
 	}
 	if t, err := ss.host().Get(created.TerminalID); err == nil {
-		_, _ = t.CompareAndSwapClaim(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
+		_, _ = t.Claims().CompareAndSwap(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
 	}
 	ss.events.push(evToolTerminal, map[string]any{"key": s.key, "tool_call": toolCall, "id": created.TerminalID})
 }

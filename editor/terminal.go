@@ -364,7 +364,7 @@ func (ts *terminals) resize(id string, cols, rows int) error {
 	if err != nil {
 		return nil // a resize racing the exit is not worth an error
 	}
-	if c := t.Claim(); c.Kind == ahp.ClaimClient && c != ts.user {
+	if c := t.Claims().Holder(); c.Kind == ahp.ClaimClient && c != ts.user {
 		return nil // another client holds it and sizes it to its own split
 	}
 	if err := t.Resize(uint16(cols), uint16(rows)); err != nil {

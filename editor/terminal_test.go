@@ -26,7 +26,7 @@ func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *eventQueue, *c
 	ts := newTerminals(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, user, terminalDeps{
 		host:         func() *termhost.Host { return h },
 		keyOf:        func(sid string) string { return "key-of-" + sid },
-		claimForUser: func(t *termhost.Terminal) error { return t.SetClaim(user) },
+		claimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
 		closing:      func() bool { return false },
 	})
 	return ts, h, events, out

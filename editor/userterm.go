@@ -123,7 +123,7 @@ func (ts *terminals) sendInput(id string, data []byte) error {
 	t := tm.t
 	tm.mu.Unlock()
 	if t != nil {
-		if c := t.Claim(); c.Kind == ahp.ClaimSession {
+		if c := t.Claims().Holder(); c.Kind == ahp.ClaimSession {
 			return fmt.Errorf("input: terminal %q is held by session %q; take it over first (T in its split, or :AgentTakeover %s)", id, c.Session, id)
 		}
 	}
