@@ -87,6 +87,7 @@ type follower struct {
 	mu    sync.Mutex
 	state ahp.TerminalState
 	envs  []ahp.Envelope // every envelope received, rejected ones too
+	done  chan struct{}  // closed once the connection's envelopes ended
 }
 
 func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
@@ -101,8 +102,9 @@ func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := &follower{state: st}
+	fl := &follower{state: st, done: make(chan struct{})}
 	go func() {
+		defer close(fl.done)
 		for e := range c.Envelopes() {
 			fl.mu.Lock()
 			fl.envs = append(fl.envs, e)
@@ -113,6 +115,20 @@ func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
 		}
 	}()
 	return fl
+}
+
+// lastSeen is the newest serverSeq of the envelopes applied (what a
+// client reconnects with).
+func (fl *follower) lastSeen() uint64 {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	var last uint64
+	for _, e := range fl.envs {
+		if e.RejectionReason == "" {
+			last = max(last, e.ServerSeq)
+		}
+	}
+	return last
 }
 
 func (fl *follower) text() string {
@@ -254,8 +270,8 @@ func TestReconnectReplaysExactlyWhatWasMissed(t *testing.T) {
 	fc := follow(t, c, term.URI())
 	wait.For(t, "a few ticks", timeout, func() bool { return strings.Contains(fc.text(), "tick 5\r\n") })
 	c.Close()
-	<-c.Done()
-	last := c.LastSeen()
+	<-fc.done
+	last := fc.lastSeen()
 	wait.For(t, "more ticks while c is away", timeout, func() bool { return strings.Contains(fo.text(), "tick 25\r\n") })
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -275,7 +291,8 @@ func TestReconnectReplaysExactlyWhatWasMissed(t *testing.T) {
 		}
 	}
 	fo.mu.Unlock()
-	res, err := c2.Reconnect(ctx, last, []string{term.URI()})
+	var res ahp.ReconnectResult
+	err = c2.Call(ctx, ahp.MethodReconnect, ahp.ReconnectParams{ClientID: "c", LastSeenServerSeq: last, Subscriptions: []string{term.URI()}}, &res)
 	if err != nil {
 		t.Fatal(err)
 	}
