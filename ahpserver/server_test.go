@@ -422,3 +422,50 @@ func TestExtensionsDoNotWaitForEachOther(t *testing.T) {
 		t.Errorf("the waiting request answered %q", got)
 	}
 }
+
+// TestOpeningTwiceOrWithoutID: initialize and reconnect open a
+// connection once, for a client with an id; each refusal names the
+// method that was refused and why.
+func TestOpeningTwiceOrWithoutID(t *testing.T) {
+	f := serve(t, Options{})
+	cases := []struct {
+		name  string
+		id    string
+		first string // a method that opened the connection first ("" none)
+		then  string
+		want  string
+	}{
+		{"initialize without id", "", "", ahp.MethodInitialize, "initialize: clientId is empty"},
+		{"reconnect without id", "", "", ahp.MethodReconnect, "reconnect: clientId is empty"},
+		{"initialize twice", "a", ahp.MethodInitialize, ahp.MethodInitialize, `initialize: this connection is already initialized (as "a")`},
+		{"reconnect after initialize", "a", ahp.MethodInitialize, ahp.MethodReconnect, `reconnect: this connection is already initialized (as "a")`},
+		{"initialize after reconnect", "a", ahp.MethodReconnect, ahp.MethodInitialize, `initialize: this connection is already initialized (as "a")`},
+	}
+	open := func(ctx context.Context, c *ahpclient.Client, method, id string) error {
+		if method == ahp.MethodReconnect {
+			var res ahp.ReconnectResult
+			return c.Call(ctx, method, ahp.ReconnectParams{ClientID: id}, &res)
+		}
+		var res ahp.InitializeResult
+		return c.Call(ctx, method, ahp.InitializeParams{ProtocolVersions: []string{ahp.ProtocolVersion}, ClientID: id}, &res)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			c, err := ahpclient.Dial(ctx, f.path, tc.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if tc.first != "" {
+				if err := open(ctx, c, tc.first, tc.id); err != nil {
+					t.Fatalf("%s: %v", tc.first, err)
+				}
+			}
+			if err := open(ctx, c, tc.then, tc.id); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want %q", tc.then, err, tc.want)
+			}
+		})
+	}
+}
