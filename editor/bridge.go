@@ -4,18 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	acpsdk "github.com/coder/acp-go-sdk"
 	"log/slog"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
-
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/guard"
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
 )
 

@@ -39,7 +39,7 @@ func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermis
 	return cancelled, nil
 }
 
-// errEditorClosing is what ask returns once the bridge is shutting down.
+// errEditorClosing is what ask returns once the backend is shutting down.
 var errEditorClosing = errors.New("the editor is shutting down")
 
 // ids hands out fresh ids: a prefix and one counter for the backend
