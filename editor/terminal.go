@@ -16,8 +16,9 @@ import (
 // keep their output for a later :AgentTerminals open; older ones drop it.
 const keepReleased = 16
 
-// terminal is how one terminal is shown here (an agent's or the user's): its display pump,
-// its input writer and what status() reports after it is gone.
+// terminal is how one terminal is shown here (an agent's or the user's):
+// its display pump, its input writer and what status() reports after it
+// is gone.
 type terminal struct {
 	id      string
 	sid     string // ACP session id
