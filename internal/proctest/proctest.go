@@ -22,6 +22,7 @@ type Proc struct {
 	Cmdline         string // the arguments joined by spaces
 }
 
+// String names the process for a test failure: pid, group, state, command.
 func (p Proc) String() string {
 	return fmt.Sprintf("%d(pgrp %d, %c) %q", p.PID, p.Pgrp, p.State, p.Cmdline)
 }
