@@ -25,7 +25,7 @@ import (
 var errTakenOver = errors.New("taken over by the user")
 
 // takenOver reports whether the user holds t.
-func takenOver(t *termhost.Terminal) bool { return t.Claim().ByClient() }
+func takenOver(t *termhost.Terminal) bool { return t.Claims().Holder().ByClient() }
 
 // takenOverError answers an agent's call on a terminal the user holds.
 func takenOverError(id, what string) *acpsdk.RequestError {
@@ -75,7 +75,7 @@ func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
 	}
 	if ended {
 		for _, t := range s.Terminals() {
-			if t.Claim() == inCall {
+			if t.Claims().Holder() == inCall {
 				a.claimForSession(t, background)
 			}
 		}
@@ -85,11 +85,11 @@ func (a *Agent) claimFromUpdate(n acpsdk.SessionNotification) {
 // claimForSession sets a session claim on t unless the user holds it.
 func (a *Agent) claimForSession(t *termhost.Terminal, want ahp.Claim) {
 	for range 3 { // the claim may change between reading and swapping it
-		cur := t.Claim()
+		cur := t.Claims().Holder()
 		if cur.ByClient() || cur == want {
 			return
 		}
-		ok, err := t.CompareAndSwapClaim(cur, want)
+		ok, err := t.Claims().CompareAndSwap(cur, want)
 		if err != nil || ok {
 			return
 		}
@@ -103,7 +103,7 @@ func waitUnlessTakenOver(ctx context.Context, t *termhost.Terminal) (termhost.Ex
 	defer cancel(nil)
 	go func() {
 		for {
-			claim, changed := t.WatchClaim()
+			claim, changed := t.Claims().Watch()
 			if claim.ByClient() {
 				cancel(errTakenOver)
 				return

@@ -85,9 +85,9 @@ func TestTakeoverSurvivesRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Until(t, "the claim to name the tool call", waitTimeout, func() (bool, string) {
-		return term.Claim().ToolCallID != "", fmt.Sprintf("%+v", term.Claim())
+		return term.Claims().Holder().ToolCallID != "", fmt.Sprintf("%+v", term.Claims().Holder())
 	})
-	if err := term.SetClaim(ahp.Claim{Kind: "client", ClientID: "nvim"}); err != nil {
+	if err := term.Claims().Set(ahp.Claim{Kind: "client", ClientID: "nvim"}); err != nil {
 		t.Fatal(err)
 	}
 	// The demo agent says so, and moves on, only when its wait failed
@@ -107,8 +107,8 @@ func TestTakeoverSurvivesRelease(t *testing.T) {
 	if term.Released() || syscall.Kill(term.Pid(), 0) != nil {
 		t.Fatal("the process did not survive the agent's release")
 	}
-	if term.Claim().Kind != "client" {
-		t.Fatalf("claim %+v after the tool call ended", term.Claim())
+	if term.Claims().Holder().Kind != "client" {
+		t.Fatalf("claim %+v after the tool call ended", term.Claims().Holder())
 	}
 	if err := term.Kill(); err != nil {
 		t.Fatal(err)

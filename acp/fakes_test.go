@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/syncbuf"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -178,28 +178,10 @@ func next[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testLogger logs into a buffer that is printed if the test fails.
-func testLogger(t *testing.T) (*slog.Logger, *syncBuffer) {
+func testLogger(t *testing.T) (*slog.Logger, *syncbuf.Buffer) {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("client log:\n%s", buf.String())
@@ -229,9 +211,9 @@ func selfAgent(t *testing.T, kind string) AgentConfig {
 
 // start starts an agent, closing it when the test ends. opts.Host and
 // opts.Logger default to a fresh host and the test log.
-func start(t *testing.T, cfg AgentConfig, ed Editor, opts Options) (*Agent, *syncBuffer) {
+func start(t *testing.T, cfg AgentConfig, ed Editor, opts Options) (*Agent, *syncbuf.Buffer) {
 	t.Helper()
-	var logs *syncBuffer
+	var logs *syncbuf.Buffer
 	if opts.Host == nil {
 		opts.Host = newHost(t)
 	}

@@ -374,7 +374,7 @@ func (s *Session) end(reason error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		for _, t := range terms {
-			if !t.ReleaseUnlessClientHeld() {
+			if !t.Claims().ReleaseUnlessClientHeld() {
 				a.log.Info("terminal the user took over outlives its session", "session", s.id, "terminal", t.ID())
 				continue
 			}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/proctest"
 )
 
 // soakCycles is how many create/wait/output/release cycles the soak test
@@ -31,24 +31,9 @@ func (r resources) String() string {
 // living processes whose working directory is dir (the session's: every
 // terminal command and whatever it forked, even when orphaned).
 func measure(dir string) resources {
-	r := resources{goroutines: runtime.NumGoroutine()}
-	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
-		r.fds = len(ents)
-	}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err != nil || cwd != dir {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		st := string(b)
-		if f := strings.Fields(st[strings.LastIndexByte(st, ')')+2:]); len(f) > 0 && f[0] != "Z" {
+	r := resources{goroutines: runtime.NumGoroutine(), fds: proctest.OpenFiles()}
+	for _, p := range proctest.All() {
+		if cwd, err := proctest.Cwd(p.PID); err == nil && cwd == dir && !p.Zombie() {
 			r.children++
 		}
 	}

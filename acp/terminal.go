@@ -337,7 +337,7 @@ func (a *Agent) handleTerminalRelease(ctx context.Context, params json.RawMessag
 		// A concurrent release won.
 		return nil, notFound(fmt.Errorf("unknown terminal %q", req.TerminalId))
 	}
-	if !t.ReleaseUnlessClientHeld() {
+	if !t.Claims().ReleaseUnlessClientHeld() {
 		// The user took it over: the agent lets go, the process runs on.
 		a.log.Info("terminal released by the agent keeps running under the user", "session", s.id, "terminal", t.ID())
 		return emptyResult{}, nil

@@ -87,6 +87,7 @@ type follower struct {
 	mu    sync.Mutex
 	state ahp.TerminalState
 	envs  []ahp.Envelope // every envelope received, rejected ones too
+	done  chan struct{}  // closed once the connection's envelopes ended
 }
 
 func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
@@ -101,8 +102,9 @@ func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := &follower{state: st}
+	fl := &follower{state: st, done: make(chan struct{})}
 	go func() {
+		defer close(fl.done)
 		for e := range c.Envelopes() {
 			fl.mu.Lock()
 			fl.envs = append(fl.envs, e)
@@ -113,6 +115,20 @@ func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
 		}
 	}()
 	return fl
+}
+
+// lastSeen is the newest serverSeq of the envelopes applied (what a
+// client reconnects with).
+func (fl *follower) lastSeen() uint64 {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	var last uint64
+	for _, e := range fl.envs {
+		if e.RejectionReason == "" {
+			last = max(last, e.ServerSeq)
+		}
+	}
+	return last
 }
 
 func (fl *follower) text() string {
@@ -175,12 +191,12 @@ func TestClaimRace(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		winner := term.Claim().ClientID
+		winner := term.Claims().Holder().ClientID
 		loser, fl := "b", fb
 		if winner == "b" {
 			loser, fl = "a", fa
 		} else if winner != "a" {
-			t.Fatalf("claim %+v after both claimed", term.Claim())
+			t.Fatalf("claim %+v after both claimed", term.Claims().Holder())
 		}
 		env, ok := func() (ahp.Envelope, bool) {
 			var e ahp.Envelope
@@ -254,8 +270,8 @@ func TestReconnectReplaysExactlyWhatWasMissed(t *testing.T) {
 	fc := follow(t, c, term.URI())
 	wait.For(t, "a few ticks", timeout, func() bool { return strings.Contains(fc.text(), "tick 5\r\n") })
 	c.Close()
-	<-c.Done()
-	last := c.LastSeen()
+	<-fc.done
+	last := fc.lastSeen()
 	wait.For(t, "more ticks while c is away", timeout, func() bool { return strings.Contains(fo.text(), "tick 25\r\n") })
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -275,7 +291,8 @@ func TestReconnectReplaysExactlyWhatWasMissed(t *testing.T) {
 		}
 	}
 	fo.mu.Unlock()
-	res, err := c2.Reconnect(ctx, last, []string{term.URI()})
+	var res ahp.ReconnectResult
+	err = c2.Call(ctx, ahp.MethodReconnect, ahp.ReconnectParams{ClientID: "c", LastSeenServerSeq: last, Subscriptions: []string{term.URI()}}, &res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,5 +420,52 @@ func TestExtensionsDoNotWaitForEachOther(t *testing.T) {
 	}
 	if got := <-waited; got != "waited" {
 		t.Errorf("the waiting request answered %q", got)
+	}
+}
+
+// TestOpeningTwiceOrWithoutID: initialize and reconnect open a
+// connection once, for a client with an id; each refusal names the
+// method that was refused and why.
+func TestOpeningTwiceOrWithoutID(t *testing.T) {
+	f := serve(t, Options{})
+	cases := []struct {
+		name  string
+		id    string
+		first string // a method that opened the connection first ("" none)
+		then  string
+		want  string
+	}{
+		{"initialize without id", "", "", ahp.MethodInitialize, "initialize: clientId is empty"},
+		{"reconnect without id", "", "", ahp.MethodReconnect, "reconnect: clientId is empty"},
+		{"initialize twice", "a", ahp.MethodInitialize, ahp.MethodInitialize, `initialize: this connection is already initialized (as "a")`},
+		{"reconnect after initialize", "a", ahp.MethodInitialize, ahp.MethodReconnect, `reconnect: this connection is already initialized (as "a")`},
+		{"initialize after reconnect", "a", ahp.MethodReconnect, ahp.MethodInitialize, `initialize: this connection is already initialized (as "a")`},
+	}
+	open := func(ctx context.Context, c *ahpclient.Client, method, id string) error {
+		if method == ahp.MethodReconnect {
+			var res ahp.ReconnectResult
+			return c.Call(ctx, method, ahp.ReconnectParams{ClientID: id}, &res)
+		}
+		var res ahp.InitializeResult
+		return c.Call(ctx, method, ahp.InitializeParams{ProtocolVersions: []string{ahp.ProtocolVersion}, ClientID: id}, &res)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			c, err := ahpclient.Dial(ctx, f.path, tc.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if tc.first != "" {
+				if err := open(ctx, c, tc.first, tc.id); err != nil {
+					t.Fatalf("%s: %v", tc.first, err)
+				}
+			}
+			if err := open(ctx, c, tc.then, tc.id); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want %q", tc.then, err, tc.want)
+			}
+		})
 	}
 }

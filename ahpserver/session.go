@@ -15,24 +15,15 @@ func (c *conn) initialize(req *jsonrpc2.Request, p ahp.InitializeParams) (any, e
 	if !slices.Contains(p.ProtocolVersions, ahp.ProtocolVersion) {
 		return nil, rpcError(ahp.CodeUnsupportedProtocolVersion, "this host speaks AHP %s, not any of %q", ahp.ProtocolVersion, p.ProtocolVersions)
 	}
-	if p.ClientID == "" {
-		return nil, rpcError(jsonrpc2.CodeInvalidParams, "initialize: clientId is empty")
-	}
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.ready {
-		return nil, rpcError(jsonrpc2.CodeInvalidRequest, "initialize: this connection is already initialized (as %q)", c.clientID)
+	if err := c.openLocked(ahp.MethodInitialize, p.ClientID); err != nil {
+		return nil, err
 	}
-	c.clientID, c.ready = p.ClientID, true
-	res := ahp.InitializeResult{ProtocolVersion: ahp.ProtocolVersion, ServerSeq: s.seq, Snapshots: []ahp.Snapshot{}}
+	res := ahp.InitializeResult{ProtocolVersion: ahp.ProtocolVersion, ServerSeq: s.seq, Snapshots: c.subscribeAllLocked(p.InitialSubscriptions)}
 	if home, err := os.UserHomeDir(); err == nil {
 		res.DefaultDirectory = ahp.FileURI(home)
-	}
-	for _, uri := range p.InitialSubscriptions {
-		if snap, ok := c.subscribeLocked(uri); ok {
-			res.Snapshots = append(res.Snapshots, snap)
-		}
 	}
 	s.opts.Logf("ahpserver: client %q connected", c.clientID)
 	c.answer(req, res, nil)
@@ -42,16 +33,12 @@ func (c *conn) initialize(req *jsonrpc2.Request, p ahp.InitializeParams) (any, e
 // reconnect resumes a client: the envelopes it missed, or snapshots when
 // the server no longer has them all.
 func (c *conn) reconnect(req *jsonrpc2.Request, p ahp.ReconnectParams) (any, error) {
-	if p.ClientID == "" {
-		return nil, rpcError(jsonrpc2.CodeInvalidParams, "reconnect: clientId is empty")
-	}
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.ready {
-		return nil, rpcError(jsonrpc2.CodeInvalidRequest, "reconnect: this connection is already initialized (as %q)", c.clientID)
+	if err := c.openLocked(ahp.MethodReconnect, p.ClientID); err != nil {
+		return nil, err
 	}
-	c.clientID, c.ready = p.ClientID, true
 	var missing []string
 	for _, uri := range p.Subscriptions {
 		if uri == ahp.RootURI || s.feeds[uri] != nil && !s.feeds[uri].gone {
@@ -68,16 +55,36 @@ func (c *conn) reconnect(req *jsonrpc2.Request, p ahp.ReconnectParams) (any, err
 		}
 	}
 	// Too far behind (or another server's seq): fresh snapshots.
-	res := ahp.ReconnectResult{Type: ahp.ReconnectSnapshot, Snapshots: []ahp.Snapshot{}}
 	c.subs = make(map[string]bool)
-	for _, uri := range p.Subscriptions {
-		if snap, ok := c.subscribeLocked(uri); ok {
-			res.Snapshots = append(res.Snapshots, snap)
-		}
-	}
+	res := ahp.ReconnectResult{Type: ahp.ReconnectSnapshot, Snapshots: c.subscribeAllLocked(p.Subscriptions)}
 	s.opts.Logf("ahpserver: client %q reconnected with snapshots", c.clientID)
 	c.answer(req, res, nil)
 	return queued, nil
+}
+
+// openLocked makes c the connection of client id, once: what initialize
+// and reconnect (method) both do first; s.mu held.
+func (c *conn) openLocked(method, id string) error {
+	if id == "" {
+		return rpcError(jsonrpc2.CodeInvalidParams, "%s: clientId is empty", method)
+	}
+	if c.ready {
+		return rpcError(jsonrpc2.CodeInvalidRequest, "%s: this connection is already initialized (as %q)", method, c.clientID)
+	}
+	c.clientID, c.ready = id, true
+	return nil
+}
+
+// subscribeAllLocked subscribes c to each of uris and returns their
+// snapshots (none for a resource that does not exist); s.mu held.
+func (c *conn) subscribeAllLocked(uris []string) []ahp.Snapshot {
+	snaps := []ahp.Snapshot{}
+	for _, uri := range uris {
+		if snap, ok := c.subscribeLocked(uri); ok {
+			snaps = append(snaps, snap)
+		}
+	}
+	return snaps
 }
 
 // subscribe answers with the resource's snapshot; its later actions follow.

@@ -21,26 +21,26 @@ import (
 
 // askSignIn tells Lua that s's agent wants the user to sign in (why: the
 // agent's answer, or a failed attempt).
-func (b *Bridge) askSignIn(s *session, why error) {
-	b.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
-	b.events.push(evAuthRequired, map[string]any{"key": s.key, "agent": s.name, "methods": jsonValue(s.agent.AuthMethods()), "error": errText(why)})
+func (ss *sessions) askSignIn(s *session, why error) {
+	ss.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
+	ss.events.push(evAuthRequired, map[string]any{"key": s.key, "agent": s.name, "methods": jsonValue(s.agent.AuthMethods()), "error": errText(why)})
 }
 
-// handleAuthMethods returns the ways session key's agent offers to sign in.
-func (b *Bridge) handleAuthMethods(key string) (any, error) {
-	s, err := b.sessionIn(key, false)
+// authMethods returns the ways session key's agent offers to sign in.
+func (ss *sessions) authMethods(key string) (any, error) {
+	s, err := ss.sessionIn(key, false)
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
 	}
 	return jsonValue(s.agent.AuthMethods()), nil
 }
 
-// handleLogin signs session key's agent in with method id. An agent method
+// login signs session key's agent in with method id. An agent method
 // runs in the background ("message" or "auth_required" follows, or the
 // session starts); a terminal method returns {id, command} of the terminal
 // it runs in, for Lua to show.
-func (b *Bridge) handleLogin(key, id string) (map[string]any, error) {
-	s, err := b.sessionIn(key, false)
+func (ss *sessions) login(key, id string) (map[string]any, error) {
+	s, err := ss.sessionIn(key, false)
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
 	}
@@ -51,22 +51,22 @@ func (b *Bridge) handleLogin(key, id string) (map[string]any, error) {
 	switch m.Type {
 	case "agent":
 		go func() {
-			ctx, cancel := context.WithTimeout(b.ctx, startTimeout)
+			ctx, cancel := context.WithTimeout(ss.ctx, startTimeout)
 			defer cancel()
-			b.signedIn(s, m, s.agent.Authenticate(ctx, id))
+			ss.signedIn(s, m, s.agent.Authenticate(ctx, id))
 		}()
 		return map[string]any{}, nil
 	case "terminal":
-		t, err := b.loginTerminal(s, m)
+		t, err := ss.loginTerminal(s, m)
 		if err != nil {
 			return nil, err
 		}
 		go func() {
-			st, err := t.Wait(b.ctx)
+			st, err := t.Wait(ss.ctx)
 			if err == nil && (st.Code == nil || *st.Code != 0) {
 				err = fmt.Errorf("the sign-in command ended with %s", exitText(st))
 			}
-			b.signedIn(s, m, err)
+			ss.signedIn(s, m, err)
 		}()
 		return map[string]any{"id": t.ID(), "command": t.Spec().Title}, nil
 	}
@@ -75,54 +75,54 @@ func (b *Bridge) handleLogin(key, id string) (map[string]any, error) {
 
 // loginTerminal runs terminal method m of s's agent in a terminal the
 // user holds.
-func (b *Bridge) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal, error) {
+func (ss *sessions) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal, error) {
 	argv, extra := s.agent.LoginCommand(m)
 	env := setEnv(os.Environ(), "TERM", "xterm-256color")
 	for _, kv := range extra {
 		k, v, _ := strings.Cut(kv, "=")
 		env = setEnv(env, k, v)
 	}
-	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.args.Cwd, Claim: b.user, Title: "sign in: " + shquote.Join(argv)}
-	spec.Cols, spec.Rows = b.terminalSize()
-	t, err := b.termHost().Create(b.ctx, spec)
+	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.args.Cwd, Claim: ss.user, Title: "sign in: " + shquote.Join(argv)}
+	spec.Cols, spec.Rows = ss.terminalSize()
+	t, err := ss.host().Create(ss.ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("sign in with %q: %w", m.Name, err)
 	}
-	b.addTerminal(t, "", true)
-	b.log.Info("sign-in terminal started", "key", s.key, "method", m.ID, "terminal", t.ID())
+	ss.addTerminal(t, "", true)
+	ss.log.Info("sign-in terminal started", "key", s.key, "method", m.ID, "terminal", t.ID())
 	return t, nil
 }
 
 // signedIn follows a sign-in attempt: a session waiting for it opens
 // (once, however many attempts succeed), a running one is told; a failure
 // asks again.
-func (b *Bridge) signedIn(s *session, m acp.AuthMethod, err error) {
-	b.mu.Lock()
-	waiting := s.s == nil && !s.ended && !b.closing
+func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
+	ss.mu.Lock()
+	waiting := s.s == nil && !s.ended && !ss.closing
 	open := err == nil && waiting && !s.reopening
 	if open {
 		s.reopening = true
-		b.starting.Add(1) // under b.mu, as in handleStart: shutdown waits for it
+		ss.starting.Add(1) // under ss.mu, as in start: shutdown waits for it
 	}
-	b.mu.Unlock()
+	ss.mu.Unlock()
 	switch {
 	case err != nil && waiting:
-		b.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
-		b.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
+		ss.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
+		ss.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
 	case err != nil:
-		b.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
-		b.events.push(evMessage, map[string]any{"key": s.key, "level": "error", "text": fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
+		ss.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
+		ss.events.push(evMessage, map[string]any{"key": s.key, "level": "error", "text": fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
 	case open:
-		b.log.Info("signed in; opening the session", "key", s.key, "method", m.ID)
-		defer b.starting.Done()
-		ctx, cancel := context.WithTimeout(b.starts, startTimeout)
+		ss.log.Info("signed in; opening the session", "key", s.key, "method", m.ID)
+		defer ss.starting.Done()
+		ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 		defer cancel()
-		b.openSession(ctx, s)
-		b.mu.Lock()
+		ss.openSession(ctx, s)
+		ss.mu.Lock()
 		s.reopening = false
-		b.mu.Unlock()
+		ss.mu.Unlock()
 	case !waiting:
-		b.log.Info("signed in", "key", s.key, "method", m.ID)
-		b.events.push(evMessage, map[string]any{"key": s.key, "level": "info", "text": fmt.Sprintf("signed in with %q", m.Name)})
+		ss.log.Info("signed in", "key", s.key, "method", m.ID)
+		ss.events.push(evMessage, map[string]any{"key": s.key, "level": "info", "text": fmt.Sprintf("signed in with %q", m.Name)})
 	}
 }

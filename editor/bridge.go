@@ -7,137 +7,126 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/agentrun/agentrun.nvim/ahpserver"
-	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/guard"
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
 )
 
 // Bridge connects Neovim and the ACP client: it implements acp.Editor for
-// every session and serves the Lua side's RPC requests.
+// every session and serves the Lua side's RPC requests, routing each to
+// the part that owns what it is about: sessions, questions, terminals
+// (with their displays), remotes and the socket host. It keeps only the
+// terminal host and the setup that configures it.
 type Bridge struct {
 	v       *nvim.Nvim
 	log     *slog.Logger
 	version string
 	events  *eventQueue
-	// pacer spaces the display pumps' sends (pump.go).
-	pacer *pacer
 	// guard learns of every terminal session, to kill them if we die
 	// without cleaning up (guard.go); nil without one.
 	guard *guard.Client
+	// user is the claim of terminals this editor's user holds (its client
+	// id is unique per backend).
+	user ahp.Claim
 
 	// ctx ends at shutdown; long-lived goroutines watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
-	// starts ends first at shutdown: agents still starting are stopped,
-	// and shutdown waits for them (starting counts them).
-	starts       context.Context
-	cancelStarts context.CancelFunc
-	starting     sync.WaitGroup
 
-	mu        sync.Mutex
-	host      *termhost.Host
-	hostOpts  termhost.Options
-	sessions  map[string]*session // by key (what Lua uses)
-	byID      map[string]*session // by ACP session id
-	early     map[string][]event  // updates for a session id not registered yet
-	terms     map[string]*terminal
-	termOrder []string
-	perms     map[string]chan string
-	// agentShown filters what agents that run commands themselves show of
-	// them (_meta.terminal_output), one filter per terminal id.
-	agentShown map[string]*vtsafe.Filter
-	seq        int
-	closing    bool
-	// newSize is the text area a new terminal's split will have, as Lua
-	// last reported it (0 = unknown).
-	newCols, newRows uint16
+	// The parts, each with its own state and lock.
+	questions *questions  // the user's open questions (permission.go)
+	sessions  *sessions   // ACP sessions and their agents (sessionpart.go)
+	display   *displays   // starts the terminal buffers' pumps (display.go)
+	terminals *terminals  // our host's terminals shown here (terminal.go)
+	remotes   *remotes    // other hosts' terminals shown here (remote.go)
+	socket    *socketHost // serves the host to other clients (hostserve.go)
 
-	// user is the claim of terminals this editor's user holds (its client
-	// id is unique per backend).
-	user ahp.Claim
-	// The socket other clients reach the host on (hostserve.go).
-	server      *ahpserver.Server
-	socket      string
-	stopServing context.CancelFunc
-	served      chan struct{}
-	// detached lists terminals that outlive the editor.
-	detached map[string]bool
-	// remotes are the other hosts we follow terminals of (remote.go).
-	remotes map[int]*remoteHost
-	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
-	mcpTokens map[string]*session
+	mu       sync.Mutex
+	host     *termhost.Host
+	hostOpts termhost.Options
 }
 
 var _ acp.Editor = (*Bridge)(nil)
 
-func newBridge(v *nvim.Nvim, version string, log *slog.Logger) *Bridge {
+// newBridge makes the parts and wires them to each other with function
+// values: none of them knows the bridge but as acp.Editor.
+func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
-	starts, cancelStarts := context.WithCancel(ctx)
-	return &Bridge{
-		starts:       starts,
-		cancelStarts: cancelStarts,
-		v:            v,
-		log:          log,
-		version:      version,
-		events:       newEventQueue(),
-		pacer:        newPacer(),
-		ctx:          ctx,
-		cancel:       cancel,
-		sessions:     map[string]*session{},
-		byID:         map[string]*session{},
-		early:        map[string][]event{},
-		terms:        map[string]*terminal{},
-		perms:        map[string]chan string{},
-
-		agentShown: map[string]*vtsafe.Filter{},
-		user:       ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
-		detached:   map[string]bool{},
-		remotes:    map[int]*remoteHost{},
-		mcpTokens:  map[string]*session{},
+	events := newEventQueue()
+	idSource := &ids{}
+	b := &Bridge{
+		v: v, log: log, version: version, events: events, guard: g,
+		user: ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
+		ctx:  ctx, cancel: cancel,
 	}
+	b.questions = newQuestions(events, idSource, log)
+	b.socket = newSocketHost(log, b.user)
+	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), send: func(ch int, p []byte) error {
+		return v.Request("nvim_chan_send", nil, ch, p)
+	}}
+	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
+		host:         b.termHost,
+		claimForUser: b.socket.claimForUser,
+	})
+	b.sessions = newSessions(ctx, log, events, idSource, version, sessionDeps{
+		editor:       b,
+		host:         b.termHost,
+		user:         b.user,
+		guard:        g,
+		terminalSize: b.terminals.size,
+		addTerminal:  b.terminals.add,
+		socketPath:   b.socket.socket,
+		ask:          b.questions.ask,
+		execLua:      v.ExecLua,
+	})
+	// The terminals name their session; the sessions show terminals.
+	b.terminals.keyOf, b.terminals.closing = b.sessions.keyOf, b.sessions.isClosing
+	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, displayBytes: func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.hostOpts.DisplayBytes
+	}})
+	return b
 }
 
 // register installs the handlers Lua calls with rpcrequest/rpcnotify.
 func (b *Bridge) register() error {
 	handlers := map[string]any{
 		"setup":            b.handleSetup,
-		"start":            b.handleStart,
-		"prompt":           b.handlePrompt,
-		"cancel":           b.handleCancel,
-		"stop":             b.handleStop,
-		"attach":           b.handleAttach,
-		"interrupt":        b.handleInterrupt,
-		"kill":             b.handleKill,
-		"input":            b.handleInput,
-		"send_input":       b.handleSendInput,
-		"shell":            b.handleShell,
-		"takeover":         b.handleTakeover,
+		"start":            b.sessions.start,
+		"prompt":           b.sessions.prompt,
+		"cancel":           b.sessions.cancel,
+		"stop":             b.sessions.stop,
+		"attach":           b.terminals.attach,
+		"interrupt":        b.terminals.interrupt,
+		"kill":             b.terminals.kill,
+		"input":            b.terminals.input,
+		"send_input":       b.terminals.sendInput,
+		"shell":            b.terminals.shell,
+		"takeover":         b.terminals.takeover,
 		"detach":           b.handleDetach,
-		"set_mode":         b.handleSetMode,
-		"set_config":       b.handleSetConfig,
-		"list_sessions":    b.handleListSessions,
-		"auth_methods":     b.handleAuthMethods,
-		"login":            b.handleLogin,
-		"remote_terminals": b.handleRemoteTerminals,
-		"remote_attach":    b.handleRemoteAttach,
-		"remote_take":      b.handleRemoteTake,
-		"remote_input":     b.handleRemoteInput,
-		"remote_dispose":   b.handleRemoteDispose,
-		"dispose":          b.handleDispose,
+		"set_mode":         b.sessions.setMode,
+		"set_config":       b.sessions.setConfig,
+		"list_sessions":    b.sessions.list,
+		"auth_methods":     b.sessions.authMethods,
+		"login":            b.sessions.login,
+		"remote_terminals": b.remotes.list,
+		"remote_attach":    b.remotes.attach,
+		"remote_take":      b.remotes.take,
+		"remote_input":     b.remotes.input,
+		"remote_dispose":   b.remotes.dispose,
+		"dispose":          b.terminals.dispose,
 		"resize":           b.handleResize,
-		"terminal_size":    b.handleTerminalSize,
+		"terminal_size":    b.terminals.setSize,
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
-		"answer_question":  b.handleAnswer,
+		"answer_question":  b.questions.answer,
 		"log":              b.handleLog,
 	}
 	for name, fn := range handlers {
@@ -236,18 +225,65 @@ func (b *Bridge) termHost() *termhost.Host {
 		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
 		h := b.host
 		b.mu.Unlock()
-		b.serveHost(h)
+		b.socket.serve(h, map[string]func(context.Context, json.RawMessage) (any, error){
+			"agentrun/terminal":  b.sessions.mcpTerminal,
+			"agentrun/terminals": b.sessions.mcpTerminals,
+		})
 		b.mu.Lock()
 	}
 	return b.host
 }
 
-// nextID returns a fresh id with prefix ("1", "p2", ...).
-func (b *Bridge) nextID(prefix string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.seq++
-	return prefix + strconv.Itoa(b.seq)
+// handleDetach keeps terminal id running after Neovim quits (socketHost.detach).
+func (b *Bridge) handleDetach(id string) (map[string]any, error) {
+	t, err := b.terminals.running(id)
+	if err != nil {
+		return nil, fmt.Errorf("detach: %w", err)
+	}
+	return b.socket.detach(t)
+}
+
+// handleResize sizes terminal id's pty to its window: ours, or a remote
+// one (PID:term-N).
+func (b *Bridge) handleResize(id string, cols, rows int) error {
+	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
+		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
+	}
+	if _, _, err := remoteName(id); err == nil {
+		return b.remotes.resize(id, cols, rows)
+	}
+	return b.terminals.resize(id, cols, rows)
+}
+
+// TerminalCreated implements acp.Editor: Lua learns of the terminal before
+// the agent gets its id, so the buffer can attach from the first byte.
+func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
+	t, err := b.termHost().Get(tid)
+	if err != nil {
+		b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
+		return
+	}
+	b.terminals.add(t, sid, false)
+}
+
+// TerminalReleased implements acp.Editor.
+func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
+	b.terminals.released(tid)
+}
+
+// SessionUpdate implements acp.Editor (sessions).
+func (b *Bridge) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {
+	b.sessions.update(ctx, n)
+}
+
+// SessionEnded implements acp.Editor (sessions).
+func (b *Bridge) SessionEnded(ctx context.Context, sid string, reason error) {
+	b.sessions.ended(ctx, sid, reason)
+}
+
+// AgentTerminal implements acp.Editor (sessions).
+func (b *Bridge) AgentTerminal(ctx context.Context, sid string, ev acp.AgentTerminal) {
+	b.sessions.agentTerminal(ctx, sid, ev)
 }
 
 // handleLog writes a Lua-side diagnostic to the log.
@@ -273,41 +309,16 @@ func (b *Bridge) handleShutdown() error {
 // the user detached (once; Lua calls it from VimLeavePre, and the backend
 // again when Neovim's channel closes).
 func (b *Bridge) endSessions() {
-	b.mu.Lock()
-	if b.closing {
-		b.mu.Unlock()
+	b.questions.close()
+	agents, first := b.sessions.shutdown()
+	if !first {
 		return
 	}
-	b.closing = true
-	var agents []*acp.Agent
-	for _, s := range b.sessions {
-		if s.agent != nil {
-			agents = append(agents, s.agent)
-		}
-	}
+	b.mu.Lock()
 	host := b.host
-	for token, ch := range b.perms {
-		close(ch)
-		delete(b.perms, token)
-	}
 	b.mu.Unlock()
-	b.cancelStarts()
-	b.starting.Wait() // an agent still starting is stopped by its Start
-
-	// The backend is going away (Neovim quits, or signalled us): agents
-	// get SIGTERM at once, not after waiting for an exit on EOF that some
-	// never make.
-	var wg sync.WaitGroup
-	for _, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = a.Terminate()
-		}()
-	}
-	wg.Wait()
 	if host != nil {
-		keep := b.detachedTerminals(host)
+		keep := b.socket.detachedTerminals(host)
 		for _, t := range host.Terminals() {
 			if !slices.Contains(keep, t) {
 				t.Release()
@@ -317,7 +328,7 @@ func (b *Bridge) endSessions() {
 			host.Close() // returns once their processes are gone
 		}
 	}
-	b.log.Info("sessions ended", "agents", len(agents))
+	b.log.Info("sessions ended", "agents", agents)
 }
 
 // shutdown ends the backend: the sessions, then (Neovim gone) the
@@ -328,12 +339,12 @@ func (b *Bridge) shutdown(ctx context.Context) {
 	host := b.host
 	b.mu.Unlock()
 	if host != nil {
-		if keep := b.detachedTerminals(host); len(keep) > 0 {
-			b.linger(ctx, keep)
+		if keep := b.socket.detachedTerminals(host); len(keep) > 0 {
+			b.socket.linger(ctx, keep)
 		}
 		host.Close()
 	}
-	b.stopServe()
+	b.socket.close()
 	b.cancel()
 	b.log.Info("shut down")
 }

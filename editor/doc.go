@@ -9,10 +9,29 @@
 // of the AHP terminal model (userterm.go): shells the user holds, taking
 // an agent's terminal over, and input that only reaches terminals no
 // session holds. set_mode and set_config (modes.go) change a session's
-// mode and options; list_sessions (sessions.go) lists an agent's earlier
-// sessions, which start opens again (load, resume, continue); auth_methods
-// and login (auth.go) sign an agent in, a terminal method in a terminal
-// the user holds, after which a session waiting for it opens.
+// mode and options; list_sessions (sessionlist.go) lists an agent's
+// earlier sessions, which start opens again (load, resume, continue);
+// auth_methods and login (auth.go) sign an agent in, a terminal method in
+// a terminal the user holds, after which a session waiting for it opens.
+//
+// The Bridge (bridge.go) only routes: each request name, and each
+// acp.Editor call, goes to the part that owns what it is about, and each
+// part owns its state and its lock:
+//
+//   - sessions (sessions.go; session.go, prompt.go, updates.go,
+//     sessionlist.go, auth.go, modes.go, policy.go, mcp.go): the ACP
+//     sessions and their agents.
+//   - questions (permission.go): the user's open permission and approval
+//     questions.
+//   - terminals (terminal.go, userterm.go, status.go) with displays
+//     (display.go, pump.go): our host's terminals shown in buffers.
+//   - remotes (remote.go, remotehost.go): other hosts' terminals.
+//   - socketHost (hostserve.go): the socket other clients reach our host
+//     on, and the terminals the user detached.
+//
+// A part needs others only through function values it is given when
+// newBridge makes it (sessionDeps, terminalDeps, remoteOptions), never
+// through the bridge, so each is tested alone (its _test.go).
 //
 // Three rules shape it:
 //

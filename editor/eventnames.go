@@ -1,6 +1,6 @@
 package editor
 
-// The events the bridge sends to Lua (lua/agentrun/events.lua handles
+// The events the backend sends to Lua (lua/agentrun/events.lua handles
 // each; its `names` table lists the same strings). One place, so that
 // grep finds both ends of each.
 const (
@@ -21,11 +21,11 @@ const (
 	evRemoteClaimed       = "remote_claimed"   // a remote terminal changed hands
 	evToolTerminal        = "tool_terminal"    // a terminal our MCP tool made for a tool call
 	evAuthRequired        = "auth_required"    // the agent wants the user to sign in (auth.go)
-	evSessionList         = "session_list"     // an agent's earlier sessions (sessions.go)
+	evSessionList         = "session_list"     // an agent's earlier sessions (sessionlist.go)
 	evHistoryReplayed     = "history_replayed" // the updates held until session_started have been sent
 )
 
-// question is something the bridge asks the user (ask): the event that
+// question is something the backend asks the user (questions.ask): the event that
 // asks, and the one that withdraws it.
 type question struct{ ask, cancelled string }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahpserver"
@@ -27,50 +29,86 @@ import (
 // client is connected. The guard still kills everything if the backend
 // itself is killed.
 
-// serveHost starts serving h on this backend's socket. A socket that
-// cannot be made is logged, not fatal: the editor works without it.
-func (b *Bridge) serveHost(h *termhost.Host) {
-	dir, err := rundir.Dir()
+// socketHost serves this backend's terminal host on its socket and keeps
+// the terminals the user detached; it owns its state and lock.
+type socketHost struct {
+	log  *slog.Logger
+	user ahp.Claim
+	// socketPath names the socket (default: this process's in the user's
+	// socket directory, internal/rundir).
+	socketPath func() (string, error)
+
+	mu       sync.Mutex
+	server   *ahpserver.Server
+	path     string
+	stop     context.CancelFunc
+	served   chan struct{}
+	detached map[string]bool // terminal ids that outlive the editor
+}
+
+func newSocketHost(log *slog.Logger, user ahp.Claim) *socketHost {
+	return &socketHost{
+		log: log, user: user,
+		socketPath: func() (string, error) {
+			dir, err := rundir.Dir()
+			if err != nil {
+				return "", err
+			}
+			return rundir.Socket(dir, os.Getpid()), nil
+		},
+		detached: map[string]bool{},
+	}
+}
+
+// serve starts serving h on the socket, and extensions: the agentrun/*
+// methods it serves besides AHP (the MCP terminal tool's, mcp.go). A
+// socket that cannot be made is logged, not fatal: the editor works
+// without it.
+func (sh *socketHost) serve(h *termhost.Host, extensions map[string]func(context.Context, json.RawMessage) (any, error)) {
+	path, err := sh.socketPath()
 	if err != nil {
-		b.log.Warn("not serving terminals to other clients", "err", err)
+		sh.log.Warn("not serving terminals to other clients", "err", err)
 		return
 	}
-	path := rundir.Socket(dir, os.Getpid())
 	ln, err := ahpserver.Listen(path)
 	if err != nil {
-		b.log.Warn("not serving terminals to other clients", "err", err)
+		sh.log.Warn("not serving terminals to other clients", "err", err)
 		return
 	}
 	srv := ahpserver.New(h, ahpserver.Options{
-		Local: b.user.ClientID,
-		Extensions: map[string]func(context.Context, json.RawMessage) (any, error){
-			"agentrun/terminal":  b.handleMCPTerminal,
-			"agentrun/terminals": b.handleMCPTerminals,
-		},
+		Local:      sh.user.ClientID,
+		Extensions: extensions,
 		Logf: func(format string, args ...any) {
-			b.log.Info(fmt.Sprintf(format, args...))
+			sh.log.Info(fmt.Sprintf(format, args...))
 		},
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	b.mu.Lock()
-	b.server, b.socket, b.stopServing, b.served = srv, path, stop, done
-	b.mu.Unlock()
+	sh.mu.Lock()
+	sh.server, sh.path, sh.stop, sh.served = srv, path, stop, done
+	sh.mu.Unlock()
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ctx, ln); err != nil {
-			b.log.Warn("terminal socket stopped", "err", err)
+			sh.log.Warn("terminal socket stopped", "err", err)
 		}
 		_ = os.Remove(path)
 	}()
-	b.log.Info("serving terminals", "socket", path, "client_id", b.user.ClientID)
+	sh.log.Info("serving terminals", "socket", path, "client_id", sh.user.ClientID)
 }
 
-// stopServe closes the socket and waits for its connections to end.
-func (b *Bridge) stopServe() {
-	b.mu.Lock()
-	stop, done := b.stopServing, b.served
-	b.mu.Unlock()
+// socket is the socket's path ("" when not serving).
+func (sh *socketHost) socket() string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.path
+}
+
+// close closes the socket and waits for its connections to end.
+func (sh *socketHost) close() {
+	sh.mu.Lock()
+	stop, done := sh.stop, sh.served
+	sh.mu.Unlock()
 	if stop != nil {
 		stop()
 		<-done
@@ -79,42 +117,38 @@ func (b *Bridge) stopServe() {
 
 // claimForUser gives terminal t to this editor's user, unless another
 // client that is there holds it.
-func (b *Bridge) claimForUser(t *termhost.Terminal) error {
-	b.mu.Lock()
-	srv := b.server
-	b.mu.Unlock()
+func (sh *socketHost) claimForUser(t *termhost.Terminal) error {
+	sh.mu.Lock()
+	srv := sh.server
+	sh.mu.Unlock()
 	if srv == nil {
-		return t.SetClaim(b.user)
+		return t.Claims().Set(sh.user)
 	}
-	return srv.Claim(t, b.user.ClientID)
+	return srv.Claim(t, sh.user.ClientID)
 }
 
-// handleDetach keeps terminal id running after Neovim quits: the user
-// takes it over (so the agent's release does not end it) and the backend
-// stays to serve it until it ends.
-func (b *Bridge) handleDetach(id string) (map[string]any, error) {
-	t, err := b.running(id)
-	if err != nil {
-		return nil, fmt.Errorf("detach: %w", err)
+// detach keeps terminal t running after Neovim quits ("detach"): the
+// user takes it over (so the agent's release does not end it) and the
+// backend stays to serve it until it ends.
+func (sh *socketHost) detach(t *termhost.Terminal) (map[string]any, error) {
+	if err := sh.claimForUser(t); err != nil {
+		return nil, fmt.Errorf("detach terminal %q: %w", t.ID(), err)
 	}
-	if err := b.claimForUser(t); err != nil {
-		return nil, fmt.Errorf("detach terminal %q: %w", id, err)
-	}
-	b.mu.Lock()
-	b.detached[id] = true
-	srv := b.server
-	b.mu.Unlock()
-	b.log.Info("terminal detached", "terminal", id)
-	return map[string]any{"id": id, "host": os.Getpid(), "served": srv != nil}, nil
+	sh.mu.Lock()
+	sh.detached[t.ID()] = true
+	srv := sh.server
+	sh.mu.Unlock()
+	sh.log.Info("terminal detached", "terminal", t.ID())
+	return map[string]any{"id": t.ID(), "host": os.Getpid(), "served": srv != nil}, nil
 }
 
-// detachedTerminals returns the live terminals the user detached.
-func (b *Bridge) detachedTerminals(h *termhost.Host) []*termhost.Terminal {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// detachedTerminals returns h's live terminals the user detached.
+func (sh *socketHost) detachedTerminals(h *termhost.Host) []*termhost.Terminal {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	var out []*termhost.Terminal
 	for _, t := range h.Terminals() {
-		if b.detached[t.ID()] && t.Claim() == b.user {
+		if sh.detached[t.ID()] && t.Claims().Holder() == sh.user {
 			out = append(out, t)
 		}
 	}
@@ -123,21 +157,21 @@ func (b *Bridge) detachedTerminals(h *termhost.Host) []*termhost.Terminal {
 
 // linger serves the detached terminals after Neovim left, until none of
 // them runs and no client is connected, or ctx ends (a signal).
-func (b *Bridge) linger(ctx context.Context, keep []*termhost.Terminal) {
-	b.mu.Lock()
-	srv := b.server
-	b.mu.Unlock()
+func (sh *socketHost) linger(ctx context.Context, keep []*termhost.Terminal) {
+	sh.mu.Lock()
+	srv := sh.server
+	sh.mu.Unlock()
 	if srv == nil {
 		return
 	}
 	srv.LocalGone()
 	for _, t := range keep {
 		// Its holder left: nobody holds it now (not the editor that quit).
-		if _, err := t.CompareAndSwapClaim(b.user, ahp.Claim{Kind: ahp.ClaimClient, ClientID: ahp.DetachedClient}); err != nil {
-			b.log.Debug("detached terminal keeps its claim", "terminal", t.ID(), "err", err)
+		if _, err := t.Claims().CompareAndSwap(sh.user, ahp.Claim{Kind: ahp.ClaimClient, ClientID: ahp.DetachedClient}); err != nil {
+			sh.log.Debug("detached terminal keeps its claim", "terminal", t.ID(), "err", err)
 		}
 	}
-	b.log.Info("editor gone; serving detached terminals", "terminals", len(keep))
+	sh.log.Info("editor gone; serving detached terminals", "terminals", len(keep))
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -148,12 +182,12 @@ func (b *Bridge) linger(ctx context.Context, keep []*termhost.Terminal) {
 			}
 		}
 		if running == 0 && srv.Clients() == 0 {
-			b.log.Info("no detached terminal runs and no client is connected; the host stops")
+			sh.log.Info("no detached terminal runs and no client is connected; the host stops")
 			return
 		}
 		select {
 		case <-ctx.Done():
-			b.log.Info("signalled while serving detached terminals", "err", ctx.Err())
+			sh.log.Info("signalled while serving detached terminals", "err", ctx.Err())
 			return
 		case <-tick.C:
 		}

@@ -77,16 +77,14 @@ func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
 // mcpOffer returns what session/new carries for an agent whose commands
 // run in our terminals, and the token its MCP server will present; empty
 // when they run in the agent's own (or no socket serves them).
-func (b *Bridge) mcpOffer(mode string, info acpsdk.InitializeResponse) (acp.SessionOptions, string) {
-	b.mu.Lock()
-	socket := b.socket
-	b.mu.Unlock()
+func (ss *sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) (acp.SessionOptions, string) {
+	socket := ss.socketPath()
 	if mode != terminalsAgentrun || socket == "" {
 		return acp.SessionOptions{}, ""
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		b.log.Warn("no MCP terminal tool: our binary's path is unknown", "err", err)
+		ss.log.Warn("no MCP terminal tool: our binary's path is unknown", "err", err)
 		return acp.SessionOptions{}, ""
 	}
 	var raw [16]byte
@@ -129,15 +127,15 @@ type terminalCall struct {
 	Params     json.RawMessage `json:"params"`
 }
 
-// handleMCPTerminal runs one terminal/* request for an MCP tool.
-func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
+// mcpTerminal runs one terminal/* request for an MCP tool.
+func (ss *sessions) mcpTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
 	var call terminalCall
 	if err := json.Unmarshal(raw, &call); err != nil {
 		return nil, fmt.Errorf("agentrun/terminal: %w", err)
 	}
-	b.mu.Lock()
-	s := b.mcpTokens[call.Token]
-	b.mu.Unlock()
+	ss.mu.Lock()
+	s := ss.mcpTokens[call.Token]
+	ss.mu.Unlock()
 	if s == nil || s.s == nil || s.agent == nil {
 		return nil, errors.New("agentrun/terminal: unknown token: this MCP server's session has ended or never started")
 	}
@@ -162,9 +160,9 @@ func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (an
 	body, _ := json.Marshal(params)
 	res, rerr := s.agent.TerminalRequest(ctx, call.Method, body)
 	if rerr != nil {
-		b.mu.Lock()
+		ss.mu.Lock()
 		stopped := s.stopped
-		b.mu.Unlock()
+		ss.mu.Unlock()
 		if stopped {
 			// What the model reads: why, not an internal state.
 			return nil, errors.New("the user stopped this session (:AgentStop); its commands were killed")
@@ -172,21 +170,21 @@ func (b *Bridge) handleMCPTerminal(ctx context.Context, raw json.RawMessage) (an
 		return nil, errors.New(rerr.Message)
 	}
 	if call.Method == acpsdk.ClientMethodTerminalCreate && call.ToolCallID != "" {
-		b.tieToToolCall(s, res, call.ToolCallID)
+		ss.tieToToolCall(s, res, call.ToolCallID)
 	}
 	return res, nil
 }
 
-// handleMCPTerminals lists the token's session's terminals for the
+// mcpTerminals lists the token's session's terminals for the
 // tool's list_commands.
-func (b *Bridge) handleMCPTerminals(_ context.Context, raw json.RawMessage) (any, error) {
+func (ss *sessions) mcpTerminals(_ context.Context, raw json.RawMessage) (any, error) {
 	var call terminalCall
 	if err := json.Unmarshal(raw, &call); err != nil {
 		return nil, fmt.Errorf("agentrun/terminals: %w", err)
 	}
-	b.mu.Lock()
-	s := b.mcpTokens[call.Token]
-	b.mu.Unlock()
+	ss.mu.Lock()
+	s := ss.mcpTokens[call.Token]
+	ss.mu.Unlock()
 	if s == nil || s.s == nil {
 		return nil, errors.New("agentrun/terminals: unknown token: this MCP server's session has ended or never started")
 	}
@@ -203,7 +201,7 @@ func (b *Bridge) handleMCPTerminals(_ context.Context, raw json.RawMessage) (any
 
 // tieToToolCall gives a terminal the MCP tool created to its tool call:
 // the claim names it, and the chat shows the split in its place.
-func (b *Bridge) tieToToolCall(s *session, res any, toolCall string) {
+func (ss *sessions) tieToToolCall(s *session, res any, toolCall string) {
 	data, _ := json.Marshal(res)
 	var created struct {
 		TerminalID string `json:"terminalId"`
@@ -211,8 +209,8 @@ func (b *Bridge) tieToToolCall(s *session, res any, toolCall string) {
 	if json.Unmarshal(data, &created) != nil || created.TerminalID == "" {
 		return
 	}
-	if t, err := b.termHost().Get(created.TerminalID); err == nil {
-		_, _ = t.CompareAndSwapClaim(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
+	if t, err := ss.host().Get(created.TerminalID); err == nil {
+		_, _ = t.Claims().CompareAndSwap(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
 	}
-	b.events.push(evToolTerminal, map[string]any{"key": s.key, "tool_call": toolCall, "id": created.TerminalID})
+	ss.events.push(evToolTerminal, map[string]any{"key": s.key, "tool_call": toolCall, "id": created.TerminalID})
 }

@@ -19,34 +19,34 @@ func modesPayload(s *session) map[string]any {
 	}
 }
 
-// handleSetMode switches session key to mode id.
-func (b *Bridge) handleSetMode(key, id string) error {
-	s, err := b.live(key)
+// setMode switches session key to mode id.
+func (ss *sessions) setMode(key, id string) error {
+	s, err := ss.live(key)
 	if err != nil {
 		return fmt.Errorf("mode: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ss.ctx, 10*time.Second)
 	defer cancel()
 	if err := s.s.SetMode(ctx, id); err != nil {
 		return err
 	}
-	b.log.Info("mode set", "key", key, "mode", id)
+	ss.log.Info("mode set", "key", key, "mode", id)
 	return nil
 }
 
-// handleSetConfig sets config option id of session key to value and
+// setConfig sets config option id of session key to value and
 // returns every option as the agent now reports them.
-func (b *Bridge) handleSetConfig(key, id, value string) (any, error) {
-	s, err := b.live(key)
+func (ss *sessions) setConfig(key, id, value string) (any, error) {
+	s, err := ss.live(key)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ss.ctx, 10*time.Second)
 	defer cancel()
 	opts, err := s.s.SetConfigOption(ctx, id, value)
 	if err != nil {
 		return nil, err
 	}
-	b.log.Info("config option set", "key", key, "option", id, "value", value)
+	ss.log.Info("config option set", "key", key, "option", id, "value", value)
 	return jsonValue(opts), nil
 }

@@ -3,6 +3,10 @@ package editor
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -14,8 +18,8 @@ import (
 func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
-	token, id, err := b.ask(ctx, "p", permissionQuestion, map[string]any{
-		"key":        b.keyOf(sid),
+	token, id, err := b.questions.ask(ctx, "p", permissionQuestion, map[string]any{
+		"key":        b.sessions.keyOf(sid),
 		"session_id": sid,
 		"tool_call":  jsonValue(req.ToolCall),
 		"options":    jsonValue(req.Options),
@@ -35,33 +39,58 @@ func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermis
 	return cancelled, nil
 }
 
-// errEditorClosing is what ask returns once the bridge is shutting down.
+// errEditorClosing is what ask returns once the backend is shutting down.
 var errEditorClosing = errors.New("the editor is shutting down")
 
-// ask is the one way the bridge asks the user something: it registers a
-// fresh token (prefix + counter) for handleAnswer, pushes event
+// ids hands out fresh ids: a prefix and one counter for the backend
+// ("1", "p2", "list-3", ...).
+type ids struct{ n atomic.Int64 }
+
+// next returns a fresh id with prefix.
+func (c *ids) next(prefix string) string {
+	return prefix + strconv.FormatInt(c.n.Add(1), 10)
+}
+
+// questions are the open questions to the user (permission requests,
+// command approvals): the one way the backend asks the user something and
+// waits for the answer Lua sends with "answer_question".
+type questions struct {
+	events *eventQueue
+	ids    *ids
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]chan string // by token
+	closed  bool
+}
+
+func newQuestions(events *eventQueue, ids *ids, log *slog.Logger) *questions {
+	return &questions{events: events, ids: ids, log: log, pending: map[string]chan string{}}
+}
+
+// ask registers a fresh token (prefix + counter) for answer, pushes event
 // q.ask with payload plus "token", and waits for the answer. It fails
-// with errEditorClosing when the bridge is (or starts) shutting down, and
-// with ctx's error when ctx ends first, after telling Lua to forget the
-// question with q.cancelled.
-func (b *Bridge) ask(ctx context.Context, prefix string, q question, payload map[string]any) (token, answer string, err error) {
-	token = b.nextID(prefix)
+// with errEditorClosing when the questions are (or get) closed at
+// shutdown, and with ctx's error when ctx ends first, after telling Lua
+// to forget the question with q.cancelled.
+func (qs *questions) ask(ctx context.Context, prefix string, q question, payload map[string]any) (token, answer string, err error) {
+	token = qs.ids.next(prefix)
 	ch := make(chan string, 1)
-	b.mu.Lock()
-	if b.closing {
-		b.mu.Unlock()
+	qs.mu.Lock()
+	if qs.closed {
+		qs.mu.Unlock()
 		return token, "", errEditorClosing
 	}
-	b.perms[token] = ch
-	b.mu.Unlock()
+	qs.pending[token] = ch
+	qs.mu.Unlock()
 	defer func() {
-		b.mu.Lock()
-		delete(b.perms, token)
-		b.mu.Unlock()
+		qs.mu.Lock()
+		delete(qs.pending, token)
+		qs.mu.Unlock()
 	}()
 
 	payload["token"] = token
-	b.events.push(q.ask, payload)
+	qs.events.push(q.ask, payload)
 	select {
 	case answer, ok := <-ch:
 		if !ok {
@@ -69,22 +98,35 @@ func (b *Bridge) ask(ctx context.Context, prefix string, q question, payload map
 		}
 		return token, answer, nil
 	case <-ctx.Done():
-		b.events.push(q.cancelled, map[string]any{"token": token})
+		qs.events.push(q.cancelled, map[string]any{"token": token})
 		return token, "", ctx.Err()
 	}
 }
 
-// handleAnswer delivers the user's choice for token.
-func (b *Bridge) handleAnswer(token, optionID string) {
-	b.mu.Lock()
-	ch, ok := b.perms[token]
-	b.mu.Unlock()
+// answer delivers the user's choice for token ("answer_question"); a late
+// answer (the question was withdrawn) is dropped.
+func (qs *questions) answer(token, optionID string) {
+	qs.mu.Lock()
+	ch, ok := qs.pending[token]
+	qs.mu.Unlock()
 	if !ok {
-		b.log.Debug("late permission answer", "token", token)
+		qs.log.Debug("late permission answer", "token", token)
 		return
 	}
 	select {
 	case ch <- optionID:
 	default:
+	}
+}
+
+// close answers every open question, and every later one, with
+// errEditorClosing.
+func (qs *questions) close() {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	qs.closed = true
+	for token, ch := range qs.pending {
+		close(ch)
+		delete(qs.pending, token)
 	}
 }

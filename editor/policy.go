@@ -127,31 +127,31 @@ func (p policyArgs) check() error {
 }
 
 // applyPolicy sets the policy fields of opts for the session with key.
-func (b *Bridge) applyPolicy(opts *acp.Options, key string, p policyArgs) {
+func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 	opts.AllowedCwdRoots = p.AllowedCwd
 	opts.MaxRunTime = time.Duration(p.MaxRunMS) * time.Millisecond
 	opts.ByteCap = p.ByteLimit
 	if p.Approve == "always" || p.Approve == "function" {
-		opts.Approve = b.approver(key)
+		opts.Approve = ss.approver(key)
 	}
 	opts.Limits = p.Limits.limits()
 	if sb := p.Sandbox; sb != nil {
-		opts.Sandbox = b.sandboxer(sb)
+		opts.Sandbox = ss.sandboxer(sb)
 	}
 	opts.Notice = func(msg string) {
-		b.events.push(evMessage, map[string]any{"key": key, "level": "warn", "text": msg})
+		ss.events.push(evMessage, map[string]any{"key": key, "level": "warn", "text": msg})
 	}
 }
 
 // sandboxer returns how to confine each command: the configured profile,
 // or what terminal.sandbox (a function) says for it.
-func (b *Bridge) sandboxer(sb *sandboxArgs) func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
+func (ss *sessions) sandboxer(sb *sandboxArgs) func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
 	return func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
 		args := sb.Profile
 		if sb.Kind == "function" {
 			args = nil
 			err := callNvim(ctx, func() error {
-				return b.v.ExecLua(`return require("agentrun.config").sandbox_for(...)`, &args,
+				return ss.execLua(`return require("agentrun.config").sandbox_for(...)`, &args,
 					map[string]any{"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "session": cmd.Session})
 			})
 			if err != nil {
@@ -183,16 +183,16 @@ func luaError(err error) string {
 // approver asks Lua whether a terminal command may run: Lua calls
 // terminal.approve or shows vim.ui.select with the exact command line and
 // answers with "answer_question" (token, "run" or "" to refuse).
-func (b *Bridge) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
+func (ss *sessions) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		token, id, err := b.ask(ctx, "a", approveQuestion, map[string]any{
+		token, id, err := ss.ask(ctx, "a", approveQuestion, map[string]any{
 			"key": key, "session_id": cmd.Session,
 			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "sandbox": cmd.Sandbox,
 		})
 		if err != nil {
 			return false, err
 		}
-		b.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
+		ss.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
 		return id == "run", nil
 	}
 }

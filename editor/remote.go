@@ -3,6 +3,7 @@ package editor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -24,6 +25,65 @@ import (
 // host's process id). Its output goes through a local display log and the
 // same pump as our own terminals, so the display filter and pacing are
 // the same; input goes to the host only while we hold the terminal.
+
+// remotes are the connections to other hosts and the terminals of
+// theirs shown here; they own their state and lock, and know the bridge
+// only through what newRemotes is given.
+type remotes struct {
+	ctx     context.Context
+	log     *slog.Logger
+	events  *eventQueue
+	display *displays
+	// user is this editor's claim: input and resizes go to a remote
+	// terminal only while it holds it.
+	user ahp.Claim
+	// displayBytes sizes a remote terminal's local display log.
+	displayBytes func() int
+	// hosts lists the hosts' sockets; socketOf finds host pid's.
+	hosts    func() ([]rundir.Host, error)
+	socketOf func(pid int) (string, error)
+
+	mu    sync.Mutex
+	conns map[int]*remoteHost // by host pid
+}
+
+// remoteOptions are what remotes need of the rest of the backend.
+type remoteOptions struct {
+	user         ahp.Claim
+	displayBytes func() int
+	// hosts and socketOf default to the user's socket directory (rundir).
+	hosts    func() ([]rundir.Host, error)
+	socketOf func(pid int) (string, error)
+}
+
+func newRemotes(ctx context.Context, log *slog.Logger, events *eventQueue, display *displays, opts remoteOptions) *remotes {
+	if opts.hosts == nil {
+		opts.hosts = rundir.Hosts
+	}
+	if opts.socketOf == nil {
+		opts.socketOf = func(pid int) (string, error) {
+			dir, err := rundir.Dir()
+			if err != nil {
+				return "", err
+			}
+			return rundir.Socket(dir, pid), nil
+		}
+	}
+	return &remotes{
+		ctx: ctx, log: log, events: events, display: display, user: opts.user,
+		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf,
+		conns: map[int]*remoteHost{},
+	}
+}
+
+// logBytes is the size of a remote terminal's display log: the host's
+// for its own terminals (Options.DisplayBytes, its default when unset).
+func (rs *remotes) logBytes() int {
+	if n := rs.displayBytes(); n > 0 {
+		return n
+	}
+	return termhost.DefaultDisplayBytes
+}
 
 // remoteTerm is a remote terminal shown here.
 type remoteTerm struct {
@@ -70,7 +130,7 @@ func (r *remoteTerm) end(st termhost.ExitStatus, note string) {
 // endRemote ends remote terminal r's display and tells Lua how it ended
 // (the terminal_exit a terminal of ours sends), so that nothing here
 // takes it for running any more.
-func (b *Bridge) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
+func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
 	r.end(st, note)
 	p := map[string]any{"id": r.name}
 	if st.Code != nil {
@@ -78,7 +138,7 @@ func (b *Bridge) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
 	} else {
 		p["signal"] = st.Signal
 	}
-	b.events.push(evTerminalExit, p)
+	rs.events.push(evTerminalExit, p)
 }
 
 // remoteName splits "PID:term-N".
@@ -90,13 +150,13 @@ func remoteName(name string) (pid int, id string, err error) {
 	return pid, id, nil
 }
 
-// handleRemoteTerminals lists the terminals of every other host.
-func (b *Bridge) handleRemoteTerminals() ([]map[string]any, error) {
-	hosts, err := rundir.Hosts()
+// list lists the terminals of every other host ("remote_terminals").
+func (rs *remotes) list() ([]map[string]any, error) {
+	hosts, err := rs.hosts()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(rs.ctx, 2*time.Second)
 	defer cancel()
 	out := []map[string]any{}
 	for _, host := range hosts {
@@ -104,9 +164,9 @@ func (b *Bridge) handleRemoteTerminals() ([]map[string]any, error) {
 		if pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		h, err := b.remoteHostOf(ctx, pid)
+		h, err := rs.hostOf(ctx, pid)
 		if err != nil {
-			b.log.Debug("remote host", "socket", host.Socket, "err", err)
+			rs.log.Debug("remote host", "socket", host.Socket, "err", err)
 			continue
 		}
 		h.mu.Lock()
@@ -118,7 +178,7 @@ func (b *Bridge) handleRemoteTerminals() ([]map[string]any, error) {
 			state := "running"
 			m := map[string]any{
 				"id": fmt.Sprintf("%d:%s", pid, id), "host": pid, "title": ti.Title,
-				"claim": claimStatus(ti.Claim), "mine": ti.Claim == b.user, "remote": true,
+				"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true,
 			}
 			if ti.ExitCode != nil {
 				state, m["exit_code"] = "exited", *ti.ExitCode
@@ -132,25 +192,25 @@ func (b *Bridge) handleRemoteTerminals() ([]map[string]any, error) {
 			out = append(out, m)
 		}
 		h.mu.Unlock()
-		b.doneWith(h)
+		rs.doneWith(h)
 	}
 	return out, nil
 }
 
-// handleRemoteAttach shows remote terminal name in Neovim channel ch: its
-// scrollback, then live.
-func (b *Bridge) handleRemoteAttach(name string, ch int, args attachArgs) (map[string]any, error) {
+// attach shows remote terminal name in Neovim channel ch: its
+// scrollback, then live ("remote_attach").
+func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any, error) {
 	pid, id, err := remoteName(name)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
 	defer cancel()
-	h, err := b.remoteHostOf(ctx, pid)
+	h, err := rs.hostOf(ctx, pid)
 	if err != nil {
 		return nil, err
 	}
-	defer b.doneWith(h)
+	defer rs.doneWith(h)
 	uri := ahp.TerminalURI(id)
 	h.mu.Lock()
 	old := h.terms[uri]
@@ -171,32 +231,31 @@ func (b *Bridge) handleRemoteAttach(name string, ch int, args attachArgs) (map[s
 	if err != nil {
 		return nil, err
 	}
-	r := &remoteTerm{name: name, uri: uri, host: h, log: rawlog.New(b.hostOpts.DisplayBytes), fromSeq: snap.FromSeq, done: make(chan struct{}), claim: st.Claim}
+	r := &remoteTerm{name: name, uri: uri, host: h, log: rawlog.New(rs.logBytes()), fromSeq: snap.FromSeq, done: make(chan struct{}), claim: st.Claim}
 	r.log.Append([]byte(st.Text()))
 	h.mu.Lock()
 	h.terms[uri] = r
 	h.mu.Unlock()
 	if st.Exited() {
-		b.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
+		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
-	send := func(p []byte) error { return b.v.Request("nvim_chan_send", nil, ch, p) }
-	p := startPump(b.ctx, r, nil, send, pumpOptions{MaxLines: args.Scrollback, Pacer: b.pacer}, b.log.With("terminal", name))
+	p := rs.display.show(r, nil, ch, args.Scrollback)
 	r.mu.Lock()
 	r.pump = p
 	r.mu.Unlock()
-	b.log.Info("attached to a remote terminal", "terminal", name)
-	return map[string]any{"title": st.Title, "claim": claimStatus(st.Claim), "mine": st.Claim == b.user}, nil
+	rs.log.Info("attached to a remote terminal", "terminal", name)
+	return map[string]any{"title": st.Title, "claim": claimStatus(st.Claim), "mine": st.Claim == rs.user}, nil
 }
 
-// remoteTermOf returns attached remote terminal name.
-func (b *Bridge) remoteTermOf(name string) (*remoteTerm, error) {
+// termOf returns attached remote terminal name.
+func (rs *remotes) termOf(name string) (*remoteTerm, error) {
 	pid, id, err := remoteName(name)
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	h := b.remotes[pid]
-	b.mu.Unlock()
+	rs.mu.Lock()
+	h := rs.conns[pid]
+	rs.mu.Unlock()
 	if h == nil {
 		return nil, fmt.Errorf("%s is not attached here", name)
 	}
@@ -211,8 +270,8 @@ func (b *Bridge) remoteTermOf(name string) (*remoteTerm, error) {
 
 // dispatchWait sends act to h and waits for its envelope: nil when the
 // host applied it, the host's reason when it refused.
-func (b *Bridge) dispatchWait(h *remoteHost, act ahp.Action) error {
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
+	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
 	defer cancel()
 	ch := make(chan ahp.Envelope, 1)
 	// The waiter is registered under the lock the router takes, before
@@ -240,70 +299,70 @@ func (b *Bridge) dispatchWait(h *remoteHost, act ahp.Action) error {
 	}
 }
 
-// handleRemoteTake claims remote terminal name for this editor's user.
-func (b *Bridge) handleRemoteTake(name string) error {
-	r, err := b.remoteTermOf(name)
+// take claims remote terminal name for this editor's user ("remote_take").
+func (rs *remotes) take(name string) error {
+	r, err := rs.termOf(name)
 	if err != nil {
 		return err
 	}
-	return b.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: b.user})
+	return rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: rs.user})
 }
 
-// handleRemoteInput types data into remote terminal name (refused by its
-// host unless we hold it; the refusal comes back as a message).
-func (b *Bridge) handleRemoteInput(name string, data []byte) {
-	r, err := b.remoteTermOf(name)
+// input types data into remote terminal name (refused by its host unless
+// we hold it; the refusal comes back as a message) ("remote_input").
+func (rs *remotes) input(name string, data []byte) {
+	r, err := rs.termOf(name)
 	if err != nil {
-		b.notice("(agentrun) " + err.Error())
+		rs.notice("(agentrun) " + err.Error())
 		return
 	}
 	r.mu.Lock()
-	mine := r.claim == b.user
+	mine := r.claim == rs.user
 	holder := r.claim
 	r.mu.Unlock()
 	if !mine {
-		b.notice(fmt.Sprintf("(agentrun) %s is held by %s; take it over (T) to type into it", name, holderText(holder)))
+		rs.notice(fmt.Sprintf("(agentrun) %s is held by %s; take it over (T) to type into it", name, holderText(holder)))
 		return
 	}
-	if _, err := r.host.c.Dispatch(b.ctx, ahp.InputAction{Terminal: r.uri, Data: string(data)}); err != nil {
-		b.notice(fmt.Sprintf("(agentrun) input to %s: %v", name, err))
+	if _, err := r.host.c.Dispatch(rs.ctx, ahp.InputAction{Terminal: r.uri, Data: string(data)}); err != nil {
+		rs.notice(fmt.Sprintf("(agentrun) input to %s: %v", name, err))
 	}
 }
 
-// resizeRemote sizes remote terminal name's pty to its split here, while
+// resize sizes remote terminal name's pty to its split here, while
 // we hold it (its host refuses a resize from anyone else; whoever holds a
 // terminal sizes it).
-func (b *Bridge) resizeRemote(name string, cols, rows int) error {
-	r, err := b.remoteTermOf(name)
+func (rs *remotes) resize(name string, cols, rows int) error {
+	r, err := rs.termOf(name)
 	if err != nil {
 		return nil // detached meanwhile: nothing to size
 	}
 	r.mu.Lock()
-	mine := r.claim == b.user
+	mine := r.claim == rs.user
 	r.mu.Unlock()
 	if !mine {
 		return nil
 	}
-	if _, err := r.host.c.Dispatch(b.ctx, ahp.ResizedAction{Terminal: r.uri, Cols: cols, Rows: rows}); err != nil {
+	if _, err := r.host.c.Dispatch(rs.ctx, ahp.ResizedAction{Terminal: r.uri, Cols: cols, Rows: rows}); err != nil {
 		return fmt.Errorf("resize %s: %w", name, err)
 	}
 	return nil
 }
 
-// handleRemoteDispose kills remote terminal name (its host's
-// disposeTerminal).
-func (b *Bridge) handleRemoteDispose(name string) error {
+// dispose kills remote terminal name (its host's disposeTerminal)
+// ("remote_dispose").
+func (rs *remotes) dispose(name string) error {
 	pid, id, err := remoteName(name)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
 	defer cancel()
-	h, err := b.remoteHostOf(ctx, pid)
+	h, err := rs.hostOf(ctx, pid)
 	if err != nil {
 		return err
 	}
-	defer b.doneWith(h)
+	defer rs.doneWith(h)
 	return h.c.DisposeTerminal(ctx, ahp.TerminalURI(id))
 }
 

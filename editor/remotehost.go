@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
-	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
@@ -29,29 +28,28 @@ type remoteHost struct {
 	gone    bool
 }
 
-// remoteHostOf returns the connection to the host with process id pid,
+// hostOf returns the connection to the host with process id pid,
 // connecting on first use; the caller calls doneWith when done with it.
-func (b *Bridge) remoteHostOf(ctx context.Context, pid int) (*remoteHost, error) {
+func (rs *remotes) hostOf(ctx context.Context, pid int) (*remoteHost, error) {
 	if pid == os.Getpid() {
 		return nil, fmt.Errorf("host %d is this Neovim's own: its terminals are in the list already", pid)
 	}
-	b.mu.Lock()
-	if h := b.remotes[pid]; h != nil && !h.isGone() {
+	rs.mu.Lock()
+	if h := rs.conns[pid]; h != nil && !h.isGone() {
 		h.mu.Lock()
 		h.users++
 		h.mu.Unlock()
-		b.mu.Unlock()
+		rs.mu.Unlock()
 		return h, nil
 	}
-	b.mu.Unlock()
-	dir, err := rundir.Dir()
+	rs.mu.Unlock()
+	socket, err := rs.socketOf(pid)
 	if err != nil {
 		return nil, err
 	}
-	socket := rundir.Socket(dir, pid)
-	c, err := ahpclient.Dial(ctx, socket, b.user.ClientID)
+	c, err := ahpclient.Dial(ctx, socket, rs.user.ClientID)
 	if err != nil {
-		b.log.Debug("dialing a host", "pid", pid, "err", err)
+		rs.log.Debug("dialing a host", "pid", pid, "err", err)
 		return nil, fmt.Errorf("no agentrun host %d is running (its Neovim quit, and with it what it had not detached); :AgentTerminals lists the terminals you can reach", pid)
 	}
 	res, err := c.Initialize(ctx, ahp.RootURI)
@@ -65,10 +63,10 @@ func (b *Bridge) remoteHostOf(ctx context.Context, pid int) (*remoteHost, error)
 		return nil, err
 	}
 	h := &remoteHost{pid: pid, socket: socket, c: c, root: root.Terminals, terms: map[string]*remoteTerm{}, waiters: map[uint64]chan ahp.Envelope{}, users: 1}
-	go b.followHost(h)
-	b.mu.Lock()
-	b.remotes[pid] = h
-	b.mu.Unlock()
+	go rs.followHost(h)
+	rs.mu.Lock()
+	rs.conns[pid] = h
+	rs.mu.Unlock()
 	return h, nil
 }
 
@@ -79,7 +77,7 @@ func (h *remoteHost) isGone() bool {
 }
 
 // followHost routes a host's envelopes to the terminals shown here.
-func (b *Bridge) followHost(h *remoteHost) {
+func (rs *remotes) followHost(h *remoteHost) {
 	for e := range h.c.Envelopes() {
 		h.mu.Lock()
 		if e.Origin != nil && e.Origin.ClientID == h.c.ID() {
@@ -87,7 +85,7 @@ func (b *Bridge) followHost(h *remoteHost) {
 				delete(h.waiters, e.Origin.ClientSeq)
 				ch <- e
 			} else if e.RejectionReason != "" {
-				b.notice(fmt.Sprintf("(agentrun) host %d refused %s: %s", h.pid, e.Action.ActionType(), e.RejectionReason))
+				rs.notice(fmt.Sprintf("(agentrun) host %d refused %s: %s", h.pid, e.Action.ActionType(), e.RejectionReason))
 			}
 		}
 		if e.RejectionReason != "" {
@@ -111,13 +109,13 @@ func (b *Bridge) followHost(h *remoteHost) {
 			r.mu.Lock()
 			r.claim = a.Claim
 			r.mu.Unlock()
-			b.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(a.Claim), "mine": a.Claim == b.user})
+			rs.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(a.Claim), "mine": a.Claim == rs.user})
 		case ahp.ExitedAction:
-			b.endRemote(r, termhost.ExitStatus{Code: a.ExitCode, Signal: a.ExitSignal}, "")
+			rs.endRemote(r, termhost.ExitStatus{Code: a.ExitCode, Signal: a.ExitSignal}, "")
 			h.mu.Lock()
 			delete(h.terms, r.uri)
 			h.mu.Unlock()
-			b.dropIdle(h)
+			rs.dropIdle(h)
 		}
 	}
 	h.mu.Lock()
@@ -130,37 +128,37 @@ func (b *Bridge) followHost(h *remoteHost) {
 	h.waiters = map[uint64]chan ahp.Envelope{}
 	h.mu.Unlock()
 	for _, r := range terms {
-		b.endRemote(r, termhost.ExitStatus{Signal: "unknown"}, fmt.Sprintf("the host %d went away", h.pid))
+		rs.endRemote(r, termhost.ExitStatus{Signal: "unknown"}, fmt.Sprintf("the host %d went away", h.pid))
 	}
 }
 
 // doneWith ends a use of h (remoteHostOf) and closes the connection when
 // nothing uses it and no terminal of it is shown here: a host that stayed
 // for detached terminals may then end; a list refresh connects again.
-func (b *Bridge) doneWith(h *remoteHost) {
+func (rs *remotes) doneWith(h *remoteHost) {
 	h.mu.Lock()
 	h.users--
 	h.mu.Unlock()
-	b.dropIdle(h)
+	rs.dropIdle(h)
 }
 
 // dropIdle closes the connection to h if it is idle.
-func (b *Bridge) dropIdle(h *remoteHost) {
+func (rs *remotes) dropIdle(h *remoteHost) {
 	h.mu.Lock()
 	idle := len(h.terms) == 0 && len(h.waiters) == 0 && h.users <= 0
 	h.mu.Unlock()
 	if !idle {
 		return
 	}
-	b.mu.Lock()
-	if b.remotes[h.pid] == h {
-		delete(b.remotes, h.pid)
+	rs.mu.Lock()
+	if rs.conns[h.pid] == h {
+		delete(rs.conns, h.pid)
 	}
-	b.mu.Unlock()
+	rs.mu.Unlock()
 	h.c.Close()
 }
 
 // notice tells the user something as a warning.
-func (b *Bridge) notice(text string) {
-	b.events.push(evMessage, map[string]any{"level": "warn", "text": text})
+func (rs *remotes) notice(text string) {
+	rs.events.push(evMessage, map[string]any{"level": "warn", "text": text})
 }

@@ -52,8 +52,7 @@ func Serve(ctx context.Context, version string) error {
 	if err != nil {
 		return fmt.Errorf("connect to neovim on stdio: %w", err)
 	}
-	b := newBridge(v, version, logger)
-	b.guard = startGuard(logger)
+	b := newBridge(v, version, logger, startGuard(logger))
 	if err := b.register(); err != nil {
 		return err
 	}

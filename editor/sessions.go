@@ -2,155 +2,141 @@ package editor
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
-	"sort"
+	"log/slog"
+	"sync"
 
 	"github.com/agentrun/agentrun.nvim/acp"
-	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/agentrun/agentrun.nvim/guard"
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
-// Earlier sessions: :AgentSessions lists an agent's sessions of the cwd
-// (session/list) and starts one again in a new chat, loaded (its history
-// replayed into the chat) or resumed; with continue_last, :AgentRun opens
-// the cwd's most recent session. An agent process has one session here,
-// so listing starts the agent when no session of it runs (and stops that
-// one again once it has answered).
+// sessions are the ACP sessions of this editor, each with its own agent
+// process: starting, opening (new, loaded, resumed; signing in first),
+// prompting, stopping them, and routing what their agents send to Lua by
+// session key. They own their state and lock, and reach the rest of the
+// backend only through what newSessions is given (sessionDeps).
+//
+// The files: session.go starts and ends one, prompt.go runs its turns,
+// updates.go routes what its agent sends, sessionlist.go lists earlier ones,
+// auth.go signs in, modes.go sets modes and options, policy.go turns the
+// user's limits into the agent's options, mcp.go serves our MCP
+// terminal tool.
+type sessions struct {
+	ctx     context.Context // ends at shutdown
+	log     *slog.Logger
+	events  *eventQueue
+	ids     *ids
+	version string
+	sessionDeps
 
-// listArgs is what Lua sends to list an agent's sessions.
-type listArgs struct {
-	Agent string   `msgpack:"agent"`
-	Cmd   []string `msgpack:"cmd"`
-	Env   []string `msgpack:"env"`
-	Cwd   string   `msgpack:"cwd"`
+	// starts ends first at shutdown: agents still starting are stopped,
+	// and shutdown waits for them (starting counts them).
+	starts       context.Context
+	cancelStarts context.CancelFunc
+	starting     sync.WaitGroup
+
+	mu    sync.Mutex
+	byKey map[string]*session // by key (what Lua uses)
+	byID  map[string]*session // by ACP session id
+	early map[string][]event  // updates for a session id not registered yet
+	// agentShown filters what agents that run commands themselves show of
+	// them (_meta.terminal_output), one filter per terminal id.
+	agentShown map[string]*vtsafe.Filter
+	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
+	mcpTokens map[string]*session
+	closing   bool
 }
 
-// handleListSessions asks agent args.Agent for its sessions of args.Cwd
-// in the background (starting the agent may take a while) and returns a
-// token at once; "session_list" follows with that token and either error
-// or sessions (newest first, each {session_id, title, updated_at, cwd})
-// and whether they can be loaded (history shown) or only resumed.
-func (b *Bridge) handleListSessions(args listArgs) (string, error) {
-	if !filepath.IsAbs(args.Cwd) {
-		return "", fmt.Errorf("sessions: cwd %q is not absolute", args.Cwd)
-	}
-	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
-		return "", fmt.Errorf("sessions: agent %q has an empty cmd", args.Agent)
-	}
-	token := b.nextID("list-")
-	b.mu.Lock()
-	if b.closing {
-		b.mu.Unlock()
-		return "", fmt.Errorf("sessions: shutting down")
-	}
-	b.starting.Add(1) // an agent started for the list: shutdown waits for it
-	b.mu.Unlock()
-	go func() {
-		defer b.starting.Done()
-		p, err := b.listSessions(args)
-		if err != nil {
-			p = map[string]any{"error": err.Error()}
-		}
-		p["token"], p["agent"] = token, args.Agent
-		b.events.push(evSessionList, p)
-	}()
-	return token, nil
+// sessionDeps are what sessions need of the rest of the backend.
+type sessionDeps struct {
+	// editor is what every agent started calls back (acp.Editor: the
+	// bridge, which routes each call to the part it belongs to).
+	editor acp.Editor
+	// host returns the terminal host (made on first use).
+	host func() *termhost.Host
+	// user is this editor's claim: sign-in terminals are the user's.
+	user ahp.Claim
+	// guard kills the agents if the backend dies without stopping them;
+	// nil without one.
+	guard *guard.Client
+	// terminalSize and addTerminal are the terminals part's: a new
+	// split's size, and showing a terminal the user holds.
+	terminalSize func() (cols, rows uint16)
+	addTerminal  func(t *termhost.Terminal, sid string, user bool) *terminal
+	// socketPath is the socket our MCP tool reaches us on ("" when none).
+	socketPath func() string
+	// ask asks the user a question and waits for the answer (questions).
+	ask func(ctx context.Context, prefix string, q question, payload map[string]any) (token, answer string, err error)
+	// execLua runs Lua in Neovim (terminal.sandbox as a function).
+	execLua func(code string, result any, args ...any) error
 }
 
-// listSessions asks the agent of a live session named args.Agent, or a
-// new one started for this (and stopped again), for its sessions.
-func (b *Bridge) listSessions(args listArgs) (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(b.starts, startTimeout)
-	defer cancel()
-	a := b.runningAgent(args.Agent)
-	if a == nil {
-		var err error
-		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, b, b.agentOptions(b.termHost()))
-		if err != nil {
-			return nil, err
+func newSessions(ctx context.Context, log *slog.Logger, events *eventQueue, ids *ids, version string, deps sessionDeps) *sessions {
+	starts, cancelStarts := context.WithCancel(ctx)
+	return &sessions{
+		ctx: ctx, log: log, events: events, ids: ids, version: version, sessionDeps: deps,
+		starts: starts, cancelStarts: cancelStarts,
+		byKey: map[string]*session{}, byID: map[string]*session{}, early: map[string][]event{},
+		agentShown: map[string]*vtsafe.Filter{}, mcpTokens: map[string]*session{},
+	}
+}
+
+// isClosing reports that the sessions are shutting down.
+func (ss *sessions) isClosing() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.closing
+}
+
+// shutdown stops every agent and returns when they are gone: agents still
+// starting are stopped by their start (and waited for), the others get
+// SIGTERM at once, not after waiting for an exit on EOF that some never
+// make (the backend is going away). Only the first call does so; it
+// returns how many agents it stopped, and first.
+func (ss *sessions) shutdown() (agents int, first bool) {
+	ss.mu.Lock()
+	if ss.closing {
+		ss.mu.Unlock()
+		return 0, false
+	}
+	ss.closing = true
+	var running []*acp.Agent
+	for _, s := range ss.byKey {
+		if s.agent != nil {
+			running = append(running, s.agent)
 		}
-		// Neovim quitting meanwhile (b.starts cancelled): no grace.
-		defer func() {
-			if ctx.Err() != nil {
-				_ = a.Terminate()
-			} else {
-				_ = a.Close()
-			}
+	}
+	ss.mu.Unlock()
+	ss.cancelStarts()
+	ss.starting.Wait() // an agent still starting is stopped by its Start
+
+	var wg sync.WaitGroup
+	for _, a := range running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = a.Terminate()
 		}()
 	}
-	list, err := a.ListSessions(ctx, args.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	sortNewestFirst(list)
-	out := make([]map[string]any, 0, len(list))
-	for _, si := range list {
-		m := map[string]any{"session_id": string(si.SessionId), "cwd": si.Cwd}
-		if si.Title != nil {
-			m["title"] = *si.Title
-		}
-		if si.UpdatedAt != nil {
-			m["updated_at"] = *si.UpdatedAt
-		}
-		out = append(out, m)
-	}
-	return map[string]any{"sessions": out, "load": a.CanLoad(), "resume": a.CanResume()}, nil
+	wg.Wait()
+	return len(running), true
 }
 
-// runningAgent returns the agent of a live session named agent, if any.
-func (b *Bridge) runningAgent(agent string) *acp.Agent {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, s := range b.sessions {
-		if s.name == agent && !s.ended && s.s != nil {
-			return s.agent
+// status is every session's entry in status().
+func (ss *sessions) status() []any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	list := make([]any, 0, len(ss.byKey))
+	for _, s := range ss.byKey {
+		id := ""
+		if s.s != nil {
+			id = s.s.ID()
 		}
+		list = append(list, map[string]any{
+			"key": s.key, "id": id, "agent": s.name, "busy": s.busy && !s.ended, "ended": s.ended,
+		})
 	}
-	return nil
-}
-
-// sortNewestFirst orders sessions by their last activity (RFC 3339 times
-// sort as text), those without one last, keeping the agent's order among
-// equals.
-func sortNewestFirst(list []acpsdk.SessionInfo) {
-	at := func(si acpsdk.SessionInfo) string {
-		if si.UpdatedAt == nil {
-			return ""
-		}
-		return *si.UpdatedAt
-	}
-	sort.SliceStable(list, func(i, j int) bool { return at(list[i]) > at(list[j]) })
-}
-
-// sessionOptions turns what Lua asked for into session/new's, load's or
-// resume's options. Continue finds the cwd's most recent session and
-// loads it (resumes it when the agent cannot load); when there is none,
-// or the agent keeps no list, a new session starts and note says why.
-func (b *Bridge) sessionOptions(ctx context.Context, a *acp.Agent, args startArgs) (acp.SessionOptions, string, error) {
-	opts := acp.SessionOptions{Load: args.Load, Resume: args.Resume}
-	if !args.Continue || args.Load != "" || args.Resume != "" {
-		return opts, "", nil
-	}
-	if !a.CanList() || (!a.CanLoad() && !a.CanResume()) {
-		return opts, fmt.Sprintf("%s cannot reopen earlier sessions; this is a new one", args.Agent), nil
-	}
-	list, err := a.ListSessions(ctx, args.Cwd)
-	if err != nil {
-		return opts, "", err
-	}
-	if len(list) == 0 {
-		return opts, "no earlier session in " + args.Cwd + "; this is a new one", nil
-	}
-	sortNewestFirst(list)
-	last := list[0]
-	title := string(last.SessionId)
-	if last.Title != nil && *last.Title != "" {
-		title = *last.Title
-	}
-	if a.CanLoad() {
-		opts.Load = string(last.SessionId)
-		return opts, fmt.Sprintf("continuing %q", title), nil
-	}
-	opts.Resume = string(last.SessionId)
-	return opts, fmt.Sprintf("continuing %q (the agent resumes it without showing its history)", title), nil
+	return list
 }

@@ -4,28 +4,22 @@ import "github.com/agentrun/agentrun.nvim/termhost/ahp"
 
 // handleStatus describes sessions and terminals for require("agentrun").status().
 func (b *Bridge) handleStatus() (map[string]any, error) {
-	b.mu.Lock()
-	sessions := make([]any, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		id := ""
-		if s.s != nil {
-			id = s.s.ID()
-		}
-		sessions = append(sessions, map[string]any{
-			"key": s.key, "id": id, "agent": s.name, "busy": s.busy && !s.ended, "ended": s.ended,
-		})
-	}
-	terms := make([]*terminal, 0, len(b.termOrder))
-	for _, id := range b.termOrder {
-		terms = append(terms, b.terms[id])
-	}
-	b.mu.Unlock()
+	return map[string]any{"sessions": b.sessions.status(), "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
+}
 
+// status is every terminal's entry in status(), oldest first.
+func (ts *terminals) status() []any {
+	ts.mu.Lock()
+	terms := make([]*terminal, 0, len(ts.order))
+	for _, id := range ts.order {
+		terms = append(terms, ts.byID[id])
+	}
+	ts.mu.Unlock()
 	list := make([]any, 0, len(terms))
 	for _, tm := range terms {
 		list = append(list, tm.status())
 	}
-	return map[string]any{"sessions": sessions, "terminals": list, "client_id": b.user.ClientID}, nil
+	return list
 }
 
 // claimStatus is a claim as status() shows it (snake_case, empty fields

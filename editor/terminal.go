@@ -3,6 +3,7 @@ package editor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"syscall"
 
@@ -15,8 +16,9 @@ import (
 // keep their output for a later :AgentTerminals open; older ones drop it.
 const keepReleased = 16
 
-// terminal is the bridge's view of one agent terminal: its display pump,
-// its input writer and what status() reports after it is gone.
+// terminal is how one terminal is shown here (an agent's or the user's):
+// its display pump, its input writer and what status() reports after it
+// is gone.
 type terminal struct {
 	id      string
 	sid     string // ACP session id
@@ -46,23 +48,91 @@ type terminal struct {
 	last *termState
 }
 
-// TerminalCreated implements acp.Editor: Lua learns of the terminal before
-// the agent gets its id, so the buffer can attach from the first byte.
-func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
-	t, err := b.termHost().Get(tid)
-	if err != nil {
-		b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
-		return
-	}
-	b.addTerminal(t, sid, false)
+// terminals are the terminals of this backend's host shown here (the
+// agents', the user's) with their display pumps and input writers: they
+// own their state and lock, and reach the rest of the backend only
+// through what newTerminals is given.
+type terminals struct {
+	ctx     context.Context
+	log     *slog.Logger
+	events  *eventQueue
+	display *displays
+	// user is this editor's claim (the user's terminals hold it).
+	user ahp.Claim
+	terminalDeps
+
+	mu    sync.Mutex
+	byID  map[string]*terminal
+	order []string // ids, oldest first
+	// cols, rows are the text area a new terminal's split will have, as
+	// Lua last reported it (0 = unknown).
+	cols, rows uint16
 }
 
-// addTerminal starts showing t: the agent's (session sid) or the user's.
-func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *terminal {
+// terminalDeps are what terminals need of the other parts.
+type terminalDeps struct {
+	// host returns the terminal host (made on first use).
+	host func() *termhost.Host
+	// keyOf returns the key of the session with ACP id sid ("" if none).
+	keyOf func(sid string) string
+	// claimForUser gives a terminal to this editor's user (socketHost).
+	claimForUser func(t *termhost.Terminal) error
+	// closing reports that the backend is shutting down.
+	closing func() bool
+}
+
+func newTerminals(ctx context.Context, log *slog.Logger, events *eventQueue, display *displays, user ahp.Claim, deps terminalDeps) *terminals {
+	return &terminals{ctx: ctx, log: log, events: events, display: display, user: user, terminalDeps: deps, byID: map[string]*terminal{}}
+}
+
+// size is the size of the split a new terminal will get, as Lua last
+// reported it (0x0 before it did).
+func (ts *terminals) size() (cols, rows uint16) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.cols, ts.rows
+}
+
+// setSize records the size a new terminal's split will have
+// ("terminal_size").
+func (ts *terminals) setSize(cols, rows int) error {
+	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
+		return fmt.Errorf("terminal_size: bad size %dx%d", cols, rows)
+	}
+	ts.mu.Lock()
+	ts.cols, ts.rows = uint16(cols), uint16(rows)
+	ts.mu.Unlock()
+	return nil
+}
+
+// released marks terminal tid released (the agent, or the host, let go
+// of it) and lets go of output nobody will show.
+func (ts *terminals) released(tid string) {
+	ts.mu.Lock()
+	tm, ok := ts.byID[tid]
+	ts.mu.Unlock()
+	if !ok {
+		return
+	}
+	tm.releaseOnce.Do(func() {
+		tm.mu.Lock()
+		tm.state = "released"
+		if tm.t != nil {
+			tm.bytes, tm.truncated = tm.t.BytesSeen(), tm.t.Truncated()
+		}
+		tm.mu.Unlock()
+		close(tm.released)
+	})
+	ts.events.push(evTerminalReleased, map[string]any{"id": tid})
+	ts.dropReleasedOutput()
+}
+
+// add starts showing t: the agent's (session sid) or the user's.
+func (ts *terminals) add(t *termhost.Terminal, sid string, user bool) *terminal {
 	tid := t.ID()
 	spec := t.Spec()
 	tm := &terminal{
-		id: tid, sid: sid, key: b.keyOf(sid),
+		id: tid, sid: sid, key: ts.keyOf(sid),
 		command:  t.CommandLine(),
 		cwd:      spec.Dir,
 		claim:    spec.Claim,
@@ -76,10 +146,10 @@ func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *termi
 	if user {
 		tm.command = spec.Title
 	}
-	b.mu.Lock()
-	b.terms[tid] = tm
-	b.termOrder = append(b.termOrder, tid)
-	b.mu.Unlock()
+	ts.mu.Lock()
+	ts.byID[tid] = tm
+	ts.order = append(ts.order, tid)
+	ts.mu.Unlock()
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
 	ev := map[string]any{
@@ -88,15 +158,15 @@ func (b *Bridge) addTerminal(t *termhost.Terminal, sid string, user bool) *termi
 	if !user && spec.Title != tm.command {
 		ev["title"] = spec.Title // the description the agent gave it
 	}
-	b.events.push(evTerminalCreated, ev)
-	go b.watchExit(tm, t)
-	go b.writeInput(tm, t)
+	ts.events.push(evTerminalCreated, ev)
+	go ts.watchExit(tm, t)
+	go ts.writeInput(tm, t)
 	return tm
 }
 
 // watchExit reports the terminal's exit to Lua.
-func (b *Bridge) watchExit(tm *terminal, t *termhost.Terminal) {
-	st, err := exitStatus(b.ctx, t)
+func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
+	st, err := exitStatus(ts.ctx, t)
 	if err != nil {
 		return
 	}
@@ -113,56 +183,35 @@ func (b *Bridge) watchExit(tm *terminal, t *termhost.Terminal) {
 	} else {
 		p["signal"] = st.Signal
 	}
-	b.events.push(evTerminalExit, p)
+	ts.events.push(evTerminalExit, p)
 }
 
 // writeInput writes the user's keystrokes to the pty in order, off the RPC
 // notification goroutine (a full pty input buffer must not stall Neovim).
-func (b *Bridge) writeInput(tm *terminal, t *termhost.Terminal) {
+func (ts *terminals) writeInput(tm *terminal, t *termhost.Terminal) {
 	for {
 		select {
 		case p := <-tm.input:
 			if _, err := t.Write(p); err != nil {
-				b.log.Debug("terminal input not written", "terminal", tm.id, "err", err)
+				ts.log.Debug("terminal input not written", "terminal", tm.id, "err", err)
 			}
 		case <-tm.released:
 			return
-		case <-b.ctx.Done():
+		case <-ts.ctx.Done():
 			return
 		}
 	}
-}
-
-// TerminalReleased implements acp.Editor.
-func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
-	b.mu.Lock()
-	tm, ok := b.terms[tid]
-	b.mu.Unlock()
-	if !ok {
-		return
-	}
-	tm.releaseOnce.Do(func() {
-		tm.mu.Lock()
-		tm.state = "released"
-		if tm.t != nil {
-			tm.bytes, tm.truncated = tm.t.BytesSeen(), tm.t.Truncated()
-		}
-		tm.mu.Unlock()
-		close(tm.released)
-	})
-	b.events.push(evTerminalReleased, map[string]any{"id": tid})
-	b.dropReleasedOutput()
 }
 
 // dropReleasedOutput lets go of the output of released terminals that are
 // fully shown (their pump finished) or that no buffer showed and are
 // beyond the newest keepReleased, so memory stays bounded.
-func (b *Bridge) dropReleasedOutput() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (ts *terminals) dropReleasedOutput() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	unshown := 0
-	for i := len(b.termOrder) - 1; i >= 0; i-- {
-		tm := b.terms[b.termOrder[i]]
+	for i := len(ts.order) - 1; i >= 0; i-- {
+		tm := ts.byID[ts.order[i]]
 		tm.mu.Lock()
 		if tm.state == "released" && tm.t != nil {
 			switch {
@@ -180,10 +229,10 @@ func (b *Bridge) dropReleasedOutput() {
 }
 
 // lookup returns the terminal with id, or an error naming it.
-func (b *Bridge) lookup(id string) (*terminal, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	tm, ok := b.terms[id]
+func (ts *terminals) lookup(id string) (*terminal, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	tm, ok := ts.byID[id]
 	if !ok {
 		return nil, fmt.Errorf("unknown terminal %q", id)
 	}
@@ -191,8 +240,8 @@ func (b *Bridge) lookup(id string) (*terminal, error) {
 }
 
 // running returns the live termhost terminal, or an error saying why not.
-func (b *Bridge) running(id string) (*termhost.Terminal, error) {
-	tm, err := b.lookup(id)
+func (ts *terminals) running(id string) (*termhost.Terminal, error) {
+	tm, err := ts.lookup(id)
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +263,11 @@ type attachArgs struct {
 	Scrollback int `msgpack:"scrollback"`
 }
 
-// handleAttach starts feeding terminal id's output into Neovim channel ch
+// attach ("attach") starts feeding terminal id's output into Neovim channel ch
 // (a buffer from nvim_open_term), replacing an earlier pump, and sizes
 // the pty to the window.
-func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
-	tm, err := b.lookup(id)
+func (ts *terminals) attach(id string, ch int, args attachArgs) error {
+	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
@@ -232,7 +281,7 @@ func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
 		// keepReleased: nothing to show, which is no error. The buffer
 		// says so (after this request returns: Lua is waiting on it).
 		go func() {
-			_ = b.v.Request("nvim_chan_send", nil, ch, []byte(vtsafe.Guard+"[released before it was shown; its output is no longer kept]"))
+			_ = ts.display.send(ch, []byte(vtsafe.Guard+"[released before it was shown; its output is no longer kept]"))
 		}()
 		return nil
 	}
@@ -241,27 +290,24 @@ func (b *Bridge) handleAttach(id string, ch int, args attachArgs) error {
 	}
 	if running && args.Cols > 0 && args.Rows > 0 {
 		if err := t.Resize(uint16(args.Cols), uint16(args.Rows)); err != nil {
-			b.log.Debug("resize on attach", "terminal", id, "err", err)
+			ts.log.Debug("resize on attach", "terminal", id, "err", err)
 		}
 	}
-	send := func(p []byte) error {
-		return b.v.Request("nvim_chan_send", nil, ch, p)
-	}
-	p := startPump(b.ctx, t, tm.released, send, pumpOptions{MaxLines: args.Scrollback, Pacer: b.pacer}, b.log.With("terminal", id))
+	p := ts.display.show(t, tm.released, ch, args.Scrollback)
 	tm.mu.Lock()
 	tm.pump = p
 	tm.everAttached = true
 	tm.mu.Unlock()
 	go func() {
 		<-p.done
-		b.dropReleasedOutput()
+		ts.dropReleasedOutput()
 	}()
 	return nil
 }
 
-// handleInterrupt sends SIGINT to the terminal's process group.
-func (b *Bridge) handleInterrupt(id string) error {
-	t, err := b.running(id)
+// interrupt ("interrupt") sends SIGINT to the terminal's process group.
+func (ts *terminals) interrupt(id string) error {
+	t, err := ts.running(id)
 	if err != nil {
 		return fmt.Errorf("interrupt: %w", err)
 	}
@@ -271,10 +317,10 @@ func (b *Bridge) handleInterrupt(id string) error {
 	return nil
 }
 
-// handleKill kills the terminal's process group: SIGTERM then SIGKILL after
+// kill ("kill") kills the terminal's process group: SIGTERM then SIGKILL after
 // the grace period, or SIGKILL at once when force is set.
-func (b *Bridge) handleKill(id string, force bool) error {
-	t, err := b.running(id)
+func (ts *terminals) kill(id string, force bool) error {
+	t, err := ts.running(id)
 	if err != nil {
 		return fmt.Errorf("kill: %w", err)
 	}
@@ -289,9 +335,9 @@ func (b *Bridge) handleKill(id string, force bool) error {
 	return nil
 }
 
-// handleInput queues keystrokes (or text) for the terminal's pty.
-func (b *Bridge) handleInput(id string, data []byte) error {
-	tm, err := b.lookup(id)
+// input ("input") queues keystrokes (or text) for the terminal's pty.
+func (ts *terminals) input(id string, data []byte) error {
+	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("input: %w", err)
 	}
@@ -304,48 +350,27 @@ func (b *Bridge) handleInput(id string, data []byte) error {
 	case tm.input <- data:
 		return nil
 	default:
-		b.log.Warn("terminal input dropped: the process is not reading its input", "terminal", id, "bytes", len(data))
+		ts.log.Warn("terminal input dropped: the process is not reading its input", "terminal", id, "bytes", len(data))
 		return fmt.Errorf("input: terminal %q is not reading its input", id)
 	}
 }
 
-// handleResize sets the pty size to the window's text area.
-func (b *Bridge) handleResize(id string, cols, rows int) error {
+// resize sets the pty size of our terminal id to its window's text area
+// ("resize"; the bridge sends a remote one's to remotes).
+func (ts *terminals) resize(id string, cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
 	}
-	if _, _, err := remoteName(id); err == nil {
-		return b.resizeRemote(id, cols, rows)
-	}
-	t, err := b.running(id)
+	t, err := ts.running(id)
 	if err != nil {
 		return nil // a resize racing the exit is not worth an error
 	}
-	if c := t.Claim(); c.Kind == ahp.ClaimClient && c != b.user {
+	if c := t.Claims().Holder(); c.Kind == ahp.ClaimClient && c != ts.user {
 		return nil // another client holds it and sizes it to its own split
 	}
 	if err := t.Resize(uint16(cols), uint16(rows)); err != nil {
 		return fmt.Errorf("resize terminal %q: %w", id, err)
 	}
-	return nil
-}
-
-// handleTerminalSize records the size a new terminal's split will have.
-// terminalSize is the size of the split a new terminal will get, as Lua
-// last reported it (0x0 before it did).
-func (b *Bridge) terminalSize() (cols, rows uint16) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.newCols, b.newRows
-}
-
-func (b *Bridge) handleTerminalSize(cols, rows int) error {
-	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
-		return fmt.Errorf("terminal_size: bad size %dx%d", cols, rows)
-	}
-	b.mu.Lock()
-	b.newCols, b.newRows = uint16(cols), uint16(rows)
-	b.mu.Unlock()
 	return nil
 }
 

@@ -30,9 +30,9 @@ type shellArgs struct {
 	Cwd   string `msgpack:"cwd"`
 }
 
-// handleShell starts a terminal the user holds and returns its id; Lua
-// opens its split.
-func (b *Bridge) handleShell(args shellArgs) (map[string]any, error) {
+// shell starts a terminal the user holds and returns its id ("shell");
+// Lua opens its split.
+func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
 	shell := args.Shell
 	if shell == "" {
 		shell = "/bin/sh"
@@ -41,7 +41,7 @@ func (b *Bridge) handleShell(args shellArgs) (map[string]any, error) {
 		return nil, fmt.Errorf("shell: cwd %q is not absolute", args.Cwd)
 	}
 	env := setEnv(os.Environ(), "TERM", "xterm-256color")
-	spec := termhost.Spec{Command: shell, Env: env, Dir: args.Cwd, Claim: b.user}
+	spec := termhost.Spec{Command: shell, Env: env, Dir: args.Cwd, Claim: ts.user}
 	if strings.TrimSpace(args.Cmd) == "" {
 		spec.ShellIntegration = true
 		spec.Title = filepath.Base(shell)
@@ -49,40 +49,37 @@ func (b *Bridge) handleShell(args shellArgs) (map[string]any, error) {
 		spec.Args = []string{"-c", args.Cmd}
 		spec.Title = args.Cmd
 	}
-	spec.Cols, spec.Rows = b.terminalSize()
-	b.mu.Lock()
-	closing := b.closing
-	b.mu.Unlock()
-	if closing {
+	spec.Cols, spec.Rows = ts.size()
+	if ts.closing() {
 		return nil, fmt.Errorf("shell: shutting down")
 	}
-	t, err := b.termHost().Create(b.ctx, spec)
+	t, err := ts.host().Create(ts.ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
-	b.addTerminal(t, "", true)
-	b.log.Info("user terminal started", "terminal", t.ID(), "shell", shell, "cmd", args.Cmd, "cwd", args.Cwd)
+	ts.add(t, "", true)
+	ts.log.Info("user terminal started", "terminal", t.ID(), "shell", shell, "cmd", args.Cmd, "cwd", args.Cwd)
 	return map[string]any{"id": t.ID(), "command": spec.Title}, nil
 }
 
-// handleTakeover gives terminal id to the user (claim {client}): the user
+// takeover ("takeover") gives terminal id to the user (claim {client}): the user
 // may type into it, and it outlives the agent's release and its session.
-func (b *Bridge) handleTakeover(id string) error {
-	t, err := b.running(id)
+func (ts *terminals) takeover(id string) error {
+	t, err := ts.running(id)
 	if err != nil {
 		return fmt.Errorf("take over: %w", err)
 	}
-	if err := b.claimForUser(t); err != nil {
+	if err := ts.claimForUser(t); err != nil {
 		return fmt.Errorf("take over terminal %q: %w", id, err)
 	}
-	b.log.Info("terminal taken over by the user", "terminal", id)
+	ts.log.Info("terminal taken over by the user", "terminal", id)
 	return nil
 }
 
-// handleDispose kills terminal id if it runs, releases it and forgets it
+// dispose ("dispose") kills terminal id if it runs, releases it and forgets it
 // (AHP disposeTerminal); Lua wipes its buffer.
-func (b *Bridge) handleDispose(id string) error {
-	tm, err := b.lookup(id)
+func (ts *terminals) dispose(id string) error {
+	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("dispose: %w", err)
 	}
@@ -101,24 +98,24 @@ func (b *Bridge) handleDispose(id string) error {
 		tm.mu.Unlock()
 		close(tm.released)
 	})
-	b.mu.Lock()
-	delete(b.terms, id)
-	for i, x := range b.termOrder {
+	ts.mu.Lock()
+	delete(ts.byID, id)
+	for i, x := range ts.order {
 		if x == id {
-			b.termOrder = append(b.termOrder[:i:i], b.termOrder[i+1:]...)
+			ts.order = append(ts.order[:i:i], ts.order[i+1:]...)
 			break
 		}
 	}
-	b.mu.Unlock()
-	b.log.Info("terminal disposed", "terminal", id)
+	ts.mu.Unlock()
+	ts.log.Info("terminal disposed", "terminal", id)
 	return nil
 }
 
-// handleSendInput types data into terminal id for the Lua API
+// sendInput ("send_input") types data into terminal id for the Lua API
 // (require("agentrun").input): only into terminals no session holds.
 // Keystrokes in a terminal split go through "input" and are not checked.
-func (b *Bridge) handleSendInput(id string, data []byte) error {
-	tm, err := b.lookup(id)
+func (ts *terminals) sendInput(id string, data []byte) error {
+	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("input: %w", err)
 	}
@@ -126,11 +123,11 @@ func (b *Bridge) handleSendInput(id string, data []byte) error {
 	t := tm.t
 	tm.mu.Unlock()
 	if t != nil {
-		if c := t.Claim(); c.Kind == ahp.ClaimSession {
+		if c := t.Claims().Holder(); c.Kind == ahp.ClaimSession {
 			return fmt.Errorf("input: terminal %q is held by session %q; take it over first (T in its split, or :AgentTakeover %s)", id, c.Session, id)
 		}
 	}
-	return b.handleInput(id, data)
+	return ts.input(id, data)
 }
 
 // termState is what status() shows of a terminal's AHP state.

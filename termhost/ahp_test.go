@@ -200,21 +200,21 @@ func TestListingAndClaims(t *testing.T) {
 		t.Fatalf("after create: %+v", l)
 	}
 
-	claim, claimChanged := term.WatchClaim()
+	claim, claimChanged := term.Claims().Watch()
 	if claim != session {
 		t.Fatalf("claim %+v", claim)
 	}
-	if err := term.SetClaim(ahp.Claim{Kind: "session"}); err == nil || !strings.Contains(err.Error(), "no session") {
-		t.Fatalf("SetClaim of a claim without session: %v", err)
+	if err := term.Claims().Set(ahp.Claim{Kind: "session"}); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Fatalf("Claims().Set of a claim without session: %v", err)
 	}
 	background := ahp.Claim{Kind: "session", Session: "s1"}
-	if err := term.SetClaim(background); err != nil {
+	if err := term.Claims().Set(background); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-claimChanged:
 	default:
-		t.Fatal("WatchClaim's channel still open after the claim changed")
+		t.Fatal("Claims().Watch's channel still open after the claim changed")
 	}
 	if l := next("claim"); l[0].Claim != background {
 		t.Fatalf("after claim: %+v", l)
@@ -237,8 +237,8 @@ func TestListingAndClaims(t *testing.T) {
 	if l := next("release"); len(l) != 0 {
 		t.Fatalf("after release: %+v", l)
 	}
-	if err := term.SetClaim(ahp.Claim{Kind: "client", ClientID: "me"}); !errors.Is(err, ErrReleased) {
-		t.Fatalf("SetClaim after release: %v", err)
+	if err := term.Claims().Set(ahp.Claim{Kind: "client", ClientID: "me"}); !errors.Is(err, ErrReleased) {
+		t.Fatalf("Claims().Set after release: %v", err)
 	}
 	if _, err := h.Create(context.Background(), Spec{Command: "true", Claim: ahp.Claim{Kind: "owner"}}); err == nil || !strings.Contains(err.Error(), `"owner"`) {
 		t.Fatalf("Create with a bad claim: %v", err)
@@ -355,13 +355,13 @@ func TestClientClaimSurvivesSessionRelease(t *testing.T) {
 	spec.Claim = call
 	term := create(t, h, spec)
 	user := ahp.Claim{Kind: "client", ClientID: "nvim"}
-	if ok, err := term.CompareAndSwapClaim(call, user); !ok || err != nil {
+	if ok, err := term.Claims().CompareAndSwap(call, user); !ok || err != nil {
 		t.Fatalf("CAS from the current claim: %v %v", ok, err)
 	}
-	if ok, err := term.CompareAndSwapClaim(call, ahp.Claim{Kind: "session", Session: "s1"}); ok || err != nil {
+	if ok, err := term.Claims().CompareAndSwap(call, ahp.Claim{Kind: "session", Session: "s1"}); ok || err != nil {
 		t.Fatalf("CAS from a stale claim: %v %v", ok, err)
 	}
-	if term.ReleaseUnlessClientHeld() || term.Released() {
+	if term.Claims().ReleaseUnlessClientHeld() || term.Released() {
 		t.Fatal("a session released a terminal the user holds")
 	}
 	if processGone(term.Pid()) {
@@ -370,14 +370,14 @@ func TestClientClaimSurvivesSessionRelease(t *testing.T) {
 	if l := h.Listing(); len(l) != 1 || l[0].Claim != user {
 		t.Fatalf("listing %+v", l)
 	}
-	if err := term.SetClaim(ahp.Claim{Kind: "session", Session: "s1"}); err != nil {
+	if err := term.Claims().Set(ahp.Claim{Kind: "session", Session: "s1"}); err != nil {
 		t.Fatal(err)
 	}
-	if !term.ReleaseUnlessClientHeld() || !term.Released() {
+	if !term.Claims().ReleaseUnlessClientHeld() || !term.Released() {
 		t.Fatal("a session could not release its own terminal")
 	}
 	eventually(t, "the process to go", func() bool { return processGone(term.Pid()) })
-	if _, err := term.CompareAndSwapClaim(ahp.Claim{Kind: "session", Session: "s1"}, user); !errors.Is(err, ErrReleased) {
+	if _, err := term.Claims().CompareAndSwap(ahp.Claim{Kind: "session", Session: "s1"}, user); !errors.Is(err, ErrReleased) {
 		t.Fatalf("CAS after release: %v", err)
 	}
 }

@@ -73,7 +73,7 @@
 // of each OSC payload (commandExecuted/Finished, cwdChanged,
 // titleChanged), in stream order, so command boundaries fall exactly
 // between the bytes around each marker; Resize applies resized, the exit
-// applies exited before Done closes, SetClaim applies claimed. Content is
+// applies exited before Done closes, Claims().Set applies claimed. Content is
 // bounded: the parts' text lives in one ring of the newest 256 KiB
 // (content.go).
 //

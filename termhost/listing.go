@@ -37,12 +37,6 @@ func (h *Host) WatchListing() ([]ahp.TerminalInfo, <-chan struct{}) {
 	return cloneListing(r.list), r.changed
 }
 
-// RootAction returns the current listing as the root/terminalsChanged
-// action that replaces any earlier listing.
-func (h *Host) RootAction() ahp.RootTerminalsChangedAction {
-	return ahp.RootTerminalsChangedAction{Terminals: h.Listing()}
-}
-
 // listingChanged rebuilds the listing and wakes its watchers if it
 // differs. Lock order: root.mu, then h.mu, then each terminal's AHP lock;
 // callers hold none of them.

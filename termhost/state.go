@@ -148,16 +148,23 @@ func (t *Terminal) StateSummary(n int) ahp.TerminalState {
 	return a.snapshotLocked(n, false)
 }
 
-// Claim returns who holds the terminal.
-func (t *Terminal) Claim() ahp.Claim {
-	c, _ := t.WatchClaim()
-	return c
+// Claims is who holds a terminal (its AHP claim: a session's tool call,
+// a session in the background, or a client) and the ways to change it.
+type Claims struct{ t *Terminal }
+
+// Claims returns the terminal's claim, to read, watch and change it.
+func (t *Terminal) Claims() Claims { return Claims{t} }
+
+// Holder returns who holds the terminal.
+func (c Claims) Holder() ahp.Claim {
+	h, _ := c.Watch()
+	return h
 }
 
-// WatchClaim returns who holds the terminal and a channel closed when the
+// Watch returns who holds the terminal and a channel closed when the
 // claim next changes.
-func (t *Terminal) WatchClaim() (ahp.Claim, <-chan struct{}) {
-	a := &t.live
+func (c Claims) Watch() (ahp.Claim, <-chan struct{}) {
+	a := &c.t.live
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.claimed == nil {
@@ -166,48 +173,27 @@ func (t *Terminal) WatchClaim() (ahp.Claim, <-chan struct{}) {
 	return a.state.Claim, a.claimed
 }
 
-// SetClaim transfers the terminal to a new holder (terminal/claimed): a
-// session's tool call, a session in the background, or a client (the
-// user). A claim equal to the current one changes nothing. It fails for
-// a malformed claim and after Release.
-func (t *Terminal) SetClaim(c ahp.Claim) error {
-	_, err := t.swapClaim(nil, c)
+// Set transfers the terminal to a new holder (terminal/claimed). A claim
+// equal to the current one changes nothing. It fails for a malformed
+// claim and after Release.
+func (c Claims) Set(h ahp.Claim) error {
+	_, err := c.t.swapClaim(nil, h)
 	return err
 }
 
-// CompareAndSwapClaim sets the claim to new only if it is old, atomically
-// (so a session cannot take back a terminal the user just took over); it
+// CompareAndSwap sets the claim to new only if it is old, atomically (so
+// a session cannot take back a terminal the user just took over); it
 // reports whether the claim is new now.
-func (t *Terminal) CompareAndSwapClaim(old, new ahp.Claim) (bool, error) {
-	return t.swapClaim(&old, new)
-}
-
-func (t *Terminal) swapClaim(old *ahp.Claim, c ahp.Claim) (bool, error) {
-	if err := c.Validate(); err != nil {
-		return false, fmt.Errorf("claim terminal %q: %w", t.id, err)
-	}
-	var err error
-	swapped := 0 != t.publishIf(ahp.ClaimedAction{Terminal: t.live.uri, Claim: c}, func(s *ahp.TerminalState) bool {
-		switch {
-		case t.Released(): // checked under the AHP lock: see ReleaseUnlessClientHeld
-			err = fmt.Errorf("%w: terminal %q", ErrReleased, t.id)
-		case old != nil && s.Claim != *old, s.Claim == c:
-		default:
-			return true
-		}
-		return false
-	})
-	if err != nil {
-		return false, err
-	}
-	return swapped || t.Claim() == c, nil
+func (c Claims) CompareAndSwap(old, new ahp.Claim) (bool, error) {
+	return c.t.swapClaim(&old, new)
 }
 
 // ReleaseUnlessClientHeld releases the terminal (Release) unless a client
 // holds it, i.e. the user took it over: then the process runs on and only
 // its new holder ends it. It reports whether it released. The check and
 // the release are atomic with respect to claim changes.
-func (t *Terminal) ReleaseUnlessClientHeld() bool {
+func (c Claims) ReleaseUnlessClientHeld() bool {
+	t := c.t
 	a := &t.live
 	a.mu.Lock()
 	if a.state.Claim.ByClient() {
@@ -222,13 +208,25 @@ func (t *Terminal) ReleaseUnlessClientHeld() bool {
 	return true
 }
 
-// SetTitle renames the terminal (terminal/titleChanged).
-func (t *Terminal) SetTitle(title string) error {
-	if err := t.usable(); err != nil {
-		return err
+func (t *Terminal) swapClaim(old *ahp.Claim, c ahp.Claim) (bool, error) {
+	if err := c.Validate(); err != nil {
+		return false, fmt.Errorf("claim terminal %q: %w", t.id, err)
 	}
-	t.publish(ahp.TitleChangedAction{Terminal: t.live.uri, Title: title})
-	return nil
+	var err error
+	swapped := 0 != t.publishIf(ahp.ClaimedAction{Terminal: t.live.uri, Claim: c}, func(s *ahp.TerminalState) bool {
+		switch {
+		case t.Released(): // checked under the AHP lock: see Claims.ReleaseUnlessClientHeld
+			err = fmt.Errorf("%w: terminal %q", ErrReleased, t.id)
+		case old != nil && s.Claim != *old, s.Claim == c:
+		default:
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return false, err
+	}
+	return swapped || t.Claims().Holder() == c, nil
 }
 
 // Dispatch applies an action a client sends (AHP dispatchAction): input

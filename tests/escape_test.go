@@ -29,7 +29,7 @@ func (e *editor) waitSleep(n int, what string) proc {
 	var found proc
 	e.waitFor(what, 5*time.Second, func() (bool, string) {
 		for _, p := range allProcs() {
-			if p.cmdline == fmt.Sprintf("sleep %d", n) && p.running() {
+			if p.Cmdline == fmt.Sprintf("sleep %d", n) && p.Running() {
 				found = p
 				return true, p.String()
 			}
@@ -37,8 +37,8 @@ func (e *editor) waitSleep(n int, what string) proc {
 		return false, "not running"
 	})
 	e.t.Cleanup(func() {
-		if found.running() {
-			_ = syscall.Kill(found.pid, syscall.SIGKILL)
+		if found.Running() {
+			_ = syscall.Kill(found.PID, syscall.SIGKILL)
 		}
 	})
 	return found
@@ -64,7 +64,7 @@ func TestSetsidChildGoneAfterBackendKilled(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	p := e.escapee(3503)
-	if !strings.HasPrefix(p.cmdline, "sleep") {
+	if !strings.HasPrefix(p.Cmdline, "sleep") {
 		t.Fatalf("escapee %v", p)
 	}
 	if err := syscall.Kill(e.backendPid(), syscall.SIGKILL); err != nil {

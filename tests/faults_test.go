@@ -60,7 +60,7 @@ func (e *editor) header() string {
 func agentProcs(procs []proc) []proc {
 	var out []proc
 	for _, p := range procs {
-		if strings.HasSuffix(p.cmdline, " demo-agent") {
+		if strings.HasSuffix(p.Cmdline, " demo-agent") {
 			out = append(out, p)
 		}
 	}
@@ -76,7 +76,7 @@ func (e *editor) onlyBackendLeft(what string) {
 		d := descendants(nvimPid)
 		ok := len(d) == 2
 		for _, p := range d {
-			ok = ok && (p.pid == backend || p.pid == guard.pid && p.ppid == backend)
+			ok = ok && (p.PID == backend || p.PID == guard.PID && p.PPID == backend)
 		}
 		return ok, fmt.Sprint(d)
 	})
@@ -130,7 +130,7 @@ func TestAgentCrashMidTurn(t *testing.T) {
 		term := e.waitTerminal("sleep 3119 & sleep 3120", 10*time.Second)
 		procs := e.underBackend("demo-agent", "sleep 3119", "sleep 3120")
 		for _, a := range agentProcs(procs) {
-			if err := syscall.Kill(a.pid, syscall.SIGKILL); err != nil {
+			if err := syscall.Kill(a.PID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -277,7 +277,7 @@ func TestCommandIgnoringSIGTERM(t *testing.T) {
 			procs := e.underBackend("sleep 3122")
 			var cmds []proc
 			for _, p := range procs {
-				if !strings.HasSuffix(p.cmdline, " demo-agent") {
+				if !strings.HasSuffix(p.Cmdline, " demo-agent") {
 					cmds = append(cmds, p)
 				}
 			}
@@ -319,7 +319,7 @@ func TestBackendKilled(t *testing.T) {
 	e.waitTerminal(stubborn, 10*time.Second)
 	var normal, stubborns []proc
 	for _, p := range e.underBackend("demo-agent", "sleep 3151", "sleep 3152", "sleep 3153") {
-		if p.cmdline == "sleep 3153" || strings.HasSuffix(p.cmdline, stubborn) {
+		if p.Cmdline == "sleep 3153" || strings.HasSuffix(p.Cmdline, stubborn) {
 			stubborns = append(stubborns, p)
 		} else {
 			normal = append(normal, p)
@@ -331,8 +331,8 @@ func TestBackendKilled(t *testing.T) {
 	guard := e.guardProc()
 	t.Cleanup(func() {
 		for _, p := range append(stubborns, guard) {
-			if p.running() {
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			if p.Running() {
+				_ = syscall.Kill(p.PID, syscall.SIGKILL)
 			}
 		}
 	})

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/syncbuf"
 )
 
 // A dev server as an agent starts one: it prints a line every 100 ms.
@@ -175,7 +177,7 @@ func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pw.Close()
-	var got syncBuffer
+	var got syncbuf.Buffer
 	attach := e.cli(pr, "attach", name)
 	attach.Stdout, attach.Stderr = &got, &got
 	if err := attach.Start(); err != nil {
@@ -265,24 +267,6 @@ func TestNothingOutlivesNeovimByDefault(t *testing.T) {
 	if _, err := os.Stat(socket); err == nil {
 		t.Error("the socket is still there")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestKilledHostLeavesNothing: a backend that stayed for a detached

@@ -1,73 +1,28 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/proctest"
 )
 
-// proc is one process as /proc shows it.
-type proc struct {
-	pid, ppid, pgrp int
-	state           byte
-	start           uint64 // start time in clock ticks: tells a reused pid apart
-	cmdline         string
-}
-
-func (p proc) String() string {
-	return fmt.Sprintf("%d(pgrp %d, %c) %q", p.pid, p.pgrp, p.state, p.cmdline)
-}
+// proc is one process as /proc shows it (internal/proctest reads it).
+type proc = proctest.Proc
 
 // readProc reads /proc/<pid>; ok is false when it is gone.
-func readProc(pid int) (proc, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return proc{}, false
-	}
-	// "pid (comm) S ppid pgrp ...": the name may hold anything, so the
-	// fields resume after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return proc{}, false
-	}
-	f := strings.Fields(string(b[i+2:]))
-	if len(f) < 20 {
-		return proc{}, false
-	}
-	p := proc{pid: pid, state: f[0][0]}
-	p.ppid, _ = strconv.Atoi(f[1])
-	p.pgrp, _ = strconv.Atoi(f[2])
-	p.start, _ = strconv.ParseUint(f[19], 10, 64)
-	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	p.cmdline = strings.TrimRight(strings.ReplaceAll(string(cmd), "\x00", " "), " ")
-	return p, true
-}
+func readProc(pid int) (proc, bool) { return proctest.Read(pid) }
 
 // allProcs returns every process.
-func allProcs() []proc {
-	entries, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, ok := readProc(pid); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func allProcs() []proc { return proctest.All() }
 
 // descendants returns the living processes below pid (not pid itself).
 func descendants(pid int) []proc {
 	children := map[int][]proc{}
 	for _, p := range allProcs() {
-		children[p.ppid] = append(children[p.ppid], p)
+		children[p.PPID] = append(children[p.PPID], p)
 	}
 	var out []proc
 	queue := []int{pid}
@@ -75,27 +30,20 @@ func descendants(pid int) []proc {
 		next := queue[0]
 		queue = queue[1:]
 		for _, c := range children[next] {
-			if c.state != 'Z' && c.state != 'X' {
+			if !c.Zombie() {
 				out = append(out, c)
 			}
-			queue = append(queue, c.pid)
+			queue = append(queue, c.PID)
 		}
 	}
 	return out
-}
-
-// running reports whether p (the same process, not a reused pid) still
-// runs; a zombie does not count.
-func (p proc) running() bool {
-	now, ok := readProc(p.pid)
-	return ok && now.start == p.start && now.state != 'Z' && now.state != 'X'
 }
 
 // groupMembers returns the living processes of process group pgrp.
 func groupMembers(pgrp int) []proc {
 	var out []proc
 	for _, p := range allProcs() {
-		if p.pgrp == pgrp && p.state != 'Z' && p.state != 'X' {
+		if p.Pgrp == pgrp && !p.Zombie() {
 			out = append(out, p)
 		}
 	}
@@ -108,16 +56,16 @@ func leftovers(procs []proc) []proc {
 	var out []proc
 	groups := map[int]bool{}
 	for _, p := range procs {
-		if p.running() {
+		if p.Running() {
 			out = append(out, p)
 		}
-		groups[p.pgrp] = true
+		groups[p.Pgrp] = true
 	}
 	for g := range groups {
 		for _, m := range groupMembers(g) {
 			dup := false
 			for _, o := range out {
-				dup = dup || o.pid == m.pid
+				dup = dup || o.PID == m.PID
 			}
 			if !dup {
 				out = append(out, m)
@@ -154,7 +102,7 @@ func (e *editor) backendPid() int {
 
 // isGuard reports whether p is the backend's guard (`agentrun guard`),
 // which runs as long as the backend and is checked on its own.
-func isGuard(p proc) bool { return strings.HasSuffix(p.cmdline, " guard") }
+func isGuard(p proc) bool { return strings.HasSuffix(p.Cmdline, " guard") }
 
 // withoutGuard returns procs without the guard.
 func withoutGuard(procs []proc) []proc {
@@ -195,7 +143,7 @@ func (e *editor) underBackend(want ...string) []proc {
 		for _, w := range want {
 			found := false
 			for _, p := range procs {
-				found = found || strings.Contains(p.cmdline, w)
+				found = found || strings.Contains(p.Cmdline, w)
 			}
 			if !found {
 				return false, fmt.Sprint(procs)

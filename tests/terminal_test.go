@@ -2,11 +2,13 @@ package tests
 
 import (
 	"fmt"
-	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/proctest"
 )
 
 func TestEchoShowsInTerminalSplit(t *testing.T) {
@@ -80,15 +82,10 @@ func TestQuitKillsTerminals(t *testing.T) {
 
 // findProcesses returns the pids whose command line is exactly cmdline.
 func findProcesses(cmdline string) []string {
-	entries, _ := os.ReadDir("/proc")
 	var pids []string
-	for _, ent := range entries {
-		data, err := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		if strings.TrimRight(strings.ReplaceAll(string(data), "\x00", " "), " ") == cmdline {
-			pids = append(pids, ent.Name())
+	for _, p := range proctest.All() {
+		if p.Cmdline == cmdline {
+			pids = append(pids, strconv.Itoa(p.PID))
 		}
 	}
 	return pids

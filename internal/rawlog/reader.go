@@ -26,9 +26,6 @@ func (l *Log) NewReader(maxLines int) *Reader {
 	return &Reader{log: l, maxLines: maxLines}
 }
 
-// Offset returns the offset of the next byte the reader will return.
-func (r *Reader) Offset() int64 { return r.off }
-
 // Behind returns how many bytes and how many newlines lie between the
 // reader and the end of the log (including any that were overwritten).
 func (r *Reader) Behind() (bytes, lines int64) {

@@ -145,3 +145,6 @@ func TestRawReaderNoAllocations(t *testing.T) {
 		t.Errorf("append + skip + read allocate %.1f times, want 0", allocs)
 	}
 }
+
+// Offset returns the offset of the next byte the reader will return.
+func (r *Reader) Offset() int64 { return r.off }

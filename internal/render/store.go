@@ -177,13 +177,6 @@ func (s *Store) Truncated() bool {
 	return s.dropped || len(s.buf) > s.limit
 }
 
-// Len returns the length of the text Snapshot would return.
-func (s *Store) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return min(len(s.buf), s.limit)
-}
-
 // tailAtBoundary returns the longest suffix of valid UTF-8 b with at most
 // n bytes.
 func tailAtBoundary(b []byte, n int) []byte {

@@ -120,6 +120,48 @@ type UnknownAction struct {
 	Raw  json.RawMessage
 }
 
+// TerminalAction is an action on one terminal: every action but the
+// root's. (TerminalURI, not Terminal: that name is the field's, as AHP
+// spells it on the wire.)
+type TerminalAction interface {
+	Action
+	// TerminalURI returns the URI of the terminal the action targets.
+	TerminalURI() string
+}
+
+// TerminalURI implements TerminalAction.
+func (a DataAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a InputAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a ResizedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a ClaimedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a TitleChangedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a CwdChangedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a ExitedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a ClearedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a CommandExecutedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a CommandFinishedAction) TerminalURI() string { return a.Terminal }
+
+// TerminalURI implements TerminalAction.
+func (a CommandDetectionAvailableAction) TerminalURI() string { return a.Terminal }
+
 // ActionType implements Action.
 func (DataAction) ActionType() string { return ActionData }
 
@@ -330,15 +372,10 @@ func decodeTerminalAction[T Action](data []byte) (Action, error) {
 // ActionTerminal returns the terminal URI that a terminal action targets,
 // or "" for root and unknown actions; servers route actions with it.
 func ActionTerminal(a Action) string {
-	v := reflect.ValueOf(Deref(a))
-	if v.Kind() != reflect.Struct {
-		return ""
+	if t, ok := Deref(a).(TerminalAction); ok {
+		return t.TerminalURI()
 	}
-	f := v.FieldByName("Terminal")
-	if !f.IsValid() || f.Kind() != reflect.String {
-		return ""
-	}
-	return f.String()
+	return ""
 }
 
 // Deref turns a pointer to an action value into the value, so that

@@ -11,10 +11,10 @@
 // so the AHP reducer fixtures load directly and a socket server can
 // send snapshots and actions unchanged.
 //
-//   - Reduce(state, action) is the pure reducer: it never changes its
-//     input. Apply is the same reducer working in place, for the owner of
-//     a state (the Terminal, under its lock): Reduce is Clone + Apply, so
-//     both share one implementation of the semantics.
+//   - TerminalState.Apply is the reducer, working in place, for the owner
+//     of a state (the Terminal, under its lock; a client following one).
+//     Clone + Apply is the pure reducer the AHP fixtures describe (their
+//     test's Reduce), so both share one implementation of the semantics.
 //   - terminal/data appends to the tail part. Go strings are immutable,
 //     so a naive s += data would copy the whole part on every pty read;
 //     appendText (text.go) keeps spare capacity behind each part's
@@ -28,5 +28,5 @@
 //     terminal/exited, TerminalState and TerminalInfo (a death by signal
 //     has no exitCode, and a UI must still show that the process ended).
 //   - The root listing (RootState.Terminals) is replaced whole by
-//     root/terminalsChanged; ReduceRoot applies it.
+//     root/terminalsChanged.
 package ahp

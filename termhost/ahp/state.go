@@ -137,18 +137,10 @@ func (i TerminalInfo) Clone() TerminalInfo {
 	return i
 }
 
-// Reduce returns the state after action a, leaving s unchanged. It is the
-// AHP terminal reducer: pure, no I/O; unknown action types (and root
-// actions) return s unchanged.
-func Reduce(s TerminalState, a Action) TerminalState {
-	c := s.Clone()
-	c.Apply(a)
-	return c
-}
-
-// Apply applies action a to s in place, with Reduce's semantics. Use it
-// on a state you own (from Clone or Reduce), never on one shared with
-// readers; it is not safe for concurrent use.
+// Apply applies action a to s in place: the AHP terminal reducer, no
+// I/O; unknown action types (and root actions) leave s unchanged. Use it
+// on a state you own (from Clone), never on one shared with readers; it
+// is not safe for concurrent use.
 func (s *TerminalState) Apply(a Action) {
 	switch a := Deref(a).(type) {
 	case DataAction:
@@ -210,19 +202,6 @@ func (s *TerminalState) appendData(data string) {
 	part := ContentPart{Type: PartUnclassified}
 	part.Value = appendText("", data, &part.buf)
 	s.Content = append(s.Content, part)
-}
-
-// ReduceRoot returns the root state after action a, leaving s unchanged:
-// root/terminalsChanged replaces the listing whole; other actions return s.
-func ReduceRoot(s RootState, a Action) RootState {
-	if a, ok := Deref(a).(RootTerminalsChangedAction); ok {
-		s.Terminals = make([]TerminalInfo, len(a.Terminals))
-		for i, t := range a.Terminals {
-			t.ExitCode = copyPtr(t.ExitCode)
-			s.Terminals[i] = t
-		}
-	}
-	return s
 }
 
 // copyPtr returns a pointer to a copy of *p, or nil.

@@ -320,3 +320,33 @@ func BenchmarkApplyData(b *testing.B) {
 		s.Trim(lim)
 	}
 }
+
+// TestActionTerminal: every action type the protocol names finds its
+// terminal (decoded from the wire, as a value or a pointer); the root's
+// and unknown ones have none.
+func TestActionTerminal(t *testing.T) {
+	types := []string{
+		ActionData, ActionInput, ActionResized, ActionClaimed, ActionTitleChanged, ActionCwdChanged, ActionExited,
+		ActionCleared, ActionCommandExecuted, ActionCommandFinished, ActionCommandDetectionAvailable,
+	}
+	for _, typ := range types {
+		a, err := DecodeAction([]byte(`{"type":"` + typ + `","terminal":"` + testTerm + `"}`))
+		if err != nil {
+			t.Errorf("%s: %v", typ, err)
+			continue
+		}
+		if got := ActionTerminal(a); got != testTerm {
+			t.Errorf("ActionTerminal(%T) = %q, want %q", a, got, testTerm)
+		}
+		ptr := reflect.New(reflect.TypeOf(a))
+		ptr.Elem().Set(reflect.ValueOf(a))
+		if got := ActionTerminal(ptr.Interface().(Action)); got != testTerm {
+			t.Errorf("ActionTerminal(*%T) = %q, want %q", a, got, testTerm)
+		}
+	}
+	for _, a := range []Action{RootTerminalsChangedAction{}, UnknownAction{Type: "terminal/new"}} {
+		if got := ActionTerminal(a); got != "" {
+			t.Errorf("ActionTerminal(%T) = %q, want none", a, got)
+		}
+	}
+}

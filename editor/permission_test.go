@@ -1,0 +1,117 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/wait"
+)
+
+// queued returns the names of the events q holds (not yet delivered).
+func queued(q *eventQueue) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var names []string
+	for _, e := range q.items {
+		names = append(names, e.name)
+	}
+	return names
+}
+
+// TestQuestions: each way a question ends, as the asker and Lua see it.
+func TestQuestions(t *testing.T) {
+	cases := []struct {
+		name string
+		// end ends the question once Lua was asked (token is its token).
+		end        func(qs *questions, token string, cancel context.CancelFunc)
+		wantAnswer string
+		wantErr    error
+		wantEvents []string
+	}{
+		{
+			name:       "answered",
+			end:        func(qs *questions, token string, _ context.CancelFunc) { qs.answer(token, "allow") },
+			wantAnswer: "allow",
+			wantEvents: []string{evPermission},
+		},
+		{
+			name: "a late answer to another token is dropped",
+			end: func(qs *questions, token string, _ context.CancelFunc) {
+				qs.answer("p999", "allow")
+				qs.answer(token, "")
+			},
+			wantAnswer: "",
+			wantEvents: []string{evPermission},
+		},
+		{
+			name:       "withdrawn when the turn is cancelled",
+			end:        func(_ *questions, _ string, cancel context.CancelFunc) { cancel() },
+			wantErr:    context.Canceled,
+			wantEvents: []string{evPermission, evPermissionCancelled},
+		},
+		{
+			name:       "closed at shutdown",
+			end:        func(qs *questions, _ string, _ context.CancelFunc) { qs.close() },
+			wantErr:    errEditorClosing,
+			wantEvents: []string{evPermission},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			events := newEventQueue()
+			qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				token, answer string
+				err           error
+			}
+			done := make(chan result, 1)
+			go func() {
+				token, answer, err := qs.ask(ctx, "p", permissionQuestion, map[string]any{})
+				done <- result{token, answer, err}
+			}()
+			wait.For(t, "the question registered", 5*time.Second, func() bool {
+				qs.mu.Lock()
+				defer qs.mu.Unlock()
+				return len(qs.pending) == 1
+			})
+			tc.end(qs, "p1", cancel)
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("ask did not return")
+			}
+			if r.token != "p1" || r.answer != tc.wantAnswer || !errors.Is(r.err, tc.wantErr) {
+				t.Errorf("ask = (%q, %q, %v), want (p1, %q, %v)", r.token, r.answer, r.err, tc.wantAnswer, tc.wantErr)
+			}
+			if got := queued(events); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("events %v, want %v", got, tc.wantEvents)
+			}
+			qs.mu.Lock()
+			left := len(qs.pending)
+			qs.mu.Unlock()
+			if left != 0 {
+				t.Errorf("%d questions still pending after the end", left)
+			}
+		})
+	}
+}
+
+// TestQuestionsAfterClose: once closed, a question is not asked at all.
+func TestQuestionsAfterClose(t *testing.T) {
+	events := newEventQueue()
+	qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
+	qs.close()
+	if _, _, err := qs.ask(context.Background(), "a", approveQuestion, map[string]any{}); !errors.Is(err, errEditorClosing) {
+		t.Errorf("ask after close: %v, want errEditorClosing", err)
+	}
+	if got := queued(events); len(got) != 0 {
+		t.Errorf("events %v after close, want none", got)
+	}
+}

@@ -1,0 +1,66 @@
+package editor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/acp"
+)
+
+// A session's turns: a prompt runs in the background until the agent ends
+// the turn ("turn_end"); cancel asks the agent to end it early.
+
+// prompt starts a prompt turn and returns at once; "turn_end"
+// follows with the stop reason or the error.
+func (ss *sessions) prompt(key, text string, items []contextItem) error {
+	s, err := ss.live(key)
+	if err != nil {
+		return fmt.Errorf("prompt: %w", err)
+	}
+	pc := s.agent.Info().AgentCapabilities.PromptCapabilities
+	blocks, err := promptBlocks(text, items, promptCaps{embedded: pc.EmbeddedContext, image: pc.Image})
+	if err != nil {
+		return fmt.Errorf("prompt: %w", err)
+	}
+	ss.mu.Lock()
+	if s.busy {
+		ss.mu.Unlock()
+		return fmt.Errorf("prompt: session %q is still answering the previous prompt; wait, or :AgentCancel", key)
+	}
+	s.busy = true
+	ss.mu.Unlock()
+	go func() {
+		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
+		ss.mu.Lock()
+		s.busy = false
+		ss.mu.Unlock()
+		if err != nil {
+			ss.log.Warn("prompt failed", "key", key, "err", err)
+		}
+		ss.events.push(evTurnEnd, map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
+		if acp.IsAuthRequired(err) {
+			// Claude Code asks for sign-in at the first prompt, not at
+			// session/new: offer the ways now, then the prompt again.
+			ss.askSignIn(s, nil)
+		}
+	}()
+	return nil
+}
+
+// cancel sends session/cancel (pending permission requests answer
+// "cancelled"); the running prompt then ends with its stop reason.
+func (ss *sessions) cancel(key string) error {
+	s, err := ss.live(key)
+	if err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(ss.ctx, 10*time.Second)
+		defer cancel()
+		if err := s.s.Cancel(ctx); err != nil {
+			ss.log.Warn("cancel failed", "key", key, "err", err)
+		}
+	}()
+	return nil
+}

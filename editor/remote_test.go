@@ -1,0 +1,180 @@
+package editor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/ahpserver"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/internal/wait"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+func TestRemoteName(t *testing.T) {
+	cases := []struct {
+		name    string
+		pid     int
+		id      string
+		wantErr bool
+	}{
+		{name: "123:term-4", pid: 123, id: "term-4"},
+		{name: "term-4", wantErr: true},
+		{name: "x:term-4", wantErr: true},
+		{name: "123:", wantErr: true},
+	}
+	for _, tc := range cases {
+		pid, id, err := remoteName(tc.name)
+		if (err != nil) != tc.wantErr || pid != tc.pid || id != tc.id {
+			t.Errorf("remoteName(%q) = %d, %q, %v; want %d, %q, error %v", tc.name, pid, id, err, tc.pid, tc.id, tc.wantErr)
+		}
+	}
+}
+
+// channels records what displays send to each Neovim channel.
+type channels struct {
+	mu  sync.Mutex
+	out map[int]*bytes.Buffer
+}
+
+func (c *channels) send(ch int, p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out == nil {
+		c.out = map[int]*bytes.Buffer{}
+	}
+	if c.out[ch] == nil {
+		c.out[ch] = &bytes.Buffer{}
+	}
+	c.out[ch].Write(p)
+	return nil
+}
+
+func (c *channels) text(ch int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out[ch] == nil {
+		return ""
+	}
+	return c.out[ch].String()
+}
+
+// eventsNamed returns the payloads of the queued events called name.
+func eventsNamed(q *eventQueue, name string) []map[string]any {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []map[string]any
+	for _, e := range q.items {
+		if e.name == name {
+			out = append(out, e.payload)
+		}
+	}
+	return out
+}
+
+// TestRemotesJourney: another host's terminal, as this editor's user
+// follows it: listed, shown, typed into only once taken, disposed of.
+func TestRemotesJourney(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ar-remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "1.sock")
+	h := termhost.NewHost(termhost.Options{})
+	t.Cleanup(h.Close)
+	term, err := h.Create(context.Background(), termhost.Spec{Command: "printf 'ready\\n'; exec cat", Shell: true, Dir: dir, Claim: ahp.SessionClaim("s1", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := ahpserver.Listen(socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = ahpserver.New(h, ahpserver.Options{Local: "other"}).Serve(ctx, ln)
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+
+	log := slog.New(slog.DiscardHandler)
+	events := newEventQueue()
+	var out channels
+	me := ahp.ClientClaim("me")
+	rs := newRemotes(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, remoteOptions{
+		user:         me,
+		displayBytes: func() int { return 0 },
+		hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },
+		socketOf: func(pid int) (string, error) {
+			if pid != 1 {
+				return "", fmt.Errorf("no host %d", pid)
+			}
+			return socket, nil
+		},
+	})
+	name := "1:" + term.ID()
+
+	list, err := rs.list()
+	if err != nil || len(list) != 1 || list[0]["id"] != name || list[0]["mine"] != false || list[0]["state"] != "running" {
+		t.Fatalf("list = %v, %v; want %s running, not mine", list, err, name)
+	}
+	if _, err := rs.attach("1:", 7, attachArgs{}); err == nil {
+		t.Error("attach of a bad name did not fail")
+	}
+	shown, err := rs.attach(name, 7, attachArgs{Scrollback: 100})
+	if err != nil || shown["mine"] != false {
+		t.Fatalf("attach = %v, %v", shown, err)
+	}
+	wait.Until(t, "the remote terminal output in its buffer", 10*time.Second, func() (bool, string) {
+		return strings.Contains(out.text(7), "ready"), fmt.Sprintf("%q; term %q", out.text(7), term.LastLine())
+	})
+
+	rs.input(name, []byte("early\r"))
+	if n := eventsNamed(events, evMessage); len(n) != 1 || !strings.Contains(n[0]["text"].(string), "is held by the agent") {
+		t.Errorf("input into a terminal the agent holds: messages %v, want one saying who holds it", n)
+	}
+	if err := rs.resize(name, 50, 10); err != nil {
+		t.Errorf("resize of a terminal the agent holds: %v, want it skipped", err)
+	}
+
+	if err := rs.take(name); err != nil {
+		t.Fatalf("take: %v", err)
+	}
+	wait.For(t, "remote_claimed saying it is mine", 10*time.Second, func() bool {
+		c := eventsNamed(events, evRemoteClaimed)
+		return len(c) > 0 && c[len(c)-1]["mine"] == true
+	})
+	rs.input(name, []byte("typed\r"))
+	wait.For(t, "the typed line echoed back", 10*time.Second, func() bool {
+		return strings.Count(out.text(7), "typed") >= 2 // the pty's echo and cat's
+	})
+	if err := rs.resize(name, 50, 10); err != nil {
+		t.Errorf("resize: %v", err)
+	}
+	wait.For(t, "the resize applied", 10*time.Second, func() bool {
+		st := term.StateSummary(0)
+		return st.Cols == 50 && st.Rows == 10
+	})
+
+	if err := rs.dispose(name); err != nil {
+		t.Fatalf("dispose: %v", err)
+	}
+	wait.For(t, "the connection dropped once nothing of the host is shown", 10*time.Second, func() bool {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		return len(rs.conns) == 0
+	})
+	if _, err := rs.termOf(name); err == nil {
+		t.Error("a disposed remote terminal is still attached")
+	}
+}

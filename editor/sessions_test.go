@@ -1,0 +1,173 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/wait"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// testAgentEnv makes this test binary the demo agent (TestMain), so the
+// sessions tests start a real ACP peer.
+const testAgentEnv = "AGENTRUN_EDITOR_TEST_AGENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testAgentEnv) == "1" {
+		if err := demoagent.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testEditor routes the agent's calls as the bridge does, to the parts
+// under test.
+type testEditor struct {
+	ss *sessions
+	ts *terminals
+	h  *termhost.Host
+}
+
+func (e *testEditor) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {
+	e.ss.update(ctx, n)
+}
+func (e *testEditor) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
+}
+func (e *testEditor) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	return acpsdk.ReadTextFileResponse{}, errors.New("no files here")
+}
+func (e *testEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	return acpsdk.WriteTextFileResponse{}, errors.New("no files here")
+}
+func (e *testEditor) TerminalCreated(_ context.Context, sid, tid string) {
+	if t, err := e.h.Get(tid); err == nil {
+		e.ts.add(t, sid, false)
+	}
+}
+func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.released(tid) }
+func (e *testEditor) AgentTerminal(ctx context.Context, sid string, ev acp.AgentTerminal) {
+	e.ss.agentTerminal(ctx, sid, ev)
+}
+func (e *testEditor) SessionEnded(ctx context.Context, sid string, reason error) {
+	e.ss.ended(ctx, sid, reason)
+}
+
+// newTestSessions returns a sessions part wired to a terminals part as
+// newBridge wires them, and its event queue.
+func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
+	t.Helper()
+	ts, h, _, _ := newTestTerminals(t)
+	events := ts.events
+	log := slog.New(slog.DiscardHandler)
+	e := &testEditor{ts: ts, h: h}
+	ss := newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
+		editor:       e,
+		host:         func() *termhost.Host { return h },
+		user:         ahp.ClientClaim("me"),
+		terminalSize: ts.size,
+		addTerminal:  ts.add,
+		socketPath:   func() string { return "" },
+		ask:          newQuestions(events, &ids{}, log).ask,
+	})
+	e.ss = ss
+	ts.keyOf, ts.closing = ss.keyOf, ss.isClosing
+	t.Cleanup(func() { ss.shutdown() })
+	return ss, events
+}
+
+// demoArgs starts this binary as the demo agent in dir.
+func demoArgs(dir string) startArgs {
+	return startArgs{Agent: "demo", Cmd: []string{os.Args[0]}, Env: []string{testAgentEnv + "=1"}, Cwd: dir}
+}
+
+// TestSessionsJourney: a session from start to stop with a real agent, as
+// Lua sees it: started, a prompt's command in a terminal named by the
+// session's key, the turn's end, busy while it runs, ended once stopped.
+func TestSessionsJourney(t *testing.T) {
+	ss, events := newTestSessions(t)
+	key, err := ss.start(demoArgs(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 1 })
+	if st := eventsNamed(events, evSessionStarted)[0]; st["key"] != key || st["agent"] != "demo" {
+		t.Errorf("session_started %v", st)
+	}
+	if err := ss.prompt(key, "echo from-the-agent", nil); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "turn_end", 30*time.Second, func() bool { return len(eventsNamed(events, evTurnEnd)) == 1 })
+	if te := eventsNamed(events, evTurnEnd)[0]; te["key"] != key || fmt.Sprint(te["stop_reason"]) != "end_turn" || te["error"] != "" {
+		t.Errorf("turn_end %v", te)
+	}
+	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != key || c[0]["command"] != "echo from-the-agent" {
+		t.Errorf("terminal_created %v, want the command in a terminal of session %s", c, key)
+	}
+	updates := 0
+	for _, u := range eventsNamed(events, evSessionUpdate) {
+		if u["key"] != key {
+			t.Errorf("session_update without the session's key: %v", u)
+		}
+		updates++
+	}
+	if updates == 0 {
+		t.Error("no session_update reached Lua")
+	}
+	if st := ss.status(); len(st) != 1 || st[0].(map[string]any)["busy"] != false {
+		t.Errorf("status %v, want one idle session", st)
+	}
+	if err := ss.stop(key); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "session_ended", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionEnded)) == 1 })
+	if err := ss.prompt(key, "echo late", nil); err == nil || !strings.Contains(err.Error(), "has ended") {
+		t.Errorf("prompt after stop: %v", err)
+	}
+}
+
+// TestSessionsRefuse: what each request answers when it cannot be done.
+func TestSessionsRefuse(t *testing.T) {
+	ss, _ := newTestSessions(t)
+	cases := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"start: empty cmd", func() error { _, err := ss.start(startArgs{Agent: "x", Cwd: "/"}); return err }, `start: agent "x" has an empty cmd`},
+		{"start: relative cwd", func() error { _, err := ss.start(startArgs{Agent: "x", Cmd: []string{"x"}, Cwd: "rel"}); return err }, `start: cwd "rel" is not absolute`},
+		{"list: relative cwd", func() error { _, err := ss.list(listArgs{Agent: "x", Cmd: []string{"x"}, Cwd: "rel"}); return err }, `sessions: cwd "rel" is not absolute`},
+		{"prompt", func() error { return ss.prompt("9", "hi", nil) }, `prompt: unknown session "9"`},
+		{"cancel", func() error { return ss.cancel("9") }, `cancel: unknown session "9"`},
+		{"stop", func() error { return ss.stop("9") }, `stop: unknown session "9"`},
+		{"mode", func() error { return ss.setMode("9", "m") }, `mode: unknown session "9"`},
+		{"login", func() error { _, err := ss.login("9", "m"); return err }, `sign in: unknown session "9"`},
+	}
+	for _, tc := range cases {
+		if err := tc.call(); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if _, first := ss.shutdown(); !first {
+		t.Error("the first shutdown says it was not the first")
+	}
+	if _, first := ss.shutdown(); first {
+		t.Error("a second shutdown did it again")
+	}
+	if _, err := ss.start(demoArgs(t.TempDir())); err == nil || err.Error() != "start: shutting down" {
+		t.Errorf("start after shutdown: %v", err)
+	}
+}

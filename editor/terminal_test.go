@@ -1,0 +1,147 @@
+package editor
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/wait"
+	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+// newTestTerminals returns a terminals part on a host of its own, as the
+// bridge would make it, with the channels its buffers are fed into.
+func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *eventQueue, *channels) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := termhost.NewHost(termhost.Options{})
+	t.Cleanup(func() { cancel(); h.Close() })
+	log := slog.New(slog.DiscardHandler)
+	events := newEventQueue()
+	out := &channels{}
+	user := ahp.ClientClaim("me")
+	ts := newTerminals(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, user, terminalDeps{
+		host:         func() *termhost.Host { return h },
+		keyOf:        func(sid string) string { return "key-of-" + sid },
+		claimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
+		closing:      func() bool { return false },
+	})
+	return ts, h, events, out
+}
+
+// TestTerminalsJourney: an agent's terminal from creation to disposal, as
+// Lua sees it: created, shown, typed into, taken over, exited, released.
+func TestTerminalsJourney(t *testing.T) {
+	ts, h, events, out := newTestTerminals(t)
+	term, err := h.Create(context.Background(), termhost.Spec{Command: "printf 'ready\\n'; exec cat", Shell: true, Dir: t.TempDir(), Claim: ahp.SessionClaim("s1", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.add(term, "s1", false)
+	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != "key-of-s1" || c[0]["id"] != term.ID() {
+		t.Fatalf("terminal_created %v", c)
+	}
+	if err := ts.attach(term.ID(), 3, attachArgs{Cols: 40, Rows: 5, Scrollback: 100}); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "the output in the buffer", 10*time.Second, func() bool { return strings.Contains(out.text(3), "ready") })
+	if st := term.StateSummary(0); st.Cols != 40 || st.Rows != 5 {
+		t.Errorf("size after attach %dx%d, want 40x5", st.Cols, st.Rows)
+	}
+
+	if err := ts.sendInput(term.ID(), []byte("x\r")); err == nil || !strings.Contains(err.Error(), "held by session") {
+		t.Errorf("send_input into the agent's terminal: %v, want refused", err)
+	}
+	if err := ts.input(term.ID(), []byte("keys\r")); err != nil {
+		t.Errorf("input: %v", err)
+	}
+	wait.For(t, "the keys echoed", 10*time.Second, func() bool { return strings.Count(out.text(3), "keys") >= 2 })
+	if err := ts.takeover(term.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.sendInput(term.ID(), []byte("mine\r")); err != nil {
+		t.Errorf("send_input once taken over: %v", err)
+	}
+	wait.For(t, "the API's input echoed", 10*time.Second, func() bool { return strings.Count(out.text(3), "mine") >= 2 })
+
+	if err := ts.kill(term.ID(), true); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "terminal_exit", 10*time.Second, func() bool { return len(eventsNamed(events, evTerminalExit)) == 1 })
+	if err := ts.interrupt(term.ID()); err == nil || !strings.Contains(err.Error(), "has already exited") {
+		t.Errorf("interrupt after the exit: %v", err)
+	}
+	st := ts.status()
+	if len(st) != 1 || st[0].(map[string]any)["state"] != "exited" {
+		t.Errorf("status %v, want one exited terminal", st)
+	}
+
+	term.Release()
+	ts.released(term.ID())
+	if err := ts.input(term.ID(), []byte("late")); err == nil || !strings.Contains(err.Error(), "was released") {
+		t.Errorf("input after release: %v", err)
+	}
+	if err := ts.dispose(term.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if len(ts.status()) != 0 {
+		t.Errorf("status after dispose: %v, want no terminal", ts.status())
+	}
+}
+
+// TestTerminalsRefuse: what each request answers for a terminal it cannot
+// act on.
+func TestTerminalsRefuse(t *testing.T) {
+	ts, _, _, _ := newTestTerminals(t)
+	cases := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"attach", func() error { return ts.attach("term-9", 1, attachArgs{}) }, `attach: unknown terminal "term-9"`},
+		{"interrupt", func() error { return ts.interrupt("term-9") }, `interrupt: unknown terminal "term-9"`},
+		{"kill", func() error { return ts.kill("term-9", false) }, `kill: unknown terminal "term-9"`},
+		{"input", func() error { return ts.input("term-9", nil) }, `input: unknown terminal "term-9"`},
+		{"send_input", func() error { return ts.sendInput("term-9", nil) }, `input: unknown terminal "term-9"`},
+		{"takeover", func() error { return ts.takeover("term-9") }, `take over: unknown terminal "term-9"`},
+		{"dispose", func() error { return ts.dispose("term-9") }, `dispose: unknown terminal "term-9"`},
+		{"terminal_size", func() error { return ts.setSize(0, 10) }, "terminal_size: bad size 0x10"},
+		{"shell", func() error { _, err := ts.shell(shellArgs{Cwd: "rel"}); return err }, `shell: cwd "rel" is not absolute`},
+	}
+	for _, tc := range cases {
+		if err := tc.call(); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if err := ts.resize("term-9", 10, 10); err != nil {
+		t.Errorf("resize of an unknown terminal: %v, want it ignored (it races the exit)", err)
+	}
+}
+
+// TestTerminalsShellSize: a user's shell starts at the size Lua last
+// reported for new splits, held by the user.
+func TestTerminalsShellSize(t *testing.T) {
+	ts, _, events, _ := newTestTerminals(t)
+	if err := ts.setSize(33, 7); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ts.shell(shellArgs{Cmd: "sleep 30", Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := got["id"].(string)
+	tm, err := ts.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tm.t.StateSummary(0)
+	if st.Cols != 33 || st.Rows != 7 || st.Claim != ahp.ClientClaim("me") {
+		t.Errorf("shell %dx%d held by %+v, want 33x7 held by the user", st.Cols, st.Rows, st.Claim)
+	}
+	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["user"] != true {
+		t.Errorf("terminal_created %v, want one of the user's", c)
+	}
+}
