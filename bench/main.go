@@ -20,7 +20,7 @@ import (
 func main() {
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host" or "lag"`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag" or "feel"`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -50,8 +50,10 @@ func main() {
 		err = runHost(*lines)
 	case "lag":
 		err = runLag(*flood)
+	case "feel":
+		err = runFeel()
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host or lag", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag or feel", *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
