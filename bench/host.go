@@ -3,15 +3,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"hash"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
@@ -74,65 +75,43 @@ func runHost(lines int) error {
 
 // drainWith runs cat file in a terminal that n clients subscribe to
 // before it starts, and returns the drain time; it fails unless every
-// client's stream (snapshot and data) ends with want.
+// client's stream (snapshot and data) ends with want. Each client is a
+// process of its own (this program, run as "subscriber"), as real
+// clients are, so that their reading and decoding is not the host's
+// process's work; they still share the machine's cores with it.
 func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want []byte, n int) (time.Duration, error) {
 	t, err := h.Create(ctx, termhost.Spec{Command: "read go; cat " + file, Shell: true, Claim: ahp.SessionClaim("s:/bench", "")})
 	if err != nil {
 		return 0, err
 	}
 	defer t.Release()
-	// Each subscriber hashes its whole stream and keeps its tail: cheap,
-	// so the bench measures the host, not a client's memory copies.
-	type sub struct {
-		c    *ahpclient.Client
-		hash hash.Hash
-		n    int
-		tail []byte
-		done chan struct{}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
 	}
-	subs := make([]*sub, n)
+	type sub struct {
+		cmd *exec.Cmd
+		out *bufio.Reader
+	}
+	subs := make([]sub, n)
 	for i := range subs {
-		c, err := ahpclient.Dial(ctx, socket, "bench-"+strconv.Itoa(i))
+		cmd := exec.CommandContext(ctx, self, "subscriber", socket, t.URI(), file, strconv.Itoa(i))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
 		if err != nil {
 			return 0, err
 		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx); err != nil {
+		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
-		snap, err := c.Subscribe(ctx, t.URI())
-		if err != nil {
-			return 0, err
+		defer cmd.Wait()
+		defer cmd.Process.Kill()
+		subs[i] = sub{cmd: cmd, out: bufio.NewReader(out)}
+	}
+	for i, s := range subs {
+		if l, err := s.out.ReadString('\n'); err != nil || l != "subscribed\n" {
+			return 0, fmt.Errorf("subscriber %d: %q, %v", i, l, err)
 		}
-		st, err := ahpclient.TerminalState(snap)
-		if err != nil {
-			return 0, err
-		}
-		s := &sub{c: c, hash: sha256.New(), done: make(chan struct{})}
-		add := func(b string) {
-			s.hash.Write([]byte(b))
-			s.n += len(b)
-			s.tail = append(s.tail, b...)
-			if len(s.tail) > 2*tailBytes {
-				s.tail = append(s.tail[:0], s.tail[len(s.tail)-tailBytes:]...)
-			}
-		}
-		add(st.Text())
-		subs[i] = s
-		go func() {
-			defer close(s.done)
-			for e := range c.Envelopes() {
-				if e.ServerSeq <= snap.FromSeq {
-					continue
-				}
-				switch a := e.Action.(type) {
-				case ahp.DataAction:
-					add(a.Data)
-				case ahp.ExitedAction:
-					return
-				}
-			}
-		}()
 	}
 	start := time.Now()
 	if _, err := t.Write([]byte("\r")); err != nil {
@@ -142,35 +121,97 @@ func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want 
 		return 0, err
 	}
 	d := time.Since(start)
-	var wg sync.WaitGroup
+	var first string
 	for i, s := range subs {
-		wg.Add(1)
+		res := make(chan string, 1)
 		go func() {
-			defer wg.Done()
-			select {
-			case <-s.done:
-			case <-time.After(30 * time.Second):
-				err = fmt.Errorf("subscriber %d: no exit within 30 s", i)
-			}
+			l, _ := s.out.ReadString('\n')
+			res <- l
 		}()
-	}
-	wg.Wait()
-	if err != nil {
-		return 0, err
-	}
-	first := subs[0].hash.Sum(nil)
-	for i, s := range subs {
-		if !bytes.HasSuffix(want, s.tail[max(0, len(s.tail)-tailBytes):]) && !bytes.HasSuffix(s.tail, want[max(0, len(want)-tailBytes):]) {
-			return 0, fmt.Errorf("subscriber %d: its stream does not end with the output", i)
+		var l string
+		select {
+		case l = <-res:
+		case <-time.After(30 * time.Second):
+			return 0, fmt.Errorf("subscriber %d: no exit within 30 s", i)
 		}
-		if s.n < len(want) || s.n > len(want)+16 { // the echo of the Enter that started it
-			return 0, fmt.Errorf("subscriber %d got %d bytes, want %d", i, s.n, len(want))
+		f := strings.Fields(l)
+		if len(f) != 3 || f[2] != "exact" {
+			return 0, fmt.Errorf("subscriber %d: %q", i, l)
 		}
-		if !bytes.Equal(s.hash.Sum(nil), first) {
+		if got, _ := strconv.Atoi(f[0]); got < len(want) || got > len(want)+16 { // the echo of the Enter that started it
+			return 0, fmt.Errorf("subscriber %d got %d bytes, want %d", i, got, len(want))
+		}
+		if i == 0 {
+			first = f[1]
+		} else if f[1] != first {
 			return 0, fmt.Errorf("subscriber %d got another stream than subscriber 0", i)
 		}
 	}
 	return d, nil
+}
+
+// runSubscriber is one subscriber process of drainWith: it subscribes to
+// the terminal, says "subscribed", reads until the exit, hashes its whole
+// stream and compares its tail, and says "<bytes> <sha256> exact".
+func runSubscriber(args []string) error {
+	if len(args) != 4 {
+		return fmt.Errorf("subscriber: want SOCKET URI FILE N, got %q", args)
+	}
+	socket, uri, file, name := args[0], args[1], args[2], args[3]
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	want := bytes.ReplaceAll(raw, []byte("\n"), []byte("\r\n"))
+	ctx := context.Background()
+	c, err := ahpclient.Dial(ctx, socket, "bench-"+name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return err
+	}
+	snap, err := c.Subscribe(ctx, uri)
+	if err != nil {
+		return err
+	}
+	st, err := ahpclient.TerminalState(snap)
+	if err != nil {
+		return err
+	}
+	// Hash the whole stream and keep its tail: cheap, so the bench
+	// measures the host, not a client's memory copies.
+	sum, n := sha256.New(), 0
+	var tail []byte
+	add := func(b string) {
+		sum.Write([]byte(b))
+		n += len(b)
+		tail = append(tail, b...)
+		if len(tail) > 2*tailBytes {
+			tail = append(tail[:0], tail[len(tail)-tailBytes:]...)
+		}
+	}
+	add(st.Text())
+	fmt.Println("subscribed")
+	for e := range c.Envelopes() {
+		if e.ServerSeq <= snap.FromSeq {
+			continue
+		}
+		switch a := e.Action.(type) {
+		case ahp.DataAction:
+			add(a.Data)
+		case ahp.ExitedAction:
+			exact := bytes.HasSuffix(want, tail[max(0, len(tail)-tailBytes):]) || bytes.HasSuffix(tail, want[max(0, len(want)-tailBytes):])
+			verdict := "exact"
+			if !exact {
+				verdict = "tail-differs"
+			}
+			fmt.Printf("%d %x %s\n", n, sum.Sum(nil), verdict)
+			return nil
+		}
+	}
+	return fmt.Errorf("subscriber %s: the stream ended before the exit", name)
 }
 
 // tailBytes is how much of its stream each subscriber compares as is.
