@@ -178,6 +178,9 @@ func runPlugin(p pluginRun) error {
 		fmt.Printf("  display complete / native finished    %5.2f×  (target ≤ 0.5×; native never showed the last line, it stopped at %s)\n",
 			ratio(complete, p.native.Finished), p.native.LastSeen)
 	}
+	if complete > 0 {
+		fmt.Printf("  display complete / raw pty drain      %5.2f×  (target ≤ 1.2×: the drain is the floor, nothing shows the last line before it is printed)\n", ratio(complete, raw))
+	}
 	fmt.Printf("  lag p99 ours / native                 %5.2f×  (target ≤ 1×: %.1f ms vs %.1f ms)\n", ratio(ourLag, natLag), ms(ourLag), ms(natLag))
 	return nil
 }
