@@ -27,7 +27,7 @@ func main() {
 	}
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag" or "feel"`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag" or "feel"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -59,8 +59,12 @@ func main() {
 		err = runLag(*flood)
 	case "feel":
 		err = runFeel()
+	case "nvim":
+		err = runNvim(*lines, *flood)
+	case "shared":
+		err = runShared(*lines)
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag or feel", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag, feel, nvim or shared", *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -70,9 +74,25 @@ func main() {
 }
 
 func run(lines int, flood time.Duration) error {
+	if err := runNvim(lines, flood); err != nil {
+		return err
+	}
+	return runShared(lines)
+}
+
+// runNvim runs the parts whose figures depend on the Neovim
+// (AGENTRUN_NVIM): make bench NVIM="0.7 0.10 0.12" runs them once per
+// version and runShared once.
+func runNvim(lines int, flood time.Duration) error {
+	fmt.Printf("Neovim: %s\n", nvimVersion())
 	if err := runDisplay(lines, flood); err != nil {
 		return err
 	}
+	return runFeel()
+}
+
+// runShared runs the parts that measure the backend more than the Neovim.
+func runShared(lines int) error {
 	if err := runScale(); err != nil {
 		return err
 	}
