@@ -18,6 +18,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "screenwatch" { // reads a tmux pane's output (bench/screen.go)
+		if err := runScreenwatch(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "subscriber" { // a client process of the host bench
 		if err := runSubscriber(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

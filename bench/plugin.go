@@ -34,16 +34,21 @@ func agentNvim(position string) (*nvim.Nvim, error) {
 	if err != nil {
 		return nil, err
 	}
-	setup := `require("agentrun").setup({terminal = {position = ...}}); vim.cmd("AgentRun")`
-	if err := v.ExecLua(setup, nil, position); err != nil {
-		v.Close()
-		return nil, fmt.Errorf(":AgentRun: %w", err)
-	}
-	if err := pollLua(v, `(function() local s = require("agentrun").status().sessions[1]; return s ~= nil and s.id ~= nil and s.id ~= "" and not s.busy end)()`, 30*time.Second); err != nil {
+	if err := startAgent(v, position); err != nil {
 		v.Close()
 		return nil, err
 	}
 	return v, nil
+}
+
+// startAgent sets the plugin up in v with the demo agent and the given
+// terminal split position, and waits for the session.
+func startAgent(v *nvim.Nvim, position string) error {
+	setup := `require("agentrun").setup({terminal = {position = ...}}); vim.cmd("AgentRun")`
+	if err := v.ExecLua(setup, nil, position); err != nil {
+		return fmt.Errorf(":AgentRun: %w", err)
+	}
+	return pollLua(v, `(function() local s = require("agentrun").status().sessions[1]; return s ~= nil and s.id ~= nil and s.id ~= "" and not s.busy end)()`, 30*time.Second)
 }
 
 // promptAndWait sends a prompt and waits for the agent's reply line that
