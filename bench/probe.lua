@@ -86,15 +86,19 @@ end
 
 -- first_start records, for every terminal buffer opened from now on, how
 -- long after its command printed it its first line "FO<unix time>" (the
--- command's own clock, `date +FO%s.%N`) entered the buffer, in ms.
+-- command's own clock, `date +FO%s.%N`) entered the buffer, in ms; and
+-- in M.opened when the buffer opened (TermOpen), relative to that print
+-- (negative: before it).
 function M.first_start()
   M.first = {}
+  M.opened = {}
   if M.first_au then
     return
   end
   M.first_au = vim.api.nvim_create_autocmd("TermOpen", {
     callback = function(a)
       local done = false
+      local opened = now_s()
       vim.api.nvim_buf_attach(a.buf, false, {
         on_lines = function(_, b, _, first, _, last)
           if done then
@@ -105,6 +109,7 @@ function M.first_start()
             if ts then
               done = true
               table.insert(M.first, (now_s() - tonumber(ts)) * 1000)
+              table.insert(M.opened, (opened - tonumber(ts)) * 1000)
               return true
             end
           end
