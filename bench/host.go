@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
@@ -59,14 +60,15 @@ func runHost(lines int) error {
 		nice bool
 	}
 	setups := []setup{{1, false}, {8, false}, {1, true}, {8, true}}
-	drains := map[setup][]time.Duration{}
+	drains, cpus := map[setup][]time.Duration{}, map[setup][]time.Duration{}
 	for round := 0; round < 3; round++ {
 		for _, su := range setups {
-			d, err := drainWith(ctx, h, socket, file, want, su.n, su.nice)
+			d, cpu, err := drainWith(ctx, h, socket, file, want, su.n, su.nice)
 			if err != nil {
 				return fmt.Errorf("%d subscribers: %w", su.n, err)
 			}
 			drains[su] = append(drains[su], d)
+			cpus[su] = append(cpus[su], cpu)
 		}
 	}
 	for _, nice := range []bool{false, true} {
@@ -80,6 +82,15 @@ func runHost(lines int) error {
 		fmt.Printf("    8 subscribers:   %6.0f ms  (median of %s); every subscriber's content exact\n", ms(eight), list(drains[setup{8, nice}]))
 		fmt.Printf("    ratio 8 / 1:     %6.2f×  (target ≤ 1.05×)\n", ratio(eight, one))
 	}
+	// What the fan-out costs the host, whatever the machine's load: the
+	// CPU time of the host's process (the subscribers are others) from
+	// the start until every subscriber has read the exit.
+	var c1, c8 []time.Duration
+	for _, nice := range []bool{false, true} {
+		c1, c8 = append(c1, cpus[setup{1, nice}]...), append(c8, cpus[setup{8, nice}]...)
+	}
+	fmt.Printf("  the host's CPU time per drain: 1 subscriber %.0f ms, 8 subscribers %.0f ms (medians of %d): %.2f× (the pty's reading, rendering and encoding are the same; the rest is 8 socket writes per batch)\n",
+		ms(median(c1)), ms(median(c8)), len(c1), ratio(median(c8), median(c1)))
 
 	lat, err := attachLatency(ctx, h, socket)
 	if err != nil {
@@ -95,15 +106,15 @@ func runHost(lines int) error {
 // process of its own (this program, run as "subscriber"), as real
 // clients are, so that their reading and decoding is not the host's
 // process's work; they still share the machine's cores with it.
-func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want []byte, n int, nice bool) (time.Duration, error) {
+func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want []byte, n int, nice bool) (drain, cpu time.Duration, err error) {
 	t, err := h.Create(ctx, termhost.Spec{Command: "read go; cat " + file, Shell: true, Claim: ahp.SessionClaim("s:/bench", "")})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer t.Release()
 	self, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	type sub struct {
 		cmd *exec.Cmd
@@ -119,10 +130,10 @@ func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want 
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := cmd.Start(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer cmd.Wait()
 		defer cmd.Process.Kill()
@@ -130,15 +141,16 @@ func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want 
 	}
 	for i, s := range subs {
 		if l, err := s.out.ReadString('\n'); err != nil || l != "subscribed\n" {
-			return 0, fmt.Errorf("subscriber %d: %q, %v", i, l, err)
+			return 0, 0, fmt.Errorf("subscriber %d: %q, %v", i, l, err)
 		}
 	}
+	cpu0 := processCPU()
 	start := time.Now()
 	if _, err := t.Write([]byte("\r")); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if _, err := t.Wait(ctx); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	d := time.Since(start)
 	var first string
@@ -152,22 +164,31 @@ func drainWith(ctx context.Context, h *termhost.Host, socket, file string, want 
 		select {
 		case l = <-res:
 		case <-time.After(30 * time.Second):
-			return 0, fmt.Errorf("subscriber %d: no exit within 30 s", i)
+			return 0, 0, fmt.Errorf("subscriber %d: no exit within 30 s", i)
 		}
 		f := strings.Fields(l)
 		if len(f) != 3 || f[2] != "exact" {
-			return 0, fmt.Errorf("subscriber %d: %q", i, l)
+			return 0, 0, fmt.Errorf("subscriber %d: %q", i, l)
 		}
 		if got, _ := strconv.Atoi(f[0]); got < len(want) || got > len(want)+16 { // the echo of the Enter that started it
-			return 0, fmt.Errorf("subscriber %d got %d bytes, want %d", i, got, len(want))
+			return 0, 0, fmt.Errorf("subscriber %d got %d bytes, want %d", i, got, len(want))
 		}
 		if i == 0 {
 			first = f[1]
 		} else if f[1] != first {
-			return 0, fmt.Errorf("subscriber %d got another stream than subscriber 0", i)
+			return 0, 0, fmt.Errorf("subscriber %d got another stream than subscriber 0", i)
 		}
 	}
-	return d, nil
+	return d, processCPU() - cpu0, nil
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runSubscriber is one subscriber process of drainWith: it subscribes to
