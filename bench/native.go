@@ -13,8 +13,10 @@ import (
 type displayResult struct {
 	Complete  time.Duration // 0 when the last line never appeared
 	FromStart time.Duration // agentrun: Complete counted from the split's opening
-	Finished  time.Duration // when the terminal reported its exit (native only)
-	LastSeen  string        // the last numbered line the buffer shows
+
+	NvimCPU, BackendCPU time.Duration // agentrun: CPU time used from the prompt to the reply
+	Finished            time.Duration // when the terminal reported its exit (native only)
+	LastSeen            string        // the last numbered line the buffer shows
 }
 
 // nativeDisplay runs `cat file` in Neovim's own :terminal and waits until the

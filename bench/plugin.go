@@ -130,13 +130,15 @@ func runPlugin(p pluginRun) error {
 	}
 	defer v.Close()
 
-	var raws, agents, completes, fromStarts []time.Duration
+	var raws, agents, completes, fromStarts, nvimCPUs, backendCPUs, rawCPUs []time.Duration
 	var last string
 	for r := 0; r < rounds; r++ {
+		cpu0 := processCPU()
 		raw, n, err := rawDrain([]string{"cat", p.file})
 		if err != nil {
 			return err
 		}
+		rawCPUs = append(rawCPUs, processCPU()-cpu0)
 		if n == 0 {
 			return fmt.Errorf("raw drain of %s read nothing", p.file)
 		}
@@ -148,6 +150,7 @@ func runPlugin(p pluginRun) error {
 		agents = append(agents, agent)
 		completes = append(completes, shown.Complete)
 		fromStarts = append(fromStarts, shown.FromStart)
+		nvimCPUs, backendCPUs = append(nvimCPUs, shown.NvimCPU), append(backendCPUs, shown.BackendCPU)
 		last = shown.LastSeen
 		if shown.Complete == 0 {
 			break
@@ -162,6 +165,8 @@ func runPlugin(p pluginRun) error {
 	fmt.Printf("(b) native :terminal complete:   %s  (last line shown: %q, want %q)\n", showComplete(p.native), p.native.LastSeen, p.last)
 	fmt.Printf("    native :terminal finished:   %8.0f ms  (on_exit: all it will ever draw is drawn)\n", ms(p.native.Finished))
 	fmt.Printf("(c) agentrun agent path:         %8.0f ms  (create → exit, display running; median of %s)\n", ms(agent), list(agents))
+	fmt.Printf("    CPU from the prompt to the reply: Neovim %s ms, backend %s ms (the raw drain's reader: %s ms); the command and these share the cores\n",
+		listMs(nvimCPUs), listMs(backendCPUs), listMs(rawCPUs))
 	fmt.Printf("    … without any display:       %8.0f ms  (in-process acp client, no Neovim)\n", ms(headless))
 	if complete == 0 || last != p.last {
 		fmt.Printf("    agentrun display complete:      never      (last line shown: %q)\n", last)
@@ -206,6 +211,11 @@ func agentRound(v *nvim.Nvim, p pluginRun) (time.Duration, displayResult, error)
 		return 0, shown, err
 	}
 	replies := len(parallelRe(1).FindAllString(text, -1))
+	var nvimPid, backendPid int
+	if err := luaValue(v, `{vim.fn.getpid(), vim.fn.jobpid(require("agentrun.rpc").channel())}`, &[]*int{&nvimPid, &backendPid}); err != nil {
+		return 0, shown, err
+	}
+	nvimCPU0, backendCPU0 := procCPU(nvimPid), procCPU(backendPid)
 	// The split's buffer opens when Neovim hears of the terminal, within
 	// about a millisecond of the command's start (see runFeel): the clock
 	// of "display from the start" starts there.
@@ -224,6 +234,7 @@ func agentRound(v *nvim.Nvim, p pluginRun) (time.Duration, displayResult, error)
 		return 0, shown, err
 	}
 	agentPath, _ := strconv.Atoi(m[6])
+	nvimCPU, backendCPU := procCPU(nvimPid)-nvimCPU0, procCPU(backendPid)-backendCPU0
 	if err := luaValue(v, `(function() vim.wait(10000, function() return require("probe").found ~= nil end, 10); return true end)()`, nil); err != nil {
 		return 0, shown, err
 	}
@@ -241,6 +252,7 @@ func agentRound(v *nvim.Nvim, p pluginRun) (time.Duration, displayResult, error)
 	if shown.Complete > 0 {
 		shown.FromStart = shown.Complete - time.Duration(opened*float64(time.Millisecond))
 	}
+	shown.NvimCPU, shown.BackendCPU = nvimCPU, backendCPU
 	return time.Duration(agentPath) * time.Millisecond, shown, nil
 }
 
@@ -341,6 +353,31 @@ func runScale() error {
 		return fmt.Errorf("64 terminals: outputs not exact (sha %s, want %s)", m[4], want)
 	}
 	return nil
+}
+
+// procCPU is the CPU time (user and system) process pid has used so far.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// listMs formats ds in ms: "450 454 470".
+func listMs(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.0f", ms(d))
+	}
+	return strings.Join(parts, " ")
 }
 
 // seqSum is the digest the demo agent reports for `seq 1 n`'s output.
