@@ -75,7 +75,7 @@ func runHost(lines int) error {
 		one, eight := median(drains[setup{1, nice}]), median(drains[setup{8, nice}])
 		how := "subscriber processes at normal priority (they take CPU from the reader):"
 		if nice {
-			how = "subscriber processes at nice 19 (the host's own cost to its reader):"
+			how = "subscriber processes at nice 19 (the kernel favours the host over them):"
 		}
 		fmt.Printf("  %s\n", how)
 		fmt.Printf("    1 subscriber:    %6.0f ms  (median of %s)\n", ms(one), list(drains[setup{1, nice}]))

@@ -23,7 +23,7 @@ import (
 // notes when a first-output line reaches the screen.
 type screenNvim struct {
 	*nvim.Nvim
-	tmux   []string // tmux -L <socket>
+	tmux   []string // tmux -S <dir>/tmux.sock
 	dir    string
 	screen string // screenwatch's output: one latency (ms) a line
 }
@@ -50,7 +50,7 @@ func startScreenNvim(name, pluginRoot string) (*screenNvim, error) {
 	if pluginRoot != "" {
 		args = append(args, "--cmd", "set rtp^="+pluginRoot, "--cmd", "runtime plugin/agentrun.lua")
 	}
-	s := &screenNvim{tmux: []string{"tmux", "-L", "arbench" + strconv.Itoa(os.Getpid()) + name}, dir: dir, screen: filepath.Join(dir, "screen.txt")}
+	s := &screenNvim{tmux: []string{"tmux", "-S", filepath.Join(dir, "tmux.sock")}, dir: dir, screen: filepath.Join(dir, "screen.txt")}
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
