@@ -58,11 +58,16 @@ demo: build
 	@bash scripts/deps.sh --no-npm
 	nvim --cmd "set rtp^=$(CURDIR)" -c "AgentRun"
 
-# bench runs on the system's Neovim; make bench NVIM=0.12 picks another.
+# bench runs on the system's Neovim; make bench NVIM=0.12 picks another,
+# make bench NVIM="0.7 0.10 0.12" runs the Neovim-dependent parts (display,
+# latency a person feels) on each in turn and the rest once, on the first.
 NVIM ?= 0.7
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/render/ ./internal/vtsafe/ ./termhost/
-	AGENTRUN_NVIM=$$(bash scripts/nvim-versions.sh $(NVIM)) $(GO) run ./bench
+	set -e; for v in $(NVIM); do \
+		AGENTRUN_NVIM=$$(bash scripts/nvim-versions.sh $$v) $(GO) run ./bench -only nvim; echo; \
+	done
+	AGENTRUN_NVIM=$$(bash scripts/nvim-versions.sh $(firstword $(NVIM))) $(GO) run ./bench -only shared
 
 soak: build
 	AGENTRUN_SOAK=1 $(GO) test -count=1 -timeout 10m -run Soak -v ./...

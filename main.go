@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
@@ -71,6 +72,14 @@ func main() {
 	var err error
 	switch cmd {
 	case "":
+		// AGENTRUN_CPUPROFILE names a file for a CPU profile of the
+		// backend (bench/README.md: how the bench's figures were traced).
+		if path := os.Getenv("AGENTRUN_CPUPROFILE"); path != "" {
+			if f, perr := os.Create(path); perr == nil && pprof.StartCPUProfile(f) == nil {
+				defer f.Close()
+				defer pprof.StopCPUProfile()
+			}
+		}
 		err = editor.Serve(ctx, version)
 	case "demo-agent":
 		err = demoagent.Run(ctx, os.Stdin, os.Stdout)

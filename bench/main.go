@@ -18,9 +18,23 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "screenwatch" { // reads a tmux pane's output (bench/screen.go)
+		if err := runScreenwatch(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "subscriber" { // a client process of the host bench
+		if err := runSubscriber(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host" or "lag"`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag" or "feel"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -50,8 +64,14 @@ func main() {
 		err = runHost(*lines)
 	case "lag":
 		err = runLag(*flood)
+	case "feel":
+		err = runFeel()
+	case "nvim":
+		err = runNvim(*lines, *flood)
+	case "shared":
+		err = runShared(*lines)
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host or lag", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag, feel, nvim or shared", *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -61,9 +81,25 @@ func main() {
 }
 
 func run(lines int, flood time.Duration) error {
+	if err := runNvim(lines, flood); err != nil {
+		return err
+	}
+	return runShared(lines)
+}
+
+// runNvim runs the parts whose figures depend on the Neovim
+// (AGENTRUN_NVIM): make bench NVIM="0.7 0.10 0.12" runs them once per
+// version and runShared once.
+func runNvim(lines int, flood time.Duration) error {
+	fmt.Printf("Neovim: %s\n", nvimVersion())
 	if err := runDisplay(lines, flood); err != nil {
 		return err
 	}
+	return runFeel()
+}
+
+// runShared runs the parts that measure the backend more than the Neovim.
+func runShared(lines int) error {
 	if err := runScale(); err != nil {
 		return err
 	}

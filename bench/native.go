@@ -11,9 +11,12 @@ import (
 
 // displayResult is when a terminal buffer first showed the last line.
 type displayResult struct {
-	Complete time.Duration // 0 when the last line never appeared
-	Finished time.Duration // when the terminal reported its exit (native only)
-	LastSeen string        // the last numbered line the buffer shows
+	Complete  time.Duration // 0 when the last line never appeared
+	FromStart time.Duration // agentrun: Complete counted from the split's opening
+
+	NvimCPU, BackendCPU time.Duration // agentrun: CPU time used from the prompt to the reply
+	Finished            time.Duration // when the terminal reported its exit (native only)
+	LastSeen            string        // the last numbered line the buffer shows
 }
 
 // nativeDisplay runs `cat file` in Neovim's own :terminal and waits until the

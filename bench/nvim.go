@@ -5,7 +5,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/neovim/go-client/nvim"
@@ -62,4 +64,19 @@ func pollLua(v *nvim.Nvim, expr string, timeout time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// nvimVersion is the first line of `nvim --version` of the Neovim the
+// bench runs.
+func nvimVersion() string {
+	bin := os.Getenv("AGENTRUN_NVIM")
+	if bin == "" {
+		bin = "nvim"
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return bin + " (" + err.Error() + ")"
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return first + " (" + bin + ")"
 }

@@ -74,4 +74,88 @@ function M.lag_stop()
   return M.lags
 end
 
+-- Latency a person feels. Each terminal buffer that opens (TermOpen: ours
+-- through nvim_open_term, native through termopen) is watched with
+-- nvim_buf_attach, so a change is seen the moment Neovim puts it in the
+-- buffer, not at the next poll. The same callback serves both contenders.
+
+local function now_s()
+  local s, us = uv.gettimeofday()
+  return s + us / 1e6
+end
+
+-- first_start records, for every terminal buffer opened from now on, how
+-- long after its command printed it its first line "FO<unix time>" (the
+-- command's own clock, `date +FO%s.%N`) entered the buffer, in ms; and
+-- in M.opened when the buffer opened (TermOpen), relative to that print
+-- (negative: before it).
+function M.first_start()
+  M.first = {}
+  M.opened = {}
+  if M.first_au then
+    return
+  end
+  M.first_au = vim.api.nvim_create_autocmd("TermOpen", {
+    callback = function(a)
+      local done = false
+      local opened = now_s()
+      vim.api.nvim_buf_attach(a.buf, false, {
+        on_lines = function(_, b, _, first, _, last)
+          if done then
+            return true
+          end
+          for _, l in ipairs(vim.api.nvim_buf_get_lines(b, first, last, false)) do
+            local ts = l:match("^FO(%d+%.%d+)")
+            if ts then
+              done = true
+              table.insert(M.first, (now_s() - tonumber(ts)) * 1000)
+              table.insert(M.opened, (opened - tonumber(ts)) * 1000)
+              return true
+            end
+          end
+        end,
+      })
+    end,
+  })
+end
+
+-- echo_attach watches buf for the line the echo test types: "#r<round>:"
+-- followed by the x's typed so far; echo_key types one key and records
+-- the time until the buffer shows it.
+function M.echo_attach(buf)
+  M.echo = {}
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, b, _, first, _, last)
+      local want = M.echo_want
+      if not want then
+        return
+      end
+      for _, l in ipairs(vim.api.nvim_buf_get_lines(b, first, last, false)) do
+        local xs = l:match(want.prefix .. "(x*)%s*$")
+        if xs and #xs == want.n then
+          M.echo_want = nil
+          if want.t0 then
+            table.insert(M.echo, (uv.hrtime() - want.t0) / 1e6)
+          end
+          return
+        end
+      end
+    end,
+  })
+end
+
+-- echo_key types keys (nvim_input, as typed) and waits in the buffer for
+-- the line prefix followed by n x's; timed unless untimed.
+function M.echo_key(keys, prefix, n, untimed)
+  M.echo_want = { prefix = prefix:gsub("%p", "%%%0"), n = n }
+  if not untimed then
+    M.echo_want.t0 = uv.hrtime()
+  end
+  vim.api.nvim_input(keys)
+end
+
+function M.echo_waiting()
+  return M.echo_want ~= nil
+end
+
 return M

@@ -27,7 +27,10 @@ import (
 //     next one. While the command runs idle is pumpIdleRunning (the
 //     displays take at most a fifth of Neovim's time; the rest is the
 //     user's, and the CPU is the command's); once it has exited,
-//     pumpIdleCatchUp lets the display reach the final screen quickly;
+//     pumpIdleCatchUp (none: the sends follow each other, Neovim's loop
+//     still runs between any two) lets the display reach the final
+//     screen quickly: after a flood that is 'scrollback' lines, ~80-100
+//     ms of libvterm on 0.7.2, which an idle of 1× doubled;
 //   - when a display is more lines behind than its buffer keeps
 //     ('scrollback'), it skips ahead to the newest of them (what it
 //     skips would have scrolled out anyway), at most every pumpSkipEvery
@@ -44,7 +47,7 @@ const (
 	pumpMaxChunk    = 64 << 10
 	pumpTargetSend  = time.Millisecond
 	pumpIdleRunning = 4
-	pumpIdleCatchUp = 1
+	pumpIdleCatchUp = 0
 	pumpMaxIdle     = 100 * time.Millisecond
 	pumpSkipEvery   = 250 * time.Millisecond
 	pumpFloodFrame  = 33 * time.Millisecond
