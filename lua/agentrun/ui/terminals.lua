@@ -169,7 +169,7 @@ local function hint()
 end
 
 local function render()
-  local st = require("agentrun").status()
+  local st = require("agentrun.status").describe()
   local lines = { hint() }
   local marks = {}
   local cursor_id = nil
