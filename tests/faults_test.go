@@ -154,7 +154,7 @@ func TestAgentHangs(t *testing.T) {
 	agent := agentProcs(e.underBackend("demo-agent"))
 	// The patience is 3 s; a shorter one makes the test quick and the
 	// message must name it.
-	e.lua(`require("agentrun")._cancel_patience_ms = 500`, nil)
+	e.lua(`require("agentrun.conversation")._cancel_patience_ms = 500`, nil)
 	e.cmd("AgentPrompt !hang")
 	e.waitChat("agentrun · demo · working…", 5*time.Second)
 	began := time.Now()

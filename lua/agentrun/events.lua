@@ -33,14 +33,14 @@ function handlers.session_started(p)
     end
   end
   if not p.replaying then
-    require("agentrun.session").flush(s)
+    require("agentrun.conversation").flush(s)
   end -- else once the history has come (history_replayed)
 end
 
 function handlers.history_replayed(p)
   local s = chat_of(p)
   if s then
-    require("agentrun.session").flush(s)
+    require("agentrun.conversation").flush(s)
   end
 end
 
@@ -101,7 +101,7 @@ function handlers.turn_end(p)
       chat:note("(turn ended: " .. p.stop_reason .. ")")
     end
   end
-  require("agentrun.session").flush(s)
+  require("agentrun.conversation").flush(s)
 end
 
 function handlers.session_ended(p)

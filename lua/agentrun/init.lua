@@ -6,6 +6,7 @@
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
+local conversation = require("agentrun.conversation")
 
 local M = {}
 
@@ -19,7 +20,7 @@ table.insert(rpc.on_start, function()
   require("agentrun.ui.window").send_expected_size(true)
 end)
 table.insert(rpc.on_exit, function()
-  require("agentrun.session").backend_exited()
+  conversation.backend_exited()
 end)
 
 local function warn(msg)
@@ -151,7 +152,7 @@ function M.prompt(text, key, range)
     -- lines of a buffer that is no file (a pasted log): sent as text
     text = text .. "\n\n```\n" .. selected .. "```"
   end
-  return require("agentrun.session").prompt(s, text, items)
+  return conversation.prompt(s, text, items)
 end
 
 -- stop_command(key, kill) stops the running command of a session (default:
@@ -200,50 +201,14 @@ end
 -- _again_ms is how soon a second <C-c> on the same command cancels the turn.
 M._again_ms = 3000
 
--- request_running asks Go to `method` ("cancel", "stop") the running
--- session key (default: current). It warns and returns nil when there is
--- no such session or Go refused; else the session.
-local function request_running(key, method)
-  local s = state.session(key)
-  if not s or s.ended then
-    warn("(agentrun) no running session to " .. method)
-    return nil
-  end
-  local ok, msg = rpc.request(method, s.key)
-  if not ok then
-    warn(msg)
-    return nil
-  end
-  return s
-end
-
 -- cancel(key) cancels the current turn of a session (default: current).
 function M.cancel(key)
-  local s = request_running(key, "cancel")
-  if not s then
-    return false
-  end
-  require("agentrun.session").drop_queue(s)
-  -- An agent that ignores session/cancel leaves the turn running: say so,
-  -- and how to get out of it.
-  local turn = s.turn
-  vim.defer_fn(function()
-    if s.busy and not s.ended and s.turn == turn then
-      local text = string.format("(agentrun) the agent has not ended the turn %gs after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals", M._cancel_patience_ms / 1000)
-      s.chat:note(text, "AgentRunError")
-      warn(text)
-    end
-  end, M._cancel_patience_ms)
-  return true
+  return conversation.cancel(key)
 end
-
--- _cancel_patience_ms is how long after :AgentCancel a still running turn
--- gets a note saying the agent may be hung.
-M._cancel_patience_ms = 3000
 
 -- stop(key) stops a session's agent; its terminals are killed and released.
 function M.stop(key)
-  return request_running(key, "stop") ~= nil
+  return conversation.stop(key)
 end
 
 -- current_terminal returns the terminal of the current buffer, else the

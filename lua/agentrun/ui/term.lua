@@ -375,7 +375,7 @@ function M.input(t, data)
 end
 
 local function cancel_turn(t)
-  require("agentrun").cancel(t.session)
+  require("agentrun.conversation").cancel(t.session)
 end
 
 -- interrupt sends SIGINT to terminal id's process group (display-only
