@@ -75,6 +75,27 @@ function M.prompt(s, text, items)
   return send(s, p)
 end
 
+-- submit sends text to session s with the context its words name
+-- (#buffer, #selection, @path; range = { first, last } adds those lines
+-- of the current buffer): shown in s's chat, or queued (see prompt).
+-- Returns true when sent or queued; an ended session says so.
+function M.submit(s, text, range)
+  if s.ended then
+    warn("(agentrun) no running session; start one with :AgentRun")
+    return false
+  end
+  local items, cerr, selected = require("agentrun.context").gather(text, range)
+  if not items then
+    warn(cerr)
+    return false
+  end
+  if selected then
+    -- lines of a buffer that is no file (a pasted log): sent as text
+    text = text .. "\n\n```\n" .. selected .. "```"
+  end
+  return M.prompt(s, text, items)
+end
+
 -- drop_queue forgets s's queued prompts and says so in its chat.
 function M.drop_queue(s)
   if #s.queue > 0 then

@@ -143,63 +143,14 @@ function M.prompt(text, key, range)
     warn("(agentrun) prompt(text, key, range): range is { first, last } line numbers, or nil")
     return false
   end
-  local items, cerr, selected = require("agentrun.context").gather(text, range)
-  if not items then
-    warn(cerr)
-    return false
-  end
-  if selected then
-    -- lines of a buffer that is no file (a pasted log): sent as text
-    text = text .. "\n\n```\n" .. selected .. "```"
-  end
-  return conversation.prompt(s, text, items)
+  return conversation.submit(s, text, range)
 end
 
 -- stop_command(key, kill) stops the running command of a session (default:
--- the current one) from wherever the user is: its newest running terminal
--- gets SIGINT (kill: killed). <C-c> again on the same command within a few
--- seconds, or with no command running, cancels the turn.
+-- the current one) from wherever the user is (agentrun.ui.stop).
 function M.stop_command(key, kill)
-  local s = state.session(key)
-  if not s or s.ended then
-    warn("(agentrun) no running session")
-    return false
-  end
-  local newest
-  for i = #state.terminal_order, 1, -1 do
-    local t = state.terminals[state.terminal_order[i]]
-    if t and t.session == s.key and t.state == "running" and not t.user then
-      newest = t
-      break
-    end
-  end
-  local term = require("agentrun.ui.term")
-  local now = require("agentrun.compat").uv.now()
-  local again = newest and s.interrupted and s.interrupted.id == newest.id and now - s.interrupted.at < M._again_ms
-  if not newest or (again and not kill) then
-    if s.busy then
-      return M.cancel(s.key)
-    end
-    warn("(agentrun) nothing is running in this session")
-    return false
-  end
-  if kill then
-    term.kill(newest.id, false)
-  else
-    s.interrupted = { id = newest.id, at = now }
-    term.interrupt(newest.id)
-    if not newest.display_only then
-      if s.interrupted_note then
-        s.chat:remove(s.interrupted_note)
-      end
-      s.interrupted_note = s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
-    end
-  end
-  return true
+  return require("agentrun.ui.stop").command(key, kill)
 end
-
--- _again_ms is how soon a second <C-c> on the same command cancels the turn.
-M._again_ms = 3000
 
 -- cancel(key) cancels the current turn of a session (default: current).
 function M.cancel(key)
