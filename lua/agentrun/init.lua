@@ -7,6 +7,7 @@ local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
 local conversation = require("agentrun.conversation")
+local launch = require("agentrun.launch")
 
 local M = {}
 
@@ -42,24 +43,6 @@ function M.setup(opts)
   return true
 end
 
-local function env_list(env)
-  local out = {}
-  for k, v in pairs(env or {}) do
-    table.insert(out, k .. "=" .. v)
-  end
-  table.sort(out)
-  return out
-end
-
-local function live_session(name)
-  for i = #state.session_order, 1, -1 do
-    local s = state.sessions[state.session_order[i]]
-    if not s.ended and (name == nil or s.agent == name) then
-      return s
-    end
-  end
-end
-
 -- run(agent, continue) starts a session with agent (default:
 -- default_agent) or opens the chat of the running one; continue (or
 -- chat.continue_last) opens the cwd's most recent earlier session
@@ -77,49 +60,14 @@ function M.run(name, continue)
     warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), name))
     return nil
   end
-  local s = live_session(name)
+  local s = launch.live(name)
   if s then
     state.current = s.key
     s.chat:open()
     return s
   end
-  return M._start(name, { continue = continue or config.get().chat.continue_last })
+  return launch.start(name, { continue = continue or config.get().chat.continue_last })
 end
-
--- _start starts a new session with agent name in a new chat; how (extra):
--- { load = id } or { resume = id } opens an earlier session, { continue
--- = true } the cwd's most recent one. Returns the session.
-function M._start(name, extra)
-  local a = config.agents()[name]
-  local args = { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = a.terminals }
-  for k, v in pairs(extra or {}) do
-    args[k] = v
-  end
-  local key, msg = rpc.request("start", args)
-  if not key then
-    err(msg)
-    return nil
-  end
-  local others = {}
-  for _, k in ipairs(state.session_order) do
-    local o = state.sessions[k]
-    if not o.ended and o.chat then
-      table.insert(others, o)
-    end
-  end
-  local s = state.add_session(key, name)
-  s.loading = args.load ~= nil or args.resume ~= nil or args.continue or nil
-  s.chat = require("agentrun.ui.chat").new(s)
-  s.chat:open()
-  for _, o in ipairs(others) do
-    -- its chat gave this one its windows: say it still runs, and how back
-    s.chat:note(string.format("(agentrun) the %s session (%s) still runs in the background; :AgentRun %s shows its chat", o.agent, o.key, o.agent))
-  end
-  return s
-end
-
--- _env_list turns { NAME = "value" } into sorted "NAME=value" entries.
-M._env_list = env_list
 
 -- prompt(text, key, range) sends a prompt to a session (default: the
 -- current one; starts the default agent if there is none), with the
@@ -133,7 +81,7 @@ function M.prompt(text, key, range)
   end
   local s = state.session(key)
   if not s or s.ended then
-    s = key == nil and (live_session() or M.run()) or nil
+    s = key == nil and (launch.live() or M.run()) or nil
     if not s then
       warn("(agentrun) no running session; start one with :AgentRun")
       return false
@@ -304,7 +252,7 @@ end
 -- (default: the current session's agent, else default_agent) and opens
 -- the one picked in a new chat, its history replayed when the agent can.
 function M.sessions(name)
-  return require("agentrun.sessions").pick(name)
+  return require("agentrun.earlier_sessions").pick(name)
 end
 
 -- login() offers the current session's ways to sign in to its agent.

@@ -4,6 +4,7 @@
 -- agent can, else resumed. Listing may start the agent, so the answer
 -- comes back as an event ("session_list").
 local config = require("agentrun.config")
+local launch = require("agentrun.launch")
 local rpc = require("agentrun.rpc")
 local util = require("agentrun.util")
 
@@ -35,7 +36,7 @@ M._label = label
 -- the answer ({ sessions, load, resume } or { error }).
 function M.list(name, done)
   local a = config.agents()[name]
-  local token, msg = rpc.request("list_sessions", { agent = name, cmd = a.cmd, env = require("agentrun")._env_list(a.env), cwd = vim.fn.getcwd() })
+  local token, msg = rpc.request("list_sessions", { agent = name, cmd = a.cmd, env = launch.env_list(a.env), cwd = vim.fn.getcwd() })
   if not token then
     util.notify(msg, vim.log.levels.ERROR)
     return false
@@ -63,7 +64,7 @@ function M.open(name, si, can_load)
     running.chat:open()
     return running
   end
-  local s = require("agentrun")._start(name, can_load and { load = si.session_id } or { resume = si.session_id })
+  local s = launch.start(name, can_load and { load = si.session_id } or { resume = si.session_id })
   if s then
     s.chat:note(string.format("(agentrun) %s %s", can_load and "loading" or "resuming (its history stays with the agent)", label(si)))
   end
