@@ -12,6 +12,8 @@ local launch = require("agentrun.launch")
 local M = {}
 
 require("agentrun.highlight").setup()
+-- every event Go sends has its handler before the backend can start
+require("agentrun.handlers")
 
 local util = require("agentrun.util")
 
