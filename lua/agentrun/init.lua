@@ -7,6 +7,8 @@ local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
 local conversation = require("agentrun.conversation")
+-- loaded now: it maps each terminal split's keys as the split is made
+local actions = require("agentrun.ui.actions")
 local launch = require("agentrun.launch")
 
 local M = {}
@@ -148,7 +150,7 @@ local function target(id, what)
 end
 
 local function perform(name, t, ...)
-  return require("agentrun.ui.actions").perform(name, t, ...)
+  return actions.perform(name, t, ...)
 end
 
 -- kill(id, force) kills a terminal (default: the one in the current

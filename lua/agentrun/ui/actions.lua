@@ -7,13 +7,10 @@
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local state = require("agentrun.state")
+local term = require("agentrun.ui.term")
 local util = require("agentrun.util")
 
 local M = {}
-
-local function term()
-  return require("agentrun.ui.term")
-end
 
 local function always()
   return true
@@ -40,9 +37,9 @@ M.actions = {
     condition = always,
     run = function(t)
       if t.remote then
-        return term().attach(t.id)
+        return term.attach(t.id)
       end
-      term().open(t.id, { focus = true })
+      term.open(t.id, { focus = true })
     end,
   },
   {
@@ -53,7 +50,7 @@ M.actions = {
     where = { split = true },
     condition = not_released,
     run = function(t)
-      term().interrupt(t.id)
+      term.interrupt(t.id)
     end,
   },
   {
@@ -65,7 +62,7 @@ M.actions = {
     where = { split = true, list = true },
     condition = not_released,
     run = function(t, force)
-      term().kill(t.id, force)
+      term.kill(t.id, force)
     end,
   },
   {
@@ -86,7 +83,7 @@ M.actions = {
       return true
     end,
     run = function(t)
-      return term().takeover(t.id)
+      return term.takeover(t.id)
     end,
   },
   {
@@ -102,7 +99,7 @@ M.actions = {
       return true
     end,
     run = function(t)
-      return term().detach(t.id)
+      return term.detach(t.id)
     end,
   },
   {
@@ -111,7 +108,7 @@ M.actions = {
     where = { list = true },
     condition = always,
     run = function(t)
-      return term().dispose(t.id)
+      return term.dispose(t.id)
     end,
   },
   {
@@ -178,6 +175,13 @@ function M.map(buf, where, get)
     end
   end
 end
+
+-- A terminal split's keys are mapped as its buffer is made.
+table.insert(term.on_buffer, function(t)
+  M.map(t.bufnr, "split", function()
+    return t.id
+  end)
+end)
 
 -- hint is the line that lists the keys of `where`'s actions.
 function M.hint(where)

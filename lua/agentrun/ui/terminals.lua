@@ -317,4 +317,7 @@ function M.refresh()
   end
 end
 
+-- A terminal started, ended, changed hands or went: the list shows it.
+table.insert(require("agentrun.ui.term").on_change, M.refresh)
+
 return M
