@@ -46,7 +46,7 @@ func (e *editor) waitNote(want string, timeout time.Duration) note {
 func (e *editor) logPath() string {
 	e.t.Helper()
 	var p string
-	e.lua(`return require("agentrun.rpc").log_path()`, &p)
+	e.lua(`return require("agentrun.binary").log_path()`, &p)
 	return p
 }
 

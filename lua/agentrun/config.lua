@@ -436,7 +436,7 @@ end
 function M.agents()
   local all = vim.deepcopy(current.agents)
   if all.demo == nil then
-    all.demo = { cmd = { require("agentrun.rpc").bin(), "demo-agent" } }
+    all.demo = { cmd = { require("agentrun.binary").bin(), "demo-agent" } }
   end
   return all
 end

@@ -128,7 +128,7 @@ function handlers.session_ended(p)
   end
   if p.reason and p.reason ~= "" then
     -- the agent ended on its own (crashed, exited, closed its stdout)
-    local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, rpc.log_path())
+    local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, require("agentrun.binary").log_path())
     if chat then
       chat:render_header()
       chat:note(msg, "AgentRunError")
