@@ -81,7 +81,7 @@ end
 -- Returns true when sent or queued; an ended session says so.
 function M.submit(s, text, range)
   if s.ended then
-    warn("(agentrun) no running session; start one with :AgentRun")
+    warn("no running session; start one with :AgentRun")
     return false
   end
   local items, cerr, selected = require("agentrun.context").gather(text, range)
@@ -128,7 +128,7 @@ end
 local function request_running(key, method)
   local s = state.session(key)
   if not s or s.ended then
-    warn("(agentrun) no running session to " .. method)
+    warn("no running session to " .. method)
     return nil
   end
   local ok, msg = rpc.request(method, s.key)

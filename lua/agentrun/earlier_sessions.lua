@@ -75,22 +75,22 @@ end
 function M.pick(name)
   name = name or (require("agentrun.state").session() or {}).agent or config.get().default_agent
   if not config.agents()[name] then
-    util.notify(string.format("(agentrun) unknown agent %q; :AgentSessions takes the name of an agent in setup({ agents = ... })", name))
+    util.notify(string.format("unknown agent %q; :AgentSessions takes the name of an agent in setup({ agents = ... })", name))
     return false
   end
-  util.notify(string.format("(agentrun) asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
+  util.notify(string.format("asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
   return M.list(name, function(p)
     if p.error then
-      util.notify(string.format("(agentrun) could not list %s's sessions: %s", name, p.error), vim.log.levels.ERROR)
+      util.notify(string.format("could not list %s's sessions: %s", name, p.error), vim.log.levels.ERROR)
       return
     end
     local list = type(p.sessions) == "table" and p.sessions or {}
     if #list == 0 then
-      util.notify(string.format("(agentrun) %s has no earlier session in %s; :AgentRun starts one", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
+      util.notify(string.format("%s has no earlier session in %s; :AgentRun starts one", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
       return
     end
     if not p.load and not p.resume then
-      util.notify(string.format("(agentrun) %s lists its sessions but cannot reopen them", name))
+      util.notify(string.format("%s lists its sessions but cannot reopen them", name))
       return
     end
     vim.ui.select(list, {

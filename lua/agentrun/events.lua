@@ -80,7 +80,7 @@ local function handle(name, p)
   local ok, err = xpcall(h, debug.traceback, p)
   if not ok then
     rpc.notify("log", "error", string.format("lua handler %s: %s", name, err))
-    util.notify(string.format("(agentrun) internal error handling %s (details in %s)", name, require("agentrun.binary").log_path()), vim.log.levels.ERROR)
+    util.notify(string.format("internal error handling %s (details in %s)", name, require("agentrun.binary").log_path()), vim.log.levels.ERROR)
   end
   if user_events[name] then
     compat.user_event(user_events[name], {

@@ -66,7 +66,7 @@ function handlers.session_failed(p)
     chat:render_header()
     chat:note("(agentrun) could not start the agent: " .. tostring(p.error), "AgentRunError")
   end
-  util.notify("(agentrun) could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
+  util.notify("could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
 end
 
 function handlers.session_update(p)

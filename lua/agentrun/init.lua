@@ -53,7 +53,7 @@ end
 -- instead of a new one. Returns the session (a table).
 function M.run(name, continue)
   if not name and config.rejected then
-    warn(string.format("(agentrun) setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
+    warn(string.format("setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
   end
   name = name or config.get().default_agent
   local agents = config.agents()
@@ -61,7 +61,7 @@ function M.run(name, continue)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), name))
+    warn(string.format("unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), name))
     return nil
   end
   local s = launch.live(name)
@@ -80,19 +80,19 @@ end
 -- or queued.
 function M.prompt(text, key, range)
   if type(text) ~= "string" or vim.trim(text) == "" then
-    warn("(agentrun) an empty prompt; try :AgentPrompt {text}")
+    warn("an empty prompt; try :AgentPrompt {text}")
     return false
   end
   local s = state.session(key)
   if not s or s.ended then
     s = key == nil and (launch.live() or M.run()) or nil
     if not s then
-      warn("(agentrun) no running session; start one with :AgentRun")
+      warn("no running session; start one with :AgentRun")
       return false
     end
   end
   if range ~= nil and (type(range) ~= "table" or type(range[1]) ~= "number" or type(range[2]) ~= "number") then
-    warn("(agentrun) prompt(text, key, range): range is { first, last } line numbers, or nil")
+    warn("prompt(text, key, range): range is { first, last } line numbers, or nil")
     return false
   end
   return conversation.submit(s, text, range)
@@ -134,7 +134,7 @@ end
 -- there is none.
 local function target(id, what)
   if id ~= nil and type(id) ~= "string" then
-    warn(string.format("(agentrun) a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
+    warn(string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
     return nil
   end
   local t
@@ -144,7 +144,7 @@ local function target(id, what)
     t = current_terminal()
   end
   if not t then
-    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or ("(agentrun) no running terminal to " .. what))
+    warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or ("no running terminal to " .. what))
   end
   return t
 end
@@ -177,11 +177,11 @@ end
 function M.input(id, text)
   local t = type(id) == "string" and state.terminals[id] or nil
   if not t or t.display_only then
-    warn(string.format("(agentrun) terminal %q takes no input", tostring(id)))
+    warn(string.format("terminal %q takes no input", tostring(id)))
     return false
   end
   if type(text) ~= "string" then
-    warn("(agentrun) input(id, text): text must be a string")
+    warn("input(id, text): text must be a string")
     return false
   end
   local ok, msg = rpc.request("send_input", id, text)
@@ -196,7 +196,7 @@ end
 -- It opens in a split in terminal mode. Returns the terminal id or nil.
 function M.shell(cmd)
   if cmd ~= nil and type(cmd) ~= "string" then
-    warn(string.format("(agentrun) shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
+    warn(string.format("shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
     return nil
   end
   return require("agentrun.ui.term").shell(cmd)
@@ -220,7 +220,7 @@ function M.attach(name)
   end
   local list = require("agentrun.ui.terminals").running_first(rpc.request("remote_terminals") or {})
   if #list == 0 then
-    warn("(agentrun) no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
+    warn("no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
     return false
   end
   vim.ui.select(list, {
@@ -282,7 +282,7 @@ end
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
   if type(id) ~= "string" or not state.terminals[id] then
-    warn(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    warn(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
   return perform("dispose", id)

@@ -63,7 +63,7 @@ local function resume(co, ...)
   local ok, err = coroutine.resume(co, ...)
   if not ok then
     busy = false
-    require("agentrun.util").notify("(agentrun) the install failed: " .. tostring(err), vim.log.levels.ERROR)
+    require("agentrun.util").notify("the install failed: " .. tostring(err), vim.log.levels.ERROR)
   end
 end
 
@@ -367,22 +367,22 @@ function M.command(arg)
     arg = "auto"
   end
   if not vim.tbl_contains(M.methods, arg) then
-    util.notify(string.format("(agentrun) :AgentBuild takes auto (download, else build with Go), download or go, not %q", arg), vim.log.levels.ERROR)
+    util.notify(string.format(":AgentBuild takes auto (download, else build with Go), download or go, not %q", arg), vim.log.levels.ERROR)
     return
   end
   if busy then
-    util.notify("(agentrun) an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
+    util.notify("an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
     return
   end
   busy = true
-  util.notify("(agentrun) installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
+  util.notify("installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
   local co = coroutine.create(function()
     local ok, msg = M.run(arg)
     busy = false
     if ok and require("agentrun.rpc").running() then
       msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
     end
-    util.notify("(agentrun) " .. msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    util.notify(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
   end)
   async[co] = true
   resume(co)

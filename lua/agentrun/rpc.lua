@@ -33,7 +33,7 @@ local function on_exit(job, code)
   if not stopping then
     local tail = table.concat(stderr_tail, "\n")
     util.notify(
-      string.format("(agentrun) the backend exited (code %d): its sessions ended and its terminals were closed. :AgentRun starts it again (details in %s)%s", code, binary.log_path(), tail ~= "" and ("\n" .. tail) or ""),
+      string.format("the backend exited (code %d): its sessions ended and its terminals were closed. :AgentRun starts it again (details in %s)%s", code, binary.log_path(), tail ~= "" and ("\n" .. tail) or ""),
       vim.log.levels.ERROR
     )
   end

@@ -23,7 +23,7 @@ end
 function M.command(key, kill)
   local s = state.session(key)
   if not s or s.ended then
-    warn("(agentrun) no running session")
+    warn("no running session")
     return false
   end
   local newest
@@ -40,7 +40,7 @@ function M.command(key, kill)
     if s.busy then
       return conversation.cancel(s.key)
     end
-    warn("(agentrun) nothing is running in this session")
+    warn("nothing is running in this session")
     return false
   end
   if kill then

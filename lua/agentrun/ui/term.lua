@@ -60,7 +60,7 @@ function M.open(id, opts)
   opts = opts or {}
   local t = state.terminals[id]
   if not t then
-    notify(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    notify(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return
   end
   window.watch()
@@ -288,7 +288,7 @@ function M.takeover(id)
     return M.detach(id)
   end
   -- One short line: a longer message makes Neovim stop at "Press ENTER".
-  notify(string.format("(agentrun) %s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  notify(string.format("%s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
   return true
 end
 
@@ -296,7 +296,7 @@ end
 -- split and enters it: its scrollback, then its output as it comes.
 function M.attach(name)
   if type(name) ~= "string" or not name:match("^%d+:%S+$") then
-    notify(string.format("(agentrun) %s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
+    notify(string.format("%s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
     return false
   end
   local t = state.terminals[name]
@@ -352,7 +352,7 @@ function M.detach(id)
     t.user, t.detached = true, true
     changed(t)
   end
-  notify(string.format("(agentrun) %s is detached: it keeps running after Neovim quits; reattach with :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
+  notify(string.format("%s is detached: it keeps running after Neovim quits; reattach with :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
   return true
 end
 
