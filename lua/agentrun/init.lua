@@ -149,21 +149,17 @@ local function target(id, what)
   return t
 end
 
-local function perform(name, t, ...)
-  return actions.perform(name, t, ...)
-end
-
--- kill(id, force) kills a terminal (default: the one in the current
--- buffer, else the newest running one); force = SIGKILL at once.
-function M.kill(id, force)
-  local t = target(id, "kill")
-  return t ~= nil and perform("kill", t, force)
-end
-
--- interrupt(id) sends SIGINT to a terminal's process group.
-function M.interrupt(id)
-  local t = target(id, "interrupt")
-  return t ~= nil and perform("interrupt", t)
+-- kill(id, force), interrupt(id), takeover(id) and detach(id) run the
+-- action of that name (ui/actions.lua, where each says what it does) on
+-- terminal id, default: the one in the current buffer, else the newest
+-- running one. kill's force = SIGKILL at once.
+for _, a in ipairs(actions.actions) do
+  if a.api then
+    M[a.name] = function(id, ...)
+      local t = target(id, a.label or a.name)
+      return t ~= nil and actions.perform(a.name, t, ...)
+    end
+  end
 end
 
 -- open_terminal(id) opens a terminal's split and enters it.
@@ -200,14 +196,6 @@ function M.shell(cmd)
     return nil
   end
   return require("agentrun.ui.term").shell(cmd)
-end
-
--- takeover(id) takes a terminal over from the agent (default: the one in
--- the current buffer): you can type into it, and it keeps running after
--- the agent releases it or its session ends, until you kill it.
-function M.takeover(id)
-  local t = target(id, "take over")
-  return t ~= nil and perform("takeover", t)
 end
 
 -- attach(name) shows a terminal of another host ("PID:term-N": another
@@ -269,15 +257,6 @@ function M._complete_modes(what, lead)
   return require("agentrun.modes").complete(state.session(), what, lead)
 end
 
--- detach(id) keeps a terminal running after Neovim quits (default: the
--- one in the current buffer): you take it over, and the backend stays to
--- serve it until it ends. Another Neovim (:AgentAttach) or a shell
--- (`agentrun attach`) can reattach to it.
-function M.detach(id)
-  local t = target(id, "detach")
-  return t ~= nil and perform("detach", t)
-end
-
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
@@ -285,7 +264,7 @@ function M.dispose(id)
     warn(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
-  return perform("dispose", id)
+  return actions.perform("dispose", id)
 end
 
 -- terminals() opens the terminal list.

@@ -28,7 +28,10 @@ end
 -- The actions, in the order the hint line lists them. `name` is also the
 -- key's option in keymaps; `where` says which buffers map it: "split" (a
 -- terminal split) and "list" (:AgentTerminals). desc may depend on the
--- terminal (an agent-owned one cancels the turn instead).
+-- terminal (an agent-owned one cancels the turn instead). `api` makes the
+-- action a function of the public API, require("agentrun")[name](id, ...),
+-- on terminal id (or the current one); `label` is what it is called in a
+-- sentence ("no running terminal to take over").
 M.actions = {
   {
     name = "open",
@@ -44,6 +47,7 @@ M.actions = {
   },
   {
     name = "interrupt",
+    api = true,
     desc = function(t)
       return t.display_only and "cancel the turn" or "interrupt (SIGINT to the process group)"
     end,
@@ -55,6 +59,7 @@ M.actions = {
   },
   {
     name = "kill",
+    api = true,
     label = "kill",
     desc = function(t)
       return t.display_only and "cancel the turn" or "kill the process group"
@@ -67,6 +72,7 @@ M.actions = {
   },
   {
     name = "takeover",
+    api = true,
     label = "take over",
     desc = "take the terminal over from the agent",
     where = { split = true, list = true },
@@ -88,6 +94,7 @@ M.actions = {
   },
   {
     name = "detach",
+    api = true,
     desc = "keep the terminal running after Neovim quits",
     where = {},
     condition = function(t)
