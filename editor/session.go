@@ -99,11 +99,12 @@ func (b *Bridge) handleStart(args startArgs) (string, error) {
 }
 
 // agentOptions are the options every agent we start gets: our terminal
-// host, log and name, and the guard, which kills the agent too if we die
-// without stopping it.
+// host and its byte limit, log and name, and the guard, which kills the
+// agent too if we die without stopping it.
 func (b *Bridge) agentOptions(host *termhost.Host) acp.Options {
 	opts := acp.Options{
 		Host:          host,
+		ByteLimit:     b.byteLimit(),
 		Logger:        b.log,
 		ClientName:    "agentrun.nvim",
 		ClientVersion: b.version,

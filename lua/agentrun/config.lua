@@ -411,7 +411,6 @@ function M.policy()
     allowed_cwd = #roots > 0 and roots or nil,
     approve = (type(t.approve) == "function" or type(t.approve) == "table") and "function" or t.approve,
     max_run_ms = t.max_run_ms,
-    byte_limit = t.byte_limit,
     sandbox = type(t.sandbox) == "function" and { kind = "function" } or (t.sandbox and { kind = "profile", profile = profile(t.sandbox) }) or nil,
     -- nil when empty: msgpack would send {} as an array
     limits = next(t.limits) and {
