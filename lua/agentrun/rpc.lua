@@ -95,7 +95,7 @@ function M.ensure()
   local cfg = config.get()
   local sok, err = pcall(vim.rpcrequest, chan, "setup", {
     kill_grace_ms = cfg.terminal.kill_grace_ms,
-    byte_limit = cfg.terminal.byte_limit,
+    byte_limit = cfg.terminal.byte_limit or 0, -- 0: the backend's default
     scrollback = cfg.terminal.scrollback,
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
     plugin_version = binary.expected_version(),
