@@ -3,6 +3,7 @@
 -- main loop (vim.schedule keeps the order), so Go never waits on the UI.
 -- Which module handles which event is registered with on() (handlers.lua
 -- does it), so this module needs none of them.
+local binary = require("agentrun.binary")
 local compat = require("agentrun.compat")
 local rpc = require("agentrun.rpc")
 local util = require("agentrun.util")
@@ -80,7 +81,7 @@ local function handle(name, p)
   local ok, err = xpcall(h, debug.traceback, p)
   if not ok then
     rpc.notify("log", "error", string.format("lua handler %s: %s", name, err))
-    util.notify(string.format("internal error handling %s (details in %s)", name, require("agentrun.binary").log_path()), vim.log.levels.ERROR)
+    util.notify(string.format("internal error handling %s (details in %s)", name, binary.log_path()), vim.log.levels.ERROR)
   end
   if user_events[name] then
     compat.user_event(user_events[name], {

@@ -5,13 +5,13 @@
 local agentterm = require("agentrun.ui.agentterm")
 local approve = require("agentrun.ui.approve")
 local ask = require("agentrun.ui.ask")
+local binary = require("agentrun.binary")
 local complete = require("agentrun.ui.complete")
 local conversation = require("agentrun.conversation")
 local earlier_sessions = require("agentrun.earlier_sessions")
 local events = require("agentrun.events")
 local modes = require("agentrun.modes")
 local permission = require("agentrun.ui.permission")
-local rpc = require("agentrun.rpc")
 local signin = require("agentrun.ui.signin")
 local state = require("agentrun.state")
 local term = require("agentrun.ui.term")
@@ -128,7 +128,7 @@ function handlers.session_ended(p)
   end
   if p.reason and p.reason ~= "" then
     -- the agent ended on its own (crashed, exited, closed its stdout)
-    local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, require("agentrun.binary").log_path())
+    local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, binary.log_path())
     if chat then
       chat:render_header()
       chat:note(msg, "AgentRunError")

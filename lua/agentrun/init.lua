@@ -3,21 +3,22 @@
 -- public Lua API; the commands in plugin/agentrun.lua call it.
 -- Why this file is long: it is the whole public Lua API, one short
 -- function per command (the real work is in the modules it calls).
+-- It is the top of the Lua modules: none of them requires it
+-- (TestLuaRequiresFlowOneWay), and it wires them together below.
 local config = require("agentrun.config")
+local conversation = require("agentrun.conversation")
+local launch = require("agentrun.launch")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
-local conversation = require("agentrun.conversation")
 -- loaded now: it maps each terminal split's keys as the split is made
 local actions = require("agentrun.ui.actions")
-local launch = require("agentrun.launch")
+local util = require("agentrun.util")
 
 local M = {}
 
 require("agentrun.highlight").setup()
 -- every event Go sends has its handler before the backend can start
 require("agentrun.handlers")
-
-local util = require("agentrun.util")
 
 -- A new backend learns at once the size a new terminal split will have,
 -- so the first command already sees (nearly) its window's size.
