@@ -64,9 +64,10 @@ type Options struct {
 	// MaxRunTime kills a terminal's command (as terminal/kill would) after
 	// this long; zero means no limit.
 	MaxRunTime time.Duration
-	// ByteCap caps every terminal's retained output, whatever the agent asks
-	// for; zero means the host's default cap.
-	ByteCap int
+	// ByteLimit caps every terminal's retained output, whatever the agent
+	// asks for (its outputByteLimit), and is what a terminal keeps when the
+	// agent asks for no limit; zero means no cap but the host's default.
+	ByteLimit int
 	// Audit, when set, receives an AuditRecord for every command started,
 	// refused and finished, besides the audit line in the log.
 	Audit func(AuditRecord)

@@ -121,7 +121,7 @@ func TestMaxRunTimeKills(t *testing.T) {
 	}
 }
 
-func TestByteCap(t *testing.T) {
+func TestByteLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		limit string
@@ -133,7 +133,7 @@ func TestByteCap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRecorder()
-			a, _ := start(t, selfAgent(t, "probe"), r, Options{ByteCap: 4})
+			a, _ := start(t, selfAgent(t, "probe"), r, Options{ByteLimit: 4})
 			s := newSession(t, a)
 			results := probe(t, s, r,
 				rawReq("terminal/create", `{"sessionId":"$SESSION","command":"printf","args":["0123456789"]`+tc.limit+`}`),

@@ -121,8 +121,8 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 			return nil, invalidParams(method, "outputByteLimit %d is more than the maximum of %d (1 GiB)", limit, MaxOutputByteLimit)
 		}
 	}
-	if a.opts.ByteCap > 0 && (req.OutputByteLimit == nil || limit > a.opts.ByteCap) {
-		limit = a.opts.ByteCap
+	if a.opts.ByteLimit > 0 && (req.OutputByteLimit == nil || limit > a.opts.ByteLimit) {
+		limit = a.opts.ByteLimit
 	}
 
 	spec := termhost.Spec{

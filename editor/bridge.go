@@ -77,6 +77,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 	b.sessions = newSessions(ctx, log, events, idSource, version, sessionDeps{
 		editor:       b,
 		host:         b.termHost,
+		byteLimit:    b.byteLimit,
 		user:         b.user,
 		guard:        g,
 		terminalSize: b.terminals.size,
@@ -151,7 +152,13 @@ func (b *Bridge) deliver(batch []event) {
 
 // setupArgs are the options Lua sends once after starting the binary.
 type setupArgs struct {
-	KillGraceMS int    `msgpack:"kill_grace_ms"`
+	// KillGraceMS is terminal.kill_grace_ms; 0: the host's default
+	// (termhost.DefaultKillGrace, the one default of the option).
+	KillGraceMS int `msgpack:"kill_grace_ms"`
+	// ByteLimit is terminal.byte_limit, the rendered text every terminal
+	// keeps (and the most an agent gets); 0: the host's default
+	// (termhost.DefaultByteLimit, the one default of the option). This is
+	// its one way in: agents' terminals get it from byteLimit.
 	ByteLimit   int    `msgpack:"byte_limit"`
 	NvimVersion string `msgpack:"nvim_version"`
 	// PluginVersion is the plugin's VERSION file; a backend of another
@@ -215,6 +222,17 @@ func checkVersion(backend, plugin string) error {
 		return nil
 	}
 	return fmt.Errorf("this backend binary is version %s but the plugin is version %s: run :AgentBuild to install the matching one", backend, plugin)
+}
+
+// byteLimit is terminal.byte_limit as the host applies it: what setup
+// gave, else the host's default. Agents asking for more get this much.
+func (b *Bridge) byteLimit() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.hostOpts.DefaultByteLimit > 0 {
+		return b.hostOpts.DefaultByteLimit
+	}
+	return termhost.DefaultByteLimit
 }
 
 // termHost returns the terminal host, creating it on first use.

@@ -14,7 +14,8 @@ import (
 )
 
 // policyArgs are the user's limits for one session's terminals (the
-// terminal.* options allowed_cwd, approve, max_run_ms and byte_limit).
+// terminal.* options allowed_cwd, approve, max_run_ms, sandbox and limits;
+// byte_limit is the host's, from setup).
 type policyArgs struct {
 	// AllowedCwd lists absolute roots; empty means the session cwd.
 	AllowedCwd []string `msgpack:"allowed_cwd"`
@@ -23,8 +24,6 @@ type policyArgs struct {
 	Approve string `msgpack:"approve"`
 	// MaxRunMS kills a command after this many milliseconds; 0 = no limit.
 	MaxRunMS int `msgpack:"max_run_ms"`
-	// ByteLimit caps every terminal's retained output; 0 = the host's.
-	ByteLimit int `msgpack:"byte_limit"`
 	// Sandbox is terminal.sandbox: nil (off), a profile, or "function"
 	// (asked for each command).
 	Sandbox *sandboxArgs `msgpack:"sandbox"`
@@ -98,9 +97,6 @@ func (p policyArgs) check() error {
 	if p.MaxRunMS < 0 {
 		return fmt.Errorf("terminal.max_run_ms: must be >= 0, not %d", p.MaxRunMS)
 	}
-	if p.ByteLimit < 0 {
-		return fmt.Errorf("terminal.byte_limit: must be >= 0, not %d", p.ByteLimit)
-	}
 	if err := p.Limits.limits().Validate(); err != nil {
 		return fmt.Errorf("terminal.limits: %w", err)
 	}
@@ -130,7 +126,6 @@ func (p policyArgs) check() error {
 func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 	opts.AllowedCwdRoots = p.AllowedCwd
 	opts.MaxRunTime = time.Duration(p.MaxRunMS) * time.Millisecond
-	opts.ByteCap = p.ByteLimit
 	if p.Approve == "always" || p.Approve == "function" {
 		opts.Approve = ss.approver(key)
 	}

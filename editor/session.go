@@ -101,6 +101,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 func (ss *sessions) agentOptions(host *termhost.Host) acp.Options {
 	opts := acp.Options{
 		Host:          host,
+		ByteLimit:     ss.byteLimit(),
 		Logger:        ss.log,
 		ClientName:    "agentrun.nvim",
 		ClientVersion: ss.version,

@@ -56,6 +56,9 @@ type sessionDeps struct {
 	editor acp.Editor
 	// host returns the terminal host (made on first use).
 	host func() *termhost.Host
+	// byteLimit is terminal.byte_limit as the host applies it, the most
+	// any agent gets (the bridge's, from setup).
+	byteLimit func() int
 	// user is this editor's claim: sign-in terminals are the user's.
 	user ahp.Claim
 	// guard kills the agents if the backend dies without stopping them;

@@ -178,7 +178,7 @@ func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, 
 		} } },
 	})`, bin, fake.URL, home))
 	var logFile string
-	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile)

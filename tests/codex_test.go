@@ -92,7 +92,7 @@ enabled = false
 		} } },
 	})`, bin, codexHome, home))
 	var logFile string
-	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile)

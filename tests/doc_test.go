@@ -27,7 +27,7 @@ func TestDocHasATagForEverything(t *testing.T) {
 		for name in pairs(vim.api.nvim_get_commands({})) do
 			if name:match("^Agent") then table.insert(want, ":" .. name) end
 		end
-		local d = require("agentrun.config").defaults
+		local d = vim.tbl_deep_extend("force", {}, require("agentrun.config").defaults, require("agentrun.config").unset)
 		for k, v in pairs(d) do
 			if k == "keymaps" then
 				for km in pairs(v) do table.insert(want, "agentrun-keymap-" .. km) end

@@ -46,7 +46,7 @@ func (e *editor) waitNote(want string, timeout time.Duration) note {
 func (e *editor) logPath() string {
 	e.t.Helper()
 	var p string
-	e.lua(`return require("agentrun.rpc").log_path()`, &p)
+	e.lua(`return require("agentrun.binary").log_path()`, &p)
 	return p
 }
 
@@ -154,7 +154,7 @@ func TestAgentHangs(t *testing.T) {
 	agent := agentProcs(e.underBackend("demo-agent"))
 	// The patience is 3 s; a shorter one makes the test quick and the
 	// message must name it.
-	e.lua(`require("agentrun")._cancel_patience_ms = 500`, nil)
+	e.lua(`require("agentrun.conversation")._cancel_patience_ms = 500`, nil)
 	e.cmd("AgentPrompt !hang")
 	e.waitChat("agentrun · demo · working…", 5*time.Second)
 	began := time.Now()

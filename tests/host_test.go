@@ -116,7 +116,7 @@ func TestDetachedTerminalSurvivesNeovim(t *testing.T) {
 	backend := a.backendPid()
 	var ok bool
 	var logFile string
-	a.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	a.lua(`return require("agentrun.binary").log_path()`, &logFile)
 	a.lua(`return require("agentrun").detach(...)`, &ok, term.ID)
 	if !ok {
 		t.Fatalf("detach failed: %s", a.noteText())
@@ -279,7 +279,7 @@ func TestKilledHostLeavesNothing(t *testing.T) {
 	backend := e.backendPid()
 	var ok bool
 	var logFile string
-	e.lua(`return require("agentrun.rpc").log_path()`, &logFile)
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
 	e.lua(`return require("agentrun").detach(...)`, &ok, term.ID)
 	if !ok {
 		t.Fatalf("detach failed: %s", e.noteText())

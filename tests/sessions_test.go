@@ -94,7 +94,7 @@ func TestSessionsLoadReplaysHistory(t *testing.T) {
 
 	prompt := e.reopen(1, 20*time.Second)
 	var labels []string
-	e.lua(`return vim.tbl_map(require("agentrun.sessions")._label, _G.picked[1].items)`, &labels)
+	e.lua(`return vim.tbl_map(require("agentrun.earlier_sessions")._label, _G.picked[1].items)`, &labels)
 	if len(labels) != 1 || !strings.HasPrefix(labels[0], "say first answer · 20") || prompt != "claudelike session to load:" {
 		t.Errorf("picker prompt %q, items %q", prompt, labels)
 	}
@@ -312,7 +312,7 @@ func TestSessionsOpenHereIsNotLoadedTwice(t *testing.T) {
 		return n == 1, fmt.Sprint(n)
 	})
 	var labels []string
-	e.lua(`return vim.tbl_map(require("agentrun.sessions")._label, _G.picked[1].items)`, &labels)
+	e.lua(`return vim.tbl_map(require("agentrun.earlier_sessions")._label, _G.picked[1].items)`, &labels)
 	if len(labels) != 1 || !strings.HasSuffix(labels[0], " · open here") {
 		t.Errorf("labels %q", labels)
 	}

@@ -69,6 +69,19 @@ func TestBadSetupOptionsSayWhatIsWrong(t *testing.T) {
 	if !ok {
 		t.Errorf("setup rejected good options")
 	}
+	// What get() returns is good options too: a config can be changed by
+	// a setup() of get() with one option replaced (the defaults included,
+	// those that are the backend's).
+	var msg string
+	e.lua(`local config = require("agentrun.config")
+		for _, c in ipairs({ vim.deepcopy(config.defaults), config.get() }) do
+			local ok, msg = require("agentrun").setup(c)
+			if not ok then return msg end
+		end
+		return ""`, &msg)
+	if msg != "" {
+		t.Errorf("setup() of the defaults or of get() was rejected: %s", msg)
+	}
 }
 
 // healthError matches an ERROR item of a :checkhealth report (0.7: "- ERROR:",

@@ -21,8 +21,11 @@ M.defaults = {
   terminal = {
     position = "below", -- "below" | "right" | "float" | "none"
     size = 12, -- lines (below) or columns (right)
-    kill_grace_ms = 3000, -- SIGTERM -> SIGKILL delay for X / terminal/kill
-    byte_limit = 16 * 1024 * 1024, -- rendered text kept per terminal for the agent
+    -- SIGTERM -> SIGKILL delay for X / terminal/kill; 0 = the backend's
+    -- default, the option's one default (termhost.DefaultKillGrace, 3000).
+    -- rpc.lua sends it, and byte_limit, once: when the backend starts.
+    kill_grace_ms = 0,
+    -- byte_limit (M.unset): rendered text kept per terminal for the agent
     scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
     allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
     approve = "never", -- "never" | "always" (ask) | { allow, deny, otherwise } | function(cmd) -> true | false | "ask"
@@ -52,6 +55,11 @@ M.defaults = {
     history_next = "<Down>", -- prompt area, last line: the next one (then what you were typing)
   },
 }
+
+-- unset names the options that have no default here: unset, the backend
+-- applies its own, the option's one default (terminal.byte_limit:
+-- termhost.DefaultByteLimit, 16 MiB).
+M.unset = { terminal = { byte_limit = true } }
 
 -- limit_kinds names terminal.limits' keys: "size" takes "512M".
 local limit_kinds = { memory = "size", processes = "count", cpu_seconds = "count", open_files = "count", file_size = "size" }
@@ -270,11 +278,11 @@ local function validate(opts)
     return type(v) == "boolean"
   end, "true or false")
 
-  no_unknown_keys("terminal.", c.terminal, M.defaults.terminal)
+  no_unknown_keys("terminal.", c.terminal, vim.tbl_extend("force", {}, M.defaults.terminal, M.unset.terminal))
   check("terminal.position", c.terminal.position, one_of("below", "right", "float", "none"))
   check("terminal.size", c.terminal.size, int_in(1), "a positive integer")
   check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(0), "an integer >= 0 (milliseconds)")
-  check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)")
+  check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)", true)
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
   check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\", rules { allow = { \"go test *\" }, deny = { \"rm -rf *\" }, otherwise = \"ask\" | \"run\" | \"refuse\" } or a function(cmd) returning true, false or \"ask\"")
@@ -411,7 +419,6 @@ function M.policy()
     allowed_cwd = #roots > 0 and roots or nil,
     approve = (type(t.approve) == "function" or type(t.approve) == "table") and "function" or t.approve,
     max_run_ms = t.max_run_ms,
-    byte_limit = t.byte_limit,
     sandbox = type(t.sandbox) == "function" and { kind = "function" } or (t.sandbox and { kind = "profile", profile = profile(t.sandbox) }) or nil,
     -- nil when empty: msgpack would send {} as an array
     limits = next(t.limits) and {
@@ -436,7 +443,7 @@ end
 function M.agents()
   local all = vim.deepcopy(current.agents)
   if all.demo == nil then
-    all.demo = { cmd = { require("agentrun.rpc").bin(), "demo-agent" } }
+    all.demo = { cmd = { require("agentrun.binary").bin(), "demo-agent" } }
   end
   return all
 end

@@ -42,7 +42,7 @@ function M.gather(text, range)
   local cur = api.nvim_get_current_buf()
   if range and (vim.bo[cur].buftype ~= "" or api.nvim_buf_get_name(cur) == "") then
     if type(range[1]) ~= "number" or type(range[2]) ~= "number" or range[1] < 1 or range[2] < range[1] then
-      return nil, "(agentrun) the range must be { first, last } line numbers of the current buffer"
+      return nil, "the range must be { first, last } line numbers of the current buffer"
     end
     local more, err = M.gather(text:gsub("#selection", ""), nil)
     return more, err, lines_text(cur, range[1], range[2])
@@ -52,7 +52,7 @@ function M.gather(text, range)
   if wants_buffer or wants_selection then
     local buf = source()
     if not buf then
-      return nil, "(agentrun) #buffer and #selection name the file buffer you were in; open one first"
+      return nil, "#buffer and #selection name the file buffer you were in; open one first"
     end
     local path = api.nvim_buf_get_name(buf)
     local ft = vim.bo[buf].filetype
@@ -67,7 +67,7 @@ function M.gather(text, range)
         first, last = api.nvim_buf_get_mark(buf, "<")[1], api.nvim_buf_get_mark(buf, ">")[1]
       end
       if not first or first < 1 or last < first then
-        return nil, "(agentrun) #selection: select lines in the buffer first (visual mode), or use :'<,'>AgentPrompt"
+        return nil, "#selection: select lines in the buffer first (visual mode), or use :'<,'>AgentPrompt"
       end
       table.insert(items, { kind = "selection", path = path, text = lines_text(buf, first, last), start_line = first, end_line = last, filetype = ft })
     end
@@ -75,7 +75,7 @@ function M.gather(text, range)
   for word in text:gmatch("@(%S+)") do
     local path = vim.fn.fnamemodify(vim.fn.expand(word), ":p")
     if vim.fn.filereadable(path) == 0 then
-      return nil, string.format("(agentrun) @%s: no readable file %s", word, path)
+      return nil, string.format("@%s: no readable file %s", word, path)
     end
     table.insert(items, { kind = "file", path = path })
   end

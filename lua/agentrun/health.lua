@@ -24,13 +24,14 @@ function M.check()
     })
   end
 
+  local binary = require("agentrun.binary")
   local rpc = require("agentrun.rpc")
   local install = require("agentrun.install")
-  local good, msg, have = rpc.check()
+  local good, msg, have = binary.check()
   if good then
-    ok(string.format("backend %s runs, version %s (matches the plugin's VERSION)", rpc.bin(), have))
+    ok(string.format("backend %s runs, version %s (matches the plugin's VERSION)", binary.bin(), have))
   else
-    error(msg, { ":AgentBuild downloads the release binary of the plugin's VERSION (or builds it with Go)", "or run `make build` in " .. rpc.root })
+    error(msg, { ":AgentBuild downloads the release binary of the plugin's VERSION (or builds it with Go)", "or run `make build` in " .. binary.root })
   end
   local origin = install.origin()
   if origin then
@@ -38,11 +39,11 @@ function M.check()
   end
   local platform, why = install.platform()
   if platform then
-    info(string.format("release binaries come from %s/v%s/agentrun-%s", install.release_url(), rpc.expected_version() or "?", platform))
+    info(string.format("release binaries come from %s/v%s/agentrun-%s", install.release_url(), binary.expected_version() or "?", platform))
   else
     warn(why, { "build the binary with Go: :AgentBuild go" })
   end
-  info("log file: " .. rpc.log_path())
+  info("log file: " .. binary.log_path())
   if rpc.running() then
     info("backend running on channel " .. tostring(rpc.channel()))
   end
@@ -68,7 +69,7 @@ function M.check()
   local sb = config.get().terminal.sandbox
   local out, works = "the backend (which checks it) does not run", false
   if good then
-    out = vim.fn.system({ rpc.bin(), "check-sandbox" })
+    out = vim.fn.system({ binary.bin(), "check-sandbox" })
     works = vim.v.shell_error == 0
     out = vim.trim(out):gsub("^agentrun: ", "")
   end

@@ -3,15 +3,22 @@
 -- public Lua API; the commands in plugin/agentrun.lua call it.
 -- Why this file is long: it is the whole public Lua API, one short
 -- function per command (the real work is in the modules it calls).
+-- It is the top of the Lua modules: none of them requires it
+-- (TestLuaRequiresFlowOneWay), and it wires them together below.
 local config = require("agentrun.config")
+local conversation = require("agentrun.conversation")
+local launch = require("agentrun.launch")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
+-- loaded now: it maps each terminal split's keys as the split is made
+local actions = require("agentrun.ui.actions")
+local util = require("agentrun.util")
 
 local M = {}
 
 require("agentrun.highlight").setup()
-
-local util = require("agentrun.util")
+-- every event Go sends has its handler before the backend can start
+require("agentrun.handlers")
 
 -- A new backend learns at once the size a new terminal split will have,
 -- so the first command already sees (nearly) its window's size.
@@ -19,7 +26,7 @@ table.insert(rpc.on_start, function()
   require("agentrun.ui.window").send_expected_size(true)
 end)
 table.insert(rpc.on_exit, function()
-  require("agentrun.session").backend_exited()
+  conversation.backend_exited()
 end)
 
 local function warn(msg)
@@ -41,31 +48,13 @@ function M.setup(opts)
   return true
 end
 
-local function env_list(env)
-  local out = {}
-  for k, v in pairs(env or {}) do
-    table.insert(out, k .. "=" .. v)
-  end
-  table.sort(out)
-  return out
-end
-
-local function live_session(name)
-  for i = #state.session_order, 1, -1 do
-    local s = state.sessions[state.session_order[i]]
-    if not s.ended and (name == nil or s.agent == name) then
-      return s
-    end
-  end
-end
-
 -- run(agent, continue) starts a session with agent (default:
 -- default_agent) or opens the chat of the running one; continue (or
 -- chat.continue_last) opens the cwd's most recent earlier session
 -- instead of a new one. Returns the session (a table).
 function M.run(name, continue)
   if not name and config.rejected then
-    warn(string.format("(agentrun) setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
+    warn(string.format("setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
   end
   name = name or config.get().default_agent
   local agents = config.agents()
@@ -75,52 +64,17 @@ function M.run(name, continue)
     table.sort(names)
     -- the key as Lua reads it: a name such as "my-agent" needs ["..."]
     local key = tostring(name):match("^[%a_][%w_]*$") and name or string.format("[%q]", tostring(name))
-    warn(string.format("(agentrun) unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), key))
+    warn(string.format("unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), key))
     return nil
   end
-  local s = live_session(name)
+  local s = launch.live(name)
   if s then
     state.current = s.key
     s.chat:open()
     return s
   end
-  return M._start(name, { continue = continue or config.get().chat.continue_last })
+  return launch.start(name, { continue = continue or config.get().chat.continue_last })
 end
-
--- _start starts a new session with agent name in a new chat; how (extra):
--- { load = id } or { resume = id } opens an earlier session, { continue
--- = true } the cwd's most recent one. Returns the session.
-function M._start(name, extra)
-  local a = config.agents()[name]
-  local args = { agent = name, cmd = a.cmd, env = env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = a.terminals }
-  for k, v in pairs(extra or {}) do
-    args[k] = v
-  end
-  local key, msg = rpc.request("start", args)
-  if not key then
-    err(msg)
-    return nil
-  end
-  local others = {}
-  for _, k in ipairs(state.session_order) do
-    local o = state.sessions[k]
-    if not o.ended and o.chat then
-      table.insert(others, o)
-    end
-  end
-  local s = state.add_session(key, name)
-  s.loading = args.load ~= nil or args.resume ~= nil or args.continue or nil
-  s.chat = require("agentrun.ui.chat").new(s)
-  s.chat:open()
-  for _, o in ipairs(others) do
-    -- its chat gave this one its windows: say it still runs, and how back
-    s.chat:note(string.format("(agentrun) the %s session (%s) still runs in the background; :AgentRun %s shows its chat", o.agent, o.key, o.agent))
-  end
-  return s
-end
-
--- _env_list turns { NAME = "value" } into sorted "NAME=value" entries.
-M._env_list = env_list
 
 -- prompt(text, key, range) sends a prompt to a session (default: the
 -- current one; starts the default agent if there is none), with the
@@ -129,123 +83,38 @@ M._env_list = env_list
 -- or queued.
 function M.prompt(text, key, range)
   if type(text) ~= "string" or vim.trim(text) == "" then
-    warn("(agentrun) an empty prompt; try :AgentPrompt {text}")
+    warn("an empty prompt; try :AgentPrompt {text}")
     return false
   end
   local s = state.session(key)
   if not s or s.ended then
-    s = key == nil and (live_session() or M.run()) or nil
+    s = key == nil and (launch.live() or M.run()) or nil
     if not s then
-      warn("(agentrun) no running session; start one with :AgentRun")
+      warn("no running session; start one with :AgentRun")
       return false
     end
   end
   if range ~= nil and (type(range) ~= "table" or type(range[1]) ~= "number" or type(range[2]) ~= "number") then
-    warn("(agentrun) prompt(text, key, range): range is { first, last } line numbers, or nil")
+    warn("prompt(text, key, range): range is { first, last } line numbers, or nil")
     return false
   end
-  local items, cerr, selected = require("agentrun.context").gather(text, range)
-  if not items then
-    warn(cerr)
-    return false
-  end
-  if selected then
-    -- lines of a buffer that is no file (a pasted log): sent as text
-    text = text .. "\n\n```\n" .. selected .. "```"
-  end
-  return require("agentrun.session").prompt(s, text, items)
+  return conversation.submit(s, text, range)
 end
 
 -- stop_command(key, kill) stops the running command of a session (default:
--- the current one) from wherever the user is: its newest running terminal
--- gets SIGINT (kill: killed). <C-c> again on the same command within a few
--- seconds, or with no command running, cancels the turn.
+-- the current one) from wherever the user is (agentrun.ui.stop).
 function M.stop_command(key, kill)
-  local s = state.session(key)
-  if not s or s.ended then
-    warn("(agentrun) no running session")
-    return false
-  end
-  local newest
-  for i = #state.terminal_order, 1, -1 do
-    local t = state.terminals[state.terminal_order[i]]
-    if t and t.session == s.key and t.state == "running" and not t.user then
-      newest = t
-      break
-    end
-  end
-  local term = require("agentrun.ui.term")
-  local now = require("agentrun.compat").uv.now()
-  local again = newest and s.interrupted and s.interrupted.id == newest.id and now - s.interrupted.at < M._again_ms
-  if not newest or (again and not kill) then
-    if s.busy then
-      return M.cancel(s.key)
-    end
-    warn("(agentrun) nothing is running in this session")
-    return false
-  end
-  if kill then
-    term.kill(newest.id, false)
-  else
-    s.interrupted = { id = newest.id, at = now }
-    term.interrupt(newest.id)
-    if not newest.display_only then
-      if s.interrupted_note then
-        s.chat:remove(s.interrupted_note)
-      end
-      s.interrupted_note = s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
-    end
-  end
-  return true
-end
-
--- _again_ms is how soon a second <C-c> on the same command cancels the turn.
-M._again_ms = 3000
-
--- request_running asks Go to `method` ("cancel", "stop") the running
--- session key (default: current). It warns and returns nil when there is
--- no such session or Go refused; else the session.
-local function request_running(key, method)
-  local s = state.session(key)
-  if not s or s.ended then
-    warn("(agentrun) no running session to " .. method)
-    return nil
-  end
-  local ok, msg = rpc.request(method, s.key)
-  if not ok then
-    warn(msg)
-    return nil
-  end
-  return s
+  return require("agentrun.ui.stop").command(key, kill)
 end
 
 -- cancel(key) cancels the current turn of a session (default: current).
 function M.cancel(key)
-  local s = request_running(key, "cancel")
-  if not s then
-    return false
-  end
-  require("agentrun.session").drop_queue(s)
-  -- An agent that ignores session/cancel leaves the turn running: say so,
-  -- and how to get out of it.
-  local turn = s.turn
-  vim.defer_fn(function()
-    if s.busy and not s.ended and s.turn == turn then
-      local text = string.format("(agentrun) the agent has not ended the turn %gs after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals", M._cancel_patience_ms / 1000)
-      s.chat:note(text, "AgentRunError")
-      warn(text)
-    end
-  end, M._cancel_patience_ms)
-  return true
+  return conversation.cancel(key)
 end
-
--- _cancel_patience_ms is how long after :AgentCancel a still running turn
--- gets a note saying the agent may be hung.
-M._cancel_patience_ms = 3000
 
 -- stop(key) stops a session's agent; its terminals are killed and released.
 function M.stop(key)
-  return request_running(key, "stop") ~= nil
+  return conversation.stop(key)
 end
 
 -- current_terminal returns the terminal of the current buffer while it
@@ -274,7 +143,7 @@ end
 -- there is none.
 local function target(id, what)
   if id ~= nil and type(id) ~= "string" then
-    warn(string.format("(agentrun) a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
+    warn(string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
     return nil
   end
   local t
@@ -284,26 +153,22 @@ local function target(id, what)
     t = current_terminal()
   end
   if not t then
-    warn(id and string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", id) or ("(agentrun) no running terminal to " .. what))
+    warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or ("no running terminal to " .. what))
   end
   return t
 end
 
-local function perform(name, t, ...)
-  return require("agentrun.ui.actions").perform(name, t, ...)
-end
-
--- kill(id, force) kills a terminal (default: the one in the current
--- buffer, else the newest running one); force = SIGKILL at once.
-function M.kill(id, force)
-  local t = target(id, "kill")
-  return t ~= nil and perform("kill", t, force)
-end
-
--- interrupt(id) sends SIGINT to a terminal's process group.
-function M.interrupt(id)
-  local t = target(id, "interrupt")
-  return t ~= nil and perform("interrupt", t)
+-- kill(id, force), interrupt(id), takeover(id) and detach(id) run the
+-- action of that name (ui/actions.lua, where each says what it does) on
+-- terminal id, default: the one in the current buffer, else the newest
+-- running one. kill's force = SIGKILL at once.
+for _, a in ipairs(actions.actions) do
+  if a.api then
+    M[a.name] = function(id, ...)
+      local t = target(id, a.label or a.name)
+      return t ~= nil and actions.perform(a.name, t, ...)
+    end
+  end
 end
 
 -- open_terminal(id) opens a terminal's split and enters it.
@@ -317,11 +182,11 @@ end
 function M.input(id, text)
   local t = type(id) == "string" and state.terminals[id] or nil
   if not t or t.display_only then
-    warn(string.format("(agentrun) terminal %q takes no input", tostring(id)))
+    warn(string.format("terminal %q takes no input", tostring(id)))
     return false
   end
   if type(text) ~= "string" then
-    warn("(agentrun) input(id, text): text must be a string")
+    warn("input(id, text): text must be a string")
     return false
   end
   local ok, msg = rpc.request("send_input", id, text)
@@ -336,18 +201,10 @@ end
 -- It opens in a split in terminal mode. Returns the terminal id or nil.
 function M.shell(cmd)
   if cmd ~= nil and type(cmd) ~= "string" then
-    warn(string.format("(agentrun) shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
+    warn(string.format("shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
     return nil
   end
   return require("agentrun.ui.term").shell(cmd)
-end
-
--- takeover(id) takes a terminal over from the agent (default: the one in
--- the current buffer): you can type into it, and it keeps running after
--- the agent releases it or its session ends, until you kill it.
-function M.takeover(id)
-  local t = target(id, "take over")
-  return t ~= nil and perform("takeover", t)
 end
 
 -- attach(name) shows a terminal of another host ("PID:term-N": another
@@ -373,7 +230,7 @@ function M.attach(name)
   end
   local list = require("agentrun.ui.terminals").running_first(rpc.request("remote_terminals") or {})
   if #list == 0 then
-    warn("(agentrun) no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
+    warn("no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
     return false
   end
   vim.ui.select(list, {
@@ -409,7 +266,7 @@ end
 -- (default: the current session's agent, else default_agent) and opens
 -- the one picked in a new chat, its history replayed when the agent can.
 function M.sessions(name)
-  return require("agentrun.sessions").pick(name)
+  return require("agentrun.earlier_sessions").pick(name)
 end
 
 -- login() offers the current session's ways to sign in to its agent.
@@ -422,23 +279,14 @@ function M._complete_modes(what, lead)
   return require("agentrun.modes").complete(state.session(), what, lead)
 end
 
--- detach(id) keeps a terminal running after Neovim quits (default: the
--- one in the current buffer): you take it over, and the backend stays to
--- serve it until it ends. Another Neovim (:AgentAttach) or a shell
--- (`agentrun attach`) can reattach to it.
-function M.detach(id)
-  local t = target(id, "detach")
-  return t ~= nil and perform("detach", t)
-end
-
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
   if type(id) ~= "string" or not state.terminals[id] then
-    warn(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    warn(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
-  return perform("dispose", id)
+  return actions.perform("dispose", id)
 end
 
 -- terminals() opens the terminal list.
@@ -446,82 +294,10 @@ function M.terminals()
   require("agentrun.ui.terminals").open()
 end
 
--- status() describes sessions and terminals:
--- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session,
---   command, state, exit_code, signal, bufnr, claim, bytes, truncated,
---   title, cwd, cols, rows, supports_command_detection, commands = {{
---   command_line, exit_code, duration_ms, is_complete }}, pid, user }} }.
+-- status() describes sessions and terminals (agentrun.status says what
+-- it holds).
 function M.status()
-  local go = {}
-  if rpc.running() then
-    go = rpc.request("status") or {}
-  end
-  local busy = {}
-  for _, s in ipairs(go.sessions or {}) do
-    busy[s.key] = s.busy
-  end
-  local out = { sessions = {}, terminals = {}, client_id = go.client_id }
-  for _, key in ipairs(state.session_order) do
-    local s = state.sessions[key]
-    local b = busy[key]
-    if b == nil then
-      b = s.busy
-    end
-    local mode, model = require("agentrun.modes").current(s)
-    table.insert(out.sessions, {
-      id = s.id,
-      key = key,
-      agent = s.agent,
-      busy = b and not s.ended or false,
-      starting = s.starting,
-      ended = s.ended or false,
-      current = key == state.current,
-      mode = mode,
-      model = model,
-      label = require("agentrun.modes").label(s), -- "Plan · Opus", as the chat shows them
-      usage = s.usage, -- { used, size, cost = { amount, currency } } as the agent last said
-      waiting_for_sign_in = s.signin or false,
-      terminals = s.terminals, -- "agentrun" (our MCP terminal tool) or "agent" (its own), once started
-    })
-  end
-  -- Only the terminals this editor knows (whose events it has handled):
-  -- the backend knows a new one a moment earlier, and every id listed
-  -- here must work at once with every command.
-  local seen = {}
-  for _, t in ipairs(go.terminals or {}) do
-    local l = state.terminals[t.id]
-    if l then
-      -- how it stands as far as this editor has heard (the backend's
-      -- news may be a moment ahead): what the commands go by
-      t.state, t.exit_code, t.signal = l.state, l.exit_code, l.signal
-      t.bufnr = l.bufnr
-      t.owner = "agentrun" -- a pty of ours
-      t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
-      seen[t.id] = true
-      table.insert(out.terminals, t)
-    end
-  end
-  for _, id in ipairs(state.terminal_order) do
-    local t = state.terminals[id]
-    if not seen[id] and not t.remote then
-      table.insert(out.terminals, {
-        id = id,
-        session = t.session_id,
-        command = t.command,
-        state = t.state,
-        exit_code = t.exit_code,
-        signal = t.signal,
-        bufnr = t.bufnr,
-        display_only = t.display_only or false,
-        -- the agent runs the command itself and only shows it
-        owner = t.display_only and "agent" or "agentrun",
-        tool_call = t.tool_call,
-        cwd = t.cwd,
-        ended_by = t.ended_by,
-      })
-    end
-  end
-  return out
+  return require("agentrun.status").describe()
 end
 
 -- _complete_agents completes agent names for :AgentRun.

@@ -12,9 +12,7 @@ local M = {}
 -- default_url is where releases are downloaded from: <url>/v<VERSION>/<asset>.
 M.default_url = "https://github.com/agentrun/agentrun.nvim/releases/download"
 
-local function rpc()
-  return require("agentrun.rpc")
-end
+local binary = require("agentrun.binary")
 
 -- release_url is g:agentrun_release_url when set (a mirror, or the
 -- tests' local server), else default_url.
@@ -26,9 +24,9 @@ function M.release_url()
   return M.default_url
 end
 
--- dest is the binary the plugin runs (rpc.bin()) and where it is installed.
+-- dest is the binary the plugin runs (binary.bin()) and where it is installed.
 function M.dest()
-  return rpc().bin()
+  return binary.bin()
 end
 
 -- source_file keeps how the binary got there ("downloaded URL sha256 …").
@@ -65,7 +63,7 @@ local function resume(co, ...)
   local ok, err = coroutine.resume(co, ...)
   if not ok then
     busy = false
-    require("agentrun.util").notify("(agentrun) the install failed: " .. tostring(err), vim.log.levels.ERROR)
+    require("agentrun.util").notify("the install failed: " .. tostring(err), vim.log.levels.ERROR)
   end
 end
 
@@ -280,7 +278,7 @@ local function go_version()
   local ok, out = system({ "go", "env", "GOVERSION" })
   local have = ok and out:match("^go(%d+%.%d+[%.%d]*)")
   local need
-  for _, line in ipairs(vim.fn.readfile(rpc().root .. "/go.mod")) do
+  for _, line in ipairs(vim.fn.readfile(binary.root .. "/go.mod")) do
     need = need or line:match("^go%s+(%d+%.%d+[%.%d]*)")
   end
   if not have then
@@ -313,7 +311,7 @@ function M.build(want)
   end
   local dest = M.dest()
   local tmp = temp_for(dest)
-  local ok, out = system({ "go", "-C", rpc().root, "build", "-ldflags", "-X main.version=" .. want .. " -X main.origin=build", "-o", tmp, "." })
+  local ok, out = system({ "go", "-C", binary.root, "build", "-ldflags", "-X main.version=" .. want .. " -X main.origin=build", "-o", tmp, "." })
   if not ok then
     remove(tmp)
     return false, "go build failed: " .. out
@@ -331,9 +329,9 @@ end
 -- what to do.
 function M.run(method)
   method = method or "auto"
-  local want = rpc().expected_version()
+  local want = binary.expected_version()
   if not want or want == "" then
-    return false, "the plugin has no VERSION file at " .. rpc().root .. ": reinstall it"
+    return false, "the plugin has no VERSION file at " .. binary.root .. ": reinstall it"
   end
   if method == "go" then
     local ok, msg = M.build(want)
@@ -371,19 +369,19 @@ function M.command(arg)
     arg = "auto"
   end
   if not vim.tbl_contains(M.methods, arg) then
-    util.notify(string.format("(agentrun) :AgentBuild takes auto (download, else build with Go), download or go, not %q", arg), vim.log.levels.ERROR)
+    util.notify(string.format(":AgentBuild takes auto (download, else build with Go), download or go, not %q", arg), vim.log.levels.ERROR)
     return
   end
   if busy then
-    util.notify("(agentrun) an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
+    util.notify("an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
     return
   end
   busy = true
-  util.notify("(agentrun) installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
+  util.notify("installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
   local co = coroutine.create(function()
     local ok, msg = M.run(arg)
     busy = false
-    if ok and rpc().running() then
+    if ok and require("agentrun.rpc").running() then
       msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
     elseif not ok then
       -- nothing was installed: say whether the binary there still works
@@ -394,7 +392,7 @@ function M.command(arg)
         msg = string.format("%s; there is no working binary at %s yet", msg, M.dest())
       end
     end
-    util.notify("(agentrun) " .. msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    util.notify(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
   end)
   async[co] = true
   resume(co)

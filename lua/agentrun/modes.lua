@@ -93,11 +93,11 @@ end
 
 local function session_or_warn(s)
   if not s or s.ended then
-    util.notify("(agentrun) no running session; start one with :AgentRun")
+    util.notify("no running session; start one with :AgentRun")
     return nil
   end
   if not s.id then
-    util.notify("(agentrun) the session is still starting; try again when it is ready")
+    util.notify("the session is still starting; try again when it is ready")
     return nil
   end
   return s
@@ -117,7 +117,7 @@ function M.set_mode(s, id)
   end
   local modes = s.modes and s.modes.availableModes or {}
   if #modes == 0 then
-    util.notify(string.format("(agentrun) agent %s offers no modes", s.agent))
+    util.notify(string.format("agent %s offers no modes", s.agent))
     return false
   end
   if not id then
@@ -162,9 +162,9 @@ function M.set_config(s, id, value)
     end, s.config or {})
     local has = #ids > 0 and table.concat(ids, ", ") or "none"
     if id == nil or id == "" then
-      util.notify(string.format("(agentrun) :AgentConfig {option} [value] sets one of agent %s's options (it has: %s)", s.agent, has))
+      util.notify(string.format(":AgentConfig {option} [value] sets one of agent %s's options (it has: %s)", s.agent, has))
     else
-      util.notify(string.format("(agentrun) agent %s has no option %q (it has: %s)", s.agent, tostring(id), has))
+      util.notify(string.format("agent %s has no option %q (it has: %s)", s.agent, tostring(id), has))
     end
     return false
   end
@@ -201,7 +201,7 @@ function M.set_model(s, value)
   end
   local o = model_option(s)
   if not o then
-    util.notify(string.format("(agentrun) agent %s offers no choice of model", s.agent))
+    util.notify(string.format("agent %s offers no choice of model", s.agent))
     return false
   end
   return M.set_config(s, o.id, value)

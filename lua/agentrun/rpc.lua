@@ -1,62 +1,16 @@
 -- The channel to the Go backend (bin/agentrun), started on first use with
 -- jobstart({bin}, {rpc = true}). Go calls back into Lua through
--- require("agentrun.events").dispatch.
+-- require("agentrun.events").dispatch. Which binary, and whether it is
+-- the right one, is agentrun.binary's.
+local binary = require("agentrun.binary")
+local config = require("agentrun.config")
+local util = require("agentrun.util")
+
 local M = {}
 
 local chan = nil
 local stopping = false
 local stderr_tail = {}
-
-local function plugin_root()
-  local src = debug.getinfo(1, "S").source:sub(2)
-  return vim.fn.fnamemodify(src, ":p:h:h:h")
-end
-
-M.root = plugin_root()
-
--- bin returns the path of the backend binary: vim.g.agentrun_bin if set,
--- else <plugin root>/bin/agentrun (what :AgentBuild and `make build` write).
-function M.bin()
-  local g = vim.g.agentrun_bin
-  if type(g) == "string" and g ~= "" then
-    return g
-  end
-  return M.root .. "/bin/agentrun"
-end
-
--- log_path returns the backend's log file, in the state directory on
--- every Neovim (stdpath("log") of 0.8+ is that directory too).
-function M.log_path()
-  return require("agentrun.compat").state_dir() .. "/agentrun.log"
-end
-
--- expected_version returns the plugin's VERSION file content, or nil.
-function M.expected_version()
-  local f = M.root .. "/VERSION"
-  if vim.fn.filereadable(f) == 0 then
-    return nil
-  end
-  return vim.trim(vim.fn.readfile(f)[1] or "")
-end
-
--- check reports whether the binary exists, runs and matches VERSION:
--- ok, message (how to fix), the binary's version.
-function M.check()
-  local bin = M.bin()
-  local fix = string.format(":AgentBuild installs it (the release binary, or built with Go; or run `make build` in %s)", M.root)
-  if vim.fn.executable(bin) == 0 then
-    return false, string.format("(agentrun) the backend binary %s is missing: %s", bin, fix)
-  end
-  local out = vim.fn.system({ bin, "version" })
-  if vim.v.shell_error ~= 0 then
-    return false, string.format("(agentrun) %s does not run (%s): %s", bin, vim.trim(out), fix)
-  end
-  local have, want = vim.trim(out), M.expected_version()
-  if want and have ~= want then
-    return false, string.format("(agentrun) the backend binary is stale (version %s, plugin %s): %s", have, want, fix)
-  end
-  return true, nil, have
-end
 
 -- clean turns "Vim:Error invoking 'x' on channel 3:\nmsg" into "msg".
 local function clean(err)
@@ -78,8 +32,8 @@ local function on_exit(job, code)
   end
   if not stopping then
     local tail = table.concat(stderr_tail, "\n")
-    require("agentrun.util").notify(
-      string.format("(agentrun) the backend exited (code %d): its sessions ended and its terminals were closed. :AgentRun starts it again (details in %s)%s", code, M.log_path(), tail ~= "" and ("\n" .. tail) or ""),
+    util.notify(
+      string.format("the backend exited (code %d): its sessions ended and its terminals were closed. :AgentRun starts it again (details in %s)%s", code, binary.log_path(), tail ~= "" and ("\n" .. tail) or ""),
       vim.log.levels.ERROR
     )
   end
@@ -118,14 +72,14 @@ function M.ensure()
   if vim.v.exiting ~= vim.NIL then
     return nil -- Neovim is quitting: never start a backend now
   end
-  local ok, msg = M.check()
+  local ok, msg = binary.check()
   if not ok then
     return nil, msg
   end
-  local log = M.log_path()
+  local log = binary.log_path()
   vim.fn.mkdir(vim.fn.fnamemodify(log, ":h"), "p")
   stderr_tail = {}
-  local id = vim.fn.jobstart({ M.bin() }, {
+  local id = vim.fn.jobstart({ binary.bin() }, {
     rpc = true,
     -- Neovim does not kill it when it quits: it ends its sessions when
     -- the channel closes, and stays to serve detached terminals.
@@ -135,16 +89,16 @@ function M.ensure()
     on_stderr = on_stderr,
   })
   if id <= 0 then
-    return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", M.bin(), id)
+    return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", binary.bin(), id)
   end
   chan = id
-  local cfg = require("agentrun.config").get()
+  local cfg = config.get()
   local sok, err = pcall(vim.rpcrequest, chan, "setup", {
     kill_grace_ms = cfg.terminal.kill_grace_ms,
-    byte_limit = cfg.terminal.byte_limit,
+    byte_limit = cfg.terminal.byte_limit or 0, -- 0: the backend's default
     scrollback = cfg.terminal.scrollback,
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
-    plugin_version = M.expected_version(),
+    plugin_version = binary.expected_version(),
   })
   if not sok then
     M.stop()

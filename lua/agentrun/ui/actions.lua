@@ -7,13 +7,10 @@
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local state = require("agentrun.state")
+local term = require("agentrun.ui.term")
 local util = require("agentrun.util")
 
 local M = {}
-
-local function term()
-  return require("agentrun.ui.term")
-end
 
 local function always()
   return true
@@ -31,7 +28,10 @@ end
 -- The actions, in the order the hint line lists them. `name` is also the
 -- key's option in keymaps; `where` says which buffers map it: "split" (a
 -- terminal split) and "list" (:AgentTerminals). desc may depend on the
--- terminal (an agent-owned one cancels the turn instead).
+-- terminal (an agent-owned one cancels the turn instead). `api` makes the
+-- action a function of the public API, require("agentrun")[name](id, ...),
+-- on terminal id (or the current one); `label` is what it is called in a
+-- sentence ("no running terminal to take over").
 M.actions = {
   {
     name = "open",
@@ -40,24 +40,26 @@ M.actions = {
     condition = always,
     run = function(t)
       if t.remote then
-        return term().attach(t.id)
+        return term.attach(t.id)
       end
-      term().open(t.id, { focus = true })
+      term.open(t.id, { focus = true })
     end,
   },
   {
     name = "interrupt",
+    api = true,
     desc = function(t)
       return t.display_only and "cancel the turn" or "interrupt (SIGINT to the process group)"
     end,
     where = { split = true },
     condition = not_released,
     run = function(t)
-      term().interrupt(t.id)
+      term.interrupt(t.id)
     end,
   },
   {
     name = "kill",
+    api = true,
     label = "kill",
     desc = function(t)
       return t.display_only and "cancel the turn" or "kill the process group"
@@ -65,11 +67,12 @@ M.actions = {
     where = { split = true, list = true },
     condition = not_released,
     run = function(t, force)
-      term().kill(t.id, force)
+      term.kill(t.id, force)
     end,
   },
   {
     name = "takeover",
+    api = true,
     label = "take over",
     desc = "take the terminal over from the agent",
     where = { split = true, list = true },
@@ -86,15 +89,16 @@ M.actions = {
     run = function(t)
       if t.remote and not state.terminals[t.id] then
         -- another host's, not shown here yet: show it, then take it
-        if not term().attach(t.id) then
+        if not term.attach(t.id) then
           return false
         end
       end
-      return term().takeover(t.id)
+      return term.takeover(t.id)
     end,
   },
   {
     name = "detach",
+    api = true,
     desc = "keep the terminal running after Neovim quits",
     where = {},
     condition = function(t)
@@ -106,7 +110,7 @@ M.actions = {
       return true
     end,
     run = function(t)
-      return term().detach(t.id)
+      return term.detach(t.id)
     end,
   },
   {
@@ -115,7 +119,7 @@ M.actions = {
     where = { list = true },
     condition = always,
     run = function(t)
-      return term().dispose(t.id)
+      return term.dispose(t.id)
     end,
   },
   {
@@ -182,6 +186,13 @@ function M.map(buf, where, get)
     end
   end
 end
+
+-- A terminal split's keys are mapped as its buffer is made.
+table.insert(term.on_buffer, function(t)
+  M.map(t.bufnr, "split", function()
+    return t.id
+  end)
+end)
 
 -- hint is the line that lists the keys of `where`'s actions.
 function M.hint(where)

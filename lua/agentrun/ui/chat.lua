@@ -70,10 +70,10 @@ function Chat:map_keys()
   -- turn), X kills it.
   for _, buf in ipairs({ self.buf, self.prompt_buf }) do
     map(buf, km.interrupt, function()
-      require("agentrun").stop_command(self.session.key, false)
+      require("agentrun.ui.stop").command(self.session.key, false)
     end, "interrupt the running command (again: cancel the turn)", buf == self.prompt_buf and { "n", "i" } or "n")
     map(buf, km.kill, function()
-      require("agentrun").stop_command(self.session.key, true)
+      require("agentrun.ui.stop").command(self.session.key, true)
     end, "kill the running command")
   end
   map(self.buf, km.open, function()
@@ -186,7 +186,7 @@ function Chat:send()
   if text == "" then
     return
   end
-  if require("agentrun").prompt(text, self.session.key) then
+  if require("agentrun.conversation").submit(self.session, text) then
     require("agentrun.ui.history").add(self.prompt_buf, text)
     api.nvim_buf_set_lines(self.prompt_buf, 0, -1, false, {})
   end

@@ -88,7 +88,7 @@ end
 function M.ask()
   local s = state.session()
   if not s or s.ended then
-    util.notify("(agentrun) no running session; :AgentRun starts one (it asks you to sign in when the agent needs it)")
+    util.notify("no running session; :AgentRun starts one (it asks you to sign in when the agent needs it)")
     return false
   end
   local methods, err = rpc.request("auth_methods", s.key)
@@ -97,7 +97,7 @@ function M.ask()
     return false
   end
   if type(methods) ~= "table" or #methods == 0 then
-    util.notify(string.format("(agentrun) %s offers no way to sign in from here", s.agent), vim.log.levels.INFO)
+    util.notify(string.format("%s offers no way to sign in from here", s.agent), vim.log.levels.INFO)
     return false
   end
   choose(s, methods)

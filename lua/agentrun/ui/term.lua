@@ -19,21 +19,30 @@ local function session_chat(t)
   return s and s.chat
 end
 
+-- on_change lists functions called whenever a terminal started, ended,
+-- changed hands or went (the terminal list refreshes there).
+M.on_change = {}
+
+local function listed_changed()
+  for _, fn in ipairs(M.on_change) do
+    fn()
+  end
+end
+
 local function changed(t)
   local chat = session_chat(t)
   if chat then
     chat:terminal_changed(t.id)
   end
-  require("agentrun.ui.terminals").refresh()
+  listed_changed()
 end
 
 local name_buffer -- defined below (open uses it)
 
-local function map_keys(t)
-  require("agentrun.ui.actions").map(t.bufnr, "split", function()
-    return t.id
-  end)
-end
+-- on_buffer lists functions called with a terminal once its split's
+-- buffer exists (ui/actions.lua maps the split's keys there), so that
+-- this module needs none of the modules above it.
+M.on_buffer = {}
 
 local function feed(t, data)
   if t.chan then
@@ -51,7 +60,7 @@ function M.open(id, opts)
   opts = opts or {}
   local t = state.terminals[id]
   if not t then
-    notify(string.format("(agentrun) unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    notify(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return
   end
   window.watch()
@@ -81,7 +90,9 @@ function M.open(id, opts)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
   name_buffer(t)
   api.nvim_buf_set_var(buf, "agentrun_terminal", id)
-  map_keys(t)
+  for _, fn in ipairs(M.on_buffer) do
+    fn(t)
+  end
   if t.display_only then
     for _, d in ipairs(t.pending or {}) do
       feed(t, d)
@@ -252,7 +263,7 @@ function M.open_user(res)
   else
     M._focus_user(t.id)
   end
-  require("agentrun.ui.terminals").refresh()
+  listed_changed()
   return t
 end
 
@@ -277,7 +288,7 @@ function M.takeover(id)
     return M.detach(id)
   end
   -- One short line: a longer message makes Neovim stop at "Press ENTER".
-  notify(string.format("(agentrun) %s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  notify(string.format("%s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
   return true
 end
 
@@ -285,7 +296,7 @@ end
 -- split and enters it: its scrollback, then its output as it comes.
 function M.attach(name)
   if type(name) ~= "string" or not name:match("^%d+:%S+$") then
-    notify(string.format("(agentrun) %s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
+    notify(string.format("%s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
     return false
   end
   local t = state.terminals[name]
@@ -294,11 +305,11 @@ function M.attach(name)
     t.remote = true
   end
   if M.open(name, { focus = true }) == false then
-    require("agentrun.ui.terminals").refresh()
+    listed_changed()
     return false
   end
   t.shown = true
-  require("agentrun.ui.terminals").refresh()
+  listed_changed()
   return true
 end
 
@@ -341,7 +352,7 @@ function M.detach(id)
     t.user, t.detached = true, true
     changed(t)
   end
-  notify(string.format("(agentrun) %s is detached: it keeps running after Neovim quits; reattach with :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
+  notify(string.format("%s is detached: it keeps running after Neovim quits; reattach with :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
   return true
 end
 
@@ -362,7 +373,7 @@ function M.dispose(id)
     pcall(api.nvim_buf_delete, t.bufnr, { force = true })
   end
   state.remove_terminal(id)
-  require("agentrun.ui.terminals").refresh()
+  listed_changed()
   return true
 end
 
@@ -375,7 +386,7 @@ function M.input(t, data)
 end
 
 local function cancel_turn(t)
-  require("agentrun").cancel(t.session)
+  require("agentrun.conversation").cancel(t.session)
 end
 
 -- interrupt sends SIGINT to terminal id's process group (display-only

@@ -194,7 +194,7 @@ local function hint()
 end
 
 local function render()
-  local st = require("agentrun").status()
+  local st = require("agentrun.status").describe()
   local lines = { hint() }
   local marks = {}
   local cursor_id = nil
@@ -341,5 +341,8 @@ function M.refresh()
     start_timer()
   end
 end
+
+-- A terminal started, ended, changed hands or went: the list shows it.
+table.insert(require("agentrun.ui.term").on_change, M.refresh)
 
 return M

@@ -39,15 +39,14 @@ function M.content_text(c)
   return ""
 end
 
--- merge applies a tool_call or tool_call_update u to the state tc.
+-- merge applies a tool_call or tool_call_update u to the state tc (what
+-- agents say in _meta of terminals they run themselves arrives decoded,
+-- as agent_terminal events: nothing here reads it).
 function M.merge(tc, u)
   for _, k in ipairs({ "title", "kind", "status", "content", "locations", "rawInput", "rawOutput" }) do
     if u[k] ~= nil then
       tc[k] = u[k]
     end
-  end
-  if type(u._meta) == "table" then
-    tc._meta = vim.tbl_extend("force", tc._meta or {}, u._meta)
   end
 end
 

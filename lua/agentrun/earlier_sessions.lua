@@ -4,6 +4,7 @@
 -- agent can, else resumed. Listing may start the agent, so the answer
 -- comes back as an event ("session_list").
 local config = require("agentrun.config")
+local launch = require("agentrun.launch")
 local rpc = require("agentrun.rpc")
 local util = require("agentrun.util")
 
@@ -35,7 +36,7 @@ M._label = label
 -- the answer ({ sessions, load, resume } or { error }).
 function M.list(name, done)
   local a = config.agents()[name]
-  local token, msg = rpc.request("list_sessions", { agent = name, cmd = a.cmd, env = require("agentrun")._env_list(a.env), cwd = vim.fn.getcwd() })
+  local token, msg = rpc.request("list_sessions", { agent = name, cmd = a.cmd, env = launch.env_list(a.env), cwd = vim.fn.getcwd() })
   if not token then
     util.notify(msg, vim.log.levels.ERROR)
     return false
@@ -63,7 +64,7 @@ function M.open(name, si, can_load)
     running.chat:open()
     return running
   end
-  local s = require("agentrun")._start(name, can_load and { load = si.session_id } or { resume = si.session_id })
+  local s = launch.start(name, can_load and { load = si.session_id } or { resume = si.session_id })
   if s then
     s.chat:note(string.format("(agentrun) %s %s", can_load and "loading" or "resuming (its history stays with the agent)", label(si)))
   end
@@ -74,22 +75,22 @@ end
 function M.pick(name)
   name = name or (require("agentrun.state").session() or {}).agent or config.get().default_agent
   if not config.agents()[name] then
-    util.notify(string.format("(agentrun) unknown agent %q; :AgentSessions takes the name of an agent in setup({ agents = ... })", name))
+    util.notify(string.format("unknown agent %q; :AgentSessions takes the name of an agent in setup({ agents = ... })", name))
     return false
   end
-  util.notify(string.format("(agentrun) asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
+  util.notify(string.format("asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
   return M.list(name, function(p)
     if p.error then
-      util.notify(string.format("(agentrun) could not list %s's sessions: %s", name, p.error), vim.log.levels.ERROR)
+      util.notify(string.format("could not list %s's sessions: %s", name, p.error), vim.log.levels.ERROR)
       return
     end
     local list = type(p.sessions) == "table" and p.sessions or {}
     if #list == 0 then
-      util.notify(string.format("(agentrun) %s has no earlier session in %s; :AgentRun starts one", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
+      util.notify(string.format("%s has no earlier session in %s; :AgentRun starts one", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
       return
     end
     if not p.load and not p.resume then
-      util.notify(string.format("(agentrun) %s lists its sessions but cannot reopen them", name))
+      util.notify(string.format("%s lists its sessions but cannot reopen them", name))
       return
     end
     vim.ui.select(list, {

@@ -1,11 +1,17 @@
--- A session's conversation flow: prompts sent, queued while the agent is
--- busy or starting, and sent one by one as turns end. Events call flush;
--- the public API calls prompt. Dependencies: rpc, state and the session's
--- chat (s.chat); nothing here calls back into the public API.
+-- A session's conversation: prompts sent, queued while the agent is busy
+-- or starting and sent one by one as turns end; the turn cancelled, the
+-- agent stopped. Events call flush; the public API, the chat and the
+-- terminal splits call the rest. Dependencies: rpc, state, util and the
+-- session's chat (s.chat); nothing here calls back into the public API.
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
+local util = require("agentrun.util")
 
 local M = {}
+
+local function warn(msg)
+  util.notify(msg, vim.log.levels.WARN)
+end
 
 -- send sends a prompt to session s (already shown in the chat): its text
 -- and the context items it names (agentrun.context).
@@ -84,6 +90,27 @@ function M.prompt(s, text, items)
   return send(s, p)
 end
 
+-- submit sends text to session s with the context its words name
+-- (#buffer, #selection, @path; range = { first, last } adds those lines
+-- of the current buffer): shown in s's chat, or queued (see prompt).
+-- Returns true when sent or queued; an ended session says so.
+function M.submit(s, text, range)
+  if s.ended then
+    warn("no running session; start one with :AgentRun")
+    return false
+  end
+  local items, cerr, selected = require("agentrun.context").gather(text, range)
+  if not items then
+    warn(cerr)
+    return false
+  end
+  if selected then
+    -- lines of a buffer that is no file (a pasted log): sent as text
+    text = text .. "\n\n```\n" .. selected .. "```"
+  end
+  return M.prompt(s, text, items)
+end
+
 -- drop_queue forgets s's queued prompts and says so in its chat.
 function M.drop_queue(s)
   if #s.queue > 0 then
@@ -108,6 +135,52 @@ function M.backend_exited()
       s.chat:note("(agentrun) the backend stopped; this session ended")
     end
   end
+end
+
+-- request_running asks Go to `method` ("cancel", "stop") the running
+-- session key (default: current). It warns and returns nil when there is
+-- no such session or Go refused; else the session.
+local function request_running(key, method)
+  local s = state.session(key)
+  if not s or s.ended then
+    warn("no running session to " .. method)
+    return nil
+  end
+  local ok, msg = rpc.request(method, s.key)
+  if not ok then
+    warn(msg)
+    return nil
+  end
+  return s
+end
+
+-- cancel(key) cancels the current turn of a session (default: current).
+function M.cancel(key)
+  local s = request_running(key, "cancel")
+  if not s then
+    return false
+  end
+  M.drop_queue(s)
+  -- An agent that ignores session/cancel leaves the turn running: say so,
+  -- and how to get out of it.
+  local turn = s.turn
+  vim.defer_fn(function()
+    if s.busy and not s.ended and s.turn == turn then
+      local text = string.format("(agentrun) the agent has not ended the turn %gs after :AgentCancel; it may be hung. :AgentStop stops it and kills its terminals", M._cancel_patience_ms / 1000)
+      s.chat:note(text, "AgentRunError")
+      warn(text)
+    end
+  end, M._cancel_patience_ms)
+  return true
+end
+
+-- _cancel_patience_ms is how long after :AgentCancel a still running turn
+-- gets a note saying the agent may be hung.
+M._cancel_patience_ms = 3000
+
+-- stop(key) stops a session's agent; its terminals are killed and released.
+function M.stop(key)
+  return request_running(key, "stop") ~= nil
 end
 
 return M

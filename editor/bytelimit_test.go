@@ -1,0 +1,47 @@
+package editor
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
+)
+
+// TestByteLimitHasOneRoute: terminal.byte_limit comes in once, with setup,
+// and is both what the host keeps of every terminal and the most any
+// agent gets; unset (0), both are the host's one default.
+func TestByteLimitHasOneRoute(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup int
+		want  int
+	}{
+		{"set", 4, 4},
+		{"unset: the host's default", 0, termhost.DefaultByteLimit},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &Bridge{log: slog.New(slog.DiscardHandler)}
+			if _, err := b.handleSetup(setupArgs{ByteLimit: tc.setup}); err != nil {
+				t.Fatal(err)
+			}
+			ss := &sessions{log: b.log, sessionDeps: sessionDeps{byteLimit: b.byteLimit}}
+			if got := ss.agentOptions(nil).ByteLimit; got != tc.want {
+				t.Errorf("an agent's byte limit is %d, want %d", got, tc.want)
+			}
+			h := termhost.NewHost(b.hostOpts)
+			defer h.Close()
+			term, err := h.Create(context.Background(), termhost.Spec{Command: "true", Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := term.ByteLimit(); got != tc.want {
+				t.Errorf("a terminal of the host keeps %d bytes, want %d", got, tc.want)
+			}
+		})
+	}
+	if _, err := (&Bridge{log: slog.New(slog.DiscardHandler)}).handleSetup(setupArgs{ByteLimit: -1}); err == nil {
+		t.Error("setup took byte_limit -1")
+	}
+}

@@ -1,0 +1,173 @@
+-- Which module handles each event Go sends (events.lua dispatches them),
+-- and the handlers of a session's own events: started, updated, its turn
+-- ended, ended. init loads this module, so every handler is registered
+-- before the backend can send anything.
+local agentterm = require("agentrun.ui.agentterm")
+local approve = require("agentrun.ui.approve")
+local ask = require("agentrun.ui.ask")
+local binary = require("agentrun.binary")
+local complete = require("agentrun.ui.complete")
+local conversation = require("agentrun.conversation")
+local earlier_sessions = require("agentrun.earlier_sessions")
+local events = require("agentrun.events")
+local modes = require("agentrun.modes")
+local permission = require("agentrun.ui.permission")
+local signin = require("agentrun.ui.signin")
+local state = require("agentrun.state")
+local term = require("agentrun.ui.term")
+local util = require("agentrun.util")
+
+local function chat_of(p)
+  local s = state.sessions[p.key or ""]
+  return s, s and s.chat
+end
+
+local handlers = {}
+
+function handlers.session_started(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.id = p.session_id
+  s.terminals = p.terminals -- where its commands run, as the backend decided
+  s.cwd = p.cwd -- the project: "always allow" answers are kept per cwd (agentrun.policy)
+  local signed_in = s.signin
+  s.starting, s.signin = false, nil
+  modes.started(s, p)
+  if chat then
+    chat:render_header()
+    if signed_in then
+      chat:note("(agentrun) signed in; the session has started")
+    end
+    if p.note then
+      chat:note("(agentrun) " .. p.note)
+    end
+  end
+  if not p.replaying then
+    conversation.flush(s)
+  end -- else once the history has come (history_replayed)
+end
+
+function handlers.history_replayed(p)
+  local s = chat_of(p)
+  if s then
+    conversation.flush(s)
+  end
+end
+
+function handlers.session_failed(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.starting, s.ended, s.queue = false, true, {}
+  if chat then
+    chat:render_header()
+    chat:note("(agentrun) could not start the agent: " .. tostring(p.error), "AgentRunError")
+  end
+  util.notify("could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
+end
+
+function handlers.session_update(p)
+  local s, chat = chat_of(p)
+  if s and type(p.update) == "table" and p.update.sessionUpdate == "available_commands_update" then
+    complete.commands(s, p.update.availableCommands)
+    return
+  end
+  if s and type(p.update) == "table" and modes.update(s, p.update) then
+    if chat then
+      chat:render_header()
+    end
+    return
+  end
+  if chat and type(p.update) == "table" then
+    chat:update(p.update)
+  end
+end
+
+function handlers.turn_end(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.busy = false
+  if chat then
+    chat:end_message() -- the next turn's answer starts a line of its own
+    if s.interrupted_note then
+      chat:remove(s.interrupted_note) -- its "<C-c> again" no longer holds
+      s.interrupted_note = nil
+    end
+  end
+  local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
+  s.turn_ended_by = why == "unfinished" and "ended with the turn" or why
+  agentterm.settle(s.key, s.turn_ended_by)
+  if chat then
+    chat:settle(why)
+    chat:render_header()
+    if p.error and p.error ~= "" and s.ended then
+      -- the session ended under the turn; its note already says why
+    elseif p.error and p.error ~= "" then
+      chat:note("(agentrun) the turn failed: " .. p.error, "AgentRunError")
+    elseif p.stop_reason and p.stop_reason ~= "end_turn" then
+      chat:note("(turn ended: " .. p.stop_reason .. ")")
+    end
+  end
+  conversation.flush(s)
+end
+
+function handlers.session_ended(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.ended, s.busy, s.starting = true, false, false
+  agentterm.settle(s.key, "stopped")
+  if chat then
+    chat:settle("stopped")
+  end
+  if p.reason and p.reason ~= "" then
+    -- the agent ended on its own (crashed, exited, closed its stdout)
+    local msg = string.format("(agentrun) the agent stopped: %s. Its terminals were killed. :AgentRun starts a new session (details in %s)", p.reason, binary.log_path())
+    if chat then
+      chat:render_header()
+      chat:note(msg, "AgentRunError")
+    end
+    util.notify(msg, vim.log.levels.ERROR)
+  elseif chat then
+    chat:render_header()
+    chat:note("(agentrun) session ended; :AgentRun starts a new one")
+  end
+end
+
+function handlers.message(p)
+  local msg = "(agentrun) " .. tostring(p.text)
+  local _, chat = chat_of(p)
+  if chat then
+    chat:note(msg, p.level == "error" and "AgentRunError" or "AgentRunNote")
+  end
+  local level = ({ error = vim.log.levels.ERROR, info = vim.log.levels.INFO })[p.level] or vim.log.levels.WARN
+  util.notify(msg, level)
+end
+
+-- Events a UI module handles whole.
+handlers.terminal_created = term.created
+handlers.terminal_exit = term.exited
+handlers.terminal_released = term.released
+handlers.remote_claimed = term.remote_claimed
+handlers.tool_terminal = term.tool_terminal
+handlers.agent_terminal = agentterm.agent_terminal
+handlers.auth_required = signin.required
+handlers.session_list = earlier_sessions.listed
+handlers.permission = permission.ask
+handlers.permission_cancelled = ask.cancelled
+handlers.approve = approve.ask
+handlers.approve_cancelled = ask.cancelled
+
+for name, fn in pairs(handlers) do
+  events.on(name, fn)
+end
+events.check()
+
+return {}
+

@@ -1,0 +1,89 @@
+-- What status() answers: the sessions and terminals this editor knows,
+-- as the backend last said (its view may be a moment ahead) and this
+-- editor has handled them. The terminal list (ui/terminals.lua) renders
+-- it; require("agentrun").status() returns it.
+local modes = require("agentrun.modes")
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
+
+local M = {}
+
+-- describe describes sessions and terminals:
+-- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session,
+--   command, state, exit_code, signal, bufnr, claim, bytes, truncated,
+--   title, cwd, cols, rows, supports_command_detection, commands = {{
+--   command_line, exit_code, duration_ms, is_complete }}, pid, user }} }.
+function M.describe()
+  local go = {}
+  if rpc.running() then
+    go = rpc.request("status") or {}
+  end
+  local busy = {}
+  for _, s in ipairs(go.sessions or {}) do
+    busy[s.key] = s.busy
+  end
+  local out = { sessions = {}, terminals = {}, client_id = go.client_id }
+  for _, key in ipairs(state.session_order) do
+    local s = state.sessions[key]
+    local b = busy[key]
+    if b == nil then
+      b = s.busy
+    end
+    local mode, model = modes.current(s)
+    table.insert(out.sessions, {
+      id = s.id,
+      key = key,
+      agent = s.agent,
+      busy = b and not s.ended or false,
+      starting = s.starting,
+      ended = s.ended or false,
+      current = key == state.current,
+      mode = mode,
+      model = model,
+      label = modes.label(s), -- "Plan · Opus", as the chat shows them
+      usage = s.usage, -- { used, size, cost = { amount, currency } } as the agent last said
+      waiting_for_sign_in = s.signin or false,
+      terminals = s.terminals, -- "agentrun" (our MCP terminal tool) or "agent" (its own), once started
+    })
+  end
+  -- Only the terminals this editor knows (whose events it has handled):
+  -- the backend knows a new one a moment earlier, and every id listed
+  -- here must work at once with every command.
+  local seen = {}
+  for _, t in ipairs(go.terminals or {}) do
+    local l = state.terminals[t.id]
+    if l then
+      -- how it stands as far as this editor has heard (the backend's
+      -- news may be a moment ahead): what the commands go by
+      t.state, t.exit_code, t.signal = l.state, l.exit_code, l.signal
+      t.bufnr = l.bufnr
+      t.owner = "agentrun" -- a pty of ours
+      t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
+      seen[t.id] = true
+      table.insert(out.terminals, t)
+    end
+  end
+  for _, id in ipairs(state.terminal_order) do
+    local t = state.terminals[id]
+    if not seen[id] and not t.remote then
+      table.insert(out.terminals, {
+        id = id,
+        session = t.session_id,
+        command = t.command,
+        state = t.state,
+        exit_code = t.exit_code,
+        signal = t.signal,
+        bufnr = t.bufnr,
+        display_only = t.display_only or false,
+        -- the agent runs the command itself and only shows it
+        owner = t.display_only and "agent" or "agentrun",
+        tool_call = t.tool_call,
+        cwd = t.cwd,
+        ended_by = t.ended_by,
+      })
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,64 @@
+-- Stopping a session's running command from wherever the user is: <C-c>
+-- and X in the chat and the prompt, require("agentrun").stop_command().
+-- The session's newest running terminal gets SIGINT (or is killed);
+-- <C-c> again on the same command soon after, or with no command
+-- running, cancels the turn.
+local compat = require("agentrun.compat")
+local config = require("agentrun.config")
+local conversation = require("agentrun.conversation")
+local state = require("agentrun.state")
+local term = require("agentrun.ui.term")
+local util = require("agentrun.util")
+
+local M = {}
+
+local function warn(msg)
+  util.notify(msg, vim.log.levels.WARN)
+end
+
+-- command(key, kill) stops the running command of a session (default:
+-- the current one) from wherever the user is: its newest running terminal
+-- gets SIGINT (kill: killed). <C-c> again on the same command within a few
+-- seconds, or with no command running, cancels the turn.
+function M.command(key, kill)
+  local s = state.session(key)
+  if not s or s.ended then
+    warn("no running session")
+    return false
+  end
+  local newest
+  for i = #state.terminal_order, 1, -1 do
+    local t = state.terminals[state.terminal_order[i]]
+    if t and t.session == s.key and t.state == "running" and not t.user then
+      newest = t
+      break
+    end
+  end
+  local now = compat.uv.now()
+  local again = newest and s.interrupted and s.interrupted.id == newest.id and now - s.interrupted.at < M._again_ms
+  if not newest or (again and not kill) then
+    if s.busy then
+      return conversation.cancel(s.key)
+    end
+    warn("nothing is running in this session")
+    return false
+  end
+  if kill then
+    term.kill(newest.id, false)
+  else
+    s.interrupted = { id = newest.id, at = now }
+    term.interrupt(newest.id)
+    if not newest.display_only then
+      if s.interrupted_note then
+        s.chat:remove(s.interrupted_note)
+      end
+      s.interrupted_note = s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>"))
+    end
+  end
+  return true
+end
+
+-- _again_ms is how soon a second <C-c> on the same command cancels the turn.
+M._again_ms = 3000
+
+return M
