@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // TestByteLimitHasOneRoute: terminal.byte_limit comes in once, with setup,
@@ -22,7 +23,7 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &Bridge{log: slog.New(slog.DiscardHandler)}
+			b := &Bridge{log: slog.New(slog.DiscardHandler), socket: newTestSocketHost(t, ahp.ClientClaim("me"))}
 			if _, err := b.handleSetup(setupArgs{ByteLimit: tc.setup}); err != nil {
 				t.Fatal(err)
 			}
@@ -30,7 +31,7 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 			if got := ss.agentOptions(nil).ByteLimit; got != tc.want {
 				t.Errorf("an agent's byte limit is %d, want %d", got, tc.want)
 			}
-			h := termhost.NewHost(b.hostOpts)
+			h := b.termHost() // the host setup made, serving its socket
 			defer h.Close()
 			term, err := h.Create(context.Background(), termhost.Spec{Command: "true", Dir: t.TempDir()})
 			if err != nil {

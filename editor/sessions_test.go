@@ -77,6 +77,7 @@ func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
 	ss := newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
 		editor:       e,
 		host:         func() *termhost.Host { return h },
+		byteLimit:    func() int { return termhost.DefaultByteLimit },
 		user:         ahp.ClientClaim("me"),
 		terminalSize: ts.size,
 		addTerminal:  ts.add,
