@@ -46,7 +46,7 @@ func TestPromptAfterTurnIsNeverRefused(t *testing.T) {
 	}
 	e.cmd("AgentPrompt sleep 1")
 	e.cmd("AgentPrompt echo queued-behind-sleep")
-	e.waitChat("— sent when the agent ends its turn", 5*time.Second)
+	e.waitChat("(queued: echo queued", 5*time.Second) // cut to the chat's width
 	text := e.waitChat("`echo queued-behind-sleep` exited with code 0.", 10*time.Second)
 	if i, j := strings.Index(text, "`sleep 1` exited"), strings.Index(text, "`echo queued-behind-sleep` exited"); i < 0 || j < i {
 		t.Errorf("the queued prompt did not run after the turn it waited for:\n%s", text)
