@@ -1,0 +1,358 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
+	"github.com/neovim/go-client/nvim"
+)
+
+// The remote machine of the SSH tests is a second local user account
+// reached through a real OpenSSH server (Debian's openssh-server) on
+// 127.0.0.1. The account is made once (useradd) and kept; everything a
+// test puts in it (its HOME for that test, the keys, the runtime
+// directory, the agentrun binary) is made fresh under the account's home
+// and removed when the test ends.
+const (
+	remoteUser  = "agentrun-remote"
+	remoteAlias = "agentrun-remote-test" // the Host of the client's ssh_config
+	sshdPath    = "/usr/sbin/sshd"       // sshd wants to be run by its absolute path
+)
+
+// sshRemote is a running sshd and "the remote": the account, its HOME for
+// this test, and the client side's ssh_config.
+type sshRemote struct {
+	t      *testing.T
+	Port   int
+	Config string // the client's ssh_config (ssh -F; AGENTRUN_SSH_CONFIG)
+	Home   string // the remote user's HOME for this test
+	RT     string // its XDG_RUNTIME_DIR (0700, under Home)
+	Bin    string // the remote agentrun: Home/.local/bin/agentrun, this build
+	UID    int
+	sshd   *exec.Cmd
+	log    *syncBuffer // sshd's log (-e)
+}
+
+// URL is the remote as agentrun names it.
+func (r *sshRemote) URL() string { return "ssh://" + remoteAlias }
+
+// startSSHRemote starts sshd on 127.0.0.1 on a free port for this test,
+// with a throwaway host key and user key, and makes the remote user's
+// HOME with this build of agentrun in ~/.local/bin. sshd stops when the
+// test ends (and dies with the test process).
+func startSSHRemote(t *testing.T) *sshRemote {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("the SSH tests run sshd and add a local user: they need root")
+	}
+	if _, err := os.Stat(sshdPath); err != nil {
+		t.Fatalf("%s is missing: make deps installs Debian's openssh-server", sshdPath)
+	}
+	u := remoteAccount(t)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	r := &sshRemote{t: t, UID: uid, log: &syncBuffer{}}
+
+	// The client's side: keys and config in a temp dir of ours (0700).
+	dir := t.TempDir()
+	keygen := func(path, comment string) string {
+		t.Helper()
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen %s: %v\n%s", path, err, out)
+		}
+		pub, err := os.ReadFile(path + ".pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(pub))
+	}
+	hostKey := filepath.Join(dir, "host_ed25519")
+	hostPub := keygen(hostKey, "agentrun test host")
+	userKey := filepath.Join(dir, "id_ed25519")
+	userPub := keygen(userKey, "agentrun test user")
+
+	// The remote's side: a HOME of its own for this test, under the
+	// account's home (owned by it, 0700), the runtime directory in it.
+	home, err := os.MkdirTemp(u.HomeDir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.killRemoteProcesses()
+		os.RemoveAll(home)
+	})
+	r.Home, r.RT = home, filepath.Join(home, "run")
+	r.Bin = filepath.Join(home, ".local", "bin", "agentrun")
+	for _, d := range []string{r.RT, filepath.Dir(r.Bin), filepath.Join(home, ".ssh")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), []byte(userPub+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.InstallBinary(binary)
+	chownTree(t, home, uid, gid)
+
+	// sshd: its own config, 127.0.0.1 only, only the remote user, keys
+	// only; the session's HOME and XDG_RUNTIME_DIR are this test's.
+	r.Port = freePort(t)
+	sshdConfig := filepath.Join(dir, "sshd_config")
+	writeFile(t, sshdConfig, fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile none
+UsePAM no
+StrictModes no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers %s
+AuthorizedKeysFile %s
+AllowTcpForwarding no
+AllowStreamLocalForwarding no
+AllowAgentForwarding no
+X11Forwarding no
+PermitTunnel no
+PermitUserEnvironment no
+SetEnv HOME=%s XDG_RUNTIME_DIR=%s
+LogLevel VERBOSE
+`, r.Port, hostKey, remoteUser, filepath.Join(home, ".ssh", "authorized_keys"), home, r.RT))
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // its privilege separation directory
+		t.Fatal(err)
+	}
+	r.sshd = exec.Command(sshdPath, "-D", "-e", "-f", sshdConfig)
+	r.sshd.Stdout, r.sshd.Stderr = r.log, r.log
+	r.sshd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with us
+	if err := r.sshd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { r.sshd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		r.sshd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if t.Failed() {
+			t.Logf("sshd's log:\n%s", r.log.String())
+		}
+	})
+	eventually(t, "sshd to listen", 10*time.Second, func() (bool, string) {
+		select {
+		case <-exited:
+			t.Fatalf("sshd exited: %s", r.log.String())
+		default:
+		}
+		return strings.Contains(r.log.String(), fmt.Sprintf("Server listening on 127.0.0.1 port %d", r.Port)), r.log.String()
+	})
+
+	// The client's ssh_config: this host only, its key only, its host key
+	// only, never a prompt. ~/.ssh is not read (ssh -F).
+	r.Config = filepath.Join(dir, "ssh_config")
+	writeFile(t, filepath.Join(dir, "known_hosts"), remoteAlias+" "+hostPub+"\n")
+	writeFile(t, r.Config, fmt.Sprintf(`Host %s
+  HostName 127.0.0.1
+  Port %d
+  User %s
+  HostKeyAlias %s
+  IdentityFile %s
+  IdentitiesOnly yes
+  UserKnownHostsFile %s
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  BatchMode yes
+  ClearAllForwardings yes
+  ForwardAgent no
+  ControlMaster no
+  ControlPath none
+  LogLevel ERROR
+`, remoteAlias, r.Port, remoteUser, remoteAlias, userKey, filepath.Join(dir, "known_hosts")))
+	return r
+}
+
+// remoteAccount returns the remote user, adding it when missing (a
+// normal account with its own home, no password, reachable by key only).
+func remoteAccount(t *testing.T) *user.User {
+	t.Helper()
+	if u, err := user.Lookup(remoteUser); err == nil {
+		return u
+	}
+	// -p '*': no password, but not a locked account (sshd without PAM
+	// refuses locked ones).
+	if out, err := exec.Command("useradd", "--create-home", "--shell", "/bin/bash", "-p", "*", remoteUser).CombinedOutput(); err != nil {
+		if u, err2 := user.Lookup(remoteUser); err2 == nil { // another test made it meanwhile
+			return u
+		}
+		t.Fatalf("useradd %s: %v\n%s", remoteUser, err, out)
+	}
+	u, err := user.Lookup(remoteUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// InstallBinary copies the agentrun at src to the remote's
+// ~/.local/bin/agentrun (owned by the remote user).
+func (r *sshRemote) InstallBinary(src string) {
+	r.t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	_ = os.Remove(r.Bin)
+	if err := os.WriteFile(r.Bin, data, 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Chown(r.Bin, r.UID, -1); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// SSH returns `ssh -F config alias command…`: the command runs as the
+// remote user, in the remote's HOME.
+func (r *sshRemote) SSH(command ...string) *exec.Cmd {
+	return exec.Command("ssh", append([]string{"-F", r.Config, remoteAlias, "--"}, command...)...)
+}
+
+// CLI runs this build of agentrun locally with the remote's ssh_config.
+func (r *sshRemote) CLI(args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "AGENTRUN_SSH_CONFIG="+r.Config, "XDG_RUNTIME_DIR="+runtimeDir(r.t))
+	return cmd
+}
+
+// StartEditor starts a Neovim with the plugin as the remote user, over
+// SSH (nvim --embed on the channel's stdio): its backend is an agentrun
+// host on the remote, with its socket in the remote's runtime directory.
+func (r *sshRemote) StartEditor() *editor {
+	t := r.t
+	t.Helper()
+	remote := shquote.Join([]string{"nvim", "--embed", "--headless", "--clean", "-n",
+		"--cmd", "set rtp^=" + root,
+		"--cmd", "let g:agentrun_bin = '" + r.Bin + "'"})
+	v, err := nvim.NewChildProcess(
+		nvim.ChildProcessCommand("ssh"),
+		nvim.ChildProcessArgs("-F", r.Config, remoteAlias, "--", remote),
+		nvim.ChildProcessLogf(t.Logf),
+	)
+	if err != nil {
+		t.Fatalf("start nvim over ssh: %v", err)
+	}
+	e := &editor{t: t, v: v, dir: r.Home, rt: r.RT, events: userEvents{arrived: make(chan struct{})}}
+	if err := v.ExecLua(`return vim.fn.getpid()`, &e.pid); err != nil {
+		t.Fatalf("nvim over ssh: %v\nsshd:\n%s", err, r.log.String())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, d := range []string{filepath.Join(r.Home, ".local", "state", "nvim"), filepath.Join(r.Home, ".cache", "nvim")} {
+				if data, err := os.ReadFile(filepath.Join(d, "agentrun.log")); err == nil {
+					t.Logf("the remote's agentrun.log:\n%s", data)
+				}
+			}
+		}
+		_ = v.Close()
+	})
+	e.lua(`_G.notes = {}; vim.notify = function(msg, level) table.insert(_G.notes, { msg = msg, level = level }) end`, nil)
+	if err := v.RegisterHandler("agentrun_event", func(pattern string) { e.events.add(pattern) }); err != nil {
+		t.Fatal(err)
+	}
+	e.lua(`local chan = ...
+vim.api.nvim_create_autocmd("User", { pattern = "AgentRun*", callback = function(a) vim.rpcnotify(chan, "agentrun_event", a.match) end })`, nil, v.ChannelID())
+	return e
+}
+
+// killRemoteProcesses ends what this test started as the remote user
+// (the processes whose HOME is this test's), by pid.
+func (r *sshRemote) killRemoteProcesses() {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != r.UID {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && strings.Contains("\x00"+string(env), "\x00HOME="+r.Home+"\x00") {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// freePort returns a TCP port free on 127.0.0.1 (asked of the kernel).
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chownTree gives dir and everything in it to uid:gid.
+func chownTree(t *testing.T, dir string, uid, gid int) {
+	t.Helper()
+	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSSHFixture: the fixture's sshd lets the test's key in as the remote
+// user (its own uid, HOME and 0700 runtime directory, this build of
+// agentrun on its PATH after ~/.local/bin is added) and listens on
+// 127.0.0.1 only.
+func TestSSHFixture(t *testing.T) {
+	r := startSSHRemote(t)
+	out, err := r.SSH(`id -un; echo "$HOME"; echo "$XDG_RUNTIME_DIR"; stat -c %a "$XDG_RUNTIME_DIR"; "$HOME/.local/bin/agentrun" version`).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh: %v\n%s\nsshd:\n%s", err, out, r.log.String())
+	}
+	version, _ := os.ReadFile(filepath.Join(root, "VERSION"))
+	want := fmt.Sprintf("%s\n%s\n%s\n700\n%s\n", remoteUser, r.Home, r.RT, strings.TrimSpace(string(version)))
+	if string(out) != want {
+		t.Errorf("over ssh:\n%s\nwant:\n%s", out, want)
+	}
+	// sshd listens on 127.0.0.1 and nowhere else.
+	f, err := os.Open("/proc/net/tcp6")
+	if err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if strings.Contains(strings.ToUpper(sc.Text()), fmt.Sprintf(":%04X ", r.Port)) {
+				t.Errorf("sshd listens on IPv6: %s", sc.Text())
+			}
+		}
+		f.Close()
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.2:%d", r.Port), time.Second); err == nil {
+		c.Close()
+		t.Error("sshd answers on 127.0.0.2: it listens beyond 127.0.0.1")
+	}
+}
