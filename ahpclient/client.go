@@ -41,12 +41,19 @@ func Dial(ctx context.Context, path, clientID string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no host answers on %s: %w", path, err)
 	}
+	return New(nc, clientID), nil
+}
+
+// New is a client on an open connection to a host (a host reached
+// through package sshlink, say). It does not initialize: call Initialize
+// or Reconnect next.
+func New(nc net.Conn, clientID string) *Client {
 	c := &Client{id: clientID, envelopes: make(chan ahp.Envelope, 64), wake: make(chan struct{}, 1)}
 	stream := rpcline.New(nc)
 	stream.Intercept = c.fastAction
 	c.rpc = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
 	go c.relay()
-	return c, nil
+	return c
 }
 
 // relay hands the received envelopes to Envelopes, so the connection's

@@ -1,0 +1,259 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+)
+
+// The remote-over-SSH journeys: a Neovim runs as the remote user on the
+// far side of a real sshd (sshd_test.go), its agent starts commands
+// there, and this machine's agentrun reaches them with ssh://.
+
+// remoteCLI is an `agentrun attach …` running against the remote, its
+// output collected and its input a pipe.
+type remoteCLI struct {
+	cmd *exec.Cmd
+	in  *os.File
+	out *syncBuffer
+}
+
+func (r *sshRemote) startCLI(args ...string) *remoteCLI {
+	r.t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	c := &remoteCLI{cmd: r.CLI(args...), in: pw, out: &syncBuffer{}}
+	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = pr, c.out, c.out
+	if err := c.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	pr.Close()
+	r.t.Cleanup(func() {
+		pw.Close()
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	})
+	return c
+}
+
+// waitOut waits until the output has every one of want.
+func (c *remoteCLI) waitOut(t *testing.T, timeout time.Duration, want ...string) string {
+	t.Helper()
+	return eventually(t, fmt.Sprintf("agentrun %s to print %q", strings.Join(c.cmd.Args[1:], " "), want), timeout, func() (bool, string) {
+		s := c.out.String()
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				return false, s
+			}
+		}
+		return true, s
+	})
+}
+
+// sshChild returns the pid of the ssh the CLI process runs.
+func (c *remoteCLI) sshChild(t *testing.T) int {
+	t.Helper()
+	var pid int
+	eventually(t, "the CLI's ssh", 5*time.Second, func() (bool, string) {
+		ds := descendants(c.cmd.Process.Pid)
+		for _, p := range ds {
+			if strings.HasPrefix(p.cmdline, "ssh ") {
+				pid = p.pid
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(ds)
+	})
+	return pid
+}
+
+// TestRemoteLsAttachTakeKill: on the remote, an agent's dev server runs;
+// from here `agentrun ls ssh://host` lists it, `attach` shows its
+// scrollback and then its new lines live (read-only: typing is refused),
+// `attach --take` takes it from the agent and what is typed reaches the
+// remote pty (its echo comes back and the remote Neovim shows it too),
+// and `kill` ends it.
+func TestRemoteLsAttachTakeKill(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	term := e.startDevServer()
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 3\n")
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+
+	out, err := r.CLI("ls", r.URL()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), "running") || !strings.Contains(string(out), "agent (tool call)") {
+		t.Fatalf("agentrun ls %s: %v\n%s", r.URL(), err, out)
+	}
+
+	watch := r.startCLI("attach", name)
+	s := watch.waitOut(t, 15*time.Second, "served 1\r\n", "[agentrun: attached to "+name)
+	mark := len(s)
+	watch.waitOut(t, 10*time.Second, "served")
+	eventually(t, "live lines after the scrollback", 10*time.Second, func() (bool, string) {
+		s := watch.out.String()
+		return strings.Contains(s[mark:], "served "), s[mark:]
+	})
+	watch.in.Write([]byte("not typed\r"))
+	watch.waitOut(t, 5*time.Second, "read-only: what you type does not reach "+name)
+	watch.in.Write([]byte{0x1d})
+	if err := watch.cmd.Wait(); err != nil {
+		t.Fatalf("attach: %v\n%s", err, watch.out.String())
+	}
+	watch.waitOut(t, time.Second, "detached from "+name+"; it keeps running")
+
+	take := r.startCLI("attach", "--take", name)
+	take.waitOut(t, 15*time.Second, "[agentrun: attached to "+name+" ("+devServer+"), you type into it")
+	var id string
+	e.waitFor("the CLI to hold the remote terminal", 10*time.Second, func() (bool, string) {
+		var claim map[string]any
+		e.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.claim end end`, &claim, term.ID)
+		id, _ = claim["client_id"].(string)
+		return strings.HasPrefix(id, "cli-"), fmt.Sprint(claim)
+	})
+	take.in.Write([]byte("typed-over-ssh\r"))
+	take.waitOut(t, 10*time.Second, "typed-over-ssh") // the remote tty's echo
+	e.waitBuf(term.Bufnr, 10*time.Second, "typed-over-ssh")
+	take.in.Write([]byte{0x1d})
+	if err := take.cmd.Wait(); err != nil {
+		t.Fatalf("attach --take: %v\n%s", err, take.out.String())
+	}
+
+	out, err = r.CLI("kill", name).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "killed "+name) {
+		t.Fatalf("agentrun kill %s: %v\n%s", name, err, out)
+	}
+	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	out, err = r.CLI("attach", r.URL()+"/term-99").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `no terminal "term-99" on any host on `+r.URL()) {
+		t.Errorf("attach to an unknown remote terminal: %v\n%s", err, out)
+	}
+}
+
+// sayLine matches what attach says between the terminal's bytes.
+var sayLine = regexp.MustCompile(regexp.QuoteMeta(vtsafe.Reset) + `\r\n\[agentrun: .*?\]\r\n`)
+
+// TestRemoteAttachResumesAfterTheLinkDrops: the ssh of an attach is
+// killed while the remote command prints numbered lines; attach says it
+// reconnects, starts ssh again and shows what it missed: every number
+// once, in order, to the end.
+func TestRemoteAttachResumesAfterTheLinkDrops(t *testing.T) {
+	const n = 1500
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	e.startSession()
+	cmd := fmt.Sprintf(`for i in $(seq 1 %d); do echo "n $i"; sleep 0.01; done`, n)
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 10*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "n 2\n")
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+
+	a := r.startCLI("attach", name)
+	a.waitOut(t, 15*time.Second, "[agentrun: attached to "+name)
+	first := a.sshChild(t)
+	eventually(t, "live numbered lines", 10*time.Second, func() (bool, string) {
+		s := a.out.String()
+		i := strings.Index(s, "[agentrun: attached")
+		return strings.Count(s[i:], "n ") > 50, s[i:]
+	})
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.waitOut(t, 10*time.Second, "reconnecting", "reconnected to "+r.URL())
+	if s := a.out.String(); strings.Contains(s[strings.Index(s, "reconnecting"):], fmt.Sprintf("n %d\r\n", n)) && !strings.Contains(s, "what was missed follows") {
+		t.Fatalf("the command ended before the link came back; nothing was resumed mid-run:\n%s", s)
+	}
+	if second := a.sshChild(t); second == first {
+		t.Fatal("no new ssh after the first was killed")
+	}
+	a.waitOut(t, 60*time.Second, fmt.Sprintf("n %d\r\n", n), "ended (exit 0)")
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("attach: %v\n%s", err, a.out.String())
+	}
+	s := a.out.String()
+	if !strings.Contains(s, "what was missed follows") {
+		t.Errorf("attach resumed without a replay:\n%s", s)
+	}
+	text := sayLine.ReplaceAllString(s, "")
+	var got []int
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if v, ok := strings.CutPrefix(l, "n "); ok {
+			i, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("a broken line %q in:\n%s", l, text)
+			}
+			got = append(got, i)
+		}
+	}
+	for i, v := range got {
+		if v != i+1 {
+			t.Fatalf("line %d reads n %d (lost or doubled output around it); the output:\n%s", i+1, v, text)
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d numbered lines, want %d:\n%s", len(got), n, text)
+	}
+}
+
+// TestRemoteWithoutAMatchingAgentrun: a remote without agentrun, with
+// another version of it, or with one too old to serve over SSH, is said
+// in a sentence with the fix; a remote with no host running says so.
+func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
+	r := startSSHRemote(t)
+	version, _ := os.ReadFile(filepath.Join(root, "VERSION"))
+	v := strings.TrimSpace(string(version))
+	ls := func() string {
+		t.Helper()
+		out, err := r.CLI("ls", r.URL()).CombinedOutput()
+		if err == nil {
+			t.Fatalf("agentrun ls %s succeeded:\n%s", r.URL(), out)
+		}
+		return string(out)
+	}
+	if out := ls(); !strings.Contains(out, "no agentrun host is running on "+r.URL()) {
+		t.Errorf("no host on the remote:\n%s", out)
+	}
+	os.Remove(r.Bin)
+	if out := ls(); !strings.Contains(out, r.URL()+" has no agentrun: install agentrun "+v+" there") {
+		t.Errorf("no agentrun on the remote:\n%s", out)
+	}
+	other := filepath.Join(t.TempDir(), "agentrun")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=0.0.9", "-o", other, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	r.InstallBinary(other)
+	if out := ls(); !strings.Contains(out, "the agentrun on "+r.URL()+" is version 0.0.9 and this one is "+v+": install agentrun "+v+" there") {
+		t.Errorf("another version on the remote:\n%s", out)
+	}
+	// An agentrun from before serve-stdio: the commit before it came.
+	added, err := exec.Command("git", "-C", root, "log", "--format=%H", "--diff-filter=A", "-1", "--", "sshlink/doc.go").Output()
+	if err != nil || len(strings.TrimSpace(string(added))) == 0 {
+		t.Skipf("no git history to build an agentrun from before serve-stdio (%v)", err)
+	}
+	src := t.TempDir()
+	archive := exec.Command("sh", "-c", "git -C \"$0\" archive \"$1^\" | tar -x -C \"$2\"", root, strings.TrimSpace(string(added)), src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive: %v\n%s", err, out)
+	}
+	build = exec.Command("go", "build", "-ldflags", "-X main.version=0.0.8", "-o", other, ".")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the old agentrun: %v\n%s", err, out)
+	}
+	r.InstallBinary(other)
+	if out := ls(); !strings.Contains(out, "the agentrun on "+r.URL()+" is version 0.0.8, which cannot serve over SSH, and this one is "+v+": upgrade it there to agentrun "+v) {
+		t.Errorf("an agentrun too old to serve:\n%s", out)
+	}
+}
