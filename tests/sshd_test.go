@@ -135,7 +135,7 @@ LogLevel VERBOSE
 	}
 	r.sshd = exec.Command(sshdPath, "-D", "-e", "-f", sshdConfig)
 	r.sshd.Stdout, r.sshd.Stderr = r.log, r.log
-	r.sshd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with us
+	r.sshd.SysProcAttr = dieWithUs()
 	if err := r.sshd.Start(); err != nil {
 		t.Fatalf("start sshd: %v", err)
 	}
