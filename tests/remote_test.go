@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahpclient"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+	"github.com/creack/pty"
 )
 
 // The remote-over-SSH journeys: a Neovim runs as the remote user on the
@@ -255,5 +259,89 @@ func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
 	r.InstallBinary(other)
 	if out := ls(); !strings.Contains(out, "the agentrun on "+r.URL()+" is version 0.0.8, which cannot serve over SSH, and this one is "+v+": upgrade it there to agentrun "+v) {
 		t.Errorf("an agentrun too old to serve:\n%s", out)
+	}
+}
+
+// TestRemoteTakeoverTakesOurSize: `attach --take` from a terminal of 111
+// columns and 33 rows makes the remote pty that size, and follows when
+// the local terminal is resized.
+func TestRemoteTakeoverTakesOurSize(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	e.startSession()
+	sizer := `for i in $(seq 1 600); do echo "size $(stty size)"; sleep 0.1; done`
+	e.cmd("AgentPrompt " + sizer)
+	term := e.waitTerminal(sizer, 10*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "size ")
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+	cmd := r.CLI("attach", "--take", name)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 33, Cols: 111})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	go io.Copy(&out, tty)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		tty.Close()
+	})
+	e.waitBuf(term.Bufnr, 15*time.Second, "size 33 111\n")
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 29, Cols: 97}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitBuf(term.Bufnr, 10*time.Second, "size 29 97\n")
+	eventually(t, "attach to show the new size too", 10*time.Second, func() (bool, string) {
+		return strings.Contains(out.String(), "size 29 97"), out.String()
+	})
+	tty.Write([]byte{0x1d})
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("attach --take: %v\n%s", err, out.String())
+	}
+}
+
+// TestRemoteServesOnlyItsUsersTerminals: the remote's socket directory
+// is 0700 and its sockets 0600; another local user (here root, whom
+// file modes do not stop) is refused by the directory check of agentrun
+// ls and by the host's peer-uid check when it dials the socket itself,
+// and its own serve-stdio lists only its own hosts.
+func TestRemoteServesOnlyItsUsersTerminals(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	e.startDevServer()
+	pid := e.backendPid()
+	dir := filepath.Join(r.RT, "agentrun")
+	sock := filepath.Join(dir, fmt.Sprintf("%d.sock", pid))
+	for path, want := range map[string]os.FileMode{dir: 0o700, sock: 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want || int(fi.Sys().(*syscall.Stat_t).Uid) != r.UID {
+			t.Errorf("%s: mode %v uid %d, want %v owned by %s", path, fi.Mode().Perm(), fi.Sys().(*syscall.Stat_t).Uid, want, remoteUser)
+		}
+	}
+	ls := exec.Command(binary, "ls")
+	ls.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+r.RT)
+	out, err := ls.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("belongs to uid %d, not to you", r.UID)) {
+		t.Errorf("another user's agentrun ls in the remote's runtime dir: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := ahpclient.Dial(ctx, sock, "intruder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, "agenthost:/root"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is not the host's user (uid %d)", r.UID)) {
+		t.Errorf("another user dialing the host's socket: %v", err)
+	}
+	serve := exec.Command(binary, "serve-stdio")
+	serve.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir(t))
+	serve.Stdin = strings.NewReader(fmt.Sprintf("0 {\"op\":\"hosts\",\"id\":1}\n0 {\"op\":\"open\",\"ch\":2,\"pid\":%d}\n", pid))
+	out, err = serve.Output()
+	if err != nil || !strings.Contains(string(out), "0 {\"op\":\"hosts\",\"id\":1}\n") || !strings.Contains(string(out), fmt.Sprintf("no agentrun host with process id %d runs here", pid)) {
+		t.Errorf("another user's serve-stdio: %v\n%s", err, out)
 	}
 }
