@@ -237,7 +237,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				}
 				continue
 			}
-			say("reconnected to %s; what was missed follows", s.where())
+			say("reconnected to %s; what was missed follows (%d actions)", s.where(), len(r.res.Actions))
 			for _, e := range r.res.Actions {
 				if handle(e) {
 					return nil

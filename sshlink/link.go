@@ -14,7 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ConfigEnv names the environment variable with an ssh_config file for
@@ -201,7 +204,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		return &unreachable{fmt.Errorf("cannot reach %s over SSH: %s", l.target, lastLine(stderr))}
 	}
 	if stderr == "" {
-		stderr = fmt.Sprintf("it ended without a word (%v)", waitErr)
+		stderr = "it ended without a word (" + exitOf(waitErr) + ")"
 	}
 	return fmt.Errorf("agentrun serve-stdio on %s did not start: %s", l.target, lastLine(stderr))
 }
@@ -218,6 +221,18 @@ func (u *unreachable) Unwrap() error { return u.error }
 func Transient(err error) bool {
 	var u *unreachable
 	return errors.As(err, &u)
+}
+
+// exitOf says how ssh ended, for a person.
+func exitOf(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "ssh was killed by " + unix.SignalName(ws.Signal())
+		}
+		return fmt.Sprintf("ssh exited with status %d", exit.ExitCode())
+	}
+	return "ssh ended"
 }
 
 func lastLine(s string) string {
@@ -298,7 +313,7 @@ func (l *Link) read(r *bufio.Reader) {
 	if s := lastLine(l.stderr.String()); s != "" {
 		l.err = fmt.Errorf("the link to %s dropped: %s", l.target, s)
 	} else if waitErr != nil {
-		l.err = fmt.Errorf("the link to %s dropped (ssh: %v)", l.target, waitErr)
+		l.err = fmt.Errorf("the link to %s dropped (%s)", l.target, exitOf(waitErr))
 	}
 	chans := l.chans
 	l.chans = map[int]net.Conn{}
