@@ -42,8 +42,10 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 			c.Close()
 		}
 		// Narrow enough for a 120-column terminal: long titles and
-		// lines are cut (agentrun attach shows them whole).
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, 34), state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), cut(last, 28))
+		// lines are cut (agentrun attach shows them whole), more so
+		// when the ids name a remote (ssh://host/PID:term-N).
+		extra := len([]rune(s.prefix()))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, max(12, 34-(extra+1)/2)), state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), cut(last, max(10, 28-extra/2)))
 	}
 	return w.Flush()
 }

@@ -99,6 +99,12 @@ func TestRemoteLsAttachTakeKill(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), "running") || !strings.Contains(string(out), "agent (tool call)") {
 		t.Fatalf("agentrun ls %s: %v\n%s", r.URL(), err, out)
 	}
+	t.Logf("agentrun ls %s:\n%s", r.URL(), out)
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("agentrun ls %s prints a line of %d columns (wraps at 120):\n%s", r.URL(), n, out)
+		}
+	}
 
 	watch := r.startCLI("attach", name)
 	s := watch.waitOut(t, 15*time.Second, "served 1\r\n", "[agentrun: attached to "+name)
