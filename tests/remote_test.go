@@ -197,24 +197,14 @@ func TestRemoteAttachResumesAfterTheLinkDrops(t *testing.T) {
 	for _, m := range sayLine.FindAllString(s, -1) {
 		t.Logf("attach said: %s", strings.TrimSpace(strings.TrimPrefix(m, vtsafe.Reset)))
 	}
-	text := sayLine.ReplaceAllString(s, "")
-	var got []int
-	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		if v, ok := strings.CutPrefix(l, "n "); ok {
-			i, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("a broken line %q in:\n%s", l, text)
-			}
-			got = append(got, i)
-		}
-	}
+	got := numbers(t, s)
 	for i, v := range got {
 		if v != i+1 {
-			t.Fatalf("line %d reads n %d (lost or doubled output around it); the output:\n%s", i+1, v, text)
+			t.Fatalf("line %d reads n %d (lost or doubled output around it); the output:\n%s", i+1, v, s)
 		}
 	}
 	if len(got) != n {
-		t.Fatalf("%d numbered lines, want %d:\n%s", len(got), n, text)
+		t.Fatalf("%d numbered lines, want %d:\n%s", len(got), n, s)
 	}
 }
 
@@ -352,5 +342,73 @@ func TestRemoteServesOnlyItsUsersTerminals(t *testing.T) {
 	out, err = serve.Output()
 	if err != nil || !strings.Contains(string(out), "0 {\"op\":\"hosts\",\"id\":1}\n") || !strings.Contains(string(out), fmt.Sprintf("no agentrun host with process id %d runs here", pid)) {
 		t.Errorf("another user's serve-stdio: %v\n%s", err, out)
+	}
+}
+
+// numbers returns the numbered lines ("n 17") of an attach's output, what
+// attach said between them taken out.
+func numbers(t *testing.T, out string) []int {
+	t.Helper()
+	text := sayLine.ReplaceAllString(out, "")
+	var got []int
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if v, ok := strings.CutPrefix(l, "n "); ok {
+			i, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("a broken line %q in:\n%s", l, text)
+			}
+			got = append(got, i)
+		}
+	}
+	return got
+}
+
+// TestRemoteAttachWaitsForTheRemoteToComeBack: the link drops while the
+// remote's sshd does not answer (restarting, say): attach says each
+// attempt that failed and why, and once sshd is back it resumes with
+// nothing lost or doubled. Another attach, told Ctrl-] while it
+// reconnects, detaches at once.
+func TestRemoteAttachWaitsForTheRemoteToComeBack(t *testing.T) {
+	const n = 1500
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	e.startSession()
+	cmd := fmt.Sprintf(`for i in $(seq 1 %d); do echo "n $i"; sleep 0.01; done`, n)
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 10*time.Second)
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+	a := r.startCLI("attach", name)
+	b := r.startCLI("attach", name)
+	a.waitOut(t, 15*time.Second, "[agentrun: attached to "+name, "n 20\r\n")
+	b.waitOut(t, 15*time.Second, "[agentrun: attached to "+name)
+
+	r.StopSSHD()
+	syscall.Kill(a.sshChild(t), syscall.SIGKILL)
+	syscall.Kill(b.sshChild(t), syscall.SIGKILL)
+	refused := fmt.Sprintf("cannot reach %s over SSH: ssh: connect to host 127.0.0.1 port %d: Connection refused", r.URL(), r.Port)
+	a.waitOut(t, 10*time.Second, "reconnecting to "+r.URL()+", attempt 1: "+refused)
+	b.waitOut(t, 10*time.Second, "reconnecting to "+r.URL()+", attempt 1: ")
+	b.in.Write([]byte("x"))
+	b.waitOut(t, 5*time.Second, "not typed: reconnecting to "+r.URL())
+	b.in.Write([]byte{0x1d})
+	if err := b.cmd.Wait(); err != nil {
+		t.Fatalf("attach detached while reconnecting: %v\n%s", err, b.out.String())
+	}
+	b.waitOut(t, time.Second, "detached from "+name+"; it keeps running")
+
+	r.StartSSHD()
+	a.waitOut(t, 15*time.Second, "reconnected to "+r.URL())
+	a.waitOut(t, 60*time.Second, fmt.Sprintf("n %d\r\n", n), "ended (exit 0)")
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("attach: %v\n%s", err, a.out.String())
+	}
+	got := numbers(t, a.out.String())
+	for i, v := range got {
+		if v != i+1 {
+			t.Fatalf("line %d reads n %d (lost or doubled output around it); the output:\n%s", i+1, v, a.out.String())
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d numbered lines, want %d", len(got), n)
 	}
 }

@@ -40,8 +40,63 @@ type sshRemote struct {
 	RT     string // its XDG_RUNTIME_DIR (0700, under Home)
 	Bin    string // the remote agentrun: Home/.local/bin/agentrun, this build
 	UID    int
-	sshd   *exec.Cmd
-	log    *syncBuffer // sshd's log (-e)
+	logPath string // sshd's log (-e)
+
+	sshdConfig string
+	sshd       *exec.Cmd     // nil while stopped
+	exited     chan struct{} // closed when sshd has exited
+}
+
+// StartSSHD starts sshd (-D: in the foreground, a child of the test,
+// killed if the test process dies) and waits until it listens.
+func (r *sshRemote) StartSSHD() {
+	t := r.t
+	t.Helper()
+	r.sshd = exec.Command(sshdPath, "-D", "-e", "-f", r.sshdConfig)
+	// A file, not a pipe: the sessions sshd forks keep what it writes to
+	// open, and Wait would wait for them too.
+	logFile, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	r.sshd.Stdout, r.sshd.Stderr = logFile, logFile
+	r.sshd.SysProcAttr = dieWithUs()
+	mark := len(r.logText())
+	if err := r.sshd.Start(); err != nil {
+		t.Fatalf("start sshd: %v", err)
+	}
+	exited, cmd := make(chan struct{}), r.sshd
+	r.exited = exited
+	go func() { cmd.Wait(); close(exited) }()
+	eventually(t, "sshd to listen", 10*time.Second, func() (bool, string) {
+		select {
+		case <-exited:
+			t.Fatalf("sshd exited: %s", r.logText())
+		default:
+		}
+		return strings.Contains(r.logText()[mark:], fmt.Sprintf("Server listening on 127.0.0.1 port %d", r.Port)), r.logText()
+	})
+}
+
+// logText is sshd's log so far.
+func (r *sshRemote) logText() string {
+	b, _ := os.ReadFile(r.logPath)
+	return string(b)
+}
+
+// StopSSHD stops sshd's listener; sessions already open go on (each is a
+// process of its own), as when a machine's sshd restarts.
+func (r *sshRemote) StopSSHD() {
+	if r.sshd == nil {
+		return
+	}
+	r.sshd.Process.Signal(syscall.SIGTERM)
+	<-r.exited
+	r.sshd = nil
+	if r.t.Failed() {
+		r.t.Logf("sshd's log:\n%s", r.logText())
+	}
 }
 
 // URL is the remote as agentrun names it.
@@ -62,10 +117,9 @@ func startSSHRemote(t *testing.T) *sshRemote {
 	u := remoteAccount(t)
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	r := &sshRemote{t: t, UID: uid, log: &syncBuffer{}}
-
 	// The client's side: keys and config in a temp dir of ours (0700).
 	dir := t.TempDir()
+	r := &sshRemote{t: t, UID: uid, logPath: filepath.Join(dir, "sshd.log")}
 	keygen := func(path, comment string) string {
 		t.Helper()
 		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput(); err != nil {
@@ -133,29 +187,9 @@ LogLevel VERBOSE
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // its privilege separation directory
 		t.Fatal(err)
 	}
-	r.sshd = exec.Command(sshdPath, "-D", "-e", "-f", sshdConfig)
-	r.sshd.Stdout, r.sshd.Stderr = r.log, r.log
-	r.sshd.SysProcAttr = dieWithUs()
-	if err := r.sshd.Start(); err != nil {
-		t.Fatalf("start sshd: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { r.sshd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		r.sshd.Process.Signal(syscall.SIGTERM)
-		<-exited
-		if t.Failed() {
-			t.Logf("sshd's log:\n%s", r.log.String())
-		}
-	})
-	eventually(t, "sshd to listen", 10*time.Second, func() (bool, string) {
-		select {
-		case <-exited:
-			t.Fatalf("sshd exited: %s", r.log.String())
-		default:
-		}
-		return strings.Contains(r.log.String(), fmt.Sprintf("Server listening on 127.0.0.1 port %d", r.Port)), r.log.String()
-	})
+	r.sshdConfig = sshdConfig
+	r.StartSSHD()
+	t.Cleanup(r.StopSSHD)
 
 	// The client's ssh_config: this host only, its key only, its host key
 	// only, never a prompt. ~/.ssh is not read (ssh -F).
@@ -252,7 +286,7 @@ func (r *sshRemote) StartEditor() *editor {
 	}
 	e := &editor{t: t, v: v, dir: r.Home, rt: r.RT, events: userEvents{arrived: make(chan struct{})}}
 	if err := v.ExecLua(`return vim.fn.getpid()`, &e.pid); err != nil {
-		t.Fatalf("nvim over ssh: %v\nsshd:\n%s", err, r.log.String())
+		t.Fatalf("nvim over ssh: %v\nsshd:\n%s", err, r.logText())
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -333,7 +367,7 @@ func TestSSHFixture(t *testing.T) {
 	r := startSSHRemote(t)
 	out, err := r.SSH(`id -un; echo "$HOME"; echo "$XDG_RUNTIME_DIR"; stat -c %a "$XDG_RUNTIME_DIR"; "$HOME/.local/bin/agentrun" version`).CombinedOutput()
 	if err != nil {
-		t.Fatalf("ssh: %v\n%s\nsshd:\n%s", err, out, r.log.String())
+		t.Fatalf("ssh: %v\n%s\nsshd:\n%s", err, out, r.logText())
 	}
 	version, _ := os.ReadFile(filepath.Join(root, "VERSION"))
 	want := fmt.Sprintf("%s\n%s\n%s\n700\n%s\n", remoteUser, r.Home, r.RT, strings.TrimSpace(string(version)))
