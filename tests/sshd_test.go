@@ -33,13 +33,13 @@ const (
 // sshRemote is a running sshd and "the remote": the account, its HOME for
 // this test, and the client side's ssh_config.
 type sshRemote struct {
-	t      *testing.T
-	Port   int
-	Config string // the client's ssh_config (ssh -F; AGENTRUN_SSH_CONFIG)
-	Home   string // the remote user's HOME for this test
-	RT     string // its XDG_RUNTIME_DIR (0700, under Home)
-	Bin    string // the remote agentrun: Home/.local/bin/agentrun, this build
-	UID    int
+	t       *testing.T
+	Port    int
+	Config  string // the client's ssh_config (ssh -F; AGENTRUN_SSH_CONFIG)
+	Home    string // the remote user's HOME for this test
+	RT      string // its XDG_RUNTIME_DIR (0700, under Home)
+	Bin     string // the remote agentrun: Home/.local/bin/agentrun, this build
+	UID     int
 	logPath string // sshd's log (-e)
 
 	sshdConfig string
