@@ -226,6 +226,9 @@ func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
 	if out := ls(); !strings.Contains(out, "no agentrun host is running on "+r.URL()) {
 		t.Errorf("no host on the remote:\n%s", out)
 	}
+	if out, err := r.CLI("attach", r.URL()).CombinedOutput(); err == nil || !strings.Contains(string(out), "name a terminal after the host: "+r.URL()+"/PID:term-N (agentrun ls "+r.URL()+" lists them)") {
+		t.Errorf("attach to a remote without a terminal: %v\n%s", err, out)
+	}
 	os.Remove(r.Bin)
 	if out := ls(); !strings.Contains(out, r.URL()+" has no agentrun: install agentrun "+v+" there") {
 		t.Errorf("no agentrun on the remote:\n%s", out)
@@ -410,5 +413,26 @@ func TestRemoteAttachWaitsForTheRemoteToComeBack(t *testing.T) {
 	}
 	if len(got) != n {
 		t.Fatalf("%d numbered lines, want %d", len(got), n)
+	}
+}
+
+// TestRemoteBadArguments: a remote named wrong is said in a sentence,
+// before any ssh runs.
+func TestRemoteBadArguments(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "devbox"}, `agentrun ls lists this machine's terminals, or a remote's: ssh://[user@]host[:port], not "devbox"`},
+		{[]string{"ls", "ssh://"}, `"ssh://" names no host: write ssh://[user@]host[:port]`},
+		{[]string{"ls", "ssh://devbox:99999"}, `the port "99999" is not a number from 1 to 65535`},
+		{[]string{"attach", "ssh://-oProxyCommand=touch/1:term-1"}, "a host or user cannot start with '-'"},
+		{[]string{"kill", "ssh://@devbox/1:term-1"}, "has an empty user before @"},
+		{[]string{"ls", "ssh://a", "b"}, "usage: agentrun ls [ssh://[user@]host[:port]]"},
+	} {
+		out, err := exec.Command(binary, tt.args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tt.want) {
+			t.Errorf("agentrun %s: %v\n%s\nwant %q", strings.Join(tt.args, " "), err, out, tt.want)
+		}
 	}
 }
