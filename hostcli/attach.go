@@ -262,7 +262,17 @@ type relinkResult struct {
 func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs []string, progress func(string)) relinkResult {
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := s.relink(ctx)
+		var err error
+		select {
+		case <-s.link.Done():
+			err = s.relink(ctx)
+		default:
+			if attempt > 1 {
+				err = s.relink(ctx)
+			}
+			// Else only the host connection ended (the host let go of a
+			// client that fell behind, say): the link is still good.
+		}
 		if err == nil {
 			var nc net.Conn
 			if nc, err = s.link.Open(h.host.PID); err == nil {

@@ -319,6 +319,8 @@ func (l *Link) read(r *bufio.Reader) {
 	l.chans = map[int]net.Conn{}
 	waiting := l.waiting
 	l.waiting = map[int]chan Control{}
+	// Done first: whoever sees a connection end learns it was the link.
+	close(l.done)
 	l.mu.Unlock()
 	for _, c := range chans {
 		c.Close()
@@ -326,7 +328,6 @@ func (l *Link) read(r *bufio.Reader) {
 	for _, w := range waiting {
 		close(w)
 	}
-	close(l.done)
 }
 
 func (l *Link) control(c Control) {

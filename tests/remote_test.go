@@ -436,3 +436,30 @@ func TestRemoteBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteFloodArrivesWhole: a command that prints 100000 lines at
+// once on the remote reaches an attach over SSH whole and in order.
+func TestRemoteFloodArrivesWhole(t *testing.T) {
+	const n = 100000
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	e.startSession()
+	cmd := fmt.Sprintf(`sleep 2; seq -f 'n %%g' 1 %d`, n)
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 10*time.Second)
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+	a := r.startCLI("attach", name)
+	a.waitOut(t, 60*time.Second, fmt.Sprintf("n %d\r\n", n), "ended (exit 0)")
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	got := numbers(t, a.out.String())
+	for i, v := range got {
+		if v != i+1 {
+			t.Fatalf("line %d reads n %d", i+1, v)
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d numbered lines, want %d", len(got), n)
+	}
+}
