@@ -186,6 +186,22 @@ func TestRemoteAttachResumesAfterTheLinkDrops(t *testing.T) {
 	if second := a.sshChild(t); second == first {
 		t.Fatal("no new ssh after the first was killed")
 	}
+	// The first link's serve-stdio saw its input end and is gone: one
+	// serve-stdio, the new link's; and nothing on either side listens on
+	// TCP.
+	eventually(t, "one serve-stdio on the remote", 10*time.Second, func() (bool, string) {
+		var serving []proc
+		for _, p := range r.remoteProcs() {
+			if strings.Contains(p.cmdline, "agentrun serve-stdio") {
+				serving = append(serving, p)
+			}
+		}
+		return len(serving) == 1, fmt.Sprint(serving)
+	})
+	mine, _ := readProc(a.cmd.Process.Pid)
+	if l := tcpListeners(append(append(r.remoteProcs(), mine), descendants(a.cmd.Process.Pid)...)); len(l) > 0 {
+		t.Errorf("a TCP listener: %v", l)
+	}
 	a.waitOut(t, 60*time.Second, fmt.Sprintf("n %d\r\n", n), "ended (exit 0)")
 	if err := a.cmd.Wait(); err != nil {
 		t.Fatalf("attach: %v\n%s", err, a.out.String())

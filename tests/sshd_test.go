@@ -385,8 +385,61 @@ func TestSSHFixture(t *testing.T) {
 		}
 		f.Close()
 	}
+	// sshd's one listening socket is 127.0.0.1's (0100007F in
+	// /proc/net/tcp), which also shows that tcpListeners sees listeners.
+	sshd, _ := readProc(r.sshd.Process.Pid)
+	if l := tcpListeners([]proc{sshd}); len(l) != 1 || !strings.Contains(l[0], fmt.Sprintf("listens on 0100007F:%04X", r.Port)) {
+		t.Errorf("sshd's listening sockets: %v", l)
+	}
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.2:%d", r.Port), time.Second); err == nil {
 		c.Close()
 		t.Error("sshd answers on 127.0.0.2: it listens beyond 127.0.0.1")
 	}
+}
+
+// remoteProcs returns the processes this test runs as the remote user.
+func (r *sshRemote) remoteProcs() []proc {
+	var out []proc
+	for _, p := range allProcs() {
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d", p.pid))
+		if err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != r.UID {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.pid))
+		if err == nil && strings.Contains("\x00"+string(env), "\x00HOME="+r.Home+"\x00") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// tcpListeners returns the processes among procs that hold a listening
+// TCP socket (IPv4 or IPv6), with the address.
+func tcpListeners(procs []proc) []string {
+	listening := map[string]string{} // socket inode → local address
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, _ := os.ReadFile(f)
+		for _, l := range strings.Split(string(data), "\n")[1:] {
+			fs := strings.Fields(l)
+			if len(fs) > 9 && fs[3] == "0A" { // LISTEN
+				listening[fs[9]] = fs[1]
+			}
+		}
+	}
+	var out []string
+	for _, p := range procs {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid))
+		for _, fd := range fds {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", p.pid, fd.Name()))
+			if err != nil {
+				continue
+			}
+			if inode, ok := strings.CutPrefix(link, "socket:["); ok {
+				if addr, ok := listening[strings.TrimSuffix(inode, "]")]; ok {
+					out = append(out, fmt.Sprintf("%v listens on %s", p, addr))
+				}
+			}
+		}
+	}
+	return out
 }
