@@ -191,7 +191,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			lastSeen := c.LastSeen()
 			c.Close()
 			envelopes = nil
-			why := "the connection ended"
+			why := "the connection to the host of " + h.name() + " ended"
 			select {
 			case <-s.link.Done():
 				why = s.link.Err().Error()
@@ -261,11 +261,13 @@ type relinkResult struct {
 // host gone); progress hears each failed attempt.
 func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs []string, progress func(string)) relinkResult {
 	backoff := 250 * time.Millisecond
+	while := ""
 	for attempt := 1; ; attempt++ {
 		var err error
 		select {
 		case <-s.link.Done():
 			err = s.relink(ctx)
+			while = " while the link was down"
 		default:
 			if attempt > 1 {
 				err = s.relink(ctx)
@@ -288,7 +290,7 @@ func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs [
 				}
 				err = rerr
 				if pids, herr := s.link.Hosts(ctx); herr == nil && !slices.Contains(pids, h.host.PID) {
-					return relinkResult{err: fmt.Errorf("the host of %s went away while the link was down", h.name())}
+					return relinkResult{err: fmt.Errorf("the host of %s went away%s", h.name(), while)}
 				}
 			}
 		} else if !sshlink.Transient(err) {

@@ -479,3 +479,30 @@ func TestRemoteFloodArrivesWhole(t *testing.T) {
 		t.Fatalf("%d numbered lines, want %d", len(got), n)
 	}
 }
+
+// TestRemoteHostGoesAway: the remote's backend is killed while attach
+// follows one of its terminals over a good link: attach says the host
+// went away and ends, without trying again.
+func TestRemoteHostGoesAway(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	term := e.startDevServer()
+	backend := e.backendPid()
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), backend, term.ID)
+	a := r.startCLI("attach", name)
+	a.waitOut(t, 15*time.Second, "[agentrun: attached to "+name, "served 2\r\n")
+	if err := syscall.Kill(backend, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := a.cmd.Wait()
+	if err == nil {
+		t.Fatalf("attach ended well after its host was killed:\n%s", a.out.String())
+	}
+	a.waitOut(t, time.Second, "the connection to the host of "+name+" ended; reconnecting", "the host of "+name+" went away]")
+	if s := a.out.String(); strings.Contains(s, "attempt") {
+		t.Errorf("attach tried again for a host that is gone:\n%s", s)
+	}
+	for _, m := range sayLine.FindAllString(a.out.String(), -1) {
+		t.Logf("attach said: %s", strings.TrimSpace(strings.TrimPrefix(m, vtsafe.Reset)))
+	}
+}
