@@ -183,7 +183,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				}
 				continue
 			}
-			if !s.remote() || s.link == nil {
+			if !s.remote() {
 				say("the host of %s went away", h.name())
 				return fmt.Errorf("the host of %s closed the connection", h.name())
 			}
@@ -193,8 +193,8 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			envelopes = nil
 			why := "the connection to the host of " + h.name() + " ended"
 			select {
-			case <-s.link.Done():
-				why = s.link.Err().Error()
+			case <-s.current().Done():
+				why = s.current().Err().Error()
 			case <-time.After(100 * time.Millisecond):
 			}
 			say("%s; reconnecting (Ctrl-] detaches)", why)
@@ -265,7 +265,7 @@ func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs [
 	for attempt := 1; ; attempt++ {
 		var err error
 		select {
-		case <-s.link.Done():
+		case <-s.current().Done():
 			err = s.relink(ctx)
 			while = " while the link was down"
 		default:
@@ -277,7 +277,7 @@ func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs [
 		}
 		if err == nil {
 			var nc net.Conn
-			if nc, err = s.link.Open(h.host.PID); err == nil {
+			if nc, err = s.current().Open(h.host.PID); err == nil {
 				c := ahpclient.New(nc, clientID())
 				res, rerr := c.Reconnect(ctx, lastSeen, subs)
 				if rerr == nil {
@@ -289,7 +289,7 @@ func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs [
 					return relinkResult{err: fmt.Errorf("the host of %s refused to resume: %w", h.name(), rerr)}
 				}
 				err = rerr
-				if pids, herr := s.link.Hosts(ctx); herr == nil && !slices.Contains(pids, h.host.PID) {
+				if pids, herr := s.current().Hosts(ctx); herr == nil && !slices.Contains(pids, h.host.PID) {
 					return relinkResult{err: fmt.Errorf("the host of %s went away%s", h.name(), while)}
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
@@ -21,7 +22,10 @@ var Version = "dev"
 // sshlink), whose terminals are named ssh://host/PID:term-N.
 type site struct {
 	target *sshlink.Target // nil: this machine
+
+	mu     sync.Mutex // attach reconnects on a goroutine of its own
 	link   *sshlink.Link
+	closed bool
 }
 
 // openSite returns the site arg names and the rest of arg: "ssh://host"
@@ -44,21 +48,37 @@ func openSite(ctx context.Context, arg string) (*site, string, error) {
 
 // relink starts the link to the remote again (after it dropped).
 func (s *site) relink(ctx context.Context) error {
-	if s.link != nil {
-		s.link.Close()
+	if old := s.current(); old != nil {
+		old.Close()
 	}
 	l, err := sshlink.Dial(ctx, *s.target, Version)
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed { // attach ended meanwhile
+		l.Close()
+		return context.Canceled
+	}
 	s.link = l
 	return nil
+}
+
+// current is the link (nil on this machine).
+func (s *site) current() *sshlink.Link {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.link
 }
 
 func (s *site) remote() bool { return s.target != nil }
 
 // close ends the link, if any.
 func (s *site) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 	if s.link != nil {
 		s.link.Close()
 	}
@@ -82,10 +102,11 @@ func (s *site) where() string {
 
 // hosts lists the site's hosts.
 func (s *site) hosts(ctx context.Context) ([]rundir.Host, error) {
-	if s.link == nil {
+	l := s.current()
+	if l == nil {
 		return rundir.Hosts()
 	}
-	pids, err := s.link.Hosts(ctx)
+	pids, err := l.Hosts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +119,11 @@ func (s *site) hosts(ctx context.Context) ([]rundir.Host, error) {
 
 // connect opens an AHP connection to host h (not initialized).
 func (s *site) connect(ctx context.Context, h rundir.Host) (*ahpclient.Client, error) {
-	if s.link == nil {
+	l := s.current()
+	if l == nil {
 		return ahpclient.Dial(ctx, h.Socket, clientID())
 	}
-	nc, err := s.link.Open(h.PID)
+	nc, err := l.Open(h.PID)
 	if err != nil {
 		return nil, err
 	}
