@@ -94,9 +94,9 @@ func sshArgs(t Target, command string) []string {
 	if cfg := os.Getenv(ConfigEnv); cfg != "" {
 		args = append(args, "-F", cfg)
 	}
-	// No tty, no forwarding of anything; a dead link is noticed within
-	// half a minute.
-	args = append(args, "-T", "-x", "-a", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3")
+	// No tty, no forwarding of anything; a host that does not answer is
+	// given up on after 15 s, a dead link noticed within half a minute.
+	args = append(args, "-T", "-x", "-a", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3")
 	if t.Port != 0 {
 		args = append(args, "-p", strconv.Itoa(t.Port))
 	}
@@ -141,6 +141,9 @@ func Dial(ctx context.Context, t Target, version string) (*Link, error) {
 		chans: make(map[int]net.Conn), waiting: make(map[int]chan Control), nextCh: 1}
 	cmd.Stderr = l.stderr
 	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("ssh is not installed here, and agentrun reaches %s with it: install OpenSSH's client (ssh)", t)
+		}
 		return nil, fmt.Errorf("cannot run ssh to reach %s: %w", t, err)
 	}
 	r := bufio.NewReaderSize(stdout, 64<<10)

@@ -445,8 +445,11 @@ func TestRemoteBadArguments(t *testing.T) {
 		{[]string{"attach", "ssh://-oProxyCommand=touch/1:term-1"}, "a host or user cannot start with '-'"},
 		{[]string{"kill", "ssh://@devbox/1:term-1"}, "has an empty user before @"},
 		{[]string{"ls", "ssh://a", "b"}, "usage: agentrun ls [ssh://[user@]host[:port]]"},
+		{[]string{"ls", "ssh://devbox"}, "ssh is not installed here, and agentrun reaches ssh://devbox with it: install OpenSSH's client (ssh)"},
 	} {
-		out, err := exec.Command(binary, tt.args...).CombinedOutput()
+		cmd := exec.Command(binary, tt.args...)
+		cmd.Env = append(os.Environ(), "PATH=/nonexistent") // no ssh runs
+		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tt.want) {
 			t.Errorf("agentrun %s: %v\n%s\nwant %q", strings.Join(tt.args, " "), err, out, tt.want)
 		}
@@ -504,5 +507,36 @@ func TestRemoteHostGoesAway(t *testing.T) {
 	}
 	for _, m := range sayLine.FindAllString(a.out.String(), -1) {
 		t.Logf("attach said: %s", strings.TrimSpace(strings.TrimPrefix(m, vtsafe.Reset)))
+	}
+}
+
+// TestRemoteTakeoverSurvivesTheLinkDropping: attach --take holds the
+// remote terminal; its ssh is killed; after the reconnect it still holds
+// it and what is typed reaches the remote pty.
+func TestRemoteTakeoverSurvivesTheLinkDropping(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	term := e.startDevServer()
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+	a := r.startCLI("attach", "--take", name)
+	a.waitOut(t, 15*time.Second, "you type into it")
+	a.in.Write([]byte("before-drop\r"))
+	a.waitOut(t, 10*time.Second, "before-drop")
+	syscall.Kill(a.sshChild(t), syscall.SIGKILL)
+	s := a.waitOut(t, 15*time.Second, "reconnected to "+r.URL())
+	if strings.Contains(s, "you only watch now") || strings.Contains(s, "refused") {
+		t.Fatalf("the claim was lost over the reconnect:\n%s", s)
+	}
+	a.in.Write([]byte("after-drop\r"))
+	a.waitOut(t, 10*time.Second, "after-drop")
+	e.waitBuf(term.Bufnr, 10*time.Second, "before-drop", "after-drop")
+	var claim map[string]any
+	e.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.claim end end`, &claim, term.ID)
+	if id, _ := claim["client_id"].(string); id != fmt.Sprintf("cli-%d", a.cmd.Process.Pid) {
+		t.Errorf("the remote terminal's claim after the reconnect: %v", claim)
+	}
+	a.in.Write([]byte{0x1d})
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("attach: %v\n%s", err, a.out.String())
 	}
 }
