@@ -84,10 +84,15 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 		say("it has ended (%s)", state(st.Info(uri)))
 		return nil
 	}
+	// What is typed while the claim is on its way waits for the host's
+	// answer: typed once it is ours, dropped (and said) if refused.
+	var claiming bool
+	var early [][]byte
 	if take && !holding {
 		if _, err := c.Dispatch(ctx, ahp.ClaimedAction{Terminal: uri, Claim: ahp.ClientClaim(c.ID())}); err != nil {
 			return err
 		}
+		claiming = true
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -107,6 +112,13 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 		if e.RejectionReason != "" {
 			if e.Origin != nil && e.Origin.ClientID == c.ID() {
 				say("refused: %s", e.RejectionReason)
+				if _, ok := e.Action.(ahp.ClaimedAction); ok && claiming {
+					claiming = false
+					if len(early) > 0 {
+						say("what you typed meanwhile was not typed into %s", h.name())
+						early = nil
+					}
+				}
 			}
 			return false
 		}
@@ -124,6 +136,11 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				holding = mine(a.Claim)
 				if holding && !was {
 					resize()
+					claiming = false
+					for _, k := range early {
+						_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k)})
+					}
+					early = nil
 				} else if was && !holding {
 					say("%s took it; you only watch now", holder(a.Claim))
 				}
@@ -170,6 +187,8 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				}
 			case holding:
 				_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k)})
+			case claiming:
+				early = append(early, k)
 			case !toldReadOnly || indexByte(k, 0x03) >= 0:
 				// Typing (Ctrl-C too) reaches nothing here: say so, once,
 				// and each time Ctrl-C is pressed.

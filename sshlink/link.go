@@ -153,12 +153,25 @@ func Dial(ctx context.Context, t Target, version string) (*Link, error) {
 	}
 	got := make(chan helloResult, 1)
 	go func() {
-		line, err := readLine(r)
-		var h Hello
-		if err == nil {
-			err = json.Unmarshal(line, &h)
+		// A remote shell's startup files may print before agentrun
+		// does (a greeting in ~/.bashrc): lines before the hello are
+		// skipped.
+		for skipped := 0; ; skipped++ {
+			line, err := readLine(r)
+			if err != nil {
+				got <- helloResult{err: err}
+				return
+			}
+			var h Hello
+			if json.Unmarshal(line, &h) == nil && h.Agentrun == "serve-stdio" {
+				got <- helloResult{h: h}
+				return
+			}
+			if skipped == 1000 {
+				got <- helloResult{err: fmt.Errorf("no hello from serve-stdio in its first 1000 lines")}
+				return
+			}
 		}
-		got <- helloResult{h, err}
 	}()
 	var res helloResult
 	select {

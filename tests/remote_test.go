@@ -95,6 +95,13 @@ func TestRemoteLsAttachTakeKill(t *testing.T) {
 	e.waitBuf(term.Bufnr, 10*time.Second, "served 3\n")
 	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
 
+	// A greeting from the remote shell's startup files does not get in
+	// the way.
+	writeFile(t, filepath.Join(r.Home, ".bashrc"), "echo 'Welcome to the dev box'\n")
+	os.Chown(filepath.Join(r.Home, ".bashrc"), r.UID, -1)
+	if out, err := r.SSH("true").CombinedOutput(); err != nil || !strings.Contains(string(out), "Welcome to the dev box") {
+		t.Fatalf("the remote's ~/.bashrc is not read for a command (%v): %s", err, out)
+	}
 	out, err := r.CLI("ls", r.URL()).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), name) || !strings.Contains(string(out), "running") || !strings.Contains(string(out), "agent (tool call)") {
 		t.Fatalf("agentrun ls %s: %v\n%s", r.URL(), err, out)
@@ -511,7 +518,8 @@ func TestRemoteHostGoesAway(t *testing.T) {
 }
 
 // TestRemoteTakeoverSurvivesTheLinkDropping: attach --take holds the
-// remote terminal; its ssh is killed; after the reconnect it still holds
+// remote terminal (what was typed before the claim's answer came is
+// typed once it is ours); its ssh is killed; after the reconnect it still holds
 // it and what is typed reaches the remote pty.
 func TestRemoteTakeoverSurvivesTheLinkDropping(t *testing.T) {
 	r := startSSHRemote(t)
@@ -519,9 +527,13 @@ func TestRemoteTakeoverSurvivesTheLinkDropping(t *testing.T) {
 	term := e.startDevServer()
 	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
 	a := r.startCLI("attach", "--take", name)
-	a.waitOut(t, 15*time.Second, "you type into it")
+	// Typed at once, before the claim is known to be ours: it waits for
+	// the claim, and is typed then (not refused as read-only).
 	a.in.Write([]byte("before-drop\r"))
-	a.waitOut(t, 10*time.Second, "before-drop")
+	a.waitOut(t, 15*time.Second, "you type into it", "before-drop")
+	if s := a.out.String(); strings.Contains(s, "read-only") {
+		t.Fatalf("what was typed before the claim's answer was refused:\n%s", s)
+	}
 	syscall.Kill(a.sshChild(t), syscall.SIGKILL)
 	s := a.waitOut(t, 15*time.Second, "reconnected to "+r.URL())
 	if strings.Contains(s, "you only watch now") || strings.Contains(s, "refused") {
