@@ -552,3 +552,28 @@ func TestRemoteTakeoverSurvivesTheLinkDropping(t *testing.T) {
 		t.Fatalf("attach: %v\n%s", err, a.out.String())
 	}
 }
+
+// TestRemoteOtherUserSeesNoneOfThem: another user of the same remote,
+// logged in with the same key, lists no host and reaches none of the
+// first user's terminals: serve-stdio serves the user it runs as.
+func TestRemoteOtherUserSeesNoneOfThem(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	term := e.startDevServer()
+	pid := e.backendPid()
+	if out, err := r.CLI("ls", r.URL()).CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf("%d:%s", pid, term.ID)) {
+		t.Fatalf("agentrun ls %s: %v\n%s", r.URL(), err, out)
+	}
+	out, err := r.CLI("ls", r.OtherURL()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no agentrun host is running on "+r.OtherURL()) {
+		t.Errorf("agentrun ls %s (the other user): %v\n%s", r.OtherURL(), err, out)
+	}
+	for _, cmd := range []string{"attach", "kill"} {
+		name := fmt.Sprintf("%s/%d:%s", r.OtherURL(), pid, term.ID)
+		out, err := r.CLI(cmd, name).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "no agentrun host is running on "+r.OtherURL()) {
+			t.Errorf("agentrun %s %s (the other user): %v\n%s", cmd, name, err, out)
+		}
+	}
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 3\n") // untouched
+}

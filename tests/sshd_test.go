@@ -27,6 +27,8 @@ import (
 const (
 	remoteUser  = "agentrun-remote"
 	remoteAlias = "agentrun-remote-test" // the Host of the client's ssh_config
+	otherUser   = "agentrun-other"       // a second user on the remote
+	otherAlias  = "agentrun-other-test"
 	sshdPath    = "/usr/sbin/sshd"       // sshd wants to be run by its absolute path
 )
 
@@ -41,6 +43,9 @@ type sshRemote struct {
 	Bin     string // the remote agentrun: Home/.local/bin/agentrun, this build
 	UID     int
 	logPath string // sshd's log (-e)
+	// Other is a second user on the same remote, with agentrun too, whom
+	// the same key logs in as (ssh://agentrun-other-test).
+	Other remoteHome
 
 	sshdConfig string
 	sshd       *exec.Cmd     // nil while stopped
@@ -102,6 +107,9 @@ func (r *sshRemote) StopSSHD() {
 // URL is the remote as agentrun names it.
 func (r *sshRemote) URL() string { return "ssh://" + remoteAlias }
 
+// OtherURL is the same remote as its other user.
+func (r *sshRemote) OtherURL() string { return "ssh://" + otherAlias }
+
 // startSSHRemote starts sshd on 127.0.0.1 on a free port for this test,
 // with a throwaway host key and user key, and makes the remote user's
 // HOME with this build of agentrun in ~/.local/bin. sshd stops when the
@@ -114,12 +122,9 @@ func startSSHRemote(t *testing.T) *sshRemote {
 	if _, err := os.Stat(sshdPath); err != nil {
 		t.Fatalf("%s is missing: make deps installs Debian's openssh-server", sshdPath)
 	}
-	u := remoteAccount(t)
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
 	// The client's side: keys and config in a temp dir of ours (0700).
 	dir := t.TempDir()
-	r := &sshRemote{t: t, UID: uid, logPath: filepath.Join(dir, "sshd.log")}
+	r := &sshRemote{t: t, logPath: filepath.Join(dir, "sshd.log")}
 	keygen := func(path, comment string) string {
 		t.Helper()
 		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput(); err != nil {
@@ -136,33 +141,19 @@ func startSSHRemote(t *testing.T) *sshRemote {
 	userKey := filepath.Join(dir, "id_ed25519")
 	userPub := keygen(userKey, "agentrun test user")
 
-	// The remote's side: a HOME of its own for this test, under the
-	// account's home (owned by it, 0700), the runtime directory in it.
-	home, err := os.MkdirTemp(u.HomeDir, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.killRemoteProcesses()
-		os.RemoveAll(home)
-	})
-	r.Home, r.RT = home, filepath.Join(home, "run")
-	r.Bin = filepath.Join(home, ".local", "bin", "agentrun")
-	for _, d := range []string{r.RT, filepath.Dir(r.Bin), filepath.Join(home, ".ssh")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), []byte(userPub+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.InstallBinary(binary)
-	chownTree(t, home, uid, gid)
+	home := newRemoteHome(t, remoteUser, userPub)
+	r.Home, r.RT, r.Bin, r.UID = home.Home, home.RT, home.Bin, home.UID
+	r.Other = newRemoteHome(t, otherUser, userPub)
 
 	// sshd: its own config, 127.0.0.1 only, only the remote user, keys
 	// only; the session's HOME and XDG_RUNTIME_DIR are this test's.
 	r.Port = freePort(t)
 	sshdConfig := filepath.Join(dir, "sshd_config")
+	// Match blocks: each user's own keys file, HOME and runtime dir.
+	match := ""
+	for _, h := range []remoteHome{home, r.Other} {
+		match += fmt.Sprintf("Match User %s\n  AuthorizedKeysFile %s\n  SetEnv HOME=%s XDG_RUNTIME_DIR=%s\n", h.User, filepath.Join(h.Home, ".ssh", "authorized_keys"), h.Home, h.RT)
+	}
 	writeFile(t, sshdConfig, fmt.Sprintf(`Port %d
 ListenAddress 127.0.0.1
 HostKey %s
@@ -173,17 +164,16 @@ PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin no
-AllowUsers %s
-AuthorizedKeysFile %s
+AllowUsers %s %s
+AuthorizedKeysFile none
 AllowTcpForwarding no
 AllowStreamLocalForwarding no
 AllowAgentForwarding no
 X11Forwarding no
 PermitTunnel no
 PermitUserEnvironment no
-SetEnv HOME=%s XDG_RUNTIME_DIR=%s
 LogLevel VERBOSE
-`, r.Port, hostKey, remoteUser, filepath.Join(home, ".ssh", "authorized_keys"), home, r.RT))
+%s`, r.Port, hostKey, remoteUser, otherUser, match))
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // its privilege separation directory
 		t.Fatal(err)
 	}
@@ -196,9 +186,12 @@ LogLevel VERBOSE
 	r.Config = filepath.Join(dir, "ssh_config")
 	writeFile(t, filepath.Join(dir, "known_hosts"), remoteAlias+" "+hostPub+"\n")
 	writeFile(t, r.Config, fmt.Sprintf(`Host %s
+  User %s
+Host %s
+  User %s
+Host %s %s
   HostName 127.0.0.1
   Port %d
-  User %s
   HostKeyAlias %s
   IdentityFile %s
   IdentitiesOnly yes
@@ -211,26 +204,26 @@ LogLevel VERBOSE
   ControlMaster no
   ControlPath none
   LogLevel ERROR
-`, remoteAlias, r.Port, remoteUser, remoteAlias, userKey, filepath.Join(dir, "known_hosts")))
+`, remoteAlias, remoteUser, otherAlias, otherUser, remoteAlias, otherAlias, r.Port, remoteAlias, userKey, filepath.Join(dir, "known_hosts")))
 	return r
 }
 
 // remoteAccount returns the remote user, adding it when missing (a
 // normal account with its own home, no password, reachable by key only).
-func remoteAccount(t *testing.T) *user.User {
+func remoteAccount(t *testing.T, name string) *user.User {
 	t.Helper()
-	if u, err := user.Lookup(remoteUser); err == nil {
+	if u, err := user.Lookup(name); err == nil {
 		return u
 	}
 	// -p '*': no password, but not a locked account (sshd without PAM
 	// refuses locked ones).
-	if out, err := exec.Command("useradd", "--create-home", "--shell", "/bin/bash", "-p", "*", remoteUser).CombinedOutput(); err != nil {
-		if u, err2 := user.Lookup(remoteUser); err2 == nil { // another test made it meanwhile
+	if out, err := exec.Command("useradd", "--create-home", "--shell", "/bin/bash", "-p", "*", name).CombinedOutput(); err != nil {
+		if u, err2 := user.Lookup(name); err2 == nil { // another test made it meanwhile
 			return u
 		}
-		t.Fatalf("useradd %s: %v\n%s", remoteUser, err, out)
+		t.Fatalf("useradd %s: %v\n%s", name, err, out)
 	}
-	u, err := user.Lookup(remoteUser)
+	u, err := user.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,17 +234,61 @@ func remoteAccount(t *testing.T) *user.User {
 // ~/.local/bin/agentrun (owned by the remote user).
 func (r *sshRemote) InstallBinary(src string) {
 	r.t.Helper()
+	installBinary(r.t, src, r.Bin, r.UID)
+}
+
+func installBinary(t *testing.T, src, dst string, uid int) {
+	t.Helper()
 	data, err := os.ReadFile(src)
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
-	_ = os.Remove(r.Bin)
-	if err := os.WriteFile(r.Bin, data, 0o755); err != nil {
-		r.t.Fatal(err)
+	_ = os.Remove(dst)
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if err := os.Chown(r.Bin, r.UID, -1); err != nil {
-		r.t.Fatal(err)
+	if err := os.Chown(dst, uid, -1); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// remoteHome is one remote user's HOME for a test.
+type remoteHome struct {
+	User string
+	UID  int
+	Home string // made for this test under the account's home, 0700
+	RT   string // its XDG_RUNTIME_DIR (0700, under Home)
+	Bin  string // Home/.local/bin/agentrun, this build
+}
+
+// newRemoteHome makes user's HOME for this test (the account is added
+// when missing), with authorizedKey and this build of agentrun; it is
+// removed, and what ran with it killed, when the test ends.
+func newRemoteHome(t *testing.T, name, authorizedKey string) remoteHome {
+	t.Helper()
+	u := remoteAccount(t, name)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	home, err := os.MkdirTemp(u.HomeDir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := remoteHome{User: name, UID: uid, Home: home, RT: filepath.Join(home, "run"), Bin: filepath.Join(home, ".local", "bin", "agentrun")}
+	t.Cleanup(func() {
+		h.killProcesses()
+		os.RemoveAll(home)
+	})
+	for _, d := range []string{h.RT, filepath.Dir(h.Bin), filepath.Join(home, ".ssh")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), []byte(authorizedKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	installBinary(t, binary, h.Bin, uid)
+	chownTree(t, home, uid, gid)
+	return h
 }
 
 // SSH returns `ssh -F config alias command…`: the command runs as the
@@ -307,24 +344,28 @@ vim.api.nvim_create_autocmd("User", { pattern = "AgentRun*", callback = function
 	return e
 }
 
-// killRemoteProcesses ends what this test started as the remote user
-// (the processes whose HOME is this test's), by pid.
-func (r *sshRemote) killRemoteProcesses() {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+// killProcesses ends what this test started as the user (the
+// processes whose HOME is this test's), by pid.
+func (h remoteHome) killProcesses() {
+	for _, p := range h.procs() {
+		syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+}
+
+// procs returns the processes this test runs as the user.
+func (h remoteHome) procs() []proc {
+	var out []proc
+	for _, p := range allProcs() {
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d", p.pid))
+		if err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != h.UID {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join("/proc", e.Name()))
-		if err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != r.UID {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && strings.Contains("\x00"+string(env), "\x00HOME="+r.Home+"\x00") {
-			syscall.Kill(pid, syscall.SIGKILL)
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.pid))
+		if err == nil && strings.Contains("\x00"+string(env), "\x00HOME="+h.Home+"\x00") {
+			out = append(out, p)
 		}
 	}
+	return out
 }
 
 // freePort returns a TCP port free on 127.0.0.1 (asked of the kernel).
@@ -374,6 +415,10 @@ func TestSSHFixture(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("over ssh:\n%s\nwant:\n%s", out, want)
 	}
+	other := exec.Command("ssh", "-F", r.Config, otherAlias, "--", `id -un; echo "$HOME"; echo "$XDG_RUNTIME_DIR"`)
+	if out, err := other.CombinedOutput(); err != nil || string(out) != fmt.Sprintf("%s\n%s\n%s\n", otherUser, r.Other.Home, r.Other.RT) {
+		t.Errorf("over ssh as the other user: %v\n%s", err, out)
+	}
 	// sshd listens on 127.0.0.1 and nowhere else.
 	f, err := os.Open("/proc/net/tcp6")
 	if err == nil {
@@ -399,18 +444,7 @@ func TestSSHFixture(t *testing.T) {
 
 // remoteProcs returns the processes this test runs as the remote user.
 func (r *sshRemote) remoteProcs() []proc {
-	var out []proc
-	for _, p := range allProcs() {
-		fi, err := os.Stat(fmt.Sprintf("/proc/%d", p.pid))
-		if err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != r.UID {
-			continue
-		}
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.pid))
-		if err == nil && strings.Contains("\x00"+string(env), "\x00HOME="+r.Home+"\x00") {
-			out = append(out, p)
-		}
-	}
-	return out
+	return remoteHome{UID: r.UID, Home: r.Home}.procs()
 }
 
 // tcpListeners returns the processes among procs that hold a listening
