@@ -29,7 +29,7 @@ const (
 	remoteAlias = "agentrun-remote-test" // the Host of the client's ssh_config
 	otherUser   = "agentrun-other"       // a second user on the remote
 	otherAlias  = "agentrun-other-test"
-	sshdPath    = "/usr/sbin/sshd"       // sshd wants to be run by its absolute path
+	sshdPath    = "/usr/sbin/sshd" // sshd wants to be run by its absolute path
 )
 
 // sshRemote is a running sshd and "the remote": the account, its HOME for
