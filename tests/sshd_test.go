@@ -19,11 +19,14 @@ import (
 )
 
 // The remote machine of the SSH tests is a second local user account
-// reached through a real OpenSSH server (Debian's openssh-server) on
-// 127.0.0.1. The account is made once (useradd) and kept; everything a
-// test puts in it (its HOME for that test, the keys, the runtime
-// directory, the agentrun binary) is made fresh under the account's home
-// and removed when the test ends.
+// (and a third, another user of the same remote) reached through a real
+// OpenSSH server (Debian's openssh-server) on 127.0.0.1. The accounts are
+// made once (useradd) and kept; everything a test puts in them (a HOME
+// for that test, the authorized key, the runtime directory, the agentrun
+// binary) is made fresh under the account's home and removed when the
+// test ends. The remote Neovim is the system's nvim (0.7.2): the other
+// versions are installed under /root, which the remote user cannot
+// read.
 const (
 	remoteUser  = "agentrun-remote"
 	remoteAlias = "agentrun-remote-test" // the Host of the client's ssh_config
