@@ -187,10 +187,32 @@ func Dial(ctx context.Context, t Target, version string) (*Link, error) {
 	l.version = res.h.Version
 	if res.h.Version != version || res.h.Protocol != Protocol {
 		l.Close()
+		if newer(res.h.Version, version) {
+			return nil, fmt.Errorf("the agentrun on %s is version %s and this one is %s: upgrade this one to %s (or install %s there; both sides must be the same version)", t, res.h.Version, version, res.h.Version, version)
+		}
 		return nil, fmt.Errorf("the agentrun on %s is version %s and this one is %s: install agentrun %s there (the same version on both sides)", t, res.h.Version, version, version)
 	}
 	go l.read(r)
 	return l, nil
+}
+
+// newer reports whether version a is later than b (dotted numbers; what
+// is not a number compares as 0).
+func newer(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x > y
+		}
+	}
+	return false
 }
 
 // why says why the link did not start: no agentrun on the remote, one

@@ -52,3 +52,22 @@ func TestSSHArgsEndOptionsBeforeTheHost(t *testing.T) {
 		t.Errorf("ssh %s", line)
 	}
 }
+
+func TestNewer(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"0.2.0", "0.1.0", true},
+		{"0.1.0", "0.2.0", false},
+		{"0.10.0", "0.9.1", true},
+		{"1.0", "0.9.9", true},
+		{"0.1.0", "0.1.0", false},
+		{"0.1.1", "0.1", true},
+		{"dev", "0.1.0", false},
+	} {
+		if got := newer(tt.a, tt.b); got != tt.want {
+			t.Errorf("newer(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

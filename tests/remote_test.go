@@ -266,6 +266,16 @@ func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
 	if out := ls(); !strings.Contains(out, "the agentrun on "+r.URL()+" is version 0.0.9 and this one is "+v+": install agentrun "+v+" there") {
 		t.Errorf("another version on the remote:\n%s", out)
 	}
+	newer := filepath.Join(t.TempDir(), "agentrun")
+	build = exec.Command("go", "build", "-ldflags", "-X main.version=99.0.0", "-o", newer, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	r.InstallBinary(newer)
+	if out := ls(); !strings.Contains(out, "the agentrun on "+r.URL()+" is version 99.0.0 and this one is "+v+": upgrade this one to 99.0.0 (or install "+v+" there; both sides must be the same version)") {
+		t.Errorf("a newer version on the remote:\n%s", out)
+	}
 	// An agentrun from before serve-stdio: the commit before it came.
 	added, err := exec.Command("git", "-C", root, "log", "--format=%H", "--diff-filter=A", "-1", "--", "sshlink/doc.go").Output()
 	if err != nil || len(strings.TrimSpace(string(added))) == 0 {
