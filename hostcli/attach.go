@@ -231,12 +231,16 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			c = r.c
 			envelopes = c.Envelopes()
 			if slices.Contains(r.res.Missing, uri) {
-				say("%s was killed while the link was down", h.name())
+				say("%s is gone from its host: it ended, or was killed, while the link was down", h.name())
 				return nil
 			}
 			if r.res.Type == ahp.ReconnectSnapshot {
 				// Too much happened for the host to replay: its copy of the
 				// screen, shown again.
+				if !slices.ContainsFunc(r.res.Snapshots, func(sn ahp.Snapshot) bool { return sn.Resource == uri }) {
+					say("%s is gone from its host: it ended, or was killed, while the link was down", h.name())
+					return nil
+				}
 				for _, sn := range r.res.Snapshots {
 					if sn.Resource != uri {
 						continue

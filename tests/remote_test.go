@@ -587,3 +587,64 @@ func TestRemoteOtherUserSeesNoneOfThem(t *testing.T) {
 	}
 	e.waitBuf(term.Bufnr, 10*time.Second, "served 3\n") // untouched
 }
+
+// TestRemoteAttachAfterMoreThanTheHostReplays: while the link is down
+// the remote command prints more than the host keeps to replay; attach
+// says so and shows the terminal again from the host's copy, which has
+// the command's last lines; when the command ends and its terminal is
+// released while the link is down again, attach says it is gone.
+func TestRemoteAttachAfterMoreThanTheHostReplays(t *testing.T) {
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	e.startSession()
+	// Waits for a file, floods ~16 MB (past the host's 8 MiB log), waits
+	// for another file.
+	goFile, floodedFile, endFile := filepath.Join(r.Home, "go"), filepath.Join(r.Home, "flooded"), filepath.Join(r.Home, "end")
+	cmd := `while [ ! -e ` + goFile + ` ]; do sleep 0.1; done; seq -f 'n %.0f' 1 1500000; echo flooded; touch ` + floodedFile + `; while [ ! -e ` + endFile + ` ]; do sleep 0.1; done`
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 10*time.Second)
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), e.backendPid(), term.ID)
+	a := r.startCLI("attach", name)
+	a.waitOut(t, 15*time.Second, "[agentrun: attached to "+name)
+
+	r.StopSSHD()
+	syscall.Kill(a.sshChild(t), syscall.SIGKILL)
+	a.waitOut(t, 10*time.Second, "attempt 1: ")
+	writeFile(t, goFile, "")
+	// (The remote Neovim shows the flood at its own pace; the file says
+	// the host has had it all.)
+	eventually(t, "the flood to be printed", 60*time.Second, func() (bool, string) {
+		_, err := os.Stat(floodedFile)
+		return err == nil, ""
+	})
+	r.StartSSHD()
+	s := a.waitOut(t, 30*time.Second, "more happened meanwhile than the host keeps to replay: the terminal again from its start")
+	i := strings.Index(s, "the terminal again from its start")
+	eventually(t, "the host's copy to be shown", 10*time.Second, func() (bool, string) {
+		s := a.out.String()[i:]
+		return strings.Contains(s, "n 1500000\r\nflooded\r\n"), s[max(0, len(s)-2000):]
+	})
+
+	// Down again; the command ends and its terminal is released meanwhile.
+	r.StopSSHD()
+	mark := len(a.out.String())
+	syscall.Kill(a.sshChild(t), syscall.SIGKILL)
+	eventually(t, "attach to try again", 10*time.Second, func() (bool, string) {
+		s := a.out.String()[mark:]
+		return strings.Contains(s, "attempt 1: "), s
+	})
+	writeFile(t, endFile, "")
+	e.waitFor("the terminal to be released", 30*time.Second, func() (bool, string) {
+		for _, ti := range e.terminals() {
+			if ti.ID == term.ID {
+				return ti.State == "released", ti.State
+			}
+		}
+		return true, "gone"
+	})
+	r.StartSSHD()
+	a.waitOut(t, 30*time.Second, name+" is gone from its host: it ended, or was killed, while the link was down")
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+}
