@@ -21,6 +21,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/hostcli"
 	"github.com/agentrun/agentrun.nvim/mcptool"
 	"github.com/agentrun/agentrun.nvim/sandbox"
+	"github.com/agentrun/agentrun.nvim/sshlink"
 )
 
 // usage is what agentrun --help prints.
@@ -28,9 +29,17 @@ const usage = `agentrun: the backend of agentrun.nvim, and its terminals from a 
 
 Usage:
   agentrun ls                    list the terminals of every agentrun host (Neovim) of yours
+  agentrun ls ssh://[user@]host[:port]
+                                 the same on another machine, over SSH (agentrun of this
+                                 version must be installed there)
   agentrun attach [--take] ID    show terminal ID live (its scrollback first); Ctrl-] detaches;
                                  --take holds it so you type into it
   agentrun kill ID               kill terminal ID (SIGTERM, then SIGKILL)
+  agentrun serve-stdio           AHP to your hosts over stdin/stdout (what ssh runs for the above)
+
+An ID is PID:term-N (as ls prints it), term-N when only one host has it, or
+ssh://[user@]host[:port]/PID:term-N on another machine. $AGENTRUN_SSH_CONFIG names
+an ssh_config file for these links (ssh -F).
   agentrun version               print the version
   agentrun build-info            how this binary was built (for :checkhealth)
   agentrun help                  print this
@@ -62,6 +71,7 @@ func main() {
 		runGuard()
 		return
 	}
+	hostcli.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	args := os.Args[1:]
@@ -90,7 +100,15 @@ func main() {
 	case "help", "--help", "-h":
 		fmt.Print(usage)
 	case "ls":
-		err = hostcli.Ls(ctx, os.Stdout)
+		if len(args) > 2 {
+			err = fmt.Errorf("usage: agentrun ls [ssh://[user@]host[:port]]")
+			break
+		}
+		where := ""
+		if len(args) == 2 {
+			where = args[1]
+		}
+		err = hostcli.Ls(ctx, os.Stdout, where)
 	case "attach":
 		take := len(args) > 1 && args[1] == "--take"
 		if take {
@@ -107,6 +125,10 @@ func main() {
 			break
 		}
 		err = hostcli.Kill(ctx, os.Stdout, args[1])
+	case "serve-stdio":
+		// The far end of `agentrun ls/attach ssh://host`: AHP to this
+		// user's hosts over stdin and stdout (package sshlink).
+		err = sshlink.Serve(ctx, os.Stdin, os.Stdout, version)
 	case "mcp":
 		err = mcptool.Run(ctx, version)
 	case "check-sandbox":

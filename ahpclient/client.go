@@ -27,6 +27,7 @@ type Client struct {
 
 	mu        sync.Mutex
 	seq       uint64 // clientSeq of the last dispatched action
+	lastSeen  uint64 // the newest serverSeq received
 	pending   []ahp.Envelope
 	wake      chan struct{} // 1-buffered: pending grew
 	envelopes chan ahp.Envelope
@@ -40,12 +41,19 @@ func Dial(ctx context.Context, path, clientID string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no host answers on %s: %w", path, err)
 	}
+	return New(nc, clientID), nil
+}
+
+// New is a client on an open connection to a host (a host reached
+// through package sshlink, say). It does not initialize: call Initialize
+// or Reconnect next.
+func New(nc net.Conn, clientID string) *Client {
 	c := &Client{id: clientID, envelopes: make(chan ahp.Envelope, 64), wake: make(chan struct{}, 1)}
 	stream := rpcline.New(nc)
 	stream.Intercept = c.fastAction
 	c.rpc = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
 	go c.relay()
-	return c, nil
+	return c
 }
 
 // relay hands the received envelopes to Envelopes, so the connection's
@@ -86,6 +94,13 @@ func (c *Client) ID() string { return c.id }
 // when the connection ends. Read it promptly: a client that falls far
 // behind is disconnected by the host.
 func (c *Client) Envelopes() <-chan ahp.Envelope { return c.envelopes }
+
+// LastSeen returns the newest serverSeq received (for Reconnect).
+func (c *Client) LastSeen() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastSeen
+}
 
 // Done is closed when the connection has ended.
 func (c *Client) Done() <-chan struct{} { return c.rpc.DisconnectNotify() }
@@ -150,6 +165,9 @@ func (c *Client) fastAction(line []byte) bool {
 // deliver queues e for Envelopes.
 func (c *Client) deliver(e ahp.Envelope) {
 	c.mu.Lock()
+	if e.RejectionReason == "" && e.ServerSeq > c.lastSeen {
+		c.lastSeen = e.ServerSeq
+	}
 	c.pending = append(c.pending, e)
 	c.mu.Unlock()
 	select {
@@ -183,7 +201,33 @@ func (e *Error) Error() string { return e.Message }
 func (c *Client) Initialize(ctx context.Context, subs ...string) (ahp.InitializeResult, error) {
 	var res ahp.InitializeResult
 	err := c.call(ctx, ahp.MethodInitialize, ahp.InitializeParams{ProtocolVersions: []string{ahp.ProtocolVersion}, ClientID: c.id, InitialSubscriptions: subs}, &res)
+	if err == nil {
+		c.seen(res.ServerSeq)
+	}
 	return res, err
+}
+
+// Reconnect resumes after a dropped connection (on a new Client with the
+// same id): the missed actions, or snapshots.
+func (c *Client) Reconnect(ctx context.Context, lastSeen uint64, subs []string) (ahp.ReconnectResult, error) {
+	var res ahp.ReconnectResult
+	err := c.call(ctx, ahp.MethodReconnect, ahp.ReconnectParams{ClientID: c.id, LastSeenServerSeq: lastSeen, Subscriptions: subs}, &res)
+	if err == nil {
+		c.seen(lastSeen)
+		for _, e := range res.Actions {
+			c.seen(e.ServerSeq)
+		}
+		for _, s := range res.Snapshots {
+			c.seen(s.FromSeq)
+		}
+	}
+	return res, err
+}
+
+func (c *Client) seen(seq uint64) {
+	c.mu.Lock()
+	c.lastSeen = max(c.lastSeen, seq)
+	c.mu.Unlock()
 }
 
 // Subscribe returns a resource's snapshot; its actions follow on

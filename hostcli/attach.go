@@ -2,14 +2,20 @@ package hostcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"slices"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+	"github.com/agentrun/agentrun.nvim/sshlink"
 	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"golang.org/x/term"
 )
@@ -22,17 +28,24 @@ const DetachKey = 0x1d
 // take it claims the terminal, and what is typed on in goes to it; without,
 // it only watches (the host refuses input from a client that does not
 // hold the terminal). It returns at DetachKey, when the terminal ends, or
-// when the host goes away.
+// when the host goes away. arg may name a remote's terminal,
+// ssh://host/PID:term-N: when the link drops, attach says so, starts it
+// again and replays what it missed meanwhile (see reconnect).
 func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bool) error {
-	h, err := find(ctx, arg)
+	s, rest, err := openSite(ctx, arg)
 	if err != nil {
 		return err
 	}
-	c, _, err := dial(ctx, h.socket, ahp.RootURI)
+	defer s.close()
+	h, err := find(ctx, s, rest)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	c, _, err := s.dial(ctx, h.host, ahp.RootURI)
+	if err != nil {
+		return err
+	}
+	defer func() { c.Close() }()
 	uri := h.info.Resource
 	snap, err := c.Subscribe(ctx, uri)
 	if err != nil {
@@ -49,10 +62,17 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 		}
 		defer term.Restore(fd, old)
 	}
-	say := func(format string, args ...any) {
-		fmt.Fprintf(out, vtsafe.Reset+"\r\n[agentrun: "+format+"]\r\n", args...)
+	var outMu sync.Mutex // say is called from the reconnecting goroutine too
+	write := func(s string) {
+		outMu.Lock()
+		io.WriteString(out, s)
+		outMu.Unlock()
 	}
-	fmt.Fprint(out, st.Text())
+	say := func(format string, args ...any) {
+		write(fmt.Sprintf(vtsafe.Reset+"\r\n[agentrun: "+format+"]\r\n", args...))
+	}
+	write(st.Text())
+	from := snap.FromSeq // actions up to here are in what was shown
 	mine := func(cl ahp.Claim) bool { return cl.Kind == ahp.ClaimClient && cl.ClientID == c.ID() }
 	holding := mine(st.Claim)
 	mode := "read-only: agentrun attach --take " + h.name() + " to type into it"
@@ -64,10 +84,15 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 		say("it has ended (%s)", state(st.Info(uri)))
 		return nil
 	}
+	// What is typed while the claim is on its way waits for the host's
+	// answer: typed once it is ours, dropped (and said) if refused.
+	var claiming bool
+	var early [][]byte
 	if take && !holding {
 		if _, err := c.Dispatch(ctx, ahp.ClaimedAction{Terminal: uri, Claim: ahp.ClientClaim(c.ID())}); err != nil {
 			return err
 		}
+		claiming = true
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -82,7 +107,61 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			_, _ = c.Dispatch(ctx, ahp.ResizedAction{Terminal: uri, Cols: cols, Rows: rows})
 		}
 	}
-	toldReadOnly := false
+	// handle shows one action of the host; true when attach is over.
+	handle := func(e ahp.Envelope) bool {
+		if e.RejectionReason != "" {
+			if e.Origin != nil && e.Origin.ClientID == c.ID() {
+				say("refused: %s", e.RejectionReason)
+				if _, ok := e.Action.(ahp.ClaimedAction); ok && claiming {
+					claiming = false
+					if len(early) > 0 {
+						say("what you typed meanwhile was not typed into %s", h.name())
+						early = nil
+					}
+				}
+			}
+			return false
+		}
+		if e.ServerSeq <= from {
+			return false
+		}
+		switch a := e.Action.(type) {
+		case ahp.DataAction:
+			if a.Terminal == uri {
+				write(a.Data)
+			}
+		case ahp.ClaimedAction:
+			if a.Terminal == uri {
+				was := holding
+				holding = mine(a.Claim)
+				if holding && !was {
+					resize()
+					claiming = false
+					for _, k := range early {
+						_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k)})
+					}
+					early = nil
+				} else if was && !holding {
+					say("%s took it; you only watch now", holder(a.Claim))
+				}
+			}
+		case ahp.ExitedAction:
+			if a.Terminal == uri {
+				ti := ahp.TerminalInfo{ExitCode: a.ExitCode, ExitSignal: a.ExitSignal}
+				say("%s ended (%s)", h.name(), state(ti))
+				return true
+			}
+		case ahp.RootTerminalsChangedAction:
+			if !listed(a.Terminals, uri) {
+				say("%s was killed", h.name())
+				return true
+			}
+		}
+		return false
+	}
+	envelopes := c.Envelopes()
+	var relinked chan relinkResult // while reconnecting
+	toldReadOnly, toldReconnecting := false, false
 	for {
 		select {
 		case <-ctx.Done():
@@ -94,62 +173,162 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				return nil // stdin ended: detach
 			}
 			if i := indexByte(k, DetachKey); i >= 0 {
-				if holding && i > 0 {
+				if holding && i > 0 && relinked == nil {
 					_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k[:i])})
 				}
 				say("detached from %s; it keeps running", h.name())
 				return nil
 			}
-			if holding {
+			switch {
+			case relinked != nil:
+				if !toldReconnecting {
+					toldReconnecting = true
+					say("not typed: reconnecting to %s; Ctrl-] detaches", s.where())
+				}
+			case holding:
 				_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k)})
-			} else if !toldReadOnly || indexByte(k, 0x03) >= 0 {
+			case claiming:
+				early = append(early, k)
+			case !toldReadOnly || indexByte(k, 0x03) >= 0:
 				// Typing (Ctrl-C too) reaches nothing here: say so, once,
 				// and each time Ctrl-C is pressed.
 				toldReadOnly = true
 				say("read-only: what you type does not reach %s (Ctrl-C neither); Ctrl-] detaches, agentrun attach --take %s types into it", h.name(), h.name())
 			}
-		case e, ok := <-c.Envelopes():
-			if !ok {
+		case e, ok := <-envelopes:
+			if ok {
+				if handle(e) {
+					return nil
+				}
+				continue
+			}
+			if !s.remote() {
 				say("the host of %s went away", h.name())
 				return fmt.Errorf("the host of %s closed the connection", h.name())
 			}
-			if e.RejectionReason != "" {
-				if e.Origin != nil && e.Origin.ClientID == c.ID() {
-					say("refused: %s", e.RejectionReason)
-				}
-				continue
+			// Every action received was handled: resume after the last.
+			lastSeen := c.LastSeen()
+			c.Close()
+			envelopes = nil
+			why := "the connection to the host of " + h.name() + " ended"
+			select {
+			case <-s.current().Done():
+				why = s.current().Err().Error()
+			case <-time.After(100 * time.Millisecond):
 			}
-			if e.ServerSeq <= snap.FromSeq {
-				continue
+			say("%s; reconnecting (Ctrl-] detaches)", why)
+			relinked = make(chan relinkResult, 1)
+			toldReconnecting = false
+			go func() {
+				relinked <- reconnect(ctx, s, h, lastSeen, []string{ahp.RootURI, uri}, func(m string) { say("%s", m) })
+			}()
+		case r := <-relinked:
+			relinked = nil
+			if r.err != nil {
+				say("%v", r.err)
+				return r.err
 			}
-			switch a := e.Action.(type) {
-			case ahp.DataAction:
-				if a.Terminal == uri {
-					io.WriteString(out, a.Data)
-				}
-			case ahp.ClaimedAction:
-				if a.Terminal == uri {
-					was := holding
-					holding = mine(a.Claim)
-					if holding && !was {
-						resize()
-					} else if was && !holding {
-						say("%s took it; you only watch now", holder(a.Claim))
-					}
-				}
-			case ahp.ExitedAction:
-				if a.Terminal == uri {
-					ti := ahp.TerminalInfo{ExitCode: a.ExitCode, ExitSignal: a.ExitSignal}
-					say("%s ended (%s)", h.name(), state(ti))
+			c = r.c
+			envelopes = c.Envelopes()
+			if slices.Contains(r.res.Missing, uri) {
+				say("%s is gone from its host: it ended, or was killed, while the link was down", h.name())
+				return nil
+			}
+			if r.res.Type == ahp.ReconnectSnapshot {
+				// Too much happened for the host to replay: its copy of the
+				// screen, shown again.
+				if !slices.ContainsFunc(r.res.Snapshots, func(sn ahp.Snapshot) bool { return sn.Resource == uri }) {
+					say("%s is gone from its host: it ended, or was killed, while the link was down", h.name())
 					return nil
 				}
-			case ahp.RootTerminalsChangedAction:
-				if !listed(a.Terminals, uri) {
-					say("%s was killed", h.name())
+				for _, sn := range r.res.Snapshots {
+					if sn.Resource != uri {
+						continue
+					}
+					st, err := ahpclient.TerminalState(sn)
+					if err != nil {
+						return err
+					}
+					say("reconnected to %s; more happened meanwhile than the host keeps to replay: the terminal again from its start", s.where())
+					write(st.Text())
+					from = sn.FromSeq
+					holding = mine(st.Claim)
+					if st.Exited() {
+						say("%s ended (%s)", h.name(), state(st.Info(uri)))
+						return nil
+					}
+				}
+				continue
+			}
+			say("reconnected to %s; what was missed follows (%d actions)", s.where(), len(r.res.Actions))
+			for _, e := range r.res.Actions {
+				if handle(e) {
 					return nil
 				}
 			}
 		}
+	}
+}
+
+// relinkResult is a reconnect's outcome.
+type relinkResult struct {
+	c   *ahpclient.Client
+	res ahp.ReconnectResult
+	err error
+}
+
+// reconnect starts the link to s again and resumes the AHP connection to
+// h's host after lastSeen (AHP's reconnect: the host replays what it sent
+// since, or gives fresh snapshots). It tries until it succeeds, ctx ends,
+// or the failure is not the network's (no agentrun there any more, the
+// host gone); progress hears each failed attempt.
+func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs []string, progress func(string)) relinkResult {
+	backoff := 250 * time.Millisecond
+	while := ""
+	for attempt := 1; ; attempt++ {
+		var err error
+		select {
+		case <-s.current().Done():
+			err = s.relink(ctx)
+			while = " while the link was down"
+		default:
+			if attempt > 1 {
+				err = s.relink(ctx)
+			}
+			// Else only the host connection ended (the host let go of a
+			// client that fell behind, say): the link is still good.
+		}
+		if err == nil {
+			var nc net.Conn
+			if nc, err = s.current().Open(h.host.PID); err == nil {
+				c := ahpclient.New(nc, clientID())
+				res, rerr := c.Reconnect(ctx, lastSeen, subs)
+				if rerr == nil {
+					return relinkResult{c: c, res: res}
+				}
+				c.Close()
+				var aerr *ahpclient.Error
+				if errors.As(rerr, &aerr) {
+					return relinkResult{err: fmt.Errorf("the host of %s refused to resume: %w", h.name(), rerr)}
+				}
+				err = rerr
+				if pids, herr := s.current().Hosts(ctx); herr == nil && !slices.Contains(pids, h.host.PID) {
+					return relinkResult{err: fmt.Errorf("the host of %s went away%s", h.name(), while)}
+				}
+			}
+		} else if !sshlink.Transient(err) {
+			return relinkResult{err: err}
+		}
+		if ctx.Err() != nil {
+			return relinkResult{err: ctx.Err()}
+		}
+		progress(fmt.Sprintf("reconnecting to %s, attempt %d: %v; again in %v", s.where(), attempt, err, backoff))
+		select {
+		case <-ctx.Done():
+			return relinkResult{err: ctx.Err()}
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

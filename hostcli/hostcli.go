@@ -24,60 +24,43 @@ import (
 
 // hostTerm is one terminal of one host.
 type hostTerm struct {
-	pid    int    // the host's process id
-	socket string // its socket
-	info   ahp.TerminalInfo
-	id     string
+	site *site
+	host rundir.Host
+	info ahp.TerminalInfo
+	id   string
 }
 
-func (h hostTerm) name() string { return fmt.Sprintf("%d:%s", h.pid, h.id) }
+func (h hostTerm) name() string { return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, h.id) }
 
 // clientID names this CLI process to hosts.
 func clientID() string { return fmt.Sprintf("cli-%d", os.Getpid()) }
 
-// dial connects to the host on socket and initializes.
-func dial(ctx context.Context, socket string, subs ...string) (*ahpclient.Client, ahp.InitializeResult, error) {
-	c, err := ahpclient.Dial(ctx, socket, clientID())
-	if err != nil {
-		return nil, ahp.InitializeResult{}, err
-	}
-	res, err := c.Initialize(ctx, subs...)
-	if err != nil {
-		c.Close()
-		return nil, res, fmt.Errorf("host %s: %w", socket, err)
-	}
-	return c, res, nil
-}
-
-// terminals lists the terminals of every live host (stale sockets of dead
-// hosts are removed).
-func terminals(ctx context.Context) ([]hostTerm, error) {
-	out, _, err := hostTerminals(ctx)
+// terminals lists the terminals of every live host of site s (stale
+// sockets of dead hosts are removed).
+func terminals(ctx context.Context, s *site) ([]hostTerm, error) {
+	out, _, err := hostTerminals(ctx, s)
 	return out, err
 }
 
 // hostTerminals is terminals, also returning the pids of the live hosts.
-func hostTerminals(ctx context.Context) ([]hostTerm, []int, error) {
-	hosts, err := rundir.Hosts()
+func hostTerminals(ctx context.Context, s *site) ([]hostTerm, []int, error) {
+	hosts, err := s.hosts(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []hostTerm
 	var live []int
 	for _, host := range hosts {
-		pid, s := host.PID, host.Socket
-		c, res, err := dial(ctx, s, ahp.RootURI)
+		c, res, err := s.dial(ctx, host, ahp.RootURI)
 		if err != nil {
 			var aerr *ahpclient.Error
 			if errors.As(err, &aerr) {
 				return nil, nil, err // a host that answers and refuses: say so
 			}
-			if pid > 0 && !processAlive(pid) {
-				_ = os.Remove(s) // its host died without cleaning up
-			}
+			s.gone(host)
 			continue
 		}
-		live = append(live, pid)
+		live = append(live, host.PID)
 		root, err := ahpclient.RootState(res.Snapshots[0])
 		c.Close()
 		if err != nil {
@@ -88,10 +71,13 @@ func hostTerminals(ctx context.Context) ([]hostTerm, []int, error) {
 			if err != nil {
 				continue
 			}
-			out = append(out, hostTerm{pid: pid, socket: s, info: ti, id: id})
+			out = append(out, hostTerm{site: s, host: host, info: ti, id: id})
 		}
 	}
 	if len(live) == 0 {
+		if s.remote() {
+			return nil, nil, fmt.Errorf("no agentrun host is running on %s: terminals are served by the backend of a Neovim that runs the plugin there (or one that left detached terminals)", s.where())
+		}
 		return nil, nil, errNoHost
 	}
 	return out, live, nil
@@ -106,21 +92,32 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// find returns the terminal named by arg ("PID:term-N" or "term-N").
-func find(ctx context.Context, arg string) (hostTerm, error) {
-	all, err := terminals(ctx)
+// find returns the terminal of site s named by arg ("PID:term-N" or
+// "term-N").
+func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
+	if s.remote() && arg == "" {
+		return hostTerm{}, fmt.Errorf("name a terminal after the host: %sPID:term-N (agentrun ls %s lists them)", s.prefix(), s.target)
+	}
+	all, err := terminals(ctx, s)
 	if err != nil {
 		return hostTerm{}, err
 	}
 	var matches []hostTerm
 	for _, h := range all {
-		if arg == h.name() || arg == h.id {
+		if arg == fmt.Sprintf("%d:%s", h.host.PID, h.id) || arg == h.id {
 			matches = append(matches, h)
 		}
 	}
+	ls := "agentrun ls"
+	if s.remote() {
+		ls += " " + s.target.String()
+	}
 	switch len(matches) {
 	case 0:
-		return hostTerm{}, fmt.Errorf("no terminal %q on any host (agentrun ls lists them)", arg)
+		if s.remote() {
+			return hostTerm{}, fmt.Errorf("no terminal %q on any host on %s (%s lists them)", arg, s.where(), ls)
+		}
+		return hostTerm{}, fmt.Errorf("no terminal %q on any host (%s lists them)", arg, ls)
 	case 1:
 		return matches[0], nil
 	}

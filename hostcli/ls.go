@@ -9,12 +9,25 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/sshlink"
 )
 
 // Ls prints every terminal of every host: id, title, state, holder, age
-// and its last line.
-func Ls(ctx context.Context, out io.Writer) error {
-	all, live, err := hostTerminals(ctx)
+// and its last line. where is "" (this machine) or a remote,
+// ssh://[user@]host[:port].
+func Ls(ctx context.Context, out io.Writer, where string) error {
+	if where != "" && !sshlink.IsURL(where) {
+		return fmt.Errorf("agentrun ls lists this machine's terminals, or a remote's: ssh://[user@]host[:port], not %q", where)
+	}
+	s, rest, err := openSite(ctx, where)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if rest != "" {
+		return fmt.Errorf("agentrun ls takes a machine, not a terminal: ls %s", s.target)
+	}
+	all, live, err := hostTerminals(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -34,7 +47,7 @@ func Ls(ctx context.Context, out io.Writer) error {
 	fmt.Fprintln(w, "ID\tTITLE\tSTATE\tHOLDER\tAGE\tLAST LINE")
 	for _, h := range all {
 		last := ""
-		if c, _, err := dial(ctx, h.socket); err == nil {
+		if c, _, err := s.dial(ctx, h.host); err == nil {
 			if snap, err := c.Subscribe(ctx, h.info.Resource); err == nil {
 				if st, err := ahpclient.TerminalState(snap); err == nil {
 					last = lastLine(st)
@@ -43,8 +56,10 @@ func Ls(ctx context.Context, out io.Writer) error {
 			c.Close()
 		}
 		// Narrow enough for a 120-column terminal: long titles and
-		// lines are cut (agentrun attach shows them whole).
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, 34), state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), cut(last, 28))
+		// lines are cut (agentrun attach shows them whole), more so
+		// when the ids name a remote (ssh://host/PID:term-N).
+		extra := len([]rune(s.prefix()))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, max(12, 34-(extra+1)/2)), state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), cut(last, max(10, 28-extra/2)))
 	}
 	return w.Flush()
 }

@@ -11,12 +11,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # run Neovim in it), patchelf (scripts/nvim-versions.sh), zsh (the shell
 # integration tests run bash and zsh), bubblewrap (terminal.sandbox and its
 # tests), a C compiler and utf8proc (the display filter's fuzzer builds
-# libvterm and Neovim 0.12's vterm into a harness).
+# libvterm and Neovim 0.12's vterm into a harness), OpenSSH's server and
+# client (the remote-over-SSH tests run a private sshd on 127.0.0.1).
 missing=""
 for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh bwrap:bubblewrap cc:gcc dpkg-source:dpkg-dev; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 [ -f /usr/include/utf8proc.h ] || missing="$missing libutf8proc-dev"
+command -v ssh-keygen >/dev/null 2>&1 || missing="$missing openssh-client"
+[ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
 if [ -n "$missing" ]; then
   echo "deps: installing with apt-get:$missing"
   sudo=""

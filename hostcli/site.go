@@ -1,0 +1,169 @@
+package hostcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/sshlink"
+	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+)
+
+// Version is this agentrun's version (main sets it): a remote's agentrun
+// must be the same.
+var Version = "dev"
+
+// site is where the hosts are: this machine (their sockets in the
+// user's socket directory), or a remote one reached over SSH (package
+// sshlink), whose terminals are named ssh://host/PID:term-N.
+type site struct {
+	target *sshlink.Target // nil: this machine
+
+	mu     sync.Mutex // attach reconnects on a goroutine of its own
+	link   *sshlink.Link
+	closed bool
+}
+
+// openSite returns the site arg names and the rest of arg: "ssh://host"
+// or "ssh://host/PID:term-N" is a remote (the link is started), anything
+// else this machine.
+func openSite(ctx context.Context, arg string) (*site, string, error) {
+	if !sshlink.IsURL(arg) {
+		return &site{}, arg, nil
+	}
+	t, rest, err := sshlink.Parse(arg)
+	if err != nil {
+		return nil, "", err
+	}
+	s := &site{target: &t}
+	if err := s.relink(ctx); err != nil {
+		return nil, "", err
+	}
+	return s, rest, nil
+}
+
+// relink starts the link to the remote again (after it dropped).
+func (s *site) relink(ctx context.Context) error {
+	if old := s.current(); old != nil {
+		old.Close()
+	}
+	l, err := sshlink.Dial(ctx, *s.target, Version)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed { // attach ended meanwhile
+		l.Close()
+		return context.Canceled
+	}
+	s.link = l
+	return nil
+}
+
+// current is the link (nil on this machine).
+func (s *site) current() *sshlink.Link {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.link
+}
+
+func (s *site) remote() bool { return s.target != nil }
+
+// close ends the link, if any.
+func (s *site) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.link != nil {
+		s.link.Close()
+	}
+}
+
+// prefix is put before a terminal's PID:term-N.
+func (s *site) prefix() string {
+	if s.target == nil {
+		return ""
+	}
+	return s.target.String() + "/"
+}
+
+// where names the site for a person.
+func (s *site) where() string {
+	if s.target == nil {
+		return "this machine"
+	}
+	return s.target.String()
+}
+
+// hosts lists the site's hosts.
+func (s *site) hosts(ctx context.Context) ([]rundir.Host, error) {
+	l := s.current()
+	if l == nil {
+		return rundir.Hosts()
+	}
+	pids, err := l.Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rundir.Host, len(pids))
+	for i, pid := range pids {
+		out[i] = rundir.Host{PID: pid}
+	}
+	return out, nil
+}
+
+// connect opens an AHP connection to host h (not initialized).
+func (s *site) connect(ctx context.Context, h rundir.Host) (*ahpclient.Client, error) {
+	l := s.current()
+	if l == nil {
+		return ahpclient.Dial(ctx, h.Socket, clientID())
+	}
+	nc, err := l.Open(h.PID)
+	if err != nil {
+		return nil, err
+	}
+	return ahpclient.New(nc, clientID()), nil
+}
+
+// dial connects to host h and initializes.
+func (s *site) dial(ctx context.Context, h rundir.Host, subs ...string) (*ahpclient.Client, ahp.InitializeResult, error) {
+	c, err := s.connect(ctx, h)
+	if err != nil {
+		return nil, ahp.InitializeResult{}, err
+	}
+	res, err := c.Initialize(ctx, subs...)
+	if err != nil {
+		c.Close()
+		var aerr *ahpclient.Error
+		if s.remote() && !errors.As(err, &aerr) {
+			// The host's end closed before it answered: gone meanwhile,
+			// or the link dropped.
+			return nil, res, fmt.Errorf("the host %d on %s did not answer: it ended, or the link dropped", h.PID, s.where())
+		}
+		return nil, res, fmt.Errorf("host %s: %w", hostName(h), err)
+	}
+	return c, res, nil
+}
+
+// gone reports whether a host that did not answer has ended (its stale
+// socket is removed then); remote hosts that do not answer are not
+// listed by serve-stdio in the first place.
+func (s *site) gone(h rundir.Host) bool {
+	if s.remote() || h.PID <= 0 || processAlive(h.PID) {
+		return false
+	}
+	_ = os.Remove(h.Socket)
+	return true
+}
+
+func hostName(h rundir.Host) string {
+	if h.Socket != "" {
+		return h.Socket
+	}
+	return fmt.Sprint(h.PID)
+}
