@@ -44,13 +44,15 @@ test-go:
 
 # test checks every platform builds and vets, runs every Go unit test,
 # then the headless Neovim integration tests and the display fuzzer's
-# bounded run on each Neovim version.
+# bounded run on each Neovim version (the tests that do not use the local
+# Neovim's version, over SSH, with the first only).
 test: cross deps build
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
-	@for v in $(NVIM_VERSIONS); do \
+	@once=; for v in $(NVIM_VERSIONS); do \
 	  bin=$$(bash scripts/nvim-versions.sh $$v) || exit 1; \
 	  echo "== integration tests on $$($$bin --version | head -n1) ($$bin)"; \
-	  AGENTRUN_NVIM=$$bin $(GO) test -race -count=1 -timeout 8m ./tests/ || exit 1; \
+	  AGENTRUN_NVIM=$$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$$once $(GO) test -race -count=1 -timeout 8m ./tests/ || exit 1; \
+	  once=1; \
 	done
 
 # demo opens Neovim with the plugin and the built-in demo agent.

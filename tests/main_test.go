@@ -63,3 +63,14 @@ func run(m *testing.M) int {
 	}
 	return m.Run()
 }
+
+// onceAcrossNeovims skips t in make test's runs on the second and later
+// Neovim versions (the Makefile sets AGENTRUN_ONCE_ACROSS_NEOVIMS for
+// them): t does not use the local Neovim's version (the remote tests' Neovim is
+// the remote user's), so one run says all. go test alone runs it.
+func onceAcrossNeovims(t *testing.T) {
+	t.Helper()
+	if os.Getenv("AGENTRUN_ONCE_ACROSS_NEOVIMS") != "" {
+		t.Skip("does not depend on the local Neovim's version: make test runs it with the first version only")
+	}
+}

@@ -90,6 +90,7 @@ func (c *remoteCLI) sshChild(t *testing.T) int {
 // remote pty (its echo comes back and the remote Neovim shows it too),
 // and `kill` ends it.
 func TestRemoteLsAttachTakeKill(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	term := e.startDevServer()
@@ -166,7 +167,8 @@ var sayLine = regexp.MustCompile(regexp.QuoteMeta(vtsafe.Reset) + `\r\n\[agentru
 // reconnects, starts ssh again and shows what it missed: every number
 // once, in order, to the end.
 func TestRemoteAttachResumesAfterTheLinkDrops(t *testing.T) {
-	const n = 1500
+	onceAcrossNeovims(t)
+	const n = 600
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	e.startSession()
@@ -236,6 +238,7 @@ func TestRemoteAttachResumesAfterTheLinkDrops(t *testing.T) {
 // another version of it, or with one too old to serve over SSH, is said
 // in a sentence with the fix; a remote with no host running says so.
 func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	version, _ := os.ReadFile(filepath.Join(root, "VERSION"))
 	v := strings.TrimSpace(string(version))
@@ -302,6 +305,7 @@ func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
 // columns and 33 rows makes the remote pty that size, and follows when
 // the local terminal is resized.
 func TestRemoteTakeoverTakesOurSize(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	e.startSession()
@@ -342,6 +346,7 @@ func TestRemoteTakeoverTakesOurSize(t *testing.T) {
 // ls and by the host's peer-uid check when it dials the socket itself,
 // and its own serve-stdio lists only its own hosts.
 func TestRemoteServesOnlyItsUsersTerminals(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	e.startDevServer()
@@ -406,7 +411,8 @@ func numbers(t *testing.T, out string) []int {
 // nothing lost or doubled. Another attach, told Ctrl-] while it
 // reconnects, detaches at once.
 func TestRemoteAttachWaitsForTheRemoteToComeBack(t *testing.T) {
-	const n = 1500
+	onceAcrossNeovims(t)
+	const n = 600
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	e.startSession()
@@ -453,6 +459,7 @@ func TestRemoteAttachWaitsForTheRemoteToComeBack(t *testing.T) {
 // TestRemoteBadArguments: a remote named wrong is said in a sentence,
 // before any ssh runs.
 func TestRemoteBadArguments(t *testing.T) {
+	onceAcrossNeovims(t)
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -477,6 +484,7 @@ func TestRemoteBadArguments(t *testing.T) {
 // TestRemoteFloodArrivesWhole: a command that prints 100000 lines at
 // once on the remote reaches an attach over SSH whole and in order.
 func TestRemoteFloodArrivesWhole(t *testing.T) {
+	onceAcrossNeovims(t)
 	const n = 100000
 	r := startSSHRemote(t)
 	e := r.StartEditor()
@@ -505,6 +513,7 @@ func TestRemoteFloodArrivesWhole(t *testing.T) {
 // follows one of its terminals over a good link: attach says the host
 // went away and ends, without trying again.
 func TestRemoteHostGoesAway(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	term := e.startDevServer()
@@ -533,6 +542,7 @@ func TestRemoteHostGoesAway(t *testing.T) {
 // typed once it is ours); its ssh is killed; after the reconnect it still holds
 // it and what is typed reaches the remote pty.
 func TestRemoteTakeoverSurvivesTheLinkDropping(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	term := e.startDevServer()
@@ -568,6 +578,7 @@ func TestRemoteTakeoverSurvivesTheLinkDropping(t *testing.T) {
 // logged in with the same key, lists no host and reaches none of the
 // first user's terminals: serve-stdio serves the user it runs as.
 func TestRemoteOtherUserSeesNoneOfThem(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	term := e.startDevServer()
@@ -595,6 +606,7 @@ func TestRemoteOtherUserSeesNoneOfThem(t *testing.T) {
 // the command's last lines; when the command ends and its terminal is
 // released while the link is down again, attach says it is gone.
 func TestRemoteAttachAfterMoreThanTheHostReplays(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	e.startSession()

@@ -408,6 +408,7 @@ func chownTree(t *testing.T, dir string, uid, gid int) {
 // agentrun on its PATH after ~/.local/bin is added) and listens on
 // 127.0.0.1 only.
 func TestSSHFixture(t *testing.T) {
+	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	out, err := r.SSH(`id -un; echo "$HOME"; echo "$XDG_RUNTIME_DIR"; stat -c %a "$XDG_RUNTIME_DIR"; "$HOME/.local/bin/agentrun" version`).CombinedOutput()
 	if err != nil {
