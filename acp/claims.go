@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 

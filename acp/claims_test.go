@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The claim follows the tool call that embeds the terminal: the session's

@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 

@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
-	"github.com/agentrun/agentrun.nvim/ahpserver"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
+	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // runHost measures what serving a terminal to socket clients costs: the
@@ -41,13 +41,13 @@ func runHost(lines int) error {
 	h := termhost.NewHost(termhost.Options{})
 	defer h.Close()
 	socket := filepath.Join(dir, "h.sock")
-	ln, err := ahpserver.Listen(socket)
+	ln, err := server.Listen(socket)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := ahpserver.New(h, ahpserver.Options{})
+	srv := server.New(h, server.Options{})
 	go srv.Serve(ctx, ln)
 
 	fmt.Printf("\nhost: %d lines (%s) to socket subscribers; drain = input that starts `cat` to the exit, output read to the end\n", lines, sizeOf(file))
@@ -205,7 +205,7 @@ func runSubscriber(args []string) error {
 	}
 	want := bytes.ReplaceAll(raw, []byte("\n"), []byte("\r\n"))
 	ctx := context.Background()
-	c, err := ahpclient.Dial(ctx, socket, "bench-"+name)
+	c, err := client.Dial(ctx, socket, "bench-"+name)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func runSubscriber(args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := ahpclient.TerminalState(snap)
+	st, err := client.TerminalState(snap)
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func attachLatency(ctx context.Context, h *termhost.Host, socket string) ([]time
 	var out []time.Duration
 	for i := 0; i < 20; i++ {
 		start := time.Now()
-		c, err := ahpclient.Dial(ctx, socket, "attach-"+strconv.Itoa(i))
+		c, err := client.Dial(ctx, socket, "attach-"+strconv.Itoa(i))
 		if err != nil {
 			return nil, err
 		}

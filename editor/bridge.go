@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/guard"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
 )

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // TestByteLimitHasOneRoute: terminal.byte_limit comes in once, with setup,

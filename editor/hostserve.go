@@ -9,15 +9,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpserver"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The backend serves its terminals to other clients (a second Neovim,
 // the agentrun CLI) on a socket of its own in the user's socket directory
-// (package ahpserver, internal/rundir). Every backend is the host of the
+// (package ahp/server, internal/rundir). Every backend is the host of the
 // terminals it started: the pty stays with the process that reads it, so
 // an agent's terminal/output and the display never cross a socket, and
 // clients see all hosts by listing the directory.
@@ -39,7 +39,7 @@ type socketHost struct {
 	socketPath func() (string, error)
 
 	mu       sync.Mutex
-	server   *ahpserver.Server
+	server   *server.Server
 	path     string
 	stop     context.CancelFunc
 	served   chan struct{}
@@ -70,12 +70,12 @@ func (sh *socketHost) serve(h *termhost.Host, extensions map[string]func(context
 		sh.log.Warn("not serving terminals to other clients", "err", err)
 		return
 	}
-	ln, err := ahpserver.Listen(path)
+	ln, err := server.Listen(path)
 	if err != nil {
 		sh.log.Warn("not serving terminals to other clients", "err", err)
 		return
 	}
-	srv := ahpserver.New(h, ahpserver.Options{
+	srv := server.New(h, server.Options{
 		Local:      sh.user.ClientID,
 		Extensions: extensions,
 		Logf: func(format string, args ...any) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // newTestSocketHost returns a socketHost whose socket is in a directory
@@ -93,7 +93,7 @@ func TestSocketHostDetachAndLinger(t *testing.T) {
 	// A client on the socket sees it, and calls our extensions.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := ahpclient.Dial(ctx, path, "cli")
+	c, err := client.Dial(ctx, path, "cli")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestSocketHostDetachAndLinger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := ahpclient.RootState(res.Snapshots[0])
+	root, err := client.RootState(res.Snapshots[0])
 	if err != nil || len(root.Terminals) != 2 {
 		t.Fatalf("root = %+v, %v; want both terminals", root, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"os"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/mcptool"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // Terminals of other hosts (another Neovim's backend, or one that stayed
@@ -227,7 +227,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", name, err)
 	}
-	st, err := ahpclient.TerminalState(snap)
+	st, err := client.TerminalState(snap)
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpserver"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 func TestRemoteName(t *testing.T) {
@@ -95,7 +95,7 @@ func TestRemotesJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := ahpserver.Listen(socket)
+	ln, err := server.Listen(socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestRemotesJourney(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = ahpserver.New(h, ahpserver.Options{Local: "other"}).Serve(ctx, ln)
+		_ = server.New(h, server.Options{Local: "other"}).Serve(ctx, ln)
 	}()
 	t.Cleanup(func() { cancel(); <-served })
 

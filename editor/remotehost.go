@@ -6,9 +6,9 @@ import (
 	"os"
 	"sync"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The connections to other hosts that remote.go shows terminals of: one
@@ -18,7 +18,7 @@ import (
 type remoteHost struct {
 	pid    int
 	socket string
-	c      *ahpclient.Client
+	c      *client.Client
 
 	mu      sync.Mutex
 	root    []ahp.TerminalInfo
@@ -47,7 +47,7 @@ func (rs *remotes) hostOf(ctx context.Context, pid int) (*remoteHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ahpclient.Dial(ctx, socket, rs.user.ClientID)
+	c, err := client.Dial(ctx, socket, rs.user.ClientID)
 	if err != nil {
 		rs.log.Debug("dialing a host", "pid", pid, "err", err)
 		return nil, fmt.Errorf("no agentrun host %d is running (its Neovim quit, and with it what it had not detached); :AgentTerminals lists the terminals you can reach", pid)
@@ -57,7 +57,7 @@ func (rs *remotes) hostOf(ctx context.Context, pid int) (*remoteHost, error) {
 		c.Close()
 		return nil, fmt.Errorf("host %d: %w", pid, err)
 	}
-	root, err := ahpclient.RootState(res.Snapshots[0])
+	root, err := client.RootState(res.Snapshots[0])
 	if err != nil {
 		c.Close()
 		return nil, err

@@ -6,10 +6,10 @@ import (
 	"sync"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/guard"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // sessions are the ACP sessions of this editor, each with its own agent

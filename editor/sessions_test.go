@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/demoagent"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 

@@ -1,6 +1,6 @@
 package editor
 
-import "github.com/agentrun/agentrun.nvim/termhost/ahp"
+import "github.com/agentrun/agentrun.nvim/ahp"
 
 // handleStatus describes sessions and terminals for require("agentrun").status().
 func (b *Bridge) handleStatus() (map[string]any, error) {

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // keepReleased is how many released terminals that no buffer ever showed

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // newTestTerminals returns a terminals part on a host of its own, as the

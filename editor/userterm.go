@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // The user's side of the AHP terminal model: shells the user starts

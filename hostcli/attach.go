@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/sshlink"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"golang.org/x/term"
 )
 
@@ -51,7 +51,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 	if err != nil {
 		return fmt.Errorf("attach %s: %w", h.name(), err)
 	}
-	st, err := ahpclient.TerminalState(snap)
+	st, err := client.TerminalState(snap)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 					if sn.Resource != uri {
 						continue
 					}
-					st, err := ahpclient.TerminalState(sn)
+					st, err := client.TerminalState(sn)
 					if err != nil {
 						return err
 					}
@@ -272,7 +272,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 
 // relinkResult is a reconnect's outcome.
 type relinkResult struct {
-	c   *ahpclient.Client
+	c   *client.Client
 	res ahp.ReconnectResult
 	err error
 }
@@ -301,13 +301,13 @@ func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs [
 		if err == nil {
 			var nc net.Conn
 			if nc, err = s.current().Open(h.host.PID); err == nil {
-				c := ahpclient.New(nc, clientID())
+				c := client.New(nc, clientID())
 				res, rerr := c.Reconnect(ctx, lastSeen, subs)
 				if rerr == nil {
 					return relinkResult{c: c, res: res}
 				}
 				c.Close()
-				var aerr *ahpclient.Error
+				var aerr *client.Error
 				if errors.As(rerr, &aerr) {
 					return relinkResult{err: fmt.Errorf("the host of %s refused to resume: %w", h.name(), rerr)}
 				}

@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // hostTerm is one terminal of one host.
@@ -53,7 +53,7 @@ func hostTerminals(ctx context.Context, s *site) ([]hostTerm, []int, error) {
 	for _, host := range hosts {
 		c, res, err := s.dial(ctx, host, ahp.RootURI)
 		if err != nil {
-			var aerr *ahpclient.Error
+			var aerr *client.Error
 			if errors.As(err, &aerr) {
 				return nil, nil, err // a host that answers and refuses: say so
 			}
@@ -61,7 +61,7 @@ func hostTerminals(ctx context.Context, s *site) ([]hostTerm, []int, error) {
 			continue
 		}
 		live = append(live, host.PID)
-		root, err := ahpclient.RootState(res.Snapshots[0])
+		root, err := client.RootState(res.Snapshots[0])
 		c.Close()
 		if err != nil {
 			return nil, nil, err

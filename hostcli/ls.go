@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/sshlink"
 )
 
@@ -49,7 +49,7 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 		last := ""
 		if c, _, err := s.dial(ctx, h.host); err == nil {
 			if snap, err := c.Subscribe(ctx, h.info.Resource); err == nil {
-				if st, err := ahpclient.TerminalState(snap); err == nil {
+				if st, err := client.TerminalState(snap); err == nil {
 					last = lastLine(st)
 				}
 			}

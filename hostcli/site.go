@@ -7,10 +7,10 @@ import (
 	"os"
 	"sync"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/sshlink"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // Version is this agentrun's version (main sets it): a remote's agentrun
@@ -118,20 +118,20 @@ func (s *site) hosts(ctx context.Context) ([]rundir.Host, error) {
 }
 
 // connect opens an AHP connection to host h (not initialized).
-func (s *site) connect(ctx context.Context, h rundir.Host) (*ahpclient.Client, error) {
+func (s *site) connect(ctx context.Context, h rundir.Host) (*client.Client, error) {
 	l := s.current()
 	if l == nil {
-		return ahpclient.Dial(ctx, h.Socket, clientID())
+		return client.Dial(ctx, h.Socket, clientID())
 	}
 	nc, err := l.Open(h.PID)
 	if err != nil {
 		return nil, err
 	}
-	return ahpclient.New(nc, clientID()), nil
+	return client.New(nc, clientID()), nil
 }
 
 // dial connects to host h and initializes.
-func (s *site) dial(ctx context.Context, h rundir.Host, subs ...string) (*ahpclient.Client, ahp.InitializeResult, error) {
+func (s *site) dial(ctx context.Context, h rundir.Host, subs ...string) (*client.Client, ahp.InitializeResult, error) {
 	c, err := s.connect(ctx, h)
 	if err != nil {
 		return nil, ahp.InitializeResult{}, err
@@ -139,7 +139,7 @@ func (s *site) dial(ctx context.Context, h rundir.Host, subs ...string) (*ahpcli
 	res, err := c.Initialize(ctx, subs...)
 	if err != nil {
 		c.Close()
-		var aerr *ahpclient.Error
+		var aerr *client.Error
 		if s.remote() && !errors.As(err, &aerr) {
 			// The host's end closed before it answered: gone meanwhile,
 			// or the link dropped.

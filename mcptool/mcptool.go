@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,7 +24,7 @@ const ToolUseMetaKey = "claudecode/toolUseId"
 
 // backend makes terminal requests for the session.
 type backend struct {
-	c     *ahpclient.Client
+	c     *client.Client
 	token string
 }
 
@@ -42,7 +42,7 @@ func Run(ctx context.Context, version string) error {
 	if socket == "" || token == "" {
 		return errors.New("agentrun mcp is started by an agent from the mcpServers entry agentrun gives it ($AGENTRUN_MCP_SOCKET and $AGENTRUN_MCP_TOKEN are not set)")
 	}
-	c, err := ahpclient.Dial(ctx, socket, fmt.Sprintf("mcp-%d", os.Getpid()))
+	c, err := client.Dial(ctx, socket, fmt.Sprintf("mcp-%d", os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("the editor that started this session is gone: %w", err)
 	}

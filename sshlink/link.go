@@ -445,7 +445,7 @@ func (l *Link) dropped() error {
 }
 
 // Open connects to the remote host with process id pid: the returned
-// connection carries one AHP connection (give it to ahpclient.New). It
+// connection carries one AHP connection (give it to client.New). It
 // ends when the host's ends, the link drops, or it is closed.
 func (l *Link) Open(pid int) (net.Conn, error) {
 	ours, theirs := net.Pipe()

@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // collect reads sub until the state it follows records the exit, and

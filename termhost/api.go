@@ -3,7 +3,7 @@ package termhost
 import (
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 )
 
 // ExitStatus is how a terminal's process ended. Exactly one of Code and

@@ -3,7 +3,7 @@ package termhost
 import (
 	"unicode/utf8"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 )
 
 // Why this file exists: a live terminal's content parts keep their text

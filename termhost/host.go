@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"github.com/agentrun/agentrun.nvim/internal/shquote"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // Option defaults.

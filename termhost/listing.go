@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 )
 
 // rootListing is the Host's AHP root terminal listing. It is rebuilt whole

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 )
 
 // readBufSize is the read loop's buffer; a pty hands out at most a few

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/render"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 )
 
 // Action log bounds: a subscriber further behind than this gets a fresh

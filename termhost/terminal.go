@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/render"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // writeTimeout bounds a Write to a pty whose program does not read its

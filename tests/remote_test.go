@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/syncbuf"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/creack/pty"
@@ -370,7 +370,7 @@ func TestRemoteServesOnlyItsUsersTerminals(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := ahpclient.Dial(ctx, sock, "intruder")
+	c, err := client.Dial(ctx, sock, "intruder")
 	if err != nil {
 		t.Fatal(err)
 	}

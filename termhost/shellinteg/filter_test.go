@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/jsontest"
 	"github.com/agentrun/agentrun.nvim/internal/render"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // filterRun is what an Filter made of a stream: the bytes passed on,

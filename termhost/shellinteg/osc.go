@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 )
 
 // Shell integration (OSC sequences → AHP actions).

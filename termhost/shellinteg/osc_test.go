@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/jsontest"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 const testNonce = "5f0c2d9e"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
 	"github.com/creack/pty"
 )

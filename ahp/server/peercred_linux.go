@@ -1,4 +1,4 @@
-package ahpserver
+package server
 
 import "syscall"
 

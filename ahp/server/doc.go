@@ -1,4 +1,4 @@
-// Package ahpserver serves a termhost.Host to other programs over a Unix
+// Package server serves a termhost.Host to other programs over a Unix
 // socket as the Agent Host Protocol's terminal part (JSON-RPC 2.0, one
 // JSON object per line): a second editor, the `agentrun` CLI or anything
 // that speaks AHP can list the terminals, watch one live, type into one it
@@ -43,4 +43,4 @@
 // client holds. The check and the change are one step (termhost's
 // Dispatch), so when two clients claim at once exactly one wins; the other
 // gets its action back with a rejectionReason.
-package ahpserver
+package server

@@ -1,12 +1,12 @@
-package ahpserver
+package server
 
 import (
 	"context"
 	"os"
 	"path/filepath"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
 	"github.com/sourcegraph/jsonrpc2"
 )

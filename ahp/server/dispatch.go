@@ -1,10 +1,10 @@
-package ahpserver
+package server
 
 import (
 	"fmt"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
 

@@ -1,11 +1,11 @@
-package ahpserver
+package server
 
 import (
 	"encoding/json"
 	"os"
 	"slices"
 
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
@@ -25,7 +25,7 @@ func (c *conn) initialize(req *jsonrpc2.Request, p ahp.InitializeParams) (any, e
 	if home, err := os.UserHomeDir(); err == nil {
 		res.DefaultDirectory = ahp.FileURI(home)
 	}
-	s.opts.Logf("ahpserver: client %q connected", c.clientID)
+	s.opts.Logf("ahp server: client %q connected", c.clientID)
 	c.answer(req, res, nil)
 	return queued, nil
 }
@@ -49,7 +49,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request, p ahp.ReconnectParams) (any, err
 	}
 	if p.LastSeenServerSeq <= s.seq {
 		if envs, ok := s.log.since(p.LastSeenServerSeq, c.subs); ok {
-			s.opts.Logf("ahpserver: client %q reconnected: %d actions replayed", c.clientID, len(envs))
+			s.opts.Logf("ahp server: client %q reconnected: %d actions replayed", c.clientID, len(envs))
 			c.answer(req, ahp.ReconnectResult{Type: ahp.ReconnectReplay, Actions: envs, Missing: missing}, nil)
 			return queued, nil
 		}
@@ -57,7 +57,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request, p ahp.ReconnectParams) (any, err
 	// Too far behind (or another server's seq): fresh snapshots.
 	c.subs = make(map[string]bool)
 	res := ahp.ReconnectResult{Type: ahp.ReconnectSnapshot, Snapshots: c.subscribeAllLocked(p.Subscriptions)}
-	s.opts.Logf("ahpserver: client %q reconnected with snapshots", c.clientID)
+	s.opts.Logf("ahp server: client %q reconnected with snapshots", c.clientID)
 	c.answer(req, res, nil)
 	return queued, nil
 }

@@ -1,4 +1,4 @@
-package ahpserver
+package server
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/ahpclient"
+	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 const timeout = 15 * time.Second
@@ -56,11 +56,11 @@ func serve(t *testing.T, opts Options) *fixture {
 }
 
 // client dials and initializes as id.
-func (f *fixture) client(id string, subs ...string) (*ahpclient.Client, ahp.InitializeResult) {
+func (f *fixture) client(id string, subs ...string) (*client.Client, ahp.InitializeResult) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c, err := ahpclient.Dial(ctx, f.path, id)
+	c, err := client.Dial(ctx, f.path, id)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ type follower struct {
 	done  chan struct{}  // closed once the connection's envelopes ended
 }
 
-func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
+func follow(t *testing.T, c *client.Client, uri string) *follower {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -98,7 +98,7 @@ func follow(t *testing.T, c *ahpclient.Client, uri string) *follower {
 	if err != nil {
 		t.Fatalf("subscribe %s: %v", uri, err)
 	}
-	st, err := ahpclient.TerminalState(snap)
+	st, err := client.TerminalState(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestClaimRace(t *testing.T) {
 		b, _ := f.client("b")
 		fa, fb := follow(t, a, term.URI()), follow(t, b, term.URI())
 		var wg sync.WaitGroup
-		for _, c := range []*ahpclient.Client{a, b} {
+		for _, c := range []*client.Client{a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -276,7 +276,7 @@ func TestReconnectReplaysExactlyWhatWasMissed(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c2, err := ahpclient.Dial(ctx, f.path, "c")
+	c2, err := client.Dial(ctx, f.path, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	f := serve(t, Options{UID: os.Getuid() + 4242})
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c, err := ahpclient.Dial(ctx, f.path, "intruder")
+	c, err := client.Dial(ctx, f.path, "intruder")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestOpeningTwiceOrWithoutID(t *testing.T) {
 		{"reconnect after initialize", "a", ahp.MethodInitialize, ahp.MethodReconnect, `reconnect: this connection is already initialized (as "a")`},
 		{"initialize after reconnect", "a", ahp.MethodReconnect, ahp.MethodInitialize, `initialize: this connection is already initialized (as "a")`},
 	}
-	open := func(ctx context.Context, c *ahpclient.Client, method, id string) error {
+	open := func(ctx context.Context, c *client.Client, method, id string) error {
 		if method == ahp.MethodReconnect {
 			var res ahp.ReconnectResult
 			return c.Call(ctx, method, ahp.ReconnectParams{ClientID: id}, &res)
@@ -453,7 +453,7 @@ func TestOpeningTwiceOrWithoutID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			c, err := ahpclient.Dial(ctx, f.path, tc.id)
+			c, err := client.Dial(ctx, f.path, tc.id)
 			if err != nil {
 				t.Fatal(err)
 			}

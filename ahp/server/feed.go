@@ -1,4 +1,4 @@
-package ahpserver
+package server
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // feed follows one terminal for every client: it reads the terminal's
@@ -62,7 +62,7 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *termhost.Subscriptio
 			delete(s.feeds, f.uri)
 			s.mu.Unlock()
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-				s.opts.Logf("ahpserver: following %s: %v", f.uri, err)
+				s.opts.Logf("ahp server: following %s: %v", f.uri, err)
 			}
 			return
 		}
@@ -78,7 +78,7 @@ func (s *Server) runFeed(ctx context.Context, f *feed, sub *termhost.Subscriptio
 					go c.rpc.Close()
 				}
 			}
-			s.opts.Logf("ahpserver: %s: fell behind the terminal; its subscribers reconnect for a snapshot", f.uri)
+			s.opts.Logf("ahp server: %s: fell behind the terminal; its subscribers reconnect for a snapshot", f.uri)
 		}
 		for _, sa := range coalesce(acts) {
 			f.state.Apply(sa.Action)
@@ -143,7 +143,7 @@ func (s *Server) publishLocked(resource string, act ahp.Action, origin *ahp.Orig
 		if line == nil {
 			var err error
 			if line, err = notificationLine(env); err != nil {
-				s.opts.Logf("ahpserver: encoding %s: %v", act.ActionType(), err)
+				s.opts.Logf("ahp server: encoding %s: %v", act.ActionType(), err)
 				return
 			}
 		}

@@ -1,4 +1,4 @@
-package ahpserver
+package server
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -154,7 +154,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
 			}
 			if err := s.checkPeer(nc); err != nil {
-				s.opts.Logf("ahpserver: refused a connection: %v", err)
+				s.opts.Logf("ahp server: refused a connection: %v", err)
 				go refuse(nc, err)
 				continue
 			}

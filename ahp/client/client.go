@@ -1,8 +1,8 @@
-// Package ahpclient connects to an agentrun host (package ahpserver) over
+// Package client connects to an agentrun host (package ahp/server) over
 // its Unix socket and speaks AHP's terminal part: initialize, subscribe,
 // dispatch actions, create and dispose of terminals. Actions arrive in
 // order on Envelopes; the client keeps nothing else.
-package ahpclient
+package client
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
 	"github.com/agentrun/agentrun.nvim/internal/rpcline"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
@@ -122,7 +122,7 @@ func (c *Client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 
 // fastAction takes the host's terminal/data notifications off the line
 // before jsonrpc2 sees them (they are almost all of a flood): the host
-// writes them in one fixed layout (package ahpserver), parsed
+// writes them in one fixed layout (package ahp/server), parsed
 // here in one pass. Anything else takes the general way.
 func (c *Client) fastAction(line []byte) bool {
 	rest, ok := bytes.CutPrefix(line, []byte(ahp.ActionLinePrefix+ahp.DataLinePrefix))

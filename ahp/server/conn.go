@@ -1,4 +1,4 @@
-package ahpserver
+package server
 
 import (
 	"bufio"
@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/rpcline"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
@@ -65,7 +65,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	c.qmu.Lock()
 	c.closed = true
 	c.qmu.Unlock()
-	s.opts.Logf("ahpserver: client %q disconnected", id)
+	s.opts.Logf("ahp server: client %q disconnected", id)
 	s.changed()
 }
 
@@ -87,7 +87,7 @@ func (c *conn) push(m outgoing) {
 		c.closed = true
 		c.queue = nil
 		c.qmu.Unlock()
-		c.s.opts.Logf("ahpserver: client %q fell %d MiB behind; disconnecting it (it may reconnect)", c.clientID, MaxQueueBytes>>20)
+		c.s.opts.Logf("ahp server: client %q fell %d MiB behind; disconnecting it (it may reconnect)", c.clientID, MaxQueueBytes>>20)
 		go c.rpc.Close()
 		return
 	}
@@ -137,7 +137,7 @@ func (c *conn) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 	res, err := c.call(ctx, req)
 	if req.Notif {
 		if err != nil {
-			c.s.opts.Logf("ahpserver: notification %s from %q: %v", req.Method, c.clientID, err)
+			c.s.opts.Logf("ahp server: notification %s from %q: %v", req.Method, c.clientID, err)
 		}
 		return
 	}

@@ -1,11 +1,11 @@
-package ahpserver
+package server
 
 import (
 	"fmt"
 	"testing"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/agentrun/agentrun.nvim/termhost/ahp"
 )
 
 // TestCoalesce: runs of data join into one action (the last one's seq);
