@@ -189,16 +189,24 @@ func (s *Server) watchRoot(ctx context.Context) {
 	for {
 		list, changed := s.host.WatchListing()
 		s.mu.Lock()
-		if !sameListing(s.root.Terminals, list) {
-			s.root.Terminals = list
-			s.publishLocked(ahp.RootURI, ahp.RootTerminalsChangedAction{Terminals: list}, nil)
-		}
+		s.rootIsLocked(list)
 		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
 		}
+	}
+}
+
+// rootIsLocked makes the root listing list, publishing the change (s.mu
+// held). watchRoot calls it when the host's listing changed, and a
+// snapshot of the root first, so a client that connects just after a
+// terminal was created sees it (the watcher may not have run yet).
+func (s *Server) rootIsLocked(list []ahp.TerminalInfo) {
+	if !sameListing(s.root.Terminals, list) {
+		s.root.Terminals = list
+		s.publishLocked(ahp.RootURI, ahp.RootTerminalsChangedAction{Terminals: list}, nil)
 	}
 }
 

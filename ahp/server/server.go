@@ -227,5 +227,6 @@ func Listen(path string) (net.Listener, error) {
 func (s *Server) listing() []ahp.TerminalInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rootIsLocked(s.host.Listing())
 	return append([]ahp.TerminalInfo(nil), s.root.Terminals...)
 }

@@ -106,6 +106,7 @@ func (c *conn) subscribeLocked(uri string) (ahp.Snapshot, bool) {
 	s := c.s
 	var state any
 	if uri == ahp.RootURI {
+		s.rootIsLocked(s.host.Listing())
 		state = s.root
 	} else {
 		f := s.feedLocked(uri)
