@@ -22,7 +22,7 @@ build:
 # The Neovim versions the integration tests run against; make test
 # NVIM_VERSIONS=0.12 runs one. 0.7 is the system's (Debian 12's 0.7.2),
 # the others come from scripts/nvim-versions.sh.
-NVIM_VERSIONS ?= 0.7 0.10 0.12
+NVIM_VERSIONS ?= 0.12 0.10 0.7
 
 # cross builds and vets the code for every platform of PLATFORMS, so a
 # call that exists on one platform only cannot land (a few seconds once
@@ -44,8 +44,9 @@ test-go:
 
 # test checks every platform builds and vets, runs every Go unit test,
 # then the headless Neovim integration tests and the display fuzzer's
-# bounded run on each Neovim version (the tests that do not use the local
-# Neovim's version, over SSH, with the first only).
+# bounded run on each Neovim version, newest first (the tests whose
+# subject does not change with the local Neovim — over SSH, the real agent
+# packages — with the first only: tests/main_test.go onceAcrossNeovims).
 test: cross deps build
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
 	@once=; for v in $(NVIM_VERSIONS); do \

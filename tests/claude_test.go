@@ -17,6 +17,7 @@ import (
 // reads its output. Then the session, stopped, is listed and loaded again
 // with its conversation.
 func TestRealClaudeCodeRunsInOurTerminal(t *testing.T) {
+	onceAcrossNeovims(t)
 	for _, pkg := range claudePackages {
 		t.Run(pkg.version, func(t *testing.T) { testRealClaudeRuns(t, pkg) })
 	}
@@ -81,6 +82,7 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 // it; picked with :AgentLogin, Claude Code's own login and onboarding
 // runs in one of our terminals, for the user to go through.
 func TestRealClaudeCodeLoginRunsInOurTerminal(t *testing.T) {
+	onceAcrossNeovims(t)
 	pkg := claudePackages[0]
 	fake := startFakeAnthropic(t, "true")
 	e, backend := realClaude(t, fake, pkg)
@@ -193,6 +195,7 @@ func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, 
 // 0.101 also cancels its MCP tool call, 0.23 sends nothing for it), the
 // turn ends cancelled, and nothing of the command is left running.
 func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
+	onceAcrossNeovims(t)
 	for _, pkg := range claudePackages {
 		t.Run(pkg.version, func(t *testing.T) {
 			line := "echo started; sleep 30; echo never"
@@ -238,6 +241,7 @@ func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
 // cancelled while it runs, the split reads [cancelled] and not the text
 // Claude Code sends the model about it.
 func TestRealClaudeCodeOwnBash(t *testing.T) {
+	onceAcrossNeovims(t)
 	pkg := claudePackages[1]
 	cases := []struct {
 		name, line string

@@ -107,6 +107,7 @@ enabled = false
 // command itself; its terminal is shown live in a display-only split, with
 // its exit, and the model reads the output.
 func TestRealCodexShowsItsCommand(t *testing.T) {
+	onceAcrossNeovims(t)
 	line := `for i in 1 2 3 4 5; do echo "codex tick $i"; sleep 0.4; done`
 	fake := startFakeOpenAI(t, line)
 	e, backend := realCodex(t, fake, "")
@@ -133,6 +134,7 @@ func TestRealCodexShowsItsCommand(t *testing.T) {
 // running, then its output and real exit), never a cancel marker beside
 // them.
 func TestRealCodexCancelledCommandGoesOn(t *testing.T) {
+	onceAcrossNeovims(t)
 	line := `sleep 1; echo started; sleep 3; echo finished`
 	fake := startFakeOpenAI(t, line)
 	e, backend := realCodex(t, fake, "")
@@ -172,6 +174,7 @@ func TestRealCodexCancelledCommandGoesOn(t *testing.T) {
 // as our terminals are: an allowed command runs without a question, a
 // denied one does not run.
 func TestRealCodexAsksUnderOurRules(t *testing.T) {
+	onceAcrossNeovims(t)
 	cases := []struct {
 		name, rules, want string
 		ran               bool

@@ -66,8 +66,12 @@ func run(m *testing.M) int {
 
 // onceAcrossNeovims skips t in make test's runs on the second and later
 // Neovim versions (the Makefile sets AGENTRUN_ONCE_ACROSS_NEOVIMS for
-// them): t does not use the local Neovim's version (the remote tests' Neovim is
-// the remote user's), so one run says all. go test alone runs it.
+// them; the first is the newest): what t checks does not change with the
+// local Neovim. The tests over SSH (their Neovim is the remote user's) and
+// the real agent packages' (what those agents send and do; the plugin's
+// handling of the same updates runs on every version with the TypeScript
+// SDK test agents) use it, to keep make test within its time. go test
+// alone runs them.
 func onceAcrossNeovims(t *testing.T) {
 	t.Helper()
 	if os.Getenv("AGENTRUN_ONCE_ACROSS_NEOVIMS") != "" {
