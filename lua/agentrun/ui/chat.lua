@@ -117,13 +117,17 @@ end
 -- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
   local cfg = config.get().chat
+  local window = require("agentrun.ui.window")
   local pw = windows_of(self.prompt_buf)[1]
-  if pw then
+  local tw = windows_of(self.buf)[1]
+  if pw and tw then
     api.nvim_set_current_win(pw)
     vim.cmd("startinsert!")
     return
   end
-  local tw = windows_of(self.buf)[1]
+  -- A prompt without its chat (:only in the prompt) closes once the chat
+  -- is open again, which gets a prompt under it.
+  local lone_prompt = pw
   if not tw then
     -- Another session's chat shown in this tab (one that ended, or
     -- another agent's) gives its windows to this one, layout and all.
@@ -147,20 +151,24 @@ function Chat:open()
     tw = api.nvim_get_current_win()
     if cfg.position == "right" or cfg.position == "left" then
       -- never more than half the screen: the user's code stays visible
-      api.nvim_win_set_width(tw, math.min(cfg.size, math.max(30, math.floor(vim.o.columns / 2))))
+      api.nvim_win_set_width(tw, window.chat_width())
       vim.wo[tw].winfixwidth = true
+      window.bottom_splits_full_width()
     elseif cfg.position == "below" then
       api.nvim_win_set_height(tw, math.min(cfg.size, vim.o.lines - 6))
     end
     set_win_opts(tw)
     api.nvim_win_set_var(tw, "agentrun_chat_window", true)
   end
+  if lone_prompt and api.nvim_win_is_valid(lone_prompt) then
+    api.nvim_win_close(lone_prompt, true)
+  end
   api.nvim_set_current_win(tw)
   vim.cmd("belowright sbuffer " .. self.prompt_buf)
   pw = api.nvim_get_current_win()
   api.nvim_win_set_var(pw, "agentrun_prompt_window", 3) -- its height (ui/window.lua keeps it)
   api.nvim_win_set_height(pw, 3)
-  require("agentrun.ui.window").watch()
+  window.watch()
   vim.wo[pw].winfixheight = true
   set_win_opts(pw)
   self:render_header()
