@@ -9,6 +9,10 @@ local state = require("agentrun.state")
 
 local M = {}
 
+-- on_layout holds functions called when windows changed size (the chat
+-- fills it: its notes follow its width).
+M.on_layout = {}
+
 -- window_size returns the text area of win: columns, rows.
 function M.size(win)
   local info = vim.fn.getwininfo(win)[1]
@@ -264,6 +268,9 @@ function M.watch()
     desc = "agentrun: pty size follows the terminal window",
     callback = function()
       resize_visible()
+      for _, fn in ipairs(M.on_layout) do
+        fn()
+      end
     end,
   })
   -- :q / :wq in the last window that is not ours quits Neovim, as it
