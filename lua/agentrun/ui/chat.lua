@@ -130,9 +130,9 @@ function Chat:open()
     vim.cmd("startinsert!")
     return
   end
-  -- A prompt without its chat (:only in the prompt) closes once the chat
-  -- is open again, which gets a prompt under it.
-  local lone_prompt = pw
+  -- A prompt without its chat (:only in the prompt; this session's or
+  -- another's) closes once the chat is open again, with a prompt under it.
+  local lone_prompt = pw or (not tagged("agentrun_chat_window") and tagged("agentrun_prompt_window"))
   if not tw then
     -- Another session's chat shown in this tab (one that ended, or
     -- another agent's) gives its windows to this one, layout and all.
