@@ -42,21 +42,21 @@ local commands = {
   },
   AgentCancel = {
     desc = "agentrun: cancel the current turn",
-    nargs = 0,
+    usage = ":AgentCancel", -- no argument
     run = function()
       api().cancel()
     end,
   },
   AgentStop = {
     desc = "agentrun: stop the current session's agent",
-    nargs = 0,
+    usage = ":AgentStop", -- no argument
     run = function()
       api().stop()
     end,
   },
   AgentTerminals = {
     desc = "agentrun: list the terminals",
-    nargs = 0,
+    usage = ":AgentTerminals", -- no argument
     run = function()
       api().terminals()
     end,
@@ -148,7 +148,7 @@ local commands = {
   },
   AgentLogin = {
     desc = "agentrun: sign in to the current session's agent",
-    nargs = 0,
+    usage = ":AgentLogin", -- no argument
     run = function()
       api().login()
     end,
@@ -178,16 +178,19 @@ local commands = {
   },
 }
 
--- A command with a usage takes at most one argument. Its nargs is "*",
--- not "?" (which would make "demo extra" one name): more words are
--- refused with a sentence that gives the usage.
+-- A command with a usage takes at most one argument (none when its usage
+-- names none). Its nargs is "*", not "?" or 0 (which would make "demo
+-- extra" one name, or give Vim's E488): more words are refused with a
+-- sentence that gives the usage.
 for name, c in pairs(commands) do
   local run, nargs = c.run, c.nargs
   if c.usage then
     nargs = "*"
+    local most = c.usage:find("%[") and 1 or 0
     run = function(o)
-      if #o.fargs > 1 then
-        require("agentrun.util").notify(string.format("(agentrun) :%s takes at most one argument, not %d (%s); usage: %s", name, #o.fargs, o.args, c.usage))
+      if #o.fargs > most then
+        local what = most == 1 and "at most one argument, not %d" or "no argument, not %d"
+        require("agentrun.util").notify(string.format("(agentrun) :%s takes " .. what .. " (%s); usage: %s", name, #o.fargs, o.args, c.usage))
         return
       end
       o.args = o.fargs[1] or ""

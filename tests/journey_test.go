@@ -233,12 +233,40 @@ const sizesLua = `_G.agentrun_sizes = function()
   print(string.format("sizes chat=%d prompt=%d term=%d list=%d", h.chat, h.prompt, h.term, h.list))
 end`
 
+// layoutLua prints what the layout looks like as "layout ch=N fits=yes|no
+// chatw=W termw=W listw=W" ('cmdheight', whether every window and its
+// status line are on the screen above the command line, the widths of
+// agentrun's windows; 0: not shown).
+const layoutLua = `_G.agentrun_layout = function()
+  local r = { chat = 0, term = 0, list = 0 }
+  local fits = "yes"
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://terminal/") and "term"
+      or name:match("agentrun://terminals") and "list"
+    if k then r[k] = vim.api.nvim_win_get_width(w) end
+    if vim.fn.win_screenpos(w)[1] + vim.api.nvim_win_get_height(w) > vim.o.lines - vim.o.cmdheight then fits = "no" end
+  end
+  print(string.format("layout ch=%d fits=%s chatw=%d termw=%d listw=%d", vim.o.cmdheight, fits, r.chat, r.term, r.list))
+end`
+
+// layout asks Neovim what agentrun_layout prints, as typed.
+func (s *screen) layout() string {
+	s.t.Helper()
+	s.keys("Escape", ":lua agentrun_layout()", "Enter")
+	re := regexp.MustCompile(`layout ch=\d+ fits=\w+ chatw=\d+ termw=\d+ listw=\d+`)
+	l := re.FindString(s.waitFor("the layout", 5*time.Second, func(sc string) bool { return re.MatchString(sc) }))
+	s.keys(":echo ''", "Enter")
+	return l
+}
+
 // sizes asks Neovim for the heights of agentrun's windows, as typed.
 func (s *screen) sizes() map[string]int {
 	s.t.Helper()
 	s.keys("Escape", ":lua agentrun_sizes()", "Enter")
-	sc := s.waitFor("the window sizes", 5*time.Second, func(sc string) bool { return strings.Contains(sc, "sizes chat=") })
-	m := regexp.MustCompile(`sizes chat=(\d+) prompt=(\d+) term=(\d+) list=(\d+)`).FindStringSubmatch(sc)
+	re := regexp.MustCompile(`sizes chat=(\d+) prompt=(\d+) term=(\d+) list=(\d+)`)
+	sc := s.waitFor("the window sizes", 5*time.Second, func(sc string) bool { return re.MatchString(sc) })
+	m := re.FindStringSubmatch(sc)
 	out := map[string]int{}
 	for i, k := range []string{"chat", "prompt", "term", "list"} {
 		out[k], _ = strconv.Atoi(m[i+1])
@@ -250,9 +278,14 @@ func (s *screen) sizes() map[string]int {
 // TestJourneyLayoutHolds (journey (c)): the chat and its prompt keep their
 // sizes through what a user does with terminal splits: a command's split
 // opens, q closes it, <CR> on the tool call reopens it, a new command, a
-// second session's chat, :AgentTerminals and closing it again.
+// second session's chat, :AgentTerminals and closing it again. Then the
+// chat opens again beside a split and the list (they go back under every
+// window), the screen shrinks to 20×6 and grows to 160×40 while a command
+// prints (everything fits, the configured sizes come back, a note's
+// command name stays whole), and :only in the prompt leaves 'cmdheight'
+// alone and :AgentRun brings the chat back.
 func TestJourneyLayoutHolds(t *testing.T) {
-	s := startScreenIn(t, runtimeDir(t), 120, 35, sizesLua+`
+	s := startScreenIn(t, runtimeDir(t), 120, 35, sizesLua+"\n"+layoutLua+`
 require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
@@ -324,6 +357,56 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	}
 	s.keys("q")
 	want("the list closed", split)
+
+	// The chat closed (q), the list opened under the code and the split:
+	// the chat opens again full height on the right, and the split and the
+	// list are under every window, full width (terminal.position below).
+	s.keys(":AgentRun other", "Enter", "Escape", "C-w", "k", "q")
+	s.waitFor("the chat to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun · other") })
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —")
+	s.keys(":AgentRun other", "Enter")
+	s.waitShows(5*time.Second, "agentrun · other")
+	if l := s.layout(); l != "layout ch=1 fits=yes chatw=60 termw=120 listw=120" {
+		t.Errorf("the chat opened beside the split and the list: %s; want both full width under it\n%s", l, s.capture())
+	}
+	s.keys(":AgentTerminals", "Enter", "q") // the list closed again
+
+	// A command prints while the screen shrinks to 20×6 and grows back to
+	// 160×40: every window and status line fits the screen again, with the
+	// configured sizes (chat.size 70, terminal.size 12, the prompt's 3).
+	s.keys(`:AgentPrompt for i in $(seq 1 600); do echo "served $i"; sleep 0.1; done`, "Enter")
+	s.waitShows(10*time.Second, "served 3")
+	s.tmux("resize-window", "-t", "0", "-x", "20", "-y", "6")
+	s.waitFor("the screen to shrink", 5*time.Second, func(sc string) bool { return len(strings.Split(sc, "\n")) <= 6 })
+	s.tmux("resize-window", "-t", "0", "-x", "160", "-y", "40")
+	s.waitFor("Neovim to draw 160×40", 5*time.Second, func(sc string) bool {
+		rows := strings.Split(sc, "\n")
+		return len(rows) >= 39 && strings.Contains(sc, "agentrun://terminal/term-3") // the command line may be blank (trimmed)
+	})
+	eventually(t, "the layout to fit 160×40 with its sizes", 5*time.Second, func() (bool, string) {
+		l, h := s.layout(), s.sizes()
+		return l == "layout ch=1 fits=yes chatw=70 termw=160 listw=0" && h["term"] == 12 && h["prompt"] == 3, fmt.Sprint(l, h)
+	})
+	rows := strings.Split(s.capture(), "\n")
+	if len(rows) < 39 || !strings.Contains(rows[38], "agentrun://terminal/term-3") {
+		t.Errorf("the split's status line is not the last row above the command line:\n%s", strings.Join(rows, "\n"))
+	}
+	// The note that the demo session runs on, in a chat 70 columns wide:
+	// 'linebreak' would break it after the ':' of ":AgentRun".
+	s.waitShows(5*time.Second, ":AgentRun demo shows its chat")
+
+	// :only in the prompt: 'cmdheight' stays 1; :AgentRun gives the
+	// prompt its chat back.
+	s.keys(":AgentRun other", "Enter", "Escape", ":only", "Enter")
+	if l := s.layout(); l != "layout ch=1 fits=yes chatw=0 termw=0 listw=0" {
+		t.Errorf(":only in the prompt: %s; want 'cmdheight' 1\n%s", l, s.capture())
+	}
+	s.keys(":AgentRun other", "Enter")
+	s.waitShows(5*time.Second, "agentrun · other")
+	if l, h := s.layout(), s.sizes(); l != "layout ch=1 fits=yes chatw=160 termw=0 listw=0" || h["prompt"] != 3 || h["chat"] < 20 {
+		t.Errorf(":AgentRun after :only in the prompt: %s %v; want the chat and its prompt\n%s", l, h, s.capture())
+	}
 }
 
 // chatText writes the current session's chat to a file through a typed

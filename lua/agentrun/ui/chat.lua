@@ -42,6 +42,11 @@ function M.new(s)
   self:map_keys()
   self.header = self:add({ kind = "header" })
   self:render_header()
+  table.insert(require("agentrun.ui.window").on_layout, function()
+    if api.nvim_buf_is_valid(self.buf) then
+      self:fit_notes()
+    end
+  end)
   return self
 end
 
@@ -117,13 +122,17 @@ end
 -- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
   local cfg = config.get().chat
+  local window = require("agentrun.ui.window")
   local pw = windows_of(self.prompt_buf)[1]
-  if pw then
+  local tw = windows_of(self.buf)[1]
+  if pw and tw then
     api.nvim_set_current_win(pw)
     vim.cmd("startinsert!")
     return
   end
-  local tw = windows_of(self.buf)[1]
+  -- A prompt without its chat (:only in the prompt; this session's or
+  -- another's) closes once the chat is open again, with a prompt under it.
+  local lone_prompt = pw or (not tagged("agentrun_chat_window") and tagged("agentrun_prompt_window"))
   if not tw then
     -- Another session's chat shown in this tab (one that ended, or
     -- another agent's) gives its windows to this one, layout and all.
@@ -147,20 +156,24 @@ function Chat:open()
     tw = api.nvim_get_current_win()
     if cfg.position == "right" or cfg.position == "left" then
       -- never more than half the screen: the user's code stays visible
-      api.nvim_win_set_width(tw, math.min(cfg.size, math.max(30, math.floor(vim.o.columns / 2))))
+      api.nvim_win_set_width(tw, window.chat_width())
       vim.wo[tw].winfixwidth = true
+      window.bottom_splits_full_width()
     elseif cfg.position == "below" then
       api.nvim_win_set_height(tw, math.min(cfg.size, vim.o.lines - 6))
     end
     set_win_opts(tw)
     api.nvim_win_set_var(tw, "agentrun_chat_window", true)
   end
+  if lone_prompt and api.nvim_win_is_valid(lone_prompt) then
+    api.nvim_win_close(lone_prompt, true)
+  end
   api.nvim_set_current_win(tw)
   vim.cmd("belowright sbuffer " .. self.prompt_buf)
   pw = api.nvim_get_current_win()
   api.nvim_win_set_var(pw, "agentrun_prompt_window", 3) -- its height (ui/window.lua keeps it)
   api.nvim_win_set_height(pw, 3)
-  require("agentrun.ui.window").watch()
+  window.watch()
   vim.wo[pw].winfixheight = true
   set_win_opts(pw)
   self:render_header()
@@ -283,16 +296,111 @@ function Chat:render_header()
   self:put(self.header, lines, hls)
 end
 
--- note appends a one-line remark (errors, turn ends).
-function Chat:note(text, hl)
-  local b = self:add({ kind = "note" })
-  local lines = split_lines(text)
+-- command_cut returns the byte where line must be broken so that no
+-- command name in it (" :AgentRun demo") is cut by the wrap of a window
+-- width columns wide, or nil. The chat wraps with 'linebreak', which
+-- breaks after a 'breakat' character followed by one that is not: with
+-- ':' in 'breakat' (the default) that is between ":" and the name.
+local function command_cut(line, width)
+  local chars = vim.fn.split(line, "\\zs")
+  local brk = vim.o.breakat
+  local function isbreak(c)
+    return c ~= nil and #c == 1 and brk:find(c, 1, true) ~= nil
+  end
+  local bytes, at = {}, 1
+  for i, c in ipairs(chars) do
+    bytes[i] = at
+    at = at + #c
+  end
+  local s = 1 -- the first character of a screen row
+  while true do
+    local col, e = 0, nil
+    for i = s, #chars do
+      col = col + vim.fn.strdisplaywidth(chars[i])
+      if col > width then
+        e = i
+        break
+      end
+    end
+    if not e then
+      return nil -- the rest fits in this row
+    end
+    local k
+    for i = e - 1, s, -1 do
+      if isbreak(chars[i]) and not isbreak(chars[i + 1]) then
+        k = i
+        break
+      end
+    end
+    if not k then
+      s = e -- no place to break: Neovim cuts at the edge
+    else
+      if chars[k] == ":" and chars[k + 1]:match("^%u") and k > s and (k == 1 or chars[k - 1] == " ") then
+        return bytes[k]
+      end
+      s = k + 1
+    end
+  end
+end
+
+-- unbroken_commands returns lines with a line break put before each
+-- command name that a window width columns wide would wrap inside.
+local function unbroken_commands(lines, width)
+  if not width or width < 20 then
+    return lines
+  end
+  local out = {}
+  for _, l in ipairs(lines) do
+    local cut = command_cut(l, width)
+    while cut do
+      table.insert(out, (l:sub(1, cut - 1):gsub("%s+$", "")))
+      l = l:sub(cut)
+      cut = command_cut(l, width)
+    end
+    table.insert(out, l)
+  end
+  return out
+end
+
+-- note_width is the text width the chat shows notes in (nil: not shown).
+function Chat:note_width()
+  local w = windows_of(self.buf)[1]
+  if w then
+    return (require("agentrun.ui.window").size(w))
+  end
+end
+
+-- put_note (re)writes note b for the chat's width now.
+function Chat:put_note(b)
+  local lines = unbroken_commands(split_lines(b.text), self:note_width())
   local hls = {}
   for i = 0, #lines - 1 do
-    table.insert(hls, { i, hl or "AgentRunNote" })
+    table.insert(hls, { i, b.hl or "AgentRunNote" })
   end
   self:put(b, lines, hls)
+end
+
+-- note appends a remark (errors, turn ends). A command name in it is
+-- never cut in two by the window's wrap.
+function Chat:note(text, hl)
+  local b = self:add({ kind = "note", text = text, hl = hl })
+  self:put_note(b)
   return b
+end
+
+-- fit_notes writes the notes again when the chat's width changed, so
+-- that their command names stay whole.
+function Chat:fit_notes()
+  local width = self:note_width()
+  if not width or width == self.notes_width then
+    return
+  end
+  self.notes_width = width
+  for _, b in ipairs(self.blocks) do
+    if b.kind == "note" and b.text then
+      self:put_note(b)
+    end
+  end
 end
 
 -- remove takes block b (a note that no longer holds) out of the chat.

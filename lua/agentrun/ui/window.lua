@@ -9,6 +9,10 @@ local state = require("agentrun.state")
 
 local M = {}
 
+-- on_layout holds functions called when windows changed size (the chat
+-- fills it: its notes follow its width).
+M.on_layout = {}
+
 -- window_size returns the text area of win: columns, rows.
 function M.size(win)
   local info = vim.fn.getwininfo(win)[1]
@@ -78,21 +82,101 @@ local min_cols = 2
 local min_rows = 2
 
 local function resize_visible()
+  local room = M.room()
   for _, w in ipairs(api.nvim_list_wins()) do
     local t = state.terminal_for_buf(api.nvim_win_get_buf(w))
     if t then
       local cols, rows = M.size(w)
-      if cols < min_cols and vim.o.columns > min_cols + 1 then
+      if room and cols < min_cols then
         local info = vim.fn.getwininfo(w)[1]
         pcall(api.nvim_win_set_width, w, min_cols + (info and info.textoff or 0))
       end
-      if rows < min_rows then
+      if room and rows < min_rows and M.has_rows_neighbour(w) then
         pcall(api.nvim_win_set_height, w, min_rows)
       end
       send_resize(t, w)
     end
   end
   M.send_expected_size()
+end
+
+-- chat_width is the width of a chat beside the code: chat.size, never
+-- more than half the screen (the user's code stays visible).
+function M.chat_width()
+  return math.min(config.get().chat.size, math.max(30, math.floor(vim.o.columns / 2)))
+end
+
+-- split_height is the height of a terminal split below: terminal.size,
+-- leaving room for the windows above it.
+function M.split_height()
+  return math.min(config.get().terminal.size, math.max(3, vim.o.lines - 8))
+end
+
+-- overflows reports whether the windows of this tab page reach past the
+-- rows the screen has for them. A screen made smaller than the windows'
+-- least heights leaves Neovim's layout so (every version), also after it
+-- grew again: a split's status line and last rows fall off the screen.
+local function overflows()
+  local wins = vim.tbl_filter(function(w)
+    return api.nvim_win_get_config(w).relative == ""
+  end, api.nvim_tabpage_list_wins(0))
+  local last = vim.o.lines - vim.o.cmdheight -- the last row windows may use
+  local ls = vim.o.laststatus
+  local status = (ls == 2 or (ls == 1 and #wins > 1)) and 1 or 0
+  if ls == 3 then
+    last = last - 1 -- the global status line
+  end
+  for _, w in ipairs(wins) do
+    if vim.fn.win_screenpos(w)[1] + api.nvim_win_get_height(w) - 1 + status > last then
+      return true
+    end
+  end
+  return false
+end
+
+-- fit gives agentrun's windows their configured sizes again when the
+-- screen changed size and has room for them (a screen made very small
+-- and large again leaves them as small as it was): the chat its width, a
+-- terminal split terminal.size, the prompt its height.
+function M.fit()
+  if not M.room() then
+    return
+  end
+  if overflows() then
+    vim.cmd("wincmd =") -- what the user would type; the sizes below follow
+  end
+  local chat_pos = config.get().chat.position
+  local size = config.get().terminal.size
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag == "below" and M.has_rows_neighbour(w) then
+      pcall(api.nvim_win_set_height, w, M.split_height())
+    elseif ok and tag == "right" then
+      pcall(api.nvim_win_set_width, w, math.min(size, vim.o.columns - 10))
+    end
+    if pcall(api.nvim_win_get_var, w, "agentrun_chat_window") and (chat_pos == "right" or chat_pos == "left") then
+      pcall(api.nvim_win_set_width, w, M.chat_width())
+    end
+  end
+  M.keep_prompts()
+end
+
+-- bottom_splits_full_width moves the terminal split below and the
+-- terminal list back under every window, full width (terminal.position
+-- "below"), after a window opened full height beside them (the chat),
+-- keeping their heights.
+function M.bottom_splits_full_width()
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    local list = api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://terminals$") ~= nil
+    if (ok and tag == "below") or list then
+      local h = api.nvim_win_get_height(w)
+      api.nvim_win_call(w, function()
+        vim.cmd("wincmd J")
+      end)
+      pcall(api.nvim_win_set_height, w, h)
+    end
+  end
 end
 
 -- resize_terminal sends terminal t's size now (a remote terminal just
@@ -107,14 +191,38 @@ function M.resize_terminal(t)
   end
 end
 
+-- has_rows_neighbour reports whether win shares its column with another
+-- window (one above or below it): only then does setting its height take
+-- rows from a window rather than from the command line.
+function M.has_rows_neighbour(win)
+  return api.nvim_win_call(win, function()
+    local n = vim.fn.winnr()
+    return vim.fn.winnr("k") ~= n or vim.fn.winnr("j") ~= n
+  end)
+end
+
+-- room reports whether the screen is large enough for the sizes the
+-- plugin gives its windows (the prompt's height, a split's minimum of two
+-- rows and columns): below that Neovim has to take the rows from the
+-- command line or lay windows out past the screen's end, so the plugin
+-- sets no size and lets Neovim share the little there is.
+function M.room()
+  return vim.o.lines - vim.o.cmdheight >= 16 and vim.o.columns >= 40
+end
+
 -- keep_prompts gives every chat prompt window in this tab page its height
 -- back: Neovim hands the rows of a closed window to a neighbour and takes
 -- those of a new split from one, 'winfixheight' or not.
+--
+-- A window with no neighbour above or below it is left alone: its height
+-- is the screen's, and setting it would change 'cmdheight' instead (a
+-- prompt left alone by :only). So is a height the screen cannot give
+-- (ui/window.lua's fit says when the screen is too small).
 function M.keep_prompts()
   local changed = false
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, h = pcall(api.nvim_win_get_var, w, "agentrun_prompt_window")
-    if ok and h then
+    if ok and h and M.has_rows_neighbour(w) and M.room() then
       local want = type(h) == "number" and h or 3
       if api.nvim_win_get_height(w) ~= want then
         changed = pcall(api.nvim_win_set_height, w, want) or changed
@@ -146,6 +254,13 @@ function M.watch()
   autocmds_done = true
   local group = api.nvim_create_augroup("agentrun_terminal", { clear = true })
   -- nvim_open_term never tells a pty its size: follow the windows.
+  api.nvim_create_autocmd("VimResized", {
+    group = group,
+    desc = "agentrun: the chat and splits get their sizes back when the screen has room",
+    callback = function()
+      M.fit()
+    end,
+  })
   local events = { "VimResized", "BufWinEnter", "WinEnter" }
   table.insert(events, vim.fn.exists("##WinResized") == 1 and "WinResized" or "WinScrolled")
   api.nvim_create_autocmd(events, {
@@ -153,6 +268,9 @@ function M.watch()
     desc = "agentrun: pty size follows the terminal window",
     callback = function()
       resize_visible()
+      for _, fn in ipairs(M.on_layout) do
+        fn()
+      end
     end,
   })
   -- :q / :wq in the last window that is not ours quits Neovim, as it
@@ -224,7 +342,7 @@ function M.place(buf, position)
       api.nvim_win_set_width(w, math.min(size, vim.o.columns - 10))
       vim.wo[w].winfixwidth = true
     else
-      api.nvim_win_set_height(w, math.min(size, math.max(3, vim.o.lines - 8)))
+      api.nvim_win_set_height(w, M.split_height())
       vim.wo[w].winfixheight = true
     end
   end
