@@ -447,7 +447,14 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	// X and dd on a row (dd: no E21, the list's dispose).
 	b.keys(":AgentTerminals", "Enter", "/"+others["tuck"], "Enter", "X")
 	b.waitShows(10*time.Second, "(agentrun) killed "+others["tuck"])
-	b.keys(":AgentTerminals", "Enter", "/"+others["tack"], "Enter", "d", "d")
+	// A d alone (or the second one later than 'timeoutlen') is no E21 but
+	// says what dd does.
+	b.keys(":AgentTerminals", "Enter", "/"+others["tack"], "Enter", "d")
+	sc = b.waitShows(5*time.Second, "(agentrun) this list is not edited: dd dispose (typed within 'timeoutlen')")
+	if strings.Contains(sc, "E21") {
+		t.Errorf("d on a row of the list:\n%s", sc)
+	}
+	b.keys("d", "d")
 	sc = b.waitShows(10*time.Second, "(agentrun) killed "+others["tack"])
 	if strings.Contains(sc, "E21") {
 		t.Errorf("dd on a row of the list:\n%s", sc)

@@ -261,6 +261,32 @@ function M.map(buf, where, get)
   end
 end
 
+-- map_prefixes maps, in the terminal list, the first key of each action
+-- key of several (dd): typed alone, or the second one later than
+-- 'timeoutlen', it would start an edit of a buffer that cannot be edited
+-- (E21); it says which key does what instead.
+function M.map_prefixes(buf, where)
+  local km = config.get().keymaps
+  local full, prefixes = {}, {}
+  for _, a in ipairs(M.actions) do
+    local key = km[a.name]
+    if a.where[where] and key then
+      full[key] = true
+      if #key > 1 and key:sub(1, 1) ~= "<" then
+        prefixes[key:sub(1, 1)] = prefixes[key:sub(1, 1)] or {}
+        table.insert(prefixes[key:sub(1, 1)], key .. " " .. (a.label or a.name))
+      end
+    end
+  end
+  for p, names in pairs(prefixes) do
+    if not full[p] then
+      vim.keymap.set("n", p, function()
+        util.notify(string.format("this list is not edited: %s (typed within 'timeoutlen')", table.concat(names, ", ")), vim.log.levels.INFO)
+      end, { [compat.buf_key] = buf, silent = true, desc = "agentrun: " .. table.concat(names, ", ") })
+    end
+  end
+end
+
 -- A terminal split's keys are mapped as its buffer is made.
 table.insert(term.on_buffer, function(t)
   M.map(t.bufnr, "split", function()
