@@ -48,7 +48,7 @@ type remotes struct {
 	// ended records how the remote terminals shown here ended, by name,
 	// so that a command on one after its end says so (its host may have
 	// dropped it, or ended itself, by then).
-	ended map[string]termhost.ExitStatus
+	ended map[string]string // how: "exit 0", "signal SIGTERM", "the host 12 went away"
 }
 
 // remoteOptions are what remotes need of the rest of the backend.
@@ -76,7 +76,7 @@ func newRemotes(ctx context.Context, log *slog.Logger, events *eventQueue, displ
 	return &remotes{
 		ctx: ctx, log: log, events: events, display: display, user: opts.user,
 		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf,
-		conns: map[int]*remoteHost{}, ended: map[string]termhost.ExitStatus{},
+		conns: map[int]*remoteHost{}, ended: map[string]string{},
 	}
 }
 
@@ -136,8 +136,12 @@ func (r *remoteTerm) end(st termhost.ExitStatus, note string) {
 // takes it for running any more.
 func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
 	r.end(st, note)
+	how := note
+	if how == "" {
+		how = endedText(st)
+	}
 	rs.mu.Lock()
-	rs.ended[r.name] = st
+	rs.ended[r.name] = how
 	rs.mu.Unlock()
 	p := map[string]any{"id": r.name}
 	if st.Code != nil {
@@ -160,12 +164,12 @@ func endedText(st termhost.ExitStatus) string {
 // ended (ok false: it did not end here, as far as we saw).
 func (rs *remotes) endedErr(name string) (err error, ok bool) {
 	rs.mu.Lock()
-	st, ok := rs.ended[name]
+	how, ok := rs.ended[name]
 	rs.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	return fmt.Errorf("%s ended (%s); nothing of it runs any more", name, endedText(st)), true
+	return fmt.Errorf("%s ended (%s); nothing of it runs any more", name, how), true
 }
 
 // remoteName splits "PID:term-N".

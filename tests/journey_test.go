@@ -405,10 +405,11 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	rt := runtimeDir(t)
 	a := startRunScreen(t, rt, 120, 35)
 	name := a.detachTicker()
-	// Three more, each ended below in another way from the fresh Neovim
-	// (:AgentKill ID, X and dd on its row) before it shows them.
+	// Four more, each ended below in another way from the fresh Neovim
+	// (:AgentKill ID, X and dd on its row before it shows them; X in its
+	// split after :AgentTakeover ID).
 	others := map[string]string{}
-	for i, word := range []string{"tock", "tuck", "tack"} {
+	for i, word := range []string{"tock", "tuck", "tack", "tyck"} {
 		id := fmt.Sprintf("term-%d", i+2)
 		a.keys("i")
 		a.prompt(strings.ReplaceAll(ticker, "tick", word))
@@ -460,7 +461,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 		t.Errorf("dd on a row of the list:\n%s", sc)
 	}
 	b.waitFor("the three killed to leave the list", 10*time.Second, func(sc string) bool {
-		for _, id := range others {
+		for _, id := range []string{others["tock"], others["tuck"], others["tack"]} {
 			if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `\s`).MatchString(sc) {
 				return false
 			}
@@ -495,6 +496,15 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b.waitShows(5*time.Second, "(agentrun) "+name+" ended (signal SIGTERM); nothing of it runs any more")
 	b.keys(":AgentTakeover "+name, "Enter")
 	b.waitShows(5*time.Second, "(agentrun) "+name+" ended (signal SIGTERM); nothing of it runs any more")
+	// :AgentTakeover ID shows it first, as T does; :AgentDetach there
+	// says it is detached already; X in its split ends it.
+	b.keys(":AgentTakeover "+others["tyck"], "Enter")
+	b.waitShows(10*time.Second, others["tyck"]+" is yours now", "agentrun://terminal/"+others["tyck"], "tyck ")
+	b.keys(":AgentDetach", "Enter")
+	b.waitShows(5*time.Second, "(agentrun) "+others["tyck"]+" is detached already (its Neovim quit)")
+	b.keys("X")
+	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	b.keys("q")
 	for cmd, what := range map[string]string{":AgentKill": "kill", ":AgentTakeover": "take over", ":AgentDetach": "detach"} {
 		b.keys(cmd, "Enter")
 		b.waitShows(5*time.Second, "(agentrun) no running terminal to "+what)
