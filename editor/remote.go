@@ -232,9 +232,10 @@ func (rs *remotes) list() ([]map[string]any, error) {
 }
 
 // lastLines reads the last line of each of terminals from the host on
-// socket, as `agentrun ls` does: a connection of its own, subscribed to
-// them for one snapshot each (the one we follow gets no output it would
-// then carry on receiving). A host that does not answer gives none.
+// socket, as `agentrun ls` does: on a connection of its own, closed once
+// it has their snapshots (subscribed on the one we follow terminals on,
+// each would stream its output to us from then on). A host that does not
+// answer gives none.
 func (rs *remotes) lastLines(ctx context.Context, socket string, terminals []ahp.TerminalInfo) map[string]string {
 	out := map[string]string{}
 	if len(terminals) == 0 {

@@ -161,6 +161,8 @@ M.actions = {
         -- another host's: its host kills it; its split here goes
         if term.kill(t.id, false, true) == false then
           return false
+        elseif not state.terminals[t.id] then
+          return true -- not shown here: nothing more to wipe
         end
       elseif t.remote and not state.terminals[t.id] then
         util.notify(ended(t) .. "; nothing of it is shown here to dispose of")
