@@ -45,6 +45,10 @@ type remotes struct {
 
 	mu    sync.Mutex
 	conns map[int]*remoteHost // by host pid
+	// ended records how the remote terminals shown here ended, by name,
+	// so that a command on one after its end says so (its host may have
+	// dropped it, or ended itself, by then).
+	ended map[string]string // how: "exit 0", "signal SIGTERM", "the host 12 went away"
 }
 
 // remoteOptions are what remotes need of the rest of the backend.
@@ -72,7 +76,7 @@ func newRemotes(ctx context.Context, log *slog.Logger, events *eventQueue, displ
 	return &remotes{
 		ctx: ctx, log: log, events: events, display: display, user: opts.user,
 		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf,
-		conns: map[int]*remoteHost{},
+		conns: map[int]*remoteHost{}, ended: map[string]string{},
 	}
 }
 
@@ -132,6 +136,13 @@ func (r *remoteTerm) end(st termhost.ExitStatus, note string) {
 // takes it for running any more.
 func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
 	r.end(st, note)
+	how := note
+	if how == "" {
+		how = endedText(st)
+	}
+	rs.mu.Lock()
+	rs.ended[r.name] = how
+	rs.mu.Unlock()
 	p := map[string]any{"id": r.name}
 	if st.Code != nil {
 		p["exit_code"] = *st.Code
@@ -139,6 +150,26 @@ func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string)
 		p["signal"] = st.Signal
 	}
 	rs.events.push(evTerminalExit, p)
+}
+
+// endedText says how a terminal ended: "exit 0", "signal SIGTERM".
+func endedText(st termhost.ExitStatus) string {
+	if st.Code != nil {
+		return fmt.Sprintf("exit %d", *st.Code)
+	}
+	return "signal " + st.Signal
+}
+
+// endedErr is the answer to a command on remote terminal name after it
+// ended (ok false: it did not end here, as far as we saw).
+func (rs *remotes) endedErr(name string) (err error, ok bool) {
+	rs.mu.Lock()
+	how, ok := rs.ended[name]
+	rs.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	return fmt.Errorf("%s ended (%s); nothing of it runs any more", name, how), true
 }
 
 // remoteName splits "PID:term-N".
@@ -170,7 +201,10 @@ func (rs *remotes) list() ([]map[string]any, error) {
 			continue
 		}
 		h.mu.Lock()
-		for _, ti := range h.root {
+		root := append([]ahp.TerminalInfo(nil), h.root...)
+		h.mu.Unlock()
+		last := rs.lastLines(ctx, h.socket, root)
+		for _, ti := range root {
 			id, err := ahp.TerminalID(ti.Resource)
 			if err != nil {
 				continue
@@ -189,12 +223,44 @@ func (rs *remotes) list() ([]map[string]any, error) {
 			if ti.CreatedAt > 0 {
 				m["age_ms"] = time.Since(time.UnixMilli(ti.CreatedAt)).Milliseconds()
 			}
+			m["last_line"] = last[ti.Resource]
 			out = append(out, m)
 		}
-		h.mu.Unlock()
 		rs.doneWith(h)
 	}
 	return out, nil
+}
+
+// lastLines reads the last line of each of terminals from the host on
+// socket, as `agentrun ls` does: on a connection of its own, closed once
+// it has their snapshots (subscribed on the one we follow terminals on,
+// each would stream its output to us from then on). A host that does not
+// answer gives none.
+func (rs *remotes) lastLines(ctx context.Context, socket string, terminals []ahp.TerminalInfo) map[string]string {
+	out := map[string]string{}
+	if len(terminals) == 0 {
+		return out
+	}
+	c, err := client.Dial(ctx, socket, rs.user.ClientID+"-list")
+	if err != nil {
+		return out
+	}
+	defer c.Close()
+	uris := make([]string, len(terminals))
+	for i, ti := range terminals {
+		uris[i] = ti.Resource
+	}
+	res, err := c.Initialize(ctx, uris...)
+	if err != nil {
+		rs.log.Debug("remote last lines", "socket", socket, "err", err)
+		return out
+	}
+	for _, snap := range res.Snapshots {
+		if st, err := client.TerminalState(snap); err == nil {
+			out[snap.Resource] = client.LastLine(st)
+		}
+	}
+	return out
 }
 
 // attach shows remote terminal name in Neovim channel ch: its
@@ -231,6 +297,9 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
+	rs.mu.Lock()
+	delete(rs.ended, name) // shown again: how it stands now is what counts
+	rs.mu.Unlock()
 	r := &remoteTerm{name: name, uri: uri, host: h, log: rawlog.New(rs.logBytes()), fromSeq: snap.FromSeq, done: make(chan struct{}), claim: st.Claim}
 	r.log.Append([]byte(st.Text()))
 	h.mu.Lock()
@@ -256,16 +325,19 @@ func (rs *remotes) termOf(name string) (*remoteTerm, error) {
 	rs.mu.Lock()
 	h := rs.conns[pid]
 	rs.mu.Unlock()
-	if h == nil {
-		return nil, fmt.Errorf("%s is not attached here", name)
+	var r *remoteTerm
+	if h != nil {
+		h.mu.Lock()
+		r = h.terms[ahp.TerminalURI(id)]
+		h.mu.Unlock()
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.terms[ahp.TerminalURI(id)]
-	if r == nil {
-		return nil, fmt.Errorf("%s is not attached here", name)
+	if r != nil {
+		return r, nil
 	}
-	return r, nil
+	if err, ok := rs.endedErr(name); ok {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%s is not shown here; :AgentAttach %s shows it", name, name)
 }
 
 // dispatchWait sends act to h and waits for its envelope: nil when the
@@ -356,6 +428,9 @@ func (rs *remotes) dispose(name string) error {
 	if err != nil {
 		return err
 	}
+	if err, ok := rs.endedErr(name); ok {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
 	defer cancel()
 	h, err := rs.hostOf(ctx, pid)
@@ -363,7 +438,22 @@ func (rs *remotes) dispose(name string) error {
 		return err
 	}
 	defer rs.doneWith(h)
-	return h.c.DisposeTerminal(ctx, ahp.TerminalURI(id))
+	uri := ahp.TerminalURI(id)
+	h.mu.Lock()
+	r := h.terms[uri]
+	h.mu.Unlock()
+	if err := h.c.DisposeTerminal(ctx, uri); err != nil {
+		return fmt.Errorf("kill %s: %w", name, err)
+	}
+	if r != nil {
+		// Shown here: its end (the host's exited envelope) is recorded
+		// before the answer, so what comes next knows it ended.
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+	}
+	return nil
 }
 
 // holderText names a claim's holder for a person.

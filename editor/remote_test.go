@@ -166,8 +166,21 @@ func TestRemotesJourney(t *testing.T) {
 		return st.Cols == 50 && st.Rows == 10
 	})
 
+	wait.For(t, "the list to show its last line", 10*time.Second, func() bool {
+		list, err := rs.list()
+		return err == nil && len(list) == 1 && list[0]["last_line"] == "typed"
+	})
+
 	if err := rs.dispose(name); err != nil {
 		t.Fatalf("dispose: %v", err)
+	}
+	// At once (its host may have dropped it, or gone): what follows says
+	// it ended, and how.
+	ended := name + " ended (signal SIGTERM); nothing of it runs any more"
+	for what, err := range map[string]error{"take": rs.take(name), "dispose": rs.dispose(name)} {
+		if err == nil || err.Error() != ended {
+			t.Errorf("%s after the end: %v, want %q", what, err, ended)
+		}
 	}
 	wait.For(t, "the connection dropped once nothing of the host is shown", 10*time.Second, func() bool {
 		rs.mu.Lock()

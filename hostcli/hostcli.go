@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
-	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 )
 
@@ -166,15 +165,4 @@ func age(ms int64) string {
 		return fmt.Sprintf("%dm", int(d.Minutes()))
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-}
-
-// lastLine is the last non-empty line of a terminal's content as a
-// person reads it.
-func lastLine(st ahp.TerminalState) string {
-	s := render.NewStore(64 << 10)
-	s.Append([]byte(st.Text()))
-	s.Flush()
-	text, _ := s.Snapshot()
-	lines := strings.Split(strings.TrimRight(text, "\n "), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

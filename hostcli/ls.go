@@ -40,7 +40,7 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 		if len(live) > 1 {
 			what = fmt.Sprintf("%d agentrun hosts run (pids %s) but have", len(live), strings.Join(pids, ", "))
 		}
-		_, err := fmt.Fprintf(out, "%s no terminals yet; they are listed here once a command runs\n", what)
+		_, err := fmt.Fprintf(out, "%s no terminals now; a terminal is listed here from when its command starts\n", what)
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
@@ -50,7 +50,7 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 		if c, _, err := s.dial(ctx, h.host); err == nil {
 			if snap, err := c.Subscribe(ctx, h.info.Resource); err == nil {
 				if st, err := client.TerminalState(snap); err == nil {
-					last = lastLine(st)
+					last = client.LastLine(st)
 				}
 			}
 			c.Close()

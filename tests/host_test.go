@@ -67,6 +67,13 @@ func TestTwoNeovimsSeeTheSameLiveOutput(t *testing.T) {
 		t.Fatal("the command ended before the second Neovim saw it live")
 	}
 	a.waitBuf(term.Bufnr, 10*time.Second, "served 12\n")
+	// Detaching it here says what that means for another Neovim's terminal.
+	var ok bool
+	b.lua(`return require("agentrun").detach(...)`, &ok, name)
+	want := fmt.Sprintf("%s is host %d's: quitting this Neovim leaves it; it ends with its own unless detached there", name, a.backendPid())
+	if !ok || !strings.Contains(b.noteText(), want) {
+		t.Errorf("detach of another Neovim's terminal: %v, notes:\n%s", ok, b.noteText())
+	}
 }
 
 // TestTakeoverRaceBetweenNeovims: both Neovims take the agent's terminal

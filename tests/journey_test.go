@@ -488,6 +488,19 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	rt := runtimeDir(t)
 	a := startRunScreen(t, rt, 120, 35)
 	name := a.detachTicker()
+	// Four more, each ended below in another way from the fresh Neovim
+	// (:AgentKill ID, X and dd on its row before it shows them; X in its
+	// split after :AgentTakeover ID).
+	others := map[string]string{}
+	for i, word := range []string{"tock", "tuck", "tack", "tyck"} {
+		id := fmt.Sprintf("term-%d", i+2)
+		a.keys("i")
+		a.prompt(strings.ReplaceAll(ticker, "tick", word))
+		a.waitShows(10*time.Second, word+" 2")
+		a.keys("Escape", ":AgentDetach "+id, "Enter")
+		a.waitShows(5*time.Second, id+" is detached")
+		others[word] = strings.Replace(name, ":term-1", ":"+id, 1)
+	}
 	a.keys(":qa", "Enter")
 	a.lsLine(`^`+name+`\s.*running\s+nobody \(detached\)`, 10*time.Second)
 
@@ -506,6 +519,39 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {
 		t.Errorf("the list does not show %s running and nobody's:\n%s", name, sc)
 	}
+	// Its LAST LINE column shows the other host's terminal's last line, as
+	// `agentrun ls` does.
+	b.waitFor("the list to show "+name+"'s last line", 5*time.Second, regexp.MustCompile(regexp.QuoteMeta(name)+`\s.*│ tick \d+`).MatchString)
+	// Every id the list shows is taken by every command and key, shown
+	// here or not: :AgentDetach says what it means for another host's.
+	b.keys(":AgentDetach "+name, "Enter")
+	b.waitShows(5*time.Second, "(agentrun) "+name+" is detached already (its Neovim quit): it runs until it ends or is killed")
+	b.keys(":AgentKill "+others["tock"], "Enter")
+	b.waitShows(10*time.Second, "(agentrun) killed "+others["tock"])
+	// X and dd on a row (dd: no E21, the list's dispose).
+	b.keys(":AgentTerminals", "Enter", "/"+others["tuck"], "Enter", "X")
+	b.waitShows(10*time.Second, "(agentrun) killed "+others["tuck"])
+	// A d alone (or the second one later than 'timeoutlen') is no E21 but
+	// says what dd does.
+	b.keys(":AgentTerminals", "Enter", "/"+others["tack"], "Enter", "d")
+	sc = b.waitShows(5*time.Second, "(agentrun) this list is not edited: dd dispose (typed within 'timeoutlen')")
+	if strings.Contains(sc, "E21") {
+		t.Errorf("d on a row of the list:\n%s", sc)
+	}
+	b.keys("d", "d")
+	sc = b.waitShows(10*time.Second, "(agentrun) killed "+others["tack"])
+	if strings.Contains(sc, "E21") {
+		t.Errorf("dd on a row of the list:\n%s", sc)
+	}
+	b.waitFor("the three killed to leave the list", 10*time.Second, func(sc string) bool {
+		for _, id := range []string{others["tock"], others["tuck"], others["tack"]} {
+			if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `\s`).MatchString(sc) {
+				return false
+			}
+		}
+		return regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\s`).MatchString(sc)
+	})
+	b.keys(":AgentTerminals", "Enter")
 	// T on its line in the list takes it over (and shows it live), as the
 	// README says.
 	b.keys("/"+name, "Enter", "T")
@@ -523,8 +569,25 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b.waitFor(fmt.Sprintf("tick %d in the split", last+10), 10*time.Second, regexp.MustCompile(fmt.Sprintf(`(?m)^tick %d\s*$`, last+10)).MatchString)
 	// Taken over and killed, it is not picked again by a command without
 	// an id.
+	b.keys(":AgentTerminals", "Enter")
+	b.waitFor("the list to show the last line of the terminal shown here", 5*time.Second, regexp.MustCompile(regexp.QuoteMeta(name)+`\s.*│ tick \d+`).MatchString)
+	b.keys("q")
 	b.keys("X")
 	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	// Ended, it is said to have ended, by X and by :AgentTakeover.
+	b.keys("X")
+	b.waitShows(5*time.Second, "(agentrun) "+name+" ended (signal SIGTERM); nothing of it runs any more")
+	b.keys(":AgentTakeover "+name, "Enter")
+	b.waitShows(5*time.Second, "(agentrun) "+name+" ended (signal SIGTERM); nothing of it runs any more")
+	// :AgentTakeover ID shows it first, as T does; :AgentDetach there
+	// says it is detached already; X in its split ends it.
+	b.keys(":AgentTakeover "+others["tyck"], "Enter")
+	b.waitShows(10*time.Second, others["tyck"]+" is yours now", "agentrun://terminal/"+others["tyck"], "tyck ")
+	b.keys(":AgentDetach", "Enter")
+	b.waitShows(5*time.Second, "(agentrun) "+others["tyck"]+" is detached already (its Neovim quit)")
+	b.keys("X")
+	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	b.keys("q")
 	for cmd, what := range map[string]string{":AgentKill": "kill", ":AgentTakeover": "take over", ":AgentDetach": "detach"} {
 		b.keys(cmd, "Enter")
 		b.waitShows(5*time.Second, "(agentrun) no running terminal to "+what)
@@ -532,8 +595,11 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	backend, _ := strconv.Atoi(strings.SplitN(name, ":", 2)[0])
 	eventually(t, "the detached terminal's host to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
 	// This Neovim's backend runs, with no terminals of its own: ls says so.
-	if out, err := b.cli("ls"); err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals yet`).MatchString(out) {
+	if out, err := b.cli("ls"); err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals now`).MatchString(out) {
 		t.Errorf("agentrun ls with a host that has no terminals: %v\n%s", err, out)
+	}
+	if out, err := b.cli("ls", "extra"); err == nil || !strings.Contains(out, `not "extra"`) {
+		t.Errorf("agentrun ls extra: %v\n%s", err, out)
 	}
 	// :AgentKill on the user's interactive shell: it ends with SIGHUP, as
 	// the help says (it ignores SIGTERM).

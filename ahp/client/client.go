@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/jsonstr"
+	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/rpcline"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -269,6 +271,23 @@ func TerminalState(s ahp.Snapshot) (ahp.TerminalState, error) {
 		return st, fmt.Errorf("snapshot of %s: %w", s.Resource, err)
 	}
 	return st, nil
+}
+
+// LastLine is the last non-empty line of a terminal's content as a
+// person reads it (escapes removed, redraws collapsed): what a listing's
+// LAST LINE column shows.
+func LastLine(st ahp.TerminalState) string {
+	const tail = 64 << 10
+	text := st.Text()
+	if len(text) > tail {
+		text = text[len(text)-tail:]
+	}
+	s := render.NewStore(tail)
+	s.Append([]byte(text))
+	s.Flush()
+	rendered, _ := s.Snapshot()
+	lines := strings.Split(strings.TrimRight(rendered, "\n "), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // RootState decodes the root snapshot's state.

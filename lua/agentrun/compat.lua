@@ -48,6 +48,8 @@ M.diff = (vim.text and vim.text.diff) or vim.diff
 
 -- keymap.set takes the buffer as `buf` from 0.12 (`buffer` is on its way out).
 local buf_key = vim.fn.has("nvim-0.12") == 1 and "buf" or "buffer"
+-- buf_key is the name of vim.keymap.set's option for a buffer-local map.
+M.buf_key = buf_key
 
 -- set_filetype gives buf the filetype of a file named path: 0.8+ asks
 -- vim.filetype.match; 0.7's takes other arguments, so there the

@@ -148,7 +148,8 @@ local function target(id, what)
   end
   local t
   if id then
-    t = state.terminals[id]
+    -- also another host's (PID:term-N), as :AgentTerminals lists it
+    t = actions.terminal(id)
   else
     t = current_terminal()
   end
@@ -282,7 +283,7 @@ end
 -- dispose(id) kills a terminal if it runs, releases it and wipes its
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
-  if type(id) ~= "string" or not state.terminals[id] then
+  if type(id) ~= "string" or not actions.terminal(id) then
     warn(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
@@ -324,11 +325,11 @@ function M._complete_attach(lead)
   end, ids)
 end
 
--- _complete_terminals completes terminal ids for :AgentKill.
+-- _complete_terminals completes terminal ids for :AgentKill,
+-- :AgentTakeover and :AgentDetach: every id :AgentTerminals lists (other
+-- hosts' too), as each of them takes them all.
 function M._complete_terminals(lead)
-  return vim.tbl_filter(function(id)
-    return vim.startswith(id, lead or "")
-  end, vim.deepcopy(state.terminal_order))
+  return M._complete_attach(lead)
 end
 
 return M

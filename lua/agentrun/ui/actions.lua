@@ -6,6 +6,7 @@
 -- everywhere: where its condition fails, the user hears why.
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
+local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
 local term = require("agentrun.ui.term")
 local util = require("agentrun.util")
@@ -21,6 +22,34 @@ end
 local function not_released(t)
   if t.state == "released" and not t.user then
     return string.format("%s was released; nothing of it runs any more", t.id)
+  end
+  return true
+end
+
+-- ended: another host's terminal that ended is not there to signal, take
+-- or keep (its host may have dropped it, or ended itself, since).
+local function ended(t)
+  if not t.remote or t.state == "running" then
+    return nil
+  end
+  local how = ""
+  if t.signal and t.signal ~= "" then
+    how = " (signal " .. t.signal .. ")"
+  elseif t.exit_code ~= nil then
+    how = " (exit " .. tostring(t.exit_code) .. ")"
+  end
+  return string.format("%s ended%s; nothing of it runs any more", t.id, how)
+end
+
+local function runs(t)
+  return ended(t) or not_released(t)
+end
+
+-- shown makes sure another host's terminal t is shown here (attached), as
+-- T does before it takes one: false when it cannot be.
+local function shown(t)
+  if t.remote and not state.terminals[t.id] then
+    return term.attach(t.id)
   end
   return true
 end
@@ -52,8 +81,11 @@ M.actions = {
       return t.display_only and "cancel the turn" or "interrupt (SIGINT to the process group)"
     end,
     where = { split = true },
-    condition = not_released,
+    condition = runs,
     run = function(t)
+      if not shown(t) then
+        return false
+      end
       term.interrupt(t.id)
     end,
   },
@@ -65,9 +97,10 @@ M.actions = {
       return t.display_only and "cancel the turn" or "kill the process group"
     end,
     where = { split = true, list = true },
-    condition = not_released,
+    condition = runs,
     run = function(t, force)
-      term.kill(t.id, force)
+      -- another host's, shown here or not: its host kills it
+      return term.kill(t.id, force, t.remote)
     end,
   },
   {
@@ -79,6 +112,8 @@ M.actions = {
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", t.id)
+      elseif ended(t) then
+        return ended(t)
       elseif t.user then
         return string.format("%s is already yours", t.id)
       elseif t.state == "released" then
@@ -87,11 +122,9 @@ M.actions = {
       return true
     end,
     run = function(t)
-      if t.remote and not state.terminals[t.id] then
-        -- another host's, not shown here yet: show it, then take it
-        if not term.attach(t.id) then
-          return false
-        end
+      -- another host's, not shown here yet: show it, then take it
+      if not shown(t) then
+        return false
       end
       return term.takeover(t.id)
     end,
@@ -104,12 +137,17 @@ M.actions = {
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); agentrun cannot keep it running", t.id)
+      elseif ended(t) then
+        return ended(t)
       elseif t.state ~= "running" then
         return string.format("%s is not running; there is nothing to keep", t.id)
       end
       return true
     end,
     run = function(t)
+      if t.remote then
+        return term.detach_remote(t)
+      end
       return term.detach(t.id)
     end,
   },
@@ -119,6 +157,17 @@ M.actions = {
     where = { list = true },
     condition = always,
     run = function(t)
+      if t.remote and t.state == "running" then
+        -- another host's: its host kills it; its split here goes
+        if term.kill(t.id, false, true) == false then
+          return false
+        elseif not state.terminals[t.id] then
+          return true -- not shown here: nothing more to wipe
+        end
+      elseif t.remote and not state.terminals[t.id] then
+        util.notify(ended(t) .. "; nothing of it is shown here to dispose of")
+        return false
+      end
       return term.dispose(t.id)
     end,
   },
@@ -142,10 +191,37 @@ local function desc_of(a, t)
   return type(a.desc) == "function" and a.desc(t or {}) or a.desc
 end
 
--- terminal returns what the actions know of terminal id (the Lua state;
--- a terminal only Go knows of yet is just its id).
+-- terminal returns what the actions know of terminal id: the Lua state,
+-- else another host's terminal as the backend lists it (PID:term-N, as
+-- :AgentTerminals shows it, not shown here yet); nil when neither knows
+-- it. A terminal of this editor's named PID:term-N (our backend's pid, as
+-- `agentrun ls` names it) is its own.
+function M.terminal(id)
+  if type(id) ~= "string" then
+    return nil
+  end
+  if state.terminals[id] then
+    return state.terminals[id]
+  end
+  local pid, own = id:match("^(%d+):(%S+)$")
+  if not pid then
+    return nil
+  end
+  if rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
+    return state.terminals[own]
+  end
+  -- (the backend lists them: a fresh Neovim starts it to see them)
+  local list = rpc.request("remote_terminals")
+  for _, r in ipairs(type(list) == "table" and list or {}) do
+    if r.id == id then
+      r.remote, r.user = true, r.mine
+      return r
+    end
+  end
+end
+
 local function terminal(id)
-  return state.terminals[id] or { id = id, remote = id:find(":") ~= nil }
+  return M.terminal(id) or { id = id, remote = id:find(":") ~= nil }
 end
 
 -- perform runs action name on terminal t (a table or an id) when its
@@ -183,6 +259,32 @@ function M.map(buf, where, get)
           M.perform(a.name, target)
         end
       end, "agentrun: " .. desc_of(a, id and terminal(id)))
+    end
+  end
+end
+
+-- map_prefixes maps, in the terminal list, the first key of each action
+-- key of several (dd): typed alone, or the second one later than
+-- 'timeoutlen', it would start an edit of a buffer that cannot be edited
+-- (E21); it says which key does what instead.
+function M.map_prefixes(buf, where)
+  local km = config.get().keymaps
+  local full, prefixes = {}, {}
+  for _, a in ipairs(M.actions) do
+    local key = km[a.name]
+    if a.where[where] and key then
+      full[key] = true
+      if #key > 1 and key:sub(1, 1) ~= "<" then
+        prefixes[key:sub(1, 1)] = prefixes[key:sub(1, 1)] or {}
+        table.insert(prefixes[key:sub(1, 1)], key .. " " .. (a.label or a.name))
+      end
+    end
+  end
+  for p, names in pairs(prefixes) do
+    if not full[p] then
+      vim.keymap.set("n", p, function()
+        util.notify(string.format("this list is not edited: %s (typed within 'timeoutlen')", table.concat(names, ", ")), vim.log.levels.INFO)
+      end, { [compat.buf_key] = buf, silent = true, desc = "agentrun: " .. table.concat(names, ", ") })
     end
   end
 end

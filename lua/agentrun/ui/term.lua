@@ -116,6 +116,8 @@ function M.open(id, opts)
       notify(err)
     elseif t.remote and type(res) == "table" then
       t.claim, t.user, t.command = res.claim, res.mine, res.title
+      -- nobody's once its Neovim quit: that Neovim never comes back
+      t.was_detached = t.was_detached or (type(res.claim) == "table" and res.claim.client_id == "detached")
       name_buffer(t)
       if t.user then
         window.resize_terminal(t) -- ours already (taken over before): our size
@@ -356,13 +358,26 @@ function M.detach(id)
   return true
 end
 
--- dispose kills terminal id if it runs, releases it and wipes its buffer.
+-- detach_remote answers :AgentDetach on another host's terminal t: it
+-- is not this Neovim's, so quitting this one never ended it; whether it
+-- outlives its own Neovim was that one's to say (:AgentDetach there).
+function M.detach_remote(t)
+  if t.was_detached or (type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == "detached") then
+    notify(string.format("%s is detached already (its Neovim quit): it runs until it ends or is killed", t.id), vim.log.levels.INFO)
+  else
+    notify(string.format("%s is host %s's: quitting this Neovim leaves it; it ends with its own unless detached there", t.id, t.id:match("^(%d+):") or "?"), vim.log.levels.INFO)
+  end
+  return true
+end
+
+-- dispose kills terminal id if it runs, releases it and wipes its buffer
+-- (another host's: shown here, its split goes; its host killed it).
 function M.dispose(id)
   local t = state.terminals[id]
   if not t then
     return false
   end
-  if not t.display_only and rpc.running() then
+  if not t.display_only and not t.remote and rpc.running() then
     -- Go only fails for an id it does not know: nothing runs there then.
     local _, err = rpc.request("dispose", id)
     if err then
@@ -406,18 +421,25 @@ function M.interrupt(id)
 end
 
 -- kill kills terminal id's process group: SIGTERM then SIGKILL after the
--- grace period, or SIGKILL at once when force is set.
-function M.kill(id, force)
+-- grace period, or SIGKILL at once when force is set. remote: id is
+-- another host's (PID:term-N), shown here or not: its host kills it, as
+-- `agentrun kill` does; false when it could not.
+function M.kill(id, force, remote)
   local t = state.terminals[id]
   if t and t.display_only then
     return cancel_turn(t)
   end
-  if t and t.remote then
+  if remote or (t and t.remote) then
     local _, err = rpc.request("remote_dispose", id) -- its host kills it
     if err then
       notify(err)
+      return false
     end
-    return
+    if not (t and t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
+      -- no split here shows its end
+      notify(string.format("killed %s", id), vim.log.levels.INFO)
+    end
+    return true
   end
   local _, err = rpc.request("kill", id, force and true or false)
   if err then

@@ -303,6 +303,7 @@ local function create()
   vim.bo[buf].filetype = "agentrun_terminals"
   vim.bo[buf].bufhidden = "hide"
   require("agentrun.ui.actions").map(buf, "list", under_cursor)
+  require("agentrun.ui.actions").map_prefixes(buf, "list")
 end
 
 -- open shows the list (refreshing it) and enters it.
