@@ -33,16 +33,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testEditor routes the agent's calls as the bridge does, to the parts
-// under test.
+// testEditor routes the calls of session key's agent as the bridge's
+// agentEditor does, to the parts under test.
 type testEditor struct {
-	ss *sessions
-	ts *terminals
-	h  *termhost.Host
+	key string
+	ss  *sessions
+	ts  *terminals
+	h   *termhost.Host
 }
 
-func (e *testEditor) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {
-	e.ss.update(ctx, n)
+func (e *testEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
+	e.ss.update(e.key, n)
 }
 func (e *testEditor) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
@@ -55,15 +56,15 @@ func (e *testEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest)
 }
 func (e *testEditor) TerminalCreated(_ context.Context, sid, tid string) {
 	if t, err := e.h.Get(tid); err == nil {
-		e.ts.add(t, sid, false)
+		e.ts.add(t, e.key, sid, false)
 	}
 }
 func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.released(tid) }
-func (e *testEditor) AgentTerminal(ctx context.Context, sid string, ev acp.AgentTerminal) {
-	e.ss.agentTerminal(ctx, sid, ev)
+func (e *testEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+	e.ss.agentTerminal(e.key, sid, ev)
 }
-func (e *testEditor) SessionEnded(ctx context.Context, sid string, reason error) {
-	e.ss.ended(ctx, sid, reason)
+func (e *testEditor) SessionEnded(_ context.Context, _ string, reason error) {
+	e.ss.ended(e.key, reason)
 }
 
 // newTestSessions returns a sessions part wired to a terminals part as
@@ -73,9 +74,9 @@ func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
 	ts, h, _, _ := newTestTerminals(t)
 	events := ts.events
 	log := slog.New(slog.DiscardHandler)
-	e := &testEditor{ts: ts, h: h}
-	ss := newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
-		editor:       e,
+	var ss *sessions
+	ss = newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
+		editorFor:    func(key string) acp.Editor { return &testEditor{key: key, ss: ss, ts: ts, h: h} },
 		host:         func() *termhost.Host { return h },
 		byteLimit:    func() int { return termhost.DefaultByteLimit },
 		user:         ahp.ClientClaim("me"),
@@ -84,8 +85,7 @@ func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
 		socketPath:   func() string { return "" },
 		ask:          newQuestions(events, &ids{}, log).ask,
 	})
-	e.ss = ss
-	ts.keyOf, ts.closing = ss.keyOf, ss.isClosing
+	ts.closing = ss.isClosing
 	t.Cleanup(func() { ss.shutdown() })
 	return ss, events
 }

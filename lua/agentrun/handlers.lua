@@ -99,13 +99,16 @@ function handlers.turn_end(p)
       s.interrupted_note = nil
     end
   end
-  local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
+  local why = p.stopped and "stopped" or p.stop_reason == "cancelled" and "cancelled" or "unfinished"
   s.turn_ended_by = why == "unfinished" and "ended with the turn" or why
   agentterm.settle(s.key, s.turn_ended_by)
   if chat then
     chat:settle(why)
     chat:render_header()
-    if p.error and p.error ~= "" and s.ended then
+    if p.stopped then
+      -- the user stopped the session (:AgentStop): not a failure
+      chat:note("(agentrun) you stopped this session during the turn (:AgentStop).")
+    elseif p.error and p.error ~= "" and s.ended then
       -- the session ended under the turn; its note already says why
     elseif p.error and p.error ~= "" then
       chat:note("(agentrun) the turn failed: " .. p.error, "AgentRunError")
