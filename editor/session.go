@@ -221,6 +221,7 @@ func (ss *sessions) endSession(s *session, reason error) {
 		return
 	}
 	s.ended, s.busy = true, false
+	stopped := s.stopped
 	// What its agent showed of terminals that never ended goes too.
 	prefix := s.key + "\x00"
 	for k := range ss.agentShown {
@@ -230,7 +231,7 @@ func (ss *sessions) endSession(s *session, reason error) {
 	}
 	ss.mu.Unlock()
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
-	ss.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason)})
+	ss.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason), "stopped": stopped})
 }
 
 // live returns session key while its ACP session is open.

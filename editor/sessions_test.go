@@ -220,7 +220,7 @@ func TestSessionsSharedSessionID(t *testing.T) {
 	}{
 		{"session two's turn (stopped)", ends[0], map[string]any{"key": two, "error": "", "stopped": true}},
 		{"session one's turn", ends[1], map[string]any{"key": one, "error": ""}},
-		{"the session that ended", eventsNamed(events, evSessionEnded)[0], map[string]any{"key": two, "reason": ""}},
+		{"the session that ended", eventsNamed(events, evSessionEnded)[0], map[string]any{"key": two, "reason": "", "stopped": true}},
 	}
 	for _, tc := range cases {
 		for k, v := range tc.want {

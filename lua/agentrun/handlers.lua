@@ -106,8 +106,8 @@ function handlers.turn_end(p)
     chat:settle(why)
     chat:render_header()
     if p.stopped then
-      -- the user stopped the session (:AgentStop): not a failure
-      chat:note("(agentrun) you stopped this session during the turn (:AgentStop).")
+      -- the user stopped the session (:AgentStop) under the turn: not a
+      -- failure, and the session's end says so
     elseif p.error and p.error ~= "" and s.ended then
       -- the session ended under the turn; its note already says why
     elseif p.error and p.error ~= "" then
@@ -139,7 +139,11 @@ function handlers.session_ended(p)
     util.notify(msg, vim.log.levels.ERROR)
   elseif chat then
     chat:render_header()
-    chat:note("(agentrun) session ended; :AgentRun starts a new one")
+    if p.stopped then
+      chat:note("(agentrun) you stopped this session (:AgentStop); its terminals were killed. :AgentRun starts a new one")
+    else
+      chat:note("(agentrun) session ended; :AgentRun starts a new one")
+    end
   end
 end
 
