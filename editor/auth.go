@@ -88,7 +88,7 @@ func (ss *sessions) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Termi
 	if err != nil {
 		return nil, fmt.Errorf("sign in with %q: %w", m.Name, err)
 	}
-	ss.addTerminal(t, "", true)
+	ss.addTerminal(t, "", "", true)
 	ss.log.Info("sign-in terminal started", "key", s.key, "method", m.ID, "terminal", t.ID())
 	return t, nil
 }

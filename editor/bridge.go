@@ -18,8 +18,8 @@ import (
 	"github.com/neovim/go-client/nvim"
 )
 
-// Bridge connects Neovim and the ACP client: it implements acp.Editor for
-// every session and serves the Lua side's RPC requests, routing each to
+// Bridge connects Neovim and the ACP client: it gives each agent an
+// acp.Editor bound to its session (agentEditor) and serves the Lua side's RPC requests, routing each to
 // the part that owns what it is about: sessions, questions, terminals
 // (with their displays), remotes and the socket host. It keeps only the
 // terminal host and the setup that configures it.
@@ -52,8 +52,6 @@ type Bridge struct {
 	hostOpts termhost.Options
 }
 
-var _ acp.Editor = (*Bridge)(nil)
-
 // newBridge makes the parts and wires them to each other with function
 // values: none of them knows the bridge but as acp.Editor.
 func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) *Bridge {
@@ -75,7 +73,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 		claimForUser: b.socket.claimForUser,
 	})
 	b.sessions = newSessions(ctx, log, events, idSource, version, sessionDeps{
-		editor:       b,
+		editorFor:    b.agentEditor,
 		host:         b.termHost,
 		byteLimit:    b.byteLimit,
 		user:         b.user,
@@ -86,8 +84,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 		ask:          b.questions.ask,
 		execLua:      v.ExecLua,
 	})
-	// The terminals name their session; the sessions show terminals.
-	b.terminals.keyOf, b.terminals.closing = b.sessions.keyOf, b.sessions.isClosing
+	b.terminals.closing = b.sessions.isClosing
 	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, displayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -273,35 +270,65 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 	return b.terminals.resize(id, cols, rows)
 }
 
+// agentEditor is the acp.Editor the agent of session key calls back:
+// every call is about that session, whatever session id the agent names
+// (agents choose them and may repeat another agent's), and its tool call
+// and terminal ids are only meaningful with it.
+type agentEditor struct {
+	b   *Bridge
+	key string
+}
+
+var _ acp.Editor = agentEditor{}
+
+// agentEditor returns the acp.Editor for the agent of session key ("" for
+// an agent that serves no session: one started to list sessions).
+func (b *Bridge) agentEditor(key string) acp.Editor { return agentEditor{b: b, key: key} }
+
 // TerminalCreated implements acp.Editor: Lua learns of the terminal before
 // the agent gets its id, so the buffer can attach from the first byte.
-func (b *Bridge) TerminalCreated(_ context.Context, sid, tid string) {
-	t, err := b.termHost().Get(tid)
+func (e agentEditor) TerminalCreated(_ context.Context, sid, tid string) {
+	t, err := e.b.termHost().Get(tid)
 	if err != nil {
-		b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
+		e.b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
 		return
 	}
-	b.terminals.add(t, sid, false)
+	e.b.terminals.add(t, e.key, sid, false)
 }
 
 // TerminalReleased implements acp.Editor.
-func (b *Bridge) TerminalReleased(_ context.Context, _ string, tid string) {
-	b.terminals.released(tid)
+func (e agentEditor) TerminalReleased(_ context.Context, _ string, tid string) {
+	e.b.terminals.released(tid)
 }
 
 // SessionUpdate implements acp.Editor (sessions).
-func (b *Bridge) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {
-	b.sessions.update(ctx, n)
+func (e agentEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
+	e.b.sessions.update(e.key, n)
 }
 
 // SessionEnded implements acp.Editor (sessions).
-func (b *Bridge) SessionEnded(ctx context.Context, sid string, reason error) {
-	b.sessions.ended(ctx, sid, reason)
+func (e agentEditor) SessionEnded(_ context.Context, _ string, reason error) {
+	e.b.sessions.ended(e.key, reason)
 }
 
 // AgentTerminal implements acp.Editor (sessions).
-func (b *Bridge) AgentTerminal(ctx context.Context, sid string, ev acp.AgentTerminal) {
-	b.sessions.agentTerminal(ctx, sid, ev)
+func (e agentEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+	e.b.sessions.agentTerminal(e.key, sid, ev)
+}
+
+// RequestPermission implements acp.Editor (questions: permission.go).
+func (e agentEditor) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	return e.b.requestPermission(ctx, e.key, req)
+}
+
+// ReadTextFile implements acp.Editor (fs.go).
+func (e agentEditor) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	return e.b.ReadTextFile(ctx, req)
+}
+
+// WriteTextFile implements acp.Editor (fs.go).
+func (e agentEditor) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	return e.b.WriteTextFile(ctx, req)
 }
 
 // handleLog writes a Lua-side diagnostic to the log.

@@ -1,7 +1,9 @@
 // Package editor is the Go side of the Neovim front end: the msgpack-RPC
 // host that Neovim starts with jobstart({bin}, {rpc = true}).
 //
-// It implements acp.Editor for every session and serves the Lua side's
+// It gives each session's agent its own acp.Editor, bound to the
+// session's key (agentEditor in bridge.go: ACP session ids are the
+// agents' and may repeat across them), and serves the Lua side's
 // requests: setup, start, prompt, cancel, stop, attach, interrupt, kill,
 // input, send_input, shell, takeover, dispose, status, shutdown
 // (rpcrequest) and input, resize, terminal_size, answer_question, log

@@ -29,7 +29,7 @@ type bufferRead struct {
 	Text   string `msgpack:"text"`
 }
 
-// ReadTextFile implements acp.Editor: a loaded buffer's current (maybe
+// ReadTextFile answers an agent's fs/read_text_file (agentEditor): a loaded buffer's current (maybe
 // unsaved) text, else the file; line (1-based) and limit select lines.
 func (b *Bridge) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	if !filepath.IsAbs(req.Path) {
@@ -85,7 +85,7 @@ type bufferWrite struct {
 	WasModified bool `msgpack:"was_modified"`
 }
 
-// WriteTextFile implements acp.Editor: through a loaded buffer (one undo
+// WriteTextFile answers an agent's fs/write_text_file (agentEditor): through a loaded buffer (one undo
 // step; written to disk only if the buffer had no unsaved changes of the
 // user's), else atomically to disk.
 func (b *Bridge) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {

@@ -11,15 +11,17 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// RequestPermission implements acp.Editor: Lua shows vim.ui.select and
-// answers with "answer_question" (token, optionId or "" for cancel).
+// requestPermission asks the user what the agent of session key asks
+// (acp.Editor's RequestPermission, from agentEditor): Lua shows
+// vim.ui.select and answers with "answer_question" (token, optionId or ""
+// for cancel).
 // When ctx ends first (the turn was cancelled) the answer is "cancelled"
 // and Lua is told to forget the request.
-func (b *Bridge) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+func (b *Bridge) requestPermission(ctx context.Context, key string, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
 	token, id, err := b.questions.ask(ctx, "p", permissionQuestion, map[string]any{
-		"key":        b.sessions.keyOf(sid),
+		"key":        key,
 		"session_id": sid,
 		"tool_call":  jsonValue(req.ToolCall),
 		"options":    jsonValue(req.Options),

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,11 +35,19 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
 		ss.mu.Lock()
 		s.busy = false
+		stopped := s.stopped && errors.Is(err, acp.ErrStopped)
 		ss.mu.Unlock()
-		if err != nil {
+		end := map[string]any{"key": key, "stop_reason": stop, "error": errText(err)}
+		switch {
+		case stopped:
+			// The user stopped the session (:AgentStop): the turn did
+			// not fail, it ended there.
+			ss.log.Info("turn ended: the session was stopped", "key", key)
+			end["stop_reason"], end["error"], end["stopped"] = "cancelled", "", true
+		case err != nil:
 			ss.log.Warn("prompt failed", "key", key, "err", err)
 		}
-		ss.events.push(evTurnEnd, map[string]any{"key": key, "stop_reason": stop, "error": errText(err)})
+		ss.events.push(evTurnEnd, end)
 		if acp.IsAuthRequired(err) {
 			// Claude Code asks for sign-in at the first prompt, not at
 			// session/new: offer the ways now, then the prompt again.

@@ -30,6 +30,11 @@ type session struct {
 	reopening bool
 	// stopped is set when the user stopped the session (:AgentStop).
 	stopped bool
+	// early holds what the agent sent before its session/new or
+	// session/load returned (agents send available_commands_update first,
+	// and load replays the session's history): openSession sends it after
+	// session_started.
+	early []event
 }
 
 // startArgs is what Lua sends to start a session.
@@ -81,7 +86,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
 		opts := ss.agentOptions(host)
 		ss.applyPolicy(&opts, key, args.Policy)
-		a, err := acp.Start(ctx, cfg, ss.editor, opts)
+		a, err := acp.Start(ctx, cfg, ss.editorFor(key), opts)
 		if err != nil {
 			ss.sessionFailed(s, err)
 			return
@@ -132,13 +137,6 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	terminals := terminalsFor(args.Terminals, a.Info())
 	offer, token := ss.mcpOffer(terminals, a.Info())
 	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
-	if reopened := opts.Load + opts.Resume; reopened != "" {
-		// An ended chat of this session id must not get the replayed
-		// history: updates wait for the new one (ss.early).
-		ss.mu.Lock()
-		delete(ss.byID, reopened)
-		ss.mu.Unlock()
-	}
 	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
 	if acp.IsAuthRequired(err) {
 		ss.askSignIn(s, nil) // the agent's answer says no more than that
@@ -150,12 +148,11 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	}
 	ss.mu.Lock()
 	s.s = as
-	ss.byID[as.ID()] = s
 	if token != "" {
 		ss.mcpTokens[token] = s
 	}
-	early := ss.early[as.ID()]
-	delete(ss.early, as.ID())
+	early := s.early
+	s.early = nil
 	closing := ss.closing
 	// Under ss.mu so no update for this session can slip in between.
 	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd, "terminals": terminals}
@@ -224,18 +221,17 @@ func (ss *sessions) endSession(s *session, reason error) {
 		return
 	}
 	s.ended, s.busy = true, false
-	if s.s != nil {
-		// What its agent showed of terminals that never ended goes too.
-		prefix := s.s.ID() + "\x00"
-		for k := range ss.agentShown {
-			if strings.HasPrefix(k, prefix) {
-				delete(ss.agentShown, k)
-			}
+	stopped := s.stopped
+	// What its agent showed of terminals that never ended goes too.
+	prefix := s.key + "\x00"
+	for k := range ss.agentShown {
+		if strings.HasPrefix(k, prefix) {
+			delete(ss.agentShown, k)
 		}
 	}
 	ss.mu.Unlock()
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
-	ss.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason)})
+	ss.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason), "stopped": stopped})
 }
 
 // live returns session key while its ACP session is open.
@@ -280,14 +276,4 @@ func (ss *sessions) stop(key string) error {
 		ss.endSession(s, nil)
 	}()
 	return nil
-}
-
-// keyOf returns the key of the session with ACP id sid ("" if unknown).
-func (ss *sessions) keyOf(sid string) string {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if s, ok := ss.byID[sid]; ok {
-		return s.key
-	}
-	return ""
 }

@@ -65,7 +65,7 @@ func (ss *sessions) listSessions(args listArgs) (map[string]any, error) {
 	a := ss.runningAgent(args.Agent)
 	if a == nil {
 		var err error
-		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.editor, ss.agentOptions(ss.host()))
+		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.editorFor(""), ss.agentOptions(ss.host()))
 		if err != nil {
 			return nil, err
 		}

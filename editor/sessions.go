@@ -37,12 +37,16 @@ type sessions struct {
 	cancelStarts context.CancelFunc
 	starting     sync.WaitGroup
 
-	mu    sync.Mutex
-	byKey map[string]*session // by key (what Lua uses)
-	byID  map[string]*session // by ACP session id
-	early map[string][]event  // updates for a session id not registered yet
+	mu sync.Mutex
+	// byKey holds every session by its key, the one name a session has
+	// here and in Lua. An ACP session id is the agent's, not ours: agents
+	// repeat them (the demo agent always, a real one resuming a session
+	// open elsewhere), so nothing is looked up by it; each agent calls
+	// back through its own acp.Editor, bound to its session's key.
+	byKey map[string]*session
 	// agentShown filters what agents that run commands themselves show of
-	// them (_meta.terminal_output), one filter per terminal id.
+	// them (_meta.terminal_output), one filter per session key and
+	// terminal id (the agent's ids, like its session ids, are its own).
 	agentShown map[string]*vtsafe.Filter
 	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
 	mcpTokens map[string]*session
@@ -51,9 +55,10 @@ type sessions struct {
 
 // sessionDeps are what sessions need of the rest of the backend.
 type sessionDeps struct {
-	// editor is what every agent started calls back (acp.Editor: the
-	// bridge, which routes each call to the part it belongs to).
-	editor acp.Editor
+	// editorFor is what the agent of session key calls back (acp.Editor,
+	// bound to key: the bridge's agentEditor, which routes each call to
+	// the part it belongs to). Each agent gets its own.
+	editorFor func(key string) acp.Editor
 	// host returns the terminal host (made on first use).
 	host func() *termhost.Host
 	// byteLimit is terminal.byte_limit as the host applies it, the most
@@ -67,7 +72,7 @@ type sessionDeps struct {
 	// terminalSize and addTerminal are the terminals part's: a new
 	// split's size, and showing a terminal the user holds.
 	terminalSize func() (cols, rows uint16)
-	addTerminal  func(t *termhost.Terminal, sid string, user bool) *terminal
+	addTerminal  func(t *termhost.Terminal, key, sid string, user bool) *terminal
 	// socketPath is the socket our MCP tool reaches us on ("" when none).
 	socketPath func() string
 	// ask asks the user a question and waits for the answer (questions).
@@ -81,7 +86,7 @@ func newSessions(ctx context.Context, log *slog.Logger, events *eventQueue, ids 
 	return &sessions{
 		ctx: ctx, log: log, events: events, ids: ids, version: version, sessionDeps: deps,
 		starts: starts, cancelStarts: cancelStarts,
-		byKey: map[string]*session{}, byID: map[string]*session{}, early: map[string][]event{},
+		byKey:      map[string]*session{},
 		agentShown: map[string]*vtsafe.Filter{}, mcpTokens: map[string]*session{},
 	}
 }

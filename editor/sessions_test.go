@@ -33,16 +33,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testEditor routes the agent's calls as the bridge does, to the parts
-// under test.
+// testEditor routes the calls of session key's agent as the bridge's
+// agentEditor does, to the parts under test.
 type testEditor struct {
-	ss *sessions
-	ts *terminals
-	h  *termhost.Host
+	key string
+	ss  *sessions
+	ts  *terminals
+	h   *termhost.Host
 }
 
-func (e *testEditor) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) {
-	e.ss.update(ctx, n)
+func (e *testEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
+	e.ss.update(e.key, n)
 }
 func (e *testEditor) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
@@ -55,15 +56,15 @@ func (e *testEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest)
 }
 func (e *testEditor) TerminalCreated(_ context.Context, sid, tid string) {
 	if t, err := e.h.Get(tid); err == nil {
-		e.ts.add(t, sid, false)
+		e.ts.add(t, e.key, sid, false)
 	}
 }
 func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.released(tid) }
-func (e *testEditor) AgentTerminal(ctx context.Context, sid string, ev acp.AgentTerminal) {
-	e.ss.agentTerminal(ctx, sid, ev)
+func (e *testEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+	e.ss.agentTerminal(e.key, sid, ev)
 }
-func (e *testEditor) SessionEnded(ctx context.Context, sid string, reason error) {
-	e.ss.ended(ctx, sid, reason)
+func (e *testEditor) SessionEnded(_ context.Context, _ string, reason error) {
+	e.ss.ended(e.key, reason)
 }
 
 // newTestSessions returns a sessions part wired to a terminals part as
@@ -73,9 +74,9 @@ func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
 	ts, h, _, _ := newTestTerminals(t)
 	events := ts.events
 	log := slog.New(slog.DiscardHandler)
-	e := &testEditor{ts: ts, h: h}
-	ss := newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
-		editor:       e,
+	var ss *sessions
+	ss = newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
+		editorFor:    func(key string) acp.Editor { return &testEditor{key: key, ss: ss, ts: ts, h: h} },
 		host:         func() *termhost.Host { return h },
 		byteLimit:    func() int { return termhost.DefaultByteLimit },
 		user:         ahp.ClientClaim("me"),
@@ -84,8 +85,7 @@ func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
 		socketPath:   func() string { return "" },
 		ask:          newQuestions(events, &ids{}, log).ask,
 	})
-	e.ss = ss
-	ts.keyOf, ts.closing = ss.keyOf, ss.isClosing
+	ts.closing = ss.isClosing
 	t.Cleanup(func() { ss.shutdown() })
 	return ss, events
 }
@@ -170,5 +170,86 @@ func TestSessionsRefuse(t *testing.T) {
 	}
 	if _, err := ss.start(demoArgs(t.TempDir())); err == nil || err.Error() != "start: shutting down" {
 		t.Errorf("start after shutdown: %v", err)
+	}
+}
+
+// TestSessionsSharedSessionID: two agents whose sessions have the same ACP
+// id (the demo agent always says demo-session-1; real agents may repeat
+// one, e.g. a resumed session) stay two sessions: each one's updates,
+// terminals and turns reach Lua with its own key, and stopping one, with
+// a command running, ends that one only and says it was stopped.
+func TestSessionsSharedSessionID(t *testing.T) {
+	ss, events := newTestSessions(t)
+	dir := t.TempDir()
+	one, err := ss.start(demoArgs(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "the first session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 1 })
+	two, err := ss.start(demoArgs(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "the second session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 2 })
+	started := eventsNamed(events, evSessionStarted)
+	if started[0]["session_id"] != started[1]["session_id"] {
+		t.Fatalf("the agents' session ids differ (%v, %v): this test needs them equal", started[0]["session_id"], started[1]["session_id"])
+	}
+	// Session two runs a command and is stopped under it.
+	if err := ss.prompt(two, "sleep 100", nil); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "session two's terminal", 30*time.Second, func() bool { return len(eventsNamed(events, evTerminalCreated)) == 1 })
+	if err := ss.stop(two); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, "session two's turn_end and session_ended", 30*time.Second, func() bool {
+		return len(eventsNamed(events, evTurnEnd)) == 1 && len(eventsNamed(events, evSessionEnded)) == 1
+	})
+	// Session one, with the same ACP id, still works, and alone.
+	if err := ss.prompt(one, "echo to-demo-one", nil); err != nil {
+		t.Fatalf("prompt to session one after stopping two: %v", err)
+	}
+	wait.For(t, "session one's turn_end", 30*time.Second, func() bool { return len(eventsNamed(events, evTurnEnd)) == 2 })
+
+	ends := eventsNamed(events, evTurnEnd)
+	cases := []struct {
+		name string
+		ev   map[string]any
+		want map[string]any
+	}{
+		{"session two's turn (stopped)", ends[0], map[string]any{"key": two, "error": "", "stopped": true}},
+		{"session one's turn", ends[1], map[string]any{"key": one, "error": ""}},
+		{"the session that ended", eventsNamed(events, evSessionEnded)[0], map[string]any{"key": two, "reason": "", "stopped": true}},
+	}
+	for _, tc := range cases {
+		for k, v := range tc.want {
+			if fmt.Sprint(tc.ev[k]) != fmt.Sprint(v) {
+				t.Errorf("%s: %s = %v, want %v (%v)", tc.name, k, tc.ev[k], v, tc.ev)
+			}
+		}
+	}
+	created := eventsNamed(events, evTerminalCreated)
+	if len(created) != 2 || created[0]["session"] != two || created[0]["command"] != "sleep 100" || created[1]["session"] != one || created[1]["command"] != "echo to-demo-one" {
+		t.Errorf("terminal_created %v, want sleep 100 in session %s, then echo in session %s", created, two, one)
+	}
+	// Every update is its own session's: what session one's agent said of
+	// its echo reached session one only.
+	for _, u := range eventsNamed(events, evSessionUpdate) {
+		text := fmt.Sprint(u["update"])
+		if strings.Contains(text, "to-demo-one") && u["key"] != one {
+			t.Errorf("session one's update reached session %v: %v", u["key"], u)
+		}
+		if strings.Contains(text, "sleep 100") && u["key"] != two {
+			t.Errorf("session two's update reached session %v: %v", u["key"], u)
+		}
+	}
+	status := map[string]bool{}
+	for _, st := range ss.status() {
+		m := st.(map[string]any)
+		status[m["key"].(string)] = m["ended"].(bool)
+	}
+	if status[one] || !status[two] {
+		t.Errorf("ended by key %v, want %s running and %s ended", status, one, two)
 	}
 }

@@ -73,8 +73,6 @@ type terminals struct {
 type terminalDeps struct {
 	// host returns the terminal host (made on first use).
 	host func() *termhost.Host
-	// keyOf returns the key of the session with ACP id sid ("" if none).
-	keyOf func(sid string) string
 	// claimForUser gives a terminal to this editor's user (socketHost).
 	claimForUser func(t *termhost.Terminal) error
 	// closing reports that the backend is shutting down.
@@ -127,12 +125,13 @@ func (ts *terminals) released(tid string) {
 	ts.dropReleasedOutput()
 }
 
-// add starts showing t: the agent's (session sid) or the user's.
-func (ts *terminals) add(t *termhost.Terminal, sid string, user bool) *terminal {
+// add starts showing t: the agent's (of session key, whose agent calls
+// it sid) or the user's.
+func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *terminal {
 	tid := t.ID()
 	spec := t.Spec()
 	tm := &terminal{
-		id: tid, sid: sid, key: ts.keyOf(sid),
+		id: tid, sid: sid, key: key,
 		command:  t.CommandLine(),
 		cwd:      spec.Dir,
 		claim:    spec.Claim,

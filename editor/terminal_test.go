@@ -25,7 +25,6 @@ func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *eventQueue, *c
 	user := ahp.ClientClaim("me")
 	ts := newTerminals(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, user, terminalDeps{
 		host:         func() *termhost.Host { return h },
-		keyOf:        func(sid string) string { return "key-of-" + sid },
 		claimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
 		closing:      func() bool { return false },
 	})
@@ -40,8 +39,8 @@ func TestTerminalsJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.add(term, "s1", false)
-	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != "key-of-s1" || c[0]["id"] != term.ID() {
+	ts.add(term, "7", "s1", false)
+	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != "7" || c[0]["session_id"] != "s1" || c[0]["id"] != term.ID() {
 		t.Fatalf("terminal_created %v", c)
 	}
 	if err := ts.attach(term.ID(), 3, attachArgs{Cols: 40, Rows: 5, Scrollback: 100}); err != nil {

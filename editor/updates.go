@@ -1,48 +1,58 @@
 package editor
 
 import (
-	"context"
-
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // What a session's agent sends goes to Lua by session key: its updates,
-// its end, and what it shows of the terminals it runs itself. Nothing
-// here waits on Neovim (the event queue, events.go).
+// its end, and what it shows of the terminals it runs itself. Each agent
+// calls back through its own acp.Editor (agentEditor), bound to the key of
+// the session it serves: the session id it names is the agent's and may
+// be another agent's too, so it is passed on (session_id) but never looked
+// up. Nothing here waits on Neovim (the event queue, events.go).
 
-// update implements acp.Editor: queued for Lua, never waits on it.
-func (ss *sessions) update(_ context.Context, n acpsdk.SessionNotification) {
-	sid := string(n.SessionId)
-	update := jsonValue(n.Update)
-	payload := map[string]any{"session_id": sid, "update": update}
+// update queues an update of session key's agent for Lua; never waits
+// on it.
+func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
+	payload := map[string]any{"session_id": string(n.SessionId), "update": jsonValue(n.Update)}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.pushForSessionLocked(sid, event{evSessionUpdate, payload})
+	ss.pushForSessionLocked(key, string(n.SessionId), event{evSessionUpdate, payload})
 }
 
-// pushForSessionLocked queues e for Lua with the key of session sid; ss.mu
-// held. Until session/new or session/load has returned (agents send
-// available_commands_update first, and load replays the session's
-// history and terminals), the session is not ours yet: e is held (up to
-// 1000 a session) and openSession sends it after session_started.
-func (ss *sessions) pushForSessionLocked(sid string, e event) {
-	s, ok := ss.byID[sid]
-	if !ok {
-		if len(ss.early[sid]) < 1000 {
-			ss.early[sid] = append(ss.early[sid], e)
+// pushForSessionLocked queues e, which session key's agent sent about its
+// session sid, for Lua; ss.mu held. Until session/new or session/load has
+// returned (agents send available_commands_update first, and load
+// replays the session's history and terminals), the session is not open
+// yet: e is held (up to 1000) and openSession sends it after
+// session_started. What an agent with no session of ours sends (one
+// started to list sessions) goes nowhere.
+func (ss *sessions) pushForSessionLocked(key, sid string, e event) {
+	s, ok := ss.byKey[key]
+	switch {
+	case !ok:
+		ss.log.Debug("an update for no session dropped", "key", key, "session", sid, "event", e.name)
+		return
+	case s.s == nil:
+		if len(s.early) < 1000 {
+			s.early = append(s.early, e)
 		}
 		return
+	case sid != s.s.ID():
+		// The agent runs this one session for us: what it says is of it.
+		ss.log.Warn("an agent named another session id than its own", "key", key, "session", s.s.ID(), "named", sid)
 	}
 	e.payload["key"] = s.key
 	ss.events.push(e.name, e.payload)
 }
 
-// ended implements acp.Editor.
-func (ss *sessions) ended(_ context.Context, sid string, reason error) {
+// ended follows the end of session key's agent (acp.Editor's
+// SessionEnded, from its own agent only).
+func (ss *sessions) ended(key string, reason error) {
 	ss.mu.Lock()
-	s, ok := ss.byID[sid]
+	s, ok := ss.byKey[key]
 	ss.mu.Unlock()
 	if ok {
 		ss.endSession(s, reason)
@@ -60,19 +70,19 @@ func notRunText(kind string) string {
 	return "not run: " + kind
 }
 
-// agentTerminal implements acp.Editor: what an agent that runs commands
+// agentTerminal (acp.Editor's AgentTerminal for session key): what an agent that runs commands
 // itself shows of one goes to Lua as an "agent_terminal" event, its
 // output made safe for Neovim's libvterm as the display pump does for ours
 // (one filter per terminal, so a sequence split across updates is seen
 // whole; a replacing snapshot starts a new screen, and a new filter).
-func (ss *sessions) agentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	key := sid + "\x00" + ev.ID
-	f := ss.agentShown[key]
+	shown := key + "\x00" + ev.ID
+	f := ss.agentShown[shown]
 	if f == nil || ev.Replace {
 		f = &vtsafe.Filter{}
-		ss.agentShown[key] = f
+		ss.agentShown[shown] = f
 	}
 	p := map[string]any{"session_id": sid, "id": ev.ID, "started": ev.Started}
 	if ev.ToolCallID != "" {
@@ -106,7 +116,7 @@ func (ss *sessions) agentTerminal(_ context.Context, sid string, ev acp.AgentTer
 		if data, ok := p["data"].(string); ok {
 			p["data"] = data + string(f.Flush(nil))
 		}
-		delete(ss.agentShown, key)
+		delete(ss.agentShown, shown)
 	}
-	ss.pushForSessionLocked(sid, event{evAgentTerminal, p})
+	ss.pushForSessionLocked(key, sid, event{evAgentTerminal, p})
 }

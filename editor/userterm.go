@@ -57,7 +57,7 @@ func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
-	ts.add(t, "", true)
+	ts.add(t, "", "", true)
 	ts.log.Info("user terminal started", "terminal", t.ID(), "shell", shell, "cmd", args.Cmd, "cwd", args.Cwd)
 	return map[string]any{"id": t.ID(), "command": spec.Title}, nil
 }

@@ -168,7 +168,7 @@ func TestAgentHangs(t *testing.T) {
 		t.Errorf("notification level %d, want WARN", n.Level)
 	}
 	e.cmd("AgentStop")
-	e.waitChat("(agentrun) session ended; :AgentRun starts a new one", 10*time.Second)
+	e.waitChat("(agentrun) you stopped this session (:AgentStop); its terminals were killed. :AgentRun starts a new one", 10*time.Second)
 	if h := e.header(); h != "agentrun · demo · ended" {
 		t.Errorf("header %q", h)
 	}

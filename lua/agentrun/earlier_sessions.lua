@@ -13,22 +13,24 @@ local M = {}
 -- pending: list token -> callback(p)
 local pending = {}
 
--- live returns the running session of this Neovim with ACP id id.
-local function live(id)
+-- live returns the running session of this Neovim that agent name (any
+-- agent when nil) knows as ACP id id: an id is only its agent's (another
+-- agent may give one of its sessions the same id).
+local function live(id, name)
   for _, s in pairs(require("agentrun.state").sessions) do
-    if s.id == id and not s.ended then
+    if s.id == id and not s.ended and (name == nil or s.agent == name) then
       return s
     end
   end
 end
 
 -- label is how a session reads in the picker: "title · 2026-11-22 14:03"
--- (and " · open here" when it runs in this Neovim).
-local function label(si)
+-- (and " · open here" when agent name's session runs in this Neovim).
+local function label(si, name)
   local title = si.title and si.title ~= "" and si.title or si.session_id
   local when = type(si.updated_at) == "string" and si.updated_at:gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", ""):sub(1, 16) or nil
   local text = when and (title .. " · " .. when) or title
-  return live(si.session_id) and (text .. " · open here") or text
+  return live(si.session_id, name) and (text .. " · open here") or text
 end
 M._label = label
 
@@ -58,7 +60,7 @@ end
 -- runs here already gets its chat opened instead (two agent processes
 -- must not work on one session).
 function M.open(name, si, can_load)
-  local running = live(si.session_id)
+  local running = live(si.session_id, name)
   if running then
     require("agentrun.state").current = running.key
     running.chat:open()
@@ -66,7 +68,7 @@ function M.open(name, si, can_load)
   end
   local s = launch.start(name, can_load and { load = si.session_id } or { resume = si.session_id })
   if s then
-    s.chat:note(string.format("(agentrun) %s %s", can_load and "loading" or "resuming (its history stays with the agent)", label(si)))
+    s.chat:note(string.format("(agentrun) %s %s", can_load and "loading" or "resuming (its history stays with the agent)", label(si, name)))
   end
   return s
 end
@@ -95,7 +97,9 @@ function M.pick(name)
     end
     vim.ui.select(list, {
       prompt = string.format("%s session to %s:", name, p.load and "load" or "resume"),
-      format_item = label,
+      format_item = function(si)
+        return label(si, name)
+      end,
     }, function(si)
       if si then
         M.open(name, si, p.load)

@@ -99,13 +99,16 @@ function handlers.turn_end(p)
       s.interrupted_note = nil
     end
   end
-  local why = p.stop_reason == "cancelled" and "cancelled" or "unfinished"
+  local why = p.stopped and "stopped" or p.stop_reason == "cancelled" and "cancelled" or "unfinished"
   s.turn_ended_by = why == "unfinished" and "ended with the turn" or why
   agentterm.settle(s.key, s.turn_ended_by)
   if chat then
     chat:settle(why)
     chat:render_header()
-    if p.error and p.error ~= "" and s.ended then
+    if p.stopped then
+      -- the user stopped the session (:AgentStop) under the turn: not a
+      -- failure, and the session's end says so
+    elseif p.error and p.error ~= "" and s.ended then
       -- the session ended under the turn; its note already says why
     elseif p.error and p.error ~= "" then
       chat:note("(agentrun) the turn failed: " .. p.error, "AgentRunError")
@@ -136,7 +139,11 @@ function handlers.session_ended(p)
     util.notify(msg, vim.log.levels.ERROR)
   elseif chat then
     chat:render_header()
-    chat:note("(agentrun) session ended; :AgentRun starts a new one")
+    if p.stopped then
+      chat:note("(agentrun) you stopped this session (:AgentStop); its terminals were killed. :AgentRun starts a new one")
+    else
+      chat:note("(agentrun) session ended; :AgentRun starts a new one")
+    end
   end
 end
 

@@ -9,7 +9,7 @@ local state = require("agentrun.state")
 local M = {}
 
 -- describe describes sessions and terminals:
--- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session,
+-- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session, key,
 --   command, state, exit_code, signal, bufnr, claim, bytes, truncated,
 --   title, cwd, cols, rows, supports_command_detection, commands = {{
 --   command_line, exit_code, duration_ms, is_complete }}, pid, user }} }.
@@ -69,6 +69,7 @@ function M.describe()
       table.insert(out.terminals, {
         id = id,
         session = t.session_id,
+        key = t.session,
         command = t.command,
         state = t.state,
         exit_code = t.exit_code,

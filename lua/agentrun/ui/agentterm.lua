@@ -12,7 +12,19 @@ local function term()
   return require("agentrun.ui.term")
 end
 
+-- local_id is the id this editor gives terminal id of session's agent: the
+-- agent chooses its ids, and another agent may use the same one, so an id
+-- another session already has gets the session key after it ("call_1@2").
+local function local_id(session, id)
+  local t = state.terminals[id]
+  if t and t.session ~= session.key then
+    return id .. "@" .. session.key
+  end
+  return id
+end
+
 local function display_only(session, id, tc)
+  id = local_id(session, id)
   local t = state.terminals[id]
   if not t then
     t = state.add_terminal({
@@ -32,8 +44,8 @@ end
 function M.from_tool_call(session, tc, u)
   for _, c in ipairs(type(u.content) == "table" and u.content or {}) do
     if c.type == "terminal" and c.terminalId then
-      local t = state.terminals[c.terminalId]
-      if t then
+      local t = state.terminals[local_id(session, c.terminalId)]
+      if t and t.session == session.key then
         t.tool_call = tc.toolCallId
         if not t.bufnr then
           term().open(t.id, { auto = true })

@@ -485,7 +485,8 @@ function Chat:settle(status)
   -- (codex-acp) keeps the status the agent gives it, as its split does.
   local reporting = {}
   for _, t in pairs(require("agentrun.state").terminals) do
-    if t.keeps_reporting and t.tool_call and t.state == "running" and status ~= "stopped" then
+    -- (tool call ids are the agent's: only this session's terminals count)
+    if t.session == self.session.key and t.keeps_reporting and t.tool_call and t.state == "running" and status ~= "stopped" then
       reporting[t.tool_call] = true
     end
   end

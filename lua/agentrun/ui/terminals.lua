@@ -96,15 +96,11 @@ local function session_label(t)
   if t.remote or (type(t.id) == "string" and t.id:find(":")) then
     return "host " .. tostring(t.host or t.id:match("^(%d+):") or "?")
   end
+  -- by our key: an ACP session id (t.session) is the agent's, and
+  -- agents repeat them
   local state = require("agentrun.state")
-  local key
-  for k, s in pairs(state.sessions) do
-    if s.id and s.id == t.session then
-      key = k
-    end
-  end
   local lt = state.terminals[t.id]
-  key = key or (lt and lt.session)
+  local key = t.key or (lt and lt.session)
   local s = key and state.sessions[key]
   if not s then
     return t.user and "you" or ""
