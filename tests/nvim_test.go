@@ -246,12 +246,13 @@ func (e *editor) chat() string {
 	return e.bufLines(buf)
 }
 
-// waitChat waits until the chat contains want.
+// waitChat waits until the chat contains want; a one-line want may be
+// wrapped (a note breaks before a command name when it does not fit).
 func (e *editor) waitChat(want string, timeout time.Duration) string {
 	e.t.Helper()
 	return e.waitFor(fmt.Sprintf("chat to show %q", want), timeout, func() (bool, string) {
 		c := e.chat()
-		return strings.Contains(c, want), c
+		return strings.Contains(c, want) || (!strings.Contains(want, "\n") && strings.Contains(strings.ReplaceAll(c, "\n", " "), want)), c
 	})
 }
 

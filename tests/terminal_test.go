@@ -152,7 +152,7 @@ func TestCancelAndStop(t *testing.T) {
 	term = e.waitTerminal("sleep 31", 10*time.Second)
 	e.cmd("AgentStop")
 	e.waitBuf(term.Bufnr, 10*time.Second, "[released]")
-	e.waitChat("session ended", 10*time.Second)
+	e.waitChat("you stopped this session (:AgentStop)", 10*time.Second)
 	var st struct {
 		Sessions []struct {
 			Ended bool `msgpack:"ended"`

@@ -15,7 +15,7 @@ func TestNewChatTakesTheOldChatsWindows(t *testing.T) {
 	var before int
 	e.lua(`return #vim.api.nvim_tabpage_list_wins(0)`, &before)
 	e.cmd("AgentStop")
-	e.waitChat("session ended", 5*time.Second)
+	e.waitChat("you stopped this session (:AgentStop)", 5*time.Second)
 	e.cmd("AgentPrompt echo two")
 	e.waitChat("`echo two` exited with code 0.", 10*time.Second)
 	var layout struct {
