@@ -65,3 +65,40 @@ func TestTerminalListKeysFollowTheKeymaps(t *testing.T) {
 		t.Errorf("list keys %q: want D mapped and T not", maps)
 	}
 }
+
+// TestKillInAnEndedSplitTouchesNothingElse: :AgentKill without an id,
+// typed in the split of a command that ended, says so and kills nothing
+// (it used to kill the newest running terminal, out of sight); from the
+// chat it kills the newest running one and names it.
+func TestKillInAnEndedSplitTouchesNothingElse(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentShell sleep 300")
+	long := e.waitTerminal("sleep 300", 10*time.Second)
+	e.cmd("AgentShell echo quick")
+	quick := e.waitTerminal("echo quick", 10*time.Second)
+	e.waitBuf(quick.Bufnr, 10*time.Second, "[exit 0]")
+	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...)); vim.cmd("stopinsert")`, nil, quick.Bufnr)
+	for _, cmd := range []string{"AgentKill", "AgentDetach", "AgentTakeover"} {
+		e.cmd(cmd)
+		if n := e.noteText(); !strings.Contains(n, quick.ID+" already ended (exit 0); nothing of it runs any more") {
+			t.Errorf(":%s in the ended split: notes\n%s", cmd, n)
+		}
+	}
+	for _, x := range e.terminals() {
+		if x.ID == long.ID && x.State != "running" {
+			t.Fatalf("%s was touched: %+v", long.ID, x)
+		}
+	}
+	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(require("agentrun.state").session().chat.buf))`, nil)
+	e.cmd("AgentKill")
+	e.waitFor("the newest running terminal killed and named", 10*time.Second, func() (bool, string) {
+		n := e.noteText()
+		for _, x := range e.terminals() {
+			if x.ID == long.ID && x.State != "running" {
+				return strings.Contains(n, "kill: "+long.ID+", the newest running terminal"), n
+			}
+		}
+		return false, n
+	})
+}

@@ -117,19 +117,15 @@ function M.stop(key)
   return conversation.stop(key)
 end
 
--- current_terminal returns the terminal of the current buffer while it
--- runs, else the newest running one (one that ended, also another host's
--- that was killed, is never picked without its id).
+-- runs reports whether t still runs (a released terminal the user took
+-- over runs until it exits; one that ended, also another host's that was
+-- killed, does not).
 local function runs(t)
-  -- a released terminal the user took over still runs until it exits
   return not t.stale and (t.state == "running" or (t.state == "released" and t.user and t.exit_code == nil and t.signal == nil))
 end
 
-local function current_terminal()
-  local t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
-  if t and runs(t) then
-    return t
-  end
+-- newest_running returns the newest running terminal, or nil.
+local function newest_running()
   for i = #state.terminal_order, 1, -1 do
     local x = state.terminals[state.terminal_order[i]]
     if runs(x) then
@@ -138,9 +134,11 @@ local function current_terminal()
   end
 end
 
--- target returns terminal id, or without an id the one in the current
--- buffer, else the newest running one; it warns (naming what for) when
--- there is none.
+-- target returns terminal id; without an id the one in the current buffer
+-- (also when it ended: the action then says so, and nothing else is
+-- touched), else the newest running one, named (not its command: one short line) as
+-- it is acted on. It
+-- warns (naming what for) when there is none.
 local function target(id, what)
   if id ~= nil and type(id) ~= "string" then
     warn(string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
@@ -151,7 +149,13 @@ local function target(id, what)
     -- also another host's (PID:term-N), as :AgentTerminals lists it
     t = actions.terminal(id)
   else
-    t = current_terminal()
+    t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
+    if not t then
+      t = newest_running()
+      if t then
+        util.notify(string.format("%s: %s, the newest running terminal", what, t.id), vim.log.levels.INFO)
+      end
+    end
   end
   if not t then
     warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or ("no running terminal to " .. what))

@@ -26,10 +26,10 @@ local function not_released(t)
   return true
 end
 
--- ended: another host's terminal that ended is not there to signal, take
--- or keep (its host may have dropped it, or ended itself, since).
+-- ended: a terminal that ended is not there to signal, take or keep
+-- (another host's: its host may have dropped it, or ended itself, since).
 local function ended(t)
-  if not t.remote or t.state == "running" then
+  if t.state == "running" or (not t.remote and t.state ~= "exited") then
     return nil
   end
   local how = ""
@@ -38,7 +38,7 @@ local function ended(t)
   elseif t.exit_code ~= nil then
     how = " (exit " .. tostring(t.exit_code) .. ")"
   end
-  return string.format("%s ended%s; nothing of it runs any more", t.id, how)
+  return string.format("%s %s%s; nothing of it runs any more", t.id, t.remote and "ended" or "already ended", how)
 end
 
 local function runs(t)
