@@ -94,7 +94,7 @@ end
 -- key ("demo 1"), "host PID" for another host's.
 local function session_label(t)
   if t.remote or (type(t.id) == "string" and t.id:find(":")) then
-    return "host " .. tostring(t.host or t.id:match("^(%d+):") or "?")
+    return require("agentrun.ui.term").host_label(t)
   end
   -- by our key: an ACP session id (t.session) is the agent's, and
   -- agents repeat them
