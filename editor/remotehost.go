@@ -223,7 +223,9 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 	if e.Origin != nil && e.Origin.ClientID == h.c.ID() {
 		if ch := h.waiters[e.Origin.ClientSeq]; ch != nil {
 			delete(h.waiters, e.Origin.ClientSeq)
-			ch <- e
+			// Its dispatcher hears of it once it is applied here: what
+			// comes next (typing once a claim is ours) sees it.
+			defer func() { ch <- e }()
 		} else if e.RejectionReason != "" {
 			rs.notice(fmt.Sprintf("(agentrun) %s refused %s: %s", h.label(), e.Action.ActionType(), e.RejectionReason))
 		}

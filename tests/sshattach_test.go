@@ -219,3 +219,66 @@ func TestRemoteAttachInNeovimSaysWhatIsWrong(t *testing.T) {
 	other := "ssh://" + remoteUser + "@" + remoteAlias
 	try(other, "(agentrun) "+other+" has no agentrun: install agentrun "+v+" there")
 }
+
+// TestRemoteAttachInNeovimWhileTheRemoteIsDown: the ssh of an attached
+// split is killed while the remote's sshd is down: the split says each
+// attempt and why it failed, typing is refused with a sentence, and once
+// sshd is back it goes on with every line once. Then the remote host is
+// killed: the split says it went away, and the terminal is said to have
+// ended.
+func TestRemoteAttachInNeovimWhileTheRemoteIsDown(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := r.StartEditor()
+	term := e.startDevServer()
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 2\n")
+	backend := e.backendPid()
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), backend, term.ID)
+
+	s := sshScreen(t, r, 200, 40)
+	s.keys(":AgentAttach "+name, "Enter")
+	served := regexp.MustCompile(`(?m)^served (\d+)\s*$`)
+	s.waitFor("served lines in the split", 15*time.Second, served.MatchString)
+	s.keys(`C-\`, "C-n", "T")
+	s.waitShows(10*time.Second, name+" is yours now")
+
+	r.StopSSHD()
+	first := s.sshOf()
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.waitShows(15*time.Second, "; reconnecting]", "reconnecting to "+r.URL()+", attempt 1: cannot reach "+r.URL()+" over SSH")
+	s.keys("i")
+	s.typeText("x")
+	s.waitShows(10*time.Second, "(agentrun) not typed into "+name+": the link to "+r.URL()+" is down")
+	s.keys(`C-\`, "C-n")
+	r.StartSSHD()
+	s.waitShows(30*time.Second, "reconnected to "+r.URL())
+	s.waitFor("served lines after the link came back", 15*time.Second, func(sc string) bool {
+		i := strings.LastIndex(sc, "reconnected to ")
+		return i >= 0 && served.MatchString(sc[i:])
+	})
+	out := s.writeBuffer()
+	got := served.FindAllStringSubmatch(out, -1)
+	for i, m := range got {
+		if v, _ := strconv.Atoi(m[1]); v != i+1 {
+			t.Fatalf("line %d of the numbers reads served %d (lost or doubled output around it):\n%s", i+1, v, out)
+		}
+	}
+
+	// Its host killed (its Neovim's backend): the split says it went away.
+	if err := syscall.Kill(backend, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.waitShows(20*time.Second, "went away")
+	s.keys("G")
+	out = s.writeBuffer()
+	if !strings.Contains(out, "[agentrun: the host of "+name+" went away") {
+		t.Errorf("the split does not say the host went away:\n%s", out)
+	}
+	for _, m := range regexp.MustCompile(`\[agentrun: [^\]]*\]`).FindAllString(out, -1) {
+		t.Logf("the split said: %s", m)
+	}
+	s.keys(":AgentKill "+name, "Enter")
+	s.waitShows(10*time.Second, "(agentrun) "+name+" ended (")
+}
