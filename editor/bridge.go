@@ -116,6 +116,7 @@ func (b *Bridge) register() error {
 		"login":            b.sessions.login,
 		"remote_terminals": b.remotes.list,
 		"ssh_terminals":    b.remotes.listAt,
+		"ssh_connect":      b.remotes.connect,
 		"remote_attach":    b.remotes.attach,
 		"remote_take":      b.remotes.take,
 		"remote_input":     b.remotes.input,

@@ -282,6 +282,34 @@ func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 	return out
 }
 
+// connect starts the link to the remote machine that name names,
+// "ssh://[user@]host[:port]" or a terminal of it (".../PID:term-N"), in
+// the background, and tells Lua when it is up or why it is not (event
+// ssh_connected, with token), so Neovim does not wait while ssh connects
+// ("ssh_connect"). A malformed name is refused at once.
+func (rs *remotes) connect(name string, token int) error {
+	t, rest, err := sshlink.Parse(name)
+	if err != nil {
+		return err
+	}
+	if rest != "" {
+		if _, _, err := remoteName(name); err != nil {
+			return err
+		}
+	}
+	where := t.String()
+	go func() {
+		ctx, cancel := context.WithTimeout(rs.ctx, 30*time.Second)
+		defer cancel()
+		p := map[string]any{"name": name, "token": token}
+		if _, err := rs.siteOf(ctx, where); err != nil {
+			p["error"] = err.Error()
+		}
+		rs.events.push(evSSHConnected, p)
+	}()
+	return nil
+}
+
 // listAt lists the terminals of every host of the user on remote machine
 // url, "ssh://[user@]host[:port]", reached over SSH ("ssh_terminals"):
 // named url/PID:term-N.

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,6 +198,33 @@ func TestRemoteAttachInNeovimSaysWhatIsWrong(t *testing.T) {
 	try("ssh://devbox:99999/1:term-1", `the port "99999" is not a number from 1 to 65535`)
 	try(r.URL()+"/term-4", "names no terminal: after the machine comes PID:term-N, as :AgentAttach "+r.URL()+" lists them")
 	try(fmt.Sprintf("%s:%d", r.URL(), port), fmt.Sprintf("(agentrun) cannot reach %s:%d over SSH: ssh: connect to host 127.0.0.1 port %d: Connection refused; check the host name and port", r.URL(), port, port))
+	// A machine that takes long to answer: Neovim goes on meanwhile, and
+	// hears why once ssh gives up.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c // and say nothing
+		}
+	}()
+	slow := fmt.Sprintf("%s:%d", r.URL(), ln.Addr().(*net.TCPAddr).Port)
+	s.keys(":AgentAttach "+slow, "Enter")
+	s.waitShows(10*time.Second, "(agentrun) connecting to "+slow)
+	var conn net.Conn
+	select {
+	case conn = <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ssh did not connect to the silent port")
+	}
+	s.keys(":echo 'neovim goes on'", "Enter")
+	s.waitShows(5*time.Second, "neovim goes on")
+	conn.Close()
+	s.waitShows(10*time.Second, "(agentrun) cannot reach "+slow+" over SSH: ")
+	s.keys("Enter", ":echo ''", "Enter")
 	bad := "ssh://nobody-here@" + remoteAlias
 	try(bad, "(agentrun) cannot log in to "+bad+" over SSH (", "Permission denied", "without asking for a password")
 	try(r.URL(), "(agentrun) no agentrun host is running on "+r.URL()+": terminals are served by the backend of a Neovim that runs the plugin there")

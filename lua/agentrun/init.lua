@@ -208,46 +208,14 @@ function M.shell(cmd)
   return require("agentrun.ui.term").shell(cmd)
 end
 
--- pick asks which of list (other hosts' terminals, as the backend lists
--- them) to attach to, running first.
-local function pick(list)
-  local term = require("agentrun.ui.term")
-  vim.ui.select(require("agentrun.ui.terminals").running_first(list), {
-    prompt = "(agentrun) attach to",
-    format_item = function(r)
-      return string.format("%s  %s  (%s)", r.id, r.title, r.state)
-    end,
-  }, function(r)
-    if r then
-      term.attach(r.id)
-    end
-  end)
-  return true
-end
-
--- attach_machine lists the terminals of the remote machine url
--- ("ssh://[user@]host[:port]", reached over SSH) to pick one.
-local function attach_machine(url)
-  local list, err = rpc.request("ssh_terminals", url)
-  if err then
-    warn(err)
-    return false
-  elseif type(list) ~= "table" or #list == 0 then
-    warn(string.format("%s has no terminals now: a terminal is listed from when its command starts there", url))
-    return false
-  end
-  return pick(list)
-end
-
 -- attach(name) shows a terminal of another host live in a split:
 -- "PID:term-N" (another Neovim's, or one left detached), or a remote
 -- machine's over SSH, "ssh://[user@]host[:port]/PID:term-N". Without a
 -- name, or with only a machine ("ssh://host"), it asks which one.
 function M.attach(name)
   local term = require("agentrun.ui.term")
-  local machine = type(name) == "string" and name:match("^(ssh://[^/]*)/?$")
-  if machine then
-    return attach_machine(machine)
+  if type(name) == "string" and name:match("^ssh://") then
+    return require("agentrun.ui.terminals").attach_ssh(name)
   end
   if type(name) == "string" then
     -- one of this editor's own terminals (as status() names it, or as
@@ -270,7 +238,7 @@ function M.attach(name)
     warn("no other host has terminals (another Neovim's, or ones left with :AgentDetach; a remote machine's: :AgentAttach ssh://host)")
     return false
   end
-  return pick(list)
+  return require("agentrun.ui.terminals").pick(list)
 end
 
 -- mode(id) switches the current session to mode id (asks without one).
