@@ -116,6 +116,12 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	s.keys("i")
 	s.typeText("hello over ssh\r")
 	s.waitShows(10*time.Second, "got: hello over ssh")
+	// :AgentTerminals lists it as running and ours; q there comes back.
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitFor(name+" in the list, running and ours", 10*time.Second, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`\s+running\s+you\s`).MatchString)
+	s.keys("q")
+	s.waitFor("the list closed", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
+	s.keys("i")
 
 	// The link drops mid-output: it reconnects and goes on.
 	first := s.sshOf()

@@ -209,6 +209,25 @@ local function render()
       table.insert(all, r)
     end
   end
+  -- Then those of remote machines shown here (ssh://host/PID:term-N), as
+  -- this editor has heard of them (listing a machine would wait on the
+  -- network: :AgentAttach ssh://host does).
+  local state = require("agentrun.state")
+  for _, id in ipairs(state.terminal_order) do
+    local t = state.terminals[id]
+    if t.remote and id:match("^ssh://") then
+      table.insert(all, {
+        id = id,
+        remote = true,
+        state = t.state,
+        exit_code = t.exit_code,
+        signal = t.signal,
+        claim = t.claim,
+        mine = t.user,
+        command = t.command,
+      })
+    end
+  end
   -- A session column once the terminals are of more than one session.
   local labels = {}
   for _, t in ipairs(all) do
