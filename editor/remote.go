@@ -64,6 +64,10 @@ type remotes struct {
 	// so that a command on one after its end says so (its host may have
 	// dropped it, or ended itself, by then).
 	ended map[string]string // how: "exit 0", "signal SIGTERM", "the host 12 went away"
+	// endedLast keeps the last lines of the ended terminals listed last
+	// time, by host and resource: they no longer change, and a list
+	// shown for a while asks every second.
+	endedLast map[hostKey]map[string]string
 }
 
 // remoteOptions are what remotes need of the rest of the backend.
@@ -354,33 +358,61 @@ func (rs *remotes) listAt(url string) ([]map[string]any, error) {
 // lastLines reads the last line of each of terminals from host key, as
 // `agentrun ls` does: on a connection of its own, closed once it has
 // their snapshots (subscribed on the one we follow terminals on, each
-// would stream its output to us from then on). A host that does not
-// answer gives none.
+// would stream its output to us from then on). An ended terminal's line
+// is read once and kept while it is listed; with nothing else to read,
+// no connection is made. A host that does not answer gives none.
 func (rs *remotes) lastLines(ctx context.Context, key hostKey, terminals []ahp.TerminalInfo) map[string]string {
 	out := map[string]string{}
-	if len(terminals) == 0 {
-		return out
+	rs.mu.Lock()
+	kept := rs.endedLast[key]
+	rs.mu.Unlock()
+	ended := map[string]bool{}
+	var uris []string
+	for _, ti := range terminals {
+		done := ti.ExitCode != nil || ti.ExitSignal != ""
+		ended[ti.Resource] = done
+		if line, ok := kept[ti.Resource]; ok && done {
+			out[ti.Resource] = line
+			continue
+		}
+		uris = append(uris, ti.Resource)
 	}
+	if len(uris) > 0 {
+		rs.readLastLines(ctx, key, uris, out)
+	}
+	now := map[string]string{}
+	for uri, done := range ended {
+		if line, ok := out[uri]; ok && done {
+			now[uri] = line
+		}
+	}
+	rs.mu.Lock()
+	if rs.endedLast == nil {
+		rs.endedLast = map[hostKey]map[string]string{}
+	}
+	rs.endedLast[key] = now
+	rs.mu.Unlock()
+	return out
+}
+
+// readLastLines adds the last lines of the terminals uris of host key to
+// out.
+func (rs *remotes) readLastLines(ctx context.Context, key hostKey, uris []string, out map[string]string) {
 	c, _, _, err := rs.dialHost(ctx, key, rs.user.ClientID+"-list")
 	if err != nil {
-		return out
+		return
 	}
 	defer c.Close()
-	uris := make([]string, len(terminals))
-	for i, ti := range terminals {
-		uris[i] = ti.Resource
-	}
 	res, err := c.Initialize(ctx, uris...)
 	if err != nil {
 		rs.log.Debug("remote last lines", "host", key, "err", err)
-		return out
+		return
 	}
 	for _, snap := range res.Snapshots {
 		if st, err := client.TerminalState(snap); err == nil {
 			out[snap.Resource] = client.LastLine(st)
 		}
 	}
-	return out
 }
 
 // attach shows remote terminal name in Neovim channel ch: its

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,5 +205,71 @@ func TestRemotesJourney(t *testing.T) {
 	})
 	if _, err := rs.termOf(name); err == nil {
 		t.Error("a disposed remote terminal is still attached")
+	}
+}
+
+// countingListener counts the connections a host accepted.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// TestRemoteListKeepsEndedLastLines: the terminal list asks every second
+// while it is shown; an ended terminal's last line no longer changes, so
+// once read it is kept, and listing it again opens no second connection
+// for it — the line stays the same.
+func TestRemoteListKeepsEndedLastLines(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ar-remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "1.sock")
+	h := termhost.NewHost(termhost.Options{})
+	t.Cleanup(h.Close)
+	term, err := h.Create(context.Background(), termhost.Spec{Command: "printf 'all done\\n'", Shell: true, Dir: dir, Claim: ahp.SessionClaim("s1", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-term.Done()
+	inner, err := server.Listen(socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &countingListener{Listener: inner}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = server.New(h, server.Options{Local: "other"}).Serve(ctx, ln)
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+	log := slog.New(slog.DiscardHandler)
+	var out channels
+	rs := newRemotes(ctx, log, newEventQueue(), &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, remoteOptions{
+		user:         ahp.ClientClaim("me"),
+		displayBytes: func() int { return 0 },
+		hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },
+		socketOf:     func(int) (string, error) { return socket, nil },
+	})
+	var per []int64
+	for range 3 {
+		before := ln.n.Load()
+		list, err := rs.list()
+		if err != nil || len(list) != 1 || list[0]["state"] != "exited" || list[0]["last_line"] != "all done" {
+			t.Fatalf("list = %v, %v; want the ended terminal with its last line", list, err)
+		}
+		per = append(per, ln.n.Load()-before)
+	}
+	if per[1] >= per[0] || per[2] != per[1] {
+		t.Errorf("connections per listing %v: the ended terminal's last line was read again", per)
 	}
 }

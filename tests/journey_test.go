@@ -646,3 +646,47 @@ func TestJourneyReopenedSplitFollows(t *testing.T) {
 		}
 	}
 }
+
+// TestJourneyTerminalOnTheRight: with terminal.position "right" and the
+// chat on the right, a command's split opens full height between the code
+// and the chat (the chat and its prompt stay where they were), half of
+// what the chat leaves (terminal.size unset), not 12 columns; q closes it,
+// <CR> on the tool call reopens it in the same place; after the screen
+// shrank and grew, the same widths come back.
+func TestJourneyTerminalOnTheRight(t *testing.T) {
+	s := startScreenIn(t, runtimeDir(t), 160, 35, layoutLua+`
+require("agentrun").setup({ terminal = { position = "right" } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo on-the-right")
+	s.waitShows(10*time.Second, "echo on-the-right exited with code 0.", "[released]")
+	// 160 columns: the chat 70, two separators, the split (160-70-1)/2.
+	const want = "layout ch=1 fits=yes chatw=70 termw=44 listw=0"
+	order := func(step string) {
+		t.Helper()
+		sc := s.capture()
+		if !regexp.MustCompile(`(?m)^.*terminal/term-1.*agentrun://prompt/1.*$`).MatchString(sc) { // the status lines' row
+			t.Errorf("%s: the split is not between the code and the chat:\n%s", step, sc)
+		}
+	}
+	if l := s.layout(); l != want {
+		t.Errorf("the split opened as %s, want %s\n%s", l, want, s.capture())
+	}
+	order("opened")
+	s.keys("C-w", "h", "q") // prompt -> the split; q closes it
+	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "terminal/term-1 ") })
+	s.keys("C-w", "l", "C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
+	s.waitShows(5*time.Second, "terminal/term-1 ")
+	if l := s.layout(); l != want {
+		t.Errorf("reopened with <CR> as %s, want %s\n%s", l, want, s.capture())
+	}
+	order("reopened")
+	s.tmux("resize-window", "-t", "0", "-x", "60", "-y", "10")
+	s.waitFor("the screen to shrink", 5*time.Second, func(sc string) bool { return len(strings.Split(sc, "\n")) <= 10 })
+	s.tmux("resize-window", "-t", "0", "-x", "160", "-y", "35")
+	eventually(t, "the widths to come back", 5*time.Second, func() (bool, string) {
+		l := s.layout()
+		return l == want, l
+	})
+	order("after the screen shrank and grew")
+}

@@ -277,3 +277,21 @@ func TestMultiLineCommandReadsAsOneLine(t *testing.T) {
 		t.Errorf("messages after a multi-line command:\n%s", msgs)
 	}
 }
+
+// TestAttachCompletesRunningFirst: :AgentAttach <Tab> offers the running
+// terminals before the ended ones, whatever order they started in.
+func TestAttachCompletesRunningFirst(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt echo early")
+	done := e.waitTerminal("echo early", 10*time.Second)
+	e.waitBuf(done.Bufnr, 10*time.Second, "[exit 0]")
+	e.cmd("AgentPrompt sleep 30")
+	running := e.waitTerminal("sleep 30", 10*time.Second)
+	var ids []string
+	e.lua(`return vim.fn.getcompletion("AgentAttach ", "cmdline")`, &ids)
+	if len(ids) != 2 || ids[0] != running.ID || ids[1] != done.ID {
+		t.Errorf(":AgentAttach <Tab> offers %v, want %s (running) before %s (ended)", ids, running.ID, done.ID)
+	}
+	e.cmd("AgentCancel")
+}

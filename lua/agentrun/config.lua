@@ -20,7 +20,8 @@ M.defaults = {
   },
   terminal = {
     position = "below", -- "below" | "right" | "float" | "none"
-    size = 12, -- lines (below) or columns (right)
+    -- size (M.unset): lines (below) or columns (right); unset, 12 lines
+    -- below and 80 columns (at most half the room) right: M.terminal_size
     -- SIGTERM -> SIGKILL delay for X / terminal/kill; 0 = the backend's
     -- default, the option's one default (termhost.DefaultKillGrace, 3000).
     -- rpc.lua sends it, and byte_limit, once: when the backend starts.
@@ -59,7 +60,18 @@ M.defaults = {
 -- unset names the options that have no default here: unset, the backend
 -- applies its own, the option's one default (terminal.byte_limit:
 -- termhost.DefaultByteLimit, 16 MiB).
-M.unset = { terminal = { byte_limit = true } }
+M.unset = { terminal = { byte_limit = true, size = true } }
+
+-- terminal_size is terminal.size for a split at position, and whether the
+-- user set it: unset, a split below is 12 lines high and one on the right
+-- 80 columns wide (one number cannot be both).
+function M.terminal_size(position)
+  local size = M.get().terminal.size
+  if size then
+    return size, true
+  end
+  return position == "right" and 80 or 12, false
+end
 
 -- limit_kinds names terminal.limits' keys: "size" takes "512M".
 local limit_kinds = { memory = "size", processes = "count", cpu_seconds = "count", open_files = "count", file_size = "size" }
@@ -280,7 +292,7 @@ local function validate(opts)
 
   no_unknown_keys("terminal.", c.terminal, vim.tbl_extend("force", {}, M.defaults.terminal, M.unset.terminal))
   check("terminal.position", c.terminal.position, one_of("below", "right", "float", "none"))
-  check("terminal.size", c.terminal.size, int_in(1), "a positive integer")
+  check("terminal.size", c.terminal.size, int_in(1), "a positive integer", true)
   check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(0), "an integer >= 0 (milliseconds)")
   check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)", true)
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")

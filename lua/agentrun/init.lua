@@ -305,8 +305,9 @@ function M._complete_agents(lead)
 end
 
 -- _complete_attach completes :AgentAttach: every id status() and
--- `agentrun ls` show (this editor's, then other hosts' PID:term-N); after
--- "ssh://host/", that remote machine's terminals, running first.
+-- `agentrun ls` show, running ones first (this editor's, then other
+-- hosts' PID:term-N), then the ended; after "ssh://host/", that remote
+-- machine's terminals, running first.
 function M._complete_attach(lead)
   local url = type(lead) == "string" and lead:match("^(ssh://[^/]+)/")
   if url then
@@ -319,16 +320,22 @@ function M._complete_attach(lead)
     end
     return ids
   end
-  local ids = vim.deepcopy(state.terminal_order)
+  local running, ended = {}, {}
+  local function add(id, st)
+    if vim.startswith(id, lead or "") then
+      table.insert(st == "running" and running or ended, id)
+    end
+  end
+  for _, id in ipairs(state.terminal_order) do
+    add(id, (state.terminals[id] or {}).state)
+  end
   local remote = rpc.request("remote_terminals")
   for _, r in ipairs(type(remote) == "table" and remote or {}) do
     if not state.terminals[r.id] then
-      table.insert(ids, r.id)
+      add(r.id, r.state)
     end
   end
-  return vim.tbl_filter(function(id)
-    return vim.startswith(id, lead or "")
-  end, ids)
+  return vim.list_extend(running, ended)
 end
 
 -- _complete_terminals completes terminal ids for :AgentKill,

@@ -49,11 +49,11 @@ function M.expected_size()
   end
   local cols, lines = vim.o.columns, vim.o.lines
   if cfg.position == "right" then
-    return math.min(cfg.size, cols - 10), math.max(1, lines - vim.o.cmdheight - 2)
+    return M.right_width(), math.max(1, lines - vim.o.cmdheight - 2)
   elseif cfg.position == "float" then
     return math.max(20, math.floor(cols * 0.8)), math.max(5, math.floor(lines * 0.7))
   end
-  return cols, math.min(cfg.size, math.max(3, lines - 8))
+  return cols, M.split_height()
 end
 
 local last_expected = nil
@@ -109,7 +109,34 @@ end
 -- split_height is the height of a terminal split below: terminal.size,
 -- leaving room for the windows above it.
 function M.split_height()
-  return math.min(config.get().terminal.size, math.max(3, vim.o.lines - 8))
+  return math.min((config.terminal_size("below")), math.max(3, vim.o.lines - 8))
+end
+
+-- chat_beside returns the chat window of this tab page when it stands
+-- beside the code (chat.position "right" or "left").
+local function chat_beside()
+  local pos = config.get().chat.position
+  if pos ~= "right" and pos ~= "left" then
+    return nil
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if pcall(api.nvim_win_get_var, w, "agentrun_chat_window") then
+      return w
+    end
+  end
+end
+
+-- right_width is the width of a terminal split on the right: terminal.size
+-- when set (leaving the rest 10 columns), else 80 columns, at most half of
+-- what a chat beside the code leaves.
+function M.right_width()
+  local room = vim.o.columns
+  local cw = chat_beside()
+  if cw then
+    room = room - api.nvim_win_get_width(cw) - 1
+  end
+  local size, set = config.terminal_size("right")
+  return math.max(2, math.min(size, set and room - 10 or math.floor(room / 2)))
 end
 
 -- overflows reports whether the windows of this tab page reach past the
@@ -146,16 +173,19 @@ function M.fit()
     vim.cmd("wincmd =") -- what the user would type; the sizes below follow
   end
   local chat_pos = config.get().chat.position
-  local size = config.get().terminal.size
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
     if ok and tag == "below" and M.has_rows_neighbour(w) then
       pcall(api.nvim_win_set_height, w, M.split_height())
-    elseif ok and tag == "right" then
-      pcall(api.nvim_win_set_width, w, math.min(size, vim.o.columns - 10))
     end
     if pcall(api.nvim_win_get_var, w, "agentrun_chat_window") and (chat_pos == "right" or chat_pos == "left") then
       pcall(api.nvim_win_set_width, w, M.chat_width())
+    end
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag == "right" then
+      pcall(api.nvim_win_set_width, w, M.right_width()) -- once the chat has its width
     end
   end
   M.keep_prompts()
@@ -313,7 +343,6 @@ end
 -- place shows buf in the terminal window for position (reusing ours in
 -- this tab page), returns the window. The current window may change.
 function M.place(buf, position)
-  local size = config.get().terminal.size
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
     if ok and tag == position then
@@ -335,16 +364,28 @@ function M.place(buf, position)
       border = "rounded",
       style = "minimal",
     })
-  else
-    vim.cmd((position == "right" and "botright vertical sbuffer " or "botright sbuffer ") .. buf)
-    w = api.nvim_get_current_win()
-    if position == "right" then
-      api.nvim_win_set_width(w, math.min(size, vim.o.columns - 10))
-      vim.wo[w].winfixwidth = true
+  elseif position == "right" then
+    -- Full height on the right, but left of a chat on the right: the chat
+    -- and its prompt stay where they are, and the split takes its columns
+    -- from the code beside them.
+    local cw = chat_beside()
+    local left = cw and config.get().chat.position == "right" and api.nvim_win_call(cw, function()
+      return vim.fn.win_getid(vim.fn.winnr("h"))
+    end)
+    if left and left ~= 0 and left ~= cw then
+      api.nvim_set_current_win(left)
+      vim.cmd("rightbelow vertical sbuffer " .. buf)
     else
-      api.nvim_win_set_height(w, M.split_height())
-      vim.wo[w].winfixheight = true
+      vim.cmd("botright vertical sbuffer " .. buf)
     end
+    w = api.nvim_get_current_win()
+    api.nvim_win_set_width(w, M.right_width())
+    vim.wo[w].winfixwidth = true
+  else
+    vim.cmd("botright sbuffer " .. buf)
+    w = api.nvim_get_current_win()
+    api.nvim_win_set_height(w, M.split_height())
+    vim.wo[w].winfixheight = true
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
   M.keep_prompts()
