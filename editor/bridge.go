@@ -85,7 +85,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 		execLua:      v.ExecLua,
 	})
 	b.terminals.closing = b.sessions.isClosing
-	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, displayBytes: func() int {
+	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, version: version, displayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return b.hostOpts.DisplayBytes
@@ -115,6 +115,8 @@ func (b *Bridge) register() error {
 		"auth_methods":     b.sessions.authMethods,
 		"login":            b.sessions.login,
 		"remote_terminals": b.remotes.list,
+		"ssh_terminals":    b.remotes.listAt,
+		"ssh_connect":      b.remotes.connect,
 		"remote_attach":    b.remotes.attach,
 		"remote_take":      b.remotes.take,
 		"remote_input":     b.remotes.input,

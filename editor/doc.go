@@ -27,7 +27,8 @@
 //     questions.
 //   - terminals (terminal.go, userterm.go, status.go) with displays
 //     (display.go, pump.go): our host's terminals shown in buffers.
-//   - remotes (remote.go, remotehost.go): other hosts' terminals.
+//   - remotes (remote.go, remotehost.go): other hosts' terminals, on
+//     this machine or on another over SSH (sshlink).
 //   - socketHost (hostserve.go): the socket other clients reach our host
 //     on, and the terminals the user detached.
 //

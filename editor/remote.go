@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+	"github.com/agentrun/agentrun.nvim/sshlink"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -25,6 +27,12 @@ import (
 // host's process id). Its output goes through a local display log and the
 // same pump as our own terminals, so the display filter and pacing are
 // the same; input goes to the host only while we hold the terminal.
+//
+// Hosts on another machine are reached over SSH (package sshlink): their
+// terminals are named "ssh://[user@]host[:port]/PID:term-N", listed by
+// :AgentAttach ssh://host, and shown, taken, typed into and killed as
+// this machine's; when the link drops, the split says so and the
+// connection resumes (remotehost.go).
 
 // remotes are the connections to other hosts and the terminals of
 // theirs shown here; they own their state and lock, and know the bridge
@@ -42,23 +50,31 @@ type remotes struct {
 	// hosts lists the hosts' sockets; socketOf finds host pid's.
 	hosts    func() ([]rundir.Host, error)
 	socketOf func(pid int) (string, error)
+	// version is this agentrun's: a remote machine's must be the same.
+	version string
 
 	mu    sync.Mutex
-	conns map[int]*remoteHost // by host pid
+	conns map[hostKey]*remoteHost
+	// sites are the remote machines reached over SSH, by
+	// "ssh://[user@]host[:port]": each link stays up (for the next list
+	// or attach) until the backend ends, and starts again when used
+	// after it dropped.
+	sites map[string]*sshlink.Remote
 	// ended records how the remote terminals shown here ended, by name,
 	// so that a command on one after its end says so (its host may have
 	// dropped it, or ended itself, by then).
 	ended map[string]string // how: "exit 0", "signal SIGTERM", "the host 12 went away"
 	// endedLast keeps the last lines of the ended terminals listed last
-	// time, by socket and resource: they no longer change, and a list
+	// time, by host and resource: they no longer change, and a list
 	// shown for a while asks every second.
-	endedLast map[string]map[string]string
+	endedLast map[hostKey]map[string]string
 }
 
 // remoteOptions are what remotes need of the rest of the backend.
 type remoteOptions struct {
 	user         ahp.Claim
 	displayBytes func() int
+	version      string
 	// hosts and socketOf default to the user's socket directory (rundir).
 	hosts    func() ([]rundir.Host, error)
 	socketOf func(pid int) (string, error)
@@ -77,11 +93,20 @@ func newRemotes(ctx context.Context, log *slog.Logger, events *eventQueue, displ
 			return rundir.Socket(dir, pid), nil
 		}
 	}
-	return &remotes{
+	rs := &remotes{
 		ctx: ctx, log: log, events: events, display: display, user: opts.user,
-		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf,
-		conns: map[int]*remoteHost{}, ended: map[string]string{},
+		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf, version: opts.version,
+		conns: map[hostKey]*remoteHost{}, sites: map[string]*sshlink.Remote{}, ended: map[string]string{},
 	}
+	go func() {
+		<-ctx.Done()
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		for _, site := range rs.sites {
+			site.Close()
+		}
+	}()
+	return rs
 }
 
 // logBytes is the size of a remote terminal's display log: the host's
@@ -176,13 +201,29 @@ func (rs *remotes) endedErr(name string) (err error, ok bool) {
 	return fmt.Errorf("%s ended (%s); nothing of it runs any more", name, how), true
 }
 
-// remoteName splits "PID:term-N".
-func remoteName(name string) (pid int, id string, err error) {
-	p, id, ok := strings.Cut(name, ":")
-	if pid, err = strconv.Atoi(p); !ok || err != nil || id == "" {
-		return 0, "", fmt.Errorf("%q is not a remote terminal name (PID:term-N, as :AgentTerminals lists them)", name)
+// remoteName splits "PID:term-N" (a host of this machine's) or
+// "ssh://[user@]host[:port]/PID:term-N" (a remote machine's; key.where
+// is then its URL as sshlink writes it).
+func remoteName(name string) (key hostKey, id string, err error) {
+	rest := name
+	if sshlink.IsURL(name) {
+		t, r, err := sshlink.Parse(name)
+		if err != nil {
+			return hostKey{}, "", err
+		}
+		if r == "" {
+			return hostKey{}, "", fmt.Errorf("%q names a machine, not a terminal: :AgentAttach %s lists its terminals, %s/PID:term-N names one", name, t, t)
+		}
+		key.where, rest = t.String(), r
 	}
-	return pid, id, nil
+	p, id, ok := strings.Cut(rest, ":")
+	if key.pid, err = strconv.Atoi(p); !ok || err != nil || id == "" || strings.Contains(id, "/") {
+		if key.where != "" {
+			return hostKey{}, "", fmt.Errorf("%q names no terminal: after the machine comes PID:term-N, as :AgentAttach %s lists them", name, key.where)
+		}
+		return hostKey{}, "", fmt.Errorf("%q is not a remote terminal name (PID:term-N, as :AgentTerminals lists them)", name)
+	}
+	return key, id, nil
 }
 
 // list lists the terminals of every other host ("remote_terminals").
@@ -199,52 +240,131 @@ func (rs *remotes) list() ([]map[string]any, error) {
 		if pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		h, err := rs.hostOf(ctx, pid)
+		h, err := rs.hostOf(ctx, hostKey{pid: pid})
 		if err != nil {
 			rs.log.Debug("remote host", "socket", host.Socket, "err", err)
 			continue
 		}
-		h.mu.Lock()
-		root := append([]ahp.TerminalInfo(nil), h.root...)
-		h.mu.Unlock()
-		last := rs.lastLines(ctx, h.socket, root)
-		for _, ti := range root {
-			id, err := ahp.TerminalID(ti.Resource)
-			if err != nil {
-				continue
-			}
-			state := "running"
-			m := map[string]any{
-				"id": fmt.Sprintf("%d:%s", pid, id), "host": pid, "title": ti.Title,
-				"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true,
-			}
-			if ti.ExitCode != nil {
-				state, m["exit_code"] = "exited", *ti.ExitCode
-			} else if ti.ExitSignal != "" {
-				state, m["signal"] = "exited", ti.ExitSignal
-			}
-			m["state"] = state
-			if ti.CreatedAt > 0 {
-				m["age_ms"] = time.Since(time.UnixMilli(ti.CreatedAt)).Milliseconds()
-			}
-			m["last_line"] = last[ti.Resource]
-			out = append(out, m)
-		}
+		out = append(out, rs.listOf(ctx, h)...)
 		rs.doneWith(h)
 	}
 	return out, nil
 }
 
-// lastLines reads the last line of each of terminals from the host on
-// socket, as `agentrun ls` does: on a connection of its own, closed once
-// it has their snapshots (subscribed on the one we follow terminals on,
-// each would stream its output to us from then on). An ended terminal's
-// line is read once and kept while it is listed; with nothing else to
-// read, no connection is made. A host that does not answer gives none.
-func (rs *remotes) lastLines(ctx context.Context, socket string, terminals []ahp.TerminalInfo) map[string]string {
+// listOf lists the terminals of host h, as list does.
+func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
+	h.mu.Lock()
+	root := append([]ahp.TerminalInfo(nil), h.root...)
+	h.mu.Unlock()
+	last := rs.lastLines(ctx, h.key, root)
+	var out []map[string]any
+	for _, ti := range root {
+		id, err := ahp.TerminalID(ti.Resource)
+		if err != nil {
+			continue
+		}
+		state := "running"
+		m := map[string]any{
+			"id": fmt.Sprintf("%s%d:%s", h.prefix(), h.pid, id), "host": h.pid, "title": ti.Title,
+			"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true,
+		}
+		if h.key.where != "" {
+			m["where"] = h.key.where
+		}
+		if ti.ExitCode != nil {
+			state, m["exit_code"] = "exited", *ti.ExitCode
+		} else if ti.ExitSignal != "" {
+			state, m["signal"] = "exited", ti.ExitSignal
+		}
+		m["state"] = state
+		if ti.CreatedAt > 0 {
+			m["age_ms"] = time.Since(time.UnixMilli(ti.CreatedAt)).Milliseconds()
+		}
+		m["last_line"] = last[ti.Resource]
+		out = append(out, m)
+	}
+	return out
+}
+
+// connect starts the link to the remote machine that name names,
+// "ssh://[user@]host[:port]" or a terminal of it (".../PID:term-N"), in
+// the background, and tells Lua when it is up or why it is not (event
+// ssh_connected, with token), so Neovim does not wait while ssh connects
+// ("ssh_connect"). A malformed name is refused at once.
+func (rs *remotes) connect(name string, token int) error {
+	t, rest, err := sshlink.Parse(name)
+	if err != nil {
+		return err
+	}
+	if rest != "" {
+		if _, _, err := remoteName(name); err != nil {
+			return err
+		}
+	}
+	where := t.String()
+	go func() {
+		ctx, cancel := context.WithTimeout(rs.ctx, 30*time.Second)
+		defer cancel()
+		p := map[string]any{"name": name, "token": token}
+		if _, err := rs.siteOf(ctx, where); err != nil {
+			p["error"] = err.Error()
+		}
+		rs.events.push(evSSHConnected, p)
+	}()
+	return nil
+}
+
+// listAt lists the terminals of every host of the user on remote machine
+// url, "ssh://[user@]host[:port]", reached over SSH ("ssh_terminals"):
+// named url/PID:term-N.
+func (rs *remotes) listAt(url string) ([]map[string]any, error) {
+	t, rest, err := sshlink.Parse(url)
+	if err != nil {
+		return nil, err
+	}
+	if rest != "" {
+		return nil, fmt.Errorf("%q names a terminal, not a machine: :AgentAttach %s lists the terminals there", url, t)
+	}
+	where := t.String()
+	// ssh's own ConnectTimeout (15 s) bounds the link's start.
+	ctx, cancel := context.WithTimeout(rs.ctx, 30*time.Second)
+	defer cancel()
+	site, err := rs.siteOf(ctx, where)
+	if err != nil {
+		return nil, err
+	}
+	pids, err := site.Current().Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []map[string]any{}
+	live := 0
+	for _, pid := range pids {
+		h, err := rs.hostOf(ctx, hostKey{where: where, pid: pid})
+		if err != nil {
+			rs.log.Debug("remote host", "where", where, "pid", pid, "err", err)
+			continue
+		}
+		live++
+		out = append(out, rs.listOf(ctx, h)...)
+		rs.doneWith(h)
+	}
+	if live == 0 {
+		return nil, fmt.Errorf("no agentrun host is running on %s: terminals are served by the backend of a Neovim that runs the plugin there (or one that left detached terminals)", where)
+	}
+	return out, nil
+}
+
+// lastLines reads the last line of each of terminals from host key, as
+// `agentrun ls` does: on a connection of its own, closed once it has
+// their snapshots (subscribed on the one we follow terminals on, each
+// would stream its output to us from then on). An ended terminal's line
+// is read once and kept while it is listed; with nothing else to read,
+// no connection is made. A host that does not answer gives none.
+func (rs *remotes) lastLines(ctx context.Context, key hostKey, terminals []ahp.TerminalInfo) map[string]string {
 	out := map[string]string{}
 	rs.mu.Lock()
-	kept := rs.endedLast[socket]
+	kept := rs.endedLast[key]
 	rs.mu.Unlock()
 	ended := map[string]bool{}
 	var uris []string
@@ -258,7 +378,7 @@ func (rs *remotes) lastLines(ctx context.Context, socket string, terminals []ahp
 		uris = append(uris, ti.Resource)
 	}
 	if len(uris) > 0 {
-		rs.readLastLines(ctx, socket, uris, out)
+		rs.readLastLines(ctx, key, uris, out)
 	}
 	now := map[string]string{}
 	for uri, done := range ended {
@@ -268,24 +388,24 @@ func (rs *remotes) lastLines(ctx context.Context, socket string, terminals []ahp
 	}
 	rs.mu.Lock()
 	if rs.endedLast == nil {
-		rs.endedLast = map[string]map[string]string{}
+		rs.endedLast = map[hostKey]map[string]string{}
 	}
-	rs.endedLast[socket] = now
+	rs.endedLast[key] = now
 	rs.mu.Unlock()
 	return out
 }
 
-// readLastLines adds the last lines of the terminals uris on the host on
-// socket to out.
-func (rs *remotes) readLastLines(ctx context.Context, socket string, uris []string, out map[string]string) {
-	c, err := client.Dial(ctx, socket, rs.user.ClientID+"-list")
+// readLastLines adds the last lines of the terminals uris of host key to
+// out.
+func (rs *remotes) readLastLines(ctx context.Context, key hostKey, uris []string, out map[string]string) {
+	c, _, _, err := rs.dialHost(ctx, key, rs.user.ClientID+"-list")
 	if err != nil {
 		return
 	}
 	defer c.Close()
 	res, err := c.Initialize(ctx, uris...)
 	if err != nil {
-		rs.log.Debug("remote last lines", "socket", socket, "err", err)
+		rs.log.Debug("remote last lines", "host", key, "err", err)
 		return
 	}
 	for _, snap := range res.Snapshots {
@@ -298,21 +418,28 @@ func (rs *remotes) readLastLines(ctx context.Context, socket string, uris []stri
 // attach shows remote terminal name in Neovim channel ch: its
 // scrollback, then live ("remote_attach").
 func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any, error) {
-	pid, id, err := remoteName(name)
+	key, id, err := remoteName(name)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(rs.ctx, rs.timeout(key))
 	defer cancel()
-	h, err := rs.hostOf(ctx, pid)
+	h, err := rs.hostOf(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.doneWith(h)
+	if err := h.usable(); err != nil {
+		return nil, err
+	}
 	uri := ahp.TerminalURI(id)
 	h.mu.Lock()
 	old := h.terms[uri]
+	known := slices.ContainsFunc(h.root, func(ti ahp.TerminalInfo) bool { return ti.Resource == uri })
 	h.mu.Unlock()
+	if key.where != "" && !known {
+		return nil, fmt.Errorf("no terminal %s on host %d on %s (it ended and its host let it go, or it never was); :AgentAttach %s lists them", id, key.pid, key.where, key.where)
+	}
 	if old != nil {
 		old.mu.Lock()
 		p := old.pump
@@ -321,7 +448,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 			p.stop()
 		}
 	}
-	snap, err := h.c.Subscribe(ctx, uri)
+	snap, err := h.client().Subscribe(ctx, uri)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", name, err)
 	}
@@ -350,12 +477,12 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 
 // termOf returns attached remote terminal name.
 func (rs *remotes) termOf(name string) (*remoteTerm, error) {
-	pid, id, err := remoteName(name)
+	key, id, err := remoteName(name)
 	if err != nil {
 		return nil, err
 	}
 	rs.mu.Lock()
-	h := rs.conns[pid]
+	h := rs.conns[key]
 	rs.mu.Unlock()
 	var r *remoteTerm
 	if h != nil {
@@ -375,6 +502,9 @@ func (rs *remotes) termOf(name string) (*remoteTerm, error) {
 // dispatchWait sends act to h and waits for its envelope: nil when the
 // host applied it, the host's reason when it refused.
 func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
+	if err := h.usable(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
 	defer cancel()
 	ch := make(chan ahp.Envelope, 1)
@@ -392,14 +522,17 @@ func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
 	select {
 	case e, ok := <-ch:
 		if !ok {
-			return fmt.Errorf("host %d went away", h.pid)
+			if h.key.where != "" {
+				return fmt.Errorf("the link to %s dropped before %s answered; try again once the split says it is back", h.key.where, h.label())
+			}
+			return fmt.Errorf("%s went away", h.label())
 		}
 		if e.RejectionReason != "" {
-			return fmt.Errorf("host %d refused: %s", h.pid, e.RejectionReason)
+			return fmt.Errorf("%s refused: %s", h.label(), e.RejectionReason)
 		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("host %d did not answer in 5 s", h.pid)
+		return fmt.Errorf("%s did not answer in 5 s", h.label())
 	}
 }
 
@@ -428,7 +561,11 @@ func (rs *remotes) input(name string, data []byte) {
 		rs.notice(fmt.Sprintf("(agentrun) %s is held by %s; take it over (T) to type into it", name, holderText(holder)))
 		return
 	}
-	if _, err := r.host.c.Dispatch(rs.ctx, ahp.InputAction{Terminal: r.uri, Data: string(data)}); err != nil {
+	if err := r.host.usable(); err != nil {
+		rs.notice(fmt.Sprintf("(agentrun) not typed into %s: %v", name, err))
+		return
+	}
+	if _, err := r.host.client().Dispatch(rs.ctx, ahp.InputAction{Terminal: r.uri, Data: string(data)}); err != nil {
 		rs.notice(fmt.Sprintf("(agentrun) input to %s: %v", name, err))
 	}
 }
@@ -444,10 +581,10 @@ func (rs *remotes) resize(name string, cols, rows int) error {
 	r.mu.Lock()
 	mine := r.claim == rs.user
 	r.mu.Unlock()
-	if !mine {
+	if !mine || r.host.usable() != nil {
 		return nil
 	}
-	if _, err := r.host.c.Dispatch(rs.ctx, ahp.ResizedAction{Terminal: r.uri, Cols: cols, Rows: rows}); err != nil {
+	if _, err := r.host.client().Dispatch(rs.ctx, ahp.ResizedAction{Terminal: r.uri, Cols: cols, Rows: rows}); err != nil {
 		return fmt.Errorf("resize %s: %w", name, err)
 	}
 	return nil
@@ -456,25 +593,32 @@ func (rs *remotes) resize(name string, cols, rows int) error {
 // dispose kills remote terminal name (its host's disposeTerminal)
 // ("remote_dispose").
 func (rs *remotes) dispose(name string) error {
-	pid, id, err := remoteName(name)
+	key, id, err := remoteName(name)
 	if err != nil {
 		return err
 	}
 	if err, ok := rs.endedErr(name); ok {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(rs.ctx, rs.timeout(key))
 	defer cancel()
-	h, err := rs.hostOf(ctx, pid)
+	h, err := rs.hostOf(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer rs.doneWith(h)
+	if err := h.usable(); err != nil {
+		return err
+	}
 	uri := ahp.TerminalURI(id)
 	h.mu.Lock()
 	r := h.terms[uri]
+	known := slices.ContainsFunc(h.root, func(ti ahp.TerminalInfo) bool { return ti.Resource == uri })
 	h.mu.Unlock()
-	if err := h.c.DisposeTerminal(ctx, uri); err != nil {
+	if key.where != "" && !known {
+		return fmt.Errorf("no terminal %s on host %d on %s; :AgentAttach %s lists them", id, key.pid, key.where, key.where)
+	}
+	if err := h.client().DisposeTerminal(ctx, uri); err != nil {
 		return fmt.Errorf("kill %s: %w", name, err)
 	}
 	if r != nil {
@@ -486,6 +630,15 @@ func (rs *remotes) dispose(name string) error {
 		}
 	}
 	return nil
+}
+
+// timeout bounds a call that may connect to host key: a remote machine's
+// link may take ssh's ConnectTimeout (15 s) to start.
+func (rs *remotes) timeout(key hostKey) time.Duration {
+	if key.where != "" {
+		return 30 * time.Second
+	}
+	return 5 * time.Second
 }
 
 // holderText names a claim's holder for a person.

@@ -23,20 +23,34 @@ import (
 
 func TestRemoteName(t *testing.T) {
 	cases := []struct {
-		name    string
-		pid     int
-		id      string
-		wantErr bool
+		name   string
+		where  string
+		pid    int
+		id     string
+		errHas string
 	}{
 		{name: "123:term-4", pid: 123, id: "term-4"},
-		{name: "term-4", wantErr: true},
-		{name: "x:term-4", wantErr: true},
-		{name: "123:", wantErr: true},
+		{name: "ssh://devbox/123:term-4", where: "ssh://devbox", pid: 123, id: "term-4"},
+		{name: "ssh://me@devbox:2222/123:term-4", where: "ssh://me@devbox:2222", pid: 123, id: "term-4"},
+		{name: "term-4", errHas: "is not a remote terminal name"},
+		{name: "x:term-4", errHas: "is not a remote terminal name"},
+		{name: "123:", errHas: "is not a remote terminal name"},
+		{name: "ssh://devbox", errHas: "names a machine, not a terminal: :AgentAttach ssh://devbox lists its terminals"},
+		{name: "ssh://devbox/term-4", errHas: "names no terminal: after the machine comes PID:term-N"},
+		{name: "ssh://devbox/123:term-4/x", errHas: "names no terminal"},
+		{name: "ssh://devbox:0/123:term-4", errHas: "not a number from 1 to 65535"},
+		{name: "ssh:///123:term-4", errHas: "names no host"},
 	}
 	for _, tc := range cases {
-		pid, id, err := remoteName(tc.name)
-		if (err != nil) != tc.wantErr || pid != tc.pid || id != tc.id {
-			t.Errorf("remoteName(%q) = %d, %q, %v; want %d, %q, error %v", tc.name, pid, id, err, tc.pid, tc.id, tc.wantErr)
+		key, id, err := remoteName(tc.name)
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("remoteName(%q) = %v, %q, %v; want an error with %q", tc.name, key, id, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil || key != (hostKey{where: tc.where, pid: tc.pid}) || id != tc.id {
+			t.Errorf("remoteName(%q) = %v, %q, %v; want %q %d, %q", tc.name, key, id, err, tc.where, tc.pid, tc.id)
 		}
 	}
 }

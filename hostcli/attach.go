@@ -2,10 +2,8 @@ package hostcli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
-	"github.com/agentrun/agentrun.nvim/sshlink"
 	"golang.org/x/term"
 )
 
@@ -30,7 +27,7 @@ const DetachKey = 0x1d
 // hold the terminal). It returns at DetachKey, when the terminal ends, or
 // when the host goes away. arg may name a remote's terminal,
 // ssh://host/PID:term-N: when the link drops, attach says so, starts it
-// again and replays what it missed meanwhile (see reconnect).
+// again and replays what it missed meanwhile (sshlink.Remote.Resume).
 func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bool) error {
 	s, rest, err := openSite(ctx, arg)
 	if err != nil {
@@ -202,7 +199,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				}
 				continue
 			}
-			if !s.remote() {
+			if !s.isRemote() {
 				say("the host of %s went away", h.name())
 				return fmt.Errorf("the host of %s closed the connection", h.name())
 			}
@@ -220,7 +217,8 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			relinked = make(chan relinkResult, 1)
 			toldReconnecting = false
 			go func() {
-				relinked <- reconnect(ctx, s, h, lastSeen, []string{ahp.RootURI, uri}, func(m string) { say("%s", m) })
+				c, res, err := s.remote.Resume(ctx, h.host.PID, clientID(), h.name(), lastSeen, []string{ahp.RootURI, uri}, func(m string) { say("%s", m) })
+				relinked <- relinkResult{c: c, res: res, err: err}
 			}()
 		case r := <-relinked:
 			relinked = nil
@@ -275,61 +273,6 @@ type relinkResult struct {
 	c   *client.Client
 	res ahp.ReconnectResult
 	err error
-}
-
-// reconnect starts the link to s again and resumes the AHP connection to
-// h's host after lastSeen (AHP's reconnect: the host replays what it sent
-// since, or gives fresh snapshots). It tries until it succeeds, ctx ends,
-// or the failure is not the network's (no agentrun there any more, the
-// host gone); progress hears each failed attempt.
-func reconnect(ctx context.Context, s *site, h hostTerm, lastSeen uint64, subs []string, progress func(string)) relinkResult {
-	backoff := 250 * time.Millisecond
-	while := ""
-	for attempt := 1; ; attempt++ {
-		var err error
-		select {
-		case <-s.current().Done():
-			err = s.relink(ctx)
-			while = " while the link was down"
-		default:
-			if attempt > 1 {
-				err = s.relink(ctx)
-			}
-			// Else only the host connection ended (the host let go of a
-			// client that fell behind, say): the link is still good.
-		}
-		if err == nil {
-			var nc net.Conn
-			if nc, err = s.current().Open(h.host.PID); err == nil {
-				c := client.New(nc, clientID())
-				res, rerr := c.Reconnect(ctx, lastSeen, subs)
-				if rerr == nil {
-					return relinkResult{c: c, res: res}
-				}
-				c.Close()
-				var aerr *client.Error
-				if errors.As(rerr, &aerr) {
-					return relinkResult{err: fmt.Errorf("the host of %s refused to resume: %w", h.name(), rerr)}
-				}
-				err = rerr
-				if pids, herr := s.current().Hosts(ctx); herr == nil && !slices.Contains(pids, h.host.PID) {
-					return relinkResult{err: fmt.Errorf("the host of %s went away%s", h.name(), while)}
-				}
-			}
-		} else if !sshlink.Transient(err) {
-			return relinkResult{err: err}
-		}
-		if ctx.Err() != nil {
-			return relinkResult{err: ctx.Err()}
-		}
-		progress(fmt.Sprintf("reconnecting to %s, attempt %d: %v; again in %v", s.where(), attempt, err, backoff))
-		select {
-		case <-ctx.Done():
-			return relinkResult{err: ctx.Err()}
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
 }
 
 func listed(list []ahp.TerminalInfo, uri string) bool {

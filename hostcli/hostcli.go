@@ -74,7 +74,7 @@ func hostTerminals(ctx context.Context, s *site) ([]hostTerm, []int, error) {
 		}
 	}
 	if len(live) == 0 {
-		if s.remote() {
+		if s.isRemote() {
 			return nil, nil, fmt.Errorf("no agentrun host is running on %s: terminals are served by the backend of a Neovim that runs the plugin there (or one that left detached terminals)", s.where())
 		}
 		return nil, nil, errNoHost
@@ -94,7 +94,7 @@ func processAlive(pid int) bool {
 // find returns the terminal of site s named by arg ("PID:term-N" or
 // "term-N").
 func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
-	if s.remote() && arg == "" {
+	if s.isRemote() && arg == "" {
 		return hostTerm{}, fmt.Errorf("name a terminal after the host: %sPID:term-N (agentrun ls %s lists them)", s.prefix(), s.target)
 	}
 	all, err := terminals(ctx, s)
@@ -108,12 +108,12 @@ func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
 		}
 	}
 	ls := "agentrun ls"
-	if s.remote() {
+	if s.isRemote() {
 		ls += " " + s.target.String()
 	}
 	switch len(matches) {
 	case 0:
-		if s.remote() {
+		if s.isRemote() {
 			return hostTerm{}, fmt.Errorf("no terminal %q on any host on %s (%s lists them)", arg, s.where(), ls)
 		}
 		return hostTerm{}, fmt.Errorf("no terminal %q on any host (%s lists them)", arg, ls)

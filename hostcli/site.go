@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
@@ -22,10 +21,7 @@ var Version = "dev"
 // sshlink), whose terminals are named ssh://host/PID:term-N.
 type site struct {
 	target *sshlink.Target // nil: this machine
-
-	mu     sync.Mutex // attach reconnects on a goroutine of its own
-	link   *sshlink.Link
-	closed bool
+	remote *sshlink.Remote // the link to it, started again when it drops
 }
 
 // openSite returns the site arg names and the rest of arg: "ssh://host"
@@ -39,48 +35,27 @@ func openSite(ctx context.Context, arg string) (*site, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	s := &site{target: &t}
-	if err := s.relink(ctx); err != nil {
+	s := &site{target: &t, remote: sshlink.NewRemote(t, Version)}
+	if err := s.remote.Relink(ctx); err != nil {
 		return nil, "", err
 	}
 	return s, rest, nil
 }
 
-// relink starts the link to the remote again (after it dropped).
-func (s *site) relink(ctx context.Context) error {
-	if old := s.current(); old != nil {
-		old.Close()
-	}
-	l, err := sshlink.Dial(ctx, *s.target, Version)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed { // attach ended meanwhile
-		l.Close()
-		return context.Canceled
-	}
-	s.link = l
-	return nil
-}
-
 // current is the link (nil on this machine).
 func (s *site) current() *sshlink.Link {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.link
+	if s.remote == nil {
+		return nil
+	}
+	return s.remote.Current()
 }
 
-func (s *site) remote() bool { return s.target != nil }
+func (s *site) isRemote() bool { return s.target != nil }
 
 // close ends the link, if any.
 func (s *site) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	if s.link != nil {
-		s.link.Close()
+	if s.remote != nil {
+		s.remote.Close()
 	}
 }
 
@@ -140,7 +115,7 @@ func (s *site) dial(ctx context.Context, h rundir.Host, subs ...string) (*client
 	if err != nil {
 		c.Close()
 		var aerr *client.Error
-		if s.remote() && !errors.As(err, &aerr) {
+		if s.isRemote() && !errors.As(err, &aerr) {
 			// The host's end closed before it answered: gone meanwhile,
 			// or the link dropped.
 			return nil, res, fmt.Errorf("the host %d on %s did not answer: it ended, or the link dropped", h.PID, s.where())
@@ -154,7 +129,7 @@ func (s *site) dial(ctx context.Context, h rundir.Host, subs ...string) (*client
 // socket is removed then); remote hosts that do not answer are not
 // listed by serve-stdio in the first place.
 func (s *site) gone(h rundir.Host) bool {
-	if s.remote() || h.PID <= 0 || processAlive(h.PID) {
+	if s.isRemote() || h.PID <= 0 || processAlive(h.PID) {
 		return false
 	}
 	_ = os.Remove(h.Socket)

@@ -90,8 +90,8 @@ local commands = {
     end,
   },
   AgentAttach = {
-    desc = "agentrun: show terminal [PID:term-N] of another host (another Neovim's, or one left detached) live",
-    usage = ":AgentAttach [PID:term-N]", -- at most one argument
+    desc = "agentrun: show terminal [PID:term-N] of another host (another Neovim's, one left detached, or ssh://host/PID:term-N) live",
+    usage = ":AgentAttach [PID:term-N | ssh://[user@]host[:port][/PID:term-N]]", -- at most one argument
     complete = function(lead)
       return api()._complete_attach(lead)
     end,

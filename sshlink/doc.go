@@ -35,6 +35,14 @@
 // open are dropped. The link ends with serve-stdio's input: every host
 // connection is closed then, as a dropped client's is, and the client
 // may reconnect with AHP's reconnect over a new link.
+//
+// # Who uses it
+//
+// Remote is a machine with a link that starts again when it drops, and
+// Remote.Resume resumes an AHP connection over it: `agentrun attach
+// ssh://…` (package hostcli) and Neovim's :AgentAttach ssh://… (package
+// editor, the remotes part) share them. Neovim's backend dials with
+// DialBatch: ssh has no terminal there to ask for a password on.
 package sshlink
 
 // Protocol is the version of the wire above; a client and a serve-stdio

@@ -45,6 +45,19 @@ func (t Target) String() string {
 	return s
 }
 
+// sshName is the target as ssh's command line names it: [user@]host,
+// with -p PORT.
+func (t Target) sshName() string {
+	s := t.Host
+	if t.User != "" {
+		s = t.User + "@" + s
+	}
+	if t.Port != 0 {
+		s = "-p " + strconv.Itoa(t.Port) + " " + s
+	}
+	return s
+}
+
 // IsURL reports whether s names a remote (it starts with ssh://).
 func IsURL(s string) bool { return strings.HasPrefix(s, "ssh://") }
 
@@ -88,11 +101,15 @@ func Parse(s string) (Target, string, error) {
 // login shell's profile adds).
 const RemoteCommand = `sh -c 'PATH="$PATH:$HOME/.local/bin:$HOME/bin:$HOME/go/bin"; exec agentrun "$0"' `
 
-// sshArgs returns ssh's arguments to run command on t.
-func sshArgs(t Target, command string) []string {
+// sshArgs returns ssh's arguments to run command on t; batch: ssh never
+// asks (a password, a new host key), it fails instead.
+func sshArgs(t Target, batch bool, command string) []string {
 	var args []string
 	if cfg := os.Getenv(ConfigEnv); cfg != "" {
 		args = append(args, "-F", cfg)
+	}
+	if batch {
+		args = append(args, "-o", "BatchMode=yes")
 	}
 	// No tty, no forwarding of anything; a host that does not answer is
 	// given up on after 15 s, a dead link noticed within half a minute.
@@ -112,6 +129,7 @@ type Link struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	stderr  *tailBuffer
+	batch   bool   // ssh may not ask anything (see DialBatch)
 	version string // the remote agentrun's
 	done    chan struct{}
 
@@ -128,7 +146,18 @@ type Link struct {
 // version (the local one). Its errors are sentences for the user: a
 // remote without agentrun, or another version of it, says the fix.
 func Dial(ctx context.Context, t Target, version string) (*Link, error) {
-	cmd := exec.Command("ssh", sshArgs(t, RemoteCommand+"serve-stdio")...)
+	return dial(ctx, t, version, false)
+}
+
+// DialBatch is Dial for a program with no terminal to ask on (Neovim's
+// backend): ssh fails rather than asks for a password or to accept a
+// new host key, and the error says how to set that up.
+func DialBatch(ctx context.Context, t Target, version string) (*Link, error) {
+	return dial(ctx, t, version, true)
+}
+
+func dial(ctx context.Context, t Target, version string, batch bool) (*Link, error) {
+	cmd := exec.Command("ssh", sshArgs(t, batch, RemoteCommand+"serve-stdio")...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -137,7 +166,7 @@ func Dial(ctx context.Context, t Target, version string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Link{target: t, cmd: cmd, stdin: stdin, stderr: &tailBuffer{}, done: make(chan struct{}),
+	l := &Link{target: t, cmd: cmd, stdin: stdin, stderr: &tailBuffer{}, batch: batch, done: make(chan struct{}),
 		chans: make(map[int]net.Conn), waiting: make(map[int]chan Control), nextCh: 1}
 	cmd.Stderr = l.stderr
 	if err := cmd.Start(); err != nil {
@@ -231,7 +260,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		remote := "an older version"
 		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if out, err := exec.CommandContext(vctx, "ssh", sshArgs(l.target, RemoteCommand+"version")...).Output(); err == nil {
+		if out, err := exec.CommandContext(vctx, "ssh", sshArgs(l.target, l.batch, RemoteCommand+"version")...).Output(); err == nil {
 			remote = "version " + strings.TrimSpace(string(out))
 		}
 		return fmt.Errorf("the agentrun on %s is %s, which cannot serve over SSH, and this one is %s: upgrade it there to agentrun %s", l.target, remote, version, version)
@@ -239,7 +268,19 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		if stderr == "" {
 			stderr = "ssh exited with status 255"
 		}
-		return &unreachable{fmt.Errorf("cannot reach %s over SSH: %s", l.target, lastLine(stderr))}
+		check := "ssh " + l.target.sshName() + " true"
+		switch {
+		case strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Too many authentication failures"):
+			// Not the network's: trying again will not log in either.
+			how := "check that `" + check + "` logs in"
+			if l.batch {
+				how += " without asking for a password (a key in ssh-agent, or IdentityFile in ~/.ssh/config)"
+			}
+			return fmt.Errorf("cannot log in to %s over SSH (%s): %s", l.target, lastLine(stderr), how)
+		case strings.Contains(stderr, "Host key verification failed") || strings.Contains(stderr, "REMOTE HOST IDENTIFICATION HAS CHANGED"):
+			return fmt.Errorf("cannot reach %s over SSH: its host key is not known here, or has changed (%s): run `%s` once to check and accept it", l.target, lastLine(stderr), check)
+		}
+		return &unreachable{fmt.Errorf("cannot reach %s over SSH: %s; check the host name and port, and that `%s` works from here", l.target, lastLine(stderr), check)}
 	}
 	if stderr == "" {
 		stderr = "it ended without a word (" + exitOf(waitErr) + ")"

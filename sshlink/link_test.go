@@ -46,10 +46,15 @@ func TestParse(t *testing.T) {
 
 func TestSSHArgsEndOptionsBeforeTheHost(t *testing.T) {
 	t.Setenv(ConfigEnv, "/tmp/cfg")
-	args := sshArgs(Target{User: "me", Host: "devbox", Port: 2222}, "cmd")
-	line := strings.Join(args, " ")
-	if !strings.HasPrefix(line, "-F /tmp/cfg ") || !strings.HasSuffix(line, "-p 2222 -l me -- devbox cmd") {
-		t.Errorf("ssh %s", line)
+	for _, batch := range []bool{false, true} {
+		args := sshArgs(Target{User: "me", Host: "devbox", Port: 2222}, batch, "cmd")
+		line := strings.Join(args, " ")
+		if !strings.HasPrefix(line, "-F /tmp/cfg ") || !strings.HasSuffix(line, "-p 2222 -l me -- devbox cmd") {
+			t.Errorf("ssh %s", line)
+		}
+		if strings.Contains(line, "BatchMode=yes") != batch {
+			t.Errorf("batch %v: ssh %s", batch, line)
+		}
 	}
 }
 

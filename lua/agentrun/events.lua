@@ -26,6 +26,7 @@ M.names = {
   "session_list",
   "session_started",
   "session_update",
+  "ssh_connected",
   "terminal_created",
   "terminal_exit",
   "terminal_released",

@@ -162,6 +162,7 @@ handlers.terminal_created = term.created
 handlers.terminal_exit = term.exited
 handlers.terminal_released = term.released
 handlers.remote_claimed = term.remote_claimed
+handlers.ssh_connected = require("agentrun.ui.terminals").ssh_connected
 handlers.tool_terminal = term.tool_terminal
 handlers.agent_terminal = agentterm.agent_terminal
 handlers.auth_required = signin.required

@@ -212,11 +212,15 @@ function M.shell(cmd)
   return require("agentrun.ui.term").shell(cmd)
 end
 
--- attach(name) shows a terminal of another host ("PID:term-N": another
--- Neovim's, or one left detached) live in a split; without a name it asks
--- which one.
+-- attach(name) shows a terminal of another host live in a split:
+-- "PID:term-N" (another Neovim's, or one left detached), or a remote
+-- machine's over SSH, "ssh://[user@]host[:port]/PID:term-N". Without a
+-- name, or with only a machine ("ssh://host"), it asks which one.
 function M.attach(name)
   local term = require("agentrun.ui.term")
+  if type(name) == "string" and name:match("^ssh://") then
+    return require("agentrun.ui.terminals").attach_ssh(name)
+  end
   if type(name) == "string" then
     -- one of this editor's own terminals (as status() names it, or as
     -- `agentrun ls` does, PID:term-N with our backend's pid): its split
@@ -233,22 +237,12 @@ function M.attach(name)
   if name then
     return term.attach(name)
   end
-  local list = require("agentrun.ui.terminals").running_first(rpc.request("remote_terminals") or {})
+  local list = rpc.request("remote_terminals") or {}
   if #list == 0 then
-    warn("no other host has terminals (another Neovim's, or ones left with :AgentDetach)")
+    warn("no other host has terminals (another Neovim's, or ones left with :AgentDetach; a remote machine's: :AgentAttach ssh://host)")
     return false
   end
-  vim.ui.select(list, {
-    prompt = "(agentrun) attach to",
-    format_item = function(r)
-      return string.format("%s  %s  (%s)", r.id, r.title, r.state)
-    end,
-  }, function(r)
-    if r then
-      term.attach(r.id)
-    end
-  end)
-  return true
+  return require("agentrun.ui.terminals").pick(list)
 end
 
 -- mode(id) switches the current session to mode id (asks without one).
@@ -316,8 +310,20 @@ end
 
 -- _complete_attach completes :AgentAttach: every id status() and
 -- `agentrun ls` show, running ones first (this editor's, then other
--- hosts' PID:term-N), then the ended.
+-- hosts' PID:term-N), then the ended; after "ssh://host/", that remote
+-- machine's terminals, running first.
 function M._complete_attach(lead)
+  local url = type(lead) == "string" and lead:match("^(ssh://[^/]+)/")
+  if url then
+    local list = rpc.request("ssh_terminals", url)
+    local ids = {}
+    for _, r in ipairs(type(list) == "table" and require("agentrun.ui.terminals").running_first(list) or {}) do
+      if vim.startswith(r.id, lead) then
+        table.insert(ids, r.id)
+      end
+    end
+    return ids
+  end
   local running, ended = {}, {}
   local function add(id, st)
     if vim.startswith(id, lead or "") then

@@ -203,15 +203,17 @@ function M.terminal(id)
   if state.terminals[id] then
     return state.terminals[id]
   end
+  local url = id:match("^(ssh://[^/]+)/%d+:%S+$")
   local pid, own = id:match("^(%d+):(%S+)$")
-  if not pid then
+  if not (pid or url) then
     return nil
   end
-  if rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
+  if pid and rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
     return state.terminals[own]
   end
-  -- (the backend lists them: a fresh Neovim starts it to see them)
-  local list = rpc.request("remote_terminals")
+  -- (the backend lists them: a fresh Neovim starts it to see them; a
+  -- remote machine's, over SSH)
+  local list = url and rpc.request("ssh_terminals", url) or rpc.request("remote_terminals")
   for _, r in ipairs(type(list) == "table" and list or {}) do
     if r.id == id then
       r.remote, r.user = true, r.mine

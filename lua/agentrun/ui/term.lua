@@ -294,11 +294,13 @@ function M.takeover(id)
   return true
 end
 
--- attach shows terminal name ("PID:term-N") of another host live in a
--- split and enters it: its scrollback, then its output as it comes.
+-- attach shows terminal name of another host live in a split and enters
+-- it: its scrollback, then its output as it comes. name is "PID:term-N"
+-- (a host of this machine's) or "ssh://[user@]host[:port]/PID:term-N"
+-- (a remote machine's; the backend checks the rest of it).
 function M.attach(name)
-  if type(name) ~= "string" or not name:match("^%d+:%S+$") then
-    notify(string.format("%s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them", vim.inspect(name)))
+  if type(name) ~= "string" or not (name:match("^%d+:%S+$") or name:match("^ssh://%S+$")) then
+    notify(string.format("%s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them, or ssh://host/PID:term-N (:AgentAttach ssh://host lists a remote machine's)", vim.inspect(name)))
     return false
   end
   local t = state.terminals[name]
@@ -358,6 +360,16 @@ function M.detach(id)
   return true
 end
 
+-- host_label names the host of another host's terminal t: "host 4242",
+-- "host 4242 on ssh://devbox".
+function M.host_label(t)
+  local where, pid = tostring(t.id):match("^(ssh://[^/]+)/(%d+):")
+  if where then
+    return "host " .. pid .. " on " .. where
+  end
+  return "host " .. tostring(t.host or tostring(t.id):match("^(%d+):") or "?")
+end
+
 -- detach_remote answers :AgentDetach on another host's terminal t: it
 -- is not this Neovim's, so quitting this one never ended it; whether it
 -- outlives its own Neovim was that one's to say (:AgentDetach there).
@@ -365,7 +377,7 @@ function M.detach_remote(t)
   if t.was_detached or (type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == "detached") then
     notify(string.format("%s is detached already (its Neovim quit): it runs until it ends or is killed", t.id), vim.log.levels.INFO)
   else
-    notify(string.format("%s is host %s's: quitting this Neovim leaves it; it ends with its own unless detached there", t.id, t.id:match("^(%d+):") or "?"), vim.log.levels.INFO)
+    notify(string.format("%s is %s's: quitting this Neovim leaves it; it ends with its own unless detached there", t.id, M.host_label(t)), vim.log.levels.INFO)
   end
   return true
 end

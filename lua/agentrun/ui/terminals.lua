@@ -4,7 +4,8 @@
 -- open (<CR>) opens its split, kill (X) kills it, takeover (T) takes it
 -- over from the agent, dispose (dd) kills, releases and wipes it, close
 -- (q) closes the list. While the list is shown it refreshes every second
--- and whenever a terminal starts, ends or changes hands.
+-- and whenever a terminal starts, ends or changes hands. Also the picker
+-- of :AgentAttach (pick), and :AgentAttach ssh://… (attach_ssh).
 local api = vim.api
 local ns = api.nvim_create_namespace("agentrun_terminals")
 local compat = require("agentrun.compat")
@@ -94,7 +95,7 @@ end
 -- key ("demo 1"), "host PID" for another host's.
 local function session_label(t)
   if t.remote or (type(t.id) == "string" and t.id:find(":")) then
-    return "host " .. tostring(t.host or t.id:match("^(%d+):") or "?")
+    return require("agentrun.ui.term").host_label(t)
   end
   -- by our key: an ACP session id (t.session) is the agent's, and
   -- agents repeat them
@@ -206,6 +207,25 @@ local function render()
     for _, r in ipairs(require("agentrun.rpc").request("remote_terminals") or {}) do
       r.command = r.title
       table.insert(all, r)
+    end
+  end
+  -- Then those of remote machines shown here (ssh://host/PID:term-N), as
+  -- this editor has heard of them (listing a machine would wait on the
+  -- network: :AgentAttach ssh://host does).
+  local state = require("agentrun.state")
+  for _, id in ipairs(state.terminal_order) do
+    local t = state.terminals[id]
+    if t.remote and id:match("^ssh://") then
+      table.insert(all, {
+        id = id,
+        remote = true,
+        state = t.state,
+        exit_code = t.exit_code,
+        signal = t.signal,
+        claim = t.claim,
+        mine = t.user,
+        command = t.command,
+      })
     end
   end
   -- A session column once the terminals are of more than one session.
@@ -336,6 +356,68 @@ function M.refresh()
   if visible() then
     render()
     start_timer()
+  end
+end
+
+-- pick asks which of list (other hosts' terminals, as the backend lists
+-- them) to attach to, running first.
+function M.pick(list)
+  vim.ui.select(M.running_first(list), {
+    prompt = "(agentrun) attach to",
+    format_item = function(r)
+      return string.format("%s  %s  (%s)", r.id, r.title, r.state)
+    end,
+  }, function(r)
+    if r then
+      require("agentrun.ui.term").attach(r.id)
+    end
+  end)
+  return true
+end
+
+-- ssh_waiting maps the token of each ssh_connect asked to what follows
+-- once the link is up.
+local ssh_waiting, ssh_token = {}, 0
+
+-- attach_ssh answers :AgentAttach ssh://[user@]host[:port][/PID:term-N]:
+-- once the link to the machine is up (in the background: Neovim goes on
+-- while ssh connects), it lists the machine's terminals to pick one, or
+-- attaches to the one named. A malformed name is refused at once.
+function M.attach_ssh(name)
+  local util = require("agentrun.util")
+  local machine = name:match("^(ssh://[^/]*)/?$")
+  ssh_token = ssh_token + 1
+  local _, err = require("agentrun.rpc").request("ssh_connect", machine or name, ssh_token)
+  if err then
+    util.notify(err)
+    return false
+  end
+  ssh_waiting[ssh_token] = function()
+    if not machine then
+      return require("agentrun.ui.term").attach(name)
+    end
+    local list, lerr = require("agentrun.rpc").request("ssh_terminals", machine)
+    if lerr then
+      util.notify(lerr)
+    elseif type(list) ~= "table" or #list == 0 then
+      util.notify(string.format("%s has no terminals now: a terminal is listed from when its command starts there", machine))
+    else
+      M.pick(list)
+    end
+  end
+  util.notify(string.format("connecting to %s …", (machine or name):match("^ssh://[^/]+")), vim.log.levels.INFO)
+  return true
+end
+
+-- ssh_connected carries on an attach_ssh once its link is up, or says
+-- why it is not.
+function M.ssh_connected(p)
+  local k = ssh_waiting[p.token]
+  ssh_waiting[p.token] = nil
+  if p.error then
+    require("agentrun.util").notify(p.error)
+  elseif k then
+    k()
   end
 end
 
