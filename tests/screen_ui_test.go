@@ -184,3 +184,25 @@ vim.g.agentrun_release_url = "http://127.0.0.1:9"`)
 	s.keys("Enter", ":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 }
+
+// TestScreenListClosesFromAnyLine: q closes :AgentTerminals also on its
+// header and on the "no terminals yet" line (it did nothing unless the
+// cursor was on a terminal's row); another key there says to move to one.
+func TestScreenListClosesFromAnyLine(t *testing.T) {
+	s := startScreen(t, 100, 30, "")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "no terminals yet")
+	s.keys("q")
+	s.waitFor("the empty list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
+	s.keys(":AgentShell sleep 300", "Enter")
+	s.waitShows(10*time.Second, "terminal/term-1")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "sleep 300")
+	s.keys("gg", "X")
+	s.waitShows(5*time.Second, "no terminal on this line to kill; move to a terminal's row")
+	s.keys("gg", "q")
+	s.waitFor("the list to close from its header", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
+	if sc := s.capture(); strings.Contains(sc, "[signal") {
+		t.Errorf("X on the header killed something:\n%s", sc)
+	}
+}

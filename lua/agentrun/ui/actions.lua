@@ -175,6 +175,7 @@ M.actions = {
     name = "close",
     desc = "close the window (the process keeps running)",
     where = { split = true, list = true },
+    needs_no_terminal = true, -- also on the list's header or empty line
     condition = always,
     run = function()
       util.close_window()
@@ -247,8 +248,9 @@ function M.perform(name, t, ...)
 end
 
 -- map maps, in buf, the key of every action for `where` ("split" or
--- "list"); get() returns the terminal id the key acts on (nil: none,
--- the key does nothing). A key set to false in keymaps is not mapped.
+-- "list"); get() returns the terminal id the key acts on (nil: none:
+-- close still closes, another key says to move to a terminal's row). A
+-- key set to false in keymaps is not mapped.
 function M.map(buf, where, get)
   local km = config.get().keymaps
   for _, a in ipairs(M.actions) do
@@ -259,6 +261,10 @@ function M.map(buf, where, get)
         local target = get()
         if target then
           M.perform(a.name, target)
+        elseif a.needs_no_terminal then
+          a.run()
+        else
+          util.notify(string.format("no terminal on this line to %s; move to a terminal's row", a.label or a.name), vim.log.levels.INFO)
         end
       end, "agentrun: " .. desc_of(a, id and terminal(id)))
     end
