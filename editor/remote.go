@@ -550,7 +550,7 @@ func (rs *remotes) take(name string) error {
 func (rs *remotes) input(name string, data []byte) {
 	r, err := rs.termOf(name)
 	if err != nil {
-		rs.notice("(agentrun) " + err.Error())
+		rs.notice(err.Error())
 		return
 	}
 	r.mu.Lock()
@@ -558,15 +558,15 @@ func (rs *remotes) input(name string, data []byte) {
 	holder := r.claim
 	r.mu.Unlock()
 	if !mine {
-		rs.notice(fmt.Sprintf("(agentrun) %s is held by %s; take it over (T) to type into it", name, holderText(holder)))
+		rs.notice(fmt.Sprintf("%s is %s; take it over (T) to type into it", name, heldBy(holder)))
 		return
 	}
 	if err := r.host.usable(); err != nil {
-		rs.notice(fmt.Sprintf("(agentrun) not typed into %s: %v", name, err))
+		rs.notice(fmt.Sprintf("not typed into %s: %v", name, err))
 		return
 	}
 	if _, err := r.host.client().Dispatch(rs.ctx, ahp.InputAction{Terminal: r.uri, Data: string(data)}); err != nil {
-		rs.notice(fmt.Sprintf("(agentrun) input to %s: %v", name, err))
+		rs.notice(fmt.Sprintf("input to %s: %v", name, err))
 	}
 }
 
@@ -643,8 +643,20 @@ func (rs *remotes) timeout(key hostKey) time.Duration {
 
 // holderText names a claim's holder for a person.
 func holderText(c ahp.Claim) string {
-	if c.Kind == ahp.ClaimClient {
+	switch {
+	case c.Kind == ahp.ClaimClient && c.ClientID == ahp.DetachedClient:
+		return "nobody (detached)"
+	case c.Kind == ahp.ClaimClient:
 		return "client " + c.ClientID
 	}
 	return "the agent"
+}
+
+// heldBy says who holds a terminal, after "is": "held by the agent",
+// "detached: nobody holds it".
+func heldBy(c ahp.Claim) string {
+	if c.Kind == ahp.ClaimClient && c.ClientID == ahp.DetachedClient {
+		return "detached: nobody holds it"
+	}
+	return "held by " + holderText(c)
 }

@@ -156,8 +156,8 @@ func TestRemotesJourney(t *testing.T) {
 	})
 
 	rs.input(name, []byte("early\r"))
-	if n := eventsNamed(events, evMessage); len(n) != 1 || !strings.Contains(n[0]["text"].(string), "is held by the agent") {
-		t.Errorf("input into a terminal the agent holds: messages %v, want one saying who holds it", n)
+	if n := eventsNamed(events, evMessage); len(n) != 1 || !strings.HasPrefix(n[0]["text"].(string), name+" is held by the agent; take it over (T)") {
+		t.Errorf("input into a terminal the agent holds: messages %v, want one saying who holds it (Lua adds the prefix)", n)
 	}
 	if err := rs.resize(name, 50, 10); err != nil {
 		t.Errorf("resize of a terminal the agent holds: %v, want it skipped", err)
@@ -271,5 +271,21 @@ func TestRemoteListKeepsEndedLastLines(t *testing.T) {
 	}
 	if per[1] >= per[0] || per[2] != per[1] {
 		t.Errorf("connections per listing %v: the ended terminal's last line was read again", per)
+	}
+}
+
+// TestHeldBy: who holds a terminal, as a sentence says it.
+func TestHeldBy(t *testing.T) {
+	for _, tc := range []struct {
+		claim ahp.Claim
+		want  string
+	}{
+		{ahp.SessionClaim("s1", ""), "held by the agent"},
+		{ahp.ClientClaim("nvim-12"), "held by client nvim-12"},
+		{ahp.ClientClaim(ahp.DetachedClient), "detached: nobody holds it"},
+	} {
+		if got := heldBy(tc.claim); got != tc.want {
+			t.Errorf("heldBy(%+v) = %q, want %q", tc.claim, got, tc.want)
+		}
 	}
 }

@@ -227,7 +227,7 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 			// comes next (typing once a claim is ours) sees it.
 			defer func() { ch <- e }()
 		} else if e.RejectionReason != "" {
-			rs.notice(fmt.Sprintf("(agentrun) %s refused %s: %s", h.label(), e.Action.ActionType(), e.RejectionReason))
+			rs.notice(fmt.Sprintf("%s refused %s: %s", h.label(), e.Action.ActionType(), e.RejectionReason))
 		}
 	}
 	if e.RejectionReason != "" {

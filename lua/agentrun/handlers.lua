@@ -148,7 +148,10 @@ function handlers.session_ended(p)
 end
 
 function handlers.message(p)
-  local msg = "(agentrun) " .. tostring(p.text)
+  local msg = tostring(p.text)
+  if msg:sub(1, 11) ~= "(agentrun) " then
+    msg = "(agentrun) " .. msg -- the chat's note has it too
+  end
   local _, chat = chat_of(p)
   if chat then
     chat:note(msg, p.level == "error" and "AgentRunError" or "AgentRunNote")
