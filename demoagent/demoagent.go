@@ -240,4 +240,4 @@ const helpText = "Prompts: a shell command line runs in a client terminal. " +
 	"`!updates` sends every kind of session update. `!flood N` sends N messages. " +
 	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N. " +
 	"`!parallel N CMD` runs CMD in N terminals at once; `!outputlat N CMD` times N terminal/output calls (benchmarks). " +
-	"`!replay FILE.jsonl` sends the session updates recorded in FILE (tests/testdata/agentterm has Claude Code's, codex's and ACP v2's agent-owned terminals)."
+	"`!replay NAME` sends the session updates recorded in the plugin's tests/testdata/agentterm/NAME.jsonl (Claude Code's, codex's and ACP v2's agent-owned terminals: claude-success, codex-optin, v2, …), or in a file of yours (`!replay path/to/FILE.jsonl`)."

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -172,5 +174,37 @@ func TestDemoAllUpdates(t *testing.T) {
 	client.mu.Unlock()
 	if len(seen) != 9 {
 		t.Errorf("update kinds seen: %v, want 9", seen)
+	}
+}
+
+// TestOpenRecording: !replay finds a recording by its path from the
+// session's directory, by its path in the plugin's directory (as the
+// README writes it) and by its name alone.
+func TestOpenRecording(t *testing.T) {
+	root := t.TempDir()
+	rec := filepath.Join(root, "tests", "testdata", "agentterm")
+	if err := os.MkdirAll(rec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rec, "claude-success.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := executable
+	executable = func() (string, error) { return filepath.Join(root, "bin", "agentrun"), nil }
+	t.Cleanup(func() { executable = old })
+	t.Chdir(t.TempDir()) // a project elsewhere
+	for _, path := range []string{"tests/testdata/agentterm/claude-success.jsonl", "claude-success", "claude-success.jsonl", filepath.Join(rec, "claude-success.jsonl")} {
+		f, err := openRecording(path)
+		if err != nil {
+			t.Errorf("openRecording(%q): %v", path, err)
+			continue
+		}
+		f.Close()
+	}
+	if _, err := openRecording("no-such-recording"); err == nil {
+		t.Error("a recording that is not there was opened")
+	}
+	if got := recordings(); len(got) != 1 || got[0] != "claude-success" {
+		t.Errorf("recordings() = %v", got)
 	}
 }

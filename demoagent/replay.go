@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -31,9 +33,9 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 	if path == "" {
 		return d.say(s, "Usage: `!replay FILE.jsonl`")
 	}
-	f, err := os.Open(path)
+	f, err := openRecording(path)
 	if err != nil {
-		return d.say(s, fmt.Sprintf("Cannot replay %s: %v", path, err))
+		return d.say(s, fmt.Sprintf("Cannot replay %s: %v. Give a recording's path, or one of: %s", path, err, strings.Join(recordings(), ", ")))
 	}
 	defer f.Close()
 	stop := acpsdk.StopReasonEndTurn
@@ -101,4 +103,58 @@ func (d *demo) rawUpdate(s *session, u json.RawMessage) error {
 		return fmt.Errorf("replay update: %w", err)
 	}
 	return nil
+}
+
+// executable is the running binary's path (a variable for tests).
+var executable = os.Executable
+
+// recordingsDir is where the plugin keeps the recordings, found from the
+// binary (bin/agentrun in the plugin's directory); "" when not there.
+func recordingsDir() string {
+	exe, err := executable()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "tests", "testdata", "agentterm")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
+}
+
+// recordings lists the names of the plugin's recordings (what !replay
+// takes without a path).
+func recordings() []string {
+	dir := recordingsDir()
+	if dir == "" {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = strings.TrimSuffix(filepath.Base(f), ".jsonl")
+	}
+	return names
+}
+
+// openRecording opens path as given (relative to the session's directory),
+// else, relative, in the plugin's directory, else as the name of one of
+// its recordings ("claude-success").
+func openRecording(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err == nil || filepath.IsAbs(path) {
+		return f, err
+	}
+	if dir := recordingsDir(); dir != "" {
+		for _, p := range []string{
+			filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(dir))), path),
+			filepath.Join(dir, path),
+			filepath.Join(dir, path+".jsonl"),
+		} {
+			if g, gerr := os.Open(p); gerr == nil {
+				return g, nil
+			}
+		}
+	}
+	return nil, err
 }
