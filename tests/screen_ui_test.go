@@ -38,6 +38,16 @@ func TestScreenPromptOpensInInsertMode(t *testing.T) {
 	if sc := s.capture(); !strings.Contains(sc, "-- INSERT --") {
 		t.Errorf("after sending, the prompt is no longer in insert mode:\n%s", sc)
 	}
+	// i in the transcript (read, not edited) types in the prompt: no E21.
+	s.keys("Escape", "C-w", "k")
+	s.waitFor("normal mode in the chat", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "-- INSERT --") })
+	s.keys("i")
+	s.typeText("echo from-the-chat")
+	s.keys("C-s")
+	sc := s.waitShows(10*time.Second, "echo from-the-chat exited with code 0.", "-- INSERT --")
+	if strings.Contains(sc, "E21") {
+		t.Errorf("i in the chat:\n%s", sc)
+	}
 }
 
 // TestScreenSplitFollowsOutput: a 400-line command's last line and its

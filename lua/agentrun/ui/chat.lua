@@ -90,6 +90,13 @@ function Chat:map_keys()
   map(self.buf, km.toggle, function()
     self:toggle_at_cursor()
   end, "show or fold the thought or tool output under the cursor")
+  -- The transcript is read, not edited: a key that starts typing there
+  -- goes to the prompt, in insert mode (not E21).
+  for _, key in ipairs({ "i", "a", "I", "A", "o", "O" }) do
+    map(self.buf, key, function()
+      self:open()
+    end, "type in the prompt")
+  end
 end
 
 -- windows returns the windows (in the current tab) showing buf.
