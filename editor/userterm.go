@@ -1,6 +1,7 @@
 package editor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -70,6 +72,10 @@ func (ts *terminals) takeover(id string) error {
 		return fmt.Errorf("take over: %w", err)
 	}
 	if err := ts.claimForUser(t); err != nil {
+		var held *server.HeldError
+		if errors.As(err, &held) {
+			return fmt.Errorf("%s is held by %s (another Neovim, or `agentrun attach --take`); it must let go first (q or X there, Ctrl-] in the CLI)", id, held.ClientID)
+		}
 		return fmt.Errorf("take over terminal %q: %w", id, err)
 	}
 	ts.log.Info("terminal taken over by the user", "terminal", id)

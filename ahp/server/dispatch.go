@@ -82,7 +82,7 @@ func mayDispatch(client string, act ahp.Action, st ahp.TerminalState, present ma
 		case c.Claim.Kind == ahp.ClaimClient && c.Claim.ClientID != client:
 			return fmt.Errorf("a client claims a terminal for itself, not for %q", c.Claim.ClientID)
 		case holder.Kind == ahp.ClaimClient && !mine:
-			return fmt.Errorf("held by client %q; it must let go first", holder.ClientID)
+			return &HeldError{ClientID: holder.ClientID}
 		case c.Claim.Kind == ahp.ClaimSession && !mine && holder.Kind != "" && holder.Session != c.Claim.Session:
 			return fmt.Errorf("held by session %q; only its holder can give it to another session", holder.Session)
 		}
@@ -125,4 +125,14 @@ func (s *Server) Claim(t *termhost.Terminal, client string) error {
 // it (s.mu held: it is ordered with the actions c gets).
 func (c *conn) rejectLocked(act ahp.Action, origin ahp.Origin, why string) {
 	c.push(outgoing{env: &ahp.Envelope{Action: act, ServerSeq: c.s.seq, Origin: &origin, RejectionReason: why}, bytes: 256})
+}
+
+// HeldError is the refusal of a claim while another client that is there
+// holds the terminal.
+type HeldError struct {
+	ClientID string // the holder
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("held by client %q; it must let go first", e.ClientID)
 }

@@ -290,7 +290,7 @@ function M.takeover(id)
     return M.detach(id)
   end
   -- One short line: a longer message makes Neovim stop at "Press ENTER".
-  notify(string.format("%s is yours now; %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  notify(string.format("%s is yours now: i in its split types into it, %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
   return true
 end
 
