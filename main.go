@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
@@ -80,6 +81,9 @@ func main() {
 		cmd = args[0]
 	}
 	var err error
+	if (cmd == "ls" || cmd == "attach" || cmd == "kill") && slices.ContainsFunc(args[1:], func(a string) bool { return a == "--help" || a == "-h" }) {
+		cmd = "help" // agentrun ls --help: the usage, not "no such host"
+	}
 	switch cmd {
 	case "":
 		// AGENTRUN_CPUPROFILE names a file for a CPU profile of the

@@ -217,11 +217,13 @@ func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
 	}
 }
 
-// TestCLIHelpAndANarrowList: agentrun --help and -h print the usage; ls
+// TestCLIHelpAndANarrowList: agentrun --help and -h (also after ls,
+// attach, kill) print the usage; ls
 // fits a 120-column terminal whatever the command's length.
 func TestCLIHelpAndANarrowList(t *testing.T) {
-	for _, arg := range []string{"--help", "-h", "help"} {
-		out, err := exec.Command(binary, arg).CombinedOutput()
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"ls", "--help"}, {"attach", "-h"}, {"kill", "--help"}} {
+		arg := strings.Join(args, " ")
+		out, err := exec.Command(binary, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "Usage:") || !strings.Contains(string(out), "agentrun attach [--take] ID") {
 			t.Errorf("agentrun %s: %v\n%s", arg, err, out)
 		}
