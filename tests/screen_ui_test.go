@@ -216,3 +216,19 @@ func TestScreenListClosesFromAnyLine(t *testing.T) {
 		t.Errorf("X on the header killed something:\n%s", sc)
 	}
 }
+
+// TestScreenSendToAnEndedSessionIsSaid: <C-s> in the prompt of a session
+// that ended (insert mode, where "-- INSERT --" hides a message at once)
+// is answered in the chat, and the prompt's text stays.
+func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
+	s := startDemoScreen(t)
+	s.keys("Escape", ":AgentStop", "Enter")
+	s.waitShows(10*time.Second, "you stopped this session")
+	s.keys("A") // still in the ended session's prompt
+	s.typeText("echo after")
+	s.keys("C-s")
+	sc := s.waitShows(5*time.Second, "(agentrun) this session has ended;", "-- INSERT --")
+	if !strings.Contains(sc, "echo after") {
+		t.Errorf("the prompt's text went:\n%s", sc)
+	}
+}

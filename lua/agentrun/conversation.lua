@@ -95,14 +95,21 @@ end
 -- of the current buffer): shown in s's chat, or queued (see prompt).
 -- Returns true when sent or queued; an ended session says so.
 function M.submit(s, text, range)
-  if s.ended then
-    warn("no running session; start one with :AgentRun")
+  -- A refusal is said in the chat too: sent from the prompt in insert
+  -- mode, a message alone is hidden at once by "-- INSERT --".
+  local function refuse(msg)
+    warn(msg)
+    if s.chat then
+      s.chat:note("(agentrun) " .. msg, "AgentRunError")
+    end
     return false
+  end
+  if s.ended then
+    return refuse("this session has ended; :AgentRun starts a new one")
   end
   local items, cerr, selected = require("agentrun.context").gather(text, range)
   if not items then
-    warn(cerr)
-    return false
+    return refuse(cerr)
   end
   if selected then
     -- lines of a buffer that is no file (a pasted log): sent as text
