@@ -67,6 +67,10 @@ type TerminalInfo struct {
 	// CreatedAt (agentrun extension) is when the terminal started, in Unix
 	// milliseconds, for a listing's age column.
 	CreatedAt int64 `json:"createdAt,omitempty"`
+	// HolderGone (agentrun extension) says the client that holds it is not
+	// connected now: anyone may take it over (a listing shows it so, not
+	// as still held).
+	HolderGone bool `json:"holderGone,omitempty"`
 }
 
 // RootState is the AHP root state as far as agentrun keeps it: the agent

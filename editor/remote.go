@@ -266,7 +266,7 @@ func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 		state := "running"
 		m := map[string]any{
 			"id": fmt.Sprintf("%s%d:%s", h.prefix(), h.pid, id), "host": h.pid, "title": ti.Title,
-			"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true,
+			"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true, "holder_gone": ti.HolderGone,
 		}
 		if h.key.where != "" {
 			m["where"] = h.key.where

@@ -139,7 +139,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 					}
 					early = nil
 				} else if was && !holding {
-					say("%s took it; you only watch now", holder(a.Claim))
+					say("%s took it; you only watch now", holder(ahp.TerminalInfo{Claim: a.Claim}))
 				}
 			}
 		case ahp.ExitedAction:

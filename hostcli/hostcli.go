@@ -139,9 +139,13 @@ func state(ti ahp.TerminalInfo) string {
 }
 
 // holder names who holds the terminal.
-func holder(c ahp.Claim) string {
+func holder(ti ahp.TerminalInfo) string {
+	c := ti.Claim
 	if c.Kind == ahp.ClaimClient && c.ClientID == ahp.DetachedClient {
 		return "nobody (detached)"
+	}
+	if c.Kind == ahp.ClaimClient && ti.HolderGone {
+		return "nobody (" + c.ClientID + " left)"
 	}
 	if c.Kind == ahp.ClaimClient {
 		return "client " + c.ClientID

@@ -59,7 +59,7 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 		// lines are cut (agentrun attach shows them whole), more so
 		// when the ids name a remote (ssh://host/PID:term-N).
 		extra := len([]rune(s.prefix()))
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, max(12, 34-(extra+1)/2)), state(h.info), holder(h.info.Claim), age(h.info.CreatedAt), cut(last, max(10, 28-extra/2)))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, max(12, 34-(extra+1)/2)), state(h.info), holder(h.info), age(h.info.CreatedAt), cut(last, max(10, 28-extra/2)))
 	}
 	return w.Flush()
 }

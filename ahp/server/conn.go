@@ -61,6 +61,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	id := c.clientID
+	s.rootIsLocked(s.host.Listing()) // what it held shows as let go
 	s.mu.Unlock()
 	c.qmu.Lock()
 	c.closed = true

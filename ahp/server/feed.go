@@ -204,6 +204,11 @@ func (s *Server) watchRoot(ctx context.Context) {
 // snapshot of the root first, so a client that connects just after a
 // terminal was created sees it (the watcher may not have run yet).
 func (s *Server) rootIsLocked(list []ahp.TerminalInfo) {
+	present := s.presentLocked()
+	for i, ti := range list {
+		c := ti.Claim
+		list[i].HolderGone = c.Kind == ahp.ClaimClient && c.ClientID != ahp.DetachedClient && !present[c.ClientID]
+	}
 	if !sameListing(s.root.Terminals, list) {
 		s.root.Terminals = list
 		s.publishLocked(ahp.RootURI, ahp.RootTerminalsChangedAction{Terminals: list}, nil)

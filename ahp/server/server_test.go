@@ -469,3 +469,31 @@ func TestOpeningTwiceOrWithoutID(t *testing.T) {
 		})
 	}
 }
+
+// TestListingSaysWhenTheHolderLeft: a terminal held by a client that
+// disconnected is listed with holderGone (anyone may take it), and no
+// longer so once that client is back.
+func TestListingSaysWhenTheHolderLeft(t *testing.T) {
+	f := serve(t, Options{})
+	term := f.start("exec sleep 30")
+	gone := func() bool {
+		for _, ti := range f.srv.listing() {
+			if ti.Resource == term.URI() {
+				return ti.HolderGone
+			}
+		}
+		t.Fatalf("%s is not listed", term.URI())
+		return false
+	}
+	c, _ := f.client("cli-1")
+	if err := f.srv.Claim(term, "cli-1"); err != nil {
+		t.Fatal(err)
+	}
+	if gone() {
+		t.Error("listed as let go while its holder is connected")
+	}
+	c.Close()
+	wait.For(t, "the listing to say the holder left", timeout, gone)
+	f.client("cli-1")
+	wait.For(t, "the listing to say it is held again", timeout, func() bool { return !gone() })
+}

@@ -72,6 +72,7 @@ func (c *conn) openLocked(method, id string) error {
 		return rpcError(jsonrpc2.CodeInvalidRequest, "%s: this connection is already initialized (as %q)", method, c.clientID)
 	}
 	c.clientID, c.ready = id, true
+	c.s.rootIsLocked(c.s.host.Listing()) // what it holds shows as held again
 	return nil
 }
 

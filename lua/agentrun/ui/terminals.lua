@@ -28,6 +28,8 @@ local function holder(t)
     return "agent's own"
   elseif c.kind == "client" and c.client_id == "detached" then
     return "nobody (detached)" -- the editor that detached it has quit
+  elseif c.kind == "client" and t.holder_gone and not t.mine then
+    return "nobody (" .. tostring(c.client_id) .. " left)" -- anyone may take it
   elseif c.kind == "client" then
     return t.mine and "you" or ("client " .. tostring(c.client_id))
   elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
