@@ -33,6 +33,8 @@ func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 	e.lua(tryLua, nil)
 	cases := []string{
 		":AgentRun nosuch-agent",
+		`:AgentRun ""`,
+		`require("agentrun").run(42)`,
 		":AgentPrompt",
 		":AgentPrompt    ",
 		":AgentKill term-99",

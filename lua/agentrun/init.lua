@@ -64,6 +64,11 @@ function M.run(name, continue)
     table.sort(names)
     -- the key as Lua reads it: a name such as "my-agent" needs ["..."]
     local key = tostring(name):match("^[%a_][%w_]*$") and name or string.format("[%q]", tostring(name))
+    if type(name) ~= "string" or not name:match("^[%w_.-]+$") then
+      -- not a name one would configure ("", quotes, spaces): no setup() advice
+      warn(string.format("unknown agent %s; :AgentRun takes one of: %s", vim.inspect(name), table.concat(names, ", ")))
+      return nil
+    end
     warn(string.format("unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), key))
     return nil
   end
