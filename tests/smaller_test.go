@@ -9,15 +9,19 @@ import (
 // Issue 25's smaller items, each walked on the screen.
 
 // TestScreenInterruptHintGoesWithTheTurn: <C-c> in the prompt says that
-// pressing it again cancels the turn; once the turn has ended, that hint
-// no longer stands in the chat.
+// pressing it again cancels the turn and drops the queued prompt (once,
+// it interrupts the command only: the queued prompt goes after the turn);
+// once the turn has ended, that hint no longer stands in the chat.
 func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("trap '' INT; sleep 4") // it does not stop at SIGINT
 	s.waitShows(10*time.Second, "sleep 4 [execute] · in progress")
+	s.prompt("echo queued-after")
+	s.waitShows(5*time.Second, "(queued: echo queued-after")
 	s.keys("C-c")
-	s.waitShows(3*time.Second, "(interrupted `trap")
-	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "agentrun · demo · ready")
+	// It says what a second <C-c> would do to the queued prompt too.
+	s.waitShows(3*time.Second, "(interrupted `trap", "drops the 1 queued prompt)")
+	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "echo queued-after exited with code 0.", "agentrun · demo · ready")
 	if strings.Contains(sc, "(interrupted `trap") {
 		t.Errorf("the hint stays after the turn ended:\n%s", sc)
 	}
