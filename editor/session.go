@@ -2,7 +2,10 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -69,7 +72,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 		return "", fmt.Errorf("start: %w", err)
 	}
 	key := ss.ids.next("")
-	s := &session{key: key, name: args.Agent}
+	s := &session{key: key, name: args.Agent, args: args}
 	ss.mu.Lock()
 	if ss.closing {
 		ss.mu.Unlock()
@@ -92,7 +95,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 			return
 		}
 		ss.mu.Lock()
-		s.agent, s.args = a, args
+		s.agent = a
 		ss.mu.Unlock()
 		go ss.watchAgent(s, a)
 		ss.openSession(ctx, s)
@@ -199,7 +202,32 @@ func (ss *sessions) sessionFailed(s *session, err error) {
 	ss.mu.Lock()
 	s.ended = true
 	ss.mu.Unlock()
-	ss.events.push(evSessionFailed, map[string]any{"key": s.key, "error": err.Error()})
+	p := map[string]any{"key": s.key, "error": err.Error()}
+	if why := cannotRun(err); why != "" {
+		// Lua says it in the sentence :checkhealth uses (config.cmd_problem).
+		p["command"], p["cannot_run"] = s.args.Cmd[0], why
+	}
+	ss.events.push(evSessionFailed, p)
+}
+
+// cannotRun tells an agent command that could not be started at all
+// from other failures: "not found" (not in $PATH, or no such file) or
+// "not executable" (a file it may not run); "" for any other error.
+func cannotRun(err error) string {
+	if errors.Is(err, exec.ErrNotFound) {
+		return "not found"
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" {
+		return ""
+	}
+	switch {
+	case errors.Is(pe.Err, fs.ErrNotExist):
+		return "not found"
+	case errors.Is(pe.Err, fs.ErrPermission):
+		return "not executable"
+	}
+	return ""
 }
 
 // watchAgent reports the end of a session whose agent exited without the

@@ -7,6 +7,7 @@ local approve = require("agentrun.ui.approve")
 local ask = require("agentrun.ui.ask")
 local binary = require("agentrun.binary")
 local complete = require("agentrun.ui.complete")
+local config = require("agentrun.config")
 local conversation = require("agentrun.conversation")
 local earlier_sessions = require("agentrun.earlier_sessions")
 local events = require("agentrun.events")
@@ -62,11 +63,18 @@ function handlers.session_failed(p)
     return
   end
   s.starting, s.ended, s.queue = false, true, {}
+  local msg, note = "could not start agent " .. s.agent .. ": " .. tostring(p.error), "could not start the agent: " .. tostring(p.error)
+  if p.cannot_run then
+    -- its command is missing or no program: the sentence :checkhealth says
+    local problem, advice = config.cmd_problem(s.agent, p.command, p.cannot_run)
+    msg = problem .. "; " .. advice
+    note = msg
+  end
   if chat then
     chat:render_header()
-    chat:note("(agentrun) could not start the agent: " .. tostring(p.error), "AgentRunError")
+    chat:note("(agentrun) " .. note, "AgentRunError")
   end
-  util.notify("could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
+  util.notify(msg, vim.log.levels.ERROR)
 end
 
 function handlers.session_update(p)
