@@ -18,6 +18,10 @@ import (
 // agents started through npx may download first.
 const startTimeout = 3 * time.Minute
 
+// startQuietAfter is how long an agent may leave initialize unanswered
+// before its chat says so, once, with how to stop it (evSessionSlow).
+const startQuietAfter = 10 * time.Second
+
 // session is one ACP session with its own agent process, known to Lua by
 // key until (and after) the agent gives it an id.
 type session struct {
@@ -33,6 +37,9 @@ type session struct {
 	reopening bool
 	// stopped is set when the user stopped the session (:AgentStop).
 	stopped bool
+	// cancelStart gives up the start (spawn, initialize, session/new):
+	// :AgentStop of a session still starting (its agent is killed).
+	cancelStart context.CancelFunc
 	// early holds what the agent sent before its session/new or
 	// session/load returned (agents send available_commands_update first,
 	// and load replays the session's history): openSession sends it after
@@ -72,10 +79,12 @@ func (ss *sessions) start(args startArgs) (string, error) {
 		return "", fmt.Errorf("start: %w", err)
 	}
 	key := ss.ids.next("")
-	s := &session{key: key, name: args.Agent, args: args}
+	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
+	s := &session{key: key, name: args.Agent, args: args, cancelStart: cancel}
 	ss.mu.Lock()
 	if ss.closing {
 		ss.mu.Unlock()
+		cancel()
 		return "", fmt.Errorf("start: shutting down")
 	}
 	ss.byKey[key] = s
@@ -84,23 +93,48 @@ func (ss *sessions) start(args startArgs) (string, error) {
 	host := ss.host()
 	go func() {
 		defer ss.starting.Done()
-		ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 		defer cancel()
 		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
 		opts := ss.agentOptions(host)
 		ss.applyPolicy(&opts, key, args.Policy)
+		quiet := time.AfterFunc(startQuietAfter, func() { ss.startQuiet(s) })
 		a, err := acp.Start(ctx, cfg, ss.editorFor(key), opts)
-		if err != nil {
+		quiet.Stop()
+		ss.mu.Lock()
+		stopped := s.stopped
+		if err == nil && !stopped {
+			s.agent = a
+		}
+		ss.mu.Unlock()
+		switch {
+		case stopped:
+			// :AgentStop while it started: Start killed it (its ctx
+			// ended), or it answered just then and goes now.
+			if err == nil {
+				_ = a.Terminate()
+			}
+			ss.endSession(s, nil)
+			return
+		case err != nil:
 			ss.sessionFailed(s, err)
 			return
 		}
-		ss.mu.Lock()
-		s.agent = a
-		ss.mu.Unlock()
 		go ss.watchAgent(s, a)
 		ss.openSession(ctx, s)
 	}()
 	return key, nil
+}
+
+// startQuiet tells Lua, once, that session s's agent has not answered
+// initialize yet (a hung or wrong command: the user may stop it).
+func (ss *sessions) startQuiet(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s.agent != nil || s.ended || s.stopped {
+		return
+	}
+	ss.log.Warn("agent has not answered initialize", "key", s.key, "agent", s.name, "after", startQuietAfter)
+	ss.events.push(evSessionQuiet, map[string]any{"key": s.key, "agent": s.name, "seconds": int(startQuietAfter / time.Second)})
 }
 
 // agentOptions are the options every agent we start gets: our terminal
@@ -187,12 +221,16 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 // (that, not that the agent ended: s is marked ended first).
 func (ss *sessions) failStart(ctx context.Context, s *session, err error) {
 	ss.mu.Lock()
+	stopped := s.stopped
 	s.ended = true
 	ss.mu.Unlock()
 	if ctx.Err() != nil {
 		_ = s.agent.Terminate()
 	} else {
 		_ = s.agent.Close()
+	}
+	if stopped {
+		return // :AgentStop ended it (stop), and says so
 	}
 	ss.sessionFailed(s, err)
 }
@@ -285,22 +323,24 @@ func (ss *sessions) sessionIn(key string, open bool) (*session, error) {
 }
 
 // stop stops a session's agent in the background (its terminals are
-// killed and released); "session_ended" follows.
+// killed and released); "session_ended" follows. A session still starting
+// gives its start up: the agent is killed and the start ends the session.
 func (ss *sessions) stop(key string) error {
 	ss.mu.Lock()
 	s, ok := ss.byKey[key]
-	ss.mu.Unlock()
 	if !ok {
+		ss.mu.Unlock()
 		return fmt.Errorf("stop: unknown session %q", key)
 	}
-	if s.agent == nil {
-		return fmt.Errorf("stop: session %q is still starting", key)
-	}
-	ss.mu.Lock()
 	s.stopped = true
+	a := s.agent
 	ss.mu.Unlock()
+	s.cancelStart() // a start under way ends (and kills its agent)
+	if a == nil {
+		return nil // the start ends the session (start)
+	}
 	go func() {
-		_ = s.agent.Close()
+		_ = a.Close()
 		ss.endSession(s, nil)
 	}()
 	return nil

@@ -77,6 +77,20 @@ function handlers.session_failed(p)
   util.notify(msg, vim.log.levels.ERROR)
 end
 
+-- session_quiet: the agent has not answered initialize for a while (a
+-- hung or wrong command). Said once, with how to get out of it.
+function handlers.session_quiet(p)
+  local s, chat = chat_of(p)
+  if not s or s.ended or not s.starting then
+    return
+  end
+  local msg = string.format("no answer from agent %q yet (%ds); :AgentStop stops it (details in %s)", s.agent, p.seconds or 0, binary.log_path())
+  if chat then
+    chat:note("(agentrun) " .. msg, "AgentRunError")
+  end
+  util.notify(msg, vim.log.levels.WARN)
+end
+
 function handlers.session_update(p)
   local s, chat = chat_of(p)
   if s and type(p.update) == "table" and p.update.sessionUpdate == "available_commands_update" then
@@ -136,6 +150,7 @@ function handlers.session_ended(p)
   agentterm.settle(s.key, "stopped")
   if chat then
     chat:settle("stopped")
+    conversation.drop_queue(s) -- nothing is left to send them to
   end
   if p.reason and p.reason ~= "" then
     -- the agent ended on its own (crashed, exited, closed its stdout)
