@@ -118,6 +118,19 @@ func TestAgentThatCannotStartSaysWhy(t *testing.T) {
 	}
 }
 
+// TestPromptToAgentThatCannotStartIsDropped: :AgentPrompt starts the
+// default agent, whose command is missing: the prompt, waiting for the
+// start, is dropped with the session (said in the chat), not left marked
+// as waiting.
+func TestPromptToAgentThatCannotStartIsDropped(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ default_agent = "missing", agents = { missing = { cmd = { "no-such-agent-binary" } } } })`)
+	e.cmd("AgentPrompt echo hi")
+	chat := e.waitChat(`command "no-such-agent-binary" not found`, 10*time.Second)
+	if !strings.Contains(chat, "(dropped 1 queued prompt: echo hi)") || strings.Contains(chat, "(queued: echo hi") {
+		t.Errorf("the prompt waiting for the start is not dropped:\n%s", chat)
+	}
+}
+
 // TestPromptWithoutSessionStartsTheDefaultAgent: :AgentPrompt first starts
 // the default agent and sends the prompt once the session is ready.
 func TestPromptWithoutSessionStartsTheDefaultAgent(t *testing.T) {

@@ -137,6 +137,7 @@ end
 function M.backend_exited()
   for _, s in ipairs(state.backend_exited()) do
     if s.chat then
+      M.drop_queue(s)
       s.chat:note("(agentrun) the backend stopped; this session ended")
     end
   end

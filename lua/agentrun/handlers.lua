@@ -62,7 +62,11 @@ function handlers.session_failed(p)
   if not s then
     return
   end
-  s.starting, s.ended, s.queue = false, true, {}
+  s.starting, s.ended = false, true
+  if chat then
+    conversation.drop_queue(s) -- what waited for the start goes nowhere
+  end
+  s.queue = {}
   local msg, note = "could not start agent " .. s.agent .. ": " .. tostring(p.error), "could not start the agent: " .. tostring(p.error)
   if p.cannot_run then
     -- its command is missing or no program: the sentence :checkhealth says
