@@ -30,11 +30,19 @@ func TestJourneyAgentThatNeverStarts(t *testing.T) {
 		t.Errorf("the waiting prompt shows as sent:\n%s", sc)
 	}
 
-	s.waitShows(20*time.Second, `no answer from agent "silent" yet`, ":AgentStop stops it")
+	s.waitShows(20*time.Second, `(agentrun) no answer from agent "silent" yet (10s);`, ":AgentStop stops it (details in", "agentrun · silent · starting… (no answer yet) · 1 queued")
+	if sc := s.capture(); strings.Contains(sc, "Press ENTER") {
+		t.Errorf("the note stops the screen:\n%s", sc)
+	}
+	var messages string
+	s.luaValue(`vim.fn.execute("messages")`, &messages)
+	if n := strings.Count(messages, `(agentrun) no answer from agent "silent" yet (10s); :AgentStop stops it`); n != 1 {
+		t.Errorf("the notification shows %d times:\n%s", n, messages)
+	}
 	s.keys("Escape", ":AgentCancel", "Enter")
 	s.waitShows(5*time.Second, "(dropped 1 queued prompt: echo hi)")
 	s.waitFor("the header without a queue", 5*time.Second, func(sc string) bool {
-		return strings.Contains(sc, "agentrun · silent · starting…") && !strings.Contains(sc, "starting… · 1 queued")
+		return strings.Contains(sc, "agentrun · silent · starting… (no answer yet)") && !strings.Contains(sc, "· 1 queued")
 	})
 
 	s.keys("i")
@@ -49,7 +57,8 @@ func TestJourneyAgentThatNeverStarts(t *testing.T) {
 
 	chat := s.chatText()
 	for _, want := range []string{
-		`(agentrun) no answer from agent "silent" yet`,
+		`(agentrun) no answer from agent "silent" yet (10s);`, // the chat wraps notes
+		":AgentStop stops it (details in ",
 		"(dropped 1 queued prompt: echo hi)",
 		"(dropped 1 queued prompt: echo again)",
 		"(agentrun) you stopped this session (:AgentStop); its terminals were killed. :AgentRun starts a new one",

@@ -88,10 +88,13 @@ function handlers.session_quiet(p)
   if not s or s.ended or not s.starting then
     return
   end
-  local msg = string.format("no answer from agent %q yet (%ds); :AgentStop stops it (details in %s)", s.agent, p.seconds or 0, binary.log_path())
+  s.quiet = true -- the status line says so too, until the session starts or ends
+  local msg = string.format("no answer from agent %q yet (%ds); :AgentStop stops it", s.agent, p.seconds or 0)
   if chat then
-    chat:note("(agentrun) " .. msg, "AgentRunError")
+    chat:render_header()
+    chat:note(string.format("(agentrun) %s (details in %s)", msg, binary.log_path()), "AgentRunError")
   end
+  -- short: it comes unasked, and a line that wraps stops the screen
   util.notify(msg, vim.log.levels.WARN)
 end
 
