@@ -184,6 +184,11 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 		return
 	}
 	ss.mu.Lock()
+	if s.stopped {
+		// :AgentStop came as it opened: stop closes the agent and says so
+		ss.mu.Unlock()
+		return
+	}
 	s.s = as
 	if token != "" {
 		ss.mcpTokens[token] = s
