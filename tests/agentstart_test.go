@@ -11,8 +11,8 @@ import (
 // TestJourneyAgentThatNeverStarts: an agent that never answers initialize
 // (`sleep`), as a new user meets it on the screen. A prompt sent meanwhile
 // waits marked as waiting for the start; after some seconds the chat says,
-// once, that the agent has not answered and how to stop it; :AgentCancel
-// drops the waiting prompt; :AgentStop stops the agent (the session ends
+// once, that the agent has not answered and how to stop it (and its status
+// line too); :AgentCancel, and <C-c> in the prompt, drop the waiting prompt; :AgentStop stops the agent (the session ends
 // saying you stopped it, the prompt waiting then is dropped) and nothing is
 // left running.
 func TestJourneyAgentThatNeverStarts(t *testing.T) {
@@ -46,6 +46,10 @@ func TestJourneyAgentThatNeverStarts(t *testing.T) {
 	})
 
 	s.keys("i")
+	s.prompt("echo dropped")
+	s.waitShows(5*time.Second, "(queued: echo dropped — sent once the agent has started)")
+	s.keys("C-c") // in the prompt, as :AgentCancel
+	s.waitShows(5*time.Second, "(dropped 1 queued prompt: echo dropped)")
 	s.prompt("echo again")
 	s.waitShows(5*time.Second, "(queued: echo again — sent once the agent has started)")
 	s.keys("Escape", ":AgentStop", "Enter")
@@ -70,7 +74,7 @@ func TestJourneyAgentThatNeverStarts(t *testing.T) {
 	if n := strings.Count(chat, "no answer from agent"); n != 1 {
 		t.Errorf("the chat says %d times that the agent has not answered:\n%s", n, chat)
 	}
-	for _, not := range []string{"still starting", "could not start", "> echo hi", "> echo again"} {
+	for _, not := range []string{"still starting", "could not start", "> echo hi", "> echo dropped", "> echo again"} {
 		if strings.Contains(chat, not) {
 			t.Errorf("the chat says %q:\n%s", not, chat)
 		}
