@@ -19,7 +19,7 @@ import (
 const startTimeout = 3 * time.Minute
 
 // startQuietAfter is how long an agent may leave initialize unanswered
-// before its chat says so, once, with how to stop it (evSessionSlow).
+// before its chat says so, once, with how to stop it (evSessionQuiet).
 const startQuietAfter = 10 * time.Second
 
 // session is one ACP session with its own agent process, known to Lua by
@@ -176,7 +176,12 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
 	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
 	if acp.IsAuthRequired(err) {
-		ss.askSignIn(s, nil) // the agent's answer says no more than that
+		ss.mu.Lock()
+		stopped := s.stopped
+		ss.mu.Unlock()
+		if !stopped {
+			ss.askSignIn(s, nil) // the agent's answer says no more than that
+		}
 		return
 	}
 	if err != nil {
@@ -227,7 +232,9 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 func (ss *sessions) failStart(ctx context.Context, s *session, err error) {
 	ss.mu.Lock()
 	stopped := s.stopped
-	s.ended = true
+	if !stopped {
+		s.ended = true // else stop's endSession marks it, and says so
+	}
 	ss.mu.Unlock()
 	if ctx.Err() != nil {
 		_ = s.agent.Terminate()

@@ -255,18 +255,26 @@ func TestSessionsSharedSessionID(t *testing.T) {
 }
 
 // TestSessionsStopWhileStarting: :AgentStop of a session whose agent has
-// not finished starting (one that never answers initialize, and one
-// stopped the moment it was started, whatever phase its start is in) ends
-// it once, as stopped by the user, never as failed to start.
+// not finished starting (one that never answers initialize, one that
+// answers it but never session/new, and one stopped the moment it was
+// started, whatever phase its start is in) ends it once, as stopped by
+// the user, never as failed to start.
 func TestSessionsStopWhileStarting(t *testing.T) {
+	// answers initialize (whatever its id), then nothing more
+	const initOnly = `read l; id=$(printf '%s' "$l" | sed 's/.*"id":\([0-9]*\).*/\1/'); ` +
+		`printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{}}}\n' "$id"; exec sleep 1000`
 	cases := []struct {
-		name string
-		args func(dir string) startArgs
+		name      string
+		args      func(dir string) startArgs
+		initAnswd bool // stop once initialize is answered
 	}{
 		{"never answers", func(dir string) startArgs {
 			return startArgs{Agent: "silent", Cmd: []string{"sleep", "1000"}, Cwd: dir}
-		}},
-		{"stopped at once", demoArgs},
+		}, false},
+		{"never opens the session", func(dir string) startArgs {
+			return startArgs{Agent: "initonly", Cmd: []string{"sh", "-c", initOnly}, Cwd: dir}
+		}, true},
+		{"stopped at once", demoArgs, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,6 +282,13 @@ func TestSessionsStopWhileStarting(t *testing.T) {
 			key, err := ss.start(tc.args(t.TempDir()))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.initAnswd {
+				wait.For(t, "initialize answered", 10*time.Second, func() bool {
+					ss.mu.Lock()
+					defer ss.mu.Unlock()
+					return ss.byKey[key].agent != nil
+				})
 			}
 			if err := ss.stop(key); err != nil {
 				t.Fatalf("stop: %v", err)
