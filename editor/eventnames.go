@@ -7,6 +7,7 @@ const (
 	evSessionStarted      = "session_started"
 	evSessionFailed       = "session_failed"
 	evSessionEnded        = "session_ended"
+	evSessionQuiet        = "session_quiet"  // the agent has not answered initialize for a while
 	evSessionUpdate       = "session_update" // payload.update: the ACP SessionUpdate
 	evTurnEnd             = "turn_end"
 	evMessage             = "message"
@@ -23,7 +24,6 @@ const (
 	evAuthRequired        = "auth_required"    // the agent wants the user to sign in (auth.go)
 	evSessionList         = "session_list"     // an agent's earlier sessions (sessionlist.go)
 	evHistoryReplayed     = "history_replayed" // the updates held until session_started have been sent
-	evSessionQuiet        = "session_quiet"    // the agent has not answered initialize for a while
 )
 
 // question is something the backend asks the user (questions.ask): the event that
