@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -72,6 +73,9 @@ func modeIDs(m *acpsdk.SessionModeState) string {
 // SetConfigOption asks the agent to set select option id to value and
 // returns every option as the agent reports them then.
 func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acpsdk.SessionConfigOption, error) {
+	if err := s.checkConfigValue(id, value); err != nil {
+		return nil, err
+	}
 	req := acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
 		SessionId: acpsdk.SessionId(s.id), ConfigId: acpsdk.SessionConfigId(id), Value: acpsdk.SessionConfigValueId(value),
 	}}
@@ -83,6 +87,51 @@ func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acps
 	s.config = resp.ConfigOptions
 	s.mu.Unlock()
 	return resp.ConfigOptions, nil
+}
+
+// checkConfigValue refuses value for option id when the agent advertised
+// the option's values and value is not one of them, naming those it has
+// (as SetMode does for modes); an option the agent did not advertise, or
+// one without a list of values, is left for the agent to judge.
+func (s *Session) checkConfigValue(id, value string) error {
+	s.mu.Lock()
+	config := s.config
+	s.mu.Unlock()
+	for _, o := range config {
+		sel := o.Select
+		if sel == nil || string(sel.Id) != id {
+			continue
+		}
+		values := selectValues(sel.Options)
+		if len(values) == 0 {
+			return nil
+		}
+		for _, v := range values {
+			if v == value {
+				return nil
+			}
+		}
+		return fmt.Errorf("agent %q has no %s %q (it has %s)", s.agent.cfg.Name, id, value, strings.Join(values, ", "))
+	}
+	return nil
+}
+
+// selectValues lists a select option's values, groups flattened.
+func selectValues(o acpsdk.SessionConfigSelectOptions) []string {
+	var out []string
+	if u := o.Ungrouped; u != nil {
+		for _, v := range *u {
+			out = append(out, string(v.Value))
+		}
+	}
+	if g := o.Grouped; g != nil {
+		for _, group := range *g {
+			for _, v := range group.Options {
+				out = append(out, string(v.Value))
+			}
+		}
+	}
+	return out
 }
 
 // followModeUpdates keeps Modes and ConfigOptions current when the agent

@@ -7,6 +7,7 @@ const (
 	evSessionStarted      = "session_started"
 	evSessionFailed       = "session_failed"
 	evSessionEnded        = "session_ended"
+	evSessionQuiet        = "session_quiet"  // the agent has not answered initialize for a while
 	evSessionUpdate       = "session_update" // payload.update: the ACP SessionUpdate
 	evTurnEnd             = "turn_end"
 	evMessage             = "message"

@@ -2,7 +2,10 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +17,10 @@ import (
 // startTimeout bounds an agent's start (spawn, initialize, session/new);
 // agents started through npx may download first.
 const startTimeout = 3 * time.Minute
+
+// startQuietAfter is how long an agent may leave initialize unanswered
+// before its chat says so, once, with how to stop it (evSessionQuiet).
+const startQuietAfter = 10 * time.Second
 
 // session is one ACP session with its own agent process, known to Lua by
 // key until (and after) the agent gives it an id.
@@ -30,6 +37,9 @@ type session struct {
 	reopening bool
 	// stopped is set when the user stopped the session (:AgentStop).
 	stopped bool
+	// cancelStart gives up the start (spawn, initialize, session/new):
+	// :AgentStop of a session still starting (its agent is killed).
+	cancelStart context.CancelFunc
 	// early holds what the agent sent before its session/new or
 	// session/load returned (agents send available_commands_update first,
 	// and load replays the session's history): openSession sends it after
@@ -69,10 +79,12 @@ func (ss *sessions) start(args startArgs) (string, error) {
 		return "", fmt.Errorf("start: %w", err)
 	}
 	key := ss.ids.next("")
-	s := &session{key: key, name: args.Agent}
+	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
+	s := &session{key: key, name: args.Agent, args: args, cancelStart: cancel}
 	ss.mu.Lock()
 	if ss.closing {
 		ss.mu.Unlock()
+		cancel()
 		return "", fmt.Errorf("start: shutting down")
 	}
 	ss.byKey[key] = s
@@ -81,23 +93,48 @@ func (ss *sessions) start(args startArgs) (string, error) {
 	host := ss.host()
 	go func() {
 		defer ss.starting.Done()
-		ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 		defer cancel()
 		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
 		opts := ss.agentOptions(host)
 		ss.applyPolicy(&opts, key, args.Policy)
+		quiet := time.AfterFunc(startQuietAfter, func() { ss.startQuiet(s) })
 		a, err := acp.Start(ctx, cfg, ss.editorFor(key), opts)
-		if err != nil {
+		quiet.Stop()
+		ss.mu.Lock()
+		stopped := s.stopped
+		if err == nil && !stopped {
+			s.agent = a
+		}
+		ss.mu.Unlock()
+		switch {
+		case stopped:
+			// :AgentStop while it started: Start killed it (its ctx
+			// ended), or it answered just then and goes now.
+			if err == nil {
+				_ = a.Terminate()
+			}
+			ss.endSession(s, nil)
+			return
+		case err != nil:
 			ss.sessionFailed(s, err)
 			return
 		}
-		ss.mu.Lock()
-		s.agent, s.args = a, args
-		ss.mu.Unlock()
 		go ss.watchAgent(s, a)
 		ss.openSession(ctx, s)
 	}()
 	return key, nil
+}
+
+// startQuiet tells Lua, once, that session s's agent has not answered
+// initialize yet (a hung or wrong command: the user may stop it).
+func (ss *sessions) startQuiet(s *session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s.agent != nil || s.ended || s.stopped {
+		return
+	}
+	ss.log.Warn("agent has not answered initialize", "key", s.key, "agent", s.name, "after", startQuietAfter)
+	ss.events.push(evSessionQuiet, map[string]any{"key": s.key, "agent": s.name, "seconds": int(startQuietAfter / time.Second)})
 }
 
 // agentOptions are the options every agent we start gets: our terminal
@@ -139,7 +176,12 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
 	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
 	if acp.IsAuthRequired(err) {
-		ss.askSignIn(s, nil) // the agent's answer says no more than that
+		ss.mu.Lock()
+		stopped := s.stopped
+		ss.mu.Unlock()
+		if !stopped {
+			ss.askSignIn(s, nil) // the agent's answer says no more than that
+		}
 		return
 	}
 	if err != nil {
@@ -147,6 +189,11 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 		return
 	}
 	ss.mu.Lock()
+	if s.stopped {
+		// :AgentStop came as it opened: stop closes the agent and says so
+		ss.mu.Unlock()
+		return
+	}
 	s.s = as
 	if token != "" {
 		ss.mcpTokens[token] = s
@@ -184,12 +231,18 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 // (that, not that the agent ended: s is marked ended first).
 func (ss *sessions) failStart(ctx context.Context, s *session, err error) {
 	ss.mu.Lock()
-	s.ended = true
+	stopped := s.stopped
+	if !stopped {
+		s.ended = true // else stop's endSession marks it, and says so
+	}
 	ss.mu.Unlock()
 	if ctx.Err() != nil {
 		_ = s.agent.Terminate()
 	} else {
 		_ = s.agent.Close()
+	}
+	if stopped {
+		return // :AgentStop ended it (stop), and says so
 	}
 	ss.sessionFailed(s, err)
 }
@@ -199,7 +252,32 @@ func (ss *sessions) sessionFailed(s *session, err error) {
 	ss.mu.Lock()
 	s.ended = true
 	ss.mu.Unlock()
-	ss.events.push(evSessionFailed, map[string]any{"key": s.key, "error": err.Error()})
+	p := map[string]any{"key": s.key, "error": err.Error()}
+	if why := cannotRun(err); why != "" {
+		// Lua says it in the sentence :checkhealth uses (config.cmd_problem).
+		p["command"], p["cannot_run"] = s.args.Cmd[0], why
+	}
+	ss.events.push(evSessionFailed, p)
+}
+
+// cannotRun tells an agent command that could not be started at all
+// from other failures: "not found" (not in $PATH, or no such file) or
+// "not executable" (a file it may not run); "" for any other error.
+func cannotRun(err error) string {
+	if errors.Is(err, exec.ErrNotFound) {
+		return "not found"
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" {
+		return ""
+	}
+	switch {
+	case errors.Is(pe.Err, fs.ErrNotExist):
+		return "not found"
+	case errors.Is(pe.Err, fs.ErrPermission):
+		return "not executable"
+	}
+	return ""
 }
 
 // watchAgent reports the end of a session whose agent exited without the
@@ -257,22 +335,24 @@ func (ss *sessions) sessionIn(key string, open bool) (*session, error) {
 }
 
 // stop stops a session's agent in the background (its terminals are
-// killed and released); "session_ended" follows.
+// killed and released); "session_ended" follows. A session still starting
+// gives its start up: the agent is killed and the start ends the session.
 func (ss *sessions) stop(key string) error {
 	ss.mu.Lock()
 	s, ok := ss.byKey[key]
-	ss.mu.Unlock()
 	if !ok {
+		ss.mu.Unlock()
 		return fmt.Errorf("stop: unknown session %q", key)
 	}
-	if s.agent == nil {
-		return fmt.Errorf("stop: session %q is still starting", key)
-	}
-	ss.mu.Lock()
 	s.stopped = true
+	a := s.agent
 	ss.mu.Unlock()
+	s.cancelStart() // a start under way ends (and kills its agent)
+	if a == nil {
+		return nil // the start ends the session (start)
+	}
 	go func() {
-		_ = s.agent.Close()
+		_ = a.Close()
 		ss.endSession(s, nil)
 	}()
 	return nil

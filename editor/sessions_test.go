@@ -253,3 +253,57 @@ func TestSessionsSharedSessionID(t *testing.T) {
 		t.Errorf("ended by key %v, want %s running and %s ended", status, one, two)
 	}
 }
+
+// TestSessionsStopWhileStarting: :AgentStop of a session whose agent has
+// not finished starting (one that never answers initialize, one that
+// answers it but never session/new, and one stopped the moment it was
+// started, whatever phase its start is in) ends it once, as stopped by
+// the user, never as failed to start.
+func TestSessionsStopWhileStarting(t *testing.T) {
+	// answers initialize (whatever its id), then nothing more
+	const initOnly = `read l; id=$(printf '%s' "$l" | sed 's/.*"id":\([0-9]*\).*/\1/'); ` +
+		`printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{}}}\n' "$id"; exec sleep 1000`
+	cases := []struct {
+		name      string
+		args      func(dir string) startArgs
+		initAnswd bool // stop once initialize is answered
+	}{
+		{"never answers", func(dir string) startArgs {
+			return startArgs{Agent: "silent", Cmd: []string{"sleep", "1000"}, Cwd: dir}
+		}, false},
+		{"never opens the session", func(dir string) startArgs {
+			return startArgs{Agent: "initonly", Cmd: []string{"sh", "-c", initOnly}, Cwd: dir}
+		}, true},
+		{"stopped at once", demoArgs, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ss, events := newTestSessions(t)
+			key, err := ss.start(tc.args(t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.initAnswd {
+				wait.For(t, "initialize answered", 10*time.Second, func() bool {
+					ss.mu.Lock()
+					defer ss.mu.Unlock()
+					return ss.byKey[key].agent != nil
+				})
+			}
+			if err := ss.stop(key); err != nil {
+				t.Fatalf("stop: %v", err)
+			}
+			wait.For(t, "session_ended", 10*time.Second, func() bool { return len(eventsNamed(events, evSessionEnded)) == 1 })
+			if e := eventsNamed(events, evSessionEnded)[0]; e["key"] != key || e["reason"] != "" || e["stopped"] != true {
+				t.Errorf("session_ended %v, want stopped by the user", e)
+			}
+			ss.starting.Wait() // the start has given up
+			if f := eventsNamed(events, evSessionFailed); len(f) != 0 {
+				t.Errorf("also session_failed: %v", f)
+			}
+			if n := len(eventsNamed(events, evSessionEnded)); n != 1 {
+				t.Errorf("session_ended %d times", n)
+			}
+		})
+	}
+}

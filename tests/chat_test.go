@@ -1,6 +1,9 @@
 package tests
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,15 +83,52 @@ func TestChatKeepsUpWithAFloodOfChunks(t *testing.T) {
 	}
 }
 
+// TestAgentThatCannotStartSaysWhy: an agent whose command is missing (not
+// in $PATH, no such file) or is no program gets the sentence :checkhealth
+// says, in a notification and in its chat, not Go's error chain; the
+// session ends.
 func TestAgentThatCannotStartSaysWhy(t *testing.T) {
-	e := startEditor(t, `require("agentrun").setup({ agents = { broken = { cmd = { "/nonexistent/agent-acp" } } } })`)
-	e.cmd("AgentRun broken")
-	e.waitChat("could not start the agent", 10*time.Second)
-	chat := e.chat()
-	if !strings.Contains(chat, "/nonexistent/agent-acp") {
-		t.Errorf("the chat does not name the command that failed:\n%s", chat)
+	notExec := filepath.Join(t.TempDir(), "agent-acp")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	e.waitChat("agentrun · broken · ended", 5*time.Second)
+	for _, tc := range []struct{ name, cmd, why string }{
+		{"missing", "no-such-agent-binary", "not found"},
+		{"broken", "/nonexistent/agent-acp", "not found"},
+		{"plain", notExec, "not executable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({ agents = { %s = { cmd = { %q, "acp" } } } })`, tc.name, tc.cmd))
+			e.cmd("AgentRun " + tc.name)
+			want := fmt.Sprintf(`agent %q: command %q %s; install it, or fix agents.%s.cmd in setup()`, tc.name, tc.cmd, tc.why, tc.name)
+			chat := e.waitChat(want, 10*time.Second)
+			e.waitChat("agentrun · "+tc.name+" · ended", 5*time.Second)
+			if n := e.noteText(); n != "(agentrun) "+want {
+				t.Errorf("notification %q, want %q", n, "(agentrun) "+want)
+			}
+			for _, raw := range []string{"exec:", "fork/exec", "start agent"} {
+				if strings.Contains(chat, raw) {
+					t.Errorf("the chat shows Go's error (%q):\n%s", raw, chat)
+				}
+			}
+			if health := e.checkhealth(); !strings.Contains(health, fmt.Sprintf(`agent %q: command %q %s`, tc.name, tc.cmd, tc.why)) {
+				t.Errorf(":checkhealth does not say the same:\n%s", health)
+			}
+		})
+	}
+}
+
+// TestPromptToAgentThatCannotStartIsDropped: :AgentPrompt starts the
+// default agent, whose command is missing: the prompt, waiting for the
+// start, is dropped with the session (said in the chat), not left marked
+// as waiting.
+func TestPromptToAgentThatCannotStartIsDropped(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ default_agent = "missing", agents = { missing = { cmd = { "no-such-agent-binary" } } } })`)
+	e.cmd("AgentPrompt echo hi")
+	chat := e.waitChat(`command "no-such-agent-binary" not found`, 10*time.Second)
+	if !strings.Contains(chat, "(dropped 1 queued prompt: echo hi)") || strings.Contains(chat, "(queued: echo hi") {
+		t.Errorf("the prompt waiting for the start is not dropped:\n%s", chat)
+	}
 }
 
 // TestPromptWithoutSessionStartsTheDefaultAgent: :AgentPrompt first starts

@@ -71,6 +71,30 @@ func TestModesAndModel(t *testing.T) {
 	}
 }
 
+// TestUnknownModelRefused: :AgentModel and :AgentConfig with a value the
+// agent did not advertise answer as :AgentMode does (the values it has
+// named) and change nothing: the status line and the agent keep the model.
+func TestUnknownModelRefused(t *testing.T) {
+	e := claudeLike(t, "")
+	e.waitHeader("· Default · Sonnet")
+	e.cmd("AgentModel gpt-9")
+	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "gpt-9" (it has sonnet, opus)`) {
+		t.Errorf("unknown model: %q", n)
+	}
+	e.cmd("AgentConfig model nosuch")
+	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "nosuch" (it has sonnet, opus)`) {
+		t.Errorf("unknown config value: %q", n)
+	}
+	if h := e.statusLine(); !strings.Contains(h, "· Default · Sonnet") {
+		t.Errorf("the status line changed: %q", h)
+	}
+	e.cmd("AgentPrompt state")
+	e.waitChat("STATE mode=default model=sonnet", 10*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd("AgentModel opus") // an advertised one still goes through
+	e.waitHeader("· Default · Opus")
+}
+
 // TestModeWithoutArgumentAsks: :AgentMode without an id offers the modes
 // with vim.ui.select and sets the one picked.
 func TestModeWithoutArgumentAsks(t *testing.T) {

@@ -451,6 +451,26 @@ function M.terminals_of(a)
   return a.terminals
 end
 
+-- cmd_problem is the one sentence for an agent command that cannot run
+-- (:checkhealth and a start that failed say the same): agent name's
+-- command cmd and why ("not found" or "not executable"). Returns the
+-- sentence and what to do, apart (as :checkhealth shows them).
+function M.cmd_problem(name, cmd, why)
+  return string.format("agent %q: command %q %s", name, cmd, why), string.format("install it, or fix agents.%s.cmd in setup()", name)
+end
+
+-- cmd_runs says whether cmd runs as a command: nil when it does, else
+-- why not ("not found", "not executable"), as cmd_problem takes it.
+function M.cmd_runs(cmd)
+  if vim.fn.executable(cmd) == 1 then
+    return nil
+  end
+  if cmd:find("/", 1, true) and require("agentrun.compat").uv.fs_stat(cmd) then
+    return "not executable" -- there, but no program it may run
+  end
+  return "not found"
+end
+
 -- agents returns every configured agent plus the built-in "demo" agent.
 function M.agents()
   local all = vim.deepcopy(current.agents)

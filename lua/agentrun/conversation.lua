@@ -82,11 +82,16 @@ function M.prompt(s, text, items)
     s.chat:render_header()
     return true
   end
-  s.chat:user(text)
   if s.starting then
+    -- the agent has not started yet (or waits for a sign-in): the prompt
+    -- waits marked as such, as behind a turn
+    p.unshown = true
+    p.waiting = queued_note(s, text, "sent once the agent has started")
     table.insert(s.queue, p)
+    s.chat:render_header()
     return true
   end
+  s.chat:user(text)
   return send(s, p)
 end
 
@@ -139,6 +144,7 @@ end
 function M.backend_exited()
   for _, s in ipairs(state.backend_exited()) do
     if s.chat then
+      M.drop_queue(s)
       s.chat:note("(agentrun) the backend stopped; this session ended")
     end
   end
@@ -161,8 +167,18 @@ local function request_running(key, method)
   return s
 end
 
--- cancel(key) cancels the current turn of a session (default: current).
+-- cancel(key) cancels the current turn of a session (default: current);
+-- of a session still starting, it drops the prompts waiting for the start.
 function M.cancel(key)
+  local st = state.session(key)
+  if st and not st.ended and st.starting then
+    if #st.queue == 0 then
+      warn(string.format("session %s is still starting; no prompt waits for it. :AgentStop stops it", st.key))
+      return false
+    end
+    M.drop_queue(st)
+    return true
+  end
   local s = request_running(key, "cancel")
   if not s then
     return false

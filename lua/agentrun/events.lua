@@ -24,6 +24,7 @@ M.names = {
   "session_ended",
   "session_failed",
   "session_list",
+  "session_quiet",
   "session_started",
   "session_update",
   "ssh_connected",

@@ -7,6 +7,7 @@ local approve = require("agentrun.ui.approve")
 local ask = require("agentrun.ui.ask")
 local binary = require("agentrun.binary")
 local complete = require("agentrun.ui.complete")
+local config = require("agentrun.config")
 local conversation = require("agentrun.conversation")
 local earlier_sessions = require("agentrun.earlier_sessions")
 local events = require("agentrun.events")
@@ -61,12 +62,40 @@ function handlers.session_failed(p)
   if not s then
     return
   end
-  s.starting, s.ended, s.queue = false, true, {}
+  s.starting, s.ended = false, true
+  if chat then
+    conversation.drop_queue(s) -- what waited for the start goes nowhere
+  end
+  s.queue = {}
+  local msg, note = "could not start agent " .. s.agent .. ": " .. tostring(p.error), "could not start the agent: " .. tostring(p.error)
+  if p.cannot_run then
+    -- its command is missing or no program: the sentence :checkhealth says
+    local problem, advice = config.cmd_problem(s.agent, p.command, p.cannot_run)
+    msg = problem .. "; " .. advice
+    note = msg
+  end
   if chat then
     chat:render_header()
-    chat:note("(agentrun) could not start the agent: " .. tostring(p.error), "AgentRunError")
+    chat:note("(agentrun) " .. note, "AgentRunError")
   end
-  util.notify("could not start agent " .. s.agent .. ": " .. tostring(p.error), vim.log.levels.ERROR)
+  util.notify(msg, vim.log.levels.ERROR)
+end
+
+-- session_quiet: the agent has not answered initialize for a while (a
+-- hung or wrong command). Said once, with how to get out of it.
+function handlers.session_quiet(p)
+  local s, chat = chat_of(p)
+  if not s or s.ended or not s.starting then
+    return
+  end
+  s.quiet = true -- the status line says so too, until the session starts or ends
+  local msg = string.format("no answer from agent %q yet (%ds); :AgentStop stops it", s.agent, p.seconds or 0)
+  if chat then
+    chat:render_header()
+    chat:note(string.format("(agentrun) %s (details in %s)", msg, binary.log_path()), "AgentRunError")
+  end
+  -- short: it comes unasked, and a line that wraps stops the screen
+  util.notify(msg, vim.log.levels.WARN)
 end
 
 function handlers.session_update(p)
@@ -128,6 +157,7 @@ function handlers.session_ended(p)
   agentterm.settle(s.key, "stopped")
   if chat then
     chat:settle("stopped")
+    conversation.drop_queue(s) -- nothing is left to send them to
   end
   if p.reason and p.reason ~= "" then
     -- the agent ended on its own (crashed, exited, closed its stdout)

@@ -58,10 +58,12 @@ function M.check()
     local where = mode == "agentrun" and "its commands run in agentrun's terminals (the MCP terminal tool)"
       or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
       or "where its commands run is decided when it starts, by the name it gives itself: agentrun's terminals for Claude Code (claude-agent-acp), else its own"
-    if vim.fn.executable(cmd) == 1 then
+    local why = config.cmd_runs(cmd)
+    if not why then
       ok(string.format("agent %q: %s found; %s", name, vim.fn.exepath(cmd), where))
     else
-      warn(string.format("agent %q: command %q not found", name, cmd), { "install it, or fix agents." .. name .. ".cmd in setup()" })
+      local msg, advice = config.cmd_problem(name, cmd, why)
+      warn(msg, { advice })
     end
   end
   info("default agent: " .. config.get().default_agent)

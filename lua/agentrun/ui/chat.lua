@@ -273,7 +273,7 @@ end
 -- status is the session's one-line state: "agentrun · demo · working…".
 function Chat:status()
   local s = self.session
-  local state = s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and "starting…" or s.busy and "working…" or "ready"
+  local state = s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
   local mode = require("agentrun.modes").label(s)
   mode = mode ~= "" and (" · " .. mode) or ""

@@ -37,8 +37,8 @@ function M.command(key, kill)
   local now = compat.uv.now()
   local again = newest and s.interrupted and s.interrupted.id == newest.id and now - s.interrupted.at < M._again_ms
   if not newest or (again and not kill) then
-    if s.busy then
-      return conversation.cancel(s.key)
+    if s.busy or (s.starting and #s.queue > 0) then
+      return conversation.cancel(s.key) -- starting: drops what waits for it
     end
     warn("nothing is running in this session")
     return false
