@@ -9,6 +9,67 @@ local state = require("agentrun.state")
 
 local M = {}
 
+-- in_cmdwin reports whether the command-line window (q:, q/) is open:
+-- while it is, no other window may be entered, opened or closed (E11).
+function M.in_cmdwin()
+  return vim.fn.getcmdwintype() ~= ""
+end
+
+local after_cmdwin = {}
+local waiting = false -- a CmdwinLeave autocommand is set
+
+local function wait_cmdwin()
+  if waiting then
+    return
+  end
+  waiting = true
+  api.nvim_create_autocmd("CmdwinLeave", {
+    once = true,
+    desc = "agentrun: the window work that waited for the command-line window to close",
+    callback = function()
+      -- it still stands during CmdwinLeave: just after
+      vim.schedule(function()
+        waiting = false
+        if M.in_cmdwin() then
+          return wait_cmdwin() -- left one and opened another: that one too
+        end
+        local fns = after_cmdwin
+        after_cmdwin = {}
+        for _, fn in ipairs(fns) do
+          local ok, err = pcall(fn)
+          if not ok then
+            rpc.notify("log", "error", "lua: window work after the command-line window: " .. tostring(err))
+          end
+        end
+      end)
+    end,
+  })
+end
+
+-- after_cmdwin runs fn now, or, while the command-line window is open,
+-- once it closed. Window work that arrives meanwhile (a command's split)
+-- waits so.
+function M.after_cmdwin(fn)
+  if not M.in_cmdwin() then
+    return fn()
+  end
+  if not vim.tbl_contains(after_cmdwin, fn) then
+    table.insert(after_cmdwin, fn)
+  end
+  wait_cmdwin()
+end
+
+-- cmdwin_refuses tells the user that what (":AgentRun") opens windows,
+-- which the command-line window forbids, and returns true while it is
+-- open: the public commands that open windows ask first.
+function M.cmdwin_refuses(what)
+  if not M.in_cmdwin() then
+    return false
+  end
+  require("agentrun.util").notify(string.format("%s cannot open windows from the command-line window; leave it (:q) first", what))
+  return true
+end
+
 -- on_layout holds functions called when windows changed size (the chat
 -- fills it: its notes follow its width).
 M.on_layout = {}
@@ -166,6 +227,9 @@ end
 -- and large again leaves them as small as it was): the chat its width, a
 -- terminal split terminal.size, the prompt its height.
 function M.fit()
+  if M.in_cmdwin() then
+    return M.after_cmdwin(M.fit) -- no window can change size before
+  end
   if not M.room() then
     return
   end
@@ -249,6 +313,9 @@ end
 -- prompt left alone by :only). So is a height the screen cannot give
 -- (ui/window.lua's fit says when the screen is too small).
 function M.keep_prompts()
+  if M.in_cmdwin() then
+    return M.after_cmdwin(M.keep_prompts)
+  end
   local changed = false
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, h = pcall(api.nvim_win_get_var, w, "agentrun_prompt_window")
