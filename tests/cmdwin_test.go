@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +48,52 @@ func TestCmdwinWaitsForWindowWork(t *testing.T) {
 	// And the commands work again.
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun://terminals")
+}
+
+// TestWriteQuitFromTheChat: :wq and :x typed in the prompt (where
+// :AgentRun leaves you) or in the chat do what they do in the user's
+// window: the user's file is written and Neovim quits; the prompt's text
+// not sent yet makes :wq fail with a sentence instead of losing it, and
+// :qa still quits without asking about the prompt.
+func TestWriteQuitFromTheChat(t *testing.T) {
+	cases := []struct {
+		name  string
+		keys  func(s *screen)
+		saved bool // notes.txt written
+	}{
+		{":wq in the prompt", func(s *screen) { s.keys("Escape", ":wq", "Enter") }, true},
+		{":x in the prompt", func(s *screen) { s.keys("Escape", ":x", "Enter") }, true},
+		{":wq in the chat", func(s *screen) { s.keys("Escape", ":wincmd k", "Enter", ":wq", "Enter") }, true},
+		{"unsent text: :wq refuses, :qa quits without asking", func(s *screen) {
+			s.typeText("echo kept")
+			s.keys("Escape", ":wq", "Enter")
+			sc := s.waitShows(5*time.Second, "the prompt is no file and its text is not sent yet")
+			if strings.Contains(sc, "E382") {
+				t.Fatalf(":wq with text in the prompt:\n%s", sc)
+			}
+			time.Sleep(300 * time.Millisecond)
+			if !alive(s.nvimPid()) || !strings.Contains(s.capture(), "echo kept") {
+				t.Fatalf(":wq lost the prompt's text or quit:\n%s", s.capture())
+			}
+			// the user's file written, :qa quits: the prompt's text asks nothing
+			s.keys("Enter", ":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreenIn(t, runtimeDir(t), 100, 30, `vim.fn.writefile({ tostring(vim.fn.getpid()) }, "nvim.pid")`)
+			pid := s.nvimPid()
+			s.keys(":e notes.txt", "Enter", "inotes", "Escape", ":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
+			c.keys(s)
+			eventually(t, "Neovim to exit", 10*time.Second, func() (bool, string) { return !alive(pid), "alive; the screen:\n" + s.capture() })
+			b, err := os.ReadFile(filepath.Join(s.dir, "notes.txt"))
+			if c.saved && (err != nil || string(b) != "notes\n") {
+				t.Errorf("notes.txt after the quit: %q %v", b, err)
+			}
+			if !c.saved && err == nil {
+				t.Errorf("notes.txt written: %q", b)
+			}
+		})
+	}
 }

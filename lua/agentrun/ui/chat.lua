@@ -39,6 +39,18 @@ function M.new(s)
   vim.bo[self.buf].modifiable = false
   self.prompt_buf = scratch("agentrun://prompt/" .. s.key, "agentrun_prompt")
   require("agentrun.ui.complete").attach(s, self.prompt_buf)
+  -- :w here writes nothing, so :wq and :x quit (ui/window.lua); it fails
+  -- on the prompt's unsent text rather than lose it on the way out.
+  local window = require("agentrun.ui.window")
+  window.accept_write(self.buf)
+  window.accept_write(self.prompt_buf, function(buf)
+    local text = vim.trim(table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
+    if text ~= "" then
+      local km = config.get().keymaps
+      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it, then :wq", km.send_insert or km.send or ":AgentPrompt")
+    end
+  end)
+  window.watch()
   self:map_keys()
   self.header = self:add({ kind = "header" })
   self:render_header()

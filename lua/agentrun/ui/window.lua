@@ -342,6 +342,78 @@ function M.keep_prompts()
   end
 end
 
+-- writes_nothing holds the buffers of ours that take :w as a write of
+-- nothing (the chat's, the prompt's): buffer → function returning why a
+-- write must fail (text it would lose), or nil.
+M.writes_nothing = {}
+
+-- accept_write makes buf (the chat's, the prompt's) take :w as a write of
+-- nothing ('buftype' acwrite, not nofile which refuses with E382), so
+-- :wq and :x in it quit as in the user's window. refuse(buf) returns a
+-- sentence when a write must fail instead: the prompt's unsent text,
+-- which :wq would otherwise lose without a word.
+function M.accept_write(buf, refuse)
+  M.writes_nothing[buf] = refuse or function() end
+  vim.bo[buf].buftype = "acwrite"
+  api.nvim_create_autocmd("BufWriteCmd", {
+    buffer = buf,
+    desc = "agentrun: nothing to write here (the chat and the prompt are no files)",
+    callback = function()
+      local why = M.writes_nothing[buf](buf)
+      if why then
+        require("agentrun.util").notify(why)
+        vim.bo[buf].modified = true -- Neovim takes the write as failed: :wq stays
+        return
+      end
+      vim.bo[buf].modified = false
+    end,
+  })
+  -- Never 'modified' (as a nofile buffer): no [+], no quit that asks.
+  -- BufModifiedSet comes once Neovim is back in its loop, after a write
+  -- failed on purpose above has been taken as failed.
+  api.nvim_create_autocmd("BufModifiedSet", {
+    buffer = buf,
+    callback = function()
+      if vim.bo[buf].modified then
+        vim.bo[buf].modified = false
+      end
+    end,
+  })
+  api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    callback = function()
+      M.writes_nothing[buf] = nil
+    end,
+  })
+end
+
+-- write_and_leave does for :wq or :x typed in win (the chat or the
+-- prompt) what it does in the user's window beside them: the user's
+-- files shown in this tab page are written, and every other window
+-- closes, so Neovim quits with win. A file that cannot be written keeps
+-- its window open (Neovim says why), and only win closes.
+function M.write_and_leave(win)
+  local others = {}
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if w ~= win then
+      local b = api.nvim_win_get_buf(w)
+      if vim.bo[b].buftype == "" and vim.bo[b].modified and not M.writes_nothing[b] then
+        local ok, err = pcall(api.nvim_win_call, w, function()
+          vim.cmd("update")
+        end)
+        if not ok then
+          require("agentrun.util").notify(string.format("could not write %s: %s", api.nvim_buf_get_name(b), tostring(err):gsub("^Vim%(%a+%):", "")), vim.log.levels.ERROR)
+          return
+        end
+      end
+      table.insert(others, w)
+    end
+  end
+  for _, w in ipairs(others) do
+    pcall(api.nvim_win_close, w, false)
+  end
+end
+
 local autocmds_done = false
 -- watch keeps every terminal pty the size of its window (once).
 function M.watch()
@@ -375,13 +447,51 @@ function M.watch()
   local function ours(w)
     return api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://") ~= nil
   end
+  -- :wq and :x typed in the chat or the prompt (where :AgentRun leaves
+  -- you) mean what they mean in your window: see QuitPre below.
+  local write_quit = false
+  api.nvim_create_autocmd("CmdlineLeave", {
+    group = group,
+    desc = "agentrun: notes a :wq or :x, which quits Neovim from the chat and its prompt too",
+    callback = function()
+      if vim.fn.getcmdtype() ~= ":" then
+        return
+      end
+      local line = vim.fn.getcmdline():gsub("^[%s:]+", ""):gsub("%s+$", ""):gsub("!$", "")
+      -- each command line says anew (one typed after a failed :wq is not it)
+      write_quit = not (vim.v.event or {}).abort and (line == "wq" or line == "x" or line == "xi" or line == "xit" or line == "exi" or line == "exit")
+      if write_quit then
+        vim.schedule(function()
+          write_quit = false
+        end)
+      end
+    end,
+  })
   api.nvim_create_autocmd("QuitPre", {
     group = group,
     desc = "agentrun: quitting your last window quits Neovim, the chat and splits with it",
     callback = function()
+      -- The chat and the prompt take :w as a write of nothing (buftype
+      -- acwrite): what they hold never makes a quit ask for a write.
+      for _, b in ipairs(api.nvim_list_bufs()) do
+        if M.writes_nothing[b] then
+          vim.bo[b].modified = false
+        end
+      end
       local cur = api.nvim_get_current_win()
-      if #api.nvim_list_tabpages() > 1 or ours(cur) then
+      if #api.nvim_list_tabpages() > 1 then
         return
+      end
+      if ours(cur) then
+        local buf = api.nvim_win_get_buf(cur)
+        local why = write_quit and M.writes_nothing[buf] and M.writes_nothing[buf](buf)
+        if why then
+          -- :x (no write asked): only this window closes, the text stays
+          require("agentrun.util").notify(why)
+        elseif write_quit then
+          M.write_and_leave(cur)
+        end
+        return -- else :q closes this window of ours, as in any window
       end
       local close = {}
       for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
