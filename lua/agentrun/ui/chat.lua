@@ -57,6 +57,7 @@ function M.new(s)
   table.insert(require("agentrun.ui.window").on_layout, function()
     if api.nvim_buf_is_valid(self.buf) then
       self:fit_notes()
+      self:set_statusline()
     end
   end)
   return self
@@ -295,12 +296,31 @@ end
 -- render_header writes the header block and puts the session's state in
 -- the status line of the chat's windows, where it stays in sight however
 -- far the transcript scrolls.
+-- set_statusline puts the session's state in the status line of the
+-- chat's windows, the line counter at its right, a space at least
+-- between them; a window too narrow for both drops the counter and cuts
+-- the state with "…".
+function Chat:set_statusline()
+  local text = " " .. self:status()
+  local n = #tostring(api.nvim_buf_line_count(self.buf))
+  for _, w in ipairs(windows_of(self.buf)) do
+    local width = api.nvim_win_get_width(w)
+    local sl
+    if vim.fn.strdisplaywidth(text) + 1 + (2 * n + 2) <= width then
+      sl = text:gsub("%%", "%%%%") .. " %=%l/%L "
+    else
+      sl = require("agentrun.util").fit(text, math.max(1, width - 1)):gsub("%%", "%%%%")
+    end
+    if vim.wo[w].statusline ~= sl then
+      vim.wo[w].statusline = sl
+    end
+  end
+end
+
 function Chat:render_header()
   local line = self:status()
   local s = self.session
-  for _, w in ipairs(windows_of(self.buf)) do
-    vim.wo[w].statusline = " " .. line:gsub("%%", "%%%%") .. "%=%l/%L "
-  end
+  self:set_statusline()
   local lines = { line }
   local hls = { { 0, "AgentRunHeader" } }
   if s.agent == "demo" then

@@ -168,9 +168,11 @@ function M.chat_width()
 end
 
 -- split_height is the height of a terminal split below: terminal.size,
--- leaving room for the windows above it.
+-- at most a third of the screen's rows (never less than 3), so that on a
+-- short screen the chat and the code above it keep a readable height.
 function M.split_height()
-  return math.min((config.terminal_size("below")), math.max(3, vim.o.lines - 8))
+  local third = math.floor((vim.o.lines - vim.o.cmdheight) / 3)
+  return math.min((config.terminal_size("below")), math.max(3, third))
 end
 
 -- chat_beside returns the chat window of this tab page when it stands
