@@ -138,9 +138,46 @@ local function tagged(name)
   end
 end
 
+-- show_current_terminal puts this session's current terminal (its
+-- newest running one, else its newest) in the terminal split of this tab
+-- page when the split shows another session's: the chat and the split
+-- beside it tell of one session. A split the user closed stays closed.
+function Chat:show_current_terminal()
+  local state = require("agentrun.state")
+  local key = self.session.key
+  local split
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag then
+      split = w
+      break
+    end
+  end
+  local shown = split and state.terminal_for_buf(api.nvim_win_get_buf(split))
+  if not shown or not shown.session or shown.session == key then
+    return
+  end
+  local current
+  for i = #state.terminal_order, 1, -1 do
+    local t = state.terminals[state.terminal_order[i]]
+    if t and t.session == key and t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+      if t.state == "running" then
+        current = t
+        break
+      end
+      current = current or t
+    end
+  end
+  if current then
+    api.nvim_win_set_buf(split, current.bufnr)
+    require("agentrun.ui.follow").reset(split)
+  end
+end
+
 -- open shows the chat (transcript above, prompt below) and focuses the
 -- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
+  self:show_current_terminal()
   local cfg = config.get().chat
   local window = require("agentrun.ui.window")
   local pw = windows_of(self.prompt_buf)[1]
