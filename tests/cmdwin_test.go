@@ -58,14 +58,32 @@ func TestCmdwinWaitsForWindowWork(t *testing.T) {
 func TestWriteQuitFromTheChat(t *testing.T) {
 	cases := []struct {
 		name  string
-		keys  func(s *screen)
+		keys  func(t *testing.T, s *screen)
 		saved bool // notes.txt written
 	}{
-		{":wq in the prompt", func(s *screen) { s.keys("Escape", ":wq", "Enter") }, true},
-		{":x in the prompt", func(s *screen) { s.keys("Escape", ":x", "Enter") }, true},
-		{":wq in the chat", func(s *screen) { s.keys("Escape", ":wincmd k", "Enter", ":wq", "Enter") }, true},
-		{"unsent text: :wq refuses, :qa quits without asking", func(s *screen) {
+		{":wq in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", ":wq", "Enter") }, true},
+		{":x in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", ":x", "Enter") }, true},
+		{"ZZ in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", "ZZ") }, true},
+		{":wq in the chat", func(t *testing.T, s *screen) { s.keys("Escape", ":wincmd k", "Enter", ":wq", "Enter") }, true},
+		{"x with unsent text closes only the prompt window", func(t *testing.T, s *screen) {
 			s.typeText("echo kept")
+			s.keys("Escape", ":x", "Enter")
+			s.waitShows(5*time.Second, "the prompt is no file and its text is not sent yet")
+			s.keys("Enter", ":AgentRun", "Enter")
+			s.waitShows(5*time.Second, "echo kept", "-- INSERT --")
+			if !alive(s.nvimPid()) {
+				t.Fatal(":x with text in the prompt quit Neovim")
+			}
+			s.keys("Escape", ":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+		}, true},
+		{"unsent text makes wq refuse and qa quits without asking", func(t *testing.T, s *screen) {
+			s.typeText("echo kept")
+			// the prompt is no file: no [+] however much it holds
+			s.waitShows(5*time.Second, "echo kept")
+			time.Sleep(200 * time.Millisecond)
+			if sc := s.capture(); strings.Contains(sc, "prompt/1 [+]") {
+				t.Errorf("the prompt shows as modified:\n%s", sc)
+			}
 			s.keys("Escape", ":wq", "Enter")
 			sc := s.waitShows(5*time.Second, "the prompt is no file and its text is not sent yet")
 			if strings.Contains(sc, "E382") {
@@ -85,7 +103,7 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			pid := s.nvimPid()
 			s.keys(":e notes.txt", "Enter", "inotes", "Escape", ":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
-			c.keys(s)
+			c.keys(t, s)
 			eventually(t, "Neovim to exit", 10*time.Second, func() (bool, string) { return !alive(pid), "alive; the screen:\n" + s.capture() })
 			b, err := os.ReadFile(filepath.Join(s.dir, "notes.txt"))
 			if c.saved && (err != nil || string(b) != "notes\n") {

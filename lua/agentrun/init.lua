@@ -102,6 +102,9 @@ function M.prompt(text, key, range)
   end
   local s = state.session(key)
   if not s or s.ended then
+    if key == nil and not launch.live() and cmdwin_refuses(":AgentPrompt (it would start a session)") then
+      return false
+    end
     s = key == nil and (launch.live() or M.run()) or nil
     if not s then
       warn("no running session; start one with :AgentRun")

@@ -94,6 +94,11 @@ function Chat:map_keys()
       require("agentrun.ui.stop").command(self.session.key, true)
     end, "kill the running command")
   end
+  -- ZZ is :x, as typed (ui/window.lua reads the command line): it writes
+  -- the user's files and quits from here too.
+  for _, buf in ipairs({ self.buf, self.prompt_buf }) do
+    compat.map(buf, "ZZ", ":x<CR>", "agentrun: write your files and quit, as :x")
+  end
   map(self.buf, km.open, function()
     self:open_at_cursor()
   end, "open the terminal or the diff under the cursor")
