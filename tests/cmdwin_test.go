@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,15 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 		{":x in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", ":x", "Enter") }, true},
 		{"ZZ in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", "ZZ") }, true},
 		{":wq in the chat", func(t *testing.T, s *screen) { s.keys("Escape", ":wincmd k", "Enter", ":wq", "Enter") }, true},
+		{"w file in the prompt writes its text there", func(t *testing.T, s *screen) {
+			s.typeText("keep this")
+			s.keys("Escape", ":w prompt.txt", "Enter")
+			eventually(t, "prompt.txt written", 5*time.Second, func() (bool, string) {
+				b, err := os.ReadFile(filepath.Join(s.dir, "prompt.txt"))
+				return string(b) == "keep this\n", fmt.Sprintf("%q %v; the screen:\n%s", b, err, s.capture())
+			})
+			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+		}, true},
 		{"x with unsent text closes only the prompt window", func(t *testing.T, s *screen) {
 			s.typeText("echo kept")
 			s.keys("Escape", ":x", "Enter")

@@ -361,6 +361,16 @@ function M.accept_write(buf, refuse)
     buffer = buf,
     desc = "agentrun: nothing to write here (the chat and the prompt are no files)",
     callback = function()
+      -- :w {file}: the text goes to that file, as from any buffer
+      local target = vim.fn.expand("<amatch>")
+      if target ~= "" and target ~= api.nvim_buf_get_name(buf) and not target:find("^agentrun://") then
+        if vim.fn.filereadable(target) == 1 and vim.v.cmdbang == 0 then
+          require("agentrun.util").notify(string.format("%s exists: :w! %s overwrites it", target, vim.fn.fnamemodify(target, ":~:.")))
+        elseif vim.fn.writefile(api.nvim_buf_get_lines(buf, 0, -1, false), target) ~= 0 then
+          require("agentrun.util").notify(string.format("could not write %s", target), vim.log.levels.ERROR)
+        end
+        return
+      end
       local why = M.writes_nothing[buf](buf)
       if why then
         require("agentrun.util").notify(why)
