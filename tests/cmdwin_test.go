@@ -75,6 +75,16 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			})
 			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
 		}, true},
+		{"x in a terminal split closes only the split", func(t *testing.T, s *screen) {
+			s.prompt("echo hi")
+			s.waitShows(10*time.Second, "agentrun://terminal/term-1", "echo hi exited with code 0.")
+			s.keys("Escape", ":wincmd b", "Enter", ":x", "Enter")
+			s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/term-1") })
+			if !alive(s.nvimPid()) {
+				t.Fatal(":x in the split quit Neovim")
+			}
+			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+		}, true},
 		{"x with unsent text closes only the prompt window", func(t *testing.T, s *screen) {
 			s.typeText("echo kept")
 			s.keys("Escape", ":x", "Enter")

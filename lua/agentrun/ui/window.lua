@@ -496,11 +496,12 @@ function M.watch()
       end
       if ours(cur) then
         local buf = api.nvim_win_get_buf(cur)
-        local why = write_quit and M.writes_nothing[buf] and M.writes_nothing[buf](buf)
+        local check = write_quit and M.writes_nothing[buf] -- the chat's or the prompt's, not a split's
+        local why = check and check(buf)
         if why then
           -- :x (no write asked): only this window closes, the text stays
           require("agentrun.util").notify(why)
-        elseif write_quit then
+        elseif check then
           M.write_and_leave(cur)
         end
         return -- else :q closes this window of ours, as in any window
