@@ -55,3 +55,22 @@ func TestTerminalListInANarrowWindow(t *testing.T) {
 		t.Errorf("the LAST LINE column is cut:\n%s", sc)
 	}
 }
+
+// TestTerminalListOfTwoSessionsAt70x20: with a SESSION column too, on a
+// screen 20 rows high, the list keeps its key hint and headers in sight
+// (the split above gives it rows) and its last lines readable.
+func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
+	s := startScreen(t, 70, 20, `require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("sleep 300")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	s.keys("Escape", ":AgentRun other", "Enter")
+	s.waitShows(10*time.Second, "agentrun · other · ready")
+	s.prompt("echo the-other-command-output")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.prompt("echo from-queue-and-more")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE", "demo 1", "│ the-other-command-out", "│ from-queue-and-more")
+}
