@@ -37,6 +37,12 @@ local function err(msg)
   util.notify(msg, vim.log.levels.ERROR)
 end
 
+-- cmdwin_refuses tells the user that what opens windows, which the
+-- command-line window (q:) forbids, and returns true while it is open.
+local function cmdwin_refuses(what)
+  return require("agentrun.ui.window").cmdwin_refuses(what)
+end
+
 -- setup(opts) validates and applies options (optional: defaults work).
 -- Returns true, or false and the message naming the bad option.
 function M.setup(opts)
@@ -53,6 +59,9 @@ end
 -- chat.continue_last) opens the cwd's most recent earlier session
 -- instead of a new one. Returns the session (a table).
 function M.run(name, continue)
+  if cmdwin_refuses(":AgentRun") then
+    return nil
+  end
   if not name and config.rejected then
     warn(string.format("setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
   end
@@ -93,6 +102,9 @@ function M.prompt(text, key, range)
   end
   local s = state.session(key)
   if not s or s.ended then
+    if key == nil and not launch.live() and cmdwin_refuses(":AgentPrompt (it would start a session)") then
+      return false
+    end
     s = key == nil and (launch.live() or M.run()) or nil
     if not s then
       warn("no running session; start one with :AgentRun")
@@ -183,6 +195,9 @@ end
 
 -- open_terminal(id) opens a terminal's split and enters it.
 function M.open_terminal(id)
+  if cmdwin_refuses("open_terminal()") then
+    return
+  end
   require("agentrun.ui.term").open(id, { focus = true })
 end
 
@@ -210,6 +225,9 @@ end
 -- agentrun's shell integration (bash, zsh), or cmd run through the shell.
 -- It opens in a split in terminal mode. Returns the terminal id or nil.
 function M.shell(cmd)
+  if cmdwin_refuses(":AgentShell") then
+    return nil
+  end
   if cmd ~= nil and type(cmd) ~= "string" then
     warn(string.format("shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
     return nil
@@ -222,6 +240,9 @@ end
 -- machine's over SSH, "ssh://[user@]host[:port]/PID:term-N". Without a
 -- name, or with only a machine ("ssh://host"), it asks which one.
 function M.attach(name)
+  if cmdwin_refuses(":AgentAttach") then
+    return false
+  end
   local term = require("agentrun.ui.term")
   if type(name) == "string" and name:match("^ssh://") then
     return require("agentrun.ui.terminals").attach_ssh(name)
@@ -270,11 +291,17 @@ end
 -- (default: the current session's agent, else default_agent) and opens
 -- the one picked in a new chat, its history replayed when the agent can.
 function M.sessions(name)
+  if cmdwin_refuses(":AgentSessions") then
+    return false
+  end
   return require("agentrun.earlier_sessions").pick(name)
 end
 
 -- login() offers the current session's ways to sign in to its agent.
 function M.login()
+  if cmdwin_refuses(":AgentLogin") then
+    return false
+  end
   return require("agentrun.ui.signin").ask()
 end
 
@@ -295,6 +322,9 @@ end
 
 -- terminals() opens the terminal list.
 function M.terminals()
+  if cmdwin_refuses(":AgentTerminals") then
+    return
+  end
   require("agentrun.ui.terminals").open()
 end
 

@@ -39,12 +39,25 @@ function M.new(s)
   vim.bo[self.buf].modifiable = false
   self.prompt_buf = scratch("agentrun://prompt/" .. s.key, "agentrun_prompt")
   require("agentrun.ui.complete").attach(s, self.prompt_buf)
+  -- :w here writes nothing, so :wq and :x quit (ui/window.lua); it fails
+  -- on the prompt's unsent text rather than lose it on the way out.
+  local window = require("agentrun.ui.window")
+  window.accept_write(self.buf)
+  window.accept_write(self.prompt_buf, function(buf)
+    local text = vim.trim(table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
+    if text ~= "" then
+      local km = config.get().keymaps
+      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it, then :wq", km.send_insert or km.send or ":AgentPrompt")
+    end
+  end)
+  window.watch()
   self:map_keys()
   self.header = self:add({ kind = "header" })
   self:render_header()
   table.insert(require("agentrun.ui.window").on_layout, function()
     if api.nvim_buf_is_valid(self.buf) then
       self:fit_notes()
+      self:set_statusline()
     end
   end)
   return self
@@ -80,6 +93,11 @@ function Chat:map_keys()
     map(buf, km.kill, function()
       require("agentrun.ui.stop").command(self.session.key, true)
     end, "kill the running command")
+  end
+  -- ZZ is :x, as typed (ui/window.lua reads the command line): it writes
+  -- the user's files and quits from here too.
+  for _, buf in ipairs({ self.buf, self.prompt_buf }) do
+    compat.map(buf, "ZZ", ":x<CR>", "agentrun: write your files and quit, as :x")
   end
   map(self.buf, km.open, function()
     self:open_at_cursor()
@@ -125,9 +143,46 @@ local function tagged(name)
   end
 end
 
+-- show_current_terminal puts this session's current terminal (its
+-- newest running one, else its newest) in the terminal split of this tab
+-- page when the split shows another session's: the chat and the split
+-- beside it tell of one session. A split the user closed stays closed.
+function Chat:show_current_terminal()
+  local state = require("agentrun.state")
+  local key = self.session.key
+  local split
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag then
+      split = w
+      break
+    end
+  end
+  local shown = split and state.terminal_for_buf(api.nvim_win_get_buf(split))
+  if not shown or not shown.session or shown.session == key then
+    return
+  end
+  local current
+  for i = #state.terminal_order, 1, -1 do
+    local t = state.terminals[state.terminal_order[i]]
+    if t and t.session == key and t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+      if t.state == "running" then
+        current = t
+        break
+      end
+      current = current or t
+    end
+  end
+  if current then
+    api.nvim_win_set_buf(split, current.bufnr)
+    require("agentrun.ui.follow").reset(split)
+  end
+end
+
 -- open shows the chat (transcript above, prompt below) and focuses the
 -- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
+  self:show_current_terminal()
   local cfg = config.get().chat
   local window = require("agentrun.ui.window")
   local pw = windows_of(self.prompt_buf)[1]
@@ -283,12 +338,31 @@ end
 -- render_header writes the header block and puts the session's state in
 -- the status line of the chat's windows, where it stays in sight however
 -- far the transcript scrolls.
+-- set_statusline puts the session's state in the status line of the
+-- chat's windows, the line counter at its right, a space at least
+-- between them; a window too narrow for both drops the counter and cuts
+-- the state with "…".
+function Chat:set_statusline()
+  local text = " " .. self:status()
+  local n = #tostring(api.nvim_buf_line_count(self.buf))
+  for _, w in ipairs(windows_of(self.buf)) do
+    local width = api.nvim_win_get_width(w)
+    local sl
+    if vim.fn.strdisplaywidth(text) + 1 + (2 * n + 2) <= width then
+      sl = text:gsub("%%", "%%%%") .. " %=%l/%L "
+    else
+      sl = require("agentrun.util").fit(text, math.max(1, width - 1)):gsub("%%", "%%%%")
+    end
+    if vim.wo[w].statusline ~= sl then
+      vim.wo[w].statusline = sl
+    end
+  end
+end
+
 function Chat:render_header()
   local line = self:status()
   local s = self.session
-  for _, w in ipairs(windows_of(self.buf)) do
-    vim.wo[w].statusline = " " .. line:gsub("%%", "%%%%") .. "%=%l/%L "
-  end
+  self:set_statusline()
   local lines = { line }
   local hls = { { 0, "AgentRunHeader" } }
   if s.agent == "demo" then

@@ -81,7 +81,24 @@ function M.open(id, opts)
     return
   end
   local buf = api.nvim_create_buf(false, true)
-  local win = position ~= "none" and window.place(buf, position) or nil
+  local win
+  if position ~= "none" and window.in_cmdwin() then
+    -- The command-line window (q:) forbids opening or entering another:
+    -- the terminal starts without a window; its split shows once q: closed.
+    window.after_cmdwin(function()
+      if api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) == -1 then
+        local back = api.nvim_get_current_win()
+        local w = window.place(buf, position)
+        if opts.focus then
+          api.nvim_set_current_win(w)
+        elseif api.nvim_win_is_valid(back) then
+          api.nvim_set_current_win(back)
+        end
+      end
+    end)
+  elseif position ~= "none" then
+    win = window.place(buf, position)
+  end
   local chan = compat.open_term(buf, function(_, _, _, data)
     M.input(t, data)
   end)

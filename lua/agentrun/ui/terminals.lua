@@ -139,12 +139,20 @@ local fit = require("agentrun.util").fit
 -- long command is cut to leave them.
 local min_last = 24
 
--- layout turns rows of fields into lines whose columns line up (by display
--- width), each column as wide as its widest cell; the command column (the
--- one before the last) is cut with "…" so that the last line still has
--- room in a window of `width` columns. It returns the lines and, per
--- line, the byte range of each column.
+-- give_way lists, in order, the columns (by header) that are cut with "…"
+-- when a row is wider than the window, each down to its floor: the
+-- command first, then who holds it, the session and the state, then the
+-- command again. The id and the age are never cut.
+local give_way = { { "COMMAND", 8 }, { "HOLDER", 6 }, { "SESSION", 6 }, { "STATE", 8 }, { "COMMAND", 4 } }
+
+-- layout turns rows of fields (the first: the column headers) into lines
+-- whose columns line up (by display width), each column as wide as its
+-- widest cell; columns give way (give_way) so that the last line keeps
+-- room in a window of `width` columns (as much as it needs, up to
+-- min_last). It returns the lines and, per line, the byte range of each
+-- column.
 local function layout(rows, width)
+  width = width or vim.o.columns
   local widths = {}
   for _, r in ipairs(rows) do
     for i = 1, #r - 1 do
@@ -152,20 +160,29 @@ local function layout(rows, width)
     end
   end
   local n = #rows[1]
-  local fixed = 0
-  for i = 1, n - 2 do
-    fixed = fixed + widths[i] + 2
-  end
-  -- the last line keeps as many columns as it needs, up to min_last
   local last = 0
   for _, r in ipairs(rows) do
     last = math.max(last, vim.fn.strdisplaywidth(r[n]))
   end
-  local room = math.max(8, (width or vim.o.columns) - fixed - 2 - math.min(last, min_last))
-  if widths[n - 1] > room then
-    widths[n - 1] = room
-    for _, r in ipairs(rows) do
-      r[n - 1] = fit(r[n - 1], room)
+  local function over()
+    local used = math.min(last, min_last)
+    for i = 1, n - 1 do
+      used = used + widths[i] + 2
+    end
+    return used - width
+  end
+  for _, g in ipairs(give_way) do
+    local excess = over()
+    if excess <= 0 then
+      break
+    end
+    for i = 1, n - 1 do
+      if rows[1][i] == g[1] and widths[i] > g[2] then
+        widths[i] = math.max(g[2], widths[i] - excess)
+        for _, r in ipairs(rows) do
+          r[i] = fit(r[i], widths[i])
+        end
+      end
     end
   end
   local lines, ranges = {}, {}
@@ -343,12 +360,27 @@ function M.open()
     vim.wo[w].wrap = false -- long last lines are cut, not wrapped into the next row
   end
   render()
-  api.nvim_win_set_height(w, math.min(12, math.max(3, vim.tbl_count(ids) + 3)))
+  -- Tall enough for the key hint, the column headers and the terminals
+  -- (up to 12 rows), also when the terminal split above keeps its height
+  -- ('winfixheight'): the split then gives the rows, down to 3.
+  local want = math.min(12, math.max(3, vim.tbl_count(ids) + 3))
+  api.nvim_win_set_height(w, want)
+  local short = want - api.nvim_win_get_height(w)
+  for _, tw in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, tw, "agentrun_terminal_window")
+    if short > 0 and ok and tag == "below" then
+      pcall(api.nvim_win_set_height, tw, math.max(3, api.nvim_win_get_height(tw) - short))
+      api.nvim_win_set_height(w, want)
+    end
+  end
   require("agentrun.ui.window").watch()
   require("agentrun.ui.window").keep_prompts()
   api.nvim_set_current_win(w)
   if fresh then
     pcall(api.nvim_win_set_cursor, w, { api.nvim_buf_line_count(buf), 0 }) -- the newest terminal
+    if api.nvim_buf_line_count(buf) <= api.nvim_win_get_height(w) then
+      vim.fn.winrestview({ topline = 1 }) -- all of it fits: the key hint stays in sight
+    end
   end
   start_timer()
 end

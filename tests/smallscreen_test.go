@@ -1,0 +1,76 @@
+package tests
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestShortScreenKeepsTheChatReadable: on a short screen a command's
+// split takes at most a third of the rows, so the chat above it keeps a
+// readable height; the chat's status line never runs its state into its
+// line counter.
+func TestShortScreenKeepsTheChatReadable(t *testing.T) {
+	cases := []struct {
+		cols, rows     int
+		maxTerm, minCh int
+	}{
+		{60, 20, 6, 5},
+		{100, 24, 7, 8},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%dx%d", c.cols, c.rows), func(t *testing.T) {
+			s := startScreen(t, c.cols, c.rows, sizesLua)
+			s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt("ls")
+			sc := s.waitShows(10*time.Second, "ls exited with code 0.", "agentrun://terminal/term-1")
+			if regexp.MustCompile(`(ready|working…)\d`).MatchString(sc) {
+				t.Errorf("the status line runs into its counter:\n%s", sc)
+			}
+			got := s.sizes()
+			if got["term"] > c.maxTerm || got["term"] < 3 || got["chat"] < c.minCh || got["prompt"] != 3 {
+				t.Errorf("at %dx%d the split takes %d rows (at most %d) and leaves the chat %d (at least %d): %v\n%s",
+					c.cols, c.rows, got["term"], c.maxTerm, got["chat"], c.minCh, got, s.capture())
+			}
+		})
+	}
+}
+
+// TestTerminalListInANarrowWindow: :AgentTerminals at 70 columns below a
+// command's split: the list is tall enough for its key hint, its column
+// headers and its terminals, and the other columns give way so that the
+// LAST LINE column shows the output's last line.
+func TestTerminalListInANarrowWindow(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 70, 24)
+	s.prompt("echo the-first-command-output")
+	s.waitShows(10*time.Second, "exited with code 0.")
+	s.prompt("echo the-second-command-output")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE", "│ the-first-command-out", "│ the-second-command-out")
+	if strings.Contains(sc, "│ LA ") || strings.HasSuffix(strings.TrimSpace(sc), "│ LA") {
+		t.Errorf("the LAST LINE column is cut:\n%s", sc)
+	}
+}
+
+// TestTerminalListOfTwoSessionsAt70x20: with a SESSION column too, on a
+// screen 20 rows high, the list keeps its key hint and headers in sight
+// (the split above gives it rows) and its last lines readable.
+func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
+	s := startScreen(t, 70, 20, `require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("sleep 300")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	s.keys("Escape", ":AgentRun other", "Enter")
+	s.waitShows(10*time.Second, "agentrun · other · ready")
+	s.prompt("echo the-other-command-output")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.prompt("echo from-queue-and-more")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE", "demo 1", "│ the-other-command-out", "│ from-queue-and-more")
+}
