@@ -330,7 +330,7 @@ func TestTakenOverRemoteTerminalTakesOurSize(t *testing.T) {
 		return s
 	}
 	aSize := size(a, term.Bufnr)
-	b.lua(`vim.cmd("resize 7")`, nil)
+	b.lua(`vim.cmd("resize 5")`, nil) // a's split below is 7 of 24 rows
 	bSize := size(b, buf)
 	if aSize == bSize {
 		t.Fatalf("both splits are %s: the test cannot tell them apart", aSize)

@@ -684,6 +684,13 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	s.tmux("resize-window", "-t", "0", "-x", "60", "-y", "10")
 	s.waitFor("the screen to shrink", 5*time.Second, func(sc string) bool { return len(strings.Split(sc, "\n")) <= 10 })
 	s.tmux("resize-window", "-t", "0", "-x", "160", "-y", "35")
+	// Asked before Neovim has the new size, the answer would be of the
+	// old one, and the redraw that follows would wipe it.
+	s.waitFor("Neovim to draw 160×35", 5*time.Second, func(sc string) bool {
+		rows := strings.Split(sc, "\n")
+		status := regexp.MustCompile(`(?m)^.*agentrun://prompt/1.*$`).FindString(sc) // the status lines' row, full width
+		return len(rows) >= 34 && len([]rune(status)) >= 155
+	})
 	eventually(t, "the widths to come back", 5*time.Second, func() (bool, string) {
 		l := s.layout()
 		return l == want, l
