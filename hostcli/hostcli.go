@@ -82,7 +82,7 @@ func hostTerminals(ctx context.Context, s *site) ([]hostTerm, []int, error) {
 	return out, live, nil
 }
 
-var errNoHost = errors.New("no agentrun host is running: terminals are served by the backend of a Neovim that runs the plugin (or one that left detached terminals)")
+var errNoHost = errors.New("no agentrun host is running: terminals are served by the backend of a Neovim that runs the plugin (or one that left detached terminals); start one with nvim -c AgentRun")
 
 // processAlive reports whether pid names a process (signal 0: no
 // signal, only the check; EPERM means it exists as another user's).

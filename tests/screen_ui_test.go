@@ -200,6 +200,11 @@ vim.g.agentrun_release_url = "http://127.0.0.1:9"`)
 // cursor was on a terminal's row); another key there says to move to one.
 func TestScreenListClosesFromAnyLine(t *testing.T) {
 	s := startScreen(t, 100, 30, "")
+	// :AgentAttach with nothing to attach: one line, no "Press ENTER".
+	s.keys(":AgentAttach", "Enter")
+	if sc := s.waitShows(5*time.Second, "(agentrun) nothing to attach here; a remote machine's: :AgentAttach ssh://host"); strings.Contains(sc, "Press ENTER") {
+		t.Errorf(":AgentAttach with nothing to attach stops at Press ENTER:\n%s", sc)
+	}
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "no terminals yet")
 	s.keys("q")

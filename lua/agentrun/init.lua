@@ -265,7 +265,8 @@ function M.attach(name)
   end
   local list = rpc.request("remote_terminals") or {}
   if #list == 0 then
-    warn("no other host has terminals (another Neovim's, or ones left with :AgentDetach; a remote machine's: :AgentAttach ssh://host)")
+    -- one short line: a longer one stops the screen at "Press ENTER"
+    warn("nothing to attach here; a remote machine's: :AgentAttach ssh://host")
     return false
   end
   return require("agentrun.ui.terminals").pick(list)
