@@ -44,6 +44,18 @@ func realCodex(t *testing.T, fake *fakeOpenAI, extraConfig string) (*editor, *in
 	t.Helper()
 	bin := codexBin(t)
 	base := filepath.Join(root, "tests", "codex")
+	if tmp, err := filepath.EvalSymlinks(os.TempDir()); err == nil && (strings.HasPrefix(base, tmp+string(filepath.Separator)) || strings.HasPrefix(base, os.TempDir()+string(filepath.Separator))) {
+		// A clone under /tmp (a CI's scratch directory): Codex would not
+		// take a home there, so it gets one in the user's cache.
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		base = filepath.Join(cache, "agentrun", "codex-test")
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	home, err := os.MkdirTemp(base, "home-")
 	if err != nil {
 		t.Fatal(err)
