@@ -110,13 +110,18 @@ func (t *Terminal) terminate() {
 	if t.leaderExited.Load() && !t.alive() {
 		return
 	}
-	_ = syscall.Kill(-t.pid, syscall.SIGTERM)
-	t.signalAll(syscall.SIGTERM) // also what left the session (setsid, daemons)
 	if t.spec.ShellIntegration {
 		// An interactive shell ignores SIGTERM and runs each job in a
 		// process group of its own; SIGHUP (what closing a terminal
-		// sends) ends it, and it hangs up its jobs in turn.
+		// sends) ends it, and it hangs up its jobs in turn. The shell
+		// gets the SIGHUP alone: with a SIGTERM in flight beside it,
+		// bash once sat at its prompt with the hangup unhandled until
+		// the SIGKILL (a CI run; suspected readline's signal handoff).
 		_ = syscall.Kill(-t.pid, syscall.SIGHUP)
+		t.signalAll(syscall.SIGTERM, t.pid) // what left the shell's group
+	} else {
+		_ = syscall.Kill(-t.pid, syscall.SIGTERM)
+		t.signalAll(syscall.SIGTERM, 0) // also what left the session (setsid, daemons)
 	}
 	_ = syscall.Kill(-t.pid, syscall.SIGCONT)
 	t.mu.Lock()
@@ -131,7 +136,7 @@ func (t *Terminal) terminate() {
 		t.mu.Unlock()
 		if t.alive() {
 			t.host.opts.Logf("termhost: %s: processes of terminal (group %d) outlived SIGTERM, sending SIGKILL", t.id, t.pid)
-			t.signalAll(syscall.SIGKILL)
+			t.signalAll(syscall.SIGKILL, 0)
 		}
 	})
 }
@@ -183,7 +188,7 @@ func (t *Terminal) awaitGone(deadline time.Time) {
 		select {
 		case <-tick.C:
 		case <-timer.C:
-			t.signalAll(syscall.SIGKILL)
+			t.signalAll(syscall.SIGKILL, 0)
 			return
 		}
 	}
@@ -199,13 +204,16 @@ func (t *Terminal) alive() bool {
 }
 
 // signalAll sends sig to every process group with a live member of the
-// terminal's tree (its own group when /proc cannot be read).
-func (t *Terminal) signalAll(sig syscall.Signal) {
+// terminal's tree (its own group when /proc cannot be read) but the group
+// except (0: none).
+func (t *Terminal) signalAll(sig syscall.Signal, except int) {
 	groups, err := t.tree.Groups()
 	if err != nil {
 		groups = []int{t.pid}
 	}
 	for _, g := range groups {
-		_ = syscall.Kill(-g, sig)
+		if g != except {
+			_ = syscall.Kill(-g, sig)
+		}
 	}
 }

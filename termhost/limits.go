@@ -113,7 +113,7 @@ func (t *Terminal) watchLimits() {
 		t.mu.Unlock()
 		t.host.opts.Logf("termhost: %s: killed: %s", t.id, why)
 		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
-		t.signalAll(syscall.SIGKILL)
+		t.signalAll(syscall.SIGKILL, 0)
 		return
 	}
 }
