@@ -44,17 +44,12 @@ test-go:
 
 # test checks every platform builds and vets, runs every Go unit test,
 # then the headless Neovim integration tests and the display fuzzer's
-# bounded run on each Neovim version, newest first (the tests whose
-# subject does not change with the local Neovim — over SSH, the real agent
-# packages — with the first only: tests/main_test.go onceAcrossNeovims).
+# bounded run on each Neovim version (scripts/integration.sh: the newest
+# first and alone, with the tests whose subject does not change with the
+# local Neovim; the others then side by side).
 test: cross deps build
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
-	@once=; for v in $(NVIM_VERSIONS); do \
-	  bin=$$(bash scripts/nvim-versions.sh $$v) || exit 1; \
-	  echo "== integration tests on $$($$bin --version | head -n1) ($$bin)"; \
-	  AGENTRUN_NVIM=$$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$$once $(GO) test -race -count=1 -timeout 8m ./tests/ || exit 1; \
-	  once=1; \
-	done
+	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 
 # demo opens Neovim with the plugin and the built-in demo agent.
 demo: build

@@ -143,10 +143,10 @@ func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
 				n := len(findProcesses("sleep 1234"))
 				return n == 0, fmt.Sprintf("%d still run", n)
 			})
-			if n := len(findProcesses(binary + " demo-agent")); n != 0 {
-				// other tests' agents may run in parallel only with -parallel; these run one at a time
-				t.Logf("%d demo agents run", n)
-			}
+			eventually(t, "the agent to end with Neovim", 10*time.Second, func() (bool, string) {
+				n := len(findProcesses(binary + " demo-agent"))
+				return n == 0, fmt.Sprintf("%d demo agents still run", n)
+			})
 			out, err := s.cli("kill", name)
 			if err != nil || !strings.Contains(out, "killed "+name) {
 				t.Fatalf("agentrun kill %s: %v %s", name, err, out)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,9 @@ var (
 	// nvimBin is the Neovim the tests run: $AGENTRUN_NVIM (make test sets
 	// it for each supported version), else nvim from $PATH.
 	nvimBin = "nvim"
+	// runMarker is the KEY=VALUE every process of this run inherits
+	// (findProcesses tells them from another suite's running beside).
+	runMarker string
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +37,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	root = filepath.Dir(wd)
+	runMarker = fmt.Sprintf("AGENTRUN_TEST_RUN=%d", os.Getpid())
+	os.Setenv("AGENTRUN_TEST_RUN", strconv.Itoa(os.Getpid()))
 	if v := os.Getenv("AGENTRUN_NVIM"); v != "" {
 		nvimBin = v
 	}

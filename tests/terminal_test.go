@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -80,15 +82,24 @@ func TestQuitKillsTerminals(t *testing.T) {
 	})
 }
 
-// findProcesses returns the pids whose command line is exactly cmdline.
+// findProcesses returns the pids whose command line is exactly cmdline,
+// among the processes of this test run (they inherit its runMarker): the
+// suites of several Neovims may run side by side (make test).
 func findProcesses(cmdline string) []string {
 	var pids []string
 	for _, p := range proctest.All() {
-		if p.Cmdline == cmdline {
+		if p.Cmdline == cmdline && ofThisRun(p.PID) {
 			pids = append(pids, strconv.Itoa(p.PID))
 		}
 	}
 	return pids
+}
+
+// ofThisRun reports whether process pid carries this test run's marker in
+// its environment (every process the tests start inherits it).
+func ofThisRun(pid int) bool {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	return err == nil && bytes.Contains(append([]byte{0}, env...), []byte("\x00"+runMarker+"\x00"))
 }
 
 // TestPtySizeFollowsWindow: the program sees the split's size, and a new
