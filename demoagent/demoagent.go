@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -53,8 +54,9 @@ type demo struct {
 
 // session is one demo session.
 type session struct {
-	id  string
-	cwd string
+	id      string
+	cwd     string
+	replays atomic.Int32 // how many !replay turns it had (replay.go)
 }
 
 func newDemo(ctx context.Context, out io.Writer) *demo {

@@ -207,4 +207,7 @@ func TestOpenRecording(t *testing.T) {
 	if got := recordings(); len(got) != 1 || got[0] != "claude-success" {
 		t.Errorf("recordings() = %v", got)
 	}
+	if got := namesOf(", or one of: %s"); got != ", or one of: claude-success" {
+		t.Errorf("namesOf = %q: the answers to a wrong !replay do not name the recordings", got)
+	}
 }

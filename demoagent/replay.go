@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,13 +33,25 @@ import (
 // know (the v2 draft's) reach the client as they were recorded.
 func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.StopReason, error) {
 	if path == "" {
-		return d.say(s, "Usage: `!replay FILE.jsonl`")
+		return d.say(s, "Usage: `!replay FILE.jsonl`"+namesOf(" or `!replay NAME`, NAME one of: %s")+".")
 	}
 	f, err := openRecording(path)
 	if err != nil {
-		return d.say(s, fmt.Sprintf("Cannot replay %s: %v. Give a recording's path, or one of: %s", path, err, strings.Join(recordings(), ", ")))
+		why := "it cannot be read"
+		if errors.Is(err, fs.ErrNotExist) {
+			why = "there is no such file or recording"
+		} else if errors.Is(err, fs.ErrPermission) {
+			why = "you may not read it"
+		}
+		return d.say(s, fmt.Sprintf("Cannot replay %s: %s. Give a recording's path%s.", path, why, namesOf(", or one of: %s")))
 	}
 	defer f.Close()
+	// A session's second replay and on get ids of their own (a real agent
+	// never reuses a tool call's id; the recordings all start at toolu_01).
+	suffix := ""
+	if n := s.replays.Add(1); n > 1 {
+		suffix = fmt.Sprintf("-r%d", n)
+	}
 	stop := acpsdk.StopReasonEndTurn
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -52,7 +66,10 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 			AfterTurn int             `json:"after_turn"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &step); err != nil {
-			return d.say(s, fmt.Sprintf("%s:%d is not a replay step: %v", path, line, err))
+			return d.say(s, fmt.Sprintf("Cannot replay %s: line %d is not a recorded step (a JSON object such as {\"update\": …} or {\"sleep\": 300}; see demoagent/replay.go).", path, line))
+		}
+		if step.Update != nil && suffix != "" {
+			step.Update = renameIDs(step.Update, suffix)
 		}
 		switch {
 		case step.AfterTurn > 0:
@@ -62,7 +79,7 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 					Update json.RawMessage `json:"update"`
 				}
 				if json.Unmarshal(sc.Bytes(), &rest) == nil && rest.Update != nil {
-					late = append(late, rest.Update)
+					late = append(late, renameIDs(rest.Update, suffix))
 				}
 			}
 			go func() {
@@ -90,6 +107,45 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 		return d.say(s, fmt.Sprintf("Cannot read %s: %v", path, err))
 	}
 	return stop, nil
+}
+
+// idKeys are the keys whose values name a tool call or a terminal in the
+// recorded updates.
+var idKeys = map[string]bool{"toolCallId": true, "terminalId": true, "terminal_id": true}
+
+// renameIDs appends suffix to every tool call and terminal id in update u
+// ("" leaves u as recorded).
+func renameIDs(u json.RawMessage, suffix string) json.RawMessage {
+	if suffix == "" {
+		return u
+	}
+	var v any
+	if json.Unmarshal(u, &v) != nil {
+		return u
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if s, ok := e.(string); ok && idKeys[k] {
+					x[k] = s + suffix
+				} else {
+					walk(e)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return u
+	}
+	return out
 }
 
 // rawUpdate writes update u of session s to stdout as recorded.
@@ -135,6 +191,15 @@ func recordings() []string {
 		names[i] = strings.TrimSuffix(filepath.Base(f), ".jsonl")
 	}
 	return names
+}
+
+// namesOf is format with the recordings' names, or "" when there are none.
+func namesOf(format string) string {
+	names := recordings()
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(format, strings.Join(names, ", "))
 }
 
 // openRecording opens path as given (relative to the session's directory),

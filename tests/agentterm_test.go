@@ -171,3 +171,53 @@ func TestAgentOwnedTerminalSaidOfAfterTheCancel(t *testing.T) {
 		t.Errorf("a command said of after the cancel still waits:\n%s", sc)
 	}
 }
+
+// TestReplayTwiceKeepsTheFirstTurn: the demo agent's second !replay in a
+// session is a turn of its own: the first turn's tool call and split keep
+// what they showed, and the second has its own tool call and split (the
+// recordings all start at toolu_01; a real agent never reuses an id).
+func TestReplayTwiceKeepsTheFirstTurn(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.replay("claude-success")
+	first := e.agentTerminal("toolu_01", func(x agentTerm) bool { return x.State == "exited" })
+	e.waitChat("● printf 'claude-one\\nclaude-two\\n' [execute] · completed", 5*time.Second)
+	e.replay("claude-failure")
+	second := e.agentTerminal("toolu_01-r2", func(x agentTerm) bool { return x.State == "exited" })
+	chat := e.waitChat("✗ sh -c 'echo out; echo oops >&2; exit 3' [execute] · failed", 5*time.Second)
+	if !strings.Contains(chat, "● printf 'claude-one\\nclaude-two\\n' [execute] · completed") {
+		t.Errorf("the first turn's tool call changed:\n%s", chat)
+	}
+	if first.Bufnr == second.Bufnr {
+		t.Fatalf("both turns show in buffer %d", first.Bufnr)
+	}
+	text := e.waitBuf(first.Bufnr, 5*time.Second, "claude-one", "[exit 0]")
+	if strings.Contains(text, "claude-out") {
+		t.Errorf("the first split shows the second turn's output:\n%s", text)
+	}
+	e.waitBuf(second.Bufnr, 5*time.Second, "claude-out", "[exit 3]")
+}
+
+// TestReplaySaysWhatIsWrong: the demo agent's !replay of a file that is
+// not there, of a file that is not a recording, and with no name, answers
+// in sentences — no Go error strings. (The tests' binary is not in the
+// plugin's bin/, so it knows no recordings by name: demoagent's
+// TestOpenRecording covers the names.)
+func TestReplaySaysWhatIsWrong(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	notRecording := filepath.Join(root, "main.go")
+	for _, tc := range []struct{ arg, want string }{
+		{"/nonexistent/file.jsonl", "Cannot replay /nonexistent/file.jsonl: there is no such file or recording. Give a recording's path."},
+		{notRecording, "Cannot replay " + notRecording + ": line 1 is not a recorded step"},
+		{"", "Usage: `!replay FILE.jsonl`."},
+	} {
+		e.cmd("AgentPrompt !replay " + tc.arg)
+		chat := e.waitChat(tc.want, 5*time.Second)
+		for _, bad := range []string{"no such file or directory", "invalid character", "open /"} {
+			if strings.Contains(chat, bad) {
+				t.Errorf("!replay %s: the chat shows a Go error string %q:\n%s", tc.arg, bad, chat)
+			}
+		}
+	}
+}
