@@ -57,7 +57,7 @@ function M.check()
     local mode = config.terminals_of(agents[name])
     local where = mode == "agentrun" and "its commands run in agentrun's terminals (the MCP terminal tool)"
       or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
-      or "where its commands run is decided when it starts, by the name it gives itself: agentrun's terminals for Claude Code (claude-agent-acp), else its own"
+      or "Claude Code (claude-agent-acp) gets agentrun's terminal tool when it starts; any other agent runs commands its own way, and those it asks for with terminal/create (as the demo agent does) run in agentrun's terminals"
     local why = config.cmd_runs(cmd)
     if not why then
       ok(string.format("agent %q: %s found; %s", name, vim.fn.exepath(cmd), where))
