@@ -697,3 +697,26 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	})
 	order("after the screen shrank and grew")
 }
+
+// TestJourneyCancelDropsTheQueueAfterTheTurn: send a command, queue one
+// more, :AgentCancel: the queued prompt is never sent, and the note that
+// says it was dropped follows the cancelled turn's last words instead of
+// standing between its tool call and them.
+func TestJourneyCancelDropsTheQueueAfterTheTurn(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 120, 40)
+	s.prompt("sleep 30")
+	s.waitShows(10*time.Second, "sleep 30 [execute] · in progress")
+	s.prompt("echo queued1")
+	s.waitShows(5*time.Second, "(queued: echo queued1 — sent after this turn)")
+	s.keys("Escape", ":AgentCancel", "Enter")
+	s.waitShows(10*time.Second, "(dropped 1 queued prompt: echo queued1)")
+	text := s.chatText()
+	last := strings.LastIndex(text, "sleep 30")
+	drop := strings.Index(text, "(dropped 1 queued prompt")
+	if drop < last {
+		t.Errorf("the dropped note stands before the turn's last words about sleep 30:\n%s", text)
+	}
+	if strings.Contains(text, "> echo queued1") {
+		t.Errorf("the dropped prompt was sent:\n%s", text)
+	}
+}

@@ -123,8 +123,10 @@ function M.submit(s, text, range)
   return M.prompt(s, text, items)
 end
 
--- drop_queue forgets s's queued prompts and says so in its chat.
-function M.drop_queue(s)
+-- drop_queue forgets s's queued prompts and says so in its chat: at once,
+-- or with after_turn once the running turn has ended (its last words come
+-- first: say_dropped).
+function M.drop_queue(s, after_turn)
   if #s.queue > 0 then
     local texts = {}
     for _, p in ipairs(s.queue) do
@@ -133,10 +135,22 @@ function M.drop_queue(s)
       end
       table.insert(texts, (p.text:gsub("%s*\n%s*", " ⏎ ")))
     end
-    s.chat:note(string.format("(dropped %d queued prompt%s: %s)", #s.queue, #s.queue == 1 and "" or "s", table.concat(texts, "; ")))
+    M.say_dropped(s) -- an earlier cancel's, still waiting for its turn's end
+    s.dropped_note = string.format("(dropped %d queued prompt%s: %s)", #s.queue, #s.queue == 1 and "" or "s", table.concat(texts, "; "))
     s.queue = {}
     s.chat:render_header()
+    if not after_turn then
+      M.say_dropped(s)
+    end
   end
+end
+
+-- say_dropped puts the note of the prompts drop_queue dropped, if any.
+function M.say_dropped(s)
+  if s.dropped_note and s.chat then
+    s.chat:note(s.dropped_note)
+  end
+  s.dropped_note = nil
 end
 
 -- backend_exited ends every session the backend ran and says so in
@@ -183,7 +197,7 @@ function M.cancel(key)
   if not s then
     return false
   end
-  M.drop_queue(s)
+  M.drop_queue(s, true)
   -- An agent that ignores session/cancel leaves the turn running: say so,
   -- and how to get out of it.
   local turn = s.turn

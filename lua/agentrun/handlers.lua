@@ -145,6 +145,7 @@ function handlers.turn_end(p)
       chat:note("(turn ended: " .. p.stop_reason .. ")")
     end
   end
+  conversation.say_dropped(s) -- after the turn's last words (:AgentCancel)
   conversation.flush(s)
 end
 
@@ -158,6 +159,7 @@ function handlers.session_ended(p)
   if chat then
     chat:settle("stopped")
     conversation.drop_queue(s) -- nothing is left to send them to
+    conversation.say_dropped(s) -- one a cancel left for the turn's end
   end
   if p.reason and p.reason ~= "" then
     -- the agent ended on its own (crashed, exited, closed its stdout)
