@@ -9,9 +9,11 @@ import (
 // Issue 25's smaller items, each walked on the screen.
 
 // TestScreenInterruptHintGoesWithTheTurn: <C-c> in the prompt says that
-// pressing it again cancels the turn and drops the queued prompt (once,
-// it interrupts the command only: the queued prompt goes after the turn);
-// once the turn has ended, that hint no longer stands in the chat.
+// pressing it again cancels the turn and drops the queued prompt; once the
+// turn has ended, that hint no longer stands in the chat. Pressed once,
+// it interrupts the command only, and the queued prompt goes back into
+// the prompt when the turn ends (not sent behind the user's back: they
+// stopped something); <C-s> then sends it.
 func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("trap '' INT; sleep 4") // it does not stop at SIGINT
@@ -21,10 +23,20 @@ func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	s.keys("C-c")
 	// It says what a second <C-c> would do to the queued prompt too.
 	s.waitShows(3*time.Second, "(interrupted `trap", "drops the 1 queued prompt)")
-	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "echo queued-after exited with code 0.", "agentrun · demo · ready")
+	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "went back to the prompt", "agentrun · demo · ready")
 	if strings.Contains(sc, "(interrupted `trap") {
 		t.Errorf("the hint stays after the turn ended:\n%s", sc)
 	}
+	if strings.Contains(s.chatText(), "> echo queued-after") {
+		t.Errorf("the queued prompt was sent after the interrupted turn:\n%s", s.chatText())
+	}
+	var held []string
+	s.luaValue(`vim.api.nvim_buf_get_lines(require("agentrun.state").session().chat.prompt_buf, 0, -1, false)`, &held)
+	if strings.Join(held, "\n") != "echo queued-after" {
+		t.Fatalf("the prompt holds %q, want the queued prompt", held)
+	}
+	s.keys("Enter") // the prompt, normal mode: send
+	s.waitShows(10*time.Second, "echo queued-after exited with code 0.")
 }
 
 // TestScreenClaudeLikeSmallerItems: :AgentMode marks the current mode; a

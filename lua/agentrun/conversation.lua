@@ -145,6 +145,40 @@ function M.drop_queue(s, after_turn)
   end
 end
 
+-- hold_queue puts s's queued prompts back into its prompt, above what is
+-- being typed there, instead of sending them: the turn they waited for
+-- ended after the user interrupted it (<C-c>), and what was queued before
+-- may no longer be wanted. <C-s> sends them (as one prompt), or the user
+-- edits or clears them.
+function M.hold_queue(s)
+  if #s.queue == 0 or not s.chat or not s.chat.prompt_buf then
+    return
+  end
+  local api = vim.api
+  local buf = s.chat.prompt_buf
+  local lines = {}
+  for _, p in ipairs(s.queue) do
+    if p.waiting then
+      s.chat:remove(p.waiting)
+    end
+    if #lines > 0 then
+      table.insert(lines, "")
+    end
+    vim.list_extend(lines, vim.split(p.text, "\n", { plain = true }))
+  end
+  local n = #s.queue
+  s.queue = {}
+  local typed = api.nvim_buf_get_lines(buf, 0, -1, false)
+  if #typed == 1 and typed[1] == "" then
+    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  else
+    table.insert(lines, "")
+    api.nvim_buf_set_lines(buf, 0, 0, false, lines)
+  end
+  s.chat:note(string.format("(you interrupted this turn, so the %s waiting for it went back to the prompt: %s sends, or edit or clear it)", n == 1 and "prompt" or (n .. " prompts"), require("agentrun.config").get().keymaps.send_insert or "<C-s>"))
+  s.chat:render_header()
+end
+
 -- say_dropped puts the note of the prompts drop_queue dropped, if any.
 function M.say_dropped(s)
   if s.dropped_note and s.chat then

@@ -121,6 +121,7 @@ function handlers.turn_end(p)
     return
   end
   s.busy = false
+  local interrupted = s.interrupted_note ~= nil -- the user pressed <C-c> in this turn
   if chat then
     chat:end_message() -- the next turn's answer starts a line of its own
     if s.interrupted_note then
@@ -146,6 +147,9 @@ function handlers.turn_end(p)
     end
   end
   conversation.say_dropped(s) -- after the turn's last words (:AgentCancel)
+  if interrupted and chat then
+    conversation.hold_queue(s) -- the user stopped something: ask before going on
+  end
   conversation.flush(s)
 end
 

@@ -52,7 +52,8 @@ function M.command(key, kill)
       if s.interrupted_note then
         s.chat:remove(s.interrupted_note)
       end
-      -- Queued prompts still go after this turn; the note says how not.
+      -- Queued prompts go back to the prompt when this turn ends
+      -- (conversation.hold_queue); a second <C-c> drops them.
       local queued = #(s.queue or {}) > 0 and string.format(" and drops the %d queued prompt%s", #s.queue, #s.queue == 1 and "" or "s") or ""
       s.interrupted_note = s.chat:note(string.format("(interrupted `%s`; %s again cancels the turn%s)", newest.command or newest.id, config.get().keymaps.interrupt or "<C-c>", queued))
     end
