@@ -46,6 +46,7 @@ M.defaults = {
     interrupt = "<C-c>", -- terminal split: SIGINT to the process group
     kill = "X", -- terminal split: kill (SIGTERM, then SIGKILL)
     close = "q", -- terminal split / chat: close the window
+    close_float = "<Esc>", -- chat / prompt area, normal mode: close the terminal float
     send = "<CR>", -- prompt area, normal mode: send the prompt
     send_insert = "<C-s>", -- prompt area, insert mode: send the prompt
     open = "<CR>", -- chat / terminal list: open the terminal under the cursor

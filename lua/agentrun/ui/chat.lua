@@ -99,6 +99,13 @@ function Chat:map_keys()
   for _, buf in ipairs({ self.buf, self.prompt_buf }) do
     compat.map(buf, "ZZ", ":x<CR>", "agentrun: write your files and quit, as :x")
   end
+  -- A terminal float (terminal.position "float") lies over the code, out
+  -- of the way but out of reach: the chat and the prompt close it.
+  for _, buf in ipairs({ self.buf, self.prompt_buf }) do
+    map(buf, km.close_float, function()
+      require("agentrun.ui.window").close_floats()
+    end, "close the terminal float")
+  end
   map(self.buf, km.open, function()
     self:open_at_cursor()
   end, "open the terminal or the diff under the cursor")
@@ -238,6 +245,10 @@ function Chat:open()
   window.watch()
   vim.wo[pw].winfixheight = true
   set_win_opts(pw)
+  -- The layout changed around the new windows: the split, the chat and
+  -- the prompt get their configured sizes, a terminal float its place.
+  window.fit()
+  api.nvim_set_current_win(pw)
   self:render_header()
   self:scroll()
   vim.cmd("startinsert!")

@@ -112,7 +112,8 @@ function M.expected_size()
   if cfg.position == "right" then
     return M.right_width(), math.max(1, lines - vim.o.cmdheight - 2)
   elseif cfg.position == "float" then
-    return math.max(20, math.floor(cols * 0.8)), math.max(5, math.floor(lines * 0.7))
+    local fc = M.float_config()
+    return fc.width, fc.height
   end
   return cols, M.split_height()
 end
@@ -225,18 +226,30 @@ local function overflows()
 end
 
 -- fit gives agentrun's windows their configured sizes again when the
--- screen changed size and has room for them (a screen made very small
+-- screen changed size (a screen made smaller leaves a split below as tall
+-- as it was, its status line past the screen's end; one made very small
 -- and large again leaves them as small as it was): the chat its width, a
--- terminal split terminal.size, the prompt its height.
+-- terminal split terminal.size (at most a third of the screen), the
+-- prompt its height, a terminal float its place beside the chat. A split
+-- taller than that is made lower on any screen (that only gives rows to
+-- the windows above it); the rest waits for a screen with room.
 function M.fit()
   if M.in_cmdwin() then
     return M.after_cmdwin(M.fit) -- no window can change size before
   end
-  if not M.room() then
-    return
-  end
-  if overflows() then
+  local room = M.room()
+  if room and overflows() then
     vim.cmd("wincmd =") -- what the user would type; the sizes below follow
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag == "below" and M.has_rows_neighbour(w) and (room or api.nvim_win_get_height(w) > M.split_height()) then
+      pcall(api.nvim_win_set_height, w, M.split_height())
+    end
+  end
+  if not room then
+    M.place_floats()
+    return
   end
   local chat_pos = config.get().chat.position
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
@@ -255,6 +268,110 @@ function M.fit()
     end
   end
   M.keep_prompts()
+  M.place_floats()
+end
+
+-- tagged_wins returns the windows of tab page tab (0: this one) marked
+-- with window variable name.
+local function tagged_wins(tab, name)
+  local out = {}
+  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
+    local ok, v = pcall(api.nvim_win_get_var, w, name)
+    if ok and v then
+      table.insert(out, w)
+    end
+  end
+  return out
+end
+
+-- float_config is where a terminal float (terminal.position "float")
+-- goes in this tab page: never over the chat's prompt, where the user
+-- types. Beside a chat on the right or left it covers the code's side;
+-- over a chat below or in its own tab it ends above the chat's last
+-- lines, the prompt and they stay in sight; with no chat in the tab page
+-- it is centred, 80% of the columns, 70% of the rows. Returns
+-- nvim_open_win's config (the border's rows and columns are outside
+-- width and height).
+function M.float_config()
+  local lines, cols = vim.o.lines, vim.o.columns
+  local top = (vim.o.showtabline == 2 or (vim.o.showtabline == 1 and #api.nvim_list_tabpages() > 1)) and 1 or 0
+  local bottom = lines - vim.o.cmdheight - (vim.o.laststatus == 3 and 1 or 0) -- rows top .. bottom-1
+  local function region(r0, c0, r1, c1)
+    return { relative = "editor", row = r0, col = c0, width = math.max(2, c1 - c0 - 2), height = math.max(2, r1 - r0 - 2), border = "rounded", style = "minimal" }
+  end
+  local chat = tagged_wins(0, "agentrun_chat_window")[1]
+  local prompt = tagged_wins(0, "agentrun_prompt_window")[1]
+  if chat and prompt then
+    local cp = vim.fn.win_screenpos(chat) -- 1-based
+    local cw = api.nvim_win_get_width(chat)
+    local pp = vim.fn.win_screenpos(prompt)
+    if cp[2] > 1 and cp[2] - 3 >= 20 then
+      return region(top, 0, bottom, cp[2] - 1) -- the code's side, its border on the chat's separator
+    elseif cp[2] == 1 and cw < cols and cols - cw - 2 >= 20 then
+      return region(top, cw, bottom, cols) -- right of a chat on the left, the same
+    end
+    -- Above: the chat's last lines (a third, 3 to 8) and the prompt stay.
+    local ch = api.nvim_win_get_height(chat)
+    local keep = math.min(ch, math.max(3, math.min(8, math.floor(ch / 3))))
+    local r1 = math.min(cp[1] - 1 + ch - keep, pp[1] - 2)
+    if cp[1] - 1 - top >= 8 then
+      r1 = cp[1] - 2 -- a chat below the code: over the code
+    end
+    if r1 - top >= 5 then
+      return region(top, 0, r1, cols)
+    end
+  end
+  local width = math.max(20, math.floor(cols * 0.8))
+  local height = math.max(5, math.floor(lines * 0.7))
+  return { relative = "editor", row = math.floor((lines - height) / 2), col = math.floor((cols - width) / 2), width = width, height = height, border = "rounded", style = "minimal" }
+end
+
+-- place_floats moves the terminal float of this tab page to where
+-- float_config says (the screen or the chat changed).
+function M.place_floats()
+  for _, w in ipairs(tagged_wins(0, "agentrun_terminal_window")) do
+    if api.nvim_win_get_var(w, "agentrun_terminal_window") == "float" then
+      local fc = M.float_config()
+      local cur = api.nvim_win_get_config(w)
+      local row = type(cur.row) == "table" and cur.row[false] or cur.row -- 0.7 answers { [false] = n }
+      local col = type(cur.col) == "table" and cur.col[false] or cur.col
+      if cur.width ~= fc.width or cur.height ~= fc.height or row ~= fc.row or col ~= fc.col then
+        pcall(api.nvim_win_set_config, w, { relative = "editor", row = fc.row, col = fc.col, width = fc.width, height = fc.height })
+        resize_visible() -- its pty follows (no WinResized for a float on every version)
+      end
+    end
+  end
+end
+
+-- close_floats closes the terminal float of this tab page (the command
+-- keeps running); true when there was one.
+function M.close_floats()
+  local closed = false
+  for _, w in ipairs(tagged_wins(0, "agentrun_terminal_window")) do
+    if api.nvim_win_get_var(w, "agentrun_terminal_window") == "float" then
+      closed = pcall(api.nvim_win_close, w, false) or closed
+    end
+  end
+  return closed
+end
+
+-- close_partner closes, in tab page tab, a chat's prompt whose chat
+-- window closed, or a chat whose prompt window closed (:q, :close,
+-- <C-w>c in either): they go together, as the close key takes both. One
+-- left alone in its tab page stays (:only in it; see Chat:open).
+local function close_partner(tab)
+  if not api.nvim_tabpage_is_valid(tab) or M.in_cmdwin() then
+    return
+  end
+  local chats = tagged_wins(tab, "agentrun_chat_window")
+  local prompts = tagged_wins(tab, "agentrun_prompt_window")
+  local lone = (#chats == 0 and prompts) or (#prompts == 0 and chats) or {}
+  if #lone == 0 or #lone >= #api.nvim_tabpage_list_wins(tab) then
+    return
+  end
+  for _, w in ipairs(lone) do
+    pcall(api.nvim_win_close, w, false)
+  end
 end
 
 -- bottom_splits_full_width moves the terminal split below and the
@@ -298,12 +415,38 @@ function M.has_rows_neighbour(win)
 end
 
 -- room reports whether the screen is large enough for the sizes the
--- plugin gives its windows (the prompt's height, a split's minimum of two
--- rows and columns): below that Neovim has to take the rows from the
--- command line or lay windows out past the screen's end, so the plugin
--- sets no size and lets Neovim share the little there is.
+-- plugin gives its windows: 40 columns, and rows for the chat (two at
+-- least), its prompt (three) and a split below (M.split_height), each
+-- with its status line, and the code's window above a chat below. Below
+-- that Neovim has to take the rows from the command line or lay windows
+-- out past the screen's end, so the plugin sets no size that grows a
+-- window and lets Neovim share the little there is.
 function M.room()
-  return vim.o.lines - vim.o.cmdheight >= 16 and vim.o.columns >= 40
+  local rows = vim.o.lines - vim.o.cmdheight - (vim.o.laststatus == 3 and 1 or 0)
+  local need = M.split_height() + 1 + 3 + 1 + 2 + 1
+  if config.get().chat.position == "below" then
+    need = need + 2
+  end
+  return vim.o.columns >= 40 and rows >= need
+end
+
+-- in_column reports whether win shares a column of windows with others
+-- (the prompt below its chat): its height is then taken from or given to
+-- them. A prompt beside the code in a row of windows (its chat closed)
+-- is not: its height would be the whole row's, the code's with it.
+local function in_column(win)
+  local function find(node, parent)
+    if node[1] == "leaf" then
+      return node[2] == win and parent or nil
+    end
+    for _, child in ipairs(node[2]) do
+      local p = find(child, node[1])
+      if p then
+        return p
+      end
+    end
+  end
+  return find(vim.fn.winlayout(), nil) == "col"
 end
 
 -- keep_prompts gives every chat prompt window in this tab page its height
@@ -313,7 +456,8 @@ end
 -- A window with no neighbour above or below it is left alone: its height
 -- is the screen's, and setting it would change 'cmdheight' instead (a
 -- prompt left alone by :only). So is a height the screen cannot give
--- (ui/window.lua's fit says when the screen is too small).
+-- (ui/window.lua's fit says when the screen is too small), and so is a
+-- prompt that is no longer below its chat (in_column).
 function M.keep_prompts()
   if M.in_cmdwin() then
     return M.after_cmdwin(M.keep_prompts)
@@ -321,7 +465,7 @@ function M.keep_prompts()
   local changed = false
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, h = pcall(api.nvim_win_get_var, w, "agentrun_prompt_window")
-    if ok and h and M.has_rows_neighbour(w) and M.room() then
+    if ok and h and in_column(w) and M.room() then
       local want = type(h) == "number" and h or 3
       if api.nvim_win_get_height(w) ~= want then
         changed = pcall(api.nvim_win_set_height, w, want) or changed
@@ -522,9 +666,18 @@ function M.watch()
   })
   api.nvim_create_autocmd("WinClosed", {
     group = group,
-    desc = "agentrun: the chat's prompt keeps its height when a window closes",
-    callback = function()
-      vim.schedule(M.keep_prompts) -- once the window is gone
+    desc = "agentrun: the chat and its prompt close together; the prompt keeps its height when a window closes",
+    callback = function(ev)
+      local win = tonumber(ev.match)
+      local ours_pair = win and (pcall(api.nvim_win_get_var, win, "agentrun_chat_window") or pcall(api.nvim_win_get_var, win, "agentrun_prompt_window"))
+      local tab = ours_pair and select(2, pcall(api.nvim_win_get_tabpage, win))
+      vim.schedule(function() -- once the window is gone
+        if type(tab) == "number" then
+          close_partner(tab)
+        end
+        M.keep_prompts()
+        M.place_floats()
+      end)
     end,
   })
 end
@@ -543,17 +696,7 @@ function M.place(buf, position)
   end
   local w
   if position == "float" then
-    local width = math.max(20, math.floor(vim.o.columns * 0.8))
-    local height = math.max(5, math.floor(vim.o.lines * 0.7))
-    w = api.nvim_open_win(buf, false, {
-      relative = "editor",
-      width = width,
-      height = height,
-      row = math.floor((vim.o.lines - height) / 2),
-      col = math.floor((vim.o.columns - width) / 2),
-      border = "rounded",
-      style = "minimal",
-    })
+    w = api.nvim_open_win(buf, false, M.float_config())
   elseif position == "right" then
     -- Full height on the right, but left of a chat on the right: the chat
     -- and its prompt stay where they are, and the split takes its columns

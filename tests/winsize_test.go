@@ -1,0 +1,217 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// winsLua gives agentrun_wins(), the windows of this tab page as the user
+// sees them: what each shows (code, chat, prompt, term), its size and its
+// place on the screen (win_screenpos), whether it floats; and the screen's
+// lines and 'cmdheight'.
+const winsLua = `_G.agentrun_wins = function()
+  local out = { lines = vim.o.lines, ch = vim.o.cmdheight, wins = {} }
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://prompt") and "prompt"
+      or name:match("agentrun://terminal/") and "term" or "code"
+    local p = vim.fn.win_screenpos(w)
+    table.insert(out.wins, { name = k, w = vim.api.nvim_win_get_width(w), h = vim.api.nvim_win_get_height(w),
+      row = p[1], col = p[2], float = vim.api.nvim_win_get_config(w).relative ~= "" })
+  end
+  return out
+end`
+
+type win struct {
+	Name     string
+	W, H     int
+	Row, Col int
+	Float    bool
+}
+
+type wins struct {
+	Lines, Ch int
+	Wins      []win
+}
+
+// get returns the window showing name, and whether there is one.
+func (l wins) get(name string) (win, bool) {
+	for _, w := range l.Wins {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return win{}, false
+}
+
+func (l wins) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lines=%d ch=%d", l.Lines, l.Ch)
+	for _, w := range l.Wins {
+		fmt.Fprintf(&b, " %s:%dx%d@%d,%d", w.Name, w.W, w.H, w.Row, w.Col)
+		if w.Float {
+			b.WriteString("(float)")
+		}
+	}
+	return b.String()
+}
+
+// fits reports whether every window and its status line are on the
+// screen above the command line.
+func (l wins) fits() bool {
+	for _, w := range l.Wins {
+		if !w.Float && w.Row+w.H > l.Lines-l.Ch {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *screen) wins() wins {
+	s.t.Helper()
+	var l wins
+	s.luaValue("agentrun_wins()", &l)
+	return l
+}
+
+// TestScreenQuitInTheChatTakesItsPrompt: :q, :close or <C-w>c in the chat
+// close its prompt with it, as its q does, and the split below keeps its
+// rows (the prompt left alone beside the code took the code's rows and
+// gave them to the split); :q in the prompt takes the chat. :AgentRun
+// then opens both in their sizes again.
+func TestScreenQuitInTheChatTakesItsPrompt(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string
+	}{
+		{":q in the chat", []string{"C-w", "k", ":q", "Enter"}},
+		{":close in the chat", []string{"C-w", "k", ":close", "Enter"}},
+		{"<C-w>c in the chat", []string{"C-w", "k", "C-w", "c"}},
+		{":q in the prompt", []string{":q", "Enter"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreen(t, 160, 40, winsLua)
+			s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt("seq 1 50")
+			s.waitShows(10*time.Second, "seq 1 50 exited with code 0.", "agentrun://terminal/term-1")
+			before := s.wins()
+			code, _ := before.get("code")
+			term, _ := before.get("term")
+			if term.H != 12 {
+				t.Fatalf("the split opened %d rows high, want 12: %s", term.H, before)
+			}
+			s.keys(append([]string{"Escape"}, c.keys...)...)
+			s.waitFor("the chat to close", 5*time.Second, func(sc string) bool {
+				return !strings.Contains(sc, "agentrun · demo")
+			})
+			after := s.wins()
+			if _, ok := after.get("prompt"); ok {
+				t.Errorf("the prompt stayed: %s\n%s", after, s.capture())
+			}
+			if _, ok := after.get("chat"); ok {
+				t.Errorf("the chat stayed: %s\n%s", after, s.capture())
+			}
+			if c2, _ := after.get("code"); c2.H != code.H {
+				t.Errorf("the code's window went from %d rows to %d: %s\n%s", code.H, c2.H, after, s.capture())
+			}
+			if t2, _ := after.get("term"); t2.H != 12 {
+				t.Errorf("the split went from 12 rows to %d: %s\n%s", t2.H, after, s.capture())
+			}
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(5*time.Second, "agentrun://prompt/1", "agentrun · demo · ready")
+			again := s.wins()
+			if again.String() != before.String() {
+				t.Errorf(":AgentRun opened the chat as\n%s\nwant as before\n%s\n%s", again, before, s.capture())
+			}
+		})
+	}
+}
+
+// TestScreenShrunkGetsItsSizesBack: a screen grown and shrunk again while
+// a command runs (80×16, 100×30, 80×16) gives the split below its size on
+// that screen back (a third of it): its status line on the screen, the
+// chat readable, the prompt three rows, as when it opened at 80×16. Neovim
+// itself leaves the split 9 rows high, past the screen's end.
+func TestScreenShrunkGetsItsSizesBack(t *testing.T) {
+	s := startScreen(t, 80, 16, winsLua)
+	s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("seq 1 50; sleep 60")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1", "50")
+	first := s.wins()
+	check := func(step string, l wins) {
+		t.Helper()
+		term, _ := l.get("term")
+		chat, _ := l.get("chat")
+		prompt, _ := l.get("prompt")
+		if !l.fits() || l.Ch != 1 || term.H < 3 || term.H > (16-1)/3 || chat.H < 2 || prompt.H != 3 {
+			t.Errorf("%s: %s (want every window on the screen, the split at most %d rows, the chat 2 at least, the prompt 3)\n%s",
+				step, l, (16-1)/3, s.capture())
+		}
+	}
+	check("opened at 80×16", first)
+	s.tmux("resize-window", "-t", "0", "-x", "100", "-y", "30")
+	s.waitFor("Neovim to draw 100×30", 5*time.Second, func(sc string) bool { return len(strings.Split(sc, "\n")) >= 29 })
+	s.tmux("resize-window", "-t", "0", "-x", "80", "-y", "16")
+	s.waitFor("Neovim to draw 80×16 with the split's status line", 5*time.Second, func(sc string) bool {
+		rows := strings.Split(sc, "\n")
+		return len(rows) <= 16 && len([]rune(rows[0])) <= 80 && strings.Contains(sc, "agentrun://terminal/term-1")
+	})
+	back := s.wins()
+	check("shrunk again", back)
+	if back.String() != first.String() {
+		t.Errorf("shrunk again the layout is\n%s\nwant as it opened at 80×16\n%s", back, first)
+	}
+}
+
+// TestScreenFloatLeavesThePromptInSight: with terminal.position "float"
+// the command's float lies over the code beside the chat, not over the
+// prompt where the user goes on typing (nor the chat), and follows the
+// screen's size; <Esc> in normal mode in the prompt closes it, the
+// command running on.
+func TestScreenFloatLeavesThePromptInSight(t *testing.T) {
+	s := startScreen(t, 100, 30, winsLua+`
+require("agentrun").setup({ terminal = { position = "float" } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`for i in $(seq 1 200); do echo "float $i"; sleep 0.2; done`)
+	s.waitShows(10*time.Second, "│float 3")
+	s.typeText("typed-while-it-runs")
+	sc := s.waitShows(5*time.Second, "typed-while-it-runs", "-- INSERT --", "agentrun://prompt/1", "agentrun · demo · working…")
+	for _, line := range strings.Split(sc, "\n") {
+		if strings.Contains(line, "typed-while-it-runs") && strings.Contains(line, "float") {
+			t.Errorf("the float and the prompt share a row:\n%s", sc)
+		}
+	}
+	l := s.wins() // (its <Esc> leaves insert mode)
+	float, ok := l.get("term")
+	chat, _ := l.get("chat")
+	if !ok || !float.Float {
+		t.Fatalf("no float: %s\n%s", l, sc)
+	}
+	// the float and its border end left of the chat's column
+	if float.Col+float.W+1 > chat.Col || float.W < 40 || float.H < 20 {
+		t.Errorf("the float lies at %s, want it over the code, left of the chat at column %d\n%s", l, chat.Col, sc)
+	}
+	s.tmux("resize-window", "-t", "0", "-x", "140", "-y", "40")
+	s.waitFor("Neovim to draw 140×40", 5*time.Second, func(sc string) bool { return len(strings.Split(sc, "\n")) >= 39 })
+	s.keys("i")
+	l = s.wins()
+	float, _ = l.get("term")
+	chat, _ = l.get("chat")
+	if !float.Float || float.Col+float.W+1 > chat.Col || float.W < 60 || float.H < 30 {
+		t.Errorf("at 140×40 the float lies at %s, want it over the code, left of the chat\n%s", l, s.capture())
+	}
+	s.keys("Escape")
+	s.waitFor("the float to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "│float") })
+	s.keys("i")
+	l = s.wins()
+	if _, ok := l.get("term"); ok {
+		t.Errorf("<Esc> in the prompt left the float: %s\n%s", l, s.capture())
+	}
+	s.waitShows(5*time.Second, "agentrun · demo · working…") // the command runs on
+}
