@@ -396,6 +396,11 @@ func TestHeldTerminalLetsGo(t *testing.T) {
 	a.cmd("AgentShell sleep 500")
 	shell := a.waitTerminal("sleep 500", 10*time.Second)
 	sname := fmt.Sprintf("%d:%s", a.backendPid(), shell.ID)
+	b.waitFor("b to list a's shell", 5*time.Second, func() (bool, string) {
+		var n int
+		b.lua(`local n = 0 for _, r in ipairs(require("agentrun.rpc").request("remote_terminals")) do if r.id == ... then n = n + 1 end end return n`, &n, sname)
+		return n == 1, "not listed"
+	})
 	b.lua(`return require("agentrun").takeover(...)`, &ok, sname)
 	want = fmt.Sprintf("(agentrun) %s is held by its own Neovim; :AgentDetach, then :qa there, frees it", sname)
 	if ok || !strings.Contains(b.noteText(), want) {
