@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -271,5 +272,47 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (the newest running) is detached: it outlives Neovim; :AgentAttach ")
 	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "detach: term-1") {
 		t.Errorf(":AgentDetach on the newest running terminal says two things:\n%s", sc)
+	}
+}
+
+// TestScreenTerminalListOpensOnARow: :AgentTerminals opens with its title
+// and column header in sight and the cursor on a terminal's row (it
+// started on the last row, the header scrolled away, with 11 terminals;
+// on the header when the list had shown its empty line), and once there
+// were terminals its empty line does not say "yet".
+func TestScreenTerminalListOpensOnARow(t *testing.T) {
+	s := startScreen(t, 160, 40, "")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "(no terminals yet; :AgentShell opens one)")
+	// The list stays open; a shell starts; the list is opened again.
+	s.keys(":AgentShell sleep 301", "Enter")
+	s.waitShows(10*time.Second, "terminal/term-1")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "sleep 301")
+	var line string
+	s.luaValue(`vim.api.nvim_get_current_line()`, &line)
+	if !strings.HasPrefix(line, "term-1 ") {
+		t.Errorf("the list opened again with the cursor on %q, not on term-1's row", line)
+	}
+	s.keys("q")
+	for i := 2; i <= 11; i++ {
+		s.keys(fmt.Sprintf(":AgentShell sleep %d", 300+i), "Enter")
+		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i))
+		s.keys(`C-\`, "C-n")
+	}
+	s.keys(":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "HOLDER", "sleep 310")
+	s.luaValue(`vim.api.nvim_get_current_line()`, &line)
+	if !strings.HasPrefix(line, "term-") {
+		t.Errorf("the cursor is on %q, not on a terminal's row:\n%s", line, sc)
+	}
+	// Every terminal gone: the empty line says so, without "yet".
+	for i := 1; i <= 11; i++ {
+		s.keys(fmt.Sprintf(":lua require('agentrun').dispose('term-%d')", i), "Enter")
+	}
+	s.keys(":AgentTerminals", "Enter")
+	sc = s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
+	if strings.Contains(sc, "no terminals yet") {
+		t.Errorf("the list says \"yet\" after terminals were there:\n%s", sc)
 	}
 }
