@@ -119,6 +119,7 @@ func (b *Bridge) register() error {
 		"ssh_connect":      b.remotes.connect,
 		"remote_attach":    b.remotes.attach,
 		"remote_take":      b.remotes.take,
+		"remote_let_go":    b.remotes.letGo,
 		"remote_input":     b.remotes.input,
 		"remote_dispose":   b.remotes.dispose,
 		"dispose":          b.terminals.dispose,

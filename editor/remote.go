@@ -2,6 +2,7 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -528,7 +529,7 @@ func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
 			return fmt.Errorf("%s went away", h.label())
 		}
 		if e.RejectionReason != "" {
-			return fmt.Errorf("%s refused: %s", h.label(), e.RejectionReason)
+			return &refusal{label: h.label(), reason: e.RejectionReason}
 		}
 		return nil
 	case <-ctx.Done():
@@ -536,13 +537,42 @@ func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
 	}
 }
 
+// refusal is a host's refusal of an action: its reason, as it gave it.
+type refusal struct{ label, reason string }
+
+func (e *refusal) Error() string { return e.label + " refused: " + e.reason }
+
 // take claims remote terminal name for this editor's user ("remote_take").
 func (rs *remotes) take(name string) error {
 	r, err := rs.termOf(name)
 	if err != nil {
 		return err
 	}
-	return rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: rs.user})
+	err = rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: rs.user})
+	var no *refusal
+	if errors.As(err, &no) && strings.HasPrefix(no.reason, "held by ") {
+		// the same sentence as a takeover refused here: who holds it, and
+		// what makes it let go
+		return fmt.Errorf("%s is %s", name, no.reason)
+	}
+	return err
+}
+
+// letGo gives back remote terminal name, which this editor's user holds
+// ("remote_let_go"): to the Neovim that runs it, or to nobody once that
+// one quit. Holding nothing of it, there is nothing to do.
+func (rs *remotes) letGo(name string) error {
+	r, err := rs.termOf(name)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	mine := r.claim == rs.user
+	r.mu.Unlock()
+	if !mine {
+		return nil
+	}
+	return rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: ahp.ClientClaim(ahp.DetachedClient)})
 }
 
 // input types data into remote terminal name (refused by its host unless

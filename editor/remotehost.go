@@ -113,7 +113,7 @@ func (rs *remotes) dialHost(ctx context.Context, key hostKey, clientID string) (
 		c, err := client.Dial(ctx, socket, clientID)
 		if err != nil {
 			rs.log.Debug("dialing a host", "pid", key.pid, "err", err)
-			return nil, nil, "", fmt.Errorf("no agentrun host %d is running (its Neovim quit, and with it what it had not detached); :AgentTerminals lists the terminals you can reach", key.pid)
+			return nil, nil, "", fmt.Errorf("no agentrun host %d is running; :AgentTerminals lists what runs", key.pid)
 		}
 		return c, nil, socket, nil
 	}
@@ -126,7 +126,7 @@ func (rs *remotes) dialHost(ctx context.Context, key hostKey, clientID string) (
 		return nil, nil, "", err
 	}
 	if !slices.Contains(pids, key.pid) {
-		return nil, nil, "", fmt.Errorf("no agentrun host %d is running on %s (its Neovim quit, and with it what it had not detached); :AgentAttach %s lists the terminals there", key.pid, key.where, key.where)
+		return nil, nil, "", fmt.Errorf("no agentrun host %d is running on %s; :AgentAttach %s lists what runs there", key.pid, key.where, key.where)
 	}
 	nc, err := site.Current().Open(key.pid)
 	if err != nil {

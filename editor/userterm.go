@@ -74,7 +74,7 @@ func (ts *terminals) takeover(id string) error {
 	if err := ts.claimForUser(t); err != nil {
 		var held *server.HeldError
 		if errors.As(err, &held) {
-			return fmt.Errorf("%s is held by %s (another Neovim, or `agentrun attach --take`); it must let go first (q or X there, Ctrl-] in the CLI)", id, held.ClientID)
+			return fmt.Errorf("%s is %v", id, held)
 		}
 		return fmt.Errorf("take over terminal %q: %w", id, err)
 	}

@@ -130,7 +130,7 @@ local commands = {
     end,
     run = function(o)
       if #o.fargs > 2 then
-        require("agentrun.util").notify(string.format("(agentrun) :AgentConfig takes an option and a value, not %d words (%s); usage: :AgentConfig {option} [value]", #o.fargs, o.args))
+        require("agentrun.util").notify(string.format("(agentrun) :AgentConfig: too many arguments (%s); usage: :AgentConfig {id} [value]", o.args))
         return
       end
       api().config(o.fargs[1], o.fargs[2])
@@ -189,8 +189,10 @@ for name, c in pairs(commands) do
     local most = c.usage:find("%[") and 1 or 0
     run = function(o)
       if #o.fargs > most then
-        local what = most == 1 and "at most one argument, not %d" or "no argument, not %d"
-        require("agentrun.util").notify(string.format("(agentrun) :%s takes " .. what .. " (%s); usage: %s", name, #o.fargs, o.args, c.usage))
+        -- one short line (at 100 columns): a longer one stops the screen
+        -- at "Press ENTER"
+        local what = most == 1 and "too many arguments" or "no arguments"
+        require("agentrun.util").notify(string.format("(agentrun) :%s: %s (%s); usage: %s", name, what, o.args, c.usage))
         return
       end
       o.args = o.fargs[1] or ""

@@ -280,7 +280,9 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		case strings.Contains(stderr, "Host key verification failed") || strings.Contains(stderr, "REMOTE HOST IDENTIFICATION HAS CHANGED"):
 			return fmt.Errorf("cannot reach %s over SSH: its host key is not known here, or has changed (%s): run `%s` once to check and accept it", l.target, lastLine(stderr), check)
 		}
-		return &unreachable{fmt.Errorf("cannot reach %s over SSH: %s; check the host name and port, and that `%s` works from here", l.target, lastLine(stderr), check)}
+		// One line that fits 160 columns where ssh's words allow: the
+		// URL says it is SSH, and ssh's "ssh: " adds nothing.
+		return &unreachable{fmt.Errorf("cannot reach %s: %s; try `%s`", l.target, strings.TrimPrefix(lastLine(stderr), "ssh: "), check)}
 	}
 	if stderr == "" {
 		stderr = "it ended without a word (" + exitOf(waitErr) + ")"

@@ -139,3 +139,19 @@ func TestPromptWithoutSessionStartsTheDefaultAgent(t *testing.T) {
 	term := e.waitTerminal("echo queued", 10*time.Second)
 	e.waitBuf(term.Bufnr, 10*time.Second, "queued", "[exit 0]")
 }
+
+// TestUnsentTextOutlivesAnEndedSession: text typed in a stopped session's
+// prompt, refused there, starts the next session's prompt.
+func TestUnsentTextOutlivesAnEndedSession(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.stop()
+	e.lua(`local s = require("agentrun.state").session(); vim.api.nvim_buf_set_lines(s.chat.prompt_buf, 0, -1, false, {"echo after stop"}); s.chat:send()`, nil)
+	e.waitChat("this session has ended", 5*time.Second)
+	e.startSession()
+	var lines []string
+	e.lua(`return vim.api.nvim_buf_get_lines(require("agentrun.state").session().chat.prompt_buf, 0, -1, false)`, &lines)
+	if strings.Join(lines, "\n") != "echo after stop" {
+		t.Errorf("the new session's prompt holds %q, want the unsent text", lines)
+	}
+}

@@ -101,7 +101,13 @@ func TestTakeoverRaceBetweenNeovims(t *testing.T) {
 	}
 	var wid string
 	winner.lua(`return require("agentrun").status().client_id`, &wid)
-	if n := loser.noteText(); !strings.Contains(n, fmt.Sprintf("held by client %q", wid)) && !strings.Contains(n, "is held by "+wid+" (another Neovim") {
+	var wpid int
+	winner.lua(`return vim.fn.jobpid(require("agentrun.rpc").channel())`, &wpid)
+	held := fmt.Sprintf("is held by another Neovim (host %d); q in its split there lets go of it", wpid)
+	if loser == b {
+		held = "is held by its own Neovim; :AgentDetach, then :qa there, frees it" // a runs it
+	}
+	if n := loser.noteText(); !strings.Contains(n, held) {
 		t.Errorf("the loser was told %q; want it to name the holder %s", n, wid)
 	}
 	var claim map[string]any
@@ -346,4 +352,63 @@ func TestTakenOverRemoteTerminalTakesOurSize(t *testing.T) {
 	// resize; entering the window again reports it there.
 	b.lua(`vim.cmd("resize 5 | wincmd p | wincmd p")`, nil)
 	a.waitBuf(term.Bufnr, 10*time.Second, "size "+size(b, buf)+"\n")
+}
+
+// TestHeldTerminalLetsGo: a second Neovim takes the first one's agent
+// terminal over; the first one's T is refused in a sentence that names
+// the holder as the user knows it and the step that frees it, and that
+// step (q in the holder's split) really lets go: the first Neovim takes
+// it then. Its own shell, which the second one cannot take, is refused
+// in the same words with its own way out.
+func TestHeldTerminalLetsGo(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	b := startEditorIn(t, rt, "")
+	term := a.startDevServer()
+	b.cmd("AgentShell")
+	name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+	buf := b.remoteBuf(name)
+	b.waitBuf(buf, 10*time.Second, "served 2\n")
+	var ok bool
+	b.lua(`return require("agentrun").takeover(...)`, &ok, name)
+	if !ok {
+		t.Fatalf("b's takeover failed: %s", b.noteText())
+	}
+	a.lua(`return require("agentrun").takeover(...)`, &ok, term.ID)
+	want := fmt.Sprintf("(agentrun) %s is held by another Neovim (host %d); q in its split there lets go of it", term.ID, b.backendPid())
+	if ok || !strings.Contains(a.noteText(), want) {
+		t.Fatalf("a's takeover while b holds it: %v, notes:\n%s\nwant %q", ok, a.noteText(), want)
+	}
+	// q in b's split (its only view there) lets go.
+	b.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
+	b.normalKeys("q")
+	b.waitNote("you let go of "+name, 5*time.Second)
+	b.waitFor("b's list to show the new holder", 5*time.Second, func() (bool, string) {
+		var h string
+		b.lua(`for _, r in ipairs(require("agentrun.rpc").request("remote_terminals")) do if r.id == ... then return vim.inspect(r.claim) .. tostring(r.mine) end end return ""`, &h, name)
+		return strings.HasSuffix(h, "false") && !strings.Contains(h, fmt.Sprint(b.backendPid())), h
+	})
+	a.lua(`return require("agentrun").takeover(...)`, &ok, term.ID)
+	if !ok {
+		t.Fatalf("a's takeover after b let go: %s", a.noteText())
+	}
+	// a's own shell: b cannot take it; the sentence says how it frees.
+	a.cmd("AgentShell sleep 500")
+	shell := a.waitTerminal("sleep 500", 10*time.Second)
+	sname := fmt.Sprintf("%d:%s", a.backendPid(), shell.ID)
+	b.waitFor("b to list a's shell", 5*time.Second, func() (bool, string) {
+		var n int
+		b.lua(`local n = 0 for _, r in ipairs(require("agentrun.rpc").request("remote_terminals")) do if r.id == ... then n = n + 1 end end return n`, &n, sname)
+		return n == 1, "not listed"
+	})
+	b.lua(`return require("agentrun").takeover(...)`, &ok, sname)
+	want = fmt.Sprintf("(agentrun) %s is held by its own Neovim; :AgentDetach, then :qa there, frees it", sname)
+	if ok || !strings.Contains(b.noteText(), want) {
+		t.Fatalf("b's takeover of a's shell: %v, notes:\n%s\nwant %q", ok, b.noteText(), want)
+	}
+	for _, n := range b.notes() {
+		if len(n.Msg) > 99 {
+			t.Errorf("a note does not fit 100 columns: %q", n.Msg)
+		}
+	}
 }

@@ -77,7 +77,7 @@ func (s *screen) detachTicker() string {
 	s.prompt(ticker)
 	s.waitShows(10*time.Second, "tick 3")
 	s.keys("Escape", ":AgentDetach term-1", "Enter")
-	sc := s.waitShows(5*time.Second, "term-1 is detached: it keeps running after Neovim quits")
+	sc := s.waitShows(5*time.Second, "term-1 is detached: it outlives Neovim; :AgentAttach ")
 	m := regexp.MustCompile(`:AgentAttach (\d+:term-1)`).FindStringSubmatch(sc)
 	if m == nil {
 		s.t.Fatalf("the detach note names no host:\n%s", sc)
@@ -505,15 +505,13 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	a.lsLine(`^`+name+`\s.*running\s+nobody \(detached\)`, 10*time.Second)
 
 	b := startScreenIn(t, rt, 120, 35, "")
-	// Extra words are refused with the usage, not taken as one name; a
-	// name Lua cannot take bare is suggested as ["..."].
+	// Extra words are refused with the usage, not taken as one name.
 	b.keys(":AgentRun demo extra", "Enter")
-	b.waitShows(5*time.Second, "(agentrun) :AgentRun takes at most one argument, not 2 (demo extra); usage: :AgentRun[!] [agent]")
+	b.waitShows(5*time.Second, "(agentrun) :AgentRun: too many arguments (demo extra); usage: :AgentRun[!] [agent]")
 	b.keys(":AgentSessions demo extra", "Enter")
-	b.waitShows(5*time.Second, "(agentrun) :AgentSessions takes at most one argument, not 2 (demo extra); usage: :AgentSessions [agent]")
+	b.waitShows(5*time.Second, "(agentrun) :AgentSessions: too many arguments (demo extra); usage: :AgentSessions [agent]")
 	b.keys(":AgentRun my-agent", "Enter")
-	b.waitShows(5*time.Second, `setup({ agents = { ["my-agent"] = { cmd = {...}`)
-	b.keys("Enter") // the hit-enter prompt of the long message
+	b.waitShows(5*time.Second, `(agentrun) unknown agent "my-agent" (configured: demo); setup({ agents = … }) adds one`)
 	b.keys(":AgentTerminals", "Enter")
 	sc := b.waitShows(10*time.Second, "ID ", "STATE", "HOLDER", name)
 	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {

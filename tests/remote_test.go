@@ -428,7 +428,7 @@ func TestRemoteAttachWaitsForTheRemoteToComeBack(t *testing.T) {
 	r.StopSSHD()
 	syscall.Kill(a.sshChild(t), syscall.SIGKILL)
 	syscall.Kill(b.sshChild(t), syscall.SIGKILL)
-	refused := fmt.Sprintf("cannot reach %s over SSH: ssh: connect to host 127.0.0.1 port %d: Connection refused", r.URL(), r.Port)
+	refused := fmt.Sprintf("cannot reach %s: connect to host 127.0.0.1 port %d: Connection refused; try `ssh ", r.URL(), r.Port)
 	a.waitOut(t, 10*time.Second, "reconnecting to "+r.URL()+", attempt 1: "+refused)
 	b.waitOut(t, 10*time.Second, "reconnecting to "+r.URL()+", attempt 1: ")
 	b.in.Write([]byte("x"))

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -235,5 +236,83 @@ func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
 	sc := s.waitShows(5*time.Second, "(agentrun) this session has ended;", "-- INSERT --")
 	if !strings.Contains(sc, "echo after") {
 		t.Errorf("the prompt's text went:\n%s", sc)
+	}
+}
+
+// TestScreenBadCommandsFitOneLine: at 100 columns each command given bad
+// words says what was wrong and what to do in one line: the screen never
+// stops at "Press ENTER". An action on the newest running terminal (no id
+// given) says so in its one message, not in a line before it.
+func TestScreenBadCommandsFitOneLine(t *testing.T) {
+	s := startScreen(t, 100, 30, "")
+	for _, c := range []struct{ cmd, says string }{
+		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch" (configured: demo); setup({ agents = … }) adds one`},
+		{"AgentRun demo extra", "(agentrun) :AgentRun: too many arguments (demo extra); usage: :AgentRun[!] [agent]"},
+		{"AgentKill term-1 term-2", "(agentrun) :AgentKill: too many arguments (term-1 term-2); usage: :AgentKill[!] [id]"},
+		{"AgentDetach a b", "(agentrun) :AgentDetach: too many arguments (a b); usage: :AgentDetach [id]"},
+		{"AgentConfig a b c", "(agentrun) :AgentConfig: too many arguments (a b c); usage: :AgentConfig {id} [value]"},
+		{"AgentSessions nosuch", `(agentrun) unknown agent "nosuch"; :AgentSessions takes one of: demo`},
+		{"AgentLogin", "(agentrun) no running session to sign in for; :AgentRun starts one (it asks when needed)"},
+		{"AgentBuild bogus", `(agentrun) :AgentBuild takes auto, download or go (:h :AgentBuild), not "bogus"`},
+		{"AgentAttach nope", `(agentrun) "nope" is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]`},
+		{"AgentAttach http://foo", `(agentrun) "http://foo" is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]`},
+		{"AgentAttach 12345:term-9", "(agentrun) no agentrun host 12345 is running; :AgentTerminals lists what runs"},
+	} {
+		s.keys(":"+c.cmd, "Enter")
+		if sc := s.waitShows(10*time.Second, c.says); strings.Contains(sc, "Press ENTER") {
+			t.Errorf(":%s stops at Press ENTER:\n%s", c.cmd, sc)
+			s.keys("Enter")
+		}
+	}
+	// At 160 columns, :AgentDetach without an id in the chat: one line.
+	w := startScreen(t, 160, 30, "")
+	w.keys(":AgentShell sleep 300", "Enter")
+	w.waitShows(10*time.Second, "terminal/term-1")
+	w.keys(`C-\`, "C-n", ":wincmd p", "Enter", ":AgentDetach", "Enter")
+	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (the newest running) is detached: it outlives Neovim; :AgentAttach ")
+	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "detach: term-1") {
+		t.Errorf(":AgentDetach on the newest running terminal says two things:\n%s", sc)
+	}
+}
+
+// TestScreenTerminalListOpensOnARow: :AgentTerminals opens with its title
+// and column header in sight and the cursor on a terminal's row (it
+// started on the last row, the header scrolled away, with 11 terminals;
+// on the header when the list had shown its empty line), and once there
+// were terminals its empty line does not say "yet".
+func TestScreenTerminalListOpensOnARow(t *testing.T) {
+	s := startScreen(t, 160, 40, "")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "(no terminals yet; :AgentShell opens one)")
+	// The list stays open; a shell starts; the list is opened again.
+	s.keys(":AgentShell sleep 301", "Enter")
+	s.waitShows(10*time.Second, "terminal/term-1")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "sleep 301")
+	var line string
+	s.luaValue(`vim.api.nvim_get_current_line()`, &line)
+	if !strings.HasPrefix(line, "term-1 ") {
+		t.Errorf("the list opened again with the cursor on %q, not on term-1's row", line)
+	}
+	s.keys("q")
+	for i := 2; i <= 11; i++ {
+		s.keys(fmt.Sprintf(":AgentShell sleep %d", 300+i), "Enter")
+		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i))
+		s.keys(`C-\`, "C-n")
+	}
+	s.keys(":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "HOLDER", "sleep 310")
+	s.luaValue(`vim.api.nvim_get_current_line()`, &line)
+	if !strings.HasPrefix(line, "term-") {
+		t.Errorf("the cursor is on %q, not on a terminal's row:\n%s", line, sc)
+	}
+	// Every terminal gone: the empty line says so, without "yet".
+	for i := 1; i <= 11; i++ {
+		s.keys(fmt.Sprintf(":lua require('agentrun').dispose('term-%d')", i), "Enter")
+	}
+	s.keys(":AgentTerminals", "Enter")
+	sc = s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
+	if strings.Contains(sc, "no terminals yet") {
+		t.Errorf("the list says \"yet\" after terminals were there:\n%s", sc)
 	}
 }

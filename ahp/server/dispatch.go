@@ -20,7 +20,18 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	s.mu.Lock()
 	origin := ahp.Origin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
 	present := s.presentLocked()
+	local := s.local
 	s.mu.Unlock()
+	// Letting go (agentrun's use of AHP): the holder claims the terminal
+	// for "detached", nobody; it goes back to the editor that runs it when
+	// that editor is there.
+	letGo := false
+	if c, ok := act.(ahp.ClaimedAction); ok && c.Claim == ahp.ClientClaim(ahp.DetachedClient) {
+		letGo = true
+		if local != "" {
+			act = ahp.ClaimedAction{Terminal: c.Terminal, Claim: ahp.ClientClaim(local)}
+		}
+	}
 	uri := ahp.ActionTerminal(act)
 	reject := func(why string) (any, error) {
 		s.mu.Lock()
@@ -36,7 +47,15 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	if err != nil {
 		return reject(fmt.Sprintf("no terminal %q here (it was disposed, or never existed)", id))
 	}
-	allow := func(st ahp.TerminalState) error { return mayDispatch(origin.ClientID, act, st, present) }
+	allow := func(st ahp.TerminalState) error {
+		if letGo {
+			if h := st.Claim; h.Kind != ahp.ClaimClient || h.ClientID != origin.ClientID {
+				return fmt.Errorf("only its holder lets go of a terminal; it is %s's", describe(h))
+			}
+			return nil
+		}
+		return mayDispatch(origin.ClientID, act, st, present, local)
+	}
 	if _, ok := act.(ahp.InputAction); ok {
 		// Input is a side effect, published here (not by the terminal);
 		// the pty write may take a while and must not hold the server.
@@ -71,7 +90,7 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 // may claim one a session holds, or give its own back to a session, but
 // not take one another client holds while that client is there (present:
 // connected, or the local editor). A client that left holds nothing.
-func mayDispatch(client string, act ahp.Action, st ahp.TerminalState, present map[string]bool) error {
+func mayDispatch(client string, act ahp.Action, st ahp.TerminalState, present map[string]bool, local string) error {
 	holder := st.Claim
 	mine := holder.Kind == ahp.ClaimClient && holder.ClientID == client
 	if holder.Kind == ahp.ClaimClient && !mine && !present[holder.ClientID] {
@@ -82,7 +101,7 @@ func mayDispatch(client string, act ahp.Action, st ahp.TerminalState, present ma
 		case c.Claim.Kind == ahp.ClaimClient && c.Claim.ClientID != client:
 			return fmt.Errorf("a client claims a terminal for itself, not for %q", c.Claim.ClientID)
 		case holder.Kind == ahp.ClaimClient && !mine:
-			return &HeldError{ClientID: holder.ClientID}
+			return &HeldError{ClientID: holder.ClientID, Local: local != "" && holder.ClientID == local}
 		case c.Claim.Kind == ahp.ClaimSession && !mine && holder.Kind != "" && holder.Session != c.Claim.Session:
 			return fmt.Errorf("held by session %q; only its holder can give it to another session", holder.Session)
 		}
@@ -117,7 +136,7 @@ func (s *Server) Claim(t *termhost.Terminal, client string) error {
 	defer s.mu.Unlock()
 	present := s.presentLocked()
 	present[client] = true
-	_, err := t.Dispatch(act, func(st ahp.TerminalState) error { return mayDispatch(client, act, st, present) })
+	_, err := t.Dispatch(act, func(st ahp.TerminalState) error { return mayDispatch(client, act, st, present, s.local) })
 	return err
 }
 
@@ -131,8 +150,27 @@ func (c *conn) rejectLocked(act ahp.Action, origin ahp.Origin, why string) {
 // holds the terminal.
 type HeldError struct {
 	ClientID string // the holder
+	Local    bool   // the holder is the editor that runs the terminal
 }
 
+// Error names the holder as its user knows it and the step that makes
+// it let go: "held by another Neovim (host 4242); q in its split there
+// lets go of it".
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("held by client %q; it must let go first", e.ClientID)
+	var nvim, cli int
+	switch {
+	case e.Local:
+		return "held by its own Neovim; :AgentDetach, then :qa there, frees it"
+	case scan(e.ClientID, "nvim-%d", &nvim):
+		return fmt.Sprintf("held by another Neovim (host %d); q in its split there lets go of it", nvim)
+	case scan(e.ClientID, "cli-%d", &cli):
+		return fmt.Sprintf("held by `agentrun attach --take` (pid %d); Ctrl-] there lets go of it", cli)
+	}
+	return fmt.Sprintf("held by client %q; it lets go when it disconnects", e.ClientID)
+}
+
+// scan reports whether s is exactly format with one number, into n.
+func scan(s, format string, n *int) bool {
+	_, err := fmt.Sscanf(s, format, n)
+	return err == nil && fmt.Sprintf(format, *n) == s
 }

@@ -77,7 +77,9 @@ end
 function M.pick(name)
   name = name or (require("agentrun.state").session() or {}).agent or config.get().default_agent
   if not config.agents()[name] then
-    util.notify(string.format("unknown agent %q; :AgentSessions takes the name of an agent in setup({ agents = ... })", name))
+    local names = vim.tbl_keys(config.agents())
+    table.sort(names)
+    util.notify(string.format("unknown agent %q; :AgentSessions takes one of: %s", name, table.concat(names, ", ")))
     return false
   end
   util.notify(string.format("asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)

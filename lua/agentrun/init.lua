@@ -71,14 +71,12 @@ function M.run(name, continue)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    -- the key as Lua reads it: a name such as "my-agent" needs ["..."]
-    local key = tostring(name):match("^[%a_][%w_]*$") and name or string.format("[%q]", tostring(name))
     if type(name) ~= "string" or not name:match("^[%w_.-]+$") then
       -- not a name one would configure ("", quotes, spaces): no setup() advice
       warn(string.format("unknown agent %s; :AgentRun takes one of: %s", vim.inspect(name), table.concat(names, ", ")))
       return nil
     end
-    warn(string.format("unknown agent %q (configured: %s); add it with setup({ agents = { %s = { cmd = {...} } } })", name, table.concat(names, ", "), key))
+    warn(string.format("unknown agent %q (configured: %s); setup({ agents = … }) adds one", name, table.concat(names, ", ")))
     return nil
   end
   local s = launch.live(name)
@@ -153,15 +151,15 @@ end
 
 -- target returns terminal id; without an id the one in the current buffer
 -- (also when it ended: the action then says so, and nothing else is
--- touched), else the newest running one, named (not its command: one short line) as
--- it is acted on. It
--- warns (naming what for) when there is none.
+-- touched), else the newest running one (then it also returns true: the
+-- action's message names it so). It warns (naming what for) when there is
+-- none.
 local function target(id, what)
   if id ~= nil and type(id) ~= "string" then
     warn(string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
     return nil
   end
-  local t
+  local t, newest
   if id then
     -- also another host's (PID:term-N), as :AgentTerminals lists it
     t = actions.terminal(id)
@@ -169,15 +167,13 @@ local function target(id, what)
     t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
     if not t then
       t = newest_running()
-      if t then
-        util.notify(string.format("%s: %s, the newest running terminal", what, t.id), vim.log.levels.INFO)
-      end
+      newest = t ~= nil
     end
   end
   if not t then
     warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or ("no running terminal to " .. what))
   end
-  return t
+  return t, newest
 end
 
 -- kill(id, force), interrupt(id), takeover(id) and detach(id) run the
@@ -187,8 +183,18 @@ end
 for _, a in ipairs(actions.actions) do
   if a.api then
     M[a.name] = function(id, ...)
-      local t = target(id, a.label or a.name)
-      return t ~= nil and actions.perform(a.name, t, ...)
+      local t, newest = target(id, a.label or a.name)
+      if not t then
+        return false
+      elseif not newest then
+        return actions.perform(a.name, t, ...)
+      end
+      -- one message says what was done and to which: "term-12 (the
+      -- newest running) is detached: …"
+      local args = { n = select("#", ...), ... }
+      return util.about(t.id, "the newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, t.id), function()
+        return actions.perform(a.name, t, (table.unpack or unpack)(args, 1, args.n))
+      end)
     end
   end
 end

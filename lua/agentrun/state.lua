@@ -52,6 +52,7 @@ function M.add_terminal(t)
     return known
   end
   t.state = t.state or "running"
+  M.had_terminals = true -- the terminal list says "no terminals", not "yet"
   M.terminals[t.id] = t
   table.insert(M.terminal_order, t.id)
   return t

@@ -25,12 +25,43 @@ end
 
 -- notify tells the user msg, with the "(agentrun) " prefix (added when
 -- msg lacks it), at level (default WARN): the plugin's one way to speak.
+-- Each line it adds stops the screen at "Press ENTER" when an action says
+-- two things: an action says one (see about).
 function M.notify(msg, level)
   msg = tostring(msg)
   if msg:sub(1, #prefix) ~= prefix then
     msg = prefix .. msg
   end
+  local a = M._about
+  if a and not a.said then
+    local at = msg:find(a.id, 1, true)
+    if at then
+      a.said = true
+      local after = at + #a.id
+      msg = msg:sub(1, after - 1) .. " (" .. a.note .. ")" .. msg:sub(after)
+    end
+  end
   vim.notify(msg, level or vim.log.levels.WARN)
+end
+
+-- about runs fn, whose message names id, with note about id: the note
+-- goes into that message after the id ("term-12 (the newest running) is
+-- detached: …"), one line, not two. When fn says nothing that names id,
+-- the note is said alone (fallback, "kill: term-12, the newest running
+-- terminal"). Returns what fn returned.
+function M.about(id, note, fallback, fn)
+  local outer = M._about
+  M._about = { id = id, note = note }
+  local ok, res = pcall(fn)
+  local said = M._about.said
+  M._about = outer
+  if not said then
+    M.notify(fallback, vim.log.levels.INFO)
+  end
+  if not ok then
+    error(res, 0)
+  end
+  return res
 end
 
 -- set_win_opts gives a window of ours the plain look (no numbers, sign or

@@ -177,8 +177,24 @@ M.actions = {
     where = { split = true, list = true },
     needs_no_terminal = true, -- also on the list's header or empty line
     condition = always,
-    run = function()
+    run = function(t)
+      local api = vim.api
+      -- Closing the last view of another host's terminal you took over
+      -- lets go of it (back to the Neovim that runs it): nothing here
+      -- types into it any more, and its holder must not stay you.
+      local buf = t and t.remote and t.user and t.bufnr
+      local last = buf and api.nvim_get_current_buf() == buf and #vim.fn.win_findbuf(buf) == 1
       util.close_window()
+      if last and #vim.fn.win_findbuf(buf) == 0 then
+        local _, err = rpc.request("remote_let_go", t.id)
+        if err then
+          util.notify(err)
+          return false
+        end
+        t.user = false
+        term._changed(t)
+        util.notify(string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), vim.log.levels.INFO)
+      end
     end,
   },
 }

@@ -39,6 +39,22 @@ function M.new(s)
   vim.bo[self.buf].modifiable = false
   self.prompt_buf = scratch("agentrun://prompt/" .. s.key, "agentrun_prompt")
   require("agentrun.ui.complete").attach(s, self.prompt_buf)
+  -- What was typed in an ended session's prompt and not sent (it was
+  -- refused there) is the new prompt's start, not lost in a hidden buffer.
+  local from, newest = nil, nil
+  for key, o in pairs(require("agentrun.state").sessions) do
+    local ob = o ~= s and o.ended and o.chat and o.chat.prompt_buf
+    if ob and api.nvim_buf_is_valid(ob) and vim.trim(table.concat(api.nvim_buf_get_lines(ob, 0, -1, false), "\n")) ~= "" then
+      local n = tonumber(key) or 0
+      if not newest or n > newest then
+        from, newest = ob, n
+      end
+    end
+  end
+  if from then
+    api.nvim_buf_set_lines(self.prompt_buf, 0, -1, false, api.nvim_buf_get_lines(from, 0, -1, false))
+    api.nvim_buf_set_lines(from, 0, -1, false, {})
+  end
   -- :w here writes nothing, so :wq and :x quit (ui/window.lua); it fails
   -- on the prompt's unsent text rather than lose it on the way out.
   local window = require("agentrun.ui.window")

@@ -88,7 +88,7 @@ end
 function M.ask()
   local s = state.session()
   if not s or s.ended then
-    util.notify("no running session; :AgentRun starts one (it asks you to sign in when the agent needs it)")
+    util.notify("no running session to sign in for; :AgentRun starts one (it asks when needed)")
     return false
   end
   local methods, err = rpc.request("auth_methods", s.key)

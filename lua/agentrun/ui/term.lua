@@ -317,7 +317,7 @@ end
 -- (a remote machine's; the backend checks the rest of it).
 function M.attach(name)
   if type(name) ~= "string" or not (name:match("^%d+:%S+$") or name:match("^ssh://%S+$")) then
-    notify(string.format("%s names no terminal of another host: :AgentAttach takes PID:term-N, as :AgentTerminals and `agentrun ls` list them, or ssh://host/PID:term-N (:AgentAttach ssh://host lists a remote machine's)", vim.inspect(name)))
+    notify(string.format("%s is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]", vim.inspect(name)))
     return false
   end
   local t = state.terminals[name]
@@ -373,7 +373,7 @@ function M.detach(id)
     t.user, t.detached = true, true
     changed(t)
   end
-  notify(string.format("%s is detached: it keeps running after Neovim quits; reattach with :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
+  notify(string.format("%s is detached: it outlives Neovim; :AgentAttach %d:%s shows it again", id, res.host, id), vim.log.levels.INFO)
   return true
 end
 

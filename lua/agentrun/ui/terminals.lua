@@ -17,6 +17,8 @@ M.refresh_ms = 1000
 
 local buf = nil
 local ids = {} -- line (1-based) -> terminal id
+local running_rows = {} -- the lines of running terminals, in order
+local had = false -- the list showed terminals once
 local timer = nil
 
 -- holder says who holds a terminal, from its AHP claim.
@@ -218,7 +220,7 @@ local function render()
   if w ~= -1 then
     cursor_id = ids[api.nvim_win_get_cursor(w)[1]]
   end
-  ids = {}
+  ids, running_rows = {}, {}
   -- Then the terminals of other hosts (another Neovim, or one that
   -- stayed for detached terminals), named PID:term-N.
   local all = vim.list_extend({}, st.terminals)
@@ -272,11 +274,16 @@ local function render()
   for i, t in ipairs(all) do
     table.insert(lines, rendered[i + 1])
     ids[#lines] = t.id
+    if t.state == "running" then
+      table.insert(running_rows, #lines)
+    end
     local r = ranges[i + 1]
     table.insert(marks, { #lines - 1, r[state_col][1], r[state_col][2], status_hl(t) })
   end
+  had = had or #all > 0 or state.had_terminals
   if #lines == 1 then
-    table.insert(lines, "(no terminals yet; :AgentShell opens one)")
+    -- "yet" only while there never were any
+    table.insert(lines, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
   end
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -293,7 +300,30 @@ local function render()
         break
       end
     end
+  elseif w ~= -1 and api.nvim_win_get_cursor(w)[1] > 1 then
+    M._to_row(w) -- it was on the empty line, now the header: a terminal's row
   end
+end
+
+-- _to_row puts list window w's cursor on a terminal's row, the title and
+-- the header in sight: the newest running terminal's when it fits the
+-- window below them, else the first terminal's.
+function M._to_row(w)
+  if not next(ids) then
+    return
+  end
+  local h = api.nvim_win_get_height(w)
+  local row = 3 -- the first terminal: the title, the header, then the rows
+  for i = #running_rows, 1, -1 do
+    if running_rows[i] <= h then
+      row = running_rows[i]
+      break
+    end
+  end
+  api.nvim_win_call(w, function()
+    pcall(api.nvim_win_set_cursor, w, { row, 0 })
+    vim.fn.winrestview({ topline = 1 })
+  end)
 end
 
 local function visible()
@@ -376,11 +406,8 @@ function M.open()
   require("agentrun.ui.window").watch()
   require("agentrun.ui.window").keep_prompts()
   api.nvim_set_current_win(w)
-  if fresh then
-    pcall(api.nvim_win_set_cursor, w, { api.nvim_buf_line_count(buf), 0 }) -- the newest terminal
-    if api.nvim_buf_line_count(buf) <= api.nvim_win_get_height(w) then
-      vim.fn.winrestview({ topline = 1 }) -- all of it fits: the key hint stays in sight
-    end
+  if fresh or not ids[api.nvim_win_get_cursor(w)[1]] then
+    M._to_row(w)
   end
   start_timer()
 end
