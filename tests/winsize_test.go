@@ -215,3 +215,23 @@ require("agentrun").setup({ terminal = { position = "float" } })`)
 	}
 	s.waitShows(5*time.Second, "agentrun · demo · working…") // the command runs on
 }
+
+// TestScreenChatBelowKeepsTheCodeReadable: chat.position = "below" with
+// chat.size unset opens a chat of 15 lines (not the 70 that is a width
+// beside the code), and never more than half the rows.
+func TestScreenChatBelowKeepsTheCodeReadable(t *testing.T) {
+	for _, tc := range []struct{ cols, rows, want int }{{100, 40, 15}, {100, 24, 11}} {
+		t.Run(fmt.Sprintf("%dx%d", tc.cols, tc.rows), func(t *testing.T) {
+			s := startScreen(t, tc.cols, tc.rows, winsLua+`
+require("agentrun").setup({ chat = { position = "below" } })`)
+			s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			l := s.wins()
+			chat, _ := l.get("chat")
+			code, _ := l.get("code")
+			if chat.H != tc.want || code.H < 5 {
+				t.Errorf("%s: want the chat %d rows and the code 5 at least\n%s", l, tc.want, s.capture())
+			}
+		})
+	}
+}

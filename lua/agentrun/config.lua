@@ -13,7 +13,8 @@ M.defaults = {
   default_agent = "demo",
   chat = {
     position = "right", -- "right" | "left" | "below" | "tab"
-    size = 70, -- columns (right/left) or lines (below)
+    -- size (M.unset): columns (right/left) or lines (below); unset, 70
+    -- columns beside and 15 lines below: M.chat_size
     -- :AgentRun continues the agent's most recent session of the cwd
     -- (when the agent keeps them) instead of starting a new one
     continue_last = false,
@@ -61,7 +62,18 @@ M.defaults = {
 -- unset names the options that have no default here: unset, the backend
 -- applies its own, the option's one default (terminal.byte_limit:
 -- termhost.DefaultByteLimit, 16 MiB).
-M.unset = { terminal = { byte_limit = true, size = true } }
+M.unset = { chat = { size = true }, terminal = { byte_limit = true, size = true } }
+
+-- chat_size is chat.size for a chat at position, and whether the user set
+-- it: unset, a chat beside the code is 70 columns wide and one below 15
+-- lines high (one number cannot be both).
+function M.chat_size(position)
+  local size = M.get().chat.size
+  if size then
+    return size, true
+  end
+  return position == "below" and 15 or 70, false
+end
 
 -- terminal_size is terminal.size for a split at position, and whether the
 -- user set it: unset, a split below is 12 lines high and one on the right
@@ -284,9 +296,9 @@ local function validate(opts)
     return type(v) == "string" and (v == "demo" or c.agents[v] ~= nil)
   end, "the name of an agent in `agents` (or \"demo\")")
 
-  no_unknown_keys("chat.", c.chat, M.defaults.chat)
+  no_unknown_keys("chat.", c.chat, vim.tbl_extend("force", {}, M.defaults.chat, M.unset.chat))
   check("chat.position", c.chat.position, one_of("right", "left", "below", "tab"))
-  check("chat.size", c.chat.size, int_in(1), "a positive integer")
+  check("chat.size", c.chat.size, int_in(1), "a positive integer", true)
   check("chat.continue_last", c.chat.continue_last, function(v)
     return type(v) == "boolean"
   end, "true or false")

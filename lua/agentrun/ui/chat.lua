@@ -244,8 +244,6 @@ function Chat:open()
       api.nvim_win_set_width(tw, window.chat_width())
       vim.wo[tw].winfixwidth = true
       window.bottom_splits_full_width()
-    elseif cfg.position == "below" then
-      api.nvim_win_set_height(tw, math.min(cfg.size, vim.o.lines - 6))
     end
     set_win_opts(tw)
     api.nvim_win_set_var(tw, "agentrun_chat_window", true)

@@ -165,7 +165,13 @@ end
 -- chat_width is the width of a chat beside the code: chat.size, never
 -- more than half the screen (the user's code stays visible).
 function M.chat_width()
-  return math.min(config.get().chat.size, math.max(30, math.floor(vim.o.columns / 2)))
+  return math.min((config.chat_size("right")), math.max(30, math.floor(vim.o.columns / 2)))
+end
+
+-- chat_height is the height of a chat below the code: chat.size, at most
+-- half the screen's rows, so the code above stays readable.
+function M.chat_height()
+  return math.min((config.chat_size("below")), math.max(3, math.floor((vim.o.lines - vim.o.cmdheight) / 2)))
 end
 
 -- split_height is the height of a terminal split below: terminal.size,
@@ -257,8 +263,12 @@ function M.fit()
     if ok and tag == "below" and M.has_rows_neighbour(w) then
       pcall(api.nvim_win_set_height, w, M.split_height())
     end
-    if pcall(api.nvim_win_get_var, w, "agentrun_chat_window") and (chat_pos == "right" or chat_pos == "left") then
-      pcall(api.nvim_win_set_width, w, M.chat_width())
+    if pcall(api.nvim_win_get_var, w, "agentrun_chat_window") then
+      if chat_pos == "right" or chat_pos == "left" then
+        pcall(api.nvim_win_set_width, w, M.chat_width())
+      elseif chat_pos == "below" and M.has_rows_neighbour(w) then
+        pcall(api.nvim_win_set_height, w, M.chat_height())
+      end
     end
   end
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
