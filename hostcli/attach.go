@@ -150,7 +150,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 			}
 		case ahp.RootTerminalsChangedAction:
 			if !listed(a.Terminals, uri) {
-				say("%s was killed", h.name())
+				say("%s was closed by its host (killed there, or the Neovim running it quit)", h.name())
 				return true
 			}
 		}

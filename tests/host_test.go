@@ -412,3 +412,40 @@ func TestHeldTerminalLetsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIAttachSaysItsNeovimQuit: `agentrun attach` watching a terminal
+// whose Neovim then quits (:qa) says the terminal was closed by its host,
+// and why it may have been, not only "was killed".
+func TestCLIAttachSaysItsNeovimQuit(t *testing.T) {
+	e := startEditor(t, "")
+	term := e.startDevServer()
+	e.waitBuf(term.Bufnr, 10*time.Second, "served 2\n")
+	name := fmt.Sprintf("%d:%s", e.backendPid(), term.ID)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	var got syncbuf.Buffer
+	attach := e.cli(pr, "attach", name)
+	attach.Stdout, attach.Stderr = &got, &got
+	if err := attach.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	eventually(t, "attach to follow", 10*time.Second, func() (bool, string) {
+		return strings.Contains(got.String(), "[agentrun: attached to "+name), got.String()
+	})
+	_ = e.v.Command("qa!")
+	done := make(chan error, 1)
+	go func() { done <- attach.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = attach.Process.Kill()
+		t.Fatalf("attach did not end when the terminal's Neovim quit:\n%s", got.String())
+	}
+	if s := got.String(); !strings.Contains(s, name+" was closed by its host (killed there, or the Neovim running it quit)") {
+		t.Errorf("attach output ends:\n%s", s[max(0, len(s)-300):])
+	}
+}
