@@ -77,7 +77,7 @@ func (s *screen) detachTicker() string {
 	s.prompt(ticker)
 	s.waitShows(10*time.Second, "tick 3")
 	s.keys("Escape", ":AgentDetach term-1", "Enter")
-	sc := s.waitShows(5*time.Second, "term-1 is detached: it outlives Neovim; :AgentAttach ")
+	sc := s.waitShows(5*time.Second, "term-1 is detached (it outlives Neovim): :AgentAttach ")
 	m := regexp.MustCompile(`:AgentAttach (\d+:term-1)`).FindStringSubmatch(sc)
 	if m == nil {
 		s.t.Fatalf("the detach note names no host:\n%s", sc)

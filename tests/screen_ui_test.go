@@ -269,7 +269,7 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	w.keys(":AgentShell sleep 300", "Enter")
 	w.waitShows(10*time.Second, "terminal/term-1")
 	w.keys(`C-\`, "C-n", ":wincmd p", "Enter", ":AgentDetach", "Enter")
-	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (the newest running) is detached: it outlives Neovim; :AgentAttach ")
+	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (the newest running) is detached (it outlives Neovim): :AgentAttach ")
 	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "detach: term-1") {
 		t.Errorf(":AgentDetach on the newest running terminal says two things:\n%s", sc)
 	}

@@ -373,7 +373,7 @@ function M.detach(id)
     t.user, t.detached = true, true
     changed(t)
   end
-  notify(string.format("%s is detached: it outlives Neovim; :AgentAttach %d:%s shows it again", id, res.host, id), vim.log.levels.INFO)
+  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
   return true
 end
 
