@@ -155,3 +155,19 @@ func TestUnsentTextOutlivesAnEndedSession(t *testing.T) {
 		t.Errorf("the new session's prompt holds %q, want the unsent text", lines)
 	}
 }
+
+// TestPromptQueuedWithTheChatClosedIsSaid: :AgentPrompt while the agent
+// is busy and its chat is closed says the prompt is queued (the chat's
+// note would go unseen).
+func TestPromptQueuedWithTheChatClosedIsSaid(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt sleep 5")
+	e.waitTerminal("sleep 5", 10*time.Second)
+	e.lua(`require("agentrun.state").session().chat:close()`, nil)
+	e.cmd("AgentPrompt echo via-prompt")
+	e.waitFor("the queued note", 5*time.Second, func() (bool, string) {
+		n := e.noteText()
+		return strings.Contains(n, "(agentrun) queued: echo via-prompt — sent after this turn"), n
+	})
+}

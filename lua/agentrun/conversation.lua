@@ -53,6 +53,11 @@ local function queued_note(s, text, when)
   local width = w ~= -1 and vim.api.nvim_win_get_width(w) or 80
   text = text:gsub("%s*\n%s*", " ⏎ ")
   local full = string.format("(queued: %s — %s)", text, when)
+  if w == -1 then
+    -- the chat is not on screen (:AgentPrompt with the chat closed): the
+    -- note would go unseen, so it is said where the user typed
+    util.notify(util.fit(string.format("queued: %s — %s", text, when), math.max(20, vim.v.echospace - 12)))
+  end
   if vim.fn.strdisplaywidth(full) <= width then
     return s.chat:note(full)
   end
