@@ -63,7 +63,7 @@ function M.new(s)
     local text = vim.trim(table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
     if text ~= "" then
       local km = config.get().keymaps
-      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it, then :wq", km.send_insert or km.send or ":AgentPrompt")
+      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", km.send_insert or km.send or ":AgentPrompt")
     end
   end)
   window.watch()
