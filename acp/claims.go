@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -27,9 +28,31 @@ var errTakenOver = errors.New("taken over by the user")
 // takenOver reports whether the user holds t.
 func takenOver(t *termhost.Terminal) bool { return t.Claims().Holder().ByClient() }
 
-// takenOverError answers an agent's call on a terminal the user holds.
-func takenOverError(id, what string) *acpsdk.RequestError {
-	return internalError(fmt.Errorf("terminal %q was taken over by the user: it keeps running under the user and the agent can no longer %s it", id, what))
+// takenOverError answers an agent's call on terminal t, which the user
+// holds, saying where the user took it when not in this Neovim.
+func takenOverError(t *termhost.Terminal, id, what string) *acpsdk.RequestError {
+	return internalError(fmt.Errorf("terminal %q was taken over by the user%s: it keeps running under the user and the agent can no longer %s it", id, takenWhere(t.Claims().Holder()), what))
+}
+
+// takenWhere says where the user holding c took the terminal, when that
+// is not this Neovim: " in another Neovim (host 4242)", " with `agentrun
+// attach --take` (pid 4242)"; "" for this Neovim.
+func takenWhere(c ahp.Claim) string {
+	var n int
+	switch {
+	case c.Kind != ahp.ClaimClient:
+	case scanOne(c.ClientID, "nvim-%d", &n) && n != os.Getpid():
+		return fmt.Sprintf(" in another Neovim (host %d)", n)
+	case scanOne(c.ClientID, "cli-%d", &n):
+		return fmt.Sprintf(" with `agentrun attach --take` (pid %d)", n)
+	}
+	return ""
+}
+
+// scanOne reports whether s is exactly format with one number, into n.
+func scanOne(s, format string, n *int) bool {
+	_, err := fmt.Sscanf(s, format, n)
+	return err == nil && fmt.Sprintf(format, *n) == s
 }
 
 // claimFromUpdate follows the tool calls that embed this session's

@@ -285,7 +285,7 @@ func (a *Agent) handleTerminalWaitForExit(ctx context.Context, params json.RawMe
 	st, err := waitUnlessTakenOver(ctx, t) // claims.go
 	if err != nil {
 		if errors.Is(err, errTakenOver) {
-			return nil, takenOverError(req.TerminalId, "wait for")
+			return nil, takenOverError(t, req.TerminalId, "wait for")
 		}
 		if ctx.Err() != nil {
 			return nil, acpsdk.NewRequestCancelled(map[string]any{"error": err.Error()})
@@ -308,7 +308,7 @@ func (a *Agent) handleTerminalKill(ctx context.Context, params json.RawMessage) 
 		return nil, rerr
 	}
 	if takenOver(t) {
-		return nil, takenOverError(req.TerminalId, "kill")
+		return nil, takenOverError(t, req.TerminalId, "kill")
 	}
 	if err := t.Kill(); err != nil {
 		return nil, internalError(fmt.Errorf("kill terminal %q: %w", req.TerminalId, err))

@@ -82,6 +82,13 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 		_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
 			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),
 			acpsdk.WithUpdateContent(append(content, acpsdk.ToolContent(acpsdk.TextBlock("taken over by the user"))))))
+		// where it was taken, when not in this Neovim: "in another
+		// Neovim (host 4242)"
+		_, after, _ := strings.Cut(errText(w.err), "taken over by the user")
+		where, _, _ := strings.Cut(after, ":")
+		if where != "" {
+			return d.say(s, fmt.Sprintf("You took `%s` over%s: it keeps running there, and I moved on.", line, where))
+		}
 		return d.say(s, fmt.Sprintf("You took `%s` over: it keeps running in your terminal, and I moved on.", line))
 	}
 	if w.err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
+	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
@@ -588,6 +589,13 @@ func (rs *remotes) input(name string, data []byte) {
 	holder := r.claim
 	r.mu.Unlock()
 	if !mine {
+		if holder.Kind == ahp.ClaimClient && holder.ClientID != ahp.DetachedClient {
+			// a client holds it: named, with what frees it, as a refused
+			// take over says it (T would be refused too)
+			held := &server.HeldError{ClientID: holder.ClientID, Local: holder.ClientID == fmt.Sprintf("nvim-%d", r.host.key.pid)}
+			rs.notice(fmt.Sprintf("%s is %s", name, held))
+			return
+		}
 		rs.notice(fmt.Sprintf("%s is %s; take it over (T) to type into it", name, heldBy(holder)))
 		return
 	}

@@ -73,8 +73,12 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 	mine := func(cl ahp.Claim) bool { return cl.Kind == ahp.ClaimClient && cl.ClientID == c.ID() }
 	holding := mine(st.Claim)
 	mode := "read-only: agentrun attach --take " + h.name() + " to type into it"
-	if take {
+	switch {
+	case take && holding:
 		mode = "you type into it"
+	case take:
+		// not ours until the host grants the claim: said then
+		mode = "taking it over"
 	}
 	say("attached to %s (%s), %s; Ctrl-] detaches", h.name(), h.info.Title, mode)
 	if st.Exited() {
@@ -85,6 +89,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 	// answer: typed once it is ours, dropped (and said) if refused.
 	var claiming bool
 	var early [][]byte
+	refused := "" // why the host refused our --take
 	if take && !holding {
 		if _, err := c.Dispatch(ctx, ahp.ClaimedAction{Terminal: uri, Claim: ahp.ClientClaim(c.ID())}); err != nil {
 			return err
@@ -111,6 +116,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				say("refused: %s", e.RejectionReason)
 				if _, ok := e.Action.(ahp.ClaimedAction); ok && claiming {
 					claiming = false
+					refused = e.RejectionReason
 					if len(early) > 0 {
 						say("what you typed meanwhile was not typed into %s", h.name())
 						early = nil
@@ -133,7 +139,11 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				holding = mine(a.Claim)
 				if holding && !was {
 					resize()
+					if claiming {
+						say("%s is yours: you type into it", h.name())
+					}
 					claiming = false
+					refused = ""
 					for _, k := range early {
 						_, _ = c.Dispatch(ctx, ahp.InputAction{Terminal: uri, Data: string(k)})
 					}
@@ -190,7 +200,12 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 				// Typing (Ctrl-C too) reaches nothing here: say so, once,
 				// and each time Ctrl-C is pressed.
 				toldReadOnly = true
-				say("read-only: what you type does not reach %s (Ctrl-C neither); Ctrl-] detaches, agentrun attach --take %s types into it", h.name(), h.name())
+				if refused != "" {
+					// --take was refused: who holds it and what frees it
+					say("read-only: what you type does not reach %s (Ctrl-C neither), %s", h.name(), refused)
+				} else {
+					say("read-only: what you type does not reach %s (Ctrl-C neither); Ctrl-] detaches, agentrun attach --take %s types into it", h.name(), h.name())
+				}
 			}
 		case e, ok := <-envelopes:
 			if ok {

@@ -132,7 +132,7 @@ func TestRemoteLsAttachTakeKill(t *testing.T) {
 	watch.waitOut(t, time.Second, "detached from "+name+"; it keeps running")
 
 	take := r.startCLI("attach", "--take", name)
-	take.waitOut(t, 15*time.Second, "[agentrun: attached to "+name+" ("+devServer+"), you type into it")
+	take.waitOut(t, 15*time.Second, "[agentrun: attached to "+name+" ("+devServer+"), taking it over", name+" is yours: you type into it")
 	var id string
 	e.waitFor("the CLI to hold the remote terminal", 10*time.Second, func() (bool, string) {
 		var claim map[string]any

@@ -23,12 +23,19 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	local := s.local
 	s.mu.Unlock()
 	// Letting go (agentrun's use of AHP): the holder claims the terminal
-	// for "detached", nobody; it goes back to the editor that runs it when
-	// that editor is there.
+	// for "detached", nobody; it goes back to whoever held it before the
+	// holder took it (a session: then it may be taken again as the first
+	// time), else to the editor that runs it when that editor is there.
 	letGo := false
 	if c, ok := act.(ahp.ClaimedAction); ok && c.Claim == ahp.ClientClaim(ahp.DetachedClient) {
 		letGo = true
-		if local != "" {
+		s.mu.Lock()
+		prev, had := s.before[c.Terminal]
+		s.mu.Unlock()
+		switch {
+		case had && !(prev.Kind == ahp.ClaimClient && prev.ClientID == origin.ClientID):
+			act = ahp.ClaimedAction{Terminal: c.Terminal, Claim: prev}
+		case local != "":
 			act = ahp.ClaimedAction{Terminal: c.Terminal, Claim: ahp.ClientClaim(local)}
 		}
 	}
@@ -47,7 +54,9 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 	if err != nil {
 		return reject(fmt.Sprintf("no terminal %q here (it was disposed, or never existed)", id))
 	}
+	var from ahp.Claim // the holder a client's claim replaces
 	allow := func(st ahp.TerminalState) error {
+		from = st.Claim
 		if letGo {
 			if h := st.Claim; h.Kind != ahp.ClaimClient || h.ClientID != origin.ClientID {
 				return fmt.Errorf("only its holder lets go of a terminal; it is %s's", describe(h))
@@ -83,7 +92,25 @@ func (c *conn) dispatch(p ahp.DispatchActionParams) (any, error) {
 		return nil, nil
 	}
 	s.origins[originKey{uri, seq}] = origin
+	s.noteClaimLocked(uri, act, from, letGo)
 	return nil, nil
+}
+
+// noteClaimLocked keeps, when a client takes terminal uri, the holder it
+// took it from, and forgets it when the terminal goes back (s.mu held).
+// A holder that left (a client not there any more) is not one to give it
+// back to: the one before it stays.
+func (s *Server) noteClaimLocked(uri string, act ahp.Action, from ahp.Claim, letGo bool) {
+	c, ok := act.(ahp.ClaimedAction)
+	switch {
+	case !ok:
+	case letGo || c.Claim.Kind != ahp.ClaimClient:
+		delete(s.before, uri)
+	case from.Kind == ahp.ClaimClient && from.ClientID != s.local && from.ClientID != ahp.DetachedClient:
+		// from a client that left (one there would have refused)
+	case from != c.Claim:
+		s.before[uri] = from
+	}
 }
 
 // mayDispatch is the claim rule: a client acts on a terminal it holds; it
@@ -137,6 +164,9 @@ func (s *Server) Claim(t *termhost.Terminal, client string) error {
 	present := s.presentLocked()
 	present[client] = true
 	_, err := t.Dispatch(act, func(st ahp.TerminalState) error { return mayDispatch(client, act, st, present, s.local) })
+	if err == nil {
+		delete(s.before, t.URI()) // its own editor's now, for good
+	}
 	return err
 }
 

@@ -55,13 +55,16 @@ type Server struct {
 	host *termhost.Host
 	opts Options
 
-	mu       sync.Mutex
-	seq      uint64 // the last serverSeq given out
-	log      replayLog
-	conns    map[*conn]struct{}
-	feeds    map[string]*feed // terminal URI → its feed
-	root     ahp.RootState    // as of seq
-	origins  map[originKey]ahp.Origin
+	mu      sync.Mutex
+	seq     uint64 // the last serverSeq given out
+	log     replayLog
+	conns   map[*conn]struct{}
+	feeds   map[string]*feed // terminal URI → its feed
+	root    ahp.RootState    // as of seq
+	origins map[originKey]ahp.Origin
+	// before is, per terminal a client holds, the claim it took it from:
+	// letting go gives it back to that holder (s.mu).
+	before   map[string]ahp.Claim
 	feedsCtx context.Context
 	feedsWG  sync.WaitGroup
 	local    string // Options.Local while that editor is there
@@ -96,6 +99,7 @@ func New(h *termhost.Host, opts Options) *Server {
 		conns:   make(map[*conn]struct{}),
 		feeds:   make(map[string]*feed),
 		origins: make(map[originKey]ahp.Origin),
+		before:  make(map[string]ahp.Claim),
 		root:    ahp.RootState{Terminals: h.Listing()},
 		local:   opts.Local,
 	}

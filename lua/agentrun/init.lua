@@ -258,6 +258,11 @@ function M.attach(name)
     -- `agentrun ls` does, PID:term-N with our backend's pid): its split
     local pid, id = name:match("^(%d+):(%S+)$")
     if pid and rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
+      if not (state.terminals[id] and not state.terminals[id].remote) then
+        -- ours, but no such terminal: said as :AgentKill says it
+        warn(string.format("unknown terminal %q; :AgentTerminals lists them", name))
+        return false
+      end
       name = id
     end
     local t = state.terminals[name]

@@ -81,7 +81,7 @@ function M.open(id, opts)
     return
   end
   local buf = api.nvim_create_buf(false, true)
-  local win
+  local win, restore
   if position ~= "none" and window.in_cmdwin() then
     -- The command-line window (q:) forbids opening or entering another:
     -- the terminal starts without a window; its split shows once q: closed.
@@ -97,7 +97,15 @@ function M.open(id, opts)
       end
     end)
   elseif position ~= "none" then
+    -- what our terminal window shows now: a refused attach puts it back
+    local shown_before = {}
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if vim.w[w].agentrun_terminal_window == position then
+        shown_before[w] = api.nvim_win_get_buf(w)
+      end
+    end
     win = window.place(buf, position)
+    restore = { win = win, buf = shown_before[win], prev = prev }
   end
   local chan = compat.open_term(buf, function(_, _, _, data)
     M.input(t, data)
@@ -126,7 +134,17 @@ function M.open(id, opts)
       -- no such terminal of another host: nothing of it stays
       notify(err)
       t.bufnr, t.chan = nil, nil
+      -- Nothing on screen changes: the terminal window shows again what
+      -- it showed (deleting the buffer would close it), focus goes back.
+      local r = restore
+      if r and r.buf and api.nvim_win_is_valid(r.win) and api.nvim_buf_is_valid(r.buf) then
+        api.nvim_win_set_buf(r.win, r.buf)
+        require("agentrun.ui.follow").reset(r.win)
+      end
       pcall(api.nvim_buf_delete, buf, { force = true })
+      if r and api.nvim_win_is_valid(r.prev) then
+        api.nvim_set_current_win(r.prev)
+      end
       state.remove_terminal(id)
       return false
     elseif err then
