@@ -73,6 +73,7 @@ function M.new(s)
   table.insert(require("agentrun.ui.window").on_layout, function()
     if api.nvim_buf_is_valid(self.buf) then
       self:fit_notes()
+      self:keep_end()
       self:set_statusline()
     end
   end)
@@ -340,12 +341,50 @@ function Chat:put(b, lines, hls)
   self:scroll()
 end
 
+-- show_end puts the cursor of chat window w on the transcript's last
+-- line and that line at the window's bottom, the rows above it filled
+-- with the lines before it, as a terminal shows its newest output.
+-- (Setting the cursor alone leaves the top line where Neovim put it: a
+-- chat shown again in a new window, on 0.7 and 0.10, starts at its last
+-- line with the rows below it empty, and a window that grew keeps its
+-- top line, its end no longer at its bottom.)
+local function show_end(w, last)
+  pcall(api.nvim_win_set_cursor, w, { last, 0 })
+  pcall(api.nvim_win_call, w, function()
+    vim.cmd("normal! zb")
+  end)
+end
+
+-- follows reports whether chat window w shows the transcript's end (its
+-- cursor on the last line or the one before: the user did not scroll up).
+local function follows(w, last)
+  return api.nvim_win_get_cursor(w)[1] >= last - 1
+end
+
 -- scroll keeps windows that were at the end of the transcript at the end.
 function Chat:scroll()
   local last = api.nvim_buf_line_count(self.buf)
   for _, w in ipairs(windows_of(self.buf)) do
-    if w ~= api.nvim_get_current_win() or api.nvim_win_get_cursor(w)[1] >= last - 1 then
-      pcall(api.nvim_win_set_cursor, w, { last, 0 })
+    if w ~= api.nvim_get_current_win() or follows(w, last) then
+      show_end(w, last)
+    end
+  end
+end
+
+-- keep_end shows the end again in every chat window that follows it and
+-- changed size since last seen (a resized screen, a split opened or
+-- closed beside it): Neovim keeps a resized window's top line, so its
+-- end would fall below the window or leave rows empty under it.
+function Chat:keep_end()
+  local last = api.nvim_buf_line_count(self.buf)
+  self.win_sizes = self.win_sizes or {}
+  for _, w in ipairs(windows_of(self.buf)) do
+    local size = api.nvim_win_get_width(w) .. "x" .. api.nvim_win_get_height(w)
+    if self.win_sizes[w] ~= size then
+      self.win_sizes[w] = size
+      if follows(w, last) then
+        show_end(w, last)
+      end
     end
   end
 end
