@@ -135,3 +135,49 @@ func TestChatFollowsItsEndThroughAResize(t *testing.T) {
 		})
 	}
 }
+
+// TestChatSurvivesBufferDelete: :bd or :bw in the chat or its prompt
+// closes them but loses nothing: :AgentRun shows the whole conversation
+// again, the prompt's unsent text with it, and a tool call's updates stay
+// in its one block. The chat's buffer was left empty (only the demo hint
+// written again), and each update appended a new block.
+func TestChatSurvivesBufferDelete(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{
+		{"bd in the chat", []string{"Escape", "C-w", "k", ":bd", "Enter"}},
+		{"bw in the chat", []string{"Escape", "C-w", "k", ":bw", "Enter"}},
+		{"bd in the prompt", []string{"Escape", ":bd", "Enter"}},
+		{"bw in the prompt", []string{"Escape", ":bw!", "Enter"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreen(t, 120, 35, "")
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt("echo x")
+			s.waitShows(10*time.Second, "echo x exited with code 0.")
+			s.typeText("half typed")
+			s.keys(c.keys...)
+			s.waitFor("the chat to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun · demo") })
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(5*time.Second, "agentrun · demo · ready", "> echo x", "echo x exited with code 0.", "half typed")
+			s.keys("C-u") // (insert mode) the kept text goes
+			s.prompt("sleep 2; echo after-bd")
+			s.waitShows(10*time.Second, "sleep 2; echo after-bd exited with code 0.")
+			text := s.chatText()
+			if n := strings.Count(text, "sleep 2; echo after-bd [execute]"); n != 1 {
+				t.Errorf("the tool call shows in %d blocks, want 1:\n%s", n, text)
+			}
+			if strings.Contains(text, "in progress") {
+				t.Errorf("a block still says in progress:\n%s", text)
+			}
+			if !strings.Contains(text, "`echo x` exited with code 0.\n\n> sleep 2; echo after-bd\n") {
+				t.Errorf("the conversation does not read on from where it was:\n%s", text)
+			}
+			if strings.Count(text, "Demo agent: each prompt") != 1 {
+				t.Errorf("the header is not there once:\n%s", text)
+			}
+		})
+	}
+}
