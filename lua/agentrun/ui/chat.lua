@@ -35,10 +35,8 @@ end
 -- new creates the chat buffers of session s (not shown yet).
 function M.new(s)
   local self = setmetatable({ session = s, blocks = {}, by_id = {}, term_blocks = {} }, Chat)
-  self.buf = scratch("agentrun://chat/" .. s.key, "agentrun")
-  vim.bo[self.buf].modifiable = false
-  self.prompt_buf = scratch("agentrun://prompt/" .. s.key, "agentrun_prompt")
-  require("agentrun.ui.complete").attach(s, self.prompt_buf)
+  self:make_chat_buf()
+  self:make_prompt_buf()
   -- What was typed in an ended session's prompt and not sent (it was
   -- refused there) is the new prompt's start, not lost in a hidden buffer.
   local from, newest = nil, nil
@@ -55,34 +53,119 @@ function M.new(s)
     api.nvim_buf_set_lines(self.prompt_buf, 0, -1, false, api.nvim_buf_get_lines(from, 0, -1, false))
     api.nvim_buf_set_lines(from, 0, -1, false, {})
   end
-  -- :w here writes nothing, so :wq and :x quit (ui/window.lua); it fails
-  -- on the prompt's unsent text rather than lose it on the way out.
-  local window = require("agentrun.ui.window")
-  window.accept_write(self.buf)
-  window.accept_write(self.prompt_buf, function(buf)
-    local text = vim.trim(table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
-    if text ~= "" then
-      local km = config.get().keymaps
-      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", km.send_insert or km.send or ":AgentPrompt")
-    end
-  end)
-  window.watch()
-  self:map_keys()
+  require("agentrun.ui.window").watch()
   self.header = self:add({ kind = "header" })
   self:render_header()
   table.insert(require("agentrun.ui.window").on_layout, function()
     if api.nvim_buf_is_valid(self.buf) then
       self:fit_notes()
+      self:keep_end()
       self:set_statusline()
     end
   end)
   return self
 end
 
-function Chat:map_keys()
+-- buffer_lost reports whether buf is no longer the chat's buffer as made:
+-- wiped (:bw), or unloaded (:bd, which also clears its options, keys and
+-- variables; the buffer number stays).
+local function buffer_lost(buf)
+  return not (buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_is_loaded(buf) and pcall(api.nvim_buf_get_var, buf, "agentrun_chat_buffer"))
+end
+
+-- revive makes old (the chat's or the prompt's buffer, after :bd or :bw)
+-- a buffer of ours again: the same buffer loaded again when it still
+-- exists (:bd), else a new one of that name (:bw).
+local function revive(old, name, ft)
+  if not (old and api.nvim_buf_is_valid(old)) then
+    return scratch(name, ft)
+  end
+  vim.bo[old].buftype = "nofile" -- loading reads no file
+  vim.bo[old].swapfile = false
+  vim.fn.bufload(old)
+  vim.bo[old].filetype = ft
+  vim.bo[old].bufhidden = "hide"
+  return old
+end
+
+-- make_chat_buf makes the transcript's buffer: at first, and again when
+-- it was lost to :bd or :bw, then with every block rendered into it as
+-- before, so the conversation goes on where it was (doc/agentrun.txt).
+function Chat:make_chat_buf()
+  local name = "agentrun://chat/" .. self.session.key
+  local rebuild = self.buf ~= nil
+  self.buf = rebuild and revive(self.buf, name, "agentrun") or scratch(name, "agentrun")
+  vim.b[self.buf].agentrun_chat_buffer = true
+  -- :w here writes nothing, so :wq and :x quit (ui/window.lua)
+  require("agentrun.ui.window").accept_write(self.buf)
+  self:map_keys({ [self.buf] = true })
+  vim.bo[self.buf].modifiable = true
+  local lines, at = {}, {}
+  for _, b in ipairs(self.blocks) do
+    at[b] = #lines
+    vim.list_extend(lines, b.lines)
+  end
+  api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+  vim.bo[self.buf].modifiable = false
+  for _, b in ipairs(self.blocks) do
+    for _, h in ipairs(b.hls or {}) do
+      compat.highlight(self.buf, ns, h[2], at[b] + h[1], h[3] or 0, h[4] or -1)
+    end
+    if b.kind == "message" and #b.lines > 0 then
+      b.md = nil
+      self:markdown(b, 1, at[b])
+    end
+  end
+end
+
+-- make_prompt_buf makes the prompt's buffer: at first, and again when it
+-- was lost to :bd or :bw, with the text it held then.
+function Chat:make_prompt_buf()
+  local name = "agentrun://prompt/" .. self.session.key
+  local rebuild = self.prompt_buf ~= nil
+  self.prompt_buf = rebuild and revive(self.prompt_buf, name, "agentrun_prompt") or scratch(name, "agentrun_prompt")
+  local buf = self.prompt_buf
+  vim.b[buf].agentrun_chat_buffer = true
+  require("agentrun.ui.complete").attach(self.session, buf)
+  -- :w here writes nothing, so :wq and :x quit (ui/window.lua); it fails
+  -- on the prompt's unsent text rather than lose it on the way out.
+  require("agentrun.ui.window").accept_write(buf, function(b)
+    local text = vim.trim(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n"))
+    if text ~= "" then
+      local km = config.get().keymaps
+      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", km.send_insert or km.send or ":AgentPrompt")
+    end
+  end)
+  -- what :bd or :bw takes with the buffer comes back with the next one
+  api.nvim_create_autocmd("BufUnload", {
+    buffer = buf,
+    desc = "agentrun: keep the prompt's unsent text for when it is shown again",
+    callback = function()
+      self.prompt_kept = api.nvim_buf_get_lines(buf, 0, -1, false)
+    end,
+  })
+  if self.prompt_kept then
+    api.nvim_buf_set_lines(buf, 0, -1, false, self.prompt_kept)
+    self.prompt_kept = nil
+  end
+  self:map_keys({ [buf] = true })
+end
+
+-- ensure_buffers makes the chat's buffers again if :bd or :bw took them.
+function Chat:ensure_buffers()
+  if buffer_lost(self.buf) then
+    self:make_chat_buf()
+  end
+  if buffer_lost(self.prompt_buf) then
+    self:make_prompt_buf()
+  end
+end
+
+-- map_keys maps the chat's keys in the buffers of only (a set).
+function Chat:map_keys(only)
   local km = config.get().keymaps
   local function map(buf, key, fn, desc, mode)
-    if key then
+    if key and only[buf] then
       compat.map(buf, key, fn, "agentrun: " .. desc, mode)
     end
   end
@@ -113,7 +196,9 @@ function Chat:map_keys()
   -- ZZ is :x, as typed (ui/window.lua reads the command line): it writes
   -- the user's files and quits from here too.
   for _, buf in ipairs({ self.buf, self.prompt_buf }) do
-    compat.map(buf, "ZZ", ":x<CR>", "agentrun: write your files and quit, as :x")
+    if only[buf] then
+      compat.map(buf, "ZZ", ":x<CR>", "agentrun: write your files and quit, as :x")
+    end
   end
   -- A terminal float (terminal.position "float") lies over the code, out
   -- of the way but out of reach: the chat and the prompt close it.
@@ -205,6 +290,7 @@ end
 -- open shows the chat (transcript above, prompt below) and focuses the
 -- prompt, in insert mode: the user types the prompt next.
 function Chat:open()
+  self:ensure_buffers()
   self:show_current_terminal()
   local cfg = config.get().chat
   local window = require("agentrun.ui.window")
@@ -317,6 +403,7 @@ end
 -- put replaces block b's lines with lines and highlights hls
 -- ({ row, group, col_start, col_end }), then follows the end.
 function Chat:put(b, lines, hls)
+  self:ensure_buffers()
   local start = self:start_line(b)
   local old = #b.lines
   local total = 0
@@ -340,12 +427,50 @@ function Chat:put(b, lines, hls)
   self:scroll()
 end
 
+-- show_end puts the cursor of chat window w on the transcript's last
+-- line and that line at the window's bottom, the rows above it filled
+-- with the lines before it, as a terminal shows its newest output.
+-- (Setting the cursor alone leaves the top line where Neovim put it: a
+-- chat shown again in a new window, on 0.7 and 0.10, starts at its last
+-- line with the rows below it empty, and a window that grew keeps its
+-- top line, its end no longer at its bottom.)
+local function show_end(w, last)
+  pcall(api.nvim_win_set_cursor, w, { last, 0 })
+  pcall(api.nvim_win_call, w, function()
+    vim.cmd("normal! zb")
+  end)
+end
+
+-- follows reports whether chat window w shows the transcript's end (its
+-- cursor on the last line or the one before: the user did not scroll up).
+local function follows(w, last)
+  return api.nvim_win_get_cursor(w)[1] >= last - 1
+end
+
 -- scroll keeps windows that were at the end of the transcript at the end.
 function Chat:scroll()
   local last = api.nvim_buf_line_count(self.buf)
   for _, w in ipairs(windows_of(self.buf)) do
-    if w ~= api.nvim_get_current_win() or api.nvim_win_get_cursor(w)[1] >= last - 1 then
-      pcall(api.nvim_win_set_cursor, w, { last, 0 })
+    if w ~= api.nvim_get_current_win() or follows(w, last) then
+      show_end(w, last)
+    end
+  end
+end
+
+-- keep_end shows the end again in every chat window that follows it and
+-- changed size since last seen (a resized screen, a split opened or
+-- closed beside it): Neovim keeps a resized window's top line, so its
+-- end would fall below the window or leave rows empty under it.
+function Chat:keep_end()
+  local last = api.nvim_buf_line_count(self.buf)
+  self.win_sizes = self.win_sizes or {}
+  for _, w in ipairs(windows_of(self.buf)) do
+    local size = api.nvim_win_get_width(w) .. "x" .. api.nvim_win_get_height(w)
+    if self.win_sizes[w] ~= size then
+      self.win_sizes[w] = size
+      if follows(w, last) then
+        show_end(w, last)
+      end
     end
   end
 end

@@ -36,6 +36,7 @@ local stream_style = {
 -- ended or a prompt was sent does (end_message), never on the line where
 -- the last one stopped.
 function Chat:stream(kind, text, message_id)
+  self:ensure_buffers() -- (after :bd in the chat its lines are gone)
   if kind == "thought" then
     return self:thought(text)
   end
@@ -101,9 +102,10 @@ end
 
 -- markdown highlights message block b (the last block) from its line
 -- from (1-based) on, and colours the code of fences that closed there.
-function Chat:markdown(b, from)
+-- base is b's first line (0-based) when b is not the last block.
+function Chat:markdown(b, from, base)
   b.md = b.md or { states = { false }, coloured = {} }
-  local base = api.nvim_buf_line_count(self.buf) - #b.lines
+  base = base or api.nvim_buf_line_count(self.buf) - #b.lines
   api.nvim_buf_clear_namespace(self.buf, ns_md, base + from - 1, base + #b.lines)
   local spans, closed = markdown.scan(b.lines, b.md.states, from)
   self:apply_spans(spans, base, 100)

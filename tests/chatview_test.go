@@ -1,0 +1,183 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests are the chat window as a user sees it: shown again, after a
+// resize, after :bd in it. A chat that follows its end shows it as a
+// terminal does: the newest line on its last row, the rows above filled
+// with the lines before it.
+
+// chatRows returns the rows of the chat window as the screen shows them
+// (its text area, not its status line), read with the window's place from
+// Neovim and its text from the terminal.
+func (s *screen) chatRows() []string {
+	s.t.Helper()
+	l := s.wins()
+	c, ok := l.get("chat")
+	if !ok {
+		s.t.Fatalf("no chat window: %s\n%s", l, s.capture())
+	}
+	// the command line that asked (longer than a row) scrolled the
+	// screen: the windows are drawn again before they are read
+	s.keys("C-l")
+	var lines []string
+	eventually(s.t, "the screen drawn again", 5*time.Second, func() (bool, string) {
+		sc := s.capture()
+		lines = strings.Split(sc, "\n")
+		return !strings.Contains(sc, "value.json"), sc
+	})
+	var rows []string
+	for r := c.Row - 1; r < c.Row-1+c.H && r < len(lines); r++ {
+		line := []rune(lines[r])
+		from, to := c.Col-1, c.Col-1+c.W
+		if from > len(line) {
+			from = len(line)
+		}
+		if to > len(line) {
+			to = len(line)
+		}
+		rows = append(rows, strings.TrimRight(string(line[from:to]), " "))
+	}
+	return rows
+}
+
+// waitChatEnds waits until the chat window's text ends on a row holding
+// last, with no row left empty ("~") below it unless the whole transcript
+// fits (its first line on the first row): the chat fills its window.
+func (s *screen) waitChatEnds(what, last string) {
+	s.t.Helper()
+	eventually(s.t, what, 10*time.Second, func() (bool, string) {
+		rows := s.chatRows()
+		why := fmt.Sprintf("the chat's rows:\n%s\nthe screen:\n%s", strings.Join(rows, "\n"), s.capture())
+		text := rows
+		for len(text) > 0 && text[len(text)-1] == "~" {
+			text = text[:len(text)-1]
+		}
+		if len(text) == 0 || !strings.Contains(text[len(text)-1], last) {
+			return false, why
+		}
+		if len(text) < len(rows) && !strings.HasPrefix(text[0], "agentrun · ") {
+			return false, why // rows left empty below a transcript that does not fit
+		}
+		return true, why
+	})
+}
+
+// TestChatShownAgainEndsOnItsNewestLine: a chat closed (q, :q in the
+// prompt) and opened again with :AgentRun fills its window and ends on its
+// newest line. On 0.7 and 0.10 it showed only its last line, at the top,
+// the rows below it empty.
+func TestChatShownAgainEndsOnItsNewestLine(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{
+		{"q in the chat", []string{"Escape", "C-w", "k", "q"}},
+		{":q in the prompt", []string{"Escape", ":q", "Enter"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreen(t, 120, 35, winsLua)
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			for _, w := range []string{"one", "two", "three"} {
+				s.prompt("echo " + w)
+				s.waitShows(10*time.Second, "echo "+w+" exited with code 0.")
+			}
+			s.keys(c.keys...)
+			s.waitFor("the chat to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun · demo") })
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(5*time.Second, "agentrun · demo · ready")
+			s.waitChatEnds("the chat shown again to end on its newest line", "echo three exited with code 0.")
+			rows := s.chatRows()
+			if !strings.Contains(strings.Join(rows, "\n"), "> echo three") {
+				t.Errorf("the last prompt is not in sight:\n%s", strings.Join(rows, "\n"))
+			}
+		})
+	}
+}
+
+// TestChatFollowsItsEndThroughAResize: a chat that followed its end still
+// shows it after the screen shrank and grew again (120×35, 80×24,
+// 120×35), with no new output to bring it back. On 0.7 the chat below
+// (terminal on the right) jumped to its top, its last line cut; beside a
+// terminal float the prompt just sent was out of sight.
+func TestChatFollowsItsEndThroughAResize(t *testing.T) {
+	for _, c := range []struct {
+		name, setup string
+	}{
+		{"chat below and terminal right", `require("agentrun").setup({ chat = { position = "below" }, terminal = { position = "right" } })`},
+		{"chat left and terminal float", `require("agentrun").setup({ chat = { position = "left" }, terminal = { position = "float" } })`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreen(t, 120, 35, winsLua+"\n"+c.setup)
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			for _, w := range []string{"one", "two", "three"} { // more than the window holds
+				s.prompt("echo " + w)
+				s.waitShows(10*time.Second, "echo "+w+" exited with code 0.")
+			}
+			s.prompt("seq 1 50; sleep 60")
+			s.waitShows(10*time.Second, "[execute] · in progress")
+			s.waitChatEnds("the chat to end on the running command", "opens it)")
+			for _, size := range [][2]int{{80, 24}, {120, 35}} {
+				s.tmux("resize-window", "-t", "0", "-x", fmt.Sprint(size[0]), "-y", fmt.Sprint(size[1]))
+				eventually(t, "Neovim to take the screen's new size", 5*time.Second, func() (bool, string) {
+					l := s.wins()
+					return l.Lines == size[1], l.String()
+				})
+				s.waitChatEnds(fmt.Sprintf("the chat at %dx%d to end on the running command", size[0], size[1]), "opens it)")
+			}
+		})
+	}
+}
+
+// TestChatSurvivesBufferDelete: :bd or :bw in the chat or its prompt
+// closes them but loses nothing: :AgentRun shows the whole conversation
+// again, the prompt's unsent text with it, and a tool call's updates stay
+// in its one block. The chat's buffer was left empty (only the demo hint
+// written again), and each update appended a new block.
+func TestChatSurvivesBufferDelete(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{
+		{"bd in the chat", []string{"Escape", "C-w", "k", ":bd", "Enter"}},
+		{"bw in the chat", []string{"Escape", "C-w", "k", ":bw", "Enter"}},
+		{"bd in the prompt", []string{"Escape", ":bd", "Enter"}},
+		{"bw in the prompt", []string{"Escape", ":bw!", "Enter"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreen(t, 120, 35, "")
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt("echo x")
+			s.waitShows(10*time.Second, "echo x exited with code 0.")
+			s.typeText("half typed")
+			s.keys(c.keys...)
+			s.waitFor("the chat to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun · demo") })
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(5*time.Second, "agentrun · demo · ready", "> echo x", "echo x exited with code 0.", "half typed")
+			s.keys("C-u") // (insert mode) the kept text goes
+			s.prompt("sleep 2; echo after-bd")
+			s.waitShows(10*time.Second, "sleep 2; echo after-bd exited with code 0.")
+			text := s.chatText()
+			if n := strings.Count(text, "sleep 2; echo after-bd [execute]"); n != 1 {
+				t.Errorf("the tool call shows in %d blocks, want 1:\n%s", n, text)
+			}
+			if strings.Contains(text, "in progress") {
+				t.Errorf("a block still says in progress:\n%s", text)
+			}
+			if !strings.Contains(text, "`echo x` exited with code 0.\n\n> sleep 2; echo after-bd\n") {
+				t.Errorf("the conversation does not read on from where it was:\n%s", text)
+			}
+			if strings.Count(text, "Demo agent: each prompt") != 1 {
+				t.Errorf("the header is not there once:\n%s", text)
+			}
+		})
+	}
+}
