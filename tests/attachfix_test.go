@@ -72,6 +72,14 @@ func TestLetGoGivesBack(t *testing.T) {
 		if round == 1 {
 			a.waitChat(fmt.Sprintf("over in another Neovim (host %d)", b.backendPid()), 10*time.Second)
 		}
+		// q lets go of what b holds, in the split that shows it: both
+		// must be so before the key (the take is granted by a's host).
+		b.waitFor("b to hold it, in a split", 5*time.Second, func() (bool, string) {
+			var win int
+			b.lua(`return vim.fn.bufwinid(...)`, &win, buf)
+			n := strings.Count(b.noteText(), name+" is yours now")
+			return n == round && win > 0, fmt.Sprintf("window %d, notes:\n%s", win, b.noteText())
+		})
 		b.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
 		b.normalKeys("q")
 		b.waitFor("b to let go", 5*time.Second, func() (bool, string) {

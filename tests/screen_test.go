@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,16 @@ func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *scree
 				t.Logf("agentrun.log:\n%s", log)
 			}
 		}
+		// Neovim must be gone before t.TempDir's removal: an exiting one
+		// still writes under the directory (its cache, its state).
+		pid := 0
+		if out, err := exec.Command("tmux", "-S", s.sock, "display-message", "-p", "-t", "0", "#{pane_pid}").Output(); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(out)))
+		}
 		_ = exec.Command("tmux", "-S", s.sock, "kill-server").Run()
+		if pid > 0 {
+			eventually(t, "the screen's Neovim to exit", 10*time.Second, func() (bool, string) { return !alive(pid), "alive" })
+		}
 	})
 	s.waitFor("Neovim to draw its screen", 10*time.Second, func(sc string) bool { return strings.Contains(sc, "~") })
 	return s
