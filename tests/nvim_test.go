@@ -227,6 +227,17 @@ func (e *editor) normalKeys(keys string) {
 	}
 }
 
+// ctrlC types <C-c> in normal mode into the typeahead, where the plugin's
+// mapping takes it. (nvim_input of <C-c> also sets Neovim's interrupt
+// flag, which flushes the typeahead when it arrives while Neovim is busy:
+// the key is then lost, as it would be for a user typing into a busy
+// Neovim, and the test would wait for nothing.)
+func (e *editor) ctrlC() {
+	e.t.Helper()
+	e.normalKeys("") // normal mode first
+	e.lua(`vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<C-c>", true, false, true), "m", false)`, nil)
+}
+
 // bufLines returns buffer buf's lines joined with newlines.
 func (e *editor) bufLines(buf int) string {
 	e.t.Helper()

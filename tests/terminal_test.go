@@ -46,7 +46,7 @@ func TestCtrlCInTerminalSplitInterruptsSleep(t *testing.T) {
 	// Enter the split (normal mode) and type <C-c> as a user would.
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
 	start := time.Now()
-	e.normalKeys("<C-c>")
+	e.ctrlC()
 	text := e.waitFor("the sleep to end", 10*time.Second, func() (bool, string) {
 		text := e.bufLines(term.Bufnr)
 		return strings.Contains(text, "[signal SIGINT]") || strings.Contains(text, "[exit 130]"), text
@@ -239,7 +239,7 @@ func TestCtrlCInDisplayOnlyTerminalCancelsTheTurn(t *testing.T) {
 		return buf > 0, e.chat()
 	})
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
-	e.normalKeys("<C-c>")
+	e.ctrlC()
 	e.waitChat("(turn ended: cancelled)", 10*time.Second)
 }
 
