@@ -74,11 +74,15 @@ func TestLetGoGivesBack(t *testing.T) {
 		}
 		// q lets go of what b holds, in the split that shows it: both
 		// must be so before the key (the take is granted by a's host).
+		// The claim's event must have come too: until then an older one
+		// (round 1's let go) can still mark it not b's.
 		b.waitFor("b to hold it, in a split", 5*time.Second, func() (bool, string) {
 			var win int
 			b.lua(`return vim.fn.bufwinid(...)`, &win, buf)
+			var claim string
+			b.lua(`local t = require("agentrun.state").terminals[...]; return t and t.user and vim.inspect(t.claim) or ""`, &claim, name)
 			n := strings.Count(b.noteText(), name+" is yours now")
-			return n == round && win > 0, fmt.Sprintf("window %d, notes:\n%s", win, b.noteText())
+			return n == round && win > 0 && strings.Contains(claim, fmt.Sprintf("nvim-%d", b.backendPid())), fmt.Sprintf("window %d, claim %s, notes:\n%s", win, claim, b.noteText())
 		})
 		b.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
 		b.normalKeys("q")
