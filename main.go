@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -37,6 +38,8 @@ Usage:
                                  --take holds it so you type into it
   agentrun kill ID               kill terminal ID (SIGTERM, then SIGKILL)
   agentrun serve-stdio           AHP to your hosts over stdin/stdout (what ssh runs for the above)
+  agentrun serve-backend         the plugin's backend on stdio, for a Neovim on another machine
+                                 (what ssh runs for agents.<name>.host = "ssh://…")
 
 An ID is PID:term-N (as ls prints it), term-N when only one host has it, or
 ssh://[user@]host[:port]/PID:term-N on another machine. $AGENTRUN_SSH_CONFIG names
@@ -46,7 +49,7 @@ an ssh_config file for these links (ssh -F).
   agentrun help                  print this
 
 Neovim starts agentrun itself (no subcommand: the RPC host on stdio); agentrun mcp,
-demo-agent and check-sandbox are started by it too. See :help agentrun.
+demo-agent, check-sandbox and ssh-backend are started by it too. See :help agentrun.
 `
 
 // version is set at build time from the VERSION file.
@@ -133,6 +136,28 @@ func main() {
 		// The far end of `agentrun ls/attach ssh://host`: AHP to this
 		// user's hosts over stdin and stdout (package sshlink).
 		err = sshlink.Serve(ctx, os.Stdin, os.Stdout, version)
+	case "ssh-backend":
+		// What Neovim starts for agents.<name>.host = "ssh://…": the
+		// backend on that machine, its RPC relayed over ssh (sshlink).
+		if len(args) != 2 {
+			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] (Neovim starts it)")
+			break
+		}
+		err = sshlink.RunBackend(ctx, args[1], version)
+	case sshlink.BackendServe:
+		// The far end of ssh-backend: the hello line, then the backend
+		// on stdio as Neovim would start it here.
+		if os.Getenv("AGENTRUN_LOG") == "" {
+			if home, herr := os.UserHomeDir(); herr == nil {
+				dir := filepath.Join(home, ".local", "state", "agentrun")
+				if os.MkdirAll(dir, 0o700) == nil {
+					os.Setenv("AGENTRUN_LOG", filepath.Join(dir, "remote-backend.log"))
+				}
+			}
+		}
+		if err = sshlink.WriteBackendHello(os.Stdout, version); err == nil {
+			err = editor.Serve(ctx, version)
+		}
 	case "mcp":
 		err = mcptool.Run(ctx, version)
 	case "check-sandbox":

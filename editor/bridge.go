@@ -47,9 +47,14 @@ type Bridge struct {
 	remotes   *remotes    // other hosts' terminals shown here (remote.go)
 	socket    *socketHost // serves the host to other clients (hostserve.go)
 
+	ids *ids // session keys and question tokens
+
 	mu       sync.Mutex
 	host     *termhost.Host
 	hostOpts termhost.Options
+	// site is setupArgs.Site: "" when this backend runs beside its
+	// Neovim, else the name of the machine it runs on for that Neovim.
+	site string
 }
 
 // newBridge makes the parts and wires them to each other with function
@@ -61,7 +66,7 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 	b := &Bridge{
 		v: v, log: log, version: version, events: events, guard: g,
 		user: ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
-		ctx:  ctx, cancel: cancel,
+		ctx:  ctx, cancel: cancel, ids: idSource,
 	}
 	b.questions = newQuestions(events, idSource, log)
 	b.socket = newSocketHost(log, b.user)
@@ -167,6 +172,28 @@ type setupArgs struct {
 	// Scrollback is the terminal buffers' 'scrollback' (lines); the raw
 	// log kept for each display is sized from it.
 	Scrollback int `msgpack:"scrollback"`
+	// Site is set when this backend runs on another machine than its
+	// Neovim (started over SSH: `agentrun ssh-backend`): a short name
+	// of that machine ("devbox"). Every id handed to Lua then ends in
+	// "@" + Site, so Lua tells this backend's sessions and terminals from
+	// its other backends' and routes calls about them here; and the
+	// agent's fs/* calls read and write this machine's disk only (a
+	// buffer of the same path in that Neovim is another machine's file).
+	Site string `msgpack:"site"`
+}
+
+// validSite reports whether s can end an id: letters, digits, '.', '_'
+// and '-', at most 64 of them.
+func validSite(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // displayBytesPerLine sizes the displays' raw logs: a generous average
@@ -193,6 +220,9 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if err := checkVersion(b.version, args.PluginVersion); err != nil {
 		return nil, err
 	}
+	if !validSite(args.Site) {
+		return nil, fmt.Errorf("setup: site %q may hold only letters, digits, '.', '_' and '-' (at most 64)", args.Site)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.host != nil {
@@ -202,17 +232,38 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 		DefaultByteLimit: args.ByteLimit,
 		DisplayBytes:     displayBytes(args.Scrollback),
 		KillGrace:        time.Duration(args.KillGraceMS) * time.Millisecond,
+		IDSuffix:         siteSuffix(args.Site),
 		Logf: func(format string, a ...any) {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
 	}
-	b.log.Info("setup", "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
+	b.site = args.Site
+	if args.Site != "" {
+		suffix := siteSuffix(args.Site)
+		b.ids.suffix.Store(&suffix)
+	}
+	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
 	// Serve the socket from now on: `agentrun ls` and other editors see
 	// this host (with no terminals yet) as soon as the backend runs.
 	b.mu.Unlock()
 	b.termHost()
 	b.mu.Lock()
 	return map[string]any{"version": b.version}, nil
+}
+
+// siteSuffix is what ends every id of a backend at site ("" for none).
+func siteSuffix(site string) string {
+	if site == "" {
+		return ""
+	}
+	return "@" + site
+}
+
+// remoteSite is setupArgs.Site ("" when Neovim runs on this machine).
+func (b *Bridge) remoteSite() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.site
 }
 
 // checkVersion refuses a plugin of another version than the backend's

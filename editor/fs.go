@@ -23,6 +23,17 @@ func callNvim(ctx context.Context, call func() error) error {
 	}
 }
 
+// nvimFile runs call, which asks Neovim for its buffer of a file, when
+// Neovim runs on this machine; on another (a remote backend, setupArgs.Site)
+// its buffers hold that machine's files, so the file is this machine's
+// disk alone and call is not made.
+func (b *Bridge) nvimFile(ctx context.Context, call func() error) error {
+	if b.remoteSite() != "" {
+		return nil
+	}
+	return callNvim(ctx, call)
+}
+
 // bufferRead is what require("agentrun.fs").read returns.
 type bufferRead struct {
 	Loaded bool   `msgpack:"loaded"`
@@ -36,7 +47,7 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileReques
 		return acpsdk.ReadTextFileResponse{}, fmt.Errorf("path %q is not absolute", req.Path)
 	}
 	var r bufferRead
-	err := callNvim(ctx, func() error {
+	err := b.nvimFile(ctx, func() error {
 		return b.v.ExecLua(`return require("agentrun.fs").read(...)`, &r, req.Path)
 	})
 	if err != nil {
@@ -93,7 +104,7 @@ func (b *Bridge) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequ
 		return acpsdk.WriteTextFileResponse{}, fmt.Errorf("path %q is not absolute", req.Path)
 	}
 	var r bufferWrite
-	err := callNvim(ctx, func() error {
+	err := b.nvimFile(ctx, func() error {
 		return b.v.ExecLua(`return require("agentrun.fs").write(...)`, &r, req.Path, req.Content)
 	})
 	if err != nil {

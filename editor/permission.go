@@ -45,12 +45,20 @@ func (b *Bridge) requestPermission(ctx context.Context, key string, req acpsdk.R
 var errEditorClosing = errors.New("the editor is shutting down")
 
 // ids hands out fresh ids: a prefix and one counter for the backend
-// ("1", "p2", "list-3", ...).
-type ids struct{ n atomic.Int64 }
+// ("1", "p2", "list-3", ...), and the site's suffix when setup gave one
+// ("1@devbox": a backend on another machine, see setupArgs.Site).
+type ids struct {
+	n      atomic.Int64
+	suffix atomic.Pointer[string]
+}
 
 // next returns a fresh id with prefix.
 func (c *ids) next(prefix string) string {
-	return prefix + strconv.FormatInt(c.n.Add(1), 10)
+	id := prefix + strconv.FormatInt(c.n.Add(1), 10)
+	if s := c.suffix.Load(); s != nil {
+		id += *s
+	}
+	return id
 }
 
 // questions are the open questions to the user (permission requests,

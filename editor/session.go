@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,9 @@ type startArgs struct {
 func (ss *sessions) start(args startArgs) (string, error) {
 	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
 		return "", fmt.Errorf("start: agent %q has an empty cmd", args.Agent)
+	}
+	if args.Cwd == "" {
+		args.Cwd = backendDir()
 	}
 	if !filepath.IsAbs(args.Cwd) {
 		return "", fmt.Errorf("start: cwd %q is not absolute", args.Cwd)
@@ -356,4 +360,15 @@ func (ss *sessions) stop(key string) error {
 		ss.endSession(s, nil)
 	}()
 	return nil
+}
+
+// backendDir is the directory of a session started without a cwd (a
+// backend on another machine, ssh://host with no directory): the home
+// directory there, else the backend's own.
+func backendDir() string {
+	if d, err := os.UserHomeDir(); err == nil {
+		return d
+	}
+	d, _ := os.Getwd()
+	return d
 }

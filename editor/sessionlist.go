@@ -31,6 +31,9 @@ type listArgs struct {
 // or sessions (newest first, each {session_id, title, updated_at, cwd})
 // and whether they can be loaded (history shown) or only resumed.
 func (ss *sessions) list(args listArgs) (string, error) {
+	if args.Cwd == "" {
+		args.Cwd = backendDir()
+	}
 	if !filepath.IsAbs(args.Cwd) {
 		return "", fmt.Errorf("sessions: cwd %q is not absolute", args.Cwd)
 	}

@@ -21,14 +21,23 @@ end
 
 local commands = {
   AgentRun = {
-    desc = "agentrun: start a session with [agent] (! = continue its last one here) or open its chat",
-    usage = ":AgentRun[!] [agent]", -- at most one argument
+    desc = "agentrun: start a session with [agent] (! = continue its last one here; ssh://host: on that machine) or open its chat",
+    usage = ":AgentRun[!] [ssh://host] [agent]",
+    most = 2, -- a machine, then an agent
     bang = true,
     complete = function(lead)
       return api()._complete_agents(lead)
     end,
     run = function(o)
-      api().run(arg(o), o.bang)
+      local host
+      if o.fargs[1] and o.fargs[1]:match("^ssh:") then
+        host = table.remove(o.fargs, 1)
+      end
+      if #o.fargs > 1 then
+        require("agentrun.util").notify(string.format("(agentrun) :AgentRun: too many arguments (%s); usage: :AgentRun[!] [ssh://host] [agent]", o.args))
+        return
+      end
+      api().run(o.fargs[1], o.bang, host)
     end,
   },
   AgentPrompt = {
@@ -179,14 +188,14 @@ local commands = {
 }
 
 -- A command with a usage takes at most one argument (none when its usage
--- names none). Its nargs is "*", not "?" or 0 (which would make "demo
+-- names none; `most` when it says: then run reads o.fargs). Its nargs is "*", not "?" or 0 (which would make "demo
 -- extra" one name, or give Vim's E488): more words are refused with a
 -- sentence that gives the usage.
 for name, c in pairs(commands) do
   local run, nargs = c.run, c.nargs
   if c.usage then
     nargs = "*"
-    local most = c.usage:find("%[") and 1 or 0
+    local most = c.most or (c.usage:find("%[") and 1 or 0)
     run = function(o)
       if #o.fargs > most then
         -- one short line (at 100 columns): a longer one stops the screen
@@ -195,7 +204,9 @@ for name, c in pairs(commands) do
         require("agentrun.util").notify(string.format("(agentrun) :%s: %s (%s); usage: %s", name, what, o.args, c.usage))
         return
       end
-      o.args = o.fargs[1] or ""
+      if not c.most then
+        o.args = o.fargs[1] or ""
+      end
       c.run(o)
     end
   end

@@ -130,6 +130,7 @@ type Link struct {
 	stdin   io.WriteCloser
 	stderr  *tailBuffer
 	batch   bool   // ssh may not ask anything (see DialBatch)
+	serve   string // the remote subcommand: serve-stdio or serve-backend
 	version string // the remote agentrun's
 	done    chan struct{}
 
@@ -157,23 +158,35 @@ func DialBatch(ctx context.Context, t Target, version string) (*Link, error) {
 }
 
 func dial(ctx context.Context, t Target, version string, batch bool) (*Link, error) {
-	cmd := exec.Command("ssh", sshArgs(t, batch, RemoteCommand+"serve-stdio")...)
-	stdin, err := cmd.StdinPipe()
+	l, r, err := handshake(ctx, t, version, batch, "serve-stdio")
 	if err != nil {
 		return nil, err
+	}
+	go l.read(r)
+	return l, nil
+}
+
+// handshake starts `ssh t agentrun <serve>` and reads its hello: the
+// link to a remote agentrun of this version whose output follows in r,
+// or a sentence saying why not.
+func handshake(ctx context.Context, t Target, version string, batch bool, serve string) (*Link, *bufio.Reader, error) {
+	cmd := exec.Command("ssh", sshArgs(t, batch, RemoteCommand+serve)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	l := &Link{target: t, cmd: cmd, stdin: stdin, stderr: &tailBuffer{}, batch: batch, done: make(chan struct{}),
+	l := &Link{target: t, cmd: cmd, stdin: stdin, stderr: &tailBuffer{}, batch: batch, serve: serve, done: make(chan struct{}),
 		chans: make(map[int]net.Conn), waiting: make(map[int]chan Control), nextCh: 1}
 	cmd.Stderr = l.stderr
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return nil, fmt.Errorf("ssh is not installed here, and agentrun reaches %s with it: install OpenSSH's client (ssh)", t)
+			return nil, nil, fmt.Errorf("ssh is not installed here, and agentrun reaches %s with it: install OpenSSH's client (ssh)", t)
 		}
-		return nil, fmt.Errorf("cannot run ssh to reach %s: %w", t, err)
+		return nil, nil, fmt.Errorf("cannot run ssh to reach %s: %w", t, err)
 	}
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	type helloResult struct {
@@ -192,12 +205,12 @@ func dial(ctx context.Context, t Target, version string, batch bool) (*Link, err
 				return
 			}
 			var h Hello
-			if json.Unmarshal(line, &h) == nil && h.Agentrun == "serve-stdio" {
+			if json.Unmarshal(line, &h) == nil && h.Agentrun == serve {
 				got <- helloResult{h: h}
 				return
 			}
 			if skipped == 1000 {
-				got <- helloResult{err: fmt.Errorf("no hello from serve-stdio in its first 1000 lines")}
+				got <- helloResult{err: fmt.Errorf("no hello from %s in its first 1000 lines", serve)}
 				return
 			}
 		}
@@ -207,22 +220,21 @@ func dial(ctx context.Context, t Target, version string, batch bool) (*Link, err
 	case res = <-got:
 	case <-ctx.Done():
 		l.kill()
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
-	if res.err != nil || res.h.Agentrun != "serve-stdio" {
+	if res.err != nil || res.h.Agentrun != serve {
 		waitErr := l.wait(5 * time.Second)
-		return nil, l.why(ctx, waitErr, version)
+		return nil, nil, l.why(ctx, waitErr, version)
 	}
 	l.version = res.h.Version
 	if res.h.Version != version || res.h.Protocol != Protocol {
 		l.Close()
 		if newer(res.h.Version, version) {
-			return nil, fmt.Errorf("the agentrun on %s is version %s and this one is %s: upgrade this one to %s (or install %s there; both sides must be the same version)", t, res.h.Version, version, res.h.Version, version)
+			return nil, nil, fmt.Errorf("the agentrun on %s is version %s and this one is %s: upgrade this one to %s (or install %s there; both sides must be the same version)", t, res.h.Version, version, res.h.Version, version)
 		}
-		return nil, fmt.Errorf("the agentrun on %s is version %s and this one is %s: install agentrun %s there (the same version on both sides)", t, res.h.Version, version, version)
+		return nil, nil, fmt.Errorf("the agentrun on %s is version %s and this one is %s: install agentrun %s there (the same version on both sides)", t, res.h.Version, version, version)
 	}
-	go l.read(r)
-	return l, nil
+	return l, r, nil
 }
 
 // newer reports whether version a is later than b (dotted numbers; what
@@ -256,7 +268,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 	switch {
 	case code == 127 || strings.Contains(stderr, "agentrun: not found") || strings.Contains(stderr, "agentrun: No such file"):
 		return fmt.Errorf("%s has no agentrun: install agentrun %s there (on its PATH or in ~/.local/bin), then try again", l.target, version)
-	case strings.Contains(stderr, `unknown subcommand "serve-stdio"`):
+	case strings.Contains(stderr, `unknown subcommand "`+l.serve+`"`):
 		remote := "an older version"
 		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -287,7 +299,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 	if stderr == "" {
 		stderr = "it ended without a word (" + exitOf(waitErr) + ")"
 	}
-	return fmt.Errorf("agentrun serve-stdio on %s did not start: %s", l.target, lastLine(stderr))
+	return fmt.Errorf("agentrun %s on %s did not start: %s", l.serve, l.target, lastLine(stderr))
 }
 
 // unreachable is a Dial error of the network's (ssh's own, exit status

@@ -109,6 +109,10 @@ type Options struct {
 	// 1 MiB: 10000 lines of scrollback at about 100 bytes a line; a
 	// display needs no more than its scrollback can show).
 	DisplayBytes int
+	// IDSuffix is appended to the ids the host makes up ("term-3" +
+	// "@devbox"): a client that shows the terminals of several hosts
+	// side by side tells them apart by it. Empty: none.
+	IDSuffix string
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
 	// SessionStarted, when set, is called with a command's pid, which is

@@ -129,7 +129,7 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	if id == "" {
 		for id == "" || h.used[id] {
 			h.seq++
-			id = "term-" + strconv.Itoa(h.seq)
+			id = "term-" + strconv.Itoa(h.seq) + h.opts.IDSuffix
 		}
 	} else if h.used[id] {
 		h.mu.Unlock()

@@ -284,7 +284,8 @@ local function validate(opts)
     if type(name) ~= "string" or type(a) ~= "table" then
       bad("%s: expected a table { cmd = {...}, env = {...} } under a string name, got %s", p, show(a))
     else
-      no_unknown_keys(p .. ".", a, { cmd = true, env = true, terminals = true })
+      no_unknown_keys(p .. ".", a, { cmd = true, env = true, terminals = true, host = true })
+      check(p .. ".host", a.host, M.is_host, "a machine to run it on over SSH: \"ssh://[user@]host[:port][/dir]\"", true)
       check(p .. ".cmd", a.cmd, is_list_of_strings, "a non-empty list of strings, e.g. { \"claude-agent-acp\" }")
       check(p .. ".env", a.env, is_string_map, "a table of NAME = \"value\" strings", true)
       check(p .. ".terminals", a.terminals, function(v)
@@ -482,6 +483,12 @@ function M.cmd_runs(cmd)
     return "not executable" -- there, but no program it may run
   end
   return "not found"
+end
+
+-- is_host says whether v names a machine as agents.<name>.host takes it:
+-- ssh://[user@]host[:port], maybe a directory there after it.
+function M.is_host(v)
+  return type(v) == "string" and v:match("^ssh://[%w%._%-]+@?[%w%._%-]*:?%d*/?[^%s]*$") ~= nil and not v:match("^ssh://[/:@]")
 end
 
 -- agents returns every configured agent plus the built-in "demo" agent.

@@ -192,13 +192,14 @@ function M.say_dropped(s)
   s.dropped_note = nil
 end
 
--- backend_exited ends every session the backend ran and says so in
--- their chats.
-function M.backend_exited()
-  for _, s in ipairs(state.backend_exited()) do
+-- backend_exited ends every session the backend of site ran (nil: the
+-- local one; else the link to that machine ended, why says how) and
+-- says so in their chats.
+function M.backend_exited(site, why)
+  for _, s in ipairs(state.backend_exited(site)) do
     if s.chat then
       M.drop_queue(s)
-      s.chat:note("(agentrun) the backend stopped; this session ended")
+      s.chat:note(site and string.format("(agentrun) %s; this session ended", why or ("the link to " .. site .. " ended")) or "(agentrun) the backend stopped; this session ended")
     end
   end
 end

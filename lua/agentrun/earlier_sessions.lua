@@ -38,7 +38,8 @@ M._label = label
 -- the answer ({ sessions, load, resume } or { error }).
 function M.list(name, done)
   local a = config.agents()[name]
-  local token, msg = rpc.request("list_sessions", { agent = name, cmd = a.cmd, env = launch.env_list(a.env), cwd = vim.fn.getcwd() })
+  local host, cwd, cmd = launch.where(name)
+  local token, msg = rpc.request_at(host, "list_sessions", { agent = name, cmd = cmd, env = launch.env_list(a.env), cwd = cwd })
   if not token then
     util.notify(msg, vim.log.levels.ERROR)
     return false

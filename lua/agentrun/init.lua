@@ -25,8 +25,8 @@ require("agentrun.handlers")
 table.insert(rpc.on_start, function()
   require("agentrun.ui.window").send_expected_size(true)
 end)
-table.insert(rpc.on_exit, function()
-  conversation.backend_exited()
+table.insert(rpc.on_exit, function(site, why)
+  conversation.backend_exited(site, why)
 end)
 
 local function warn(msg)
@@ -54,12 +54,18 @@ function M.setup(opts)
   return true
 end
 
--- run(agent, continue) starts a session with agent (default:
+-- run(agent, continue, host) starts a session with agent (default:
 -- default_agent) or opens the chat of the running one; continue (or
 -- chat.continue_last) opens the cwd's most recent earlier session
--- instead of a new one. Returns the session (a table).
-function M.run(name, continue)
+-- instead of a new one; host ("ssh://[user@]machine[:port][/dir]") runs
+-- the agent on that machine (default: agents.<name>.host, else here).
+-- Returns the session (a table).
+function M.run(name, continue, host)
   if cmdwin_refuses(":AgentRun") then
+    return nil
+  end
+  if host ~= nil and not config.is_host(host) then
+    warn(string.format("%s is not a machine: write ssh://[user@]host[:port][/dir], e.g. :AgentRun ssh://devbox demo", vim.inspect(host)))
     return nil
   end
   if not name and config.rejected then
@@ -79,13 +85,13 @@ function M.run(name, continue)
     warn(string.format("unknown agent %q (configured: %s); setup({ agents = … }) adds one", name, table.concat(names, ", ")))
     return nil
   end
-  local s = launch.live(name)
+  local s = launch.live(name, host or a.host)
   if s then
     state.current = s.key
     s.chat:open()
     return s
   end
-  return launch.start(name, { continue = continue or config.get().chat.continue_last })
+  return launch.start(name, { continue = continue or config.get().chat.continue_last, host = host })
 end
 
 -- prompt(text, key, range) sends a prompt to a session (default: the

@@ -20,26 +20,47 @@ function M.env_list(env)
 end
 
 -- live returns the newest running session of agent name (any agent
--- without a name).
-function M.live(name)
+-- without a name); with host, only one on that machine ("" or nil: any).
+function M.live(name, host)
   for i = #state.session_order, 1, -1 do
     local s = state.sessions[state.session_order[i]]
-    if not s.ended and (name == nil or s.agent == name) then
+    if not s.ended and (name == nil or s.agent == name) and (host == nil or host == "" or (s.host or "") == rpc.machine(host)) then
       return s
     end
   end
 end
 
+-- where says where agent name runs and how: the machine (nil: here),
+-- the directory there ("" on another machine without one: the home
+-- there) and the command (the demo agent is the agentrun there).
+function M.where(name, host)
+  local a = config.agents()[name]
+  host = host or a.host
+  if not host then
+    return nil, vim.fn.getcwd(), a.cmd
+  end
+  local dir = host:match("^ssh://[^/]*(/.*)$") or ""
+  local cmd = a.cmd
+  if name == "demo" and not config.get().agents.demo then
+    cmd = { "agentrun", "demo-agent" }
+  end
+  return host, dir, cmd
+end
+
 -- start starts a new session with agent name in a new chat; how (extra):
 -- { load = id } or { resume = id } opens an earlier session, { continue
--- = true } the cwd's most recent one. Returns the session.
+-- = true } the cwd's most recent one, { host = "ssh://…" } runs it on
+-- that machine (else agents.<name>.host's). Returns the session.
 function M.start(name, extra)
   local a = config.agents()[name]
-  local args = { agent = name, cmd = a.cmd, env = M.env_list(a.env), cwd = vim.fn.getcwd(), policy = config.policy(), terminals = a.terminals }
-  for k, v in pairs(extra or {}) do
+  extra = vim.deepcopy(extra or {})
+  local host, cwd, cmd = M.where(name, extra.host)
+  extra.host = nil
+  local args = { agent = name, cmd = cmd, env = M.env_list(a.env), cwd = cwd, policy = config.policy(), terminals = a.terminals }
+  for k, v in pairs(extra) do
     args[k] = v
   end
-  local key, msg = rpc.request("start", args)
+  local key, msg = rpc.request_at(host, "start", args)
   if not key then
     util.notify(msg, vim.log.levels.ERROR)
     return nil
@@ -52,6 +73,7 @@ function M.start(name, extra)
     end
   end
   local s = state.add_session(key, name)
+  s.host = host and rpc.machine(host) or nil
   s.loading = args.load ~= nil or args.resume ~= nil or args.continue or nil
   s.chat = require("agentrun.ui.chat").new(s)
   s.chat:open()

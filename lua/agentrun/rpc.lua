@@ -1,9 +1,14 @@
--- The channel to the Go backend (bin/agentrun), started on first use with
--- jobstart({bin}, {rpc = true}). Go calls back into Lua through
--- require("agentrun.events").dispatch. Which binary, and whether it is
--- the right one, is agentrun.binary's.
+-- The channels to the Go backends: the local one (bin/agentrun), started
+-- on first use with jobstart({bin}, {rpc = true}), and one per other
+-- machine an agent runs on (agents.<name>.host = "ssh://…"): `agentrun
+-- ssh-backend URL` relays the same backend running there over ssh. Go
+-- calls back into Lua through require("agentrun.events").dispatch. A
+-- remote backend's ids end in "@site" (state.site_of), and a call about
+-- one of them goes to its channel. Which binary, and whether it is the
+-- right one, is agentrun.binary's.
 local binary = require("agentrun.binary")
 local config = require("agentrun.config")
+local state = require("agentrun.state")
 local util = require("agentrun.util")
 
 local M = {}
@@ -11,6 +16,10 @@ local M = {}
 local chan = nil
 local stopping = false
 local stderr_tail = {}
+
+-- sites: the backends on other machines, by site name ("devbox"):
+-- { url, chan (nil once ended), stopping, stderr_tail }.
+local sites = {}
 
 -- clean turns "Vim:Error invoking 'x' on channel 3:\nmsg" into "msg".
 local function clean(err)
@@ -43,19 +52,150 @@ local function on_exit(job, code)
   end
 end
 
-local function on_stderr(_, data)
+local function keep_tail(tail, data)
   for _, line in ipairs(data or {}) do
     if line ~= "" then
-      table.insert(stderr_tail, line)
-      if #stderr_tail > 20 then
-        table.remove(stderr_tail, 1)
+      table.insert(tail, line)
+      if #tail > 20 then
+        table.remove(tail, 1)
       end
     end
   end
 end
 
--- running reports whether the backend is up (without starting it).
-function M.running()
+local function on_stderr(_, data)
+  keep_tail(stderr_tail, data)
+end
+
+-- setup_args is what a backend is told once started: the user's options
+-- and, for another machine's, its site name.
+local function setup_args(site)
+  local cfg = config.get()
+  return {
+    kill_grace_ms = cfg.terminal.kill_grace_ms,
+    byte_limit = cfg.terminal.byte_limit or 0, -- 0: the backend's default
+    scrollback = cfg.terminal.scrollback,
+    nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
+    plugin_version = binary.expected_version(),
+    site = site or "",
+  }
+end
+
+-- site_name returns the site name of url's machine ("ssh://me@devbox:22/src"
+-- is "devbox"): its host, made unique among the machines of this Neovim.
+function M.site_name(url)
+  local base = url:gsub("^ssh://", ""):gsub("/.*$", ""):gsub("^.*@", ""):gsub(":%d+$", ""):gsub("[^%w%._%-]", "-")
+  base = base:sub(1, 60)
+  local name, n = base, 1
+  while sites[name] and sites[name].url ~= M.machine(url) do
+    n = n + 1
+    name = base .. "-" .. n
+  end
+  return name
+end
+
+-- machine is url without the directory after its host.
+function M.machine(url)
+  return (url:gsub("^(ssh://[^/]*).*$", "%1"))
+end
+
+-- site_url returns the machine site names (nil if none).
+function M.site_url(site)
+  return sites[site] and sites[site].url
+end
+
+-- site_channel returns the channel of site's backend, or nil and why not.
+function M.site_channel(site)
+  local s = sites[site]
+  if s and s.chan then
+    return s.chan
+  end
+  return nil, string.format("(agentrun) the link to %s has ended: :AgentRun starts its agent there again", s and s.url or site)
+end
+
+local function on_site_exit(site, job, code)
+  local s = sites[site]
+  if not s or s.chan ~= job then
+    return -- an older link; the current one is fine
+  end
+  s.chan = nil
+  if vim.v.exiting ~= vim.NIL then
+    return
+  end
+  local why
+  if not s.stopping then
+    local tail = s.stderr_tail[#s.stderr_tail] or ""
+    tail = tail:gsub("^agentrun: ", "")
+    why = tail ~= "" and tail or string.format("the link to %s ended (code %d)", s.url, code)
+    util.notify(why .. ": its sessions there ended and their commands were stopped", vim.log.levels.ERROR)
+  end
+  s.stopping = false
+  for _, fn in ipairs(M.on_exit) do
+    fn(site, why)
+  end
+end
+
+-- ensure_site starts the backend on url's machine if need be (over ssh:
+-- `agentrun ssh-backend URL`); returns its site name, or nil and a
+-- message saying what is wrong and what to do.
+function M.ensure_site(url)
+  local machine = M.machine(url)
+  local site = M.site_name(machine)
+  if sites[site] and sites[site].chan then
+    return site
+  end
+  if vim.v.exiting ~= vim.NIL then
+    return nil, "(agentrun) Neovim is quitting"
+  end
+  local ok, msg = binary.check()
+  if not ok then
+    return nil, msg
+  end
+  local s = { url = machine, stderr_tail = {} }
+  sites[site] = s
+  util.notify(string.format("(agentrun) connecting to %s…", machine))
+  vim.cmd("redraw")
+  local id = vim.fn.jobstart({ binary.bin(), "ssh-backend", machine }, {
+    rpc = true,
+    env = { AGENTRUN_LOG = binary.log_path() },
+    on_exit = function(job, code)
+      on_site_exit(site, job, code)
+    end,
+    on_stderr = function(_, data)
+      keep_tail(s.stderr_tail, data)
+    end,
+  })
+  if id <= 0 then
+    return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", binary.bin(), id)
+  end
+  s.chan = id
+  s.stopping = true -- a failed setup is said here, not by on_exit
+  local sok, err = pcall(vim.rpcrequest, id, "setup", setup_args(site))
+  if not sok then
+    -- The link did not come up: ssh-backend said why on stderr and exits.
+    vim.fn.jobwait({ id }, 5000)
+    pcall(vim.fn.jobstop, id)
+    s.chan = nil
+    local why = (s.stderr_tail[#s.stderr_tail] or ""):gsub("^agentrun: ", "")
+    if why == "" then
+      why = clean(err)
+    end
+    return nil, "(agentrun) " .. why
+  end
+  s.stopping = false
+  for _, fn in ipairs(M.on_start) do
+    fn(id)
+  end
+  return site
+end
+
+-- running reports whether the backend is up (without starting it): the
+-- one the id is of (see request), else the local one.
+function M.running(id)
+  local site = state.site_of(id)
+  if site then
+    return sites[site] ~= nil and sites[site].chan ~= nil
+  end
   return chan ~= nil
 end
 
@@ -92,14 +232,7 @@ function M.ensure()
     return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", binary.bin(), id)
   end
   chan = id
-  local cfg = config.get()
-  local sok, err = pcall(vim.rpcrequest, chan, "setup", {
-    kill_grace_ms = cfg.terminal.kill_grace_ms,
-    byte_limit = cfg.terminal.byte_limit or 0, -- 0: the backend's default
-    scrollback = cfg.terminal.scrollback,
-    nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
-    plugin_version = binary.expected_version(),
-  })
+  local sok, err = pcall(vim.rpcrequest, chan, "setup", setup_args(nil))
   if not sok then
     M.stop()
     return nil, "(agentrun) the backend failed to set up: " .. clean(err)
@@ -118,17 +251,46 @@ function M.ensure()
   return chan
 end
 
--- request calls a Go handler and returns its result, or nil and a message.
-function M.request(method, ...)
-  local c, msg = M.ensure()
-  if not c then
-    return nil, msg
-  end
+-- call makes one request on channel c.
+local function call(c, method, ...)
   local ok, res = pcall(vim.rpcrequest, c, method, ...)
   if not ok then
     return nil, "(agentrun) " .. clean(res)
   end
   return res == vim.NIL and true or res, nil
+end
+
+-- request calls a Go handler and returns its result, or nil and a
+-- message: the backend of the machine the first argument's id is of (a
+-- remote one's ids end in "@site"), else the local one (started if need
+-- be).
+function M.request(method, first, ...)
+  local site = state.site_of(first)
+  if site then
+    local c, msg = M.site_channel(site)
+    if not c then
+      return nil, msg
+    end
+    return call(c, method, first, ...)
+  end
+  local c, msg = M.ensure()
+  if not c then
+    return nil, msg
+  end
+  return call(c, method, first, ...)
+end
+
+-- request_at calls a Go handler of the backend on url's machine (nil:
+-- the local one), starting it if need be.
+function M.request_at(url, method, ...)
+  if not url then
+    return M.request(method, ...)
+  end
+  local site, msg = M.ensure_site(url)
+  if not site then
+    return nil, msg
+  end
+  return call(sites[site].chan, method, ...)
 end
 
 -- on_start lists functions called with the channel each time a backend
@@ -140,11 +302,38 @@ M.on_start = {}
 -- Neovim runs on (sessions and terminals ended with it).
 M.on_exit = {}
 
--- notify sends a notification to Go if the backend runs (never starts it).
-function M.notify(method, ...)
-  if chan then
-    pcall(vim.rpcnotify, chan, method, ...)
+-- notify sends a notification to Go if the backend runs (never starts
+-- it): the backend of the first argument's id, as request does.
+function M.notify(method, first, ...)
+  local site = state.site_of(first)
+  local c = chan
+  if site then
+    c = sites[site] and sites[site].chan
   end
+  if c then
+    pcall(vim.rpcnotify, c, method, first, ...)
+  end
+end
+
+-- notify_all sends a notification to every running backend (what they
+-- all must know: the size a new terminal split will have).
+function M.notify_all(method, ...)
+  for _, c in ipairs(M.channels()) do
+    pcall(vim.rpcnotify, c, method, ...)
+  end
+end
+
+-- channels lists the running backends' channels, the local one first.
+function M.channels()
+  local out = { chan }
+  local names = vim.tbl_keys(sites)
+  table.sort(names)
+  for _, name in ipairs(names) do
+    if sites[name].chan then
+      table.insert(out, sites[name].chan)
+    end
+  end
+  return out
 end
 
 -- shutdown asks the backend to kill every terminal and stop every agent
@@ -154,6 +343,17 @@ end
 -- SIGHUP and SIGTERM all run VimLeavePre; SIGKILL closes the channel);
 -- one with nothing to serve exits on the channel's end.
 function M.shutdown()
+  for _, site in pairs(sites) do
+    -- Another machine's backend ends its sessions and commands when its
+    -- link closes; asked first, it has done so before Neovim is gone.
+    if site.chan then
+      site.stopping = true
+      local c = site.chan
+      pcall(vim.rpcrequest, c, "shutdown")
+      site.chan = nil
+      pcall(vim.fn.chanclose, c)
+    end
+  end
   if not chan then
     return
   end

@@ -78,12 +78,12 @@ function M.terminal_for_buf(buf)
   end
 end
 
--- backend_exited marks everything the backend ran as ended and returns
--- the sessions it ended.
-function M.backend_exited()
+-- backend_exited marks everything the backend of site ran as ended (nil:
+-- the local backend's) and returns the sessions it ended.
+function M.backend_exited(site)
   local ended = {}
   for _, s in pairs(M.sessions) do
-    if not s.ended then
+    if not s.ended and M.site_of(s.key) == site then
       s.ended = true
       s.busy = false
       s.starting = false
@@ -91,12 +91,25 @@ function M.backend_exited()
     end
   end
   for _, t in pairs(M.terminals) do
-    t.stale = true
-    if not t.display_only and t.state ~= "released" then
-      t.state = "released"
+    if not t.remote and M.site_of(t.id) == site then
+      t.stale = true
+      if not t.display_only and t.state ~= "released" then
+        t.state = "released"
+      end
     end
   end
   return ended
+end
+
+-- site_of returns the site an id of a backend on another machine ends
+-- with ("term-3@devbox", "2@devbox": "devbox"), or nil for the local
+-- backend's ids and for other hosts' terminals shown here
+-- ("ssh://host/PID:term-N").
+function M.site_of(id)
+  if type(id) ~= "string" or id:sub(1, 6) == "ssh://" then
+    return nil
+  end
+  return id:match("@([%w%._%-]+)$")
 end
 
 return M

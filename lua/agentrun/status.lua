@@ -14,9 +14,16 @@ local M = {}
 --   title, cwd, cols, rows, supports_command_detection, commands = {{
 --   command_line, exit_code, duration_ms, is_complete }}, pid, user }} }.
 function M.describe()
-  local go = {}
-  if rpc.running() then
-    go = rpc.request("status") or {}
+  local go = { sessions = {}, terminals = {} }
+  for _, c in ipairs(rpc.channels()) do
+    local ok, res = pcall(vim.rpcrequest, c, "status")
+    if ok and type(res) == "table" then
+      vim.list_extend(go.sessions, res.sessions or {})
+      vim.list_extend(go.terminals, res.terminals or {})
+      if c == rpc.channel() then
+        go.client_id = res.client_id -- the local backend's
+      end
+    end
   end
   local busy = {}
   for _, s in ipairs(go.sessions or {}) do

@@ -424,7 +424,7 @@ function M.dispose(id)
   if not t then
     return false
   end
-  if not t.display_only and not t.remote and rpc.running() then
+  if not t.display_only and not t.remote and rpc.running(id) then
     -- Go only fails for an id it does not know: nothing runs there then.
     local _, err = rpc.request("dispose", id)
     if err then

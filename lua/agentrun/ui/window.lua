@@ -129,7 +129,7 @@ function M.send_expected_size(force)
   local key = cols .. "x" .. rows
   if force or key ~= last_expected then
     last_expected = key
-    rpc.notify("terminal_size", cols, rows)
+    rpc.notify_all("terminal_size", cols, rows)
   end
 end
 
