@@ -474,7 +474,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	r.pump = p
 	r.mu.Unlock()
 	rs.log.Info("attached to a remote terminal", "terminal", name)
-	return map[string]any{"title": st.Title, "claim": claimStatus(st.Claim), "mine": st.Claim == rs.user}, nil
+	return map[string]any{"title": st.Title, "claim": claimStatus(st.Claim), "mine": st.Claim == rs.user, "seq": snap.FromSeq}, nil
 }
 
 // termOf returns attached remote terminal name.
@@ -501,11 +501,11 @@ func (rs *remotes) termOf(name string) (*remoteTerm, error) {
 	return nil, fmt.Errorf("%s is not shown here; :AgentAttach %s shows it", name, name)
 }
 
-// dispatchWait sends act to h and waits for its envelope: nil when the
-// host applied it, the host's reason when it refused.
-func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
+// dispatchWait sends act to h and waits for its envelope: the serverSeq
+// the host applied it at, or the host's reason when it refused.
+func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) (uint64, error) {
 	if err := h.usable(); err != nil {
-		return err
+		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(rs.ctx, 5*time.Second)
 	defer cancel()
@@ -519,22 +519,22 @@ func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) error {
 	}
 	h.mu.Unlock()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	select {
 	case e, ok := <-ch:
 		if !ok {
 			if h.key.where != "" {
-				return fmt.Errorf("the link to %s dropped before %s answered; try again once the split says it is back", h.key.where, h.label())
+				return 0, fmt.Errorf("the link to %s dropped before %s answered; try again once the split says it is back", h.key.where, h.label())
 			}
-			return fmt.Errorf("%s went away", h.label())
+			return 0, fmt.Errorf("%s went away", h.label())
 		}
 		if e.RejectionReason != "" {
-			return &refusal{label: h.label(), reason: e.RejectionReason}
+			return 0, &refusal{label: h.label(), reason: e.RejectionReason}
 		}
-		return nil
+		return e.ServerSeq, nil
 	case <-ctx.Done():
-		return fmt.Errorf("%s did not answer in 5 s", h.label())
+		return 0, fmt.Errorf("%s did not answer in 5 s", h.label())
 	}
 }
 
@@ -543,37 +543,54 @@ type refusal struct{ label, reason string }
 
 func (e *refusal) Error() string { return e.label + " refused: " + e.reason }
 
+// claimAt is the answer to a take or a let go: who holds the terminal
+// once the host applied it, and the serverSeq it did so at (seq), which
+// orders it with the remote_claimed events (Lua keeps whichever is
+// newer: an event queued before the answer may come after it).
+func (rs *remotes) claimAt(c ahp.Claim, seq uint64) map[string]any {
+	return map[string]any{"claim": claimStatus(c), "mine": c == rs.user, "seq": seq}
+}
+
 // take claims remote terminal name for this editor's user ("remote_take").
-func (rs *remotes) take(name string) error {
+func (rs *remotes) take(name string) (map[string]any, error) {
 	r, err := rs.termOf(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: rs.user})
+	seq, err := rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: rs.user})
 	var no *refusal
 	if errors.As(err, &no) && strings.HasPrefix(no.reason, "held by ") {
 		// the same sentence as a takeover refused here: who holds it, and
 		// what makes it let go
-		return fmt.Errorf("%s is %s", name, no.reason)
+		return nil, fmt.Errorf("%s is %s", name, no.reason)
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return rs.claimAt(rs.user, seq), nil
 }
 
 // letGo gives back remote terminal name, which this editor's user holds
 // ("remote_let_go"): to the Neovim that runs it, or to nobody once that
 // one quit. Holding nothing of it, there is nothing to do.
-func (rs *remotes) letGo(name string) error {
+// The answer is as take's (without seq when there was nothing to do).
+func (rs *remotes) letGo(name string) (map[string]any, error) {
 	r, err := rs.termOf(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.mu.Lock()
-	mine := r.claim == rs.user
+	holder := r.claim
 	r.mu.Unlock()
-	if !mine {
-		return nil
+	if holder != rs.user {
+		return map[string]any{"claim": claimStatus(holder), "mine": false}, nil
 	}
-	return rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: ahp.ClientClaim(ahp.DetachedClient)})
+	nobody := ahp.ClientClaim(ahp.DetachedClient)
+	seq, err := rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: nobody})
+	if err != nil {
+		return nil, err
+	}
+	return rs.claimAt(nobody, seq), nil
 }
 
 // input types data into remote terminal name (refused by its host unless

@@ -163,13 +163,18 @@ func TestRemotesJourney(t *testing.T) {
 		t.Errorf("resize of a terminal the agent holds: %v, want it skipped", err)
 	}
 
-	if err := rs.take(name); err != nil {
-		t.Fatalf("take: %v", err)
+	took, err := rs.take(name)
+	if err != nil || took["mine"] != true || took["seq"] == nil {
+		t.Fatalf("take: %v, %v", took, err)
 	}
 	wait.For(t, "remote_claimed saying it is mine", 10*time.Second, func() bool {
 		c := eventsNamed(events, evRemoteClaimed)
 		return len(c) > 0 && c[len(c)-1]["mine"] == true
 	})
+	// the event and the answer carry the same serverSeq: Lua orders them
+	if c := eventsNamed(events, evRemoteClaimed); c[len(c)-1]["seq"] != took["seq"] {
+		t.Errorf("remote_claimed %v, the take answered %v: want the same seq", c[len(c)-1], took)
+	}
 	rs.input(name, []byte("typed\r"))
 	wait.For(t, "the typed line echoed back", 10*time.Second, func() bool {
 		return strings.Count(out.text(7), "typed") >= 2 // the pty's echo and cat's
@@ -193,7 +198,8 @@ func TestRemotesJourney(t *testing.T) {
 	// At once (its host may have dropped it, or gone): what follows says
 	// it ended, and how.
 	ended := name + " ended (signal SIGTERM); nothing of it runs any more"
-	for what, err := range map[string]error{"take": rs.take(name), "dispose": rs.dispose(name)} {
+	_, takeErr := rs.take(name)
+	for what, err := range map[string]error{"take": takeErr, "dispose": rs.dispose(name)} {
 		if err == nil || err.Error() != ended {
 			t.Errorf("%s after the end: %v, want %q", what, err, ended)
 		}

@@ -248,7 +248,7 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 	case ahp.DataAction:
 		r.log.Append([]byte(a.Data))
 	case ahp.ClaimedAction:
-		rs.claimed(r, a.Claim)
+		rs.claimed(r, a.Claim, e.ServerSeq)
 	case ahp.ExitedAction:
 		rs.endRemote(r, termhost.ExitStatus{Code: a.ExitCode, Signal: a.ExitSignal}, "")
 		h.mu.Lock()
@@ -258,12 +258,15 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 	}
 }
 
-// claimed records who holds remote terminal r now and tells Lua.
-func (rs *remotes) claimed(r *remoteTerm, c ahp.Claim) {
+// claimed records who holds remote terminal r now, as of the host's
+// serverSeq seq, and tells Lua (with seq: the answer to a take or a let
+// go may reach Lua before an event queued earlier, which must not undo
+// it).
+func (rs *remotes) claimed(r *remoteTerm, c ahp.Claim, seq uint64) {
 	r.mu.Lock()
 	r.claim = c
 	r.mu.Unlock()
-	rs.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(c), "mine": c == rs.user})
+	rs.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(c), "mine": c == rs.user, "seq": seq})
 }
 
 // say writes a line of ours into the splits of the terminals shown.
@@ -349,7 +352,7 @@ func (rs *remotes) resume(h *remoteHost, c *client.Client) error {
 			say([]*remoteTerm{r}, fmt.Sprintf("reconnected to %s; more happened meanwhile than the host keeps to replay: the terminal again from its start", h.key.where))
 			r.log.Append([]byte(st.Text()))
 			r.fromSeq = sn.FromSeq
-			rs.claimed(r, st.Claim)
+			rs.claimed(r, st.Claim, sn.FromSeq)
 			if st.Exited() {
 				rs.lost(h, sn.Resource, "")
 				rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")

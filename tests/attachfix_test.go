@@ -74,8 +74,9 @@ func TestLetGoGivesBack(t *testing.T) {
 		}
 		// q lets go of what b holds, in the split that shows it: both
 		// must be so before the key (the take is granted by a's host).
-		// The claim's event must have come too: until then an older one
-		// (round 1's let go) can still mark it not b's.
+		// The take's answer says the claim is b's; an older event (round
+		// 1's let go) handled after it does not undo that
+		// (TestOlderClaimEventKeepsTake).
 		b.waitFor("b to hold it, in a split", 5*time.Second, func() (bool, string) {
 			var win int
 			b.lua(`return vim.fn.bufwinid(...)`, &win, buf)
@@ -110,6 +111,72 @@ func TestLetGoGivesBack(t *testing.T) {
 	if strings.Contains(b.noteText(), "client nvim-") {
 		t.Errorf("a holder is named by its client id:\n%s", b.noteText())
 	}
+}
+
+// TestOlderClaimEventKeepsTake: a take granted after a let go stays the
+// user's when the let go's remote_claimed event is handled after the
+// grant (events are handled on the main loop, the grant in the call
+// that took): the older event does not mark it not theirs, and q then
+// lets go. The let go and the take run in one Lua call, so both events
+// are handled after it, in that racy order, every time.
+func TestOlderClaimEventKeepsTake(t *testing.T) {
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	b := startEditorIn(t, rt, "")
+	term := a.startDevServer()
+	name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+	buf := b.remoteBuf(name)
+	b.waitBuf(buf, 10*time.Second, "served 2\n")
+	// every remote_claimed event handled, with whether the terminal is
+	// the user's after it
+	b.lua(`local term = require("agentrun.ui.term")
+_G.claims = {}
+require("agentrun.events").on("remote_claimed", function(p)
+  term.remote_claimed(p)
+  local t = require("agentrun.state").terminals[p.id]
+  table.insert(_G.claims, { mine = p.mine, user = t and t.user or false })
+end)`, nil)
+	claims := func(n int) []map[string]any {
+		var got []map[string]any
+		b.waitFor(fmt.Sprintf("%d remote_claimed events", n), 10*time.Second, func() (bool, string) {
+			b.lua(`return _G.claims`, &got)
+			return len(got) >= n, fmt.Sprint(got)
+		})
+		return got
+	}
+	var ok bool
+	b.lua(`return require("agentrun").takeover(...)`, &ok, name)
+	if !ok {
+		t.Fatalf("b's takeover failed: %s", b.noteText())
+	}
+	claims(1)
+	// q in its split (its last), then T again, before any event is handled
+	b.lua(`local name, buf = ...
+vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+require("agentrun.ui.actions").perform("close", name)
+return require("agentrun").takeover(name)`, &ok, name, buf)
+	if !ok || !strings.Contains(b.noteText(), "you let go of "+name) {
+		t.Fatalf("let go, then take: %v, notes:\n%s", ok, b.noteText())
+	}
+	got := claims(3)
+	if got[1]["mine"] != false || got[2]["mine"] != true {
+		t.Fatalf("the events: %v, want the let go's, then the take's", got)
+	}
+	if got[1]["user"] != true {
+		t.Errorf("the let go's event, handled after the take was granted, made the terminal not b's: %v", got)
+	}
+	var claim string
+	b.lua(`local t = require("agentrun.state").terminals[...]; return t.user and vim.inspect(t.claim) or ""`, &claim, name)
+	if !strings.Contains(claim, fmt.Sprintf("nvim-%d", b.backendPid())) {
+		t.Errorf("after the events b's terminal: claim %q, want b's", claim)
+	}
+	// q lets go again
+	buf = b.remoteBuf(name)
+	b.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
+	b.normalKeys("q")
+	b.waitFor("b to let go", 5*time.Second, func() (bool, string) {
+		return strings.Count(b.noteText(), "you let go of "+name) == 2, b.noteText()
+	})
 }
 
 // TestCLITakeRefused: `agentrun attach --take` of a terminal its Neovim

@@ -316,3 +316,55 @@ func TestScreenTerminalListOpensOnARow(t *testing.T) {
 		t.Errorf("the list says \"yet\" after terminals were there:\n%s", sc)
 	}
 }
+
+// listHeight is the height of the :AgentTerminals window on screen sc:
+// the rows from its title line to its status line (0: not shown).
+func listHeight(sc string) int {
+	lines := strings.Split(sc, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "agentrun terminals —") {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.HasPrefix(lines[j], "agentrun://terminals ") {
+				return j - i
+			}
+		}
+	}
+	return 0
+}
+
+// TestScreenListKeepsItsHeight: a terminal opened from :AgentTerminals
+// (<CR>: its split opens below the list), then closed, leaves the list
+// as high as it was, each time (it took an equal share of the rows with
+// the split, 11 rows then 17, and the split's rows once it closed).
+func TestScreenListKeepsItsHeight(t *testing.T) {
+	s := startScreen(t, 100, 50, "")
+	for i := 1; i <= 8; i++ {
+		s.keys(fmt.Sprintf(":AgentShell sleep %d", 300+i), "Enter")
+		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i))
+		s.keys(`C-\`, "C-n")
+	}
+	s.keys("q") // the terminal split closes: the list opens alone below the code
+	s.waitFor("the terminal split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/") })
+	s.keys(":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "sleep 308")
+	h := listHeight(sc)
+	if h != 11 {
+		t.Fatalf("the list opened %d rows high, want 11 (the hint, the header, 8 terminals, the title's row):\n%s", h, sc)
+	}
+	for _, id := range []string{"term-1", "term-2"} {
+		// in the list (not :AgentTerminals, which sets its height), on id's row
+		s.keys(`:lua vim.api.nvim_set_current_win(vim.fn.bufwinid("agentrun://terminals"))`, "Enter")
+		s.keys("/^"+id+" ", "Enter", "Enter")
+		sc = s.waitShows(10*time.Second, "agentrun://terminal/"+id)
+		if got := listHeight(sc); got != h {
+			t.Errorf("with %s opened from it the list is %d rows high, was %d:\n%s", id, got, h, sc)
+		}
+		s.keys("q")
+		sc = s.waitFor(id+"'s split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/") })
+		if got := listHeight(sc); got != h {
+			t.Errorf("with %s's split closed the list is %d rows high, was %d:\n%s", id, got, h, sc)
+		}
+	}
+}

@@ -186,12 +186,16 @@ M.actions = {
       local last = buf and api.nvim_get_current_buf() == buf and #vim.fn.win_findbuf(buf) == 1
       util.close_window()
       if last and #vim.fn.win_findbuf(buf) == 0 then
-        local _, err = rpc.request("remote_let_go", t.id)
+        local res, err = rpc.request("remote_let_go", t.id)
         if err then
           util.notify(err)
           return false
         end
-        t.user = false
+        if type(res) == "table" then
+          term.claimed(t, res.claim, res.mine, res.seq)
+        else
+          t.user = false
+        end
         term._changed(t)
         util.notify(string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), vim.log.levels.INFO)
       end

@@ -150,7 +150,7 @@ function M.open(id, opts)
     elseif err then
       notify(err)
     elseif t.remote and type(res) == "table" then
-      t.claim, t.user, t.command = res.claim, res.mine, res.title
+      t.claim, t.user, t.command, t.claim_seq = res.claim, res.mine, res.title, res.seq
       -- nobody's once its Neovim quit: that Neovim never comes back
       t.was_detached = t.was_detached or (type(res.claim) == "table" and res.claim.client_id == "detached")
       name_buffer(t)
@@ -304,17 +304,38 @@ function M.open_user(res)
   return t
 end
 
+-- claimed records who holds another host's terminal t as of its host's
+-- serverSeq seq (an event's, or the answer to a take or a let go):
+-- unless Lua knows a newer state already. The answer comes in the call
+-- that took, an event queued before it is handled later (events wait for
+-- the main loop): an earlier let go's event must not undo the take.
+-- Returns whether it was recorded.
+function M.claimed(t, claim, mine, seq)
+  if type(seq) == "number" and type(t.claim_seq) == "number" and seq < t.claim_seq then
+    return false
+  end
+  t.claim, t.user = claim, mine
+  if type(seq) == "number" then
+    t.claim_seq = seq
+  end
+  return true
+end
+
 -- takeover gives terminal id to the user (claim {client}).
 function M.takeover(id)
   local t = state.terminals[id]
-  local _, err = rpc.request(t and t.remote and "remote_take" or "takeover", id)
+  local res, err = rpc.request(t and t.remote and "remote_take" or "takeover", id)
   if err then
     notify(err)
     return false
   end
   if t then
     local was = t.user
-    t.user = true
+    if t.remote and type(res) == "table" then
+      M.claimed(t, res.claim, res.mine, res.seq)
+    else
+      t.user = true
+    end
     if t.remote and not was then
       -- ours to size now: the pty takes our split's size
       require("agentrun.ui.window").resize_terminal(t)
@@ -370,7 +391,9 @@ function M.remote_claimed(p)
   local t = state.terminals[p.id or ""]
   if t then
     local took = p.mine and not t.user
-    t.claim, t.user = p.claim, p.mine
+    if not M.claimed(t, p.claim, p.mine, p.seq) then
+      return -- older than what the take or let go answered
+    end
     if took then
       -- ours to size now: the pty takes our split's size
       require("agentrun.ui.window").resize_terminal(t)

@@ -388,6 +388,9 @@ function M.open()
     vim.cmd("botright sbuffer " .. buf)
     w = api.nvim_get_current_win()
     vim.wo[w].wrap = false -- long last lines are cut, not wrapped into the next row
+    -- Its height is what it shows: a split opened from it (botright, with
+    -- 'equalalways') or closed beside it does not share its rows with it.
+    vim.wo[w].winfixheight = true
   end
   render()
   -- Tall enough for the key hint, the column headers and the terminals
