@@ -155,8 +155,15 @@ func main() {
 				}
 			}
 		}
+		// A hangup is the link dropping, which the end of stdin says
+		// too: the backend keeps its commands then (editor.Serve), so
+		// only SIGTERM and SIGINT end it. Caught, not ignored: the
+		// commands it starts get the default disposition.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+		bctx, bstop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer bstop()
 		if err = sshlink.WriteBackendHello(os.Stdout, version); err == nil {
-			err = editor.Serve(ctx, version)
+			err = editor.Serve(bctx, version)
 		}
 	case "mcp":
 		err = mcptool.Run(ctx, version)

@@ -55,6 +55,9 @@ type Bridge struct {
 	// site is setupArgs.Site: "" when this backend runs beside its
 	// Neovim, else the name of the machine it runs on for that Neovim.
 	site string
+	// shutdownAsked: Lua asked to shut down (Neovim quits) before its
+	// channel ended.
+	shutdownAsked bool
 }
 
 // newBridge makes the parts and wires them to each other with function
@@ -248,7 +251,7 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	b.mu.Unlock()
 	b.termHost()
 	b.mu.Lock()
-	return map[string]any{"version": b.version}, nil
+	return map[string]any{"version": b.version, "pid": os.Getpid()}, nil
 }
 
 // siteSuffix is what ends every id of a backend at site ("" for none).
@@ -400,8 +403,34 @@ func (b *Bridge) handleLog(level, msg string) {
 // handleShutdown stops every agent and kills every terminal, and returns
 // when they are gone (Lua calls it from VimLeavePre).
 func (b *Bridge) handleShutdown() error {
+	b.mu.Lock()
+	b.shutdownAsked = true
+	b.mu.Unlock()
 	b.endSessions()
 	return nil
+}
+
+// linkDropped detaches every running terminal when this backend serves
+// a Neovim on another machine (Site) whose channel ended without asking
+// to shut down: the link dropped, and the commands outlive it as the
+// user's detached terminals do.
+func (b *Bridge) linkDropped() {
+	b.mu.Lock()
+	remote, asked, host := b.site != "", b.shutdownAsked, b.host
+	b.mu.Unlock()
+	if !remote || asked || host == nil {
+		return
+	}
+	for _, t := range host.Terminals() {
+		if _, done := t.Exited(); done || t.Released() {
+			continue
+		}
+		if _, err := b.socket.detach(t); err != nil {
+			b.log.Warn("link dropped; terminal not kept", "terminal", t.ID(), "err", err)
+			continue
+		}
+		b.log.Info("link dropped; terminal kept running", "terminal", t.ID())
+	}
 }
 
 // endSessions stops every agent and releases every terminal but the ones

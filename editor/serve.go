@@ -62,6 +62,11 @@ func Serve(ctx context.Context, version string) error {
 	go func() { served <- v.Serve() }()
 	select {
 	case err = <-served:
+		// Neovim's channel ended. From another machine (Site) without
+		// a "shutdown" first, that is the link dropping, not the user
+		// quitting: the commands keep running, as detached terminals,
+		// for :AgentAttach ssh://… to pick up.
+		b.linkDropped()
 	case <-ctx.Done():
 		logger.Info("signalled", "err", ctx.Err())
 	}

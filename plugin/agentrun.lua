@@ -200,7 +200,7 @@ for name, c in pairs(commands) do
       if #o.fargs > most then
         -- one short line (at 100 columns): a longer one stops the screen
         -- at "Press ENTER"
-        local what = most == 1 and "too many arguments" or "no arguments"
+        local what = most >= 1 and "too many arguments" or "no arguments"
         require("agentrun.util").notify(string.format("(agentrun) :%s: %s (%s); usage: %s", name, what, o.args, c.usage))
         return
       end

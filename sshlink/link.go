@@ -275,7 +275,11 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		if out, err := exec.CommandContext(vctx, "ssh", sshArgs(l.target, l.batch, RemoteCommand+"version")...).Output(); err == nil {
 			remote = "version " + strings.TrimSpace(string(out))
 		}
-		return fmt.Errorf("the agentrun on %s is %s, which cannot serve over SSH, and this one is %s: upgrade it there to agentrun %s", l.target, remote, version, version)
+		what := "cannot serve over SSH"
+		if l.serve == BackendServe {
+			what = "cannot run agents for a Neovim on another machine"
+		}
+		return fmt.Errorf("the agentrun on %s is %s, which %s, and this one is %s: upgrade it there to agentrun %s", l.target, remote, what, version, version)
 	case code == 255:
 		if stderr == "" {
 			stderr = "ssh exited with status 255"

@@ -2,8 +2,13 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -113,4 +118,146 @@ func TestRemoteAgentJourney(t *testing.T) {
 		b := r.remoteBackends()
 		return len(b) == 0, fmt.Sprintf("%+v", b)
 	})
+}
+
+// TestRemoteAgentLinkDropped: the ssh of a remote agent's backend is
+// killed mid-command. This Neovim says the link ended and how to get the
+// command back; the command keeps running on the remote; :AgentAttach
+// ssh://host/PID:term-N@site shows it again with every line it printed,
+// none lost or doubled, and follows it; killing it from here ends it
+// there.
+func TestRemoteAgentLinkDropped(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	since := e.mark()
+	e.cmd("AgentRun " + r.URL() + " demo")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	cmd := `bash -c 'i=0; while :; do i=$((i+1)); echo "n $i"; sleep 0.02; done'`
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	e.waitBuf(term.Bufnr, 15*time.Second, "n 10\n")
+
+	var ssh int
+	for _, p := range descendants(e.pid) {
+		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
+			ssh = p.PID
+		}
+	}
+	if ssh == 0 {
+		t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
+	}
+	if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	n := e.waitNote("the link to "+r.URL()+" ended", 15*time.Second)
+	if !strings.Contains(n.Msg, ":AgentAttach "+r.URL()) {
+		t.Errorf("the note does not say how to get the command back: %q", n.Msg)
+	}
+	backends := r.remoteBackends()
+	if len(backends) != 1 {
+		t.Fatalf("want the remote backend to stay for the command, have %+v", backends)
+	}
+	running := func() bool {
+		for _, p := range r.remoteProcs() {
+			if strings.Contains(p.Cmdline, "sleep 0.02") || strings.Contains(p.Cmdline, "while :") {
+				return true
+			}
+		}
+		return false
+	}
+	time.Sleep(500 * time.Millisecond) // the command has run on without the link (checked below)
+	if !running() {
+		t.Fatalf("the command did not outlive the link: %+v", r.remoteProcs())
+	}
+
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, term.ID)
+	e.cmd("AgentAttach " + name)
+	var buf int
+	e.waitFor("the split of "+name, 15*time.Second, func() (bool, string) {
+		e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &buf, name)
+		return buf > 0, ""
+	})
+	num := regexp.MustCompile(`(?m)^n (\d+)\s*$`)
+	var text string
+	e.waitFor("numbers past the drop in the split", 20*time.Second, func() (bool, string) {
+		text = e.bufLines(buf)
+		m := num.FindAllStringSubmatch(text, -1)
+		return len(m) > 0 && m[len(m)-1][1] != "" && len(m) > 200, fmt.Sprintf("%d lines", len(m))
+	})
+	m := num.FindAllStringSubmatch(text, -1)
+	for i, x := range m {
+		if x[1] != strconv.Itoa(i+1) {
+			t.Fatalf("line %d of the attached split is n %s: a line lost or doubled around the drop", i+1, x[1])
+		}
+	}
+
+	e.lua(`return require("agentrun").kill(...)`, nil, name)
+	e.waitFor("the command gone from the remote", 15*time.Second, func() (bool, string) {
+		return !running(), ""
+	})
+}
+
+// TestRemoteAgentSaysWhatIsWrong: :AgentRun ssh://… with a bad machine, a
+// remote that cannot be reached, one without agentrun and one with
+// another version: each says what is wrong and what to do in a sentence,
+// and no chat opens.
+func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	version, _ := os.ReadFile(filepath.Join(root, "VERSION"))
+	v := strings.TrimSpace(string(version))
+	port := freePort(t)
+	try := func(args, want string) {
+		t.Helper()
+		e.lua(`_G.notes = {}`, nil)
+		e.cmd("AgentRun " + args)
+		n := e.waitNote(want, 30*time.Second)
+		for _, bad := range []string{"stack traceback", "E5108", "rpc error", "jsonrpc", ".go:", "Vim:"} {
+			if strings.Contains(n.Msg, bad) {
+				t.Errorf(":AgentRun %s says %q", args, n.Msg)
+			}
+		}
+		t.Logf(":AgentRun %s → %s", args, n.Msg)
+		var chats int
+		e.lua(`local n = 0; for _, s in pairs(require("agentrun.state").sessions) do n = n + 1 end; return n`, &chats)
+		if chats != 0 {
+			t.Errorf(":AgentRun %s started a session", args)
+		}
+	}
+	try("ssh:// demo", `"ssh://" is not a machine: write ssh://[user@]host[:port][/dir]`)
+	try(r.URL()+" demo more", "too many arguments")
+	try(r.URL()+" nosuch", `unknown agent "nosuch"`)
+	try(fmt.Sprintf("%s:%d demo", r.URL(), port), fmt.Sprintf("(agentrun) cannot reach %s:%d: connect to host 127.0.0.1 port %d: Connection refused", r.URL(), port, port))
+
+	stale := filepath.Join(t.TempDir(), "agentrun")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=0.0.9", "-o", stale, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	r.InstallBinary(stale)
+	try(r.URL()+" demo", "(agentrun) the agentrun on "+r.URL()+" is version 0.0.9 and this one is "+v+": install agentrun "+v+" there")
+	os.Remove(r.Bin)
+	try(r.URL()+" demo", "(agentrun) "+r.URL()+" has no agentrun: install agentrun "+v+" there")
+
+	// :checkhealth says so for an agent configured to run there.
+	e.lua(`require("agentrun").setup({ agents = { dev = { cmd = { "agentrun", "demo-agent" }, host = ... } } })`, nil, r.URL()+"/tmp")
+	report := e.checkhealth()
+	if want := `agent "dev" runs on ` + r.URL() + ", which does not answer: " + r.URL() + " has no agentrun"; !strings.Contains(report, want) {
+		t.Errorf("checkhealth lacks %q:\n%s", want, report)
+	}
+	e.cmd("bwipeout")
+
+	// With this build there again, the same command works.
+	r.InstallBinary(binary)
+	report = e.checkhealth()
+	if want := `agent "dev" runs on ` + r.URL() + ": agentrun " + v + " answers there over SSH"; !healthOK(report, want) {
+		t.Errorf("checkhealth lacks an OK item %q:\n%s", want, report)
+	}
+	e.cmd("bwipeout")
+	since := e.mark()
+	e.cmd("AgentRun " + r.URL() + " demo")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 }

@@ -59,7 +59,19 @@ function M.check()
       or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
       or "Claude Code (claude-agent-acp) gets agentrun's terminal tool when it starts; any other agent runs commands its own way, and those it asks for with terminal/create (as the demo agent does) run in agentrun's terminals"
     local why = config.cmd_runs(cmd)
-    if not why then
+    local host = agents[name].host
+    if host then
+      -- Its command runs there: what can be checked from here is that
+      -- the machine answers over SSH with agentrun of this version.
+      local machine = rpc.machine(host)
+      -- ssh-backend with no input: starts the backend there and ends it
+      local out = good and vim.trim(vim.fn.system({ binary.bin(), "ssh-backend", machine }, "")):gsub("^agentrun: ", "") or "the backend here does not run"
+      if good and vim.v.shell_error == 0 then
+        ok(string.format("agent %q runs on %s: agentrun %s answers there over SSH; %q is looked for there when it starts", name, machine, have, cmd))
+      else
+        error(string.format("agent %q runs on %s, which does not answer: %s", name, machine, out), { "check `ssh " .. machine:gsub("^ssh://", ""):gsub("/.*$", "") .. " agentrun version` prints " .. tostring(binary.expected_version()) })
+      end
+    elseif not why then
       ok(string.format("agent %q: %s found; %s", name, vim.fn.exepath(cmd), where))
     else
       local msg, advice = config.cmd_problem(name, cmd, why)

@@ -127,7 +127,9 @@ local function on_site_exit(site, job, code)
     local tail = s.stderr_tail[#s.stderr_tail] or ""
     tail = tail:gsub("^agentrun: ", "")
     why = tail ~= "" and tail or string.format("the link to %s ended (code %d)", s.url, code)
-    util.notify(why .. ": its sessions there ended and their commands were stopped", vim.log.levels.ERROR)
+    -- The backend there keeps the commands that ran (serve.go: a link
+    -- that drops is not the user quitting).
+    util.notify(string.format("%s: its agents stopped; commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
   end
   s.stopping = false
   for _, fn in ipairs(M.on_exit) do
@@ -171,6 +173,9 @@ function M.ensure_site(url)
   s.chan = id
   s.stopping = true -- a failed setup is said here, not by on_exit
   local sok, err = pcall(vim.rpcrequest, id, "setup", setup_args(site))
+  if sok and type(err) == "table" then
+    s.pid = err.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
+  end
   if not sok then
     -- The link did not come up: ssh-backend said why on stderr and exits.
     vim.fn.jobwait({ id }, 5000)
