@@ -36,6 +36,14 @@
 // connection is closed then, as a dropped client's is, and the client
 // may reconnect with AHP's reconnect over a new link.
 //
+// # The whole backend over SSH
+//
+// `agentrun ssh-backend URL` (RunBackend; what Neovim starts for an agent
+// on another machine) runs `ssh host agentrun serve-backend`, which writes
+// the same hello line with "serve-backend", then serves the Neovim
+// backend's msgpack-RPC on its stdio; ssh-backend checks the hello and
+// from then on copies bytes both ways. Its errors are the same sentences.
+//
 // # Who uses it
 //
 // Remote is a machine with a link that starts again when it drops, and
