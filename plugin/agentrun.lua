@@ -34,7 +34,8 @@ local commands = {
         host = table.remove(o.fargs, 1)
       end
       if #o.fargs > 1 then
-        require("agentrun.util").notify(string.format("(agentrun) :AgentRun: too many arguments (%s); usage: :AgentRun[!] [ssh://host] [agent]", o.args))
+        -- one line at 100 columns (a longer one stops at "Press ENTER")
+        require("agentrun.util").notify(string.format("(agentrun) :AgentRun takes [ssh://host] [agent], not: %s", o.args))
         return
       end
       api().run(o.fargs[1], o.bang, host)

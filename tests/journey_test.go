@@ -507,7 +507,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b := startScreenIn(t, rt, 120, 35, "")
 	// Extra words are refused with the usage, not taken as one name.
 	b.keys(":AgentRun demo extra", "Enter")
-	b.waitShows(5*time.Second, "(agentrun) :AgentRun: too many arguments (demo extra); usage: :AgentRun[!] [agent]")
+	b.waitShows(5*time.Second, "(agentrun) :AgentRun takes [ssh://host] [agent], not: demo extra")
 	b.keys(":AgentSessions demo extra", "Enter")
 	b.waitShows(5*time.Second, "(agentrun) :AgentSessions: too many arguments (demo extra); usage: :AgentSessions [agent]")
 	b.keys(":AgentRun my-agent", "Enter")

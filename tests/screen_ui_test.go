@@ -247,7 +247,7 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	s := startScreen(t, 100, 30, "")
 	for _, c := range []struct{ cmd, says string }{
 		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch" (configured: demo); setup({ agents = … }) adds one`},
-		{"AgentRun demo extra", "(agentrun) :AgentRun: too many arguments (demo extra); usage: :AgentRun[!] [agent]"},
+		{"AgentRun demo extra", "(agentrun) :AgentRun takes [ssh://host] [agent], not: demo extra"},
 		{"AgentKill term-1 term-2", "(agentrun) :AgentKill: too many arguments (term-1 term-2); usage: :AgentKill[!] [id]"},
 		{"AgentDetach a b", "(agentrun) :AgentDetach: too many arguments (a b); usage: :AgentDetach [id]"},
 		{"AgentConfig a b c", "(agentrun) :AgentConfig: too many arguments (a b c); usage: :AgentConfig {id} [value]"},

@@ -54,6 +54,11 @@ func TestRemoteAgentJourney(t *testing.T) {
 	if !strings.HasSuffix(key, "@"+remoteAlias) {
 		t.Fatalf("the remote session's key is %q, want it to end in @%s", key, remoteAlias)
 	}
+	var status string
+	e.lua(`return require("agentrun.state").session().chat:status()`, &status)
+	if !strings.HasPrefix(status, "agentrun · demo on "+remoteAlias+" · ") {
+		t.Errorf("the chat's status line is %q: it does not say where the agent runs", status)
+	}
 	if len(r.remoteBackends()) != 1 {
 		t.Fatalf("want one backend on the remote, have %+v", r.remoteBackends())
 	}
@@ -227,7 +232,7 @@ func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
 		}
 	}
 	try("ssh:// demo", `"ssh://" is not a machine: write ssh://[user@]host[:port][/dir]`)
-	try(r.URL()+" demo more", "too many arguments")
+	try(r.URL()+" demo more", "too many arguments (ssh://"+remoteAlias+" demo more)")
 	try(r.URL()+" nosuch", `unknown agent "nosuch"`)
 	try(fmt.Sprintf("%s:%d demo", r.URL(), port), fmt.Sprintf("(agentrun) cannot reach %s:%d: connect to host 127.0.0.1 port %d: Connection refused", r.URL(), port, port))
 

@@ -65,7 +65,7 @@ function M.run(name, continue, host)
     return nil
   end
   if host ~= nil and not config.is_host(host) then
-    warn(string.format("%s is not a machine: write ssh://[user@]host[:port][/dir], e.g. :AgentRun ssh://devbox demo", vim.inspect(host)))
+    warn(string.format("%s is not a machine: write ssh://[user@]host[:port][/dir]", vim.inspect(host)))
     return nil
   end
   if not name and config.rejected then

@@ -155,7 +155,7 @@ function M.ensure_site(url)
   end
   local s = { url = machine, stderr_tail = {} }
   sites[site] = s
-  util.notify(string.format("(agentrun) connecting to %s…", machine))
+  util.notify(string.format("connecting to %s…", machine))
   vim.cmd("redraw")
   local id = vim.fn.jobstart({ binary.bin(), "ssh-backend", machine }, {
     rpc = true,

@@ -475,14 +475,16 @@ function Chat:keep_end()
   end
 end
 
--- status is the session's one-line state: "agentrun · demo · working…".
+-- status is the session's one-line state: "agentrun · demo · working…"
+-- ("demo on devbox" when the agent runs on another machine).
 function Chat:status()
   local s = self.session
+  local who = s.host and string.format("%s on %s", s.agent, s.host:gsub("^ssh://", "")) or s.agent
   local state = s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
   local mode = require("agentrun.modes").label(s)
   mode = mode ~= "" and (" · " .. mode) or ""
-  return string.format("agentrun · %s · %s%s%s%s", s.agent, state, mode, queued, M.usage_text(s.usage))
+  return string.format("agentrun · %s · %s%s%s%s", who, state, mode, queued, M.usage_text(s.usage))
 end
 
 -- render_header writes the header block and puts the session's state in
