@@ -183,6 +183,11 @@ type setupArgs struct {
 	// agent's fs/* calls read and write this machine's disk only (a
 	// buffer of the same path in that Neovim is another machine's file).
 	Site string `msgpack:"site"`
+	// IDBase is where this backend's numbered ids start (term-1001
+	// after 1000): a Neovim's next backend (here, or on the same other
+	// machine) must not hand out the ids of the last one, which that
+	// Neovim still holds.
+	IDBase int `msgpack:"id_base"`
 }
 
 // validSite reports whether s can end an id: letters, digits, '.', '_'
@@ -223,6 +228,9 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if err := checkVersion(b.version, args.PluginVersion); err != nil {
 		return nil, err
 	}
+	if args.IDBase < 0 {
+		return nil, fmt.Errorf("setup: id_base must be >= 0, not %d", args.IDBase)
+	}
 	if !validSite(args.Site) {
 		return nil, fmt.Errorf("setup: site %q may hold only letters, digits, '.', '_' and '-' (at most 64)", args.Site)
 	}
@@ -236,6 +244,7 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 		DisplayBytes:     displayBytes(args.Scrollback),
 		KillGrace:        time.Duration(args.KillGraceMS) * time.Millisecond,
 		IDSuffix:         siteSuffix(args.Site),
+		IDBase:           args.IDBase,
 		Logf: func(format string, a ...any) {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
@@ -244,6 +253,9 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
 		b.ids.suffix.Store(&suffix)
+	}
+	if args.IDBase > 0 {
+		b.ids.n.CompareAndSwap(0, int64(args.IDBase))
 	}
 	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
 	// Serve the socket from now on: `agentrun ls` and other editors see

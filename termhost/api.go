@@ -113,6 +113,9 @@ type Options struct {
 	// "@devbox"): a client that shows the terminals of several hosts
 	// side by side tells them apart by it. Empty: none.
 	IDSuffix string
+	// IDBase is the number the made-up ids count on from (term-<IDBase+1>);
+	// default 0.
+	IDBase int
 	// Logf receives diagnostics; nil discards them.
 	Logf func(format string, args ...any)
 	// SessionStarted, when set, is called with a command's pid, which is

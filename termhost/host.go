@@ -59,6 +59,7 @@ func NewHost(opts Options) *Host {
 	}
 	return &Host{
 		opts:       opts,
+		seq:        max(opts.IDBase, 0),
 		drainQuiet: drainQuiet,
 		drainMax:   drainMax,
 		live:       make(map[string]*Terminal),

@@ -117,11 +117,19 @@ func TestRemoteAgentJourney(t *testing.T) {
 		t.Errorf("the local buffer named %s was modified", path)
 	}
 
-	// Quitting Neovim ends the backend there and what it ran.
+	// Quitting Neovim with a command running ends the backend there and
+	// what it ran (not a dropped link: nothing is kept).
+	cmd = `bash -c 'while :; do echo still; sleep 0.07; done'`
+	e.cmd("AgentPrompt " + cmd)
+	e.waitTerminal(cmd, 15*time.Second)
 	_ = e.v.Command("qa!") // Neovim exits; the reply may never come
-	e.waitFor("no backend left on the remote", 15*time.Second, func() (bool, string) {
-		b := r.remoteBackends()
-		return len(b) == 0, fmt.Sprintf("%+v", b)
+	e.waitFor("no backend and no command left on the remote", 15*time.Second, func() (bool, string) {
+		for _, p := range r.remoteProcs() {
+			if strings.Contains(p.Cmdline, "sleep 0.07") || strings.Contains(p.Cmdline, "serve-backend") {
+				return false, fmt.Sprintf("%+v", p)
+			}
+		}
+		return true, ""
 	})
 }
 
@@ -201,6 +209,27 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	e.waitFor("the command gone from the remote", 15*time.Second, func() (bool, string) {
 		return !running(), ""
 	})
+
+	// A new session there after the drop: ids this Neovim has not held,
+	// and :AgentDetach names the terminal as :AgentAttach reaches it.
+	since = e.mark()
+	e.cmd("AgentRun " + r.URL() + " demo")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	var key string
+	e.lua(`return require("agentrun.state").current`, &key)
+	if key == "1@"+remoteAlias {
+		t.Errorf("the session after the drop has the first one's key %q", key)
+	}
+	again := `bash -c 'while :; do echo again; sleep 0.07; done'`
+	e.cmd("AgentPrompt " + again)
+	term2 := e.waitTerminal(again, 15*time.Second)
+	if term2.ID == term.ID {
+		t.Errorf("the terminal after the drop has the first one's id %q", term.ID)
+	}
+	e.lua(`_G.notes = {}`, nil)
+	e.cmd("AgentDetach " + term2.ID)
+	e.waitNote(":AgentAttach "+r.URL()+"/", 10*time.Second)
+	e.lua(`return require("agentrun").kill(...)`, nil, term2.ID)
 }
 
 // TestRemoteAgentSaysWhatIsWrong: :AgentRun ssh://… with a bad machine, a

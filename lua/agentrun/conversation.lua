@@ -199,7 +199,7 @@ function M.backend_exited(site, why)
   for _, s in ipairs(state.backend_exited(site)) do
     if s.chat then
       M.drop_queue(s)
-      s.chat:note(site and string.format("(agentrun) %s; this session ended (its commands still running are kept there; :AgentRun! continues the session)", why or ("the link to " .. site .. " ended")) or "(agentrun) the backend stopped; this session ended")
+      s.chat:note(site and string.format("(agentrun) %s; this session ended (:AgentRun! continues it if the agent keeps its sessions)", why or ("the link to " .. site .. " ended")) or "(agentrun) the backend stopped; this session ended")
     end
   end
 end

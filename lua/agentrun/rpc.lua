@@ -15,6 +15,7 @@ local M = {}
 
 local chan = nil
 local stopping = false
+local local_starts = 0 -- how many local backends this Neovim started
 local stderr_tail = {}
 
 -- sites: the backends on other machines, by site name ("devbox"):
@@ -67,6 +68,19 @@ local function on_stderr(_, data)
   keep_tail(stderr_tail, data)
 end
 
+-- watch_leave makes Neovim's quitting shut every backend down (those of
+-- other machines too: their commands end then, but the detached ones).
+local function watch_leave()
+  local group = vim.api.nvim_create_augroup("agentrun_backend", { clear = true })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    desc = "agentrun: kill every terminal and stop the agents",
+    callback = function()
+      M.shutdown()
+    end,
+  })
+end
+
 -- setup_args is what a backend is told once started: the user's options
 -- and, for another machine's, its site name.
 local function setup_args(site)
@@ -78,6 +92,9 @@ local function setup_args(site)
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
     plugin_version = binary.expected_version(),
     site = site or "",
+    -- a machine's next backend counts its ids on from where the last
+    -- one's ended (1001@devbox): this Neovim still holds those
+    id_base = ((site and sites[site] and sites[site].starts or local_starts) - 1) * 1000,
   }
 end
 
@@ -129,7 +146,11 @@ local function on_site_exit(site, job, code)
     why = tail ~= "" and tail or string.format("the link to %s ended (code %d)", s.url, code)
     -- The backend there keeps the commands that ran (serve.go: a link
     -- that drops is not the user quitting).
-    util.notify(string.format("%s: its agents stopped; commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
+    if why:match("^the link to ") then
+      util.notify(string.format("%s: its agents stopped; commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
+    else
+      util.notify(why .. ": its agents and their commands there ended", vim.log.levels.ERROR)
+    end
   end
   s.stopping = false
   for _, fn in ipairs(M.on_exit) do
@@ -153,7 +174,7 @@ function M.ensure_site(url)
   if not ok then
     return nil, msg
   end
-  local s = { url = machine, stderr_tail = {} }
+  local s = { url = machine, stderr_tail = {}, starts = (sites[site] and sites[site].starts or 0) + 1 }
   sites[site] = s
   util.notify(string.format("connecting to %s…", machine))
   vim.cmd("redraw")
@@ -188,6 +209,7 @@ function M.ensure_site(url)
     return nil, "(agentrun) " .. why
   end
   s.stopping = false
+  watch_leave()
   for _, fn in ipairs(M.on_start) do
     fn(id)
   end
@@ -237,6 +259,7 @@ function M.ensure()
     return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", binary.bin(), id)
   end
   chan = id
+  local_starts = local_starts + 1
   local sok, err = pcall(vim.rpcrequest, chan, "setup", setup_args(nil))
   if not sok then
     M.stop()
@@ -245,14 +268,7 @@ function M.ensure()
   for _, fn in ipairs(M.on_start) do
     fn(chan)
   end
-  local group = vim.api.nvim_create_augroup("agentrun_backend", { clear = true })
-  vim.api.nvim_create_autocmd("VimLeavePre", {
-    group = group,
-    desc = "agentrun: kill every terminal and stop the agents",
-    callback = function()
-      M.shutdown()
-    end,
-  })
+  watch_leave()
   return chan
 end
 

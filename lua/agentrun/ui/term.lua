@@ -414,7 +414,9 @@ function M.detach(id)
     t.user, t.detached = true, true
     changed(t)
   end
-  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %d:%s", id, res.host, id), vim.log.levels.INFO)
+  local site = state.site_of(id)
+  local where = site and rpc.site_url(site) and (rpc.site_url(site) .. "/") or "" -- another machine's: named as attach reaches it
+  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %s%d:%s", id, where, res.host, id), vim.log.levels.INFO)
   return true
 end
 
