@@ -24,6 +24,15 @@ func remoteAgentEditor(t *testing.T, r *sshRemote) *editor {
 	return startEditor(t, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
 }
 
+// runDemoOn starts the demo agent on r (:AgentRun ssh://… demo) and
+// waits until its session has started.
+func (e *editor) runDemoOn(r *sshRemote) {
+	e.t.Helper()
+	since := e.mark()
+	e.cmd("AgentRun " + r.URL() + " demo")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+}
+
 // remoteBackends returns the remote user's agentrun backends (serve-backend).
 func (r *sshRemote) remoteBackends() []proc {
 	var out []proc
@@ -39,16 +48,14 @@ func (r *sshRemote) remoteBackends() []proc {
 // on the remote machine; a command it runs runs there (as the remote
 // user, in its home) and streams into a split here; <C-c>'s stop ends it
 // there; the agent's fs writes go to the remote's disk even when this
-// Neovim has a buffer of the same path; :AgentStop ends the agent there,
-// and quitting Neovim leaves nothing running on the remote.
+// Neovim has a buffer of the same path; quitting Neovim with a command
+// running leaves nothing running on the remote.
 func TestRemoteAgentJourney(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := remoteAgentEditor(t, r)
 
-	since := e.mark()
-	e.cmd("AgentRun " + r.URL() + " demo")
-	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	e.runDemoOn(r)
 	var key string
 	e.lua(`return require("agentrun.state").current`, &key)
 	if !strings.HasSuffix(key, "@"+remoteAlias) {
@@ -80,7 +87,7 @@ func TestRemoteAgentJourney(t *testing.T) {
 	}
 
 	// The stop of <C-c> in the chat ends it there.
-	since = e.mark()
+	since := e.mark()
 	e.lua(`require("agentrun").stop_command()`, nil)
 	e.waitEvent("AgentRunTerminalExited", since, 15*time.Second)
 	e.waitFor("the command gone from the remote", 10*time.Second, func() (bool, string) {
@@ -143,9 +150,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := remoteAgentEditor(t, r)
-	since := e.mark()
-	e.cmd("AgentRun " + r.URL() + " demo")
-	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	e.runDemoOn(r)
 	cmd := `bash -c 'i=0; while :; do i=$((i+1)); echo "n $i"; sleep 0.02; done'`
 	e.cmd("AgentPrompt " + cmd)
 	term := e.waitTerminal(cmd, 15*time.Second)
@@ -212,9 +217,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 
 	// A new session there after the drop: ids this Neovim has not held,
 	// and :AgentDetach names the terminal as :AgentAttach reaches it.
-	since = e.mark()
-	e.cmd("AgentRun " + r.URL() + " demo")
-	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	e.runDemoOn(r)
 	var key string
 	e.lua(`return require("agentrun.state").current`, &key)
 	if key == "1@"+remoteAlias {
@@ -291,7 +294,5 @@ func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
 		t.Errorf("checkhealth lacks an OK item %q:\n%s", want, report)
 	}
 	e.cmd("bwipeout")
-	since := e.mark()
-	e.cmd("AgentRun " + r.URL() + " demo")
-	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	e.runDemoOn(r)
 }
