@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
@@ -38,8 +40,10 @@ Usage:
                                  --take holds it so you type into it
   agentrun kill ID               kill terminal ID (SIGTERM, then SIGKILL)
   agentrun serve-stdio           AHP to your hosts over stdin/stdout (what ssh runs for the above)
-  agentrun serve-backend         the plugin's backend on stdio, for a Neovim on another machine
-                                 (what ssh runs for agents.<name>.host = "ssh://…")
+  agentrun serve-backend [--resume PID]
+                                 the plugin's backend on stdio, for a Neovim on another machine
+                                 (what ssh runs for agents.<name>.host = "ssh://…"); --resume:
+                                 the one here whose link dropped, with its sessions
 
 An ID is PID:term-N (as ls prints it), term-N when only one host has it, or
 ssh://[user@]host[:port]/PID:term-N on another machine. $AGENTRUN_SSH_CONFIG names
@@ -138,15 +142,37 @@ func main() {
 		err = sshlink.Serve(ctx, os.Stdin, os.Stdout, version)
 	case "ssh-backend":
 		// What Neovim starts for agents.<name>.host = "ssh://…": the
-		// backend on that machine, its RPC relayed over ssh (sshlink).
-		if len(args) != 2 {
-			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] (Neovim starts it)")
+		// backend on that machine, its RPC relayed over ssh (sshlink);
+		// with --resume PID, the one there whose link dropped (0: the
+		// newest).
+		resume, pid := false, 0
+		if len(args) == 4 && args[2] == "--resume" {
+			resume = true
+			pid, err = strconv.Atoi(args[3])
+			args = args[:2]
+		}
+		if len(args) != 2 || err != nil {
+			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] [--resume PID] (Neovim starts it)")
 			break
 		}
-		err = sshlink.RunBackend(ctx, args[1], version)
+		err = sshlink.RunBackend(ctx, args[1], version, resume, pid)
+		if errors.Is(err, sshlink.ErrNothingLingers) {
+			fmt.Fprintln(os.Stderr, "agentrun:", err)
+			os.Exit(sshlink.ExitNothingLingers)
+		}
 	case sshlink.BackendServe:
 		// The far end of ssh-backend: the hello line, then the backend
-		// on stdio as Neovim would start it here.
+		// on stdio as Neovim would start it here; with --resume PID, a
+		// relay to the backend here whose link dropped.
+		if len(args) == 3 && args[1] == "--resume" {
+			pid, perr := strconv.Atoi(args[2])
+			if perr != nil {
+				err = fmt.Errorf("usage: agentrun serve-backend [--resume PID]")
+				break
+			}
+			err = editor.ResumeRelay(ctx, os.Stdin, os.Stdout, version, pid, sshlink.WriteBackendHello)
+			break
+		}
 		if os.Getenv("AGENTRUN_LOG") == "" {
 			if home, herr := os.UserHomeDir(); herr == nil {
 				dir := filepath.Join(home, ".local", "state", "agentrun")
@@ -156,13 +182,14 @@ func main() {
 			}
 		}
 		// A hangup is the link dropping, which the end of stdin says
-		// too: the backend keeps its commands then (editor.Serve), so
-		// only SIGTERM and SIGINT end it. Caught, not ignored: the
-		// commands it starts get the default disposition.
+		// too: the backend keeps its sessions and commands then
+		// (editor.Serve lingers), so only SIGTERM and SIGINT end it.
+		// Caught, not ignored: the commands it starts get the default
+		// disposition.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 		bctx, bstop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer bstop()
-		if err = sshlink.WriteBackendHello(os.Stdout, version); err == nil {
+		if err = sshlink.WriteBackendHello(os.Stdout, version, 0); err == nil {
 			err = editor.Serve(bctx, version)
 		}
 	case "mcp":

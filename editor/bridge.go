@@ -24,7 +24,6 @@ import (
 // (with their displays), remotes and the socket host. It keeps only the
 // terminal host and the setup that configures it.
 type Bridge struct {
-	v       *nvim.Nvim
 	log     *slog.Logger
 	version string
 	events  *eventQueue
@@ -49,7 +48,10 @@ type Bridge struct {
 
 	ids *ids // session keys and question tokens
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// v is the client of the Neovim connected now (nvimLink); another
+	// one's after a lingering backend is resumed (linger.go).
+	v        *nvim.Nvim
 	host     *termhost.Host
 	hostOpts termhost.Options
 	// site is setupArgs.Site: "" when this backend runs beside its
@@ -62,20 +64,18 @@ type Bridge struct {
 
 // newBridge makes the parts and wires them to each other with function
 // values: none of them knows the bridge but as acp.Editor.
-func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) *Bridge {
+func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
 	events := newEventQueue()
 	idSource := &ids{}
 	b := &Bridge{
-		v: v, log: log, version: version, events: events, guard: g,
+		log: log, version: version, events: events, guard: g,
 		user: ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
 		ctx:  ctx, cancel: cancel, ids: idSource,
 	}
 	b.questions = newQuestions(events, idSource, log)
 	b.socket = newSocketHost(log, b.user)
-	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), send: func(ch int, p []byte) error {
-		return v.Request("nvim_chan_send", nil, ch, p)
-	}}
+	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), link: b.nvimLink}
 	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
 		host:         b.termHost,
 		claimForUser: b.socket.claimForUser,
@@ -90,7 +90,9 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 		addTerminal:  b.terminals.add,
 		socketPath:   b.socket.socket,
 		ask:          b.questions.ask,
-		execLua:      v.ExecLua,
+		execLua: func(code string, result any, args ...any) error {
+			return b.nvimLink().ExecLua(code, result, args...)
+		},
 	})
 	b.terminals.closing = b.sessions.isClosing
 	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, version: version, displayBytes: func() int {
@@ -101,10 +103,12 @@ func newBridge(v *nvim.Nvim, version string, log *slog.Logger, g *guard.Client) 
 	return b
 }
 
-// register installs the handlers Lua calls with rpcrequest/rpcnotify.
-func (b *Bridge) register() error {
+// register installs the handlers Lua calls with rpcrequest/rpcnotify on
+// v, the client of a Neovim's channel.
+func (b *Bridge) register(v *nvim.Nvim) error {
 	handlers := map[string]any{
 		"setup":            b.handleSetup,
+		"resume":           b.handleResume,
 		"start":            b.sessions.start,
 		"prompt":           b.sessions.prompt,
 		"cancel":           b.sessions.cancel,
@@ -139,7 +143,7 @@ func (b *Bridge) register() error {
 		"log":              b.handleLog,
 	}
 	for name, fn := range handlers {
-		if err := b.v.RegisterHandler(name, fn); err != nil {
+		if err := v.RegisterHandler(name, fn); err != nil {
 			return fmt.Errorf("register rpc handler %q: %w", name, err)
 		}
 	}
@@ -153,7 +157,7 @@ func (b *Bridge) deliver(batch []event) {
 	for i, e := range batch {
 		list[i] = []any{e.name, e.payload}
 	}
-	if err := b.v.ExecLua(`require("agentrun.events").dispatch(...)`, nil, list); err != nil {
+	if err := b.nvimLink().ExecLua(`require("agentrun.events").dispatch(...)`, nil, list); err != nil {
 		b.log.Warn("events not delivered", "first", batch[0].name, "count", len(batch), "err", err)
 	}
 }
@@ -253,6 +257,7 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
 		b.ids.suffix.Store(&suffix)
+		b.events.keepAll() // for a Neovim that takes the sessions over (linger.go)
 	}
 	if args.IDBase > 0 {
 		b.ids.n.CompareAndSwap(0, int64(args.IDBase))

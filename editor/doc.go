@@ -32,6 +32,11 @@
 //   - socketHost (hostserve.go): the socket other clients reach our host
 //     on, and the terminals the user detached.
 //
+// On another machine than its Neovim (setup's site) the backend outlives
+// a link that drops while a session runs (linger.go): it waits on a
+// socket of its own, and the Neovim of a new link takes the sessions up
+// with "resume", replayed from the event queue's log (events.go).
+//
 // A part needs others only through function values it is given when
 // newBridge makes it (sessionDeps, terminalDeps, remoteOptions), never
 // through the bridge, so each is tested alone (its _test.go).

@@ -25,6 +25,7 @@ const (
 	evSessionList         = "session_list"     // an agent's earlier sessions (sessionlist.go)
 	evHistoryReplayed     = "history_replayed" // the updates held until session_started have been sent
 	evSSHConnected        = "ssh_connected"    // a remote machine's link is up, or why not (remote.go)
+	evPromptSent          = "prompt_sent"      // the user's prompt: only in a replay (linger.go)
 )
 
 // question is something the backend asks the user (questions.ask): the event that

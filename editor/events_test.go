@@ -63,3 +63,62 @@ func TestJSONValueDropsNulls(t *testing.T) {
 		t.Errorf("jsonValue = %s, want %s", got, want)
 	}
 }
+
+// TestReplayPicksWhatATakeoverNeeds: a Neovim taking sessions over gets
+// every event of the sessions still running, in order, the user's
+// prompts included; not the events of sessions that ended, of their
+// terminals, of questions answered or withdrawn, or of nothing of theirs.
+func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
+	q := newEventQueue()
+	q.keepAll()
+	q.pause()
+	got := make(chan []event, 10)
+	go q.run(func(b []event) { got <- b })
+	defer q.close()
+	q.push(evSessionStarted, map[string]any{"key": "1@d"})
+	q.pushReplayOnly(evPromptSent, map[string]any{"key": "1@d", "text": "ls"})
+	q.push(evSessionStarted, map[string]any{"key": "2@d"})
+	q.push(evTerminalCreated, map[string]any{"id": "term-1@d", "session": "1@d"})
+	q.push(evTerminalCreated, map[string]any{"id": "term-2@d", "session": "2@d"})
+	q.push(evMessage, map[string]any{"text": "of nothing"})
+	q.push(evPermission, map[string]any{"key": "1@d", "token": "p-1@d"})
+	q.push(evPermission, map[string]any{"key": "1@d", "token": "p-2@d"})
+	q.push(evPermissionCancelled, map[string]any{"token": "p-1@d"})
+	q.push(evTerminalExit, map[string]any{"id": "term-1@d"})
+	q.push(evTerminalExit, map[string]any{"id": "term-2@d"})
+	q.push(evSessionEnded, map[string]any{"key": "2@d"})
+	q.push(evTurnEnd, map[string]any{"key": "1@d"})
+	select {
+	case b := <-got:
+		t.Fatalf("a paused queue delivered %d events", len(b))
+	case <-time.After(50 * time.Millisecond):
+	}
+	open := func(token string) bool { return token == "p-2@d" }
+	q.replay(func(log []event) []event { return replayOf(log, map[string]bool{"1@d": true}, open) })
+	var names []string
+	for len(names) < 6 {
+		select {
+		case b := <-got:
+			for _, e := range b {
+				names = append(names, fmt.Sprintf("%s %v", e.name, e.payload["token"]))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("replayed only %q", names)
+		}
+	}
+	want := []string{"session_started <nil>", "prompt_sent <nil>", "terminal_created <nil>", "permission p-2@d", "terminal_exit <nil>", "turn_end <nil>"}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("replayed %q\nwant     %q", names, want)
+	}
+	// What happens next follows the replay, and a prompt is not sent live.
+	q.pushReplayOnly(evPromptSent, map[string]any{"key": "1@d", "text": "pwd"})
+	q.push(evTurnEnd, map[string]any{"key": "1@d"})
+	select {
+	case b := <-got:
+		if len(b) != 1 || b[0].name != evTurnEnd {
+			t.Errorf("after the replay: %+v, want the turn_end alone", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing delivered after the replay")
+	}
+}

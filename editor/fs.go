@@ -48,7 +48,7 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileReques
 	}
 	var r bufferRead
 	err := b.nvimFile(ctx, func() error {
-		return b.v.ExecLua(`return require("agentrun.fs").read(...)`, &r, req.Path)
+		return b.nvimLink().ExecLua(`return require("agentrun.fs").read(...)`, &r, req.Path)
 	})
 	if err != nil {
 		return acpsdk.ReadTextFileResponse{}, fmt.Errorf("read buffer of %q: %w", req.Path, err)
@@ -105,7 +105,7 @@ func (b *Bridge) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequ
 	}
 	var r bufferWrite
 	err := b.nvimFile(ctx, func() error {
-		return b.v.ExecLua(`return require("agentrun.fs").write(...)`, &r, req.Path, req.Content)
+		return b.nvimLink().ExecLua(`return require("agentrun.fs").write(...)`, &r, req.Path, req.Content)
 	})
 	if err != nil {
 		return acpsdk.WriteTextFileResponse{}, fmt.Errorf("write through the buffer of %q: %w", req.Path, err)

@@ -31,6 +31,9 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 	}
 	s.busy = true
 	ss.mu.Unlock()
+	// Lua shows the prompt as it sends it; a Neovim taking the session
+	// over (linger.go) is shown it from here.
+	ss.events.pushReplayOnly(evPromptSent, map[string]any{"key": key, "text": text})
 	go func() {
 		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
 		ss.mu.Lock()

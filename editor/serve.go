@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
-
-	"github.com/neovim/go-client/nvim"
 )
 
 // Serve runs the Neovim RPC host on stdio until Neovim disconnects (stdin
@@ -46,35 +45,42 @@ func Serve(ctx context.Context, version string) error {
 	defer closeLog()
 	logger.Info("agentrun starting", "version", version, "pid", os.Getpid())
 
-	v, err := nvim.New(os.Stdin, rpcOut, rpcOut, func(format string, args ...any) {
-		logger.Debug("nvim rpc: " + fmt.Sprintf(format, args...))
-	})
+	b := newBridge(version, logger, startGuard(logger))
+	v, served, err := b.serveLink(os.Stdin, rpcOut)
 	if err != nil {
-		return fmt.Errorf("connect to neovim on stdio: %w", err)
-	}
-	b := newBridge(v, version, logger, startGuard(logger))
-	if err := b.register(); err != nil {
 		return err
 	}
 	go b.events.run(b.deliver)
 
-	served := make(chan error, 1)
-	go func() { served <- v.Serve() }()
-	select {
-	case err = <-served:
-		// Neovim's channel ended. From another machine (Site) without
-		// a "shutdown" first, that is the link dropping, not the user
-		// quitting: the commands keep running, as detached terminals,
-		// for :AgentAttach ssh://… to pick up.
-		b.linkDropped()
-	case <-ctx.Done():
-		logger.Info("signalled", "err", ctx.Err())
+	for {
+		select {
+		case err = <-served:
+			_ = v.Close()
+			// Neovim's channel ended. From another machine (Site)
+			// without a "shutdown" first, that is the link dropping,
+			// not the user quitting: while a session runs, the backend
+			// waits for a new link to take them over (linger.go).
+			if ctx.Err() == nil && b.shouldLinger() {
+				if c := b.linger(ctx); c != nil {
+					if v, served, err = b.serveLink(c, c); err == nil {
+						continue
+					}
+					logger.Error("a new link failed", "err", err)
+				}
+			}
+			// Its commands keep running, as detached terminals, for
+			// :AgentAttach ssh://… to pick up.
+			b.linkDropped()
+		case <-ctx.Done():
+			logger.Info("signalled", "err", ctx.Err())
+			_ = v.Close()
+		}
+		break
 	}
 	b.shutdown(ctx)
 	stopGuard(b.guard, logger) // after shutdown: every terminal is gone
 	b.events.close()
-	_ = v.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, net.ErrClosed) {
 		logger.Error("rpc stream ended", "err", err)
 		return fmt.Errorf("rpc stream: %w", err)
 	}

@@ -279,8 +279,9 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 		// Released before any buffer showed it, and beyond the newest
 		// keepReleased: nothing to show, which is no error. The buffer
 		// says so (after this request returns: Lua is waiting on it).
+		send := ts.display.sender(ch)
 		go func() {
-			_ = ts.display.send(ch, []byte(vtsafe.Guard+"[released before it was shown; its output is no longer kept]"))
+			_ = send([]byte(vtsafe.Guard + "[released before it was shown; its output is no longer kept]"))
 		}()
 		return nil
 	}

@@ -19,7 +19,7 @@ func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
 	payload := map[string]any{"session_id": string(n.SessionId), "update": jsonValue(n.Update)}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.pushForSessionLocked(key, string(n.SessionId), event{evSessionUpdate, payload})
+	ss.pushForSessionLocked(key, string(n.SessionId), event{name: evSessionUpdate, payload: payload})
 }
 
 // pushForSessionLocked queues e, which session key's agent sent about its
@@ -118,5 +118,5 @@ func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 		}
 		delete(ss.agentShown, shown)
 	}
-	ss.pushForSessionLocked(key, sid, event{evAgentTerminal, p})
+	ss.pushForSessionLocked(key, sid, event{name: evAgentTerminal, payload: p})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -18,9 +19,10 @@ import (
 const BackendServe = "serve-backend"
 
 // WriteBackendHello writes serve-backend's hello line to out: the one
-// line before the backend's RPC stream.
-func WriteBackendHello(out io.Writer, version string) error {
-	b, _ := json.Marshal(Hello{Agentrun: BackendServe, Version: version, Protocol: Protocol})
+// line before the backend's RPC stream. lingering is Hello.Lingering (0
+// for a new backend).
+func WriteBackendHello(out io.Writer, version string, lingering int) error {
+	b, _ := json.Marshal(Hello{Agentrun: BackendServe, Version: version, Protocol: Protocol, Lingering: lingering})
 	_, err := out.Write(append(b, '\n'))
 	return err
 }
@@ -32,13 +34,31 @@ type Backend struct {
 	r *bufio.Reader
 }
 
+// ErrNothingLingers is DialBackend's error when resume found no backend
+// of the user's lingering on t (RunBackend exits with ExitNothingLingers).
+var ErrNothingLingers = errors.New("nothing lingers")
+
+// ExitNothingLingers is `agentrun ssh-backend --resume`'s exit status when
+// no backend lingers there: Neovim then starts a new one.
+const ExitNothingLingers = 3
+
 // DialBackend starts agentrun's backend on t over SSH (batch: ssh never
-// asks for anything) and checks that it is version. Its errors are
-// sentences for the user, as Dial's.
-func DialBackend(ctx context.Context, t Target, version string) (*Backend, error) {
-	l, r, err := handshake(ctx, t, version, true, BackendServe)
+// asks for anything) and checks that it is version. With resume it joins
+// the backend there whose link dropped instead (pid 0: the newest),
+// or fails with ErrNothingLingers. Its errors are sentences for the user,
+// as Dial's.
+func DialBackend(ctx context.Context, t Target, version string, resume bool, pid int) (*Backend, error) {
+	var args []string
+	if resume {
+		args = append(args, "--resume", strconv.Itoa(pid))
+	}
+	l, r, err := handshake(ctx, t, version, true, BackendServe, args...)
 	if err != nil {
 		return nil, err
+	}
+	if resume && l.lingering <= 0 {
+		l.Close()
+		return nil, fmt.Errorf("no agent session of yours lingers on %s: %w", t, ErrNothingLingers)
 	}
 	return &Backend{l: l, r: r}, nil
 }
@@ -95,12 +115,12 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 // remote backend: it reaches URL's machine and relays Neovim's stdio to
 // the backend there until either side ends. An error is said on stderr
 // (Neovim shows it) and makes the exit status 1.
-func RunBackend(ctx context.Context, url, version string) error {
+func RunBackend(ctx context.Context, url, version string, resume bool, pid int) error {
 	t, _, err := Parse(url) // a directory after the host is Lua's (the sessions' cwd)
 	if err != nil {
 		return err
 	}
-	b, err := DialBackend(ctx, t, version)
+	b, err := DialBackend(ctx, t, version, resume, pid)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,10 @@
 // the same hello line with "serve-backend", then serves the Neovim
 // backend's msgpack-RPC on its stdio; ssh-backend checks the hello and
 // from then on copies bytes both ways. Its errors are the same sentences.
+// With --resume PID, serve-backend instead joins the link to the backend
+// there whose link dropped (package editor: ResumeRelay); its hello's
+// Lingering names it, or is -1 when none waits (DialBackend's
+// ErrNothingLingers, ssh-backend's exit status ExitNothingLingers).
 //
 // # Who uses it
 //
@@ -63,6 +67,10 @@ type Hello struct {
 	Agentrun string `json:"agentrun"` // "serve-stdio"
 	Version  string `json:"version"`  // the remote agentrun's version
 	Protocol int    `json:"protocol"`
+	// Lingering is set by `serve-backend --resume`: the process id of
+	// the lingering backend this link now reaches, or -1 when none of
+	// the user's waits for a link there.
+	Lingering int `json:"lingering,omitempty"`
 }
 
 // Control is a message on channel 0.

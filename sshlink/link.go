@@ -99,7 +99,7 @@ func Parse(s string) (Target, string, error) {
 // agentrun on the remote's PATH, where ~/.local/bin, ~/bin and ~/go/bin
 // are added (ssh's PATH for a command is the system's, without what a
 // login shell's profile adds).
-const RemoteCommand = `sh -c 'PATH="$PATH:$HOME/.local/bin:$HOME/bin:$HOME/go/bin"; exec agentrun "$0"' `
+const RemoteCommand = `sh -c 'PATH="$PATH:$HOME/.local/bin:$HOME/bin:$HOME/go/bin"; exec agentrun "$0" "$@"' `
 
 // sshArgs returns ssh's arguments to run command on t; batch: ssh never
 // asks (a password, a new host key), it fails instead.
@@ -132,7 +132,9 @@ type Link struct {
 	batch   bool   // ssh may not ask anything (see DialBatch)
 	serve   string // the remote subcommand: serve-stdio or serve-backend
 	version string // the remote agentrun's
-	done    chan struct{}
+	// lingering is the hello's Lingering: the backend a resume joined.
+	lingering int
+	done      chan struct{}
 
 	wmu sync.Mutex // one line at a time to ssh
 
@@ -169,8 +171,8 @@ func dial(ctx context.Context, t Target, version string, batch bool) (*Link, err
 // handshake starts `ssh t agentrun <serve>` and reads its hello: the
 // link to a remote agentrun of this version whose output follows in r,
 // or a sentence saying why not.
-func handshake(ctx context.Context, t Target, version string, batch bool, serve string) (*Link, *bufio.Reader, error) {
-	cmd := exec.Command("ssh", sshArgs(t, batch, RemoteCommand+serve)...)
+func handshake(ctx context.Context, t Target, version string, batch bool, serve string, args ...string) (*Link, *bufio.Reader, error) {
+	cmd := exec.Command("ssh", sshArgs(t, batch, RemoteCommand+strings.Join(append([]string{serve}, args...), " "))...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
@@ -227,6 +229,7 @@ func handshake(ctx context.Context, t Target, version string, batch bool, serve 
 		return nil, nil, l.why(ctx, waitErr, version)
 	}
 	l.version = res.h.Version
+	l.lingering = res.h.Lingering
 	if res.h.Version != version || res.h.Protocol != Protocol {
 		l.Close()
 		if newer(res.h.Version, version) {

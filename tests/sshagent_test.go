@@ -33,11 +33,12 @@ func (e *editor) runDemoOn(r *sshRemote) {
 	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 }
 
-// remoteBackends returns the remote user's agentrun backends (serve-backend).
+// remoteBackends returns the remote user's agentrun backends
+// (serve-backend; not the relays of a link that took one up again).
 func (r *sshRemote) remoteBackends() []proc {
 	var out []proc
 	for _, p := range r.remoteProcs() {
-		if strings.Contains(p.Cmdline, "agentrun serve-backend") {
+		if strings.Contains(p.Cmdline, "agentrun serve-backend") && !strings.Contains(p.Cmdline, "--resume") {
 			out = append(out, p)
 		}
 	}
@@ -140,99 +141,148 @@ func TestRemoteAgentJourney(t *testing.T) {
 	})
 }
 
-// TestRemoteAgentLinkDropped: the ssh of a remote agent's backend is
-// killed mid-command. This Neovim says the link ended and how to get the
-// command back; the command keeps running on the remote; :AgentAttach
-// ssh://host/PID:term-N@site shows it again with every line it printed,
-// none lost or doubled, and follows it; killing it from here ends it
-// there.
+// TestRemoteAgentLinkDropped: the link to a remote agent dropped mid-command
+// (its ssh killed) leaves the session there, its agent and its command
+// running; :AgentRun! ssh://… takes them up again in the same Neovim (the
+// chat shows the conversation once, the split every line once, the turn
+// ends as the agent ends it, and the agent answers the next prompt); the
+// command can also be attached as any detached one; then a Neovim killed
+// outright, and a new Neovim takes the session up with :AgentRun! too;
+// :qa there ends it all on the remote.
 func TestRemoteAgentLinkDropped(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	e := remoteAgentEditor(t, r)
 	e.runDemoOn(r)
-	cmd := `bash -c 'i=0; while :; do i=$((i+1)); echo "n $i"; sleep 0.02; done'`
+	cmd := `bash -c 'for i in $(seq 1 300); do echo "n $i"; sleep 0.02; done'`
 	e.cmd("AgentPrompt " + cmd)
 	term := e.waitTerminal(cmd, 15*time.Second)
 	e.waitBuf(term.Bufnr, 15*time.Second, "n 10\n")
 
-	var ssh int
-	for _, p := range descendants(e.pid) {
-		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
-			ssh = p.PID
+	killLink := func(e *editor) {
+		t.Helper()
+		var ssh int
+		for _, p := range descendants(e.pid) {
+			if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
+				ssh = p.PID
+			}
+		}
+		if ssh == 0 {
+			t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
+		}
+		if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if ssh == 0 {
-		t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
-	}
-	if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killLink(e)
 	n := e.waitNote("the link to "+r.URL()+" ended", 15*time.Second)
-	if !strings.Contains(n.Msg, ":AgentAttach "+r.URL()) {
-		t.Errorf("the note does not say how to get the command back: %q", n.Msg)
+	if !strings.Contains(n.Msg, "its sessions go on there; :AgentRun! "+r.URL()+" takes them up again") {
+		t.Errorf("the note does not say the session goes on, and how to take it up: %q", n.Msg)
 	}
+	e.waitChat(":AgentRun! "+r.URL()+" takes it up again", 10*time.Second)
 	backends := r.remoteBackends()
 	if len(backends) != 1 {
-		t.Fatalf("want the remote backend to stay for the command, have %+v", backends)
+		t.Fatalf("want the remote backend to stay with its session, have %+v", backends)
 	}
-	running := func() bool {
+	agentRuns := func() bool {
 		for _, p := range r.remoteProcs() {
-			if strings.Contains(p.Cmdline, "sleep 0.02") || strings.Contains(p.Cmdline, "while :") {
+			if strings.Contains(p.Cmdline, "agentrun demo-agent") {
 				return true
 			}
 		}
 		return false
 	}
-	time.Sleep(500 * time.Millisecond) // the command has run on without the link (checked below)
-	if !running() {
-		t.Fatalf("the command did not outlive the link: %+v", r.remoteProcs())
+	time.Sleep(500 * time.Millisecond) // the command and agent run on without the link (checked below)
+	if !agentRuns() {
+		t.Fatalf("the agent did not outlive the link: %+v", r.remoteProcs())
 	}
 
-	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, term.ID)
-	e.cmd("AgentAttach " + name)
+	// The same Neovim takes it up again.
+	since := e.mark()
+	e.cmd("AgentRun! " + r.URL())
+	e.waitEvent("AgentRunTurnEnd", since, 30*time.Second) // the counting command's turn, as the agent ends it
 	var buf int
-	e.waitFor("the split of "+name, 15*time.Second, func() (bool, string) {
-		e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &buf, name)
-		return buf > 0, ""
+	e.waitFor("the split of "+term.ID+" again", 15*time.Second, func() (bool, string) {
+		e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &buf, term.ID)
+		return buf > 0 && buf != term.Bufnr, ""
 	})
 	num := regexp.MustCompile(`(?m)^n (\d+)\s*$`)
 	var text string
-	e.waitFor("numbers past the drop in the split", 20*time.Second, func() (bool, string) {
+	e.waitFor("every number in the split", 20*time.Second, func() (bool, string) {
 		text = e.bufLines(buf)
-		m := num.FindAllStringSubmatch(text, -1)
-		return len(m) > 0 && m[len(m)-1][1] != "" && len(m) > 200, fmt.Sprintf("%d lines", len(m))
+		return strings.Contains(text, "n 300\n"), text
 	})
-	m := num.FindAllStringSubmatch(text, -1)
-	for i, x := range m {
+	for i, x := range num.FindAllStringSubmatch(text, -1) {
 		if x[1] != strconv.Itoa(i+1) {
-			t.Fatalf("line %d of the attached split is n %s: a line lost or doubled around the drop", i+1, x[1])
+			t.Fatalf("line %d of the split taken up again is n %s: a line lost or doubled around the drop", i+1, x[1])
 		}
 	}
+	chat := e.chat()
+	if c := strings.Count(chat, "> "+cmd); c != 1 {
+		t.Errorf("the chat taken up again shows the prompt %d times, want once:\n%s", c, chat)
+	}
+	var ended bool
+	e.lua(`return require("agentrun.state").session().ended`, &ended)
+	if ended {
+		t.Fatalf("the session taken up again is still marked ended")
+	}
+	if len(r.remoteBackends()) != 1 {
+		t.Errorf("taking the session up started another backend there: %+v", r.remoteBackends())
+	}
+	// The agent is the same, and answers.
+	after := `bash -c 'echo after-the-drop; sleep 30'`
+	e.cmd("AgentPrompt " + after)
+	term2 := e.waitTerminal(after, 15*time.Second)
+	e.waitBuf(term2.Bufnr, 15*time.Second, "after-the-drop")
 
-	e.lua(`return require("agentrun").kill(...)`, nil, name)
-	e.waitFor("the command gone from the remote", 15*time.Second, func() (bool, string) {
-		return !running(), ""
+	// A command there still attaches as a detached one would.
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, term2.ID)
+	e.cmd("AgentAttach " + name)
+	e.waitFor("the split of "+name, 15*time.Second, func() (bool, string) {
+		var b int
+		e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &b, name)
+		return b > 0 && strings.Contains(e.bufLines(b), "after-the-drop"), ""
 	})
 
-	// A new session there after the drop: ids this Neovim has not held,
-	// and :AgentDetach names the terminal as :AgentAttach reaches it.
-	e.runDemoOn(r)
-	var key string
-	e.lua(`return require("agentrun.state").current`, &key)
-	if key == "1@"+remoteAlias {
-		t.Errorf("the session after the drop has the first one's key %q", key)
+	// Neovim killed outright: a new one takes the session up.
+	if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
-	again := `bash -c 'while :; do echo again; sleep 0.07; done'`
-	e.cmd("AgentPrompt " + again)
-	term2 := e.waitTerminal(again, 15*time.Second)
-	if term2.ID == term.ID {
-		t.Errorf("the terminal after the drop has the first one's id %q", term.ID)
+	e2 := remoteAgentEditor(t, r)
+	e2.waitFor("the backend there lingering again", 15*time.Second, func() (bool, string) {
+		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
+		return len(names) == 1, fmt.Sprint(names)
+	})
+	since = e2.mark()
+	e2.cmd("AgentRun! " + r.URL() + " demo")
+	e2.waitChat("> "+after, 20*time.Second)
+	chat = e2.waitChat("> "+cmd, 5*time.Second)
+	if strings.Index(chat, "> "+cmd) > strings.Index(chat, "> "+after) {
+		t.Errorf("the new Neovim's chat shows the prompts out of order:\n%s", chat)
 	}
-	e.lua(`_G.notes = {}`, nil)
-	e.cmd("AgentDetach " + term2.ID)
-	e.waitNote(":AgentAttach "+r.URL()+"/", 10*time.Second)
-	e.lua(`return require("agentrun").kill(...)`, nil, term2.ID)
+	t3 := e2.waitTerminal(after, 15*time.Second)
+	e2.waitBuf(t3.Bufnr, 15*time.Second, "after-the-drop")
+	var busy bool
+	e2.lua(`return require("agentrun.state").session().busy`, &busy)
+	if !busy {
+		t.Errorf("the session's turn still runs there (sleep 30), but the new Neovim says it is not busy")
+	}
+	_ = since
+	if len(r.remoteBackends()) != 1 {
+		t.Errorf("want the one backend there, have %+v", r.remoteBackends())
+	}
+
+	// :qa ends it all there.
+	_ = e2.v.Command("qa!")
+	e2.waitFor("nothing left running on the remote", 20*time.Second, func() (bool, string) {
+		procs := r.remoteProcs()
+		for _, p := range procs {
+			if strings.Contains(p.Cmdline, "agentrun") || strings.Contains(p.Cmdline, "sleep 30") {
+				return false, fmt.Sprintf("%+v", procs)
+			}
+		}
+		return true, ""
+	})
 }
 
 // TestRemoteAgentSaysWhatIsWrong: :AgentRun ssh://… with a bad machine, a

@@ -173,9 +173,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// checkPeer lets only the server's user in (the peer's credentials from
-// the kernel: peercred_linux.go, peercred_darwin.go).
-func (s *Server) checkPeer(nc net.Conn) error {
+// checkPeer lets only the server's user in.
+func (s *Server) checkPeer(nc net.Conn) error { return CheckPeer(nc, s.opts.UID) }
+
+// CheckPeer returns nil when the process at the other end of Unix socket
+// connection nc runs as uid, else an error naming it (the peer's
+// credentials from the kernel: peercred_linux.go, peercred_darwin.go).
+func CheckPeer(nc net.Conn, uid int) error {
 	uc, ok := nc.(*net.UnixConn)
 	if !ok {
 		return fmt.Errorf("a %T is not a Unix socket connection", nc)
@@ -194,8 +198,8 @@ func (s *Server) checkPeer(nc net.Conn) error {
 	if credErr != nil {
 		return fmt.Errorf("reading the peer's credentials: %w", credErr)
 	}
-	if cred.uid != s.opts.UID {
-		return fmt.Errorf("process %d of uid %d is not the host's user (uid %d)", cred.pid, cred.uid, s.opts.UID)
+	if cred.uid != uid {
+		return fmt.Errorf("process %d of uid %d is not the host's user (uid %d)", cred.pid, cred.uid, uid)
 	}
 	return nil
 }

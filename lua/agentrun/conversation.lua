@@ -199,7 +199,8 @@ function M.backend_exited(site, why)
   for _, s in ipairs(state.backend_exited(site)) do
     if s.chat then
       M.drop_queue(s)
-      s.chat:note(site and string.format("(agentrun) %s; this session ended (:AgentRun! continues it if the agent keeps its sessions)", why or ("the link to " .. site .. " ended")) or "(agentrun) the backend stopped; this session ended")
+      local url = site and (rpc.site_url(site) or site)
+      s.chat:note(site and string.format("(agentrun) %s; this session goes on there: :AgentRun! %s takes it up again", why or ("the link to " .. url .. " ended"), url) or "(agentrun) the backend stopped; this session ended")
     end
   end
 end

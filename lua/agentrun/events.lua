@@ -20,6 +20,7 @@ M.names = {
   "message",
   "permission",
   "permission_cancelled",
+  "prompt_sent",
   "remote_claimed",
   "session_ended",
   "session_failed",

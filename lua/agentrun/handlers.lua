@@ -183,6 +183,23 @@ function handlers.session_ended(p)
   end
 end
 
+-- prompt_sent: the user's prompt, replayed to a Neovim taking the
+-- session up again (launch.resume); the turn it started runs until its
+-- turn_end.
+function handlers.prompt_sent(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.busy = true
+  s.turn = (s.turn or 0) + 1
+  if chat then
+    chat:end_message()
+    chat:user(tostring(p.text))
+    chat:render_header()
+  end
+end
+
 function handlers.message(p)
   local msg = tostring(p.text)
   if msg:sub(1, 11) ~= "(agentrun) " then

@@ -91,6 +91,16 @@ function M.run(name, continue, host)
     s.chat:open()
     return s
   end
+  if continue and (host or a.host) then
+    -- the sessions there whose link dropped go on: take them up
+    local r, msg = launch.resume(host or a.host, name)
+    if r then
+      return r
+    elseif msg ~= "none" then
+      warn(msg)
+      return nil
+    end
+  end
   return launch.start(name, { continue = continue or config.get().chat.continue_last, host = host })
 end
 

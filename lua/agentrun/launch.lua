@@ -84,4 +84,52 @@ function M.start(name, extra)
   return s
 end
 
+-- resume takes up the sessions on host's machine whose link dropped (they
+-- went on there): each gets its chat back (the same one, emptied, when
+-- this Neovim had it), shown again from its first event as the backend
+-- replays them, and its commands' splits. Returns the session of agent
+-- name if one is among them (else the newest), nil and "none" when nothing
+-- lingers there, or nil and a message.
+function M.resume(host, name)
+  local site, res = rpc.resume_site(host)
+  if not site then
+    return nil, res
+  end
+  -- The commands' splits of the link that dropped: the replay shows
+  -- each again, from its first line, in a new buffer.
+  for _, id in ipairs(vim.deepcopy(state.terminal_order)) do
+    local t = state.terminals[id]
+    if t and not t.remote and state.site_of(t.id) == site then
+      if t.bufnr and vim.api.nvim_buf_is_valid(t.bufnr) then
+        pcall(vim.api.nvim_buf_delete, t.bufnr, { force = true })
+      end
+      state.remove_terminal(id)
+    end
+  end
+  local chosen
+  for _, r in ipairs(res.sessions) do
+    local s = state.sessions[r.key]
+    if s then
+      -- this Neovim's, ended when the link dropped: the same chat again
+      s.ended, s.busy, s.starting, s.tool_calls, s.queue = false, false, true, {}, {}
+      s.chat:reset()
+      state.current = s.key
+    else
+      s = state.add_session(r.key, r.agent)
+      s.host = rpc.machine(host)
+      s.chat = require("agentrun.ui.chat").new(s)
+    end
+    s.cwd = r.cwd
+    if not chosen or s.agent == name or chosen.agent ~= name then
+      chosen = s
+    end
+  end
+  if not chosen then
+    return nil, "none"
+  end
+  state.current = chosen.key
+  chosen.chat:open()
+  return chosen
+end
+
 return M

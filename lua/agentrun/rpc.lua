@@ -146,8 +146,15 @@ local function on_site_exit(site, job, code)
     why = tail ~= "" and tail or string.format("the link to %s ended (code %d)", s.url, code)
     -- The backend there keeps the commands that ran (serve.go: a link
     -- that drops is not the user quitting).
-    if why:match("^the link to ") then
-      util.notify(string.format("%s: its agents stopped; commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
+    local live = false
+    for key, ss in pairs(state.sessions) do
+      live = live or (not ss.ended and state.site_of(key) == site)
+    end
+    if why:match("^the link to ") and live then
+      -- and the sessions with them: the backend there lingers (linger.go)
+      util.notify(string.format("%s: its sessions go on there; :AgentRun! %s takes them up again", why, s.url), vim.log.levels.ERROR)
+    elseif why:match("^the link to ") then
+      util.notify(string.format("%s: commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
     else
       util.notify(why .. ": its agents and their commands there ended", vim.log.levels.ERROR)
     end
@@ -156,6 +163,58 @@ local function on_site_exit(site, job, code)
   for _, fn in ipairs(M.on_exit) do
     fn(site, why)
   end
+end
+
+-- start_link starts `agentrun ssh-backend` for site s (url s.url) with
+-- args after the URL, and makes the first request, method with params;
+-- returns its answer, or nil, the message saying what is wrong and ssh-backend's
+-- exit code (once it exited).
+local function start_link(site, s, args, method, params)
+  local ok, msg = binary.check()
+  if not ok then
+    return nil, msg
+  end
+  s.stderr_tail = {}
+  util.notify(string.format("connecting to %s…", s.url))
+  vim.cmd("redraw")
+  local cmd = { binary.bin(), "ssh-backend", s.url }
+  vim.list_extend(cmd, args)
+  local id = vim.fn.jobstart(cmd, {
+    rpc = true,
+    env = { AGENTRUN_LOG = binary.log_path() },
+    on_exit = function(job, code)
+      on_site_exit(s.site or site, job, code) -- s.site: renamed by resume_site
+    end,
+    on_stderr = function(_, data)
+      keep_tail(s.stderr_tail, data)
+    end,
+  })
+  if id <= 0 then
+    return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", binary.bin(), id)
+  end
+  s.chan = id
+  s.stopping = true -- a failed start is said here, not by on_exit
+  local sok, res = pcall(vim.rpcrequest, id, method, params)
+  if not sok then
+    -- The link did not come up: ssh-backend said why on stderr and exits.
+    local code = vim.fn.jobwait({ id }, 5000)[1]
+    pcall(vim.fn.jobstop, id)
+    s.chan = nil
+    local why = (s.stderr_tail[#s.stderr_tail] or ""):gsub("^agentrun: ", "")
+    if why == "" then
+      why = clean(res)
+    end
+    return nil, "(agentrun) " .. why, code
+  end
+  s.stopping = false
+  if type(res) == "table" then
+    s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
+  end
+  watch_leave()
+  for _, fn in ipairs(M.on_start) do
+    fn(id)
+  end
+  return res
 end
 
 -- ensure_site starts the backend on url's machine if need be (over ssh:
@@ -170,50 +229,52 @@ function M.ensure_site(url)
   if vim.v.exiting ~= vim.NIL then
     return nil, "(agentrun) Neovim is quitting"
   end
-  local ok, msg = binary.check()
-  if not ok then
-    return nil, msg
-  end
   local s = { url = machine, stderr_tail = {}, starts = (sites[site] and sites[site].starts or 0) + 1 }
   sites[site] = s
-  util.notify(string.format("connecting to %s…", machine))
-  vim.cmd("redraw")
-  local id = vim.fn.jobstart({ binary.bin(), "ssh-backend", machine }, {
-    rpc = true,
-    env = { AGENTRUN_LOG = binary.log_path() },
-    on_exit = function(job, code)
-      on_site_exit(site, job, code)
-    end,
-    on_stderr = function(_, data)
-      keep_tail(s.stderr_tail, data)
-    end,
-  })
-  if id <= 0 then
-    return nil, string.format("(agentrun) could not start %s (jobstart returned %d)", binary.bin(), id)
-  end
-  s.chan = id
-  s.stopping = true -- a failed setup is said here, not by on_exit
-  local sok, err = pcall(vim.rpcrequest, id, "setup", setup_args(site))
-  if sok and type(err) == "table" then
-    s.pid = err.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
-  end
-  if not sok then
-    -- The link did not come up: ssh-backend said why on stderr and exits.
-    vim.fn.jobwait({ id }, 5000)
-    pcall(vim.fn.jobstop, id)
-    s.chan = nil
-    local why = (s.stderr_tail[#s.stderr_tail] or ""):gsub("^agentrun: ", "")
-    if why == "" then
-      why = clean(err)
-    end
-    return nil, "(agentrun) " .. why
-  end
-  s.stopping = false
-  watch_leave()
-  for _, fn in ipairs(M.on_start) do
-    fn(id)
+  local res, msg = start_link(site, s, {}, "setup", setup_args(site))
+  if not res then
+    return nil, msg
   end
   return site
+end
+
+-- resume_site joins the backend on url's machine whose link dropped (its
+-- sessions went on there): the one this Neovim had, else the newest. It
+-- returns the site name and the backend's answer ({ sessions = { { key,
+-- agent, busy, cwd } … }, pid }; the events of those sessions follow),
+-- or nil and the message; nil and "none" when no backend lingers there.
+function M.resume_site(url)
+  local machine = M.machine(url)
+  if vim.v.exiting ~= vim.NIL then
+    return nil, "(agentrun) Neovim is quitting"
+  end
+  local site = M.site_name(machine)
+  local had = sites[site]
+  if had and had.chan then
+    return nil, "none" -- its link is up: nothing of it lingers
+  end
+  local s = { url = machine, stderr_tail = {}, starts = had and had.starts or 1, pid = had and had.pid }
+  sites[site] = s
+  local res, msg, code = start_link(site, s, { "--resume", tostring(had and had.pid or 0) }, "resume", { plugin_version = binary.expected_version() })
+  if not res then
+    sites[site] = had
+    return nil, code == 3 and "none" or msg
+  end
+  if type(res) ~= "table" or type(res.sessions) ~= "table" then
+    return nil, "(agentrun) the backend on " .. machine .. " did not say which sessions run there"
+  end
+  if res.site ~= site then
+    -- the machine's name when it was started (another Neovim's): its ids end in it
+    sites[site] = had
+    if sites[res.site] and sites[res.site].chan then
+      pcall(vim.fn.jobstop, s.chan)
+      return nil, string.format("(agentrun) the sessions on %s were started as @%s, a name this Neovim gives another machine", machine, res.site)
+    end
+    sites[res.site] = s
+    site = res.site
+    s.site = site
+  end
+  return site, res
 end
 
 -- running reports whether the backend is up (without starting it): the

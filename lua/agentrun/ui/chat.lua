@@ -354,6 +354,20 @@ function Chat:open()
   vim.cmd("startinsert!")
 end
 
+-- reset empties the transcript (the prompt keeps its text): a session
+-- taken up again from the machine it runs on is shown from its first
+-- event once more (launch.resume).
+function Chat:reset()
+  self.blocks, self.by_id, self.term_blocks = {}, {}, {}
+  self:ensure_buffers()
+  api.nvim_buf_clear_namespace(self.buf, -1, 0, -1)
+  vim.bo[self.buf].modifiable = true
+  api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
+  vim.bo[self.buf].modifiable = false
+  self.header = self:add({ kind = "header" })
+  self:render_header()
+end
+
 -- close closes the chat's windows (the session keeps running).
 function Chat:close()
   for _, buf in ipairs({ self.prompt_buf, self.buf }) do

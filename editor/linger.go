@@ -1,0 +1,359 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/neovim/go-client/nvim"
+)
+
+// A backend on another machine (setup's Site) outlives a link that drops:
+// its agents go on with their turns and their commands run on, while it
+// waits (lingers) on a socket of its own in the user's socket directory,
+// PID.backend (0600, in the 0700 directory; only the same user's
+// processes are let in). `agentrun serve-backend --resume` there joins a
+// new link to that socket (ResumeRelay), and the Neovim at its other end
+// (the same one, or a new one) takes the sessions over with "resume": it
+// is told which sessions run and gets every event of them again, in
+// order, as the chat showed them (and the user's prompts), then what
+// happens next. It lingers while a session runs; when the last one ends
+// it ends as a dropped link did before: its running commands stay, as
+// detached terminals, for :AgentAttach.
+
+// lingerSuffix ends the socket a lingering backend waits on.
+const lingerSuffix = ".backend"
+
+// lingerCheck is how often a lingering backend looks whether any of its
+// sessions still runs.
+const lingerCheck = time.Second
+
+// nvimLink returns the current Neovim's RPC client (another one after a
+// resume).
+func (b *Bridge) nvimLink() *nvim.Nvim {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.v
+}
+
+// shouldLinger reports whether the end of Neovim's channel leaves this
+// backend waiting for another: it runs on another machine than its
+// Neovim, was not asked to shut down, and a session still runs.
+func (b *Bridge) shouldLinger() bool {
+	b.mu.Lock()
+	remote, asked := b.site != "", b.shutdownAsked
+	b.mu.Unlock()
+	return remote && !asked && b.sessions.running() > 0
+}
+
+// linger waits on the backend's socket for a link to take the sessions
+// over and returns its connection; nil when no session runs any more or
+// ctx ends first. Meanwhile nothing goes to any Neovim: events wait (and
+// are kept) and the displays' pumps stop.
+func (b *Bridge) linger(ctx context.Context) net.Conn {
+	b.events.pause()
+	b.terminals.stopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
+	dir, err := rundir.Dir()
+	if err != nil {
+		b.log.Warn("cannot linger: no socket directory", "err", err)
+		return nil
+	}
+	path := filepath.Join(dir, strconv.Itoa(os.Getpid())+lingerSuffix)
+	ln, err := server.Listen(path)
+	if err != nil {
+		b.log.Warn("cannot linger", "socket", path, "err", err)
+		return nil
+	}
+	defer os.Remove(path)
+	defer ln.Close()
+	b.log.Info("link dropped; lingering for a new one", "socket", path, "sessions", b.sessions.running())
+	conns := make(chan net.Conn)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if err := server.CheckPeer(c, os.Getuid()); err != nil {
+				b.log.Warn("lingering: a connection refused", "err", err)
+				c.Close()
+				continue
+			}
+			select {
+			case conns <- c:
+			case <-ctx.Done():
+				c.Close()
+				return
+			}
+			return
+		}
+	}()
+	tick := time.NewTicker(lingerCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case c := <-conns:
+			b.log.Info("a new link takes the sessions over")
+			return c
+		case <-tick.C:
+			if b.sessions.running() == 0 {
+				b.log.Info("no session runs any more; lingering ends")
+				return nil
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// serveLink starts serving Neovim's RPC on conn (stdio at first, a
+// resumed link's socket later): the bridge calls that Neovim from now on.
+// It returns the client and the channel its Serve's end is sent on.
+func (b *Bridge) serveLink(in io.ReadCloser, out io.WriteCloser) (*nvim.Nvim, <-chan error, error) {
+	v, err := nvim.New(in, out, out, func(format string, args ...any) {
+		b.log.Debug("nvim rpc: " + fmt.Sprintf(format, args...))
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to neovim: %w", err)
+	}
+	b.mu.Lock()
+	b.v = v
+	b.mu.Unlock()
+	if err := b.register(v); err != nil {
+		return nil, nil, err
+	}
+	served := make(chan error, 1)
+	go func() { served <- v.Serve() }()
+	return v, served, nil
+}
+
+// resumeArgs is what a Neovim taking a lingering backend's sessions over
+// says first, in place of setup.
+type resumeArgs struct {
+	PluginVersion string `msgpack:"plugin_version"`
+}
+
+// handleResume ("resume") hands the sessions of a lingering backend to
+// the Neovim of the new link: their keys (in the order they started),
+// agents and whether a turn runs, then every kept event of them in order
+// (run by Lua after it has read this answer).
+func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
+	if err := checkVersion(b.version, args.PluginVersion); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	site := b.site
+	b.mu.Unlock()
+	if site == "" {
+		return nil, errors.New("resume: this backend has no sessions to hand over (it was never set up for another machine)")
+	}
+	list := b.sessions.runningList()
+	live := map[string]bool{}
+	for _, s := range list {
+		live[s["key"].(string)] = true
+	}
+	dropped := b.events.replay(func(log []event) []event {
+		return replayOf(log, live, b.questions.isOpen)
+	})
+	return map[string]any{"version": b.version, "pid": os.Getpid(), "site": site, "sessions": list, "dropped_events": dropped}, nil
+}
+
+// replayOf picks from the kept events those a Neovim taking sessions live
+// over must have, in order: everything of those sessions (their
+// terminals' too) but questions already answered or withdrawn. Events
+// about nothing of theirs (messages of no session, other hosts' claims)
+// are not repeated.
+func replayOf(log []event, live map[string]bool, open func(token string) bool) []event {
+	var out []event
+	terms := map[string]bool{}
+	for _, e := range log {
+		key, _ := e.payload["key"].(string)
+		id, _ := e.payload["id"].(string)
+		switch e.name {
+		case evTerminalCreated:
+			s, _ := e.payload["session"].(string)
+			if !live[s] {
+				continue
+			}
+			terms[id] = true
+		case evTerminalExit, evTerminalReleased:
+			if !terms[id] {
+				continue
+			}
+		case evPermission, evApprove:
+			token, _ := e.payload["token"].(string)
+			if !live[key] || !open(token) {
+				continue
+			}
+		case evPermissionCancelled, evApproveCancelled, evRemoteClaimed, evSSHConnected, evSessionList:
+			continue
+		default:
+			if !live[key] {
+				continue
+			}
+		}
+		e.replayOnly = false
+		out = append(out, e)
+	}
+	return out
+}
+
+// running counts the sessions not ended.
+func (ss *sessions) running() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := 0
+	for _, s := range ss.byKey {
+		if !s.ended {
+			n++
+		}
+	}
+	return n
+}
+
+// runningList describes the sessions not ended, oldest first.
+func (ss *sessions) runningList() []map[string]any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var keys []string
+	for k, s := range ss.byKey {
+		if !s.ended {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keyNumber(keys[i]) < keyNumber(keys[j]) })
+	out := make([]map[string]any, 0, len(keys))
+	for _, k := range keys {
+		s := ss.byKey[k]
+		out = append(out, map[string]any{"key": s.key, "agent": s.name, "busy": s.busy, "cwd": s.args.Cwd})
+	}
+	return out
+}
+
+// keyNumber is the counter in a session key ("12@devbox": 12).
+func keyNumber(key string) int {
+	n, _ := strconv.Atoi(strings.SplitN(key, "@", 2)[0])
+	return n
+}
+
+// isOpen reports whether question token still waits for its answer.
+func (qs *questions) isOpen(token string) bool {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	_, ok := qs.pending[token]
+	return ok
+}
+
+// Lingering lists the process ids of this user's lingering backends,
+// newest first.
+func Lingering() ([]int, error) {
+	dir, err := rundir.Dir()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(strings.TrimSuffix(e.Name(), lingerSuffix)); err == nil && strings.HasSuffix(e.Name(), lingerSuffix) {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	slices.Reverse(pids)
+	return pids, nil
+}
+
+// ErrNothingLingers is ResumeRelay's when no backend of this user waits
+// for a link (or not the one asked for).
+var ErrNothingLingers = errors.New("nothing lingers")
+
+// DialLingering connects to the lingering backend pid (0: the newest
+// that answers).
+func DialLingering(pid int) (net.Conn, int, error) {
+	pids, err := Lingering()
+	if err != nil {
+		return nil, 0, err
+	}
+	if pid != 0 {
+		pids = slices.DeleteFunc(pids, func(p int) bool { return p != pid })
+	}
+	dir, _ := rundir.Dir()
+	for _, p := range pids {
+		path := filepath.Join(dir, strconv.Itoa(p)+lingerSuffix)
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			_ = os.Remove(path) // a backend that died lingering
+			continue
+		}
+		return c, p, nil
+	}
+	return nil, 0, ErrNothingLingers
+}
+
+// ResumeRelay is `agentrun serve-backend --resume PID` (pid 0: the newest):
+// it joins in and out (the new link) to the lingering backend pid's
+// socket, after the hello that names it (Hello.Lingering; -1 when none
+// lingers, and it ends there), until either side ends.
+func ResumeRelay(ctx context.Context, in io.Reader, out io.Writer, version string, pid int, hello func(io.Writer, string, int) error) error {
+	c, got, err := DialLingering(pid)
+	if errors.Is(err, ErrNothingLingers) {
+		return hello(out, version, -1)
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := hello(out, version, got); err != nil {
+		return err
+	}
+	done := make(chan struct{}, 2)
+	go func() {
+		_, _ = io.Copy(c, in)
+		// the link dropped (or Neovim closed it): the backend lingers again
+		if uc, ok := c.(*net.UnixConn); ok {
+			_ = uc.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	go func() {
+		_, _ = io.Copy(out, c)
+		done <- struct{}{}
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// stopPumps stops every terminal's display pump: the Neovim they fed is
+// gone (a link dropped); the next one attaches its own buffers.
+func (ts *terminals) stopPumps() {
+	ts.mu.Lock()
+	var pumps []*pump
+	for _, tm := range ts.byID {
+		tm.mu.Lock()
+		if tm.pump != nil {
+			pumps = append(pumps, tm.pump)
+		}
+		tm.mu.Unlock()
+	}
+	ts.mu.Unlock()
+	for _, p := range pumps {
+		p.stop()
+	}
+}
