@@ -346,3 +346,87 @@ func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
 	e.cmd("bwipeout")
 	e.runDemoOn(r)
 }
+
+// TestRemoteAgentOnScreen: the remote agent journey as typed, read off the
+// screen: :AgentRun ssh://host demo opens the chat ("demo on host"), a
+// prompt typed there runs its command on the remote and the split below
+// shows it; the link drops (its ssh killed): Neovim says the session goes
+// on there and how to take it up; :AgentRun! ssh://host shows the chat
+// again with the prompt, and the split goes on counting; <C-c> in the
+// split stops the command there; :qa leaves nothing of agentrun on the
+// remote.
+func TestRemoteAgentOnScreen(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	s := sshScreen(t, r, 150, 45)
+	s.keys(":AgentRun "+r.URL()+" demo", "Enter")
+	s.waitShows(20*time.Second, "demo on "+remoteAlias)
+	cmd := `bash -c 'for i in $(seq 1 2000); do echo "n $i"; sleep 0.01; done'`
+	s.typeText(cmd)
+	s.keys("C-s")
+	num := regexp.MustCompile(`(?m)n (\d+)\s*$`)
+	lastOn := func(sc string) int {
+		n := num.FindAllStringSubmatch(sc, -1)
+		if len(n) == 0 {
+			return 0
+		}
+		v, _ := strconv.Atoi(n[len(n)-1][1])
+		return v
+	}
+	s.waitFor("the command counting in its split", 20*time.Second, func(sc string) bool { return lastOn(sc) >= 20 })
+
+	pane, err := strconv.Atoi(strings.TrimSpace(s.tmux("display", "-p", "-t", "0", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := 0
+	for _, p := range descendants(pane) {
+		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
+			ssh = p.PID
+		}
+	}
+	if ssh == 0 {
+		t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(pane))
+	}
+	if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	sc := s.waitShows(15*time.Second, "its sessions go on there", ":AgentRun! "+r.URL())
+	if strings.Contains(sc, "Press ENTER") {
+		s.keys("Enter")
+	}
+	s.waitShows(5*time.Second, "demo on "+remoteAlias+" · link dropped (:AgentRun!)")
+	before := lastOn(s.capture())
+
+	s.keys("Escape", ":AgentRun! "+r.URL(), "Enter")
+	s.waitShows(20*time.Second, "> "+cmd, "demo on "+remoteAlias)
+	s.waitFor("the split counting on past the drop", 30*time.Second, func(sc string) bool { return lastOn(sc) > before+100 })
+
+	// <C-c> in the split (the window at the bottom) stops the command there.
+	s.keys("Escape", "C-w", "b", ":echo 'in ' .. bufname()", "Enter")
+	s.waitShows(5*time.Second, "in agentrun://terminal/term-1@"+remoteAlias)
+	s.keys("C-c")
+	s.waitFor("the command stopped", 15*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "[signal SIGINT]") || strings.Contains(sc, "[exit 130]") || strings.Contains(sc, "cancelled")
+	})
+	counting := func() bool {
+		for _, p := range r.remoteProcs() {
+			if strings.Contains(p.Cmdline, "seq 1 2000") {
+				return true
+			}
+		}
+		return false
+	}
+	eventually(t, "the command gone from the remote", 15*time.Second, func() (bool, string) { return !counting(), "" })
+
+	s.keys("Escape", `C-\`, "C-n", ":qa!", "Enter")
+	eventually(t, "nothing of agentrun left on the remote", 20*time.Second, func() (bool, string) {
+		procs := r.remoteProcs()
+		for _, p := range procs {
+			if strings.Contains(p.Cmdline, "agentrun") {
+				return false, fmt.Sprintf("%+v", procs)
+			}
+		}
+		return true, ""
+	})
+}

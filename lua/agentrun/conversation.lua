@@ -200,6 +200,8 @@ function M.backend_exited(site, why)
     if s.chat then
       M.drop_queue(s)
       local url = site and (rpc.site_url(site) or site)
+      s.link_dropped = site ~= nil or nil
+      s.chat:render_header()
       s.chat:note(site and string.format("(agentrun) %s; this session goes on there: :AgentRun! %s takes it up again", why or ("the link to " .. url .. " ended"), url) or "(agentrun) the backend stopped; this session ended")
     end
   end

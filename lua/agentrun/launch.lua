@@ -111,7 +111,7 @@ function M.resume(host, name)
     local s = state.sessions[r.key]
     if s then
       -- this Neovim's, ended when the link dropped: the same chat again
-      s.ended, s.busy, s.starting, s.tool_calls, s.queue = false, false, true, {}, {}
+      s.ended, s.busy, s.starting, s.tool_calls, s.queue, s.link_dropped = false, false, true, {}, {}, nil
       s.chat:reset()
       state.current = s.key
     else
