@@ -34,7 +34,7 @@ func main() {
 	}
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag" or "feel"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag", "feel" or "remote"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -64,6 +64,8 @@ func main() {
 		err = runHost(*lines)
 	case "lag":
 		err = runLag(*flood)
+	case "remote":
+		err = runRemote()
 	case "feel":
 		err = runFeel()
 	case "nvim":
@@ -71,7 +73,7 @@ func main() {
 	case "shared":
 		err = runShared(*lines)
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag, feel, nvim or shared", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag, feel, remote, nvim or shared", *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -106,7 +108,10 @@ func runShared(lines int) error {
 	if err := runSandbox(); err != nil {
 		return err
 	}
-	return runHost(lines)
+	if err := runHost(lines); err != nil {
+		return err
+	}
+	return runRemote()
 }
 
 // runDisplay measures (a), (b) and (c) on the same output and prints the

@@ -1,9 +1,13 @@
 package wait
 
-import (
-	"testing"
-	"time"
-)
+import "time"
+
+// T is what a wait needs of a test: testing.T and testing.B have it, and
+// so can a program that is no test (the bench's sshd fixture).
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
 
 // Interval is how often Until calls its check.
 const Interval = 10 * time.Millisecond
@@ -11,7 +15,7 @@ const Interval = 10 * time.Millisecond
 // Until calls check every Interval until it reports done, and returns
 // what it saw then. After timeout it fails the test with what (what was
 // awaited) and the check's last report.
-func Until(t testing.TB, what string, timeout time.Duration, check func() (done bool, seen string)) string {
+func Until(t T, what string, timeout time.Duration, check func() (done bool, seen string)) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -30,7 +34,7 @@ func Until(t testing.TB, what string, timeout time.Duration, check func() (done 
 }
 
 // For is Until for a check with nothing to report.
-func For(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+func For(t T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	Until(t, what, timeout, func() (bool, string) { return cond(), "" })
 }
