@@ -79,6 +79,15 @@ func (ss *sessions) start(args startArgs) (string, error) {
 	if !filepath.IsAbs(args.Cwd) {
 		return "", fmt.Errorf("start: cwd %q is not absolute", args.Cwd)
 	}
+	// A missing directory would fail the agent's start as if its command
+	// were missing (the child's chdir fails with ENOENT): say which.
+	if fi, err := os.Stat(args.Cwd); err != nil || !fi.IsDir() {
+		where := ""
+		if site := ss.ids.suffix.Load(); site != nil {
+			where = " on " + strings.TrimPrefix(*site, "@") // the machine as the user named it
+		}
+		return "", fmt.Errorf("the directory %s does not exist%s: give one that does (or none, for the home directory)", args.Cwd, where)
+	}
 	if err := args.Policy.check(); err != nil {
 		return "", fmt.Errorf("start: %w", err)
 	}

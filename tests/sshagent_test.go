@@ -344,6 +344,9 @@ func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
 		t.Errorf("checkhealth lacks an OK item %q:\n%s", want, report)
 	}
 	e.cmd("bwipeout")
+	// A directory that is not there is said as such (not as a missing
+	// command: the agent's start fails on it the same way).
+	try(r.URL()+"/no/such/dir demo", "(agentrun) the directory /no/such/dir does not exist on "+remoteAlias+": give one that does (or none, for the home directory)")
 	e.runDemoOn(r)
 }
 

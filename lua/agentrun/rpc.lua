@@ -229,10 +229,14 @@ function M.ensure_site(url)
   if vim.v.exiting ~= vim.NIL then
     return nil, "(agentrun) Neovim is quitting"
   end
-  local s = { url = machine, stderr_tail = {}, starts = (sites[site] and sites[site].starts or 0) + 1 }
+  local had = sites[site]
+  local s = { url = machine, stderr_tail = {}, starts = (had and had.starts or 0) + 1 }
   sites[site] = s
   local res, msg = start_link(site, s, {}, "setup", setup_args(site))
   if not res then
+    -- a link that never came up holds no name: the next machine of
+    -- that host name gets it
+    sites[site] = had
     return nil, msg
   end
   return site
