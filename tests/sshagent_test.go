@@ -196,6 +196,26 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	if !agentRuns() {
 		t.Fatalf("the agent did not outlive the link: %+v", r.remoteProcs())
 	}
+	// It waits on a socket only its user reaches: 0600 in the 0700
+	// runtime directory; another user of that machine finds nothing.
+	var sock string
+	e.waitFor("the lingering backend's socket", 10*time.Second, func() (bool, string) {
+		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
+		if len(names) == 1 {
+			sock = names[0]
+		}
+		return sock != "", fmt.Sprint(names)
+	})
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode()&os.ModeSocket == 0 || int(fi.Sys().(*syscall.Stat_t).Uid) != r.UID {
+		t.Errorf("the lingering backend's socket %s: %v %v, want a socket of uid %d, mode 0600", sock, fi.Mode(), err, r.UID)
+	}
+	if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("its directory: %v %v, want 0700", fi.Mode(), err)
+	}
+	other := exec.Command("ssh", "-F", r.Config, otherAlias, "--", r.Other.Bin+" serve-backend --resume 0 </dev/null")
+	if out, _ := other.CombinedOutput(); !strings.Contains(string(out), `"lingering":-1`) {
+		t.Errorf("another user of the machine was not told that nothing of theirs lingers: %s", out)
+	}
 
 	// The same Neovim takes it up again.
 	since := e.mark()
