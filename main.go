@@ -17,6 +17,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/demoagent"
@@ -40,7 +41,7 @@ Usage:
                                  --take holds it so you type into it
   agentrun kill ID               kill terminal ID (SIGTERM, then SIGKILL)
   agentrun serve-stdio           AHP to your hosts over stdin/stdout (what ssh runs for the above)
-  agentrun serve-backend [--resume PID]
+  agentrun serve-backend [--resume[-or-new] PID]
                                  the plugin's backend on stdio, for a Neovim on another machine
                                  (what ssh runs for agents.<name>.host = "ssh://…"); --resume:
                                  the one here whose link dropped, with its sessions
@@ -142,20 +143,22 @@ func main() {
 		err = sshlink.Serve(ctx, os.Stdin, os.Stdout, version)
 	case "ssh-backend":
 		// What Neovim starts for agents.<name>.host = "ssh://…": the
-		// backend on that machine, its RPC relayed over ssh (sshlink);
-		// with --resume PID, the one there whose link dropped (0: the
-		// newest).
-		resume, pid := false, 0
-		if len(args) == 4 && args[2] == "--resume" {
-			resume = true
+		// backend on that machine, its RPC relayed over ssh (sshlink).
+		// --resume PID joins the one there whose link dropped (0: the
+		// newest), --resume-or-new PID that or a new one, --end PID
+		// joins it only to shut it down (a Neovim quitting while its link
+		// is down).
+		mode, pid := "", 0
+		if len(args) == 4 && slices.Contains([]string{"--resume", "--resume-or-new", "--end"}, args[2]) {
+			mode = strings.TrimPrefix(args[2], "--")
 			pid, err = strconv.Atoi(args[3])
 			args = args[:2]
 		}
 		if len(args) != 2 || err != nil {
-			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] [--resume PID] (Neovim starts it)")
+			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] [--resume PID|--resume-or-new PID|--end PID] (Neovim starts it)")
 			break
 		}
-		err = sshlink.RunBackend(ctx, args[1], version, resume, pid)
+		err = sshlink.RunBackend(ctx, args[1], version, mode, pid)
 		if errors.Is(err, sshlink.ErrNothingLingers) {
 			fmt.Fprintln(os.Stderr, "agentrun:", err)
 			os.Exit(sshlink.ExitNothingLingers)
@@ -163,15 +166,29 @@ func main() {
 	case sshlink.BackendServe:
 		// The far end of ssh-backend: the hello line, then the backend
 		// on stdio as Neovim would start it here; with --resume PID, a
-		// relay to the backend here whose link dropped.
-		if len(args) == 3 && args[1] == "--resume" {
+		// relay to the backend here whose link dropped (-or-new: else a
+		// new backend, as without).
+		if len(args) == 3 && (args[1] == "--resume" || args[1] == "--resume-or-new") {
 			pid, perr := strconv.Atoi(args[2])
 			if perr != nil {
-				err = fmt.Errorf("usage: agentrun serve-backend [--resume PID]")
+				err = fmt.Errorf("usage: agentrun serve-backend [--resume PID|--resume-or-new PID]")
 				break
 			}
-			err = editor.ResumeRelay(ctx, os.Stdin, os.Stdout, version, pid, sshlink.WriteBackendHello)
-			break
+			c, got, derr := editor.DialLingering(pid)
+			switch {
+			case derr == nil:
+				if err = sshlink.WriteBackendHello(os.Stdout, version, got); err == nil {
+					editor.RelayTo(ctx, c, os.Stdin, os.Stdout)
+				}
+			case args[1] == "--resume" && errors.Is(derr, editor.ErrNothingLingers):
+				err = sshlink.WriteBackendHello(os.Stdout, version, -1)
+			case args[1] == "--resume":
+				err = derr
+			}
+			if derr == nil || args[1] == "--resume" {
+				break
+			}
+			// --resume-or-new with nothing lingering: a new backend
 		}
 		if os.Getenv("AGENTRUN_LOG") == "" {
 			if home, herr := os.UserHomeDir(); herr == nil {

@@ -24,7 +24,7 @@ import (
 // waits (lingers) on a socket of its own in the user's socket directory,
 // PID.backend (0600, in the 0700 directory; only the same user's
 // processes are let in). `agentrun serve-backend --resume` there joins a
-// new link to that socket (ResumeRelay), and the Neovim at its other end
+// new link to that socket (RelayTo), and the Neovim at its other end
 // (the same one, or a new one) takes the sessions over with "resume": it
 // is told which sessions run and gets every event of them again, in
 // order, as the chat showed them (and the user's prompts), then what
@@ -147,7 +147,9 @@ type resumeArgs struct {
 // handleResume ("resume") hands the sessions of a lingering backend to
 // the Neovim of the new link: their keys (in the order they started),
 // agents and whether a turn runs, then every kept event of them in order
-// (run by Lua after it has read this answer).
+// (run by Lua after it has read this answer). A backend never set up
+// answers {fresh = true}: Lua's first call on any link to another
+// machine is resume, as the link may have reached a new backend.
 func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 	if err := checkVersion(b.version, args.PluginVersion); err != nil {
 		return nil, err
@@ -156,7 +158,9 @@ func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 	site := b.site
 	b.mu.Unlock()
 	if site == "" {
-		return nil, errors.New("resume: this backend has no sessions to hand over (it was never set up for another machine)")
+		// a new backend (nothing waited for a link there): the caller
+		// sets it up
+		return map[string]any{"fresh": true, "version": b.version}, nil
 	}
 	list := b.sessions.runningList()
 	live := map[string]bool{}
@@ -277,7 +281,7 @@ func Lingering() ([]int, error) {
 	return pids, nil
 }
 
-// ErrNothingLingers is ResumeRelay's when no backend of this user waits
+// ErrNothingLingers is DialLingering's when no backend of this user waits
 // for a link (or not the one asked for).
 var ErrNothingLingers = errors.New("nothing lingers")
 
@@ -304,26 +308,15 @@ func DialLingering(pid int) (net.Conn, int, error) {
 	return nil, 0, ErrNothingLingers
 }
 
-// ResumeRelay is `agentrun serve-backend --resume PID` (pid 0: the newest):
-// it joins in and out (the new link) to the lingering backend pid's
-// socket, after the hello that names it (Hello.Lingering; -1 when none
-// lingers, and it ends there), until either side ends.
-func ResumeRelay(ctx context.Context, in io.Reader, out io.Writer, version string, pid int, hello func(io.Writer, string, int) error) error {
-	c, got, err := DialLingering(pid)
-	if errors.Is(err, ErrNothingLingers) {
-		return hello(out, version, -1)
-	}
-	if err != nil {
-		return err
-	}
+// RelayTo joins in and out (a new link) to c, a lingering backend's
+// socket (DialLingering), until either side ends: the end of in (the
+// link dropped again, or its Neovim closed it) leaves the backend
+// lingering again.
+func RelayTo(ctx context.Context, c net.Conn, in io.Reader, out io.Writer) {
 	defer c.Close()
-	if err := hello(out, version, got); err != nil {
-		return err
-	}
 	done := make(chan struct{}, 2)
 	go func() {
 		_, _ = io.Copy(c, in)
-		// the link dropped (or Neovim closed it): the backend lingers again
 		if uc, ok := c.(*net.UnixConn); ok {
 			_ = uc.CloseWrite()
 		}
@@ -337,7 +330,6 @@ func ResumeRelay(ctx context.Context, in io.Reader, out io.Writer, version strin
 	case <-done:
 	case <-ctx.Done():
 	}
-	return nil
 }
 
 // stopPumps stops every terminal's display pump: the Neovim they fed is

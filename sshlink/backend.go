@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/neovim/go-client/nvim"
 )
 
 // BackendServe is the remote subcommand that runs agentrun's Neovim
@@ -43,22 +45,23 @@ var ErrNothingLingers = errors.New("nothing lingers")
 const ExitNothingLingers = 3
 
 // DialBackend starts agentrun's backend on t over SSH (batch: ssh never
-// asks for anything) and checks that it is version. With resume it joins
-// the backend there whose link dropped instead (pid 0: the newest),
-// or fails with ErrNothingLingers. Its errors are sentences for the user,
-// as Dial's.
-func DialBackend(ctx context.Context, t Target, version string, resume bool, pid int) (*Backend, error) {
+// asks for anything) and checks that it is version. mode "resume" joins
+// the backend there whose link dropped instead (pid 0: the newest), or
+// fails with ErrNothingLingers; "resume-or-new" joins it if there is one,
+// else starts a new one (Lingering says which). Its errors are sentences
+// for the user, as Dial's.
+func DialBackend(ctx context.Context, t Target, version, mode string, pid int) (*Backend, error) {
 	var args []string
-	if resume {
-		args = append(args, "--resume", strconv.Itoa(pid))
+	if mode != "" {
+		args = append(args, "--"+mode, strconv.Itoa(pid))
 	}
 	l, r, err := handshake(ctx, t, version, true, BackendServe, args...)
 	if err != nil {
 		return nil, err
 	}
-	if resume && l.lingering <= 0 {
+	if mode == "resume" && l.lingering <= 0 {
 		l.Close()
-		return nil, fmt.Errorf("no agent session of yours lingers on %s: %w", t, ErrNothingLingers)
+		return nil, fmt.Errorf("no agent session of yours waits on %s: %w", t, ErrNothingLingers)
 	}
 	return &Backend{l: l, r: r}, nil
 }
@@ -66,9 +69,10 @@ func DialBackend(ctx context.Context, t Target, version string, resume bool, pid
 // Relay joins the remote backend's RPC stream to in and out (Neovim's
 // channel) until ssh ends, or ctx ends (then the remote backend's input
 // is closed, so it stops its agents and terminals, and ssh is given a
-// few seconds to end). The error says how the link ended, for a person;
-// nil when in ended first (Neovim closed the channel) and ssh then
-// exited cleanly.
+// few seconds to end). When in ends first (Neovim closed the channel, or
+// died), ssh is given relayGrace to end and then killed: a backend there
+// left waiting for a new link keeps ssh's session open. The error says
+// how the link ended, for a person; nil when in ended first.
 func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error {
 	inDone := make(chan struct{})
 	go func() {
@@ -83,6 +87,15 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 	}()
 	select {
 	case <-outDone:
+	case <-inDone:
+		// Neovim is gone (it quit, or was killed): a backend it shut
+		// down ends and ssh with it; one left waiting for a new link
+		// (its sessions go on) keeps ssh's session open, which is ours
+		// to end.
+		select {
+		case <-outDone:
+		case <-time.After(relayGrace):
+		}
 	case <-ctx.Done():
 		b.l.stdin.Close()
 		select {
@@ -90,12 +103,10 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 		case <-time.After(10 * time.Second):
 		}
 	}
-	waitErr := b.l.wait(10 * time.Second)
+	waitErr := b.l.wait(relayGrace)
 	select {
 	case <-inDone:
-		if waitErr == nil {
-			return nil
-		}
+		return nil // Neovim went first: nobody is left to tell
 	default:
 	}
 	if ctx.Err() != nil {
@@ -111,16 +122,25 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 	return fmt.Errorf("the link to %s ended (%s)", b.l.target, why)
 }
 
+// relayGrace is how long ssh may take to end once Neovim has: the
+// backend there shuts down at once when asked to (Neovim asks before it
+// quits), so this is only waited when the backend stays (then ssh is
+// killed).
+const relayGrace = 3 * time.Second
+
 // RunBackend is `agentrun ssh-backend URL`, what Neovim starts for a
 // remote backend: it reaches URL's machine and relays Neovim's stdio to
 // the backend there until either side ends. An error is said on stderr
 // (Neovim shows it) and makes the exit status 1.
-func RunBackend(ctx context.Context, url, version string, resume bool, pid int) error {
+func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 	t, _, err := Parse(url) // a directory after the host is Lua's (the sessions' cwd)
 	if err != nil {
 		return err
 	}
-	b, err := DialBackend(ctx, t, version, resume, pid)
+	if mode == "end" {
+		return endBackend(ctx, t, version, pid)
+	}
+	b, err := DialBackend(ctx, t, version, mode, pid)
 	if err != nil {
 		return err
 	}
@@ -129,4 +149,27 @@ func RunBackend(ctx context.Context, url, version string, resume bool, pid int) 
 		return nil
 	}
 	return err
+}
+
+// endBackend joins the backend on t whose link dropped and asks it to shut
+// down, as Neovim does when it quits: `ssh-backend URL --end PID`, which a
+// Neovim quitting while its link is down leaves running.
+func endBackend(ctx context.Context, t Target, version string, pid int) error {
+	b, err := DialBackend(ctx, t, version, "resume", pid)
+	if err != nil {
+		return err
+	}
+	defer b.l.wait(10 * time.Second)
+	v, err := nvim.New(b.r, b.l.stdin, b.l.stdin, func(string, ...any) {})
+	if err != nil {
+		b.l.Close()
+		return err
+	}
+	go func() { _ = v.Serve() }()
+	err = v.Request("shutdown", nil)
+	v.Close() // closes ssh's stdin: the backend, asked, ends
+	if err != nil {
+		return fmt.Errorf("the backend on %s did not shut down: %w", t, err)
+	}
+	return nil
 }

@@ -33,13 +33,21 @@ func (e *editor) runDemoOn(r *sshRemote) {
 	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 }
 
-// remoteBackends returns the remote user's agentrun backends
-// (serve-backend; not the relays of a link that took one up again).
+// remoteBackends returns the remote user's agentrun backends: the
+// serve-backend processes with a guard of their own (a relay of a link
+// that took a waiting backend up has none).
 func (r *sshRemote) remoteBackends() []proc {
+	procs := r.remoteProcs()
 	var out []proc
-	for _, p := range r.remoteProcs() {
-		if strings.Contains(p.Cmdline, "agentrun serve-backend") && !strings.Contains(p.Cmdline, "--resume") {
-			out = append(out, p)
+	for _, p := range procs {
+		if !strings.Contains(p.Cmdline, "agentrun serve-backend") {
+			continue
+		}
+		for _, c := range procs {
+			if c.PPID == p.PID && strings.Contains(c.Cmdline, "guard") {
+				out = append(out, p)
+				break
+			}
 		}
 	}
 	return out
@@ -175,11 +183,27 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 		}
 	}
 	killLink(e)
-	n := e.waitNote("the link to "+r.URL()+" ended", 15*time.Second)
-	if !strings.Contains(n.Msg, "its sessions go on there; :AgentRun! "+r.URL()+" takes them up again") {
-		t.Errorf("the note does not say the session goes on, and how to take it up: %q", n.Msg)
-	}
+	e.waitNote("(agentrun) lost the link to "+r.URL()+"; its sessions go on there: :AgentRun! "+r.URL()+" takes them up", 15*time.Second)
 	e.waitChat(":AgentRun! "+r.URL()+" takes it up again", 10*time.Second)
+	// Meanwhile: the split says so; a prompt, <C-c> or X is refused
+	// with the same advice, and starts nothing here.
+	e.waitBuf(term.Bufnr, 10*time.Second, "[agentrun: the link to "+r.URL()+" dropped;") // the rest wraps
+	e.lua(`_G.notes = {}`, nil)
+	var sent bool
+	e.lua(`return require("agentrun").prompt("echo here")`, &sent)
+	if sent {
+		t.Errorf("a prompt to the session whose link dropped was sent")
+	}
+	e.waitNote("(agentrun) the link to "+r.URL()+" dropped; the session goes on there: :AgentRun! "+r.URL()+" takes it up again", 5*time.Second)
+	e.lua(`require("agentrun").interrupt(...)`, nil, term.ID)
+	e.waitNote("(agentrun) the link to "+r.URL()+" dropped; the command goes on there: :AgentRun! "+r.URL()+" takes it up again", 5*time.Second)
+	var sessions int
+	var local bool
+	e.lua(`local n = 0; for _ in pairs(require("agentrun.state").sessions) do n = n + 1 end; return n`, &sessions)
+	e.lua(`return require("agentrun.rpc").channel() ~= nil`, &local)
+	if sessions != 1 || local {
+		t.Errorf("with the link down: %d sessions, a backend here: %v; want the one there, none here", sessions, local)
+	}
 	backends := r.remoteBackends()
 	if len(backends) != 1 {
 		t.Fatalf("want the remote backend to stay with its session, have %+v", backends)
@@ -264,17 +288,25 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 		return b > 0 && strings.Contains(e.bufLines(b), "after-the-drop"), ""
 	})
 
-	// Neovim killed outright: a new one takes the session up.
+	// Neovim killed outright: nothing of its link stays here, and a new
+	// one takes the session up (:AgentRun of that machine, no ! needed).
 	if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	e.waitFor("the killed Neovim's ssh gone", 15*time.Second, func() (bool, string) {
+		for _, p := range allProcs() {
+			if strings.Contains(p.Cmdline, r.Config) {
+				return false, p.Cmdline
+			}
+		}
+		return true, ""
+	})
 	e2 := remoteAgentEditor(t, r)
 	e2.waitFor("the backend there lingering again", 15*time.Second, func() (bool, string) {
 		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
 		return len(names) == 1, fmt.Sprint(names)
 	})
-	since = e2.mark()
-	e2.cmd("AgentRun! " + r.URL() + " demo")
+	e2.cmd("AgentRun " + r.URL() + " demo")
 	e2.waitChat("> "+after, 20*time.Second)
 	chat = e2.waitChat("> "+cmd, 5*time.Second)
 	if strings.Index(chat, "> "+cmd) > strings.Index(chat, "> "+after) {
@@ -287,12 +319,16 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	if !busy {
 		t.Errorf("the session's turn still runs there (sleep 30), but the new Neovim says it is not busy")
 	}
-	_ = since
-	if len(r.remoteBackends()) != 1 {
-		t.Errorf("want the one backend there, have %+v", r.remoteBackends())
+	var key string
+	e2.lua(`return require("agentrun.state").current`, &key)
+	if key != "1@"+remoteAlias || len(r.remoteBackends()) != 1 {
+		t.Errorf("the new Neovim's session is %q on %+v; want the one that waited, 1@%s", key, r.remoteBackends(), remoteAlias)
 	}
 
-	// :qa ends it all there.
+	// The link drops again and Neovim quits: that ends it all there, as
+	// quitting with the link up does.
+	killLink(e2)
+	e2.waitNote("lost the link to "+r.URL(), 15*time.Second)
 	_ = e2.v.Command("qa!")
 	e2.waitFor("nothing left running on the remote", 20*time.Second, func() (bool, string) {
 		procs := r.remoteProcs()

@@ -114,7 +114,9 @@ function M.submit(s, text, range)
     end
     return false
   end
-  if s.ended then
+  if s.link_dropped then
+    return refuse(M.link_dropped_text("the session", s.link_dropped))
+  elseif s.ended then
     return refuse("this session has ended; :AgentRun starts a new one")
   end
   local items, cerr, selected = require("agentrun.context").gather(text, range)
@@ -193,18 +195,27 @@ function M.say_dropped(s)
 end
 
 -- backend_exited ends every session the backend of site ran (nil: the
--- local one; else the link to that machine ended, why says how) and
--- says so in their chats.
-function M.backend_exited(site, why)
-  for _, s in ipairs(state.backend_exited(site)) do
+-- local one; else the link to that machine ended, why says how, and kept
+-- is its URL when its sessions go on there) and says so in their chats.
+function M.backend_exited(site, why, kept)
+  for _, s in ipairs(state.backend_exited(site, kept)) do
     if s.chat then
       M.drop_queue(s)
       local url = site and (rpc.site_url(site) or site)
-      s.link_dropped = site ~= nil or nil
+      if kept then
+        s.chat:note(string.format("(agentrun) %s; this session goes on there: :AgentRun! %s takes it up again", why or ("the link to " .. url .. " dropped"), url))
+      else
+        s.chat:note(site and string.format("(agentrun) %s; this session ended", why or ("the link to " .. url .. " ended")) or "(agentrun) the backend stopped; this session ended")
+      end
       s.chat:render_header()
-      s.chat:note(site and string.format("(agentrun) %s; this session goes on there: :AgentRun! %s takes it up again", why or ("the link to " .. url .. " ended"), url) or "(agentrun) the backend stopped; this session ended")
     end
   end
+end
+
+-- link_dropped_text says what to do about something of a machine whose
+-- link dropped (url).
+function M.link_dropped_text(what, url)
+  return string.format("the link to %s dropped; %s goes on there: :AgentRun! %s takes it up again", url, what, url)
 end
 
 -- request_running asks Go to `method` ("cancel", "stop") the running

@@ -25,8 +25,11 @@ require("agentrun.handlers")
 table.insert(rpc.on_start, function()
   require("agentrun.ui.window").send_expected_size(true)
 end)
-table.insert(rpc.on_exit, function(site, why)
-  conversation.backend_exited(site, why)
+table.insert(rpc.on_exit, function(site, why, kept)
+  conversation.backend_exited(site, why, kept)
+  if kept then
+    require("agentrun.ui.term").link_dropped(kept)
+  end
 end)
 
 local function warn(msg)
@@ -86,20 +89,20 @@ function M.run(name, continue, host)
     return nil
   end
   local s = launch.live(name, host or a.host)
+  if not s and (host or a.host) then
+    -- another machine's link first: what waited there (its link had
+    -- dropped) is taken up, and its session of this agent shown
+    local ok, msg = launch.connect(host or a.host)
+    if not ok then
+      util.notify(msg, vim.log.levels.ERROR)
+      return nil
+    end
+    s = launch.live(name, host or a.host)
+  end
   if s then
     state.current = s.key
     s.chat:open()
     return s
-  end
-  if continue and (host or a.host) then
-    -- the sessions there whose link dropped go on: take them up
-    local r, msg = launch.resume(host or a.host, name)
-    if r then
-      return r
-    elseif msg ~= "none" then
-      warn(msg)
-      return nil
-    end
   end
   return launch.start(name, { continue = continue or config.get().chat.continue_last, host = host })
 end
@@ -115,6 +118,11 @@ function M.prompt(text, key, range)
     return false
   end
   local s = state.session(key)
+  if s and s.link_dropped then
+    -- not a new session here: the one the user talks to goes on there
+    warn(conversation.link_dropped_text("the session", s.link_dropped))
+    return false
+  end
   if not s or s.ended then
     if key == nil and not launch.live() and cmdwin_refuses(":AgentPrompt (it would start a session)") then
       return false

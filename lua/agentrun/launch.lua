@@ -79,22 +79,16 @@ function M.start(name, extra)
   s.chat:open()
   for _, o in ipairs(others) do
     -- its chat gave this one its windows: say it still runs, and how back
-    s.chat:note(string.format("(agentrun) the %s session (%s) still runs in the background; :AgentRun %s shows its chat", o.agent, o.key, o.agent))
+    s.chat:note(string.format("(agentrun) the %s session (%s) still runs in the background; :AgentRun %s%s shows its chat", o.agent, o.key, o.host and (o.host .. " ") or "", o.agent))
   end
   return s
 end
 
--- resume takes up the sessions on host's machine whose link dropped (they
--- went on there): each gets its chat back (the same one, emptied, when
--- this Neovim had it), shown again from its first event as the backend
--- replays them, and its commands' splits. Returns the session of agent
--- name if one is among them (else the newest), nil and "none" when nothing
--- lingers there, or nil and a message.
-function M.resume(host, name)
-  local site, res = rpc.resume_site(host)
-  if not site then
-    return nil, res
-  end
+-- adopt shows the sessions a link took up on site's machine (its link
+-- had dropped; they went on there, res lists them): each gets its chat
+-- back (the same one, emptied, when this Neovim had it), shown again from
+-- its first event as the backend replays them, and its commands' splits.
+local function adopt(site, res)
   -- The commands' splits of the link that dropped: the replay shows
   -- each again, from its first line, in a new buffer.
   for _, id in ipairs(vim.deepcopy(state.terminal_order)) do
@@ -106,30 +100,30 @@ function M.resume(host, name)
       state.remove_terminal(id)
     end
   end
-  local chosen
   for _, r in ipairs(res.sessions) do
     local s = state.sessions[r.key]
     if s then
       -- this Neovim's, ended when the link dropped: the same chat again
       s.ended, s.busy, s.starting, s.tool_calls, s.queue, s.link_dropped = false, false, true, {}, {}, nil
       s.chat:reset()
-      state.current = s.key
     else
       s = state.add_session(r.key, r.agent)
-      s.host = rpc.machine(host)
+      s.host = rpc.site_url(site)
       s.chat = require("agentrun.ui.chat").new(s)
     end
     s.cwd = r.cwd
-    if not chosen or s.agent == name or chosen.agent ~= name then
-      chosen = s
-    end
   end
-  if not chosen then
-    return nil, "none"
+  if #res.sessions > 0 then
+    util.notify(string.format("%s: %d session%s there went on while the link was down; taken up again", rpc.site_url(site), #res.sessions, #res.sessions == 1 and "" or "s"))
   end
-  state.current = chosen.key
-  chosen.chat:open()
-  return chosen
+end
+table.insert(rpc.on_resume, adopt)
+
+-- connect reaches host's machine if need be (taking up what waited there,
+-- see adopt); returns true, or nil and the message.
+function M.connect(host)
+  local site, msg = rpc.ensure_site(host)
+  return site ~= nil, msg
 end
 
 return M

@@ -127,6 +127,9 @@ function M.site_channel(site)
   if s and s.chan then
     return s.chan
   end
+  if s and s.waiting then
+    return nil, string.format("(agentrun) the link to %s dropped; its sessions go on there: :AgentRun! %s takes them up again", s.url, s.url)
+  end
   return nil, string.format("(agentrun) the link to %s has ended: :AgentRun starts its agent there again", s and s.url or site)
 end
 
@@ -139,7 +142,7 @@ local function on_site_exit(site, job, code)
   if vim.v.exiting ~= vim.NIL then
     return
   end
-  local why
+  local why, kept
   if not s.stopping then
     local tail = s.stderr_tail[#s.stderr_tail] or ""
     tail = tail:gsub("^agentrun: ", "")
@@ -152,7 +155,10 @@ local function on_site_exit(site, job, code)
     end
     if why:match("^the link to ") and live then
       -- and the sessions with them: the backend there lingers (linger.go)
-      util.notify(string.format("%s: its sessions go on there; :AgentRun! %s takes them up again", why, s.url), vim.log.levels.ERROR)
+      -- until a link takes it up, or this Neovim quits (VimLeavePre)
+      kept = s.url
+      s.waiting = true
+      util.notify(string.format("lost the link to %s; its sessions go on there: :AgentRun! %s takes them up", s.url, s.url), vim.log.levels.ERROR)
     elseif why:match("^the link to ") then
       util.notify(string.format("%s: commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
     else
@@ -161,15 +167,16 @@ local function on_site_exit(site, job, code)
   end
   s.stopping = false
   for _, fn in ipairs(M.on_exit) do
-    fn(site, why)
+    fn(site, why, kept)
   end
 end
 
 -- start_link starts `agentrun ssh-backend` for site s (url s.url) with
--- args after the URL, and makes the first request, method with params;
--- returns its answer, or nil, the message saying what is wrong and ssh-backend's
--- exit code (once it exited).
-local function start_link(site, s, args, method, params)
+-- args after the URL, and makes the first requests: first(channel)
+-- returns the answer, or nil and an error. start_link returns that
+-- answer, or nil, the message saying what is wrong and ssh-backend's exit
+-- code (once it exited).
+local function start_link(site, s, args, first)
   local ok, msg = binary.check()
   if not ok then
     return nil, msg
@@ -183,7 +190,7 @@ local function start_link(site, s, args, method, params)
     rpc = true,
     env = { AGENTRUN_LOG = binary.log_path() },
     on_exit = function(job, code)
-      on_site_exit(s.site or site, job, code) -- s.site: renamed by resume_site
+      on_site_exit(s.site or site, job, code) -- s.site: renamed by ensure_site
     end,
     on_stderr = function(_, data)
       keep_tail(s.stderr_tail, data)
@@ -194,22 +201,20 @@ local function start_link(site, s, args, method, params)
   end
   s.chan = id
   s.stopping = true -- a failed start is said here, not by on_exit
-  local sok, res = pcall(vim.rpcrequest, id, method, params)
-  if not sok then
+  local res, err = first(id)
+  if not res then
     -- The link did not come up: ssh-backend said why on stderr and exits.
     local code = vim.fn.jobwait({ id }, 5000)[1]
     pcall(vim.fn.jobstop, id)
     s.chan = nil
     local why = (s.stderr_tail[#s.stderr_tail] or ""):gsub("^agentrun: ", "")
     if why == "" then
-      why = clean(res)
+      why = clean(err)
     end
     return nil, "(agentrun) " .. why, code
   end
   s.stopping = false
-  if type(res) == "table" then
-    s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
-  end
+  s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
   watch_leave()
   for _, fn in ipairs(M.on_start) do
     fn(id)
@@ -217,9 +222,12 @@ local function start_link(site, s, args, method, params)
   return res
 end
 
--- ensure_site starts the backend on url's machine if need be (over ssh:
--- `agentrun ssh-backend URL`); returns its site name, or nil and a
--- message saying what is wrong and what to do.
+-- ensure_site starts the link to url's machine if need be (over ssh:
+-- `agentrun ssh-backend URL`) and returns its site name, or nil and a
+-- message saying what is wrong and what to do. A backend there whose
+-- link dropped (its sessions went on) is taken up (this Neovim's own
+-- first, else the newest): on_resume hears of its sessions. Else a new
+-- backend starts.
 function M.ensure_site(url)
   local machine = M.machine(url)
   local site = M.site_name(machine)
@@ -232,53 +240,57 @@ function M.ensure_site(url)
   local had = sites[site]
   local s = { url = machine, stderr_tail = {}, starts = (had and had.starts or 0) + 1 }
   sites[site] = s
-  local res, msg = start_link(site, s, {}, "setup", setup_args(site))
+  local res, msg = start_link(site, s, { "--resume-or-new", tostring(had and had.pid or 0) }, function(id)
+    local ok, r = pcall(vim.rpcrequest, id, "resume", { plugin_version = binary.expected_version() })
+    if ok and type(r) == "table" and r.fresh then
+      ok, r = pcall(vim.rpcrequest, id, "setup", setup_args(site)) -- nothing waited there: a new backend
+    end
+    if not ok or type(r) ~= "table" then
+      return nil, r
+    end
+    return r
+  end)
   if not res then
     -- a link that never came up holds no name: the next machine of
     -- that host name gets it
     sites[site] = had
     return nil, msg
   end
+  if type(res.sessions) == "table" then
+    s.starts = had and had.starts or 1 -- its ids count on from its own
+    if res.site ~= site then
+      -- started by another Neovim, which named the machine otherwise:
+      -- its ids end in that name
+      sites[site] = had
+      if sites[res.site] and sites[res.site].chan then
+        pcall(vim.fn.jobstop, s.chan)
+        return nil, string.format("(agentrun) the sessions waiting on %s were started as @%s, a name this Neovim gives another machine", machine, res.site)
+      end
+      sites[res.site] = s
+      site = res.site
+      s.site = site
+    end
+    for _, fn in ipairs(M.on_resume) do
+      fn(site, res)
+    end
+  end
   return site
 end
 
--- resume_site joins the backend on url's machine whose link dropped (its
--- sessions went on there): the one this Neovim had, else the newest. It
--- returns the site name and the backend's answer ({ sessions = { { key,
--- agent, busy, cwd } … }, pid }; the events of those sessions follow),
--- or nil and the message; nil and "none" when no backend lingers there.
-function M.resume_site(url)
-  local machine = M.machine(url)
-  if vim.v.exiting ~= vim.NIL then
-    return nil, "(agentrun) Neovim is quitting"
-  end
-  local site = M.site_name(machine)
-  local had = sites[site]
-  if had and had.chan then
-    return nil, "none" -- its link is up: nothing of it lingers
-  end
-  local s = { url = machine, stderr_tail = {}, starts = had and had.starts or 1, pid = had and had.pid }
-  sites[site] = s
-  local res, msg, code = start_link(site, s, { "--resume", tostring(had and had.pid or 0) }, "resume", { plugin_version = binary.expected_version() })
-  if not res then
-    sites[site] = had
-    return nil, code == 3 and "none" or msg
-  end
-  if type(res) ~= "table" or type(res.sessions) ~= "table" then
-    return nil, "(agentrun) the backend on " .. machine .. " did not say which sessions run there"
-  end
-  if res.site ~= site then
-    -- the machine's name when it was started (another Neovim's): its ids end in it
-    sites[site] = had
-    if sites[res.site] and sites[res.site].chan then
-      pcall(vim.fn.jobstop, s.chan)
-      return nil, string.format("(agentrun) the sessions on %s were started as @%s, a name this Neovim gives another machine", machine, res.site)
+-- end_waiting ends the sessions on the machines whose link dropped (they
+-- went on there): Neovim is quitting, as it would end them over a live
+-- link. It starts `agentrun ssh-backend URL --end PID` for each and does
+-- not wait (ssh may take long to connect).
+local function end_waiting()
+  for _, s in pairs(sites) do
+    if not s.chan and s.waiting and s.pid then
+      s.waiting = false
+      pcall(vim.fn.jobstart, { binary.bin(), "ssh-backend", s.url, "--end", tostring(s.pid) }, {
+        detach = true,
+        env = { AGENTRUN_LOG = binary.log_path() },
+      })
     end
-    sites[res.site] = s
-    site = res.site
-    s.site = site
   end
-  return site, res
 end
 
 -- running reports whether the backend is up (without starting it): the
@@ -385,8 +397,16 @@ end
 M.on_start = {}
 
 -- on_exit lists functions called when the backend has exited while
--- Neovim runs on (sessions and terminals ended with it).
+-- Neovim runs on (sessions and terminals ended with it): with the site
+-- (nil: the local backend), why, and the machine's URL when its sessions
+-- go on there (its link dropped).
 M.on_exit = {}
+
+-- on_resume lists functions called with the site and the backend's answer
+-- ({ sessions = { { key, agent, busy, cwd } … }, pid }) when a link took
+-- up a backend whose link had dropped; the events of those sessions
+-- follow, from their first.
+M.on_resume = {}
 
 -- notify sends a notification to Go if the backend runs (never starts
 -- it): the backend of the first argument's id, as request does.
@@ -429,6 +449,7 @@ end
 -- SIGHUP and SIGTERM all run VimLeavePre; SIGKILL closes the channel);
 -- one with nothing to serve exits on the channel's end.
 function M.shutdown()
+  end_waiting()
   for _, site in pairs(sites) do
     -- Another machine's backend ends its sessions and commands when its
     -- link closes; asked first, it has done so before Neovim is gone.

@@ -79,21 +79,27 @@ function M.terminal_for_buf(buf)
 end
 
 -- backend_exited marks everything the backend of site ran as ended (nil:
--- the local backend's) and returns the sessions it ended.
-function M.backend_exited(site)
+-- the local backend's) and returns the sessions it ended. With kept (the
+-- machine's URL: its link dropped and its sessions go on there), they are
+-- marked link_dropped instead: the commands still run, out of reach until
+-- :AgentRun! takes them up again.
+function M.backend_exited(site, kept)
   local ended = {}
   for _, s in pairs(M.sessions) do
     if not s.ended and M.site_of(s.key) == site then
       s.ended = true
       s.busy = false
       s.starting = false
+      s.link_dropped = kept
       table.insert(ended, s)
     end
   end
   for _, t in pairs(M.terminals) do
     if not t.remote and M.site_of(t.id) == site then
       t.stale = true
-      if not t.display_only and t.state ~= "released" then
+      if kept and t.state == "running" then
+        t.link_dropped = kept
+      elseif not t.display_only and t.state ~= "released" then
         t.state = "released"
       end
     end

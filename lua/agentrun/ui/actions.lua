@@ -41,8 +41,16 @@ local function ended(t)
   return string.format("%s %s%s; nothing of it runs any more", t.id, t.remote and "ended" or "already ended", how)
 end
 
+-- lost: a command of a machine whose link dropped runs there, out of
+-- reach until :AgentRun! takes it up.
+local function lost(t)
+  if t.link_dropped then
+    return require("agentrun.conversation").link_dropped_text("the command", t.link_dropped)
+  end
+end
+
 local function runs(t)
-  return ended(t) or not_released(t)
+  return lost(t) or ended(t) or not_released(t)
 end
 
 -- shown makes sure another host's terminal t is shown here (attached), as
@@ -112,8 +120,8 @@ M.actions = {
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", t.id)
-      elseif ended(t) then
-        return ended(t)
+      elseif lost(t) or ended(t) then
+        return lost(t) or ended(t)
       elseif t.user then
         return string.format("%s is already yours", t.id)
       elseif t.state == "released" then
@@ -137,8 +145,8 @@ M.actions = {
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); agentrun cannot keep it running", t.id)
-      elseif ended(t) then
-        return ended(t)
+      elseif lost(t) or ended(t) then
+        return lost(t) or ended(t)
       elseif t.state ~= "running" then
         return string.format("%s is not running; there is nothing to keep", t.id)
       end

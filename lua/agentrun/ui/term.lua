@@ -206,6 +206,17 @@ function M.exited(p)
   changed(t)
 end
 
+-- link_dropped says in the splits of url's machine that its link dropped
+-- (their commands go on there; the splits stop until it is taken up).
+function M.link_dropped(url)
+  for _, t in pairs(state.terminals) do
+    if t.link_dropped == url and t.chan then
+      pcall(api.nvim_chan_send, t.chan, M.guard .. M.reset .. string.format("\r\n[agentrun: the link to %s dropped; the command goes on there: :AgentRun! %s shows it again]", url, url))
+    end
+  end
+  listed_changed()
+end
+
 -- released records that the agent released a terminal.
 function M.released(p)
   local t = state.terminals[p.id]

@@ -45,6 +45,9 @@ end
 -- status_text is the state column: running, exited (exit N), released
 -- (signal S), ...
 local function status_text(t)
+  if t.link_dropped then
+    return "link dropped" -- it runs there, out of reach until :AgentRun! takes it up
+  end
   local st = t.state or "?"
   if t.state == "exited" or t.state == "released" then
     if t.signal and t.signal ~= "" then
