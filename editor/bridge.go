@@ -258,6 +258,7 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 		suffix := siteSuffix(args.Site)
 		b.ids.suffix.Store(&suffix)
 		b.events.keepAll() // for a Neovim that takes the sessions over (linger.go)
+		b.terminals.keepShownOutput()
 	}
 	if args.IDBase > 0 {
 		b.ids.n.CompareAndSwap(0, int64(args.IDBase))

@@ -349,3 +349,12 @@ func (ts *terminals) stopPumps() {
 		p.stop()
 	}
 }
+
+// keepShownOutput makes released terminals keep their output even once
+// shown to the end (the newest keepReleased of them): a Neovim taking the
+// sessions over shows them again.
+func (ts *terminals) keepShownOutput() {
+	ts.mu.Lock()
+	ts.keepShown = true
+	ts.mu.Unlock()
+}

@@ -67,6 +67,10 @@ type terminals struct {
 	// cols, rows are the text area a new terminal's split will have, as
 	// Lua last reported it (0 = unknown).
 	cols, rows uint16
+	// keepShown: a terminal shown to the end keeps its output too (among
+	// the newest keepReleased), for the Neovim that may take this
+	// backend's sessions over (linger.go) and show them again.
+	keepShown bool
 }
 
 // terminalDeps are what terminals need of the other parts.
@@ -214,9 +218,9 @@ func (ts *terminals) dropReleasedOutput() {
 		tm.mu.Lock()
 		if tm.state == "released" && tm.t != nil {
 			switch {
-			case tm.everAttached && tm.pump != nil && tm.pump.finished():
+			case tm.everAttached && tm.pump != nil && tm.pump.finished() && !ts.keepShown:
 				tm.dropOutputLocked()
-			case !tm.everAttached:
+			case !tm.everAttached || ts.keepShown:
 				unshown++
 				if unshown > keepReleased {
 					tm.dropOutputLocked()

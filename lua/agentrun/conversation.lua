@@ -157,7 +157,7 @@ end
 -- ended after the user interrupted it (<C-c>), and what was queued before
 -- may no longer be wanted. <C-s> sends them (as one prompt), or the user
 -- edits or clears them.
-function M.hold_queue(s)
+function M.hold_queue(s, why)
   if #s.queue == 0 or not s.chat or not s.chat.prompt_buf then
     return
   end
@@ -182,7 +182,7 @@ function M.hold_queue(s)
     table.insert(lines, "")
     api.nvim_buf_set_lines(buf, 0, 0, false, lines)
   end
-  s.chat:note(string.format("(you interrupted this turn, so the %s waiting for it went back to the prompt: %s sends, or edit or clear it)", n == 1 and "prompt" or (n .. " prompts"), require("agentrun.config").get().keymaps.send_insert or "<C-s>"))
+  s.chat:note(string.format("(%s, so the %s waiting for it went back to the prompt: %s sends, or edit or clear it)", why or "you interrupted this turn", n == 1 and "prompt" or (n .. " prompts"), require("agentrun.config").get().keymaps.send_insert or "<C-s>"))
   s.chat:render_header()
 end
 
@@ -200,11 +200,13 @@ end
 function M.backend_exited(site, why, kept)
   for _, s in ipairs(state.backend_exited(site, kept)) do
     if s.chat then
-      M.drop_queue(s)
       local url = site and (rpc.site_url(site) or site)
       if kept then
-        s.chat:note(string.format("(agentrun) %s; this session goes on there: :AgentRun! %s takes it up again", why or ("the link to " .. url .. " dropped"), url))
+        -- what waited for the turn is the user's still: back to the prompt
+        M.hold_queue(s, "the link was lost")
+        s.chat:note(string.format("(agentrun) %s; this session goes on there: :AgentRun %s takes it up again", why or ("lost the link to " .. url), url))
       else
+        M.drop_queue(s)
         s.chat:note(site and string.format("(agentrun) %s; this session ended", why or ("the link to " .. url .. " ended")) or "(agentrun) the backend stopped; this session ended")
       end
       s.chat:render_header()
@@ -215,7 +217,7 @@ end
 -- link_dropped_text says what to do about something of a machine whose
 -- link dropped (url).
 function M.link_dropped_text(what, url)
-  return string.format("the link to %s dropped; %s goes on there: :AgentRun! %s takes it up again", url, what, url)
+  return string.format("link lost; %s goes on there: :AgentRun %s", what, url)
 end
 
 -- request_running asks Go to `method` ("cancel", "stop") the running

@@ -128,7 +128,7 @@ function M.site_channel(site)
     return s.chan
   end
   if s and s.waiting then
-    return nil, string.format("(agentrun) the link to %s dropped; its sessions go on there: :AgentRun! %s takes them up again", s.url, s.url)
+    return nil, string.format("(agentrun) link lost; its sessions go on there: :AgentRun %s", s.url)
   end
   return nil, string.format("(agentrun) the link to %s has ended: :AgentRun starts its agent there again", s and s.url or site)
 end
@@ -158,7 +158,7 @@ local function on_site_exit(site, job, code)
       -- until a link takes it up, or this Neovim quits (VimLeavePre)
       kept = s.url
       s.waiting = true
-      util.notify(string.format("lost the link to %s; its sessions go on there: :AgentRun! %s takes them up", s.url, s.url), vim.log.levels.ERROR)
+      util.notify(string.format("link lost; its sessions go on there: :AgentRun %s", s.url), vim.log.levels.ERROR)
     elseif why:match("^the link to ") then
       util.notify(string.format("%s: commands still running there are kept: :AgentAttach %s", why, s.url), vim.log.levels.ERROR)
     else
@@ -449,11 +449,19 @@ end
 -- SIGHUP and SIGTERM all run VimLeavePre; SIGKILL closes the channel);
 -- one with nothing to serve exits on the channel's end.
 function M.shutdown()
-  end_waiting()
+  -- Quit on purpose (:qa, :cq): the sessions on other machines end with
+  -- Neovim. Not so when it dies of a signal (its terminal closed: SIGHUP)
+  -- or its UI went away (the TUI killed; 0.10+ then exits with 1): that
+  -- is the link dropping, and they go on there for :AgentRun to take up.
+  local code = vim.v.exiting ~= vim.NIL and vim.v.exiting or 0
+  local on_purpose = vim.v.dying == 0 and not (code ~= 0 and #vim.api.nvim_list_uis() == 0)
+  if on_purpose then
+    end_waiting()
+  end
   for _, site in pairs(sites) do
     -- Another machine's backend ends its sessions and commands when its
     -- link closes; asked first, it has done so before Neovim is gone.
-    if site.chan then
+    if site.chan and on_purpose then
       site.stopping = true
       local c = site.chan
       pcall(vim.rpcrequest, c, "shutdown")

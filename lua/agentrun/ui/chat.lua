@@ -494,7 +494,7 @@ end
 function Chat:status()
   local s = self.session
   local who = s.host and string.format("%s on %s", s.agent, s.host:gsub("^ssh://", "")) or s.agent
-  local state = s.link_dropped and "link dropped (:AgentRun!)" or s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
+  local state = s.link_dropped and "link lost" or s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
   local mode = require("agentrun.modes").label(s)
   mode = mode ~= "" and (" · " .. mode) or ""

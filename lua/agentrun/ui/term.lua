@@ -211,7 +211,7 @@ end
 function M.link_dropped(url)
   for _, t in pairs(state.terminals) do
     if t.link_dropped == url and t.chan then
-      pcall(api.nvim_chan_send, t.chan, M.guard .. M.reset .. string.format("\r\n[agentrun: the link to %s dropped; the command goes on there: :AgentRun! %s shows it again]", url, url))
+      pcall(api.nvim_chan_send, t.chan, M.guard .. M.reset .. string.format("\r\n[agentrun: link lost; it goes on there: :AgentRun %s]", url))
     end
   end
   listed_changed()

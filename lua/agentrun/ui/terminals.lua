@@ -46,7 +46,7 @@ end
 -- (signal S), ...
 local function status_text(t)
   if t.link_dropped then
-    return "link dropped" -- it runs there, out of reach until :AgentRun! takes it up
+    return "link lost" -- it runs there, out of reach until :AgentRun takes it up
   end
   local st = t.state or "?"
   if t.state == "exited" or t.state == "released" then
