@@ -158,7 +158,13 @@ func main() {
 			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] [--resume PID|--resume-or-new PID|--end PID] (Neovim starts it)")
 			break
 		}
-		err = sshlink.RunBackend(ctx, args[1], version, mode, pid)
+		// A hangup (the terminal Neovim runs in closed) is Neovim's to
+		// judge: it asks the backend there to shut down, or not, and its
+		// end closes our stdin. Caught, not ignored, as for serve-backend.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+		rctx, rstop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer rstop()
+		err = sshlink.RunBackend(rctx, args[1], version, mode, pid)
 		if errors.Is(err, sshlink.ErrNothingLingers) {
 			fmt.Fprintln(os.Stderr, "agentrun:", err)
 			os.Exit(sshlink.ExitNothingLingers)

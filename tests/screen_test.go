@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,20 @@ func startScreen(t *testing.T, cols, rows int, setup string) *screen {
 // startScreenIn is startScreen with $XDG_RUNTIME_DIR set to rt.
 func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *screen {
 	t.Helper()
+	return startScreenWith(t, rt, cols, rows, setup, false)
+}
+
+// startShellScreen is startScreen with Neovim started from an interactive
+// shell in the window, as a person starts it: closing the window then
+// hangs up the shell, and Neovim sees its terminal go (a read error)
+// rather than a SIGHUP of its own.
+func startShellScreen(t *testing.T, cols, rows int, setup string) *screen {
+	t.Helper()
+	return startScreenWith(t, runtimeDir(t), cols, rows, setup, true)
+}
+
+func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shell bool) *screen {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux not found (make deps installs it)")
 	}
@@ -51,10 +66,16 @@ func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *scree
 	}
 	// tmux starts the command through its default shell with the server's
 	// environment; env(1) sets ours.
-	cmd := append([]string{"-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir,
-		"env"}, append(env, nvimBin, "--clean", "-n", "-u", init)...)
+	nvimCmd := append(append([]string{"env"}, env...), nvimBin, "--clean", "-n", "-u", init)
+	cmd := append([]string{"-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir}, nvimCmd...)
+	if shell {
+		cmd = append(cmd[:len(cmd)-len(nvimCmd)], "bash", "--noprofile", "--norc")
+	}
 	if out, err := exec.Command("tmux", cmd...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	if shell {
+		s.typeText(shquote.Join(nvimCmd) + "\r")
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

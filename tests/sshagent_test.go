@@ -166,6 +166,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	e.cmd("AgentPrompt " + cmd)
 	term := e.waitTerminal(cmd, 15*time.Second)
 	e.waitBuf(term.Bufnr, 15*time.Second, "n 10\n")
+	e.cmd("AgentPrompt echo queued-behind") // waits for the counting turn
 
 	killLink := func(e *editor) {
 		t.Helper()
@@ -197,6 +198,18 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	e.waitNote("(agentrun) link lost; the session goes on there: :AgentRun "+r.URL(), 5*time.Second)
 	e.lua(`require("agentrun").interrupt(...)`, nil, term.ID)
 	e.waitNote("(agentrun) link lost; the command goes on there: :AgentRun "+r.URL(), 5*time.Second)
+	// What was queued for the turn went back to the prompt (the user's
+	// still), and status() says the command's link is lost.
+	var promptText string
+	e.lua(`local s = require("agentrun.state").session(); return table.concat(vim.api.nvim_buf_get_lines(s.chat.prompt_buf, 0, -1, false), "\n")`, &promptText)
+	if !strings.Contains(promptText, "echo queued-behind") {
+		t.Errorf("the queued prompt is not back in the prompt after the link was lost: %q", promptText)
+	}
+	var lost bool
+	e.lua(`for _, x in ipairs(require("agentrun").status().terminals) do if x.id == ... then return x.link_lost == true end end return false`, &lost, term.ID)
+	if !lost {
+		t.Errorf("status() does not say %s's link is lost", term.ID)
+	}
 	var sessions int
 	var local bool
 	e.lua(`local n = 0; for _ in pairs(require("agentrun.state").sessions) do n = n + 1 end; return n`, &sessions)
@@ -417,7 +430,10 @@ func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
 func TestRemoteAgentOnScreen(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
-	s := sshScreen(t, r, 120, 40)
+	// Started from a shell, as a person does: closing the window below
+	// hangs the shell up, and Neovim loses its terminal.
+	s := startShellScreen(t, 120, 40, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
+	s.waitShows(10*time.Second, "~")
 	s.keys(":AgentRun "+r.URL()+" demo", "Enter")
 	s.waitShows(20*time.Second, "demo on "+remoteAlias)
 	cmd := `bash -c 'for i in $(seq 1 2000); do echo "n $i"; sleep 0.01; done'`
@@ -493,7 +509,7 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 		}
 		return false, ""
 	})
-	s.tmux("kill-server")
+	s.tmux("kill-session")
 	eventually(t, "the backend there waiting for a link, its command running", 20*time.Second, func() (bool, string) {
 		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
 		running := false

@@ -114,7 +114,7 @@ local function adopt(site, res)
     s.cwd = r.cwd
   end
   if #res.sessions > 0 then
-    util.notify(string.format("%s: %d session%s there went on while the link was down; taken up again", rpc.site_url(site), #res.sessions, #res.sessions == 1 and "" or "s"))
+    util.notify(string.format("took up %d session%s of %s", #res.sessions, #res.sessions == 1 and "" or "s", rpc.site_url(site)))
   end
 end
 table.insert(rpc.on_resume, adopt)

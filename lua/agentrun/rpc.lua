@@ -68,9 +68,23 @@ local function on_stderr(_, data)
   keep_tail(stderr_tail, data)
 end
 
+-- has_tty reports whether this Neovim has a terminal it can open (it
+-- draws its own UI there: 0.7's TUI). A terminal closed under it makes
+-- it exit with 1 on the read error, not on a signal.
+local function has_tty()
+  local fd = vim.loop.fs_open("/dev/tty", "r", 0)
+  if fd then
+    vim.loop.fs_close(fd)
+  end
+  return fd ~= nil
+end
+
 -- watch_leave makes Neovim's quitting shut every backend down (those of
 -- other machines too: their commands end then, but the detached ones).
 local function watch_leave()
+  if M._had_tty == nil then
+    M._had_tty = has_tty()
+  end
   local group = vim.api.nvim_create_augroup("agentrun_backend", { clear = true })
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
@@ -450,11 +464,13 @@ end
 -- one with nothing to serve exits on the channel's end.
 function M.shutdown()
   -- Quit on purpose (:qa, :cq): the sessions on other machines end with
-  -- Neovim. Not so when it dies of a signal (its terminal closed: SIGHUP)
-  -- or its UI went away (the TUI killed; 0.10+ then exits with 1): that
-  -- is the link dropping, and they go on there for :AgentRun to take up.
+  -- Neovim. Not so when it dies of a signal (SIGHUP, SIGTERM) or exits
+  -- with 1 as its UI went away (its terminal closed under 0.7's TUI, the
+  -- TUI process killed on 0.10+): that is the link dropping, and they go
+  -- on there for :AgentRun to take up.
   local code = vim.v.exiting ~= vim.NIL and vim.v.exiting or 0
-  local on_purpose = vim.v.dying == 0 and not (code ~= 0 and #vim.api.nvim_list_uis() == 0)
+  local lost_ui = #vim.api.nvim_list_uis() == 0 or (M._had_tty and not has_tty())
+  local on_purpose = vim.v.dying == 0 and not (code ~= 0 and lost_ui)
   if on_purpose then
     end_waiting()
   end

@@ -88,6 +88,8 @@ function M.describe()
         tool_call = t.tool_call,
         cwd = t.cwd,
         ended_by = t.ended_by,
+        -- its machine's link was lost: it runs there, out of reach
+        link_lost = t.link_dropped ~= nil or nil,
       })
     end
   end

@@ -41,7 +41,8 @@ function M.new(s)
   -- refused there) is the new prompt's start, not lost in a hidden buffer.
   local from, newest = nil, nil
   for key, o in pairs(require("agentrun.state").sessions) do
-    local ob = o ~= s and o.ended and o.chat and o.chat.prompt_buf
+    -- (not one whose link was lost: it comes back, with its prompt)
+    local ob = o ~= s and o.ended and not o.link_dropped and o.chat and o.chat.prompt_buf
     if ob and api.nvim_buf_is_valid(ob) and vim.trim(table.concat(api.nvim_buf_get_lines(ob, 0, -1, false), "\n")) ~= "" then
       local n = tonumber(key) or 0
       if not newest or n > newest then

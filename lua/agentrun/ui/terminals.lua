@@ -45,7 +45,7 @@ end
 -- status_text is the state column: running, exited (exit N), released
 -- (signal S), ...
 local function status_text(t)
-  if t.link_dropped then
+  if t.link_lost then
     return "link lost" -- it runs there, out of reach until :AgentRun takes it up
   end
   local st = t.state or "?"
