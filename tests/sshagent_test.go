@@ -217,6 +217,10 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	if sessions != 1 || local {
 		t.Errorf("with the link down: %d sessions, a backend here: %v; want the one there, none here", sessions, local)
 	}
+	if report := e.checkhealth(); !strings.Contains(report, r.URL()+": the link was lost; its sessions go on there") || !strings.Contains(report, ":AgentRun "+r.URL()+" takes them up again") {
+		t.Errorf("checkhealth does not say the link was lost and how to take the session up:\n%s", report)
+	}
+	e.cmd("bwipeout")
 	backends := r.remoteBackends()
 	if len(backends) != 1 {
 		t.Fatalf("want the remote backend to stay with its session, have %+v", backends)
@@ -283,6 +287,10 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	if ended {
 		t.Fatalf("the session taken up again is still marked ended")
 	}
+	if report := e.checkhealth(); !healthOK(report, r.URL()+": the link is up (1 session there)") {
+		t.Errorf("checkhealth does not say the link is up again:\n%s", report)
+	}
+	e.cmd("bwipeout")
 	if len(r.remoteBackends()) != 1 {
 		t.Errorf("taking the session up started another backend there: %+v", r.remoteBackends())
 	}

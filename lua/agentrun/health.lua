@@ -79,6 +79,23 @@ function M.check()
     end
   end
   info("default agent: " .. config.get().default_agent)
+  -- The machines reached with :AgentRun ssh://… (those of agents.<name>.host
+  -- are above): how their links stand.
+  for _, m in ipairs(rpc.machines()) do
+    local n = 0
+    for key, s in pairs(require("agentrun.state").sessions) do
+      if not s.ended and require("agentrun.state").site_of(key) == m.site then
+        n = n + 1
+      end
+    end
+    if m.up then
+      ok(string.format("%s: the link is up (%d session%s there)", m.url, n, n == 1 and "" or "s"))
+    elseif m.lost then
+      warn(string.format("%s: the link was lost; its sessions go on there", m.url), { ":AgentRun " .. m.url .. " takes them up again" })
+    else
+      info(string.format("%s: no link now (:AgentRun %s starts one)", m.url, m.url))
+    end
+  end
 
   local sb = config.get().terminal.sandbox
   local out, works = "the backend (which checks it) does not run", false

@@ -135,6 +135,20 @@ function M.site_url(site)
   return sites[site] and sites[site].url
 end
 
+-- machines lists the other machines this Neovim has reached, by site
+-- name: { site, url, up (its link is), lost (its link was lost and its
+-- sessions wait there) }.
+function M.machines()
+  local out = {}
+  for name, s in pairs(sites) do
+    table.insert(out, { site = name, url = s.url, up = s.chan ~= nil, lost = s.chan == nil and s.waiting or false })
+  end
+  table.sort(out, function(a, b)
+    return a.site < b.site
+  end)
+  return out
+end
+
 -- site_channel returns the channel of site's backend, or nil and why not.
 function M.site_channel(site)
   local s = sites[site]
