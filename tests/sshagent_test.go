@@ -440,7 +440,7 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	r := startSSHRemote(t)
 	// Started from a shell, as a person does: closing the window below
 	// hangs the shell up, and Neovim loses its terminal.
-	s := startShellScreen(t, 120, 40, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
+	s := startShellScreen(t, 100, 40, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
 	s.waitShows(10*time.Second, "~")
 	s.keys(":AgentRun "+r.URL()+" demo", "Enter")
 	s.waitShows(20*time.Second, "demo on "+remoteAlias)
@@ -476,12 +476,18 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	}
 	sc := s.waitShows(15*time.Second, "(agentrun) link lost; its sessions go on there: :AgentRun "+r.URL())
 	if strings.Contains(sc, "Press ENTER") {
-		t.Errorf("the link's loss asks to press ENTER at 120 columns:\n%s", sc)
+		t.Errorf("the link's loss asks to press ENTER at 100 columns:\n%s", sc)
 	}
 	if strings.Contains(sc, "Press ENTER") {
 		s.keys("Enter")
 	}
-	s.waitShows(5*time.Second, "demo on "+remoteAlias+" · link lost")
+	sc = s.waitShows(5*time.Second, "agentrun · demo · link lost", ":AgentRun "+r.URL()+" takes it up")
+	// The chat's note wraps, but never inside the machine's URL.
+	for _, m := range regexp.MustCompile(`(?m)ssh://[A-Za-z0-9.-]*$`).FindAllString(sc, -1) {
+		if m != r.URL() {
+			t.Errorf("a row of the screen ends inside the URL (%q):\n%s", m, sc)
+		}
+	}
 	before := lastOn(s.capture())
 
 	s.keys("Escape", ":AgentRun! "+r.URL(), "Enter")

@@ -494,7 +494,8 @@ end
 -- ("demo on devbox" when the agent runs on another machine).
 function Chat:status()
   local s = self.session
-  local who = s.host and string.format("%s on %s", s.agent, s.host:gsub("^ssh://", "")) or s.agent
+  -- (the machine goes when its link is lost: the state must fit)
+  local who = s.host and not s.link_dropped and string.format("%s on %s", s.agent, s.host:gsub("^ssh://", "")) or s.agent
   local state = s.link_dropped and "link lost" or s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
   local mode = require("agentrun.modes").label(s)
@@ -586,13 +587,23 @@ local function command_cut(line, width)
       if chars[k] == ":" and chars[k + 1]:match("^%u") and k > s and (k == 1 or chars[k - 1] == " ") then
         return bytes[k]
       end
+      -- nor a machine's URL (ssh://dev-box/…): its '-' and '/' are in
+      -- 'breakat' too; it goes to the next row whole
+      local j = k
+      while j > s and chars[j - 1] ~= " " do
+        j = j - 1
+      end
+      if j > s and table.concat(chars, "", j, math.min(j + 5, #chars)) == "ssh://" then
+        return bytes[j]
+      end
       s = k + 1
     end
   end
 end
 
 -- unbroken_commands returns lines with a line break put before each
--- command name that a window width columns wide would wrap inside.
+-- command name (or ssh:// URL) that a window width columns wide would
+-- wrap inside.
 local function unbroken_commands(lines, width)
   if not width or width < 20 then
     return lines
