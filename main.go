@@ -144,18 +144,17 @@ func main() {
 	case "ssh-backend":
 		// What Neovim starts for agents.<name>.host = "ssh://…": the
 		// backend on that machine, its RPC relayed over ssh (sshlink).
-		// --resume PID joins the one there whose link dropped (0: the
-		// newest), --resume-or-new PID that or a new one, --end PID
-		// joins it only to shut it down (a Neovim quitting while its link
-		// is down).
+		// --resume-or-new PID joins the one there whose link dropped (0:
+		// the newest) or else starts one; --end PID joins it only to shut
+		// it down (a Neovim quitting while its link is down).
 		mode, pid := "", 0
-		if len(args) == 4 && slices.Contains([]string{"--resume", "--resume-or-new", "--end"}, args[2]) {
+		if len(args) == 4 && slices.Contains([]string{"--resume-or-new", "--end"}, args[2]) {
 			mode = strings.TrimPrefix(args[2], "--")
 			pid, err = strconv.Atoi(args[3])
 			args = args[:2]
 		}
 		if len(args) != 2 || err != nil {
-			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] [--resume PID|--resume-or-new PID|--end PID] (Neovim starts it)")
+			err = fmt.Errorf("usage: agentrun ssh-backend ssh://[user@]host[:port][/dir] [--resume-or-new PID|--end PID] (Neovim starts it)")
 			break
 		}
 		// A hangup (the terminal Neovim runs in closed) is Neovim's to
@@ -165,10 +164,6 @@ func main() {
 		rctx, rstop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer rstop()
 		err = sshlink.RunBackend(rctx, args[1], version, mode, pid)
-		if errors.Is(err, sshlink.ErrNothingLingers) {
-			fmt.Fprintln(os.Stderr, "agentrun:", err)
-			os.Exit(sshlink.ExitNothingLingers)
-		}
 	case sshlink.BackendServe:
 		// The far end of ssh-backend: the hello line, then the backend
 		// on stdio as Neovim would start it here; with --resume PID, a

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
@@ -48,10 +49,11 @@ type Bridge struct {
 
 	ids *ids // session keys and question tokens
 
-	mu sync.Mutex
 	// v is the client of the Neovim connected now (nvimLink); another
 	// one's after a lingering backend is resumed (linger.go).
-	v        *nvim.Nvim
+	v atomic.Pointer[nvim.Nvim]
+
+	mu       sync.Mutex
 	host     *termhost.Host
 	hostOpts termhost.Options
 	// site is setupArgs.Site: "" when this backend runs beside its

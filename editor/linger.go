@@ -42,9 +42,7 @@ const lingerCheck = time.Second
 // nvimLink returns the current Neovim's RPC client (another one after a
 // resume).
 func (b *Bridge) nvimLink() *nvim.Nvim {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.v
+	return b.v.Load() // no lock: every display send asks
 }
 
 // shouldLinger reports whether the end of Neovim's channel leaves this
@@ -127,9 +125,7 @@ func (b *Bridge) serveLink(in io.ReadCloser, out io.WriteCloser) (*nvim.Nvim, <-
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to neovim: %w", err)
 	}
-	b.mu.Lock()
-	b.v = v
-	b.mu.Unlock()
+	b.v.Store(v)
 	if err := b.register(v); err != nil {
 		return nil, nil, err
 	}

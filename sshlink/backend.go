@@ -37,12 +37,8 @@ type Backend struct {
 }
 
 // ErrNothingLingers is DialBackend's error when resume found no backend
-// of the user's lingering on t (RunBackend exits with ExitNothingLingers).
+// of the user's lingering on t.
 var ErrNothingLingers = errors.New("nothing lingers")
-
-// ExitNothingLingers is `agentrun ssh-backend --resume`'s exit status when
-// no backend lingers there: Neovim then starts a new one.
-const ExitNothingLingers = 3
 
 // DialBackend starts agentrun's backend on t over SSH (batch: ssh never
 // asks for anything) and checks that it is version. mode "resume" joins

@@ -46,7 +46,7 @@
 // With --resume PID, serve-backend instead joins the link to the backend
 // there whose link dropped (package editor: ResumeRelay); its hello's
 // Lingering names it, or is -1 when none waits (DialBackend's
-// ErrNothingLingers, ssh-backend's exit status ExitNothingLingers).
+// ErrNothingLingers).
 //
 // # Who uses it
 //

@@ -53,6 +53,28 @@ func (r *sshRemote) remoteBackends() []proc {
 	return out
 }
 
+// running reports whether a process of the remote user's has any of
+// marks in its command line.
+func (r *sshRemote) running(marks ...string) bool {
+	for _, p := range r.remoteProcs() {
+		for _, m := range marks {
+			if strings.Contains(p.Cmdline, m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitGone waits until no process of the remote user's has any of marks
+// in its command line.
+func (r *sshRemote) waitGone(what string, timeout time.Duration, marks ...string) {
+	r.t.Helper()
+	eventually(r.t, what, timeout, func() (bool, string) {
+		return !r.running(marks...), fmt.Sprintf("%+v", r.remoteProcs())
+	})
+}
+
 // TestRemoteAgentJourney: :AgentRun ssh://host demo starts the demo agent
 // on the remote machine; a command it runs runs there (as the remote
 // user, in its home) and streams into a split here; <C-c>'s stop ends it
@@ -99,14 +121,7 @@ func TestRemoteAgentJourney(t *testing.T) {
 	since := e.mark()
 	e.lua(`require("agentrun").stop_command()`, nil)
 	e.waitEvent("AgentRunTerminalExited", since, 15*time.Second)
-	e.waitFor("the command gone from the remote", 10*time.Second, func() (bool, string) {
-		for _, p := range r.remoteProcs() {
-			if strings.Contains(p.Cmdline, "sleep 0.05") || strings.Contains(p.Cmdline, "while :") {
-				return false, fmt.Sprintf("%+v", p)
-			}
-		}
-		return true, ""
-	})
+	r.waitGone("the command gone from the remote", 10*time.Second, "sleep 0.05", "while :")
 	e.idle(15 * time.Second)
 
 	// fs/write_text_file writes the remote's file, not a buffer here of
@@ -139,14 +154,7 @@ func TestRemoteAgentJourney(t *testing.T) {
 	e.cmd("AgentPrompt " + cmd)
 	e.waitTerminal(cmd, 15*time.Second)
 	_ = e.v.Command("qa!") // Neovim exits; the reply may never come
-	e.waitFor("no backend and no command left on the remote", 15*time.Second, func() (bool, string) {
-		for _, p := range r.remoteProcs() {
-			if strings.Contains(p.Cmdline, "sleep 0.07") || strings.Contains(p.Cmdline, "serve-backend") {
-				return false, fmt.Sprintf("%+v", p)
-			}
-		}
-		return true, ""
-	})
+	r.waitGone("no backend and no command left on the remote", 15*time.Second, "sleep 0.07", "serve-backend")
 }
 
 // TestRemoteAgentLinkDropped: the link to a remote agent dropped mid-command
@@ -155,8 +163,9 @@ func TestRemoteAgentJourney(t *testing.T) {
 // chat shows the conversation once, the split every line once, the turn
 // ends as the agent ends it, and the agent answers the next prompt); the
 // command can also be attached as any detached one; then a Neovim killed
-// outright, and a new Neovim takes the session up with :AgentRun! too;
-// :qa there ends it all on the remote.
+// outright leaves nothing here, and a new Neovim's plain :AgentRun
+// ssh://… takes the session up; its link lost again, :qa there ends it
+// all on the remote.
 func TestRemoteAgentLinkDropped(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
@@ -225,16 +234,8 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	if len(backends) != 1 {
 		t.Fatalf("want the remote backend to stay with its session, have %+v", backends)
 	}
-	agentRuns := func() bool {
-		for _, p := range r.remoteProcs() {
-			if strings.Contains(p.Cmdline, "agentrun demo-agent") {
-				return true
-			}
-		}
-		return false
-	}
 	time.Sleep(500 * time.Millisecond) // the command and agent run on without the link (checked below)
-	if !agentRuns() {
+	if !r.running("agentrun demo-agent") {
 		t.Fatalf("the agent did not outlive the link: %+v", r.remoteProcs())
 	}
 	// It waits on a socket only its user reaches: 0600 in the 0700
@@ -351,15 +352,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	killLink(e2)
 	e2.waitNote("link lost; its sessions go on there: :AgentRun "+r.URL(), 15*time.Second)
 	_ = e2.v.Command("qa!")
-	e2.waitFor("nothing left running on the remote", 20*time.Second, func() (bool, string) {
-		procs := r.remoteProcs()
-		for _, p := range procs {
-			if strings.Contains(p.Cmdline, "agentrun") || strings.Contains(p.Cmdline, "sleep 30") {
-				return false, fmt.Sprintf("%+v", procs)
-			}
-		}
-		return true, ""
-	})
+	r.waitGone("nothing left running on the remote", 20*time.Second, "agentrun", "sleep 30")
 }
 
 // TestRemoteAgentSaysWhatIsWrong: :AgentRun ssh://… with a bad machine, a
@@ -447,15 +440,7 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	cmd := `bash -c 'for i in $(seq 1 2000); do echo "n $i"; sleep 0.01; done'`
 	s.typeText(cmd)
 	s.keys("C-s")
-	num := regexp.MustCompile(`(?m)n (\d+)\s*$`)
-	lastOn := func(sc string) int {
-		n := num.FindAllStringSubmatch(sc, -1)
-		if len(n) == 0 {
-			return 0
-		}
-		v, _ := strconv.Atoi(n[len(n)-1][1])
-		return v
-	}
+	lastOn := lastNumber
 	s.waitFor("the command counting in its split", 20*time.Second, func(sc string) bool { return lastOn(sc) >= 20 })
 
 	pane, err := strconv.Atoi(strings.TrimSpace(s.tmux("display", "-p", "-t", "0", "#{pane_pid}")))
@@ -501,35 +486,16 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	s.waitFor("the command stopped", 15*time.Second, func(sc string) bool {
 		return strings.Contains(sc, "[signal SIGINT]") || strings.Contains(sc, "[exit 130]") || strings.Contains(sc, "cancelled")
 	})
-	counting := func() bool {
-		for _, p := range r.remoteProcs() {
-			if strings.Contains(p.Cmdline, "seq 1 2000") {
-				return true
-			}
-		}
-		return false
-	}
-	eventually(t, "the command gone from the remote", 15*time.Second, func() (bool, string) { return !counting(), "" })
+	r.waitGone("the command gone from the remote", 15*time.Second, "seq 1 2000")
 
 	// The terminal Neovim runs in is closed (not :qa): that is the link
 	// dropping, and the session goes on there (0.7.2 gets SIGHUP; 0.10+
 	// lose their TUI).
 	s.keys("Escape", `C-\`, "C-n", ":AgentPrompt sleep 300", "Enter")
-	eventually(t, "sleep 300 running there", 15*time.Second, func() (bool, string) {
-		for _, p := range r.remoteProcs() {
-			if strings.Contains(p.Cmdline, "sleep 300") {
-				return true, ""
-			}
-		}
-		return false, ""
-	})
+	eventually(t, "sleep 300 running there", 15*time.Second, func() (bool, string) { return r.running("sleep 300"), "" })
 	s.tmux("kill-session")
 	eventually(t, "the backend there waiting for a link, its command running", 20*time.Second, func() (bool, string) {
 		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
-		running := false
-		for _, p := range r.remoteProcs() {
-			running = running || strings.Contains(p.Cmdline, "sleep 300")
-		}
-		return len(names) == 1 && running, fmt.Sprintf("%v %+v", names, r.remoteProcs())
+		return len(names) == 1 && r.running("sleep 300"), fmt.Sprintf("%v %+v", names, r.remoteProcs())
 	})
 }

@@ -40,6 +40,21 @@ func (s *screen) sshOf() int {
 	return 0
 }
 
+// numberedLine is a line "n N" of a counting command; its number ends it
+// (what is typed is echoed between the command's writes, maybe before a
+// number on its line).
+var numberedLine = regexp.MustCompile(`(?m)n (\d+)\s*$`)
+
+// lastNumber is the number of the last numbered line on screen sc (0: none).
+func lastNumber(sc string) int {
+	n := numberedLine.FindAllStringSubmatch(sc, -1)
+	if len(n) == 0 {
+		return 0
+	}
+	v, _ := strconv.Atoi(n[len(n)-1][1])
+	return v
+}
+
 // writeBuffer writes the current buffer (a terminal split: all of its
 // scrollback) to a file, as typed, and returns what it holds.
 func (s *screen) writeBuffer() string {
@@ -80,17 +95,8 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	s.keys(":AgentAttach "+r.URL()+"/", "Tab")
 	s.waitShows(15*time.Second, ":AgentAttach "+name)
 	s.keys("Enter")
-	// A line's number ends it (what is typed is echoed between the
-	// command's writes, maybe before a number on its line).
-	num := regexp.MustCompile(`(?m)n (\d+)\s*$`)
-	lastOn := func(sc string) int {
-		n := num.FindAllStringSubmatch(sc, -1)
-		if len(n) == 0 {
-			return 0
-		}
-		v, _ := strconv.Atoi(n[len(n)-1][1])
-		return v
-	}
+	num := numberedLine
+	lastOn := lastNumber
 	follows := func(what string) int {
 		t.Helper()
 		sc := s.waitFor("numbered lines in the split "+what, 15*time.Second, num.MatchString)

@@ -184,7 +184,7 @@ function handlers.session_ended(p)
 end
 
 -- prompt_sent: the user's prompt, replayed to a Neovim taking the
--- session up again (launch.resume); the turn it started runs until its
+-- session up again (launch.lua's adopt); the turn it started runs until its
 -- turn_end.
 function handlers.prompt_sent(p)
   local s, chat = chat_of(p)

@@ -202,8 +202,7 @@ end
 -- start_link starts `agentrun ssh-backend` for site s (url s.url) with
 -- args after the URL, and makes the first requests: first(channel)
 -- returns the answer, or nil and an error. start_link returns that
--- answer, or nil, the message saying what is wrong and ssh-backend's exit
--- code (once it exited).
+-- answer, or nil and the message saying what is wrong.
 local function start_link(site, s, args, first)
   local ok, msg = binary.check()
   if not ok then
@@ -232,14 +231,14 @@ local function start_link(site, s, args, first)
   local res, err = first(id)
   if not res then
     -- The link did not come up: ssh-backend said why on stderr and exits.
-    local code = vim.fn.jobwait({ id }, 5000)[1]
+    vim.fn.jobwait({ id }, 5000)
     pcall(vim.fn.jobstop, id)
     s.chan = nil
     local why = (s.stderr_tail[#s.stderr_tail] or ""):gsub("^agentrun: ", "")
     if why == "" then
       why = clean(err)
     end
-    return nil, "(agentrun) " .. why, code
+    return nil, "(agentrun) " .. why
   end
   s.stopping = false
   s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
