@@ -13,6 +13,7 @@ local M = {}
 M.default_url = "https://github.com/agentrun/agentrun.nvim/releases/download"
 
 local binary = require("agentrun.binary")
+local uv = require("agentrun.compat").uv
 
 -- release_url is g:agentrun_release_url when set (a mirror, or the
 -- tests' local server), else default_url.
@@ -37,7 +38,7 @@ end
 -- platform returns the release's name for this machine ("linux-amd64"),
 -- or nil and why there is none.
 function M.platform()
-  local u = vim.loop.os_uname()
+  local u = uv.os_uname()
   local os_name = ({ Linux = "linux", Darwin = "darwin" })[u.sysname]
   local arch = ({ x86_64 = "amd64", amd64 = "amd64", aarch64 = "arm64", arm64 = "arm64" })[u.machine]
   if not os_name or not arch then
@@ -112,7 +113,7 @@ local function system(argv)
 end
 
 local function remove(path)
-  if path and vim.loop.fs_stat(path) then
+  if path and uv.fs_stat(path) then
     os.remove(path)
   end
 end
@@ -185,13 +186,13 @@ local function write_atomic(path, text)
   end
   f:write(text)
   f:close()
-  return vim.loop.fs_rename(tmp, path)
+  return uv.fs_rename(tmp, path)
 end
 
 -- place checks the new binary tmp (it runs and says want) and renames it
 -- over dest; ok, or false and why (tmp is removed).
 local function place(tmp, dest, want, source)
-  vim.loop.fs_chmod(tmp, 493) -- 0755
+  uv.fs_chmod(tmp, 493) -- 0755
   local have, why = version_of(tmp)
   if not have then
     remove(tmp)
@@ -201,7 +202,7 @@ local function place(tmp, dest, want, source)
     remove(tmp)
     return false, string.format("it says it is version %s, not the plugin's %s", have, want)
   end
-  local ok, err = vim.loop.fs_rename(tmp, dest)
+  local ok, err = uv.fs_rename(tmp, dest)
   if not ok then
     remove(tmp)
     return false, string.format("could not move it to %s: %s", dest, tostring(err))
@@ -219,7 +220,7 @@ local function temp_for(dest)
   vim.fn.mkdir(dir, "p")
   for _, f in ipairs(vim.fn.glob(dir .. "/.agentrun-install-*", true, true)) do
     local pid = tonumber(f:match("%.agentrun%-install%-(%d+)[^/]*$"))
-    if pid and pid ~= vim.fn.getpid() and vim.loop.kill(pid, 0) ~= 0 then
+    if pid and pid ~= vim.fn.getpid() and uv.kill(pid, 0) ~= 0 then
       os.remove(f)
     end
   end
@@ -385,7 +386,7 @@ function M.command(arg)
       msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
     elseif not ok then
       -- nothing was installed: say whether the binary there still works
-      local have = vim.loop.fs_stat(M.dest()) and version_of(M.dest())
+      local have = uv.fs_stat(M.dest()) and version_of(M.dest())
       if have then
         msg = string.format("%s; the binary you have (%s, version %s) is kept as it was and still works", msg, M.dest(), have)
       else

@@ -72,9 +72,10 @@ end
 -- draws its own UI there: 0.7's TUI). A terminal closed under it makes
 -- it exit with 1 on the read error, not on a signal.
 local function has_tty()
-  local fd = vim.loop.fs_open("/dev/tty", "r", 0)
+  local uv = require("agentrun.compat").uv
+  local fd = uv.fs_open("/dev/tty", "r", 0)
   if fd then
-    vim.loop.fs_close(fd)
+    uv.fs_close(fd)
   end
   return fd ~= nil
 end
