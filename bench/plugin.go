@@ -160,6 +160,11 @@ func runPlugin(p pluginRun) error {
 	if err != nil {
 		return err
 	}
+	floors, err := catchUpFloor(v, p)
+	if err != nil {
+		return err
+	}
+	floor := median(floors)
 	raw, agent, complete, fromStart := median(raws), median(agents), median(completes), median(fromStarts)
 	fmt.Printf("(a) raw pty drain:               %8.0f ms  (median of %s)\n", ms(raw), list(raws))
 	fmt.Printf("(b) native :terminal complete:   %s  (last line shown: %q, want %q)\n", showComplete(p.native), p.native.LastSeen, p.last)
@@ -173,7 +178,9 @@ func runPlugin(p pluginRun) error {
 	} else {
 		fmt.Printf("    agentrun display complete:   %8.0f ms  (last line shown: %q; from the prompt, median of %s)\n", ms(complete), last, list(completes))
 		fmt.Printf("    … from the command's start:  %8.0f ms  (from its split's opening, ≈ the start; median of %s)\n", ms(fromStart), list(fromStarts))
+		fmt.Printf("    … after the command's exit:  %8.0f ms  (from the start − the agent path)\n", ms(fromStart-agent))
 	}
+	fmt.Printf("    Neovim's own catch-up:       %8.0f ms  (the file's last 'scrollback' lines fed to a terminal buffer of the split's size inside this Neovim: no RPC, no pump; median of %s)\n", ms(floor), list(floors))
 
 	natLag, ourLag, err := lagRatio(v, p)
 	if err != nil {
@@ -192,6 +199,7 @@ func runPlugin(p pluginRun) error {
 	}
 	if complete > 0 {
 		fmt.Printf("  display from the start / raw drain    %5.2f×  (target ≤ 1.2×: the drain is the floor, nothing shows the last line before it is printed; from the prompt %.2f×)\n", ratio(fromStart, raw), ratio(complete, raw))
+		fmt.Printf("  … this Neovim's floor for it          %5.2f×  ((raw drain + Neovim's own catch-up) / raw drain: a display that cannot know where the output ends has to hand the split its last 'scrollback' lines after it)\n", ratio(raw+floor, raw))
 	}
 	fmt.Printf("  lag p99 ours / native                 %5.2f×  (target ≤ 1×: %.1f ms vs %.1f ms)\n", ratio(ourLag, natLag), ms(ourLag), ms(natLag))
 	return nil
@@ -254,6 +262,40 @@ func agentRound(v *nvim.Nvim, p pluginRun) (time.Duration, displayResult, error)
 	}
 	shown.NvimCPU, shown.BackendCPU = nvimCPU, backendCPU
 	return time.Duration(agentPath) * time.Millisecond, shown, nil
+}
+
+// catchUpFloor measures, in v, Neovim's own time to take what a split
+// takes at the end of a flood: the last 'scrollback' lines of the file,
+// into a terminal buffer of the split's size (the split of the last
+// agent round), 8 KiB at a time, three times.
+func catchUpFloor(v *nvim.Nvim, p pluginRun) ([]time.Duration, error) {
+	var size struct {
+		Cols       int `msgpack:"cols"`
+		Rows       int `msgpack:"rows"`
+		Scrollback int `msgpack:"scrollback"`
+	}
+	err := luaValue(v, `(function() local b = _G.bench_buf; local w = vim.fn.bufwinid(b)
+		if w == -1 then return {cols = 120, rows = 20, scrollback = vim.bo[b].scrollback} end
+		return {cols = vim.api.nvim_win_get_width(w), rows = vim.api.nvim_win_get_height(w), scrollback = vim.bo[b].scrollback} end)()`, &size)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p.file)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines = lines[max(0, len(lines)-size.Scrollback):]
+	text := strings.Join(lines, "\r\n") + "\r\n"
+	var floors []time.Duration
+	for r := 0; r < rounds; r++ {
+		var took float64
+		if err := luaValue(v, `require("probe").catch_up(...)`, &took, text, size.Cols, size.Rows, size.Scrollback, p.last, 8192); err != nil {
+			return nil, err
+		}
+		floors = append(floors, time.Duration(took*float64(time.Millisecond)))
+	}
+	return floors, nil
 }
 
 // lagRatio measures the event-loop lag while a flood streams in, native

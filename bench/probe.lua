@@ -158,4 +158,36 @@ function M.echo_waiting()
   return M.echo_want ~= nil
 end
 
+-- catch_up is Neovim's own floor for a display's catch-up: it feeds text
+-- (the lines a split has to take after a flood) to a new terminal buffer
+-- of cols x rows with the given 'scrollback', inside this Neovim (no RPC,
+-- no sender), chunk bytes at a time with the event loop run between two,
+-- and returns the ms until the line `last` shows among its final lines
+-- (looked for every 10 ms, as watch does).
+function M.catch_up(text, cols, rows, scrollback, last, chunk)
+  local api = vim.api
+  local buf = api.nvim_create_buf(false, true)
+  local win = api.nvim_open_win(buf, false, { relative = "editor", row = 0, col = 0, width = cols, height = rows, style = "minimal" })
+  local chan = api.nvim_open_term(buf, {})
+  vim.bo[buf].scrollback = scrollback
+  local t0 = uv.hrtime()
+  for i = 1, #text, chunk do
+    api.nvim_chan_send(chan, text:sub(i, i + chunk - 1))
+    vim.wait(0)
+  end
+  vim.wait(10000, function()
+    local n = api.nvim_buf_line_count(buf)
+    for _, l in ipairs(api.nvim_buf_get_lines(buf, math.max(0, n - rows - 5), n, false)) do
+      if l == last then
+        return true
+      end
+    end
+    return false
+  end, 10) -- as watch() finds it in a split: every 10 ms
+  local took = (uv.hrtime() - t0) / 1e6
+  api.nvim_win_close(win, true)
+  api.nvim_buf_delete(buf, { force = true })
+  return took
+end
+
 return M

@@ -29,8 +29,13 @@ import (
 //     user's, and the CPU is the command's); once it has exited,
 //     pumpIdleCatchUp (none: the sends follow each other, Neovim's loop
 //     still runs between any two) lets the display reach the final
-//     screen quickly: after a flood that is 'scrollback' lines, ~80-100
-//     ms of libvterm on 0.7.2, which an idle of 1× doubled;
+//     screen quickly: after a flood that is 'scrollback' lines, 40-60 ms
+//     of Neovim's own work at 120x40 (libvterm scrolls the screen and
+//     Neovim copies each line into its scrollback), which an idle of 1×
+//     doubled. Those sends aim at pumpTargetCatchUp instead of
+//     pumpTargetSend: a quarter of the round trips (each ~0.2 ms of
+//     overhead), while a key typed meanwhile still waits at most a few
+//     ms;
 //   - when a display is more lines behind than its buffer keeps
 //     ('scrollback'), it skips ahead to the newest of them (what it
 //     skips would have scrolled out anyway), at most every pumpSkipEvery
@@ -42,15 +47,16 @@ import (
 //     by; the CPU goes to the command and its reader, and the display
 //     catches up at the exit.
 const (
-	pumpMinChunk    = 512
-	pumpFirstChunk  = 2 << 10
-	pumpMaxChunk    = 64 << 10
-	pumpTargetSend  = time.Millisecond
-	pumpIdleRunning = 4
-	pumpIdleCatchUp = 0
-	pumpMaxIdle     = 100 * time.Millisecond
-	pumpSkipEvery   = 250 * time.Millisecond
-	pumpFloodFrame  = 33 * time.Millisecond
+	pumpMinChunk      = 512
+	pumpFirstChunk    = 2 << 10
+	pumpMaxChunk      = 64 << 10
+	pumpTargetSend    = time.Millisecond
+	pumpTargetCatchUp = 4 * time.Millisecond
+	pumpIdleRunning   = 4
+	pumpIdleCatchUp   = 0
+	pumpMaxIdle       = 100 * time.Millisecond
+	pumpSkipEvery     = 250 * time.Millisecond
+	pumpFloodFrame    = 33 * time.Millisecond
 )
 
 // pumpOptions tune a display pump.
@@ -195,7 +201,11 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 			return err
 		}
 		if len(c.Data) > 0 {
-			chunk = adaptChunk(chunk, len(c.Data), took)
+			target := pumpTargetSend
+			if closed {
+				target = pumpTargetCatchUp
+			}
+			chunk = adaptChunk(chunk, len(c.Data), took, target)
 			atLineStart = c.Data[len(c.Data)-1] == '\n'
 		} else if skipped > 0 {
 			atLineStart = true
@@ -247,11 +257,11 @@ func skipMarker(b []byte, atLineStart bool, n int64) []byte {
 // adaptChunk returns the next chunk size after a send of n bytes took d:
 // cut in proportion when a send of at least half a chunk ran long, doubled
 // when a full one was quick, within pumpMinChunk..pumpMaxChunk.
-func adaptChunk(chunk, n int, d time.Duration) int {
+func adaptChunk(chunk, n int, d, target time.Duration) int {
 	switch {
-	case d > pumpTargetSend*3/2 && 2*n >= chunk:
-		chunk = max(chunk/4, int(int64(n)*int64(pumpTargetSend)/int64(d)))
-	case d < pumpTargetSend/2 && n == chunk:
+	case d > target*3/2 && 2*n >= chunk:
+		chunk = max(chunk/4, int(int64(n)*int64(target)/int64(d)))
+	case d < target/2 && n == chunk:
 		chunk *= 2
 	}
 	return min(max(chunk, pumpMinChunk), pumpMaxChunk)

@@ -208,6 +208,43 @@ func TestPumpLeavesNeovimIdle(t *testing.T) {
 	t.Logf("%d sends, busy %v of %v", len(spans), busy, total)
 }
 
+// TestPumpCatchUpSendsAreLongerButBounded: once the command has exited,
+// the display catches up in sends of about pumpTargetCatchUp (fewer round
+// trips than the 1 ms sends while it runs), never much longer, so keys
+// typed meanwhile wait at most a few ms.
+func TestPumpCatchUpSendsAreLongerButBounded(t *testing.T) {
+	h := termhost.NewHost(termhost.Options{})
+	defer h.Close()
+	s := &sink{perByte: time.Microsecond, gate: make(chan struct{})} // 1 KiB: about 1 ms
+	term := startTerminal(t, h, "seq 1 40000")
+	waitDone(t, term.Done(), "the command's exit")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 1 << 20}, slog.New(slog.DiscardHandler))
+	close(s.gate)
+	s.waitSends(t, 10)
+	wait.For(t, "the exit line", 20*time.Second, func() bool { return strings.Contains(s.text(), "[exit 0]") })
+	cancel()
+	waitDone(t, p.done, "the pump to stop")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spans := s.spans[3 : len(s.spans)-1] // past the first adaptation steps, without the exit line
+	var long int
+	for _, sp := range spans {
+		d := sp.end.Sub(sp.start)
+		if d > pumpTargetCatchUp*2 {
+			t.Errorf("a catch-up send of %d bytes took %v, want about %v", sp.n, d, pumpTargetCatchUp)
+		}
+		if d >= pumpTargetCatchUp/2 {
+			long++
+		}
+	}
+	if long < len(spans)/2 {
+		t.Errorf("%d of %d catch-up sends took at least %v: the catch-up should use sends of about %v", long, len(spans), pumpTargetCatchUp/2, pumpTargetCatchUp)
+	}
+	t.Logf("%d sends", len(s.spans))
+}
+
 // TestPumpFloodSendsOncePerFrame: a display further behind than its
 // scrollback while the command still runs (Neovim takes 1µs a byte, the
 // command prints megabytes a second) sends only once per frame.
@@ -248,6 +285,13 @@ func (s *sink) waitSends(t *testing.T, n int) {
 
 func TestAdaptChunk(t *testing.T) {
 	ms := time.Millisecond
+	// The catch-up's target of 4 ms: 2 ms is quick for it, 8 ms slow.
+	if got := adaptChunk(4<<10, 4<<10, ms, 4*ms); got != 8<<10 {
+		t.Errorf("a full 1 ms send with a 4 ms target: chunk %d, want it doubled to %d", got, 8<<10)
+	}
+	if got := adaptChunk(8<<10, 8<<10, 8*ms, 4*ms); got != 4<<10 {
+		t.Errorf("an 8 ms send with a 4 ms target: chunk %d, want it halved to %d", got, 4<<10)
+	}
 	tests := []struct {
 		chunk, n int
 		d        time.Duration
@@ -264,7 +308,7 @@ func TestAdaptChunk(t *testing.T) {
 		{8 << 10, 4 << 10, 3 * ms, 2 << 10},    // half a chunk, slow: cut, at most to a quarter
 	}
 	for _, tc := range tests {
-		if got := adaptChunk(tc.chunk, tc.n, tc.d); got != tc.want {
+		if got := adaptChunk(tc.chunk, tc.n, tc.d, ms); got != tc.want {
 			t.Errorf("adaptChunk(%d, %d, %v) = %d, want %d", tc.chunk, tc.n, tc.d, got, tc.want)
 		}
 	}
