@@ -257,6 +257,7 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 		{"AgentAttach nope", `(agentrun) "nope" is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]`},
 		{"AgentAttach http://foo", `(agentrun) "http://foo" is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]`},
 		{"AgentAttach 12345:term-9", "(agentrun) no agentrun host 12345 is running; :AgentTerminals lists what runs"},
+		{"AgentAttach term-99", `(agentrun) unknown terminal "term-99"; :AgentTerminals lists them`},
 	} {
 		s.keys(":"+c.cmd, "Enter")
 		if sc := s.waitShows(10*time.Second, c.says); strings.Contains(sc, "Press ENTER") {

@@ -294,6 +294,11 @@ function M.attach(name)
       term.open(name, { focus = true })
       return true
     end
+    if name:match("^term%-%d+") then
+      -- the form of this editor's own ids, but none it has: as :AgentKill says it
+      warn(string.format("unknown terminal %q; :AgentTerminals lists them", name))
+      return false
+    end
   end
   if name then
     return term.attach(name)
