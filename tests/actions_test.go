@@ -96,9 +96,45 @@ func TestKillInAnEndedSplitTouchesNothingElse(t *testing.T) {
 		n := e.noteText()
 		for _, x := range e.terminals() {
 			if x.ID == long.ID && x.State != "running" {
-				return strings.Contains(n, "kill: "+long.ID+", the newest running terminal"), n
+				// its split is out of sight: one line says what was done, and to which
+				return strings.Contains(n, long.ID+" (the newest running) is being killed: SIGTERM, then SIGKILL if it stays"), n
 			}
 		}
 		return false, n
 	})
+}
+
+// TestKillSaysWhatItDidOutOfSight: :AgentKill on a terminal whose split
+// is not in sight (closed, or typed in :AgentTerminals) says in one line
+// what it did; with the split in sight the split says it ("[signal …]")
+// and nothing else does.
+func TestKillSaysWhatItDidOutOfSight(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	hide := func(bufnr int) {
+		t.Helper()
+		e.lua(`vim.cmd("stopinsert"); local w = vim.fn.bufwinid(...); if w ~= -1 then vim.api.nvim_win_close(w, true) end`, nil, bufnr)
+	}
+	e.cmd("AgentShell sleep 300")
+	one := e.waitTerminal("sleep 300", 10*time.Second)
+	hide(one.Bufnr)
+	e.cmd("AgentKill " + one.ID)
+	e.waitNote(one.ID+" is being killed: SIGTERM, then SIGKILL if it stays", 10*time.Second)
+	e.waitBuf(one.Bufnr, 10*time.Second, "[signal SIGTERM]")
+
+	e.cmd("AgentShell sleep 301")
+	two := e.waitTerminal("sleep 301", 10*time.Second)
+	hide(two.Bufnr)
+	e.cmd("AgentKill! " + two.ID)
+	e.waitNote(two.ID+" is killed (SIGKILL)", 10*time.Second)
+	e.waitBuf(two.Bufnr, 10*time.Second, "[signal SIGKILL]")
+
+	e.cmd("AgentShell sleep 302")
+	three := e.waitTerminal("sleep 302", 10*time.Second)
+	e.lua(`vim.cmd("stopinsert")`, nil)
+	e.cmd("AgentKill " + three.ID)
+	e.waitBuf(three.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	if n := e.noteText(); strings.Contains(n, three.ID+" is being killed") {
+		t.Errorf("the split in sight shows the kill, yet a note says it too:\n%s", n)
+	}
 }

@@ -504,7 +504,8 @@ function M.interrupt(id)
 end
 
 -- kill kills terminal id's process group: SIGTERM then SIGKILL after the
--- grace period, or SIGKILL at once when force is set. remote: id is
+-- grace period, or SIGKILL at once when force is set; a message says so
+-- when no split in sight shows its end. remote: id is
 -- another host's (PID:term-N), shown here or not: its host kills it, as
 -- `agentrun kill` does; false when it could not.
 function M.kill(id, force, remote)
@@ -527,7 +528,13 @@ function M.kill(id, force, remote)
   local _, err = rpc.request("kill", id, force and true or false)
   if err then
     notify(err)
+    return false
   end
+  if not (t and t.bufnr and vim.fn.bufwinid(t.bufnr) ~= -1) then
+    -- no split in sight shows its end: say what was done
+    notify(force and string.format("%s is killed (SIGKILL)", id) or string.format("%s is being killed: SIGTERM, then SIGKILL if it stays", id), vim.log.levels.INFO)
+  end
+  return true
 end
 
 return M
