@@ -243,11 +243,13 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 }
 
 // skipMarker appends the line that stands for n skipped bytes: on a line
-// of its own, after vtsafe.Reset.
+// of its own, after vtsafe.Reset. A line the skip cut (the display was
+// not at a line's start) ends in "…" first, so its head does not read as
+// a whole line the command printed ("205151" of "20515175").
 func skipMarker(b []byte, atLineStart bool, n int64) []byte {
 	b = append(b, vtsafe.Reset...)
 	if !atLineStart {
-		b = append(b, "\r\n"...)
+		b = append(b, "…\r\n"...)
 	}
 	b = append(b, "[… "...)
 	b = strconv.AppendInt(b, n, 10)

@@ -334,6 +334,22 @@ func TestAdaptChunk(t *testing.T) {
 	}
 }
 
+func TestSkipMarker(t *testing.T) {
+	tests := []struct {
+		atLineStart bool
+		want        string
+	}{
+		{true, vtsafe.Reset + "[… 42 bytes skipped …]\r\n"},
+		// the line the skip cut ends in "…": its head is not a whole line
+		{false, vtsafe.Reset + "…\r\n[… 42 bytes skipped …]\r\n"},
+	}
+	for _, tc := range tests {
+		if got := string(skipMarker(nil, tc.atLineStart, 42)); got != tc.want {
+			t.Errorf("skipMarker(atLineStart %v) = %q, want %q", tc.atLineStart, got, tc.want)
+		}
+	}
+}
+
 func TestDisplayBytes(t *testing.T) {
 	tests := []struct{ scrollback, want int }{
 		{0, 0},              // not given: the host's default
