@@ -369,3 +369,25 @@ func TestScreenListKeepsItsHeight(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenListShowsTheRunningTerminal: with more terminals than the
+// list's window holds, it opens on the newest running one (the last row),
+// in sight, and <CR> opens that one.
+func TestScreenListShowsTheRunningTerminal(t *testing.T) {
+	s := startScreen(t, 100, 40, "")
+	for i := 1; i <= 11; i++ {
+		s.keys(fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
+		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i), "[exit 0]")
+	}
+	s.keys(":AgentShell sleep 300", "Enter")
+	s.waitShows(10*time.Second, "terminal/term-12")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "agentrun://terminals", "term-11 ")
+	if !strings.Contains(sc, "term-12 ") || !strings.Contains(sc, "sleep 300") {
+		t.Fatalf("the list opened without its one running terminal in sight:\n%s", sc)
+	}
+	s.keys("Enter")
+	s.waitFor("term-12's split, entered from the list", 10*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "agentrun://terminal/term-12")
+	})
+}
