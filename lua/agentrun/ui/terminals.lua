@@ -308,17 +308,24 @@ local function render()
   end
 end
 
--- _to_row puts list window w's cursor on a terminal's row: the newest
--- running terminal's (what one acts on), else the first terminal's. The
--- title and the header stay in sight unless that row is further down
--- than the window shows below them: then the rows scroll up to it, the
--- newest running terminal at the bottom.
+-- _to_row puts list window w's cursor on a terminal's row, the title and
+-- the header in sight: the newest running terminal's that fits the window
+-- below them, else the first terminal's. When no running terminal's row
+-- fits (they are further down), the rows scroll up to the newest running
+-- one instead: what one acts on stays in sight.
 function M._to_row(w)
   if not next(ids) then
     return
   end
   local h = api.nvim_win_get_height(w)
-  local row = running_rows[#running_rows] or 3 -- 3: the first terminal, after the title and the header
+  local row
+  for i = #running_rows, 1, -1 do
+    if running_rows[i] <= h then
+      row = running_rows[i]
+      break
+    end
+  end
+  row = row or running_rows[#running_rows] or 3 -- 3: the first terminal, after the title and the header
   api.nvim_win_call(w, function()
     pcall(api.nvim_win_set_cursor, w, { row, 0 })
     vim.fn.winrestview({ topline = math.max(1, row - h + 1) })
