@@ -97,7 +97,7 @@ func TestKillInAnEndedSplitTouchesNothingElse(t *testing.T) {
 		for _, x := range e.terminals() {
 			if x.ID == long.ID && x.State != "running" {
 				// its split is out of sight: one line says what was done, and to which
-				return strings.Contains(n, long.ID+" (the newest running) is being killed: SIGTERM, then SIGKILL if it stays"), n
+				return strings.Contains(n, long.ID+" (the newest running): SIGTERM sent, SIGKILL if it stays"), n
 			}
 		}
 		return false, n
@@ -119,7 +119,7 @@ func TestKillSaysWhatItDidOutOfSight(t *testing.T) {
 	one := e.waitTerminal("sleep 300", 10*time.Second)
 	hide(one.Bufnr)
 	e.cmd("AgentKill " + one.ID)
-	e.waitNote(one.ID+" is being killed: SIGTERM, then SIGKILL if it stays", 10*time.Second)
+	e.waitNote(one.ID+": SIGTERM sent, SIGKILL if it stays", 10*time.Second)
 	e.waitBuf(one.Bufnr, 10*time.Second, "[signal SIGTERM]")
 
 	e.cmd("AgentShell sleep 301")
@@ -134,7 +134,7 @@ func TestKillSaysWhatItDidOutOfSight(t *testing.T) {
 	e.lua(`vim.cmd("stopinsert")`, nil)
 	e.cmd("AgentKill " + three.ID)
 	e.waitBuf(three.Bufnr, 10*time.Second, "[signal SIGTERM]")
-	if n := e.noteText(); strings.Contains(n, three.ID+" is being killed") {
+	if n := e.noteText(); strings.Contains(n, three.ID+": SIGTERM sent") {
 		t.Errorf("the split in sight shows the kill, yet a note says it too:\n%s", n)
 	}
 }

@@ -532,7 +532,8 @@ function M.kill(id, force, remote)
   end
   if not (t and t.bufnr and vim.fn.bufwinid(t.bufnr) ~= -1) then
     -- no split in sight shows its end: say what was done
-    notify(force and string.format("%s is killed (SIGKILL)", id) or string.format("%s is being killed: SIGTERM, then SIGKILL if it stays", id), vim.log.levels.INFO)
+    -- (short: "(agentrun) term-12 (the newest running): …" fits 80 columns)
+    notify(string.format(force and "%s is killed (SIGKILL)" or "%s: SIGTERM sent, SIGKILL if it stays", id), vim.log.levels.INFO)
   end
   return true
 end
