@@ -200,7 +200,7 @@ func (rs *remotes) endedErr(name string) (err error, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	return fmt.Errorf("%s ended (%s); nothing of it runs any more", name, how), true
+	return fmt.Errorf("%s ended (%s)", name, how), true
 }
 
 // remoteName splits "PID:term-N" (a host of this machine's) or

@@ -113,7 +113,7 @@ func (rs *remotes) dialHost(ctx context.Context, key hostKey, clientID string) (
 		c, err := client.Dial(ctx, socket, clientID)
 		if err != nil {
 			rs.log.Debug("dialing a host", "pid", key.pid, "err", err)
-			return nil, nil, "", fmt.Errorf("no agentrun host %d is running; :AgentTerminals lists what runs", key.pid)
+			return nil, nil, "", fmt.Errorf("no agentrun host %d is running; see :AgentTerminals", key.pid)
 		}
 		return c, nil, socket, nil
 	}

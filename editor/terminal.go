@@ -322,21 +322,23 @@ func (ts *terminals) interrupt(id string) error {
 }
 
 // kill ("kill") kills the terminal's process group: SIGTERM then SIGKILL after
-// the grace period, or SIGKILL at once when force is set.
-func (ts *terminals) kill(id string, force bool) error {
+// the grace period, or SIGKILL at once when force is set. It answers
+// {grace_ms}: how long the command has before SIGKILL (0 when forced).
+func (ts *terminals) kill(id string, force bool) (map[string]any, error) {
 	t, err := ts.running(id)
 	if err != nil {
-		return fmt.Errorf("kill: %w", err)
+		return nil, fmt.Errorf("kill: %w", err)
 	}
+	grace := t.KillGrace()
 	if force {
-		err = t.Signal(syscall.SIGKILL)
+		err, grace = t.Signal(syscall.SIGKILL), 0
 	} else {
 		err = t.Kill()
 	}
 	if err != nil {
-		return fmt.Errorf("kill terminal %q: %w", id, err)
+		return nil, fmt.Errorf("kill terminal %q: %w", id, err)
 	}
-	return nil
+	return map[string]any{"grace_ms": grace.Milliseconds()}, nil
 }
 
 // input ("input") queues keystrokes (or text) for the terminal's pty.

@@ -66,8 +66,8 @@ func TestTerminalsJourney(t *testing.T) {
 	}
 	wait.For(t, "the API's input echoed", 10*time.Second, func() bool { return strings.Count(out.text(3), "mine") >= 2 })
 
-	if err := ts.kill(term.ID(), true); err != nil {
-		t.Fatal(err)
+	if res, err := ts.kill(term.ID(), true); err != nil || res["grace_ms"] != int64(0) {
+		t.Fatalf("kill! answered %v, %v; want grace_ms 0 (SIGKILL at once)", res, err)
 	}
 	wait.For(t, "terminal_exit", 10*time.Second, func() bool { return len(eventsNamed(events, evTerminalExit)) == 1 })
 	if err := ts.interrupt(term.ID()); err == nil || !strings.Contains(err.Error(), "has already exited") {
@@ -102,7 +102,7 @@ func TestTerminalsRefuse(t *testing.T) {
 	}{
 		{"attach", func() error { return ts.attach("term-9", 1, attachArgs{}) }, `attach: unknown terminal "term-9"`},
 		{"interrupt", func() error { return ts.interrupt("term-9") }, `interrupt: unknown terminal "term-9"`},
-		{"kill", func() error { return ts.kill("term-9", false) }, `kill: unknown terminal "term-9"`},
+		{"kill", func() error { _, err := ts.kill("term-9", false); return err }, `kill: unknown terminal "term-9"`},
 		{"input", func() error { return ts.input("term-9", nil) }, `input: unknown terminal "term-9"`},
 		{"send_input", func() error { return ts.sendInput("term-9", nil) }, `input: unknown terminal "term-9"`},
 		{"takeover", func() error { return ts.takeover("term-9") }, `take over: unknown terminal "term-9"`},

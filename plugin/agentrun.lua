@@ -140,7 +140,7 @@ local commands = {
     end,
     run = function(o)
       if #o.fargs > 2 then
-        require("agentrun.util").notify(string.format("(agentrun) :AgentConfig: too many arguments (%s); usage: :AgentConfig {id} [value]", o.args))
+        require("agentrun.util").notify("(agentrun) too many arguments; usage: :AgentConfig {id} [value]")
         return
       end
       api().config(o.fargs[1], o.fargs[2])
@@ -199,10 +199,10 @@ for name, c in pairs(commands) do
     local most = c.most or (c.usage:find("%[") and 1 or 0)
     run = function(o)
       if #o.fargs > most then
-        -- one short line (at 100 columns): a longer one stops the screen
+        -- one short line (at 80 columns): a longer one stops the screen
         -- at "Press ENTER"
-        local what = most >= 1 and "too many arguments" or "no arguments"
-        require("agentrun.util").notify(string.format("(agentrun) :%s: %s (%s); usage: %s", name, what, o.args, c.usage))
+        local say = most >= 1 and string.format("too many arguments; usage: %s", c.usage) or string.format(":%s takes no arguments", name)
+        require("agentrun.util").notify("(agentrun) " .. say)
         return
       end
       if not c.most then

@@ -71,6 +71,10 @@ func (t *Terminal) finish(rule string) {
 	t.host.opts.Logf("termhost: %s exited: %s (output drained: %s)", t.id, st, rule)
 }
 
+// KillGrace is how long Kill leaves the command between SIGTERM and
+// SIGKILL (Options.KillGrace).
+func (t *Terminal) KillGrace() time.Duration { return t.host.opts.KillGrace }
+
 // Stop ends the command gently: SIGINT to its process group (what <C-c>
 // sends, so it can clean up), and, if it has not exited after
 // Options.KillGrace, Kill (SIGTERM, then SIGKILL after the grace). It

@@ -243,7 +243,7 @@ func TestInstallBinary(t *testing.T) {
 		}
 		e.lua(`_G.notes = {}`, nil)
 		e.cmd("AgentBuild nonsense")
-		if n := notes(); len(n) != 1 || !strings.Contains(n[0], `:AgentBuild takes auto, download or go (:h :AgentBuild), not "nonsense"`) {
+		if n := notes(); len(n) != 1 || !strings.Contains(n[0], `:AgentBuild takes auto, download or go, not "nonsense"`) {
 			t.Errorf(":AgentBuild nonsense said %q", n)
 		}
 		e.lua(`_G.notes = {}`, nil)

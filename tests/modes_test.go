@@ -69,6 +69,10 @@ func TestModesAndModel(t *testing.T) {
 	if n := e.noteText(); !strings.Contains(n, `has no option "effort" (it has: model)`) {
 		t.Errorf("unknown option: %q", n)
 	}
+	e.cmd("AgentConfig")
+	if n := e.noteText(); !strings.Contains(n, "(agentrun) usage: :AgentConfig {option} [value]; options: model") {
+		t.Errorf(":AgentConfig without an option: %q", n)
+	}
 }
 
 // TestUnknownModelRefused: :AgentModel and :AgentConfig with a value the

@@ -239,24 +239,25 @@ func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
 	}
 }
 
-// TestScreenBadCommandsFitOneLine: at 100 columns each command given bad
-// words says what was wrong and what to do in one line: the screen never
-// stops at "Press ENTER". An action on the newest running terminal (no id
-// given) says so in its one message, not in a line before it.
+// TestScreenBadCommandsFitOneLine: at 80 columns (with 'showcmd' a
+// message has 68 of them) each command given bad words says what was
+// wrong and what to do in one line: the screen never stops at "Press
+// ENTER". An action on the newest running terminal (no id given) says so
+// in its one message, not in a line before it.
 func TestScreenBadCommandsFitOneLine(t *testing.T) {
-	s := startScreen(t, 100, 30, "")
+	s := startScreen(t, 80, 30, "")
 	for _, c := range []struct{ cmd, says string }{
-		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch" (configured: demo); setup({ agents = … }) adds one`},
+		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch"; configured: demo`},
 		{"AgentRun demo extra", "(agentrun) :AgentRun takes [ssh://host] [agent], not: demo extra"},
-		{"AgentKill term-1 term-2", "(agentrun) :AgentKill: too many arguments (term-1 term-2); usage: :AgentKill[!] [id]"},
-		{"AgentDetach a b", "(agentrun) :AgentDetach: too many arguments (a b); usage: :AgentDetach [id]"},
-		{"AgentConfig a b c", "(agentrun) :AgentConfig: too many arguments (a b c); usage: :AgentConfig {id} [value]"},
-		{"AgentSessions nosuch", `(agentrun) unknown agent "nosuch"; :AgentSessions takes one of: demo`},
-		{"AgentLogin", "(agentrun) no running session to sign in for; :AgentRun starts one (it asks when needed)"},
-		{"AgentBuild bogus", `(agentrun) :AgentBuild takes auto, download or go (:h :AgentBuild), not "bogus"`},
-		{"AgentAttach nope", `(agentrun) "nope" is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]`},
-		{"AgentAttach http://foo", `(agentrun) "http://foo" is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]`},
-		{"AgentAttach 12345:term-9", "(agentrun) no agentrun host 12345 is running; :AgentTerminals lists what runs"},
+		{"AgentKill term-1 term-2", "(agentrun) too many arguments; usage: :AgentKill[!] [id]"},
+		{"AgentDetach a b", "(agentrun) too many arguments; usage: :AgentDetach [id]"},
+		{"AgentConfig a b c", "(agentrun) too many arguments; usage: :AgentConfig {id} [value]"},
+		{"AgentSessions nosuch", `(agentrun) unknown agent "nosuch"; configured: demo`},
+		{"AgentLogin", "(agentrun) no session to sign in for; :AgentRun starts one"},
+		{"AgentBuild bogus", `(agentrun) :AgentBuild takes auto, download or go, not "bogus"`},
+		{"AgentAttach nope", `(agentrun) unknown terminal "nope"; :AgentTerminals lists them`},
+		{"AgentAttach http://foo", `(agentrun) unknown terminal "http://foo"; :AgentTerminals lists them`},
+		{"AgentAttach 12345:term-9", "(agentrun) no agentrun host 12345 is running; see :AgentTerminals"},
 		{"AgentAttach term-99", `(agentrun) unknown terminal "term-99"; :AgentTerminals lists them`},
 	} {
 		s.keys(":"+c.cmd, "Enter")
@@ -270,7 +271,7 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	w.keys(":AgentShell sleep 300", "Enter")
 	w.waitShows(10*time.Second, "terminal/term-1")
 	w.keys(`C-\`, "C-n", ":wincmd p", "Enter", ":AgentDetach", "Enter")
-	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (the newest running) is detached (it outlives Neovim): :AgentAttach ")
+	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (newest running) is detached (it outlives Neovim): :AgentAttach ")
 	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "detach: term-1") {
 		t.Errorf(":AgentDetach on the newest running terminal says two things:\n%s", sc)
 	}

@@ -384,7 +384,7 @@ func TestRemoteAgentSaysWhatIsWrong(t *testing.T) {
 		}
 	}
 	try("ssh:// demo", `"ssh://" is not a machine: write ssh://[user@]host[:port][/dir]`)
-	try(r.URL()+" demo more", "too many arguments (ssh://"+remoteAlias+" demo more)")
+	try(r.URL()+" demo more", "too many arguments; usage: :AgentRun[!] [ssh://host] [agent]")
 	try(r.URL()+" nosuch", `unknown agent "nosuch"`)
 	try(fmt.Sprintf("%s:%d demo", r.URL(), port), fmt.Sprintf("(agentrun) cannot reach %s:%d: connect to host 127.0.0.1 port %d: Connection refused", r.URL(), port, port))
 

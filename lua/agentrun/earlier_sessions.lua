@@ -80,7 +80,7 @@ function M.pick(name)
   if not config.agents()[name] then
     local names = vim.tbl_keys(config.agents())
     table.sort(names)
-    util.notify(string.format("unknown agent %q; :AgentSessions takes one of: %s", name, table.concat(names, ", ")))
+    util.notify(string.format("unknown agent %q; configured: %s", name, table.concat(names, ", ")))
     return false
   end
   util.notify(string.format("asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)

@@ -82,10 +82,10 @@ function M.run(name, continue, host)
     table.sort(names)
     if type(name) ~= "string" or not name:match("^[%w_.-]+$") then
       -- not a name one would configure ("", quotes, spaces): no setup() advice
-      warn(string.format("unknown agent %s; :AgentRun takes one of: %s", vim.inspect(name), table.concat(names, ", ")))
+      warn(string.format("unknown agent %s; configured: %s", vim.inspect(name), table.concat(names, ", ")))
       return nil
     end
-    warn(string.format("unknown agent %q (configured: %s); setup({ agents = … }) adds one", name, table.concat(names, ", ")))
+    warn(string.format("unknown agent %q; configured: %s", name, table.concat(names, ", ")))
     return nil
   end
   local s = launch.live(name, host or a.host)
@@ -216,7 +216,7 @@ for _, a in ipairs(actions.actions) do
       -- one message says what was done and to which: "term-12 (the
       -- newest running) is detached: …"
       local args = { n = select("#", ...), ... }
-      return util.about(t.id, "the newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, t.id), function()
+      return util.about(t.id, "newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, t.id), function()
         return actions.perform(a.name, t, (table.unpack or unpack)(args, 1, args.n))
       end)
     end

@@ -45,7 +45,7 @@ function M.notify(msg, level)
 end
 
 -- about runs fn, whose message names id, with note about id: the note
--- goes into that message after the id ("term-12 (the newest running) is
+-- goes into that message after the id ("term-12 (newest running) is
 -- detached: …"), one line, not two. When fn says nothing that names id,
 -- the note is said alone (fallback, "kill: term-12, the newest running
 -- terminal"). Returns what fn returned.

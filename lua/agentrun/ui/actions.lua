@@ -38,7 +38,7 @@ local function ended(t)
   elseif t.exit_code ~= nil then
     how = " (exit " .. tostring(t.exit_code) .. ")"
   end
-  return string.format("%s %s%s; nothing of it runs any more", t.id, t.remote and "ended" or "already ended", how)
+  return string.format("%s %s%s", t.id, t.remote and "ended" or "already ended", how)
 end
 
 -- lost: a command of a machine whose link dropped runs there, out of
@@ -319,7 +319,7 @@ function M.map_prefixes(buf, where)
   for p, names in pairs(prefixes) do
     if not full[p] then
       vim.keymap.set("n", p, function()
-        util.notify(string.format("this list is not edited: %s (typed within 'timeoutlen')", table.concat(names, ", ")), vim.log.levels.INFO)
+        util.notify(string.format("the list is not edited; %s (typed quickly)", table.concat(names, ", ")), vim.log.levels.INFO)
       end, { [compat.buf_key] = buf, silent = true, desc = "agentrun: " .. table.concat(names, ", ") })
     end
   end

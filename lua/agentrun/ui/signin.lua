@@ -88,7 +88,7 @@ end
 function M.ask()
   local s = state.session()
   if not s or s.ended then
-    util.notify("no running session to sign in for; :AgentRun starts one (it asks when needed)")
+    util.notify("no session to sign in for; :AgentRun starts one")
     return false
   end
   local methods, err = rpc.request("auth_methods", s.key)

@@ -367,7 +367,7 @@ end
 -- (a remote machine's; the backend checks the rest of it).
 function M.attach(name)
   if type(name) ~= "string" or not (name:match("^%d+:%S+$") or name:match("^ssh://%S+$")) then
-    notify(string.format("%s is not PID:term-N (:AgentTerminals) nor ssh://host[/PID:term-N]", vim.inspect(name)))
+    notify(string.format("unknown terminal %s; :AgentTerminals lists them", vim.inspect(name)))
     return false
   end
   local t = state.terminals[name]
@@ -525,15 +525,20 @@ function M.kill(id, force, remote)
     end
     return true
   end
-  local _, err = rpc.request("kill", id, force and true or false)
+  local res, err = rpc.request("kill", id, force and true or false)
   if err then
     notify(err)
     return false
   end
   if not (t and t.bufnr and vim.fn.bufwinid(t.bufnr) ~= -1) then
-    -- no split in sight shows its end: say what was done
-    -- (short: "(agentrun) term-12 (the newest running): …" fits 80 columns)
-    notify(string.format(force and "%s is killed (SIGKILL)" or "%s: SIGTERM sent, SIGKILL if it stays", id), vim.log.levels.INFO)
+    -- no split in sight shows its end: say what was done (short: with
+    -- "(agentrun) " and "(newest running)" it fits 80 columns)
+    local grace = type(res) == "table" and tonumber(res.grace_ms) or 0
+    if force or grace <= 0 then
+      notify(string.format("%s is killed (SIGKILL)", id), vim.log.levels.INFO)
+    else
+      notify(string.format("%s: SIGTERM sent; SIGKILL in %g s", id, grace / 1000), vim.log.levels.INFO)
+    end
   end
   return true
 end
