@@ -392,3 +392,41 @@ func TestScreenListShowsTheRunningTerminal(t *testing.T) {
 		return strings.Contains(sc, "agentrun://terminal/term-12")
 	})
 }
+
+// TestScreenListGivesRowsBack: on a small screen (80x24) the terminals
+// list takes at most a third of it (the chat keeps rows to read), and the
+// command's split that gave it rows has them back once the list closes.
+func TestScreenListGivesRowsBack(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · demo · ready")
+	for i := 1; i <= 10; i++ { // more terminals than the list has rows
+		s.keys("Escape", fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
+		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i), "[exit 0]")
+	}
+	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://prompt/1'))", "Enter")
+	s.typeText("echo later8")
+	s.keys("C-s")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-11", "[released]")
+	// the heights of the split, the chat and the list (0: not shown)
+	s.keys("Escape", ":lua _G.H = function() local o = {0, 0, 0}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)); local i = n:find('//terminal/', 1, true) and 1 or n:find('//chat/', 1, true) and 2 or n:find('//terminals', 1, true) and 3; if i then o[i] = vim.api.nvim_win_get_height(w) end end; return o end", "Enter")
+	heights := func() (split, chat, list int) {
+		var h []int
+		s.luaValue(`_G.H()`, &h)
+		return h[0], h[1], h[2]
+	}
+	before, _, _ := heights()
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —")
+	split, chat, list := heights()
+	t.Logf("split %d rows before the list; with it: list %d, chat %d, split %d", before, list, chat, split)
+	if list > 7 || chat < 3 {
+		t.Errorf("with the list open at 80x24: list %d rows (want at most a third, 7), chat %d (want 3 or more), split %d", list, chat, split)
+	}
+	s.keys("q")
+	s.waitFor("the list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
+	eventually(t, "the split's rows back", 5*time.Second, func() (bool, string) {
+		split, _, _ := heights()
+		return split == before, fmt.Sprintf("split %d rows, was %d before the list", split, before)
+	})
+}

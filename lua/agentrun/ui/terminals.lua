@@ -20,6 +20,7 @@ local ids = {} -- line (1-based) -> terminal id
 local running_rows = {} -- the lines of running terminals, in order
 local had = false -- the list showed terminals once
 local timer = nil
+local gave = {} -- window -> the height it had before it gave the list rows
 
 -- holder says who holds a terminal, from its AHP claim.
 local function holder(t)
@@ -400,17 +401,43 @@ function M.open()
   end
   render()
   -- Tall enough for the key hint, the column headers and the terminals
-  -- (up to 12 rows), also when the terminal split above keeps its height
-  -- ('winfixheight'): the split then gives the rows, down to 3.
-  local want = math.min(12, math.max(3, vim.tbl_count(ids) + 3))
-  api.nvim_win_set_height(w, want)
+  -- (up to 12 rows, and a third of the screen: the chat and the code keep
+  -- theirs), also when the terminal split above keeps its height
+  -- ('winfixheight'): the split then gives the rows, down to 3, and gets
+  -- them back when the list closes.
+  local third = math.floor((vim.o.lines - vim.o.cmdheight) / 3)
+  local want = math.min(12, math.max(3, vim.tbl_count(ids) + 3), math.max(3, third))
   local short = want - api.nvim_win_get_height(w)
   for _, tw in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, tw, "agentrun_terminal_window")
     if short > 0 and ok and tag == "below" then
-      pcall(api.nvim_win_set_height, tw, math.max(3, api.nvim_win_get_height(tw) - short))
-      api.nvim_win_set_height(w, want)
+      -- the rows come from the terminal split first (down to 3): the
+      -- chat and the code above keep theirs
+      local before = api.nvim_win_get_height(tw)
+      pcall(api.nvim_win_set_height, tw, math.max(3, before - short))
+      if before > api.nvim_win_get_height(tw) then
+        gave[tw] = gave[tw] or before
+      end
     end
+  end
+  api.nvim_win_set_height(w, want)
+  if fresh then
+    api.nvim_create_autocmd("WinClosed", {
+      pattern = tostring(w),
+      once = true,
+      desc = "agentrun: the splits that gave the terminal list rows get them back",
+      callback = function()
+        local back = gave
+        gave = {}
+        vim.schedule(function()
+          for tw, h in pairs(back) do
+            if api.nvim_win_is_valid(tw) and api.nvim_win_get_height(tw) < h then
+              pcall(api.nvim_win_set_height, tw, h)
+            end
+          end
+        end)
+      end,
+    })
   end
   require("agentrun.ui.window").watch()
   require("agentrun.ui.window").keep_prompts()
