@@ -74,3 +74,24 @@ func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE", "demo 1", "│ the-other-command-out", "│ from-queue-and-more")
 }
+
+// TestTerminalListAt80KeepsHowTheyEnded: at 80 columns, with a SESSION
+// column (an agent's command and a shell of yours), the STATE column gives
+// way by keeping how each command ended ("exit 1", "SIGTERM") rather than
+// cutting "exited (signal SIGTERM)" to "exited (…".
+func TestTerminalListAt80KeepsHowTheyEnded(t *testing.T) {
+	s := startRunScreen(t, runtimeDir(t), 80, 30)
+	s.prompt("echo a-long-command-that-fails-with-one; false")
+	s.waitShows(10*time.Second, "exited with code 1")
+	s.keys("Escape", ":AgentShell sleep 300", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys(`C-\`, "C-n", ":AgentKill", "Enter")
+	s.waitShows(10*time.Second, "[signal SIGTERM]")
+	s.keys(":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE")
+	for _, want := range []*regexp.Regexp{regexp.MustCompile(`(?m)^term-1 .*\bexit 1\b`), regexp.MustCompile(`(?m)^term-2 .*\bSIGTERM\b`)} {
+		if !want.MatchString(sc) {
+			t.Errorf("the list does not show %s:\n%s", want, sc)
+		}
+	}
+}

@@ -151,6 +151,16 @@ local min_last = 24
 -- command again. The id and the age are never cut.
 local give_way = { { "COMMAND", 8 }, { "HOLDER", 6 }, { "SESSION", 6 }, { "STATE", 8 }, { "COMMAND", 4 } }
 
+-- shorter says a cell in fewer columns before it is cut: a state keeps how
+-- the command ended ("exited (signal SIGTERM)" → "SIGTERM", "released
+-- (exit 1)" → "exit 1"), not the word before it.
+local shorter = {
+  STATE = function(s)
+    local how = s:match("^%a+ %((.+)%)$")
+    return how and (how:match("^signal (.+)") or how) or s
+  end,
+}
+
 -- layout turns rows of fields (the first: the column headers) into lines
 -- whose columns line up (by display width), each column as wide as its
 -- widest cell; columns give way (give_way) so that the last line keeps
@@ -185,9 +195,16 @@ local function layout(rows, width)
     for i = 1, n - 1 do
       if rows[1][i] == g[1] and widths[i] > g[2] then
         widths[i] = math.max(g[2], widths[i] - excess)
-        for _, r in ipairs(rows) do
-          r[i] = fit(r[i], widths[i])
+        local used = g[2]
+        for k, r in ipairs(rows) do
+          local cell = r[i]
+          if k > 1 and shorter[g[1]] and vim.fn.strdisplaywidth(cell) > widths[i] then
+            cell = shorter[g[1]](cell)
+          end
+          r[i] = fit(cell, widths[i])
+          used = math.max(used, vim.fn.strdisplaywidth(r[i]))
         end
+        widths[i] = used -- shorter cells may leave room for the last line
       end
     end
   end
