@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,30 +112,25 @@ func TestKillInAnEndedSplitTouchesNothingElse(t *testing.T) {
 func TestKillSaysWhatItDidOutOfSight(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
-	hide := func(bufnr int) {
-		t.Helper()
-		e.lua(`vim.cmd("stopinsert"); local w = vim.fn.bufwinid(...); if w ~= -1 then vim.api.nvim_win_close(w, true) end`, nil, bufnr)
-	}
-	e.cmd("AgentShell sleep 300")
-	one := e.waitTerminal("sleep 300", 10*time.Second)
-	hide(one.Bufnr)
-	e.cmd("AgentKill " + one.ID)
-	e.waitNote(one.ID+": SIGTERM sent; SIGKILL in 3 s", 10*time.Second)
-	e.waitBuf(one.Bufnr, 10*time.Second, "[signal SIGTERM]")
-
-	e.cmd("AgentShell sleep 301")
-	two := e.waitTerminal("sleep 301", 10*time.Second)
-	hide(two.Bufnr)
-	e.cmd("AgentKill! " + two.ID)
-	e.waitNote(two.ID+" is killed (SIGKILL)", 10*time.Second)
-	e.waitBuf(two.Bufnr, 10*time.Second, "[signal SIGKILL]")
-
-	e.cmd("AgentShell sleep 302")
-	three := e.waitTerminal("sleep 302", 10*time.Second)
-	e.lua(`vim.cmd("stopinsert")`, nil)
-	e.cmd("AgentKill " + three.ID)
-	e.waitBuf(three.Bufnr, 10*time.Second, "[signal SIGTERM]")
-	if n := e.noteText(); strings.Contains(n, three.ID+": SIGTERM sent") {
-		t.Errorf("the split in sight shows the kill, yet a note says it too:\n%s", n)
+	for i, c := range []struct {
+		kill, says, ends string
+		inSight          bool
+	}{
+		{"AgentKill", ": SIGTERM sent; SIGKILL in 3 s", "[signal SIGTERM]", false},
+		{"AgentKill!", " is killed (SIGKILL)", "[signal SIGKILL]", false},
+		{"AgentKill", "", "[signal SIGTERM]", true}, // the split says it
+	} {
+		cmd := fmt.Sprintf("sleep %d", 300+i)
+		e.cmd("AgentShell " + cmd)
+		term := e.waitTerminal(cmd, 10*time.Second)
+		e.lua(`vim.cmd("stopinsert"); local buf, keep = ...; local w = vim.fn.bufwinid(buf); if w ~= -1 and not keep then vim.api.nvim_win_close(w, true) end`, nil, term.Bufnr, c.inSight)
+		e.cmd(c.kill + " " + term.ID)
+		if c.says != "" {
+			e.waitNote(term.ID+c.says, 10*time.Second)
+		}
+		e.waitBuf(term.Bufnr, 10*time.Second, c.ends)
+		if n := e.noteText(); c.inSight && strings.Contains(n, term.ID+": SIGTERM sent") {
+			t.Errorf("the split in sight shows the kill, yet a note says it too:\n%s", n)
+		}
 	}
 }
