@@ -131,7 +131,8 @@ local commands = {
   },
   AgentConfig = {
     desc = "agentrun: set the session's config option {id} to [value]",
-    nargs = "*", -- without an id: our sentence, not E471
+    usage = ":AgentConfig {id} [value]", -- without an id: our sentence, not E471
+    most = 2,
     complete = function(lead, line)
       if #vim.split(line, "%s+") <= 2 then
         return api()._complete_modes("config", lead)
@@ -139,10 +140,6 @@ local commands = {
       return {}
     end,
     run = function(o)
-      if #o.fargs > 2 then
-        require("agentrun.util").notify("(agentrun) too many arguments; usage: :AgentConfig {id} [value]")
-        return
-      end
       api().config(o.fargs[1], o.fargs[2])
     end,
   },

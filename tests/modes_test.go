@@ -70,7 +70,7 @@ func TestModesAndModel(t *testing.T) {
 		t.Errorf("unknown option: %q", n)
 	}
 	e.cmd("AgentConfig")
-	if n := e.noteText(); !strings.Contains(n, "(agentrun) usage: :AgentConfig {option} [value]; options: model") {
+	if n := e.noteText(); !strings.Contains(n, "(agentrun) usage: :AgentConfig {id} [value]; options: model") {
 		t.Errorf(":AgentConfig without an option: %q", n)
 	}
 }

@@ -80,12 +80,7 @@ function M.run(name, continue, host)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    if type(name) ~= "string" or not name:match("^[%w_.-]+$") then
-      -- not a name one would configure ("", quotes, spaces): no setup() advice
-      warn(string.format("unknown agent %s; configured: %s", vim.inspect(name), table.concat(names, ", ")))
-      return nil
-    end
-    warn(string.format("unknown agent %q; configured: %s", name, table.concat(names, ", ")))
+    warn(string.format("unknown agent %s; configured: %s", vim.inspect(name), table.concat(names, ", ")))
     return nil
   end
   local s = launch.live(name, host or a.host)
@@ -213,8 +208,8 @@ for _, a in ipairs(actions.actions) do
       elseif not newest then
         return actions.perform(a.name, t, ...)
       end
-      -- one message says what was done and to which: "term-12 (the
-      -- newest running) is detached: …"
+      -- one message says what was done and to which: "term-12 (newest
+      -- running) is detached: …"
       local args = { n = select("#", ...), ... }
       return util.about(t.id, "newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, t.id), function()
         return actions.perform(a.name, t, (table.unpack or unpack)(args, 1, args.n))

@@ -163,7 +163,7 @@ function M.set_config(s, id, value)
     local has = #ids > 0 and table.concat(ids, ", ") or "none"
     if id == nil or id == "" then
       -- short: at 80 columns a longer line stops at "Press ENTER"
-      util.notify(#ids == 0 and string.format("agent %s has no options to set", s.agent) or string.format("usage: :AgentConfig {option} [value]; options: %s", has))
+      util.notify(#ids == 0 and string.format("agent %s has no options to set", s.agent) or string.format("usage: :AgentConfig {id} [value]; options: %s", has))
     else
       util.notify(string.format("agent %s has no option %q (it has: %s)", s.agent, tostring(id), has))
     end
