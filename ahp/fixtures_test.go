@@ -11,7 +11,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/jsontest"
 )
 
-// reducerCase is one file of reference/ahp/reducer-cases.
+// reducerCase is one file of testdata/reducer-cases.
 type reducerCase struct {
 	Description string            `json:"description"`
 	Reducer     string            `json:"reducer"` // "terminal" or "root"
@@ -22,8 +22,7 @@ type reducerCase struct {
 
 // TestReducerFixtures runs every AHP reducer fixture through Reduce (and
 // Apply, and ReduceRoot) and compares the JSON of the result with the
-// expected state. The fixtures live beside the clone, in
-// ../shared/reference/ahp/reducer-cases; without them the test fails.
+// expected state. The fixtures are vendored in testdata/reducer-cases.
 func TestReducerFixtures(t *testing.T) {
 	dir := reducerCasesDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -103,36 +102,17 @@ func runRootCase(t *testing.T, c reducerCase) {
 	}
 }
 
-// reducerCasesDir finds reference/ahp/reducer-cases: $AHP_REDUCER_CASES if
-// set, else ../shared/reference/ahp/reducer-cases beside the module root.
+// reducerCasesDir is where the AHP reducer fixtures are: testdata/reducer-cases
+// (vendored from the AHP reference, with its MIT licence beside them), or
+// $AHP_REDUCER_CASES to run a newer set.
 func reducerCasesDir(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("AHP_REDUCER_CASES"); dir != "" {
-		return mustDir(t, dir, "$AHP_REDUCER_CASES")
+	dir, what := filepath.Join("testdata", "reducer-cases"), "the vendored fixtures"
+	if env := os.Getenv("AHP_REDUCER_CASES"); env != "" {
+		dir, what = env, "$AHP_REDUCER_CASES"
 	}
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above the test's directory; cannot locate the AHP reducer fixtures")
-		}
-		root = parent
-	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "reference", "ahp", "reducer-cases")
-	return mustDir(t, dir, "the AHP fixtures beside the clone")
-}
-
-func mustDir(t *testing.T, dir, what string) string {
-	t.Helper()
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("AHP reducer fixtures missing: %s (%s) is not a directory (err %v); "+
-			"check out the shared reference beside the repository or set AHP_REDUCER_CASES", dir, what, err)
+		t.Fatalf("AHP reducer fixtures missing: %s (%s) is not a directory (err %v)", dir, what, err)
 	}
 	return dir
 }
