@@ -1,6 +1,6 @@
 module github.com/agentrun/agentrun.nvim
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/coder/acp-go-sdk v0.13.5
@@ -10,8 +10,9 @@ require (
 	github.com/neovim/go-client v1.2.1
 	github.com/sourcegraph/jsonrpc2 v0.2.1
 	golang.org/x/sync v0.20.0
-	golang.org/x/sys v0.41.0
-	golang.org/x/term v0.33.0
+	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
