@@ -181,7 +181,7 @@ func main() {
 				if err = sshlink.WriteBackendHello(os.Stdout, version, got); err == nil {
 					editor.RelayTo(ctx, c, os.Stdin, os.Stdout)
 				}
-			case args[1] == "--resume" && errors.Is(derr, editor.ErrNothingLingers):
+			case args[1] == "--resume" && errors.Is(derr, sshlink.ErrNothingLingers):
 				err = sshlink.WriteBackendHello(os.Stdout, version, -1)
 			case args[1] == "--resume":
 				err = derr
