@@ -41,7 +41,7 @@ type Bridge struct {
 
 	// The parts, each with its own state and lock.
 	questions *questions  // the user's open questions (permission.go)
-	sessions  *sessions   // ACP sessions and their agents (sessionpart.go)
+	sessions  *sessions   // ACP sessions and their agents (sessions.go)
 	display   *displays   // starts the terminal buffers' pumps (display.go)
 	terminals *terminals  // our host's terminals shown here (terminal.go)
 	remotes   *remotes    // other hosts' terminals shown here (remote.go)
