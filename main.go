@@ -1,8 +1,20 @@
-// Command agentrun is the backend of agentrun.nvim. Started by Neovim with
-// no arguments it serves the plugin over msgpack-RPC on stdio; the
-// subcommands are "demo-agent" (the built-in ACP demo agent), "version"
-// and "build-info" (version, how it was built, Go version, platform);
-// "guard" is the backend's own helper (package guard), not for users.
+// Command agentrun is the backend of agentrun.nvim, and its terminals
+// from a shell. Started by Neovim with no arguments it serves the plugin
+// over msgpack-RPC on stdio (package editor). The subcommands:
+//
+//	ls [ssh://HOST]     list the user's agentrun terminals, here or on HOST (package hostcli)
+//	attach [--take] ID  show terminal ID live; --take holds it to type into it (hostcli)
+//	kill ID             kill terminal ID: SIGTERM, then SIGKILL (hostcli)
+//	serve-stdio         AHP to the user's hosts on stdio: what ssh runs for ls/attach/kill ssh://… (package sshlink)
+//	ssh-backend URL     what Neovim runs for an agent on URL's machine: relays to serve-backend there (sshlink)
+//	serve-backend       ssh-backend's far end: the backend on stdio; --resume[-or-new] PID joins one whose link dropped
+//	mcp                 the MCP server with agentrun's terminal tools, started by an agent (package mcptool)
+//	demo-agent          the built-in ACP demo agent: each prompt is a shell command (package demoagent)
+//	check-sandbox       say whether bubblewrap works here, for :checkhealth (package sandbox)
+//	version             print the version (also --version, -v)
+//	build-info          the version, how it was built, Go version and platform, for :checkhealth
+//	help                print the usage (also --help, -h; ls, attach and kill take --help)
+//	guard               the backend's helper that kills what a SIGKILLed backend left (package guard); not for users
 package main
 
 import (
@@ -181,7 +193,7 @@ func main() {
 				if err = sshlink.WriteBackendHello(os.Stdout, version, got); err == nil {
 					editor.RelayTo(ctx, c, os.Stdin, os.Stdout)
 				}
-			case args[1] == "--resume" && errors.Is(derr, editor.ErrNothingLingers):
+			case args[1] == "--resume" && errors.Is(derr, sshlink.ErrNothingLingers):
 				err = sshlink.WriteBackendHello(os.Stdout, version, -1)
 			case args[1] == "--resume":
 				err = derr

@@ -44,7 +44,7 @@ type ContentPart struct {
 	DurationMs  *int64 // set at completion
 
 	raw []byte   // the JSON of an unknown part type
-	buf *textBuf // spare capacity behind Value/Output (state_text.go)
+	buf *textBuf // spare capacity behind Value/Output (text.go)
 }
 
 // Text returns the part's accumulated output: Value or Output.

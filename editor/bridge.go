@@ -41,7 +41,7 @@ type Bridge struct {
 
 	// The parts, each with its own state and lock.
 	questions *questions  // the user's open questions (permission.go)
-	sessions  *sessions   // ACP sessions and their agents (sessionpart.go)
+	sessions  *sessions   // ACP sessions and their agents (sessions.go)
 	display   *displays   // starts the terminal buffers' pumps (display.go)
 	terminals *terminals  // our host's terminals shown here (terminal.go)
 	remotes   *remotes    // other hosts' terminals shown here (remote.go)
@@ -240,10 +240,22 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if !validSite(args.Site) {
 		return nil, fmt.Errorf("setup: site %q may hold only letters, digits, '.', '_' and '-' (at most 64)", args.Site)
 	}
+	if err := b.applySetup(args); err != nil {
+		return nil, err
+	}
+	// Serve the socket from now on: `agentrun ls` and other editors see
+	// this host (with no terminals yet) as soon as the backend runs.
+	b.termHost()
+	return map[string]any{"version": b.version, "pid": os.Getpid()}, nil
+}
+
+// applySetup keeps setup's options, under b.mu, for the host termHost
+// makes; an error when the host is made already.
+func (b *Bridge) applySetup(args setupArgs) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.host != nil {
-		return nil, fmt.Errorf("setup: already set up (terminals are running)")
+		return fmt.Errorf("setup: already set up (terminals are running)")
 	}
 	b.hostOpts = termhost.Options{
 		DefaultByteLimit: args.ByteLimit,
@@ -266,12 +278,7 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 		b.ids.n.CompareAndSwap(0, int64(args.IDBase))
 	}
 	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
-	// Serve the socket from now on: `agentrun ls` and other editors see
-	// this host (with no terminals yet) as soon as the backend runs.
-	b.mu.Unlock()
-	b.termHost()
-	b.mu.Lock()
-	return map[string]any{"version": b.version, "pid": os.Getpid()}, nil
+	return nil
 }
 
 // siteSuffix is what ends every id of a backend at site ("" for none).

@@ -2,7 +2,6 @@ package editor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/sshlink"
 	"github.com/neovim/go-client/nvim"
 )
 
@@ -277,12 +277,9 @@ func Lingering() ([]int, error) {
 	return pids, nil
 }
 
-// ErrNothingLingers is DialLingering's when no backend of this user waits
-// for a link (or not the one asked for).
-var ErrNothingLingers = errors.New("nothing lingers")
-
 // DialLingering connects to the lingering backend pid (0: the newest
-// that answers).
+// that answers); sshlink.ErrNothingLingers when no backend of this user
+// waits for a link (or not the one asked for).
 func DialLingering(pid int) (net.Conn, int, error) {
 	pids, err := Lingering()
 	if err != nil {
@@ -301,7 +298,7 @@ func DialLingering(pid int) (net.Conn, int, error) {
 		}
 		return c, p, nil
 	}
-	return nil, 0, ErrNothingLingers
+	return nil, 0, sshlink.ErrNothingLingers
 }
 
 // RelayTo joins in and out (a new link) to c, a lingering backend's

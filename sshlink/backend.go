@@ -36,8 +36,10 @@ type Backend struct {
 	r *bufio.Reader
 }
 
-// ErrNothingLingers is DialBackend's error when resume found no backend
-// of the user's lingering on t.
+// ErrNothingLingers says that no backend of the user's lingers (waits
+// for a link), or not the one asked for: DialBackend's error when resume
+// found none on t, and editor.DialLingering's on this machine (which
+// serve-backend --resume reports as Lingering -1).
 var ErrNothingLingers = errors.New("nothing lingers")
 
 // DialBackend starts agentrun's backend on t over SSH (batch: ssh never

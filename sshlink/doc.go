@@ -53,8 +53,10 @@
 // Remote is a machine with a link that starts again when it drops, and
 // Remote.Resume resumes an AHP connection over it: `agentrun attach
 // ssh://…` (package hostcli) and Neovim's :AgentAttach ssh://… (package
-// editor, the remotes part) share them. Neovim's backend dials with
-// DialBatch: ssh has no terminal there to ask for a password on.
+// editor, the remotes part) share them. Neovim's backend makes its
+// remotes with NewBatchRemote, and ssh-backend dials with DialBackend:
+// both run ssh in batch mode, as it has no terminal there to ask for a
+// password on.
 package sshlink
 
 // Protocol is the version of the wire above; a client and a serve-stdio

@@ -129,7 +129,7 @@ type Link struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	stderr  *tailBuffer
-	batch   bool   // ssh may not ask anything (see DialBatch)
+	batch   bool   // ssh may not ask anything (NewBatchRemote, DialBackend)
 	serve   string // the remote subcommand: serve-stdio or serve-backend
 	version string // the remote agentrun's
 	// lingering is the hello's Lingering: the backend a resume joined.
@@ -152,13 +152,8 @@ func Dial(ctx context.Context, t Target, version string) (*Link, error) {
 	return dial(ctx, t, version, false)
 }
 
-// DialBatch is Dial for a program with no terminal to ask on (Neovim's
-// backend): ssh fails rather than asks for a password or to accept a
-// new host key, and the error says how to set that up.
-func DialBatch(ctx context.Context, t Target, version string) (*Link, error) {
-	return dial(ctx, t, version, true)
-}
-
+// dial is Dial, or with batch the same for a program with no terminal
+// for ssh to ask on (NewBatchRemote).
 func dial(ctx context.Context, t Target, version string, batch bool) (*Link, error) {
 	l, r, err := handshake(ctx, t, version, batch, "serve-stdio")
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 type Remote struct {
 	target  Target
 	version string // the local agentrun's: the remote's must match
-	batch   bool   // ssh may not ask anything (DialBatch)
+	batch   bool   // ssh may not ask anything (NewBatchRemote)
 
 	linkMu sync.Mutex // one (re)link at a time
 
@@ -35,7 +35,8 @@ func NewRemote(t Target, version string) *Remote {
 }
 
 // NewBatchRemote is NewRemote for a program with no terminal for ssh to
-// ask on (see DialBatch).
+// ask on (Neovim's backend): ssh fails rather than asks for a password
+// or to accept a new host key, and the error says how to set that up.
 func NewBatchRemote(t Target, version string) *Remote {
 	return &Remote{target: t, version: version, batch: true}
 }
