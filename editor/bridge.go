@@ -142,6 +142,8 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.answer,
+		"check_command":    checkCommand,
+		"describe_rules":   describeRules,
 		"log":              b.handleLog,
 	}
 	for name, fn := range handlers {

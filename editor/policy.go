@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/cmdrule"
 	"github.com/agentrun/agentrun.nvim/sandbox"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -19,8 +20,11 @@ import (
 type policyArgs struct {
 	// AllowedCwd lists absolute roots; empty means the session cwd.
 	AllowedCwd []string `msgpack:"allowed_cwd"`
-	// Approve is "never" (run without asking), "always" (ask the user) or
-	// "function" (ask terminal.approve, which may ask the user).
+	// Approve is terminal.approve as Lua sends it, checked here: "agent"
+	// (ask when the agent's current mode asks before acting:
+	// modepromise.go; the default), "ask", "run" or "function" (rules or
+	// a function). Lua decides each command (approver); "never" and
+	// "always" are the old names of "run" and "ask".
 	Approve string `msgpack:"approve"`
 	// MaxRunMS kills a command after this many milliseconds; 0 = no limit.
 	MaxRunMS int `msgpack:"max_run_ms"`
@@ -90,9 +94,9 @@ func (p policyArgs) check() error {
 		}
 	}
 	switch p.Approve {
-	case "", "never", "always", "function":
+	case "", "agent", "ask", "run", "function", "never", "always":
 	default:
-		return fmt.Errorf("terminal.approve: want \"never\", \"always\" or a function, not %q", p.Approve)
+		return fmt.Errorf("terminal.approve: want \"agent\", \"ask\", \"run\", rules or a function, not %q", p.Approve)
 	}
 	if p.MaxRunMS < 0 {
 		return fmt.Errorf("terminal.max_run_ms: must be >= 0, not %d", p.MaxRunMS)
@@ -126,8 +130,10 @@ func (p policyArgs) check() error {
 func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 	opts.AllowedCwdRoots = p.AllowedCwd
 	opts.MaxRunTime = time.Duration(p.MaxRunMS) * time.Millisecond
-	if p.Approve == "always" || p.Approve == "function" {
-		opts.Approve = ss.approver(key)
+	switch p.Approve {
+	case "run", "never":
+	default:
+		opts.Approve = ss.approver(key, p.Approve == "agent" || p.Approve == "")
 	}
 	opts.Limits = p.Limits.limits()
 	if sb := p.Sandbox; sb != nil {
@@ -175,19 +181,70 @@ func luaError(err error) string {
 	return strings.TrimPrefix(msg, "Error executing lua: ") // 0.7
 }
 
-// approver asks Lua whether a terminal command may run: Lua calls
-// terminal.approve or shows vim.ui.select with the exact command line and
-// answers with "answer_question" (token, "run" or "" to refuse).
-func (ss *sessions) approver(key string) func(ctx context.Context, cmd acp.Command) (bool, error) {
+// approver asks Lua whether a terminal command may run: Lua decides by
+// terminal.approve (check_command reads the line's simple commands) or
+// shows vim.ui.select with the exact command line and answers with
+// "answer_question" (token, "run" or "" to refuse). asks_first names the
+// session's current mode when it is one that asks before acting
+// (modepromise.go). With followMode (terminal.approve = "agent") Lua is
+// asked only then: the command runs at once otherwise.
+func (ss *sessions) approver(key string, followMode bool) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		token, id, err := ss.ask(ctx, "a", approveQuestion, map[string]any{
+		payload := map[string]any{
 			"key": key, "session_id": cmd.Session,
 			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "sandbox": cmd.Sandbox,
-		})
+		}
+		mode := ss.modePromise(key)
+		if mode != "" {
+			payload["asks_first"] = mode
+		} else if followMode {
+			return true, nil
+		}
+		token, id, err := ss.ask(ctx, "a", approveQuestion, payload)
 		if err != nil {
 			return false, err
 		}
 		ss.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
 		return id == "run", nil
 	}
+}
+
+// checkArgs is what check_command decides on: a command line and the
+// rules that apply to it (terminal.approve's, and the commands the user
+// always allowed in this project on this machine).
+type checkArgs struct {
+	Line       string   `msgpack:"line"`
+	Allow      []string `msgpack:"allow"`
+	Deny       []string `msgpack:"deny"`
+	Remembered []string `msgpack:"remembered"`
+	Otherwise  string   `msgpack:"otherwise"`
+}
+
+// checkCommand decides on a command line of session key (Lua routes the
+// call to the backend of the session's machine; the decision needs
+// nothing of the session) by the rules (cmdrule): Lua's one way to know
+// what a line runs and whether it may run unasked.
+func checkCommand(key string, args checkArgs) (cmdrule.Verdict, error) {
+	switch args.Otherwise {
+	case "", cmdrule.Ask, cmdrule.Run, cmdrule.Refuse:
+	default:
+		return cmdrule.Verdict{}, fmt.Errorf("terminal.approve.otherwise: want \"ask\", \"run\" or \"refuse\", not %q", args.Otherwise)
+	}
+	rules := cmdrule.Rules{Allow: args.Allow, Deny: args.Deny, Remembered: args.Remembered, Otherwise: args.Otherwise}
+	return rules.Decide(args.Line), nil
+}
+
+// describeRules says, for :checkhealth, what each rule matches, or why
+// it cannot be read.
+func describeRules(rules []string) ([]string, error) {
+	out := make([]string, len(rules))
+	for i, src := range rules {
+		r, err := cmdrule.ParseRule(src)
+		if err != nil {
+			out[i] = "not a rule: " + err.Error()
+			continue
+		}
+		out[i] = r.Describe()
+	}
+	return out, nil
 }

@@ -71,6 +71,15 @@ local commands = {
       api().terminals()
     end,
   },
+  AgentDiff = {
+    desc = "agentrun: compare [file]'s unsaved edits (default: this buffer's) with the file on disk, which an agent's command changed",
+    usage = ":AgentDiff [file]",
+    most = 1,
+    complete = "buffer",
+    run = function(o)
+      api().diff(arg(o))
+    end,
+  },
   AgentShell = {
     desc = "agentrun: open a shell you hold (or run [cmd] through it) in a terminal split",
     nargs = "*",

@@ -32,9 +32,13 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 			t.Logf("model API requests:\n%s", fake.log())
 		}
 	})
+	e.stubSelect(1)
 	e.startSessionWithin(60 * time.Second)
 	*backend = e.backendPid()
-	if pkg.version != "0.23.1" {
+	if pkg.version == "0.23.1" {
+		// Its default mode asks before acting: so do we (the user runs it).
+		defer func() {}()
+	} else {
 		// Its default mode (auto) and the model it found (configOptions).
 		var label string
 		e.lua(`return require("agentrun").status().sessions[1].label`, &label)
@@ -55,6 +59,13 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	}
 	e.waitChat("The tool said: Terminal "+term.ID+": exited with code 0.", 60*time.Second)
 	e.idle(60 * time.Second)
+	var asked int
+	e.lua(`local n = 0; for _, p in ipairs(_G.picked) do if p.kind == "agentrun.approve" then n = n + 1 end end; return n`, &asked)
+	if pkg.version == "0.23.1" && (asked != 1 || !strings.Contains(e.chat(), "the agent's mode Default asks first")) {
+		t.Errorf("in 0.23's default mode (Default) the command was asked %d times, want once naming the mode; chat:\n%s", asked, e.chat())
+	} else if pkg.version != "0.23.1" && asked != 0 {
+		t.Errorf("in Auto mode the command was asked %d times, want none", asked)
+	}
 
 	// Claude Code keeps the session: stopped (session/close first), it is
 	// listed by :AgentSessions and loads with its conversation replayed.
@@ -206,6 +217,7 @@ func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
 					t.Logf("model API requests:\n%s", fake.log())
 				}
 			})
+			e.stubSelect(1) // 0.23's default mode asks first: run it
 			e.startSessionWithin(60 * time.Second)
 			*backend = e.backendPid()
 			e.cmd("AgentPrompt run it")
@@ -262,7 +274,7 @@ func TestRealClaudeCodeOwnBash(t *testing.T) {
 			})
 			e.lua(`local cfg = require("agentrun.config").get()
 				cfg.agents.claude.terminals = "agent"
-				cfg.terminal.approve = { allow = { "touch ran.txt; *" } }
+				cfg.terminal.approve = { allow = { "touch ran.txt", "echo *", "sleep *" } }
 				require("agentrun").setup(cfg)
 				_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; cb(nil, nil) end`, nil)
 			e.startSessionWithin(60 * time.Second)
@@ -270,7 +282,7 @@ func TestRealClaudeCodeOwnBash(t *testing.T) {
 			e.cmd("AgentMode default") // the mode that asks before Bash
 			e.cmd("AgentPrompt run it")
 			buf := e.waitAgentShownTerminal()
-			e.waitChat("✓ allowed by terminal.approve", 60*time.Second)
+			e.waitChat(`✓ allowed: allow "touch ran.txt", allow "`, 60*time.Second)
 			if c.cancel {
 				time.Sleep(500 * time.Millisecond) // it runs
 				e.cmd("AgentCancel")
@@ -290,5 +302,84 @@ func TestRealClaudeCodeOwnBash(t *testing.T) {
 				t.Errorf("asked %d times for a command the rules allow", asked)
 			}
 		})
+	}
+}
+
+// TestRealClaudeCodeModeIsAPromise: the real Claude Code 2.1 (0.101) runs
+// its commands through our tool, which it lets run without its own
+// question; agentrun asks instead when the mode the user chose asks
+// before acting. Under the default terminal.approve ("agent"): in Auto
+// and Accept edits a command runs unasked, in Manual it is asked (named
+// with the mode), and a refusal keeps it from running. With rules set,
+// the rules decide in every mode: an allowed command runs unasked in
+// Manual, a denied one riding along on an allowed one is refused.
+func TestRealClaudeCodeModeIsAPromise(t *testing.T) {
+	onceAcrossNeovims(t)
+	pkg := claudePackages[1]
+	fake := startFakeAnthropic(t, "echo unused")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model API requests:\n%s", fake.log())
+		}
+	})
+	e, backend := realClaude(t, fake, pkg)
+	e.lua(`_G.asked = {}; _G.pick = 2; vim.ui.select = function(items, opts, cb)
+		table.insert(_G.asked, opts.prompt)
+		cb(items[_G.pick], _G.pick)
+	end`, nil)
+	asked := func() []string {
+		var a []string
+		e.lua(`return _G.asked`, &a)
+		return a
+	}
+	dir := e.cwd()
+	step := func(mode, line, want string, ask bool) {
+		t.Helper()
+		before := len(asked())
+		if mode != "" {
+			e.cmd("AgentMode " + mode)
+		}
+		e.cmd("AgentPrompt run: " + line)
+		e.waitChat(want, 60*time.Second)
+		e.idle(60 * time.Second)
+		a := asked()
+		if got := len(a) > before; got != ask {
+			t.Errorf("%s in mode %q: asked %v (%q), want %v", line, mode, got, a[before:], ask)
+		}
+	}
+	e.startSessionWithin(60 * time.Second)
+	*backend = e.backendPid()
+	step("", "echo auto-ran", "auto-ran", false) // Auto, Claude's default
+	step("acceptEdits", "echo accept-ran", "accept-ran", false)
+	e.lua(`_G.pick = 1`, nil)
+	step("default", "echo manual-ran", "manual-ran", true)
+	if a := asked(); !strings.Contains(e.chat(), "the agent's mode Manual asks first") || !strings.Contains(a[len(a)-1], "$ echo manual-ran") {
+		t.Errorf("the question does not name the command and the mode: %q\n%s", a, e.chat())
+	}
+	e.lua(`_G.pick = 2`, nil)
+	step("", "touch manual-refused", "the user did not allow the command", true)
+	if _, err := os.Stat(filepath.Join(dir, "manual-refused")); err == nil {
+		t.Errorf("a command the user refused in Manual mode ran")
+	}
+	step("plan", "touch plan-refused", "the user did not allow the command", true)
+	e.stop()
+
+	// With rules, in every mode.
+	if err := os.MkdirAll(filepath.Join(dir, "victim"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.lua(`local cfg = require("agentrun.config").get()
+		cfg.terminal.approve = { allow = { "git status*", "echo *" }, deny = { "rm -rf *" } }
+		require("agentrun").setup(cfg)`, nil)
+	e.startSessionWithin(60 * time.Second)
+	*backend = e.backendPid()
+	step("default", "echo rules-ran", "rules-ran", false)
+	step("", "git status --short; rm -rf victim", "matches deny", false)
+	step("auto", "echo hi && touch rules-made", "the user did not allow the command", true)
+	if _, err := os.Stat(filepath.Join(dir, "victim")); err != nil {
+		t.Errorf("victim is gone: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rules-made")); err == nil {
+		t.Errorf("rules-made was made by a refused line")
 	}
 }

@@ -191,8 +191,9 @@ func TestRealCodexAsksUnderOurRules(t *testing.T) {
 		name, rules, want string
 		ran               bool
 	}{
-		{"allowed", `{ allow = { "echo *" } }`, "✓ allowed by terminal.approve", true},
-		{"denied", `{ deny = { "echo *" } }`, "✗ refused by terminal.approve", false},
+		// a rule allows the redirection that writes ran.txt too
+		{"allowed", `{ allow = { "echo * > ran.txt" } }`, `✓ allowed: allow "echo * > ran.txt"`, true},
+		{"denied", `{ deny = { "echo *" } }`, "✗ refused: `echo from-codex >ran.txt` matches deny", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,15 @@ type fakeAnthropic struct {
 	mu       sync.Mutex
 	requests []string // "POST /v1/messages tools=[...]" for the failure log
 	results  []string // tool_result texts it was sent
+	ids      int
+}
+
+// nextID is a fresh tool_use id.
+func (f *fakeAnthropic) nextID(prefix string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ids++
+	return fmt.Sprintf("%s%d", prefix, f.ids)
 }
 
 func startFakeAnthropic(t *testing.T, command string) *fakeAnthropic {
@@ -76,36 +86,70 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			bash = true
 		}
 	}
+	if os.Getenv("AGENTRUN_FAKE_DUMP") != "" {
+		os.WriteFile(fmt.Sprintf("%s/req-%d.json", os.Getenv("AGENTRUN_FAKE_DUMP"), len(req.Messages)), body, 0o644)
+	}
 	f.mu.Lock()
-	f.requests = append(f.requests, fmt.Sprintf("%s %s stream=%v tools=%v", r.Method, r.URL.Path, req.Stream, tools))
+	f.requests = append(f.requests, fmt.Sprintf("%s %s stream=%v tools=%v messages=%d", r.Method, r.URL.Path, req.Stream, tools, len(req.Messages)))
 	f.mu.Unlock()
 	if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not here"}}`, http.StatusNotFound)
 		return
 	}
-	// The last tool_result, if the model's tool call came back.
-	result := ""
+	// The command asked for: the fake's own, or LINE of the newest
+	// prompt "run: LINE" (one session, several commands). Its result is
+	// the tool_result of the tool_use that ran it (Claude Code may send
+	// the messages merged and out of turn order).
+	command := f.command
+	type block struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		ID        string          `json:"id"`
+		ToolUseID string          `json:"tool_use_id"`
+		Input     json.RawMessage `json:"input"`
+		Content   json.RawMessage `json:"content"`
+	}
+	var all []block
 	for _, m := range req.Messages {
-		var blocks []struct {
-			Type    string          `json:"type"`
-			Content json.RawMessage `json:"content"`
-		}
+		var blocks []block
 		if json.Unmarshal(m.Content, &blocks) != nil {
-			continue
+			var text string
+			if json.Unmarshal(m.Content, &text) == nil {
+				blocks = []block{{Type: "text", Text: text}}
+			}
 		}
 		for _, b := range blocks {
-			if b.Type == "tool_result" {
-				result = toolResultText(b.Content)
+			if m.Role == "user" && b.Type == "text" {
+				if i := strings.LastIndex(b.Text, "run: "); i >= 0 {
+					line, _, _ := strings.Cut(b.Text[i+len("run: "):], "\n")
+					command = strings.TrimSpace(line)
+				}
 			}
+		}
+		all = append(all, blocks...)
+	}
+	ran := map[string]bool{}
+	for _, b := range all {
+		var in struct {
+			Command string `json:"command"`
+		}
+		if b.Type == "tool_use" && json.Unmarshal(b.Input, &in) == nil && in.Command == command {
+			ran[b.ID] = true
+		}
+	}
+	result := ""
+	for _, b := range all {
+		if b.Type == "tool_result" && ran[b.ToolUseID] {
+			result = toolResultText(b.Content)
 		}
 	}
 	switch {
 	case offered && result == "":
-		input, _ := json.Marshal(map[string]any{"command": f.command})
-		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake1", "name": "mcp__agentrun__run_command", "input": map[string]any{}}, string(input))
+		input, _ := json.Marshal(map[string]any{"command": command})
+		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": f.nextID("toolu_fake1_"), "name": "mcp__agentrun__run_command", "input": map[string]any{}}, string(input))
 	case bash && !offered && result == "" && len(req.Messages) > 0 && len(tools) > 1:
-		input, _ := json.Marshal(map[string]any{"command": f.command, "description": "Run the command"})
-		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": "toolu_fake2", "name": "Bash", "input": map[string]any{}}, string(input))
+		input, _ := json.Marshal(map[string]any{"command": command, "description": "Run the command"})
+		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": f.nextID("toolu_fake2_"), "name": "Bash", "input": map[string]any{}}, string(input))
 	case result != "":
 		f.mu.Lock()
 		f.results = append(f.results, result)

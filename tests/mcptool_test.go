@@ -49,10 +49,16 @@ func claudeLikeCommand(t *testing.T) string {
 
 // claudeLikeEditor starts an editor whose default agent is the
 // Claude-like test agent, with extra terminal, agent env and chat options
-// (Lua), and no session yet.
+// (Lua), and no session yet. Its default mode ("Ask before edits") asks
+// first, so under terminal.approve's default every command would be
+// asked: its tests run commands unasked (approve = "run") unless they
+// set approve themselves.
 func claudeLikeEditor(t *testing.T, terminal, env, chat string) *editor {
 	t.Helper()
 	node, agent := claudeLikeArgv(t)
+	if !strings.Contains(terminal, "approve") {
+		terminal = `approve = "run", ` + terminal
+	}
 	return startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "claudelike",
 		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } },

@@ -192,8 +192,9 @@ func claudeLikeScreenEnv(t *testing.T, cols, rows int, env string) *screen {
 		t.Fatal("node is not installed")
 	}
 	agent := filepath.Join(root, "tests", "node", "claudelike.mjs")
+	// approve = "run": its default mode asks first (claudeLikeEditor)
 	return startScreen(t, cols, rows, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
-		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } } })`, node, agent, env))
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun", env = { %s } } }, terminal = { approve = "run" } })`, node, agent, env))
 }
 
 // TestPromptHistory: in the prompt, <Up> on its first line brings back

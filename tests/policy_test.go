@@ -57,7 +57,7 @@ func TestApproveAlwaysAsksWithTheCommandLine(t *testing.T) {
 		{"close the picker", 0, "Could not run `echo approved`: the user did not allow the command \"echo approved\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "always" } })`)
+			e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
 			e.stubSelect(tc.pick)
 			e.startSession()
 			e.cmd("AgentPrompt echo approved")
@@ -67,8 +67,9 @@ func TestApproveAlwaysAsksWithTheCommandLine(t *testing.T) {
 				t.Fatalf("picker shown %d times: %+v", len(p), p)
 			}
 			want := fmt.Sprintf("(agentrun) demo wants to run (in %s):  $ echo approved", e.cwd())
-			if p[0].Prompt != want || strings.Join(p[0].Items, "|") != "Run it|Refuse|Always allow it in this project" || p[0].Kind != "agentrun.approve" {
-				t.Errorf("picker %+v, want prompt %q with Run it|Refuse|Always allow it in this project", p[0], want)
+			items := "Run it|Refuse|Always allow in this project: echo approved"
+			if p[0].Prompt != want || strings.Join(p[0].Items, "|") != items || p[0].Kind != "agentrun.approve" {
+				t.Errorf("picker %+v, want prompt %q with %s", p[0], want, items)
 			}
 			if tc.pick != 1 && len(e.terminals()) != 0 {
 				t.Errorf("a refused command got a terminal: %+v", e.terminals())
@@ -81,7 +82,9 @@ func TestApproveFunctionDecides(t *testing.T) {
 	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = function(cmd)
 		_G.asked = _G.asked or {}
 		table.insert(_G.asked, cmd)
-		if cmd.line:match("^rm ") then return false end
+		for _, c in ipairs(cmd.commands) do
+			if c.program == "rm" then return false end
+		end
 		if cmd.line:match("ask") then return "ask" end
 		if cmd.line:match("boom") then error("boom in approve") end
 		return true
@@ -90,6 +93,10 @@ func TestApproveFunctionDecides(t *testing.T) {
 	e.startSession()
 	steps := []struct{ line, want string }{
 		{"echo fine", "`echo fine` exited with code 0."},
+		// the function sees every simple command: an rm behind true; is found
+		{"true; /bin/rm -rf nothing-here", "Could not run `true; /bin/rm -rf nothing-here`: the user did not allow the command"},
+		// its true does not run what cannot be known before it runs
+		{"$(echo echo) x", "Could not run `$(echo echo) x`: the user did not allow the command"},
 		{"rm -rf nothing-here", "Could not run `rm -rf nothing-here`: the user did not allow the command \"rm -rf nothing-here\""},
 		{"echo ask me", "Could not run `echo ask me`: the user did not allow the command \"echo ask me\""},
 		{"echo boom", "Could not run `echo boom`: the user did not allow the command \"echo boom\""},
@@ -99,29 +106,40 @@ func TestApproveFunctionDecides(t *testing.T) {
 		e.waitChat(s.want, 10*time.Second)
 		e.idle(5 * time.Second)
 	}
-	if p := e.picked(); len(p) != 1 || !strings.Contains(p[0].Prompt, "$ echo ask me") {
-		t.Errorf("picker shown %+v, want once for the \"ask\" answer", p)
+	if p := e.picked(); len(p) != 2 || !strings.Contains(p[0].Prompt, "$ $(echo echo) x") || !strings.Contains(p[1].Prompt, "$ echo ask me") {
+		t.Errorf("picker shown %+v, want for the unknown program and the \"ask\" answer", p)
 	}
 	var asked []struct {
-		Line    string   `msgpack:"line"`
-		Argv    []string `msgpack:"argv"`
-		Cwd     string   `msgpack:"cwd"`
-		Agent   string   `msgpack:"agent"`
-		Session string   `msgpack:"session"`
+		Line     string   `msgpack:"line"`
+		Argv     []string `msgpack:"argv"`
+		Cwd      string   `msgpack:"cwd"`
+		Agent    string   `msgpack:"agent"`
+		Session  string   `msgpack:"session"`
+		Commands []struct {
+			Text    string `msgpack:"text"`
+			Program string `msgpack:"program"`
+		} `msgpack:"commands"`
+		Unknown []string `msgpack:"unknown"`
 	}
 	e.lua(`return _G.asked`, &asked)
-	if len(asked) != 4 {
+	if len(asked) != 6 {
 		t.Fatalf("approve called %d times: %+v", len(asked), asked)
 	}
 	a := asked[0]
 	if a.Line != "echo fine" || strings.Join(a.Argv, "|") != "/bin/sh|-c|echo fine" || a.Cwd != e.cwd() || a.Agent != "demo" || a.Session == "" {
 		t.Errorf("approve got %+v", a)
 	}
+	if c := asked[1].Commands; len(c) != 2 || c[1].Program != "rm" || c[1].Text != "rm -rf nothing-here" {
+		t.Errorf("approve got the commands %+v of %q, want true and rm", c, asked[1].Line)
+	}
+	if u := asked[2].Unknown; len(u) != 1 || !strings.Contains(u[0], "known only when it runs") {
+		t.Errorf("approve got unknown %q for %q", u, asked[2].Line)
+	}
 	n := e.waitNote("terminal.approve failed", 5*time.Second)
 	if !strings.HasPrefix(n.Msg, "(agentrun) terminal.approve failed, so the command was refused: ") || !strings.Contains(n.Msg, "boom in approve") {
 		t.Errorf("notification %q", n.Msg)
 	}
-	e.waitChat("✗ refused by terminal.approve: $ rm -rf nothing-here", time.Second)
+	e.waitChat("✗ refused by terminal.approve (the function)  $ rm -rf nothing-here", time.Second)
 }
 
 func TestAllowedCwd(t *testing.T) {
@@ -215,9 +233,9 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 	}{
 		{`{ terminal = { allowed_cwd = "/tmp" } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
 		{`{ terminal = { allowed_cwd = { "relative/dir" } } }`, []string{"terminal.allowed_cwd", "a list of absolute directories"}},
-		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"never", "always", rules { allow = { "go test *" }, deny = { "rm -rf *" }, otherwise = "ask" | "run" | "refuse" } or a function(cmd) returning true, false or "ask"`}},
-		{`{ terminal = { approve = { allow = "go test *" } } }`, []string{"terminal.approve", `rules { allow = { "go test *" }`}},
-		{`{ terminal = { approve = { deny = { "" } } } }`, []string{"terminal.approve", `rules { allow = { "go test *" }`}},
+		{`{ terminal = { approve = "sometimes" } }`, []string{"terminal.approve", `"agent", "ask", "run", rules { allow = { "go test ./..." }, deny = { "rm *" }, otherwise = "ask" | "run" | "refuse" } or a function(cmd) returning true, false or "ask"`}},
+		{`{ terminal = { approve = { allow = "go test *" } } }`, []string{"terminal.approve", `rules { allow = { "go test ./..." }`}},
+		{`{ terminal = { approve = { deny = { "" } } } }`, []string{"terminal.approve", `rules { allow = { "go test ./..." }`}},
 		{`{ terminal = { approve = { allow = {}, otherwise = "maybe" } } }`, []string{"terminal.approve", `otherwise = "ask" | "run" | "refuse"`}},
 		{`{ terminal = { approve = { alow = { "ls" } } } }`, []string{"terminal.approve", `rules { allow = `}},
 		{`{ terminal = { max_run_ms = -1 } }`, []string{"terminal.max_run_ms", "an integer >= 0 (milliseconds; 0 = no limit)"}},
@@ -261,7 +279,7 @@ func TestBadPolicyOptionsSayWhatIsWrong(t *testing.T) {
 // TestCancelWhileAskingToRun: :AgentCancel while the approval picker is
 // up refuses the command; a late answer from the picker changes nothing.
 func TestCancelWhileAskingToRun(t *testing.T) {
-	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "always" } })`)
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
 	e.lua(`vim.ui.select = function(items, opts, cb) _G.late = cb end`, nil)
 	e.startSession()
 	e.cmd("AgentPrompt echo never")
@@ -335,9 +353,9 @@ func TestOnePolicyForEveryAgent(t *testing.T) {
 	// and "always allow" from our picker, kept in the same file.
 	say("run echo ours", "RESULT Terminal term-1: exited with code 0.")
 	say("run rm -rf /tmp/nothing-here", "RESULT error the command was not run: the user did not allow the command")
-	e.lua(`_G.want = "Always allow it in this project"`, nil)
-	say("run true", "RESULT Terminal term-2: exited with code 0.")
-	say("askrun true", "PERMISSION true: allow")
+	e.lua(`_G.want = "Always allow in this project: ls"`, nil)
+	say("run ls >/dev/null; true", "RESULT Terminal term-2: exited with code 0.")
+	say("askrun ls", "PERMISSION ls: allow")
 	if n := asked(); n != 2 {
 		t.Errorf("asked %d times, want twice", n)
 	}
@@ -357,11 +375,72 @@ func TestOnePolicyForEveryAgent(t *testing.T) {
 	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 	report := strings.Join(lines, "\n")
 	for _, want := range []string{
-		`terminal.approve: rules: allow "echo *", "go test ./..."; deny "rm -rf *"; otherwise ask (for the commands in our terminals, and for the agents' own permission requests that carry a command)`,
-		"always allowed in this project (" + file + "): make lint | true | rm -rf * | npm run *",
+		`terminal.approve: rules (each matches one simple command; a line runs unasked only when every command in it is allowed, and a deny refuses it): — for every agent's commands`,
+		`allow "echo *": echo, then any words (one simple command: never what follows ;, &&, || or |)`,
+		`allow "go test ./...": exactly: go test ./... (one simple command)`,
+		`deny "rm -rf *": rm, then -rf, then any words`,
+		"always allowed in this project on this machine (" + file + "): make lint | ls | rm -rf * | npm run *",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}
+	}
+}
+
+// TestRulesCannotBeWalkedAround: the README's rules through the real
+// plugin (the demo agent runs each prompt as a command line): a line is
+// judged by every simple command in it, so a second command cannot ride
+// along on an allowed one, and a deny rule refuses its program however
+// it is spelled. What the refused lines would have removed is still
+// there.
+func TestRulesCannotBeWalkedAround(t *testing.T) {
+	for _, tc := range []struct {
+		name, rules string
+		cases       []struct{ line, want string }
+	}{
+		{"the README's rules", `{ allow = { "go test ./...", "git status*" }, deny = { "rm -rf *" }, otherwise = "ask" }`, []struct{ line, want string }{
+			{"git status --short; rm -rf victim-1", "✗ refused: `rm -rf victim-1` matches deny \"rm -rf *\""},
+			{"git status --short && touch made-1", "? run command (in "},
+			{"git status $(touch made-2)", "? run command (in "},
+			{"git status > made-3", "? run command (in "},
+		}},
+		{"deny with otherwise run", `{ deny = { "rm -rf *" }, otherwise = "run" }`, []struct{ line, want string }{
+			{"/bin/rm -rf victim-2", "✗ refused: `rm -rf victim-2` matches deny"},
+			{"cd . && rm -rf victim-3", "✗ refused: `rm -rf victim-3` matches deny"},
+			{"true; rm -rf victim-4", "✗ refused: `rm -rf victim-4` matches deny"},
+			{"sh -c 'rm -rf victim-5'", "✗ refused: `rm -rf victim-5` matches deny"},
+			{"command rm -rf victim-6", "✗ refused: `rm -rf victim-6` matches deny"},
+			{"env rm -rf victim-7", "✗ refused: `rm -rf victim-7` matches deny"},
+			{"X=rm; $X -rf victim-8", "? run command (in "},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t, `require("agentrun").setup({ terminal = { approve = `+tc.rules+` } })`)
+			e.stubSelect(2) // refuse whatever is asked
+			dir := e.cwd()
+			for i := 1; i <= 8; i++ {
+				if err := os.MkdirAll(filepath.Join(dir, fmt.Sprintf("victim-%d", i)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.startSession()
+			for _, c := range tc.cases {
+				e.cmd("AgentPrompt " + c.line)
+				e.waitChat(c.want, 10*time.Second)
+				e.waitChat("Could not run `"+c.line+"`", 10*time.Second)
+				e.idle(10 * time.Second)
+			}
+			for i := 1; i <= 8; i++ {
+				if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("victim-%d", i))); err != nil {
+					t.Errorf("victim-%d is gone: %v", i, err)
+				}
+				if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("made-%d", i))); err == nil {
+					t.Errorf("made-%d was made by a refused line", i)
+				}
+			}
+			if ts := e.terminals(); len(ts) != 0 {
+				t.Errorf("refused lines got terminals: %+v", ts)
+			}
+		})
 	}
 }

@@ -169,7 +169,7 @@ vim.fn.mkdir(old, "p")
 vim.fn.writefile({ "# kept by Neovim 0.7", "make lint" }, old .. "/" .. name .. ".txt")`)
 	s.keys(":checkhealth agentrun", "Enter")
 	state := filepath.Join(s.dir, "state", "nvim")
-	s.waitShows(10*time.Second, "always allowed in this project ("+filepath.Join(state, "agentrun", "allow"), "): make lint",
+	s.waitShows(10*time.Second, "always allowed in this project on this machine ("+filepath.Join(state, "agentrun", "allow"), "): make lint",
 		"log file: "+filepath.Join(state, "agentrun.log"))
 	if m, _ := filepath.Glob(filepath.Join(s.dir, "data", "nvim", "agentrun", "allow", "*.txt")); len(m) != 0 {
 		t.Errorf("the old rules file is still there: %v", m)

@@ -350,3 +350,42 @@ func (r Rule) matchArgs(c Command) match {
 	}
 	return rec(0, 0)
 }
+
+// Describe says in words what the rule matches, for :checkhealth.
+func (r Rule) Describe() string {
+	word := func(p pattern) string {
+		if p.lone {
+			return "any words"
+		}
+		if len(p.segs) == 1 {
+			return p.segs[0]
+		}
+		return "a word like " + strings.Join(p.segs, "*")
+	}
+	parts := []string{word(r.program)}
+	if len(r.program.segs) > 1 {
+		parts[0] = "a program like " + strings.Join(r.program.segs, "*")
+	}
+	for _, a := range r.assigns {
+		parts = append([]string{"with " + strings.Join(a.segs, "*")}, parts...)
+	}
+	for _, a := range r.args {
+		parts = append(parts, word(a))
+	}
+	if r.rest {
+		parts = append(parts, "any words after")
+	}
+	for _, w := range r.writes {
+		parts = append(parts, "writing "+w.op+strings.Join(w.target.segs, "*"))
+	}
+	exact := true
+	for _, a := range append(append([]pattern{r.program}, r.args...), r.assigns...) {
+		if len(a.segs) > 1 {
+			exact = false
+		}
+	}
+	if exact {
+		return "exactly: " + strings.Join(parts, " ") + " (one simple command)"
+	}
+	return strings.Join(parts, ", then ") + " (one simple command: never what follows ;, &&, || or |)"
+}

@@ -30,7 +30,9 @@ M.defaults = {
     -- byte_limit (M.unset): rendered text kept per terminal for the agent
     scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
     allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
-    approve = "never", -- "never" | "always" (ask) | { allow, deny, otherwise } | function(cmd) -> true | false | "ask"
+    -- "agent" (ask when the agent's mode asks first) | "ask" | "run" |
+    -- rules { allow, deny, otherwise } | function(cmd) -> true | false | "ask"
+    approve = "agent",
     max_run_ms = 0, -- kill a command after this long; 0 = no limit
     -- confine the agent's commands (bubblewrap): false | "project" |
     -- "project-net" | "strict" | { name, writable, network, home } |
@@ -187,8 +189,12 @@ local function approve_mode(v)
     return list_of_strings(v.allow) and list_of_strings(v.deny)
       and (v.otherwise == nil or v.otherwise == "ask" or v.otherwise == "run" or v.otherwise == "refuse")
   end
-  return v == "never" or v == "always" or type(v) == "function"
+  return v == "agent" or v == "ask" or v == "run" or v == "never" or v == "always" or type(v) == "function"
 end
+
+-- old_approve are the names terminal.approve's values had before they
+-- said what they do ("never" read as "never approved").
+local old_approve = { never = "run", always = "ask" }
 
 local function key_or_false(v)
   return v == false or (type(v) == "string" and v ~= "")
@@ -311,7 +317,10 @@ local function validate(opts)
   check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)", true)
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
-  check("terminal.approve", c.terminal.approve, approve_mode, "\"never\", \"always\", rules { allow = { \"go test *\" }, deny = { \"rm -rf *\" }, otherwise = \"ask\" | \"run\" | \"refuse\" } or a function(cmd) returning true, false or \"ask\"")
+  check("terminal.approve", c.terminal.approve, approve_mode, "\"agent\", \"ask\", \"run\", rules { allow = { \"go test ./...\" }, deny = { \"rm *\" }, otherwise = \"ask\" | \"run\" | \"refuse\" } or a function(cmd) returning true, false or \"ask\"")
+  if old_approve[c.terminal.approve] then
+    c.terminal.approve = old_approve[c.terminal.approve]
+  end
   check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
   check("terminal.persist", c.terminal.persist, function(v)
     return type(v) == "boolean"
@@ -443,7 +452,7 @@ function M.policy()
   end
   return {
     allowed_cwd = #roots > 0 and roots or nil,
-    approve = (type(t.approve) == "function" or type(t.approve) == "table") and "function" or t.approve,
+    approve = (type(t.approve) == "function" or type(t.approve) == "table") and "function" or old_approve[t.approve] or t.approve,
     max_run_ms = t.max_run_ms,
     sandbox = type(t.sandbox) == "function" and { kind = "function" } or (t.sandbox and { kind = "profile", profile = profile(t.sandbox) }) or nil,
     -- nil when empty: msgpack would send {} as an array

@@ -24,6 +24,7 @@ local function send(s, p)
     s.chat:end_message()
     s.chat:user(p.text) -- after the history or the turn it was queued behind
   end
+  require("agentrun.disk").turn_start(s)
   local ok, msg = rpc.request("prompt", s.key, p.text, p.items or {})
   if not ok then
     s.chat:note(msg, "AgentRunError")

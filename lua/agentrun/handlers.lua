@@ -115,6 +115,35 @@ function handlers.session_update(p)
   end
 end
 
+local changed_files
+
+-- changed_files reloads what the turn's commands changed (buffers
+-- without unsaved edits) and lists in the chat the files that changed
+-- while the turn ran, <CR> on one showing its diff against how it was
+-- before the turn (or, for a file with unsaved edits here, against
+-- those).
+local most_listed = 10
+
+changed_files = function(s, chat)
+  local disk = require("agentrun.disk")
+  disk.refresh()
+  local changes = disk.turn_end(s)
+  if #changes == 0 then
+    return
+  end
+  chat:note(string.format("files changed this turn (%d; <CR> on one shows its diff):", #changes))
+  for i, c in ipairs(changes) do
+    if i > most_listed then
+      chat:note(string.format("  … and %d more (git status lists them)", #changes - most_listed))
+      break
+    end
+    local b = chat:note("  " .. c.name .. (c.conflict and "  ⚠ you have unsaved edits in it: <CR> compares them with it" or ""), c.conflict and "AgentRunError" or nil)
+    b.opens = { [0] = function()
+      disk.diff_change(c)
+    end }
+  end
+end
+
 function handlers.turn_end(p)
   local s, chat = chat_of(p)
   if not s then
@@ -145,6 +174,9 @@ function handlers.turn_end(p)
     elseif p.stop_reason and p.stop_reason ~= "end_turn" then
       chat:note("(turn ended: " .. p.stop_reason .. ")")
     end
+  end
+  if chat then
+    changed_files(s, chat)
   end
   conversation.say_dropped(s) -- after the turn's last words (:AgentCancel)
   if interrupted and chat then

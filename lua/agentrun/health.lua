@@ -136,11 +136,15 @@ function M.check()
   -- The one approval policy: our terminals' commands and the agents' own
   -- permission requests that carry a command.
   local policy = require("agentrun.policy")
-  info("terminal.approve: " .. policy.describe() .. " (for the commands in our terminals, and for the agents' own permission requests that carry a command)")
+  local described = vim.split(policy.describe(), "\n")
+  info("terminal.approve: " .. described[1] .. " — for every agent's commands: those in our terminals and the agents' own permission requests that carry a command")
+  for i = 2, #described do
+    info(described[i])
+  end
   local kept = policy.remembered(vim.fn.getcwd())
   local file = policy.file(vim.fn.getcwd())
   if #kept > 0 then
-    info(string.format("always allowed in this project (%s): %s", file, table.concat(kept, " | ")))
+    info(string.format("always allowed in this project on this machine (%s): %s", file, table.concat(kept, " | ")))
   else
     info(string.format("nothing always allowed in this project yet (%s)", file))
   end

@@ -356,6 +356,32 @@ function M.dispose(id)
   return actions.perform("dispose", id)
 end
 
+-- diff(file) compares the unsaved edits of file's buffer (nil: the
+-- current buffer) with the file on disk, side by side in a new tab page
+-- (q closes it): what to look at when an agent's command changed a file
+-- you were editing.
+function M.diff(file)
+  if cmdwin_refuses(":AgentDiff") then
+    return
+  end
+  local util = require("agentrun.util")
+  if file ~= nil and type(file) ~= "string" then
+    util.notify("diff: give a file name (a string), or nothing for this buffer")
+    return
+  end
+  local buf = file and vim.fn.bufnr(file) or vim.api.nvim_get_current_buf()
+  if buf == -1 or not vim.api.nvim_buf_is_loaded(buf) then
+    util.notify(string.format("no buffer edits %s; :AgentDiff compares a buffer with its file", file))
+    return
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == "" or vim.bo[buf].buftype ~= "" or vim.fn.filereadable(name) == 0 then
+    util.notify("this buffer has no file on disk to compare with")
+    return
+  end
+  require("agentrun.disk").diff_disk(buf)
+end
+
 -- terminals() opens the terminal list.
 function M.terminals()
   if cmdwin_refuses(":AgentTerminals") then

@@ -1,23 +1,39 @@
 -- One approval policy for every command, whoever runs it: terminal.approve
 -- decides for the commands the agent runs in our terminals (ui/approve.lua)
 -- and for the agents' own permission requests that carry a command
--- (Claude Code's Bash, Codex's exec: ui/permission.lua). "Always allow"
--- answers are remembered per project in a plain text file, one pattern a
--- line (`*` matches any text, lines starting with # are comments), which
--- the user may read and edit.
+-- (Claude Code's Bash, Codex's exec: ui/permission.lua). A line is judged
+-- by its simple commands: the backend parses it as a shell does
+-- (check_command, Go's internal/cmdrule), so a rule never lets a second
+-- command ride along. "Always allow" answers keep those simple commands
+-- per machine and project in a plain text file, one a line (written as a
+-- rule: `*` is any text; lines starting with # are comments), which the
+-- user may read and edit.
 local config = require("agentrun.config")
+local rpc = require("agentrun.rpc")
 local util = require("agentrun.util")
 
 local M = {}
 
 -- file is where the "always allow" answers of the project at cwd are kept
--- (stdpath("state")/agentrun/allow/, the project's path with % for /). A
--- file Neovim 0.7 kept under stdpath("data") (agentrun did until 0.7 got
--- the same state directory as 0.8+) is moved there the first time.
-function M.file(cwd)
+-- (stdpath("state")/agentrun/allow/, the project's path with % for /; for
+-- a project on another machine, in a folder named for the machine,
+-- allow/me@devbox/…, so an answer given there never allows a command
+-- here). A local file Neovim 0.7 kept under stdpath("data") (agentrun did
+-- until 0.7 got the same state directory as 0.8+) is moved there the
+-- first time.
+function M.file(cwd, machine)
   local compat = require("agentrun.compat")
-  local name = vim.fn.fnamemodify(cwd or vim.fn.getcwd(), ":p"):gsub("/$", ""):gsub("/", "%%")
-  local base = "/agentrun/allow/" .. (name == "" and "%" or name) .. ".txt"
+  local dir = cwd or vim.fn.getcwd()
+  if not machine then
+    dir = vim.fn.fnamemodify(dir, ":p")
+  end
+  local name = dir:gsub("/$", ""):gsub("/", "%%")
+  name = name == "" and "%" or name
+  if machine then
+    local host = machine:gsub("^ssh://", ""):gsub("[/%%]", "_")
+    return compat.state_dir() .. "/agentrun/allow/" .. host .. "/" .. name .. ".txt"
+  end
+  local base = "/agentrun/allow/" .. name .. ".txt"
   local path = compat.state_dir() .. base
   local old = compat.old_state_dir() .. base
   if old ~= path and vim.fn.filereadable(path) == 0 and vim.fn.filereadable(old) == 1 then
@@ -29,10 +45,11 @@ function M.file(cwd)
   return path
 end
 
--- remembered returns the patterns kept for the project at cwd.
-function M.remembered(cwd)
+-- remembered returns the commands kept for the project at cwd (on
+-- machine; nil: this one).
+function M.remembered(cwd, machine)
   local out = {}
-  local path = M.file(cwd)
+  local path = M.file(cwd, machine)
   if vim.fn.filereadable(path) == 0 then
     return out
   end
@@ -45,112 +62,156 @@ function M.remembered(cwd)
   return out
 end
 
--- remember keeps line as always allowed in the project at cwd.
-function M.remember(cwd, line)
-  for _, p in ipairs(M.remembered(cwd)) do
-    if p == line then
-      return
+-- remember keeps each simple command of verdict (check_command's answer)
+-- not allowed yet as always allowed in the project at cwd (on machine).
+-- It returns the texts kept, and those that cannot be kept: a command
+-- with a word known only when it runs would, kept, allow more than the
+-- user saw.
+function M.remember(cwd, machine, verdict)
+  local kept, skipped = {}, {}
+  local have = {}
+  for _, p in ipairs(M.remembered(cwd, machine)) do
+    have[p] = true
+  end
+  for _, c in ipairs(verdict and verdict.commands or {}) do
+    if not c.allowed and c.text ~= "" then
+      if not c.exact then
+        table.insert(skipped, c.text)
+      elseif not have[c.text] then
+        have[c.text] = true
+        table.insert(kept, c.text)
+      end
     end
   end
-  local path = M.file(cwd)
+  if #kept == 0 then
+    return kept, skipped
+  end
+  local path = M.file(cwd, machine)
   vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
   local lines = vim.fn.filereadable(path) == 1 and vim.fn.readfile(path) or {
-    "# agentrun: commands always allowed in " .. (cwd or vim.fn.getcwd()),
-    "# One per line; * matches any text. Edit freely.",
+    "# agentrun: commands always allowed in " .. (machine and (machine .. " ") or "") .. (cwd or vim.fn.getcwd()),
+    "# One simple command a line, written as a terminal.approve rule (* is any text). Edit freely.",
   }
-  table.insert(lines, (line:gsub("\n", " ")))
+  for _, t in ipairs(kept) do
+    table.insert(lines, (t:gsub("\n", " ")))
+  end
   vim.fn.writefile(lines, path)
+  return kept, skipped
 end
 
--- matches says whether line matches pattern: `*` is any text (also none),
--- everything else is itself.
-function M.matches(pattern, line)
-  local parts = vim.split(pattern, "*", { plain = true })
-  if #parts == 1 then
-    return pattern == line
+-- machine_of returns the URL of the machine session key runs on (nil:
+-- this one) and its host as a person names it.
+function M.machine_of(key)
+  local site = require("agentrun.state").site_of(key)
+  if not site then
+    return nil, nil
   end
-  local first, last = parts[1], parts[#parts]
-  if line:sub(1, #first) ~= first or #line < #first + #last or (last ~= "" and line:sub(-#last) ~= last) then
-    return false
-  end
-  local at, stop = #first + 1, #line - #last
-  for i = 2, #parts - 1 do
-    local s, e = line:find(parts[i], at, true)
-    if not s or e > stop then
-      return false
-    end
-    at = e + 1
-  end
-  return true
+  local url = rpc.site_url(site) or site
+  return url, (url:gsub("^ssh://", ""))
 end
 
-local function any(patterns, line)
-  for _, p in ipairs(patterns or {}) do
-    if M.matches(p, line) then
-      return p
-    end
+-- check asks the backend of session key what line runs and what the
+-- rules (and the remembered answers) say of it: { decision = "run" |
+-- "refuse" | "ask", reason, commands = { { text, program, allowed, by,
+-- denied, exact } }, unknown = { why } }. A backend that cannot answer
+-- gives "ask", saying why.
+function M.check(key, line, rules, remembered)
+  rules = rules or {}
+  local v, err = rpc.request("check_command", key, {
+    line = line,
+    allow = rules.allow or {},
+    deny = rules.deny or {},
+    otherwise = rules.otherwise or "ask",
+    remembered = remembered,
+  })
+  if type(v) ~= "table" then
+    return { decision = "ask", reason = "asked: " .. tostring(err or "the backend could not check the line"), commands = {}, unknown = {} }
   end
+  if type(v.errors) == "table" and #v.errors > 0 then
+    util.notify("terminal.approve: " .. v.errors[1], vim.log.levels.WARN)
+  end
+  return v
 end
 
--- verdict decides for cmd ({ line, argv, cwd, session, agent }): true
--- (run), false (refuse) or "ask". For the agent's own permission
--- requests (own = true) "never" and "always" give nil: the agent's own
--- question is shown as it comes. An explicit refusal (a deny rule, the
--- function's false) wins over a remembered "always allow".
+-- verdict decides for cmd ({ line, argv, cwd, session, agent, project,
+-- key, machine }): { decision = "run" | "refuse" | "ask", reason,
+-- commands, unknown }, or nil for an agent's own permission request
+-- (own = true) that no rule or answer decides: its own question is shown
+-- as it comes. By terminal.approve:
+--   "agent", "ask", "run": what was always allowed runs; else ask;
+--   rules { allow, deny, otherwise }: the backend decides on the line's
+--     simple commands, remembered answers allowing as allow rules do;
+--   a function: called with cmd, cmd.commands (the simple commands,
+--     { text, program }) and cmd.unknown (what of the line cannot be
+--     known before it runs); its true runs only a line with nothing
+--     unknown, else the user is asked.
+-- A refusal (a deny rule, the function's false) wins over a remembered
+-- answer.
 function M.verdict(cmd, own)
   local approve = config.get().terminal.approve
-  local remembered = any(M.remembered(cmd.project), cmd.line) ~= nil
+  local kept = M.remembered(cmd.project, cmd.machine)
   if type(approve) == "table" then
-    if any(approve.deny, cmd.line) then
-      return false
-    end
-    if any(approve.allow, cmd.line) or remembered then
-      return true
-    end
-    local otherwise = approve.otherwise or "ask"
-    return otherwise == "run" or (otherwise ~= "refuse" and "ask")
-  elseif type(approve) == "function" then
-    local ok, res = pcall(approve, vim.deepcopy(cmd))
+    return M.check(cmd.key, cmd.line, approve, kept)
+  end
+  local v = M.check(cmd.key, cmd.line, nil, kept)
+  if type(approve) == "function" then
+    local arg = vim.deepcopy(cmd)
+    arg.commands = vim.tbl_map(function(c)
+      return { text = c.text, program = c.program }
+    end, v.commands or {})
+    arg.unknown = vim.deepcopy(v.unknown or {})
+    local ok, res = pcall(approve, arg)
     if not ok then
       util.notify("terminal.approve failed, so the command was refused: " .. tostring(res), vim.log.levels.ERROR)
-      return false
+      return { decision = "refuse", reason = "refused: terminal.approve failed", commands = v.commands }
     end
-    if res == "ask" and remembered then
-      return true
-    end
-    if res == true or res == false or res == "ask" then
-      return res
+    if res == false then
+      return { decision = "refuse", reason = "refused by terminal.approve (the function)", commands = v.commands }
+    elseif res == true and #(v.unknown or {}) > 0 then
+      return { decision = "ask", reason = "asked: terminal.approve allowed it, but " .. v.unknown[1], commands = v.commands, unknown = v.unknown }
+    elseif res == true then
+      return { decision = "run", reason = "allowed by terminal.approve (the function)", commands = v.commands }
+    elseif res == "ask" then
+      return v.decision == "run" and v or { decision = "ask", reason = v.reason, commands = v.commands, unknown = v.unknown }
     end
     util.notify(string.format("terminal.approve must return true, false or \"ask\", not %s; the command was refused", vim.inspect(res)), vim.log.levels.ERROR)
-    return false
+    return { decision = "refuse", reason = "refused: terminal.approve returned " .. vim.inspect(res), commands = v.commands }
   end
-  if remembered then
-    return true
+  if v.decision == "run" then
+    return v
   end
   if own then
     return nil
   end
-  return "ask"
+  return { decision = "ask", reason = v.reason, commands = v.commands, unknown = v.unknown }
 end
 
--- describe says what terminal.approve is, for :checkhealth.
+-- meaning says what each named value of terminal.approve does.
+M.meaning = {
+  agent = "ask when the agent's current mode asks before acting (Claude's Manual and Plan, Codex's Read-only), run otherwise",
+  ask = "ask before every command",
+  run = "run every command without asking",
+}
+
+-- describe says what terminal.approve is, for :checkhealth: for rules,
+-- a line per rule saying what it matches.
 function M.describe()
   local approve = config.get().terminal.approve
   if type(approve) == "table" then
-    local parts = {}
+    local lines = { "rules (each matches one simple command; a line runs unasked only when every command in it is allowed, and a deny refuses it):" }
     for _, k in ipairs({ "allow", "deny" }) do
-      if approve[k] and #approve[k] > 0 then
-        table.insert(parts, k .. " " .. table.concat(vim.tbl_map(function(p)
-          return string.format("%q", p)
-        end, approve[k]), ", "))
+      local list = approve[k] or {}
+      local said = #list > 0 and rpc.request("describe_rules", list) or nil
+      for i, p in ipairs(list) do
+        table.insert(lines, string.format("  %s %q: %s", k, p, type(said) == "table" and said[i] or "(the backend is not running to say)"))
       end
     end
-    table.insert(parts, "otherwise " .. (approve.otherwise or "ask"))
-    return "rules: " .. table.concat(parts, "; ")
+    table.insert(lines, "  otherwise " .. (approve.otherwise or "ask") .. " (a line with a command no rule allows)")
+    return table.concat(lines, "\n")
   elseif type(approve) == "function" then
     return "a function (it decides each command)"
   end
-  return string.format("%q", approve)
+  return string.format("%q: %s", approve, M.meaning[approve] or "?")
 end
 
 return M

@@ -114,6 +114,7 @@ function M.agent_terminal(p)
     t.ended_by = p.not_run or p.failed and "failed" or nil
     term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
+    require("agentrun.disk").refresh() -- the files it changed show as they are
   end
   if t.state == "running" and late then
     -- Said of after its turn ended (Claude Code sends a cancelled

@@ -1,9 +1,13 @@
 -- Command approval (terminal.approve): before a command the agent asked
--- for runs, Go sends "approve" with the exact command line. The policy
--- (agentrun.policy: rules, a function, remembered answers) decides; "ask"
--- shows vim.ui.select with the command line and its cwd. Closing the
--- picker refuses; the agent then gets an error saying the user did not
--- allow it. "Always allow" remembers the line for the project.
+-- for runs, Go sends "approve" with the exact command line (and the name
+-- of the agent's current mode when it asks before acting: "agent", the
+-- default, asks then and only then). The policy
+-- (agentrun.policy: rules on the line's simple commands, a function,
+-- remembered answers) decides; "ask" shows vim.ui.select with the command
+-- line, its cwd and its machine when not this one. Closing the picker
+-- refuses; the agent then gets an error saying the user did not allow it.
+-- "Always allow" remembers the line's simple commands for the project on
+-- that machine. The chat says what decided, before the tool call.
 local ask = require("agentrun.ui.ask")
 local policy = require("agentrun.policy")
 local state = require("agentrun.state")
@@ -16,32 +20,58 @@ end
 
 local note = ask.note
 
--- ask handles one request from Go: { token, key, session_id, line, argv, cwd }.
+-- rememberable lists the texts "Always allow" would keep.
+local function rememberable(v)
+  local out = {}
+  for _, c in ipairs(v.commands or {}) do
+    if not c.allowed and c.exact and c.text ~= "" then
+      table.insert(out, c.text)
+    end
+  end
+  return out
+end
+
+-- ask handles one request from Go: { token, key, session_id, line, argv,
+-- cwd, sandbox, asks_first }.
 function M.ask(p)
   local s = state.sessions[p.key or ""]
-  local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil }
+  local machine, host = policy.machine_of(p.key)
   local project = s and s.cwd or vim.fn.getcwd()
-  cmd.project = project
-  local v = policy.verdict(cmd)
-  if v ~= "ask" then
-    if not v then
-      note(s, "✗ refused by terminal.approve: $ " .. p.line)
-    end
-    ask.answer(p.token, reply(v))
+  local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil, project = project, key = p.key, machine = machine }
+  local approve = require("agentrun.config").get().terminal.approve
+  if approve == "run" or (approve == "agent" and not p.asks_first) then
+    -- nothing asks first: it runs as the agent asked
+    ask.answer(p.token, reply(true))
     return
   end
-  local where = p.cwd
+  local v = policy.verdict(cmd)
+  if v.decision ~= "ask" then
+    note(s, string.format("%s %s  $ %s", v.decision == "run" and "✓" or "✗", v.reason, p.line))
+    ask.answer(p.token, reply(v.decision == "run"))
+    return
+  end
+  local where = (host and ("on " .. host .. ", ") or "") .. "in " .. p.cwd
   if p.sandbox and p.sandbox ~= "" then
     where = where .. ", sandbox " .. p.sandbox
   end
-  note(s, string.format("? run command (in %s): $ %s", where, p.line))
-  ask.select(p.token, { "Run it", "Refuse", "Always allow it in this project" }, {
-    prompt = string.format("(agentrun) %s wants to run (in %s):  $ %s", cmd.agent or "the agent", where, p.line),
+  local why = p.asks_first and string.format("the agent's mode %s asks first", p.asks_first) or v.reason
+  note(s, string.format("? run command (%s): $ %s  (%s)", where, p.line, why))
+  local keep = rememberable(v)
+  local items = { "Run it", "Refuse" }
+  if #keep > 0 then
+    table.insert(items, "Always allow in this project" .. (host and (" on " .. host) or "") .. ": " .. table.concat(keep, " · "))
+  end
+  ask.select(p.token, items, {
+    prompt = string.format("(agentrun) %s wants to run (%s):  $ %s", cmd.agent or "the agent", where, p.line),
     kind = "agentrun.approve",
   }, function(_, idx)
     if idx == 3 then
-      policy.remember(project, p.line)
-      note(s, "  → run, and always allowed in this project (" .. policy.file(project) .. ")")
+      local kept, skipped = policy.remember(project, machine, v)
+      local msg = "  → run, and always allowed here: " .. table.concat(kept, " · ") .. " (" .. policy.file(project, machine) .. ")"
+      if #skipped > 0 then
+        msg = msg .. "; not kept (words known only when it runs): " .. table.concat(skipped, " · ")
+      end
+      note(s, msg)
       return reply(true)
     end
     note(s, idx == 1 and "  → run" or "  → refused")

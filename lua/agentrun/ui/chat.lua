@@ -814,6 +814,9 @@ function Chat:open_at_cursor()
   if b and b.diffs and b.diffs[rel] then
     return require("agentrun.ui.toolcall").open_diff(b.diffs[rel])
   end
+  if b and b.opens and (b.opens[rel] or b.opens[0]) then
+    return (b.opens[rel] or b.opens[0])()
+  end
   if not b or not b.actions then
     return
   end

@@ -66,14 +66,20 @@ function M.ask(p, again)
   -- A request about a command answers to the one policy (terminal.approve
   -- and what was always allowed in this project), as our terminals do.
   local project = s and s.cwd or vim.fn.getcwd()
-  if cmd and not again then
-    local v = policy.verdict({ line = cmd, cwd = merged.rawInput and merged.rawInput.cwd or project, session = p.session_id, agent = s and s.agent, project = project }, true)
-    if v ~= nil and v ~= "ask" then
-      local opt = option(p.options, v and { "allow_once", "allow_always" } or { "reject_once", "reject_always" })
-      ask.note(s, string.format("%s by terminal.approve: %s  $ %s", v and "✓ allowed" or "✗ refused", title, cmd))
-      ask.answer(p.token, opt and opt.optionId or "")
-      return
-    end
+  local machine, host = policy.machine_of(p.key)
+  if host then
+    prompt = prompt .. "  (on " .. host .. ")"
+  end
+  local v
+  if cmd then
+    v = policy.verdict({ line = cmd, cwd = merged.rawInput and merged.rawInput.cwd or project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
+  end
+  if v and not again and v.decision ~= "ask" then
+    local run = v.decision == "run"
+    local opt = option(p.options, run and { "allow_once", "allow_always" } or { "reject_once", "reject_always" })
+    ask.note(s, string.format("%s %s: %s  $ %s", run and "✓" or "✗", v.reason, title, cmd))
+    ask.answer(p.token, opt and opt.optionId or "")
+    return
   end
   if not again then
     ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
@@ -104,7 +110,7 @@ function M.ask(p, again)
     end
     local id = type(choice) == "table" and choice.optionId or ""
     if cmd and type(choice) == "table" and choice.kind == "allow_always" then
-      policy.remember(project, cmd)
+      policy.remember(project, machine, v or policy.check(p.key, cmd, nil, policy.remembered(project, machine)))
     end
     ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"))
     return id

@@ -169,6 +169,9 @@ end
 -- created registers a terminal Go created for the agent and opens its
 -- split.
 function M.created(p)
+  if p.session then
+    require("agentrun.disk").baseline() -- what the command changes is the agent's
+  end
   local t = state.add_terminal({
     id = p.id,
     session = p.session,
@@ -197,6 +200,10 @@ function M.exited(p)
     t.state = "exited"
   end
   t.exit_code, t.signal = p.exit_code, p.signal
+  if t.session then
+    -- an agent's command ended: the files it changed show as they are
+    require("agentrun.disk").refresh()
+  end
   -- The command is gone: a user typing into its split in terminal mode
   -- would only feed a dead pty. Back to normal mode, where q, X and
   -- scrolling work.

@@ -76,10 +76,11 @@ end
 -- fold_keep of them, a diff over 4 * fold_at lines shows 3 * fold_at.
 M.fold_at, M.fold_keep = 12, 8
 
--- open_diff shows diff content c (an edit the agent made or proposes)
--- side by side in a new tab page: the file before and after, in Vim's
--- diff mode, with the file's filetype; q closes the tab. closed, when
--- given, runs once the view is gone (however it was closed).
+-- open_diff shows diff content c (an edit the agent made or proposes:
+-- { path, oldText, newText }, and old_label/new_label for the two sides,
+-- "before" and "after" unless given) side by side in a new tab page, in
+-- Vim's diff mode, with the file's filetype; q closes the tab. closed,
+-- when given, runs once the view is gone (however it was closed).
 function M.open_diff(c, closed)
   local path = tostring(c.path or "file")
   if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
@@ -104,8 +105,8 @@ function M.open_diff(c, closed)
     end, "agentrun: close the diff")
     vim.cmd("diffthis")
   end
-  side(c.oldText, "before", "tabnew")
-  side(c.newText, "after", "rightbelow vnew")
+  side(c.oldText, c.old_label or "before", "tabnew")
+  side(c.newText, c.new_label or "after", "rightbelow vnew")
   if closed then
     vim.api.nvim_create_autocmd("BufWipeout", {
       buffer = vim.api.nvim_get_current_buf(),

@@ -1,0 +1,74 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScreenBuffersStayTrue: a file open and saved in one window and a
+// file with unsaved edits in another; the agent's command changes both
+// on disk. When the command ends, the saved one shows the new text; the
+// one with unsaved edits keeps them, the user is told, and :w cannot
+// write over the agent's change without Neovim asking; the turn's end
+// lists both files, <CR> on one shows its diff against how it was before
+// the turn, and :AgentDiff shows the unsaved edits against the file.
+func TestScreenBuffersStayTrue(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	dir := s.dir
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+	write("notes.txt", "notes\n")
+	write(".gitignore", "/state/\n/cache/\n/data/\n/config/\n/tmux.sock\n/init.lua\n") // the screen's own files
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	s.keys(":e calc.go", "Enter", ":vsplit notes.txt", "Enter")
+	s.keys("G", "o", "added by me", "Escape", ":wincmd l", "Enter")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`sed -i 's/+/*/' calc.go; echo agent-line >> notes.txt`)
+	// the saved buffer shows the agent's change; the other keeps its edits
+	s.waitShows(10*time.Second, "return a * b", "files changed this turn (2; <CR> on one shows its diff):", "⚠ you have unsaved edits in it")
+	// the notes window is the left one: what stands before the first │
+	var left []string
+	for _, l := range strings.Split(s.capture(), "\n") {
+		if i := strings.Index(l, "│"); i >= 0 {
+			left = append(left, l[:i])
+		}
+	}
+	if l := strings.Join(left, "\n"); !strings.Contains(l, "added by me") || strings.Contains(l, "agent-line") {
+		t.Errorf("the buffer with unsaved edits did not keep them as they were:\n%s", l)
+	}
+	s.keys("Escape", ":messages", "Enter")
+	s.waitShows(5*time.Second, "notes.txt changed on disk under your edits (kept): :AgentDiff")
+	s.keys("Enter")
+
+	// <CR> on calc.go's line in the chat: its diff against before the turn
+	s.keys(":wincmd k", "Enter", "/^  calc.go", "Enter", "Enter")
+	s.waitShows(5*time.Second, "calc.go (now)", "return a + b", "return a * b")
+	s.keys("q")
+	// :AgentDiff in the notes window: the unsaved edits against the file
+	s.keys(":wincmd t", "Enter", ":AgentDiff", "Enter")
+	s.waitShows(5*time.Second, "notes.txt (your unsaved edits)", "agent-line", "added by me")
+	s.keys("q")
+	// :w asks before it writes over the agent's change; n keeps it
+	s.keys(":wincmd t", "Enter", ":w", "Enter")
+	s.waitShows(5*time.Second, "WARNING: The file has been changed since reading it!!!")
+	s.keys("n", "Enter")
+	raw, _ := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	if !strings.Contains(string(raw), "agent-line") {
+		t.Errorf("notes.txt lost the agent's change: %q", raw)
+	}
+}
