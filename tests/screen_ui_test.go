@@ -430,3 +430,21 @@ func TestScreenListGivesRowsBack(t *testing.T) {
 		return split == before, fmt.Sprintf("split %d rows, was %d before the list", split, before)
 	})
 }
+
+// TestScreenAgentRunReturnsToYourChat: :AgentRun without a name shows the
+// chat of the session you were in, here the demo agent's, even though
+// another agent is the default; it starts nothing new. Open → q →
+// reopen.
+func TestScreenAgentRunReturnsToYourChat(t *testing.T) {
+	s := startScreen(t, 100, 30, `require("agentrun").setup({ default_agent = "other", agents = { other = { cmd = { "sh", "-c", "sleep 100" } } } })`)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo first-prompt")
+	s.waitShows(10*time.Second, "echo first-prompt exited with code 0.")
+	s.keys("Escape", ":wincmd k", "Enter", "q") // the chat closes
+	s.waitFor("the chat to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun · demo") })
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "echo first-prompt exited with code 0.")
+	s.keys("Escape", `:lua print("sessions: " .. #require("agentrun").status().sessions)`, "Enter")
+	s.waitShows(5*time.Second, "sessions: 1")
+}

@@ -71,6 +71,20 @@ function M.run(name, continue, host)
     warn(string.format("%s is not a machine: write ssh://[user@]host[:port][/dir]", vim.inspect(host)))
     return nil
   end
+  if not name and not host and not continue then
+    -- no name: back to the chat of the session you were in (or the last
+    -- one started), whichever agent it runs; a new session needs a name
+    -- (or ! for the default agent's)
+    local s = state.session()
+    if not s or s.ended then
+      s = launch.live()
+    end
+    if s and not s.ended then
+      state.current = s.key
+      s.chat:open()
+      return s
+    end
+  end
   if not name and config.rejected then
     warn(string.format("setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
   end
