@@ -72,3 +72,32 @@ func TestScreenBuffersStayTrue(t *testing.T) {
 		t.Errorf("notes.txt lost the agent's change: %q", raw)
 	}
 }
+
+// TestScreenFileLineOpensInTheEditor: gF on a file:line a command printed
+// in its split opens the file at that line in the editor window, not in
+// the split (which still shows the terminal); <CR> on one in the chat
+// does the same; gf where there is no file says so.
+func TestScreenFileLineOpensInTheEditor(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	if err := os.MkdirAll(filepath.Join(s.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "sub", "f.txt"), []byte("one\ntwo\nthree-here\nfour\nfive\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("printf 'x\\nf.txt:3:7: boom\\n'")
+	s.waitShows(10*time.Second, "[exit 0]")
+	// in the split: the second line, its first WORD (found below the cwd)
+	s.keys("Escape", ":wincmd j", "Enter", ":2", "Enter", "gF")
+	s.waitShows(5*time.Second, "three-here", "sub/f.txt", "3,7")
+	if sc := s.capture(); !strings.Contains(sc, "agentrun://terminal/term-1") {
+		t.Errorf("the split no longer shows the terminal:\n%s", sc)
+	}
+	// in the chat: <CR> on the command's line that names it
+	s.keys(":e #", "Enter", ":wincmd l", "Enter", "/f.txt:3", "Enter", "Enter")
+	s.waitShows(5*time.Second, "three-here", "3,7")
+	s.keys(":wincmd j", "Enter", ":wincmd j", "Enter", ":1", "Enter", "gf")
+	s.waitShows(5*time.Second, "no file under the cursor (x)")
+}

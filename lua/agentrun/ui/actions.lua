@@ -325,11 +325,19 @@ function M.map_prefixes(buf, where)
   end
 end
 
--- A terminal split's keys are mapped as its buffer is made.
+-- A terminal split's keys are mapped as its buffer is made, and gf, gF
+-- and <CR> open a file:line of its output in the editor window.
 table.insert(term.on_buffer, function(t)
   M.map(t.bufnr, "split", function()
     return t.id
   end)
+  local gotofile = require("agentrun.ui.gotofile")
+  gotofile.map(t.bufnr)
+  compat.map(t.bufnr, "<CR>", function()
+    if not gotofile.open() then
+      vim.cmd("normal! +") -- what <CR> does elsewhere
+    end
+  end, "agentrun: open the file:line under the cursor in the editor window")
 end)
 
 -- hint is the line that lists the keys of `where`'s actions.

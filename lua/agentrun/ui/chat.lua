@@ -210,7 +210,10 @@ function Chat:map_keys(only)
   end
   map(self.buf, km.open, function()
     self:open_at_cursor()
-  end, "open the terminal or the diff under the cursor")
+  end, "open the terminal, the diff or the file:line under the cursor")
+  if only[self.buf] then
+    require("agentrun.ui.gotofile").map(self.buf)
+  end
   map(self.buf, km.close, function()
     self:close()
   end, "close the chat")
@@ -818,6 +821,7 @@ function Chat:open_at_cursor()
     return (b.opens[rel] or b.opens[0])()
   end
   if not b or not b.actions then
+    require("agentrun.ui.gotofile").open() -- a file:line in the text
     return
   end
   local id = b.actions[rel]

@@ -1,0 +1,169 @@
+-- file:line under the cursor in a terminal split or the chat (a compiler
+-- error, a failing test, a stack trace) opens in the editor window you
+-- came from, never inside the split: gf, gF and <CR>. The path is found
+-- relative to the command's cwd (then the session's, then Neovim's, then
+-- below them: `go test` names a file of the package's directory).
+local state = require("agentrun.state")
+local util = require("agentrun.util")
+
+local api = vim.api
+local M = {}
+
+-- ours says whether window w shows a buffer of agentrun's (a split, the
+-- chat, the prompt, the list) or a special one.
+local function ours(w)
+  local b = api.nvim_win_get_buf(w)
+  return api.nvim_buf_get_name(b):match("^agentrun://") ~= nil or vim.bo[b].buftype ~= ""
+end
+
+-- last is the last editor window the user was in.
+local last
+
+local group = api.nvim_create_augroup("agentrun_gotofile", { clear = true })
+api.nvim_create_autocmd("WinLeave", {
+  group = group,
+  desc = "agentrun: the editor window a file:line opens in",
+  callback = function()
+    local w = api.nvim_get_current_win()
+    if not ours(w) then
+      last = w
+    end
+  end,
+})
+
+-- editor_window returns the window a file opens in: the last editor
+-- window of this tab page, else another one of it, else a new window
+-- above the current one.
+local function editor_window()
+  local tab = api.nvim_get_current_tabpage()
+  if last and api.nvim_win_is_valid(last) and api.nvim_win_get_tabpage(last) == tab and not ours(last) then
+    return last
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
+    if not ours(w) and api.nvim_win_get_config(w).relative == "" then
+      return w
+    end
+  end
+  vim.cmd("aboveleft new")
+  return api.nvim_get_current_win()
+end
+
+-- parse reads "path:line[:col]" (or a bare path) out of text, with what
+-- compilers and test runners put around it taken off.
+function M.parse(text)
+  text = text:gsub("^[%(%[\"'<`]+", ""):gsub("[%)%]\"'>`,;%.]+$", "")
+  text = text:gsub("^file://", "")
+  local path, line, col = text:match("^(.-):(%d+):(%d+)")
+  if not path then
+    path, line = text:match("^(.-):(%d+)")
+  end
+  if not path then
+    path = text:match('^File "(.-)", line') -- Python's tracebacks
+  end
+  path = path or text:gsub(":$", "")
+  if path == "" then
+    return nil
+  end
+  return path, tonumber(line), tonumber(col)
+end
+
+-- resolve finds path in dirs, then below them (a bounded search).
+local function resolve(path, dirs)
+  if path:sub(1, 1) == "/" or path:sub(1, 1) == "~" then
+    local p = vim.fn.expand(path)
+    return vim.fn.filereadable(p) == 1 and p or nil
+  end
+  for _, d in ipairs(dirs) do
+    local p = d .. "/" .. path
+    if vim.fn.filereadable(p) == 1 then
+      return vim.fn.fnamemodify(p, ":p")
+    end
+  end
+  for _, d in ipairs(dirs) do
+    local found = vim.fn.findfile(path, d .. "/**4")
+    if found ~= "" then
+      return vim.fn.fnamemodify(found, ":p")
+    end
+  end
+end
+
+-- dirs is where a path in buf is looked for.
+local function dirs(buf)
+  local out = {}
+  local function add(d)
+    if type(d) == "string" and d ~= "" then
+      table.insert(out, d)
+    end
+  end
+  for _, t in pairs(state.terminals) do
+    if t.bufnr == buf then
+      add(t.cwd)
+      local s = state.sessions[t.session or ""]
+      add(s and s.cwd)
+    end
+  end
+  for _, s in pairs(state.sessions) do
+    if s.chat and (s.chat.buf == buf) then
+      add(s.cwd)
+    end
+  end
+  add(vim.fn.getcwd())
+  return out
+end
+
+-- target returns the file, line and column under the cursor, or nil.
+function M.target()
+  local buf = api.nvim_get_current_buf()
+  local line = api.nvim_get_current_line()
+  local word = vim.fn.expand("<cWORD>")
+  local candidates = { word }
+  -- Python: File "x.py", line 3 — the words around the cursor's
+  local py = line:match('File "[^"]+", line %d+')
+  if py then
+    table.insert(candidates, 1, (py:gsub('^File "([^"]+)", line (%d+)', "%1:%2")))
+  end
+  for _, c in ipairs(candidates) do
+    local path, lnum, col = M.parse(c)
+    if path then
+      local file = resolve(path, dirs(buf))
+      if file then
+        return file, lnum, col
+      end
+    end
+  end
+end
+
+-- open opens the file:line under the cursor in the editor window; false
+-- when there is none under it.
+function M.open()
+  local file, lnum, col = M.target()
+  if not file then
+    return false
+  end
+  local w = editor_window()
+  api.nvim_set_current_win(w)
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  if lnum then
+    pcall(api.nvim_win_set_cursor, w, { lnum, math.max((col or 1) - 1, 0) })
+    vim.cmd("normal! zv")
+  end
+  return true
+end
+
+-- key is what gf and gF do in our buffers: open the file there, or say
+-- that there is none.
+function M.key()
+  if not M.open() then
+    util.notify(string.format("no file under the cursor (%s)", vim.fn.expand("<cWORD>")), vim.log.levels.INFO)
+  end
+end
+
+-- map maps gf and gF in buf.
+function M.map(buf)
+  local compat = require("agentrun.compat")
+  for _, k in ipairs({ "gf", "gF" }) do
+    compat.map(buf, k, M.key, "agentrun: open the file:line under the cursor in the editor window")
+  end
+end
+
+return M
