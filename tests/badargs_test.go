@@ -71,6 +71,11 @@ func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 		":AgentStop now",
 		":AgentTerminals foo",
 		":AgentLogin x",
+		":AgentDiff a b",
+		":AgentDiff nosuch-file",
+		":AgentDiff", // the current buffer has no file
+		`require("agentrun").diff(42)`,
+		`require("agentrun").diff("nosuch-file")`,
 		`require("agentrun").kill(42)`,
 		`require("agentrun").kill({})`,
 		`require("agentrun").kill("term-99")`,
