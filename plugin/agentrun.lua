@@ -71,6 +71,16 @@ local commands = {
       api().terminals()
     end,
   },
+  AgentQuickfix = {
+    desc = "agentrun: load the failures terminal [id] printed (default: this split's, else the newest) into the quickfix list",
+    usage = ":AgentQuickfix [id]",
+    complete = function(lead)
+      return api()._complete_terminals(lead)
+    end,
+    run = function(o)
+      api().quickfix(arg(o))
+    end,
+  },
   AgentDiff = {
     desc = "agentrun: compare [file]'s unsaved edits (default: this buffer's) with the file on disk, which an agent's command changed",
     usage = ":AgentDiff [file]",

@@ -72,6 +72,9 @@ func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 		":AgentTerminals foo",
 		":AgentLogin x",
 		":AgentDiff a b",
+		":AgentQuickfix term-1 term-2",
+		":AgentQuickfix term-99",
+		`require("agentrun").quickfix(42)`,
 		":AgentDiff nosuch-file",
 		":AgentDiff", // the current buffer has no file
 		`require("agentrun").diff(42)`,

@@ -101,3 +101,56 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	s.keys(":wincmd j", "Enter", ":wincmd j", "Enter", ":1", "Enter", "gf")
 	s.waitShows(5*time.Second, "no file under the cursor (x)")
 }
+
+// TestScreenFailuresToQuickfix: Q in the split of a failing go test and
+// of a failing Python unittest loads the right files and lines into the
+// quickfix list (a go test names its file relative to its package) and
+// shows the first in the editor window, where :cnext goes on; Q where
+// nothing failed says so.
+func TestScreenFailuresToQuickfix(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(s.dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/q\n\ngo 1.21\n")
+	write("calc/calc.go", "package calc\n\nfunc Mul(a, b int) int { return a + b }\n")
+	write("calc/calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestMul(t *testing.T) {\n\tif got := Mul(2, 3); got != 6 {\n\t\tt.Errorf(\"Mul(2, 3) = %d, want 6\", got)\n\t}\n}\n")
+	write("test_py.py", "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(1, 2)\n\n    def test_two(self):\n        self.assertEqual('a', 'b')\n")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	// the machine's build cache: the screen's HOME is new, and a cold one
+	// compiles the testing package for many seconds
+	cache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	s.prompt("GOCACHE=" + strings.TrimSpace(string(cache)) + " go test -count=1 ./calc/")
+	s.waitShows(60*time.Second, "[exit 1]")
+	s.keys("Escape", ":wincmd j", "Enter", "Q")
+	s.waitShows(5*time.Second, "calc/calc_test.go|7| Mul(2, 3) = 5, want 6", "term-1: 1 in the quickfix list (go")
+	s.keys(`:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
+	s.waitShows(5*time.Second, "in calc_test.go at 7")
+
+	s.keys(":wincmd l", "Enter", "i")
+	s.prompt("python3 -m unittest test_py")
+	s.waitShows(20*time.Second, "python3 -m unittest test_py exited with code 1.")
+	s.keys("Escape", ":AgentQuickfix term-2", "Enter")
+	s.waitShows(5*time.Second, "test_py.py|6|", "test_py.py|9|", "term-2: 2 in the quickfix list")
+	s.keys(":cnext", "Enter", `:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
+	s.waitShows(5*time.Second, "in test_py.py at 9")
+
+	s.keys(":AgentQuickfix term-3", "Enter")
+	s.waitShows(5*time.Second, `unknown terminal "term-3"`)
+	s.keys(":wincmd l", "Enter", "i")
+	s.prompt("echo all fine")
+	s.waitShows(10*time.Second, "echo all fine exited with code 0.")
+	s.keys("Escape", ":AgentQuickfix term-3", "Enter")
+	s.waitShows(5*time.Second, "term-3: no file:line in its output")
+}

@@ -55,6 +55,7 @@ M.defaults = {
     open = "<CR>", -- chat / terminal list: open the terminal under the cursor
     takeover = "T", -- terminal split / terminal list: take the terminal over from the agent
     dispose = "dd", -- terminal list: kill, release and wipe the terminal
+    quickfix = "Q", -- terminal split / terminal list: its failures to the quickfix list
     toggle = "<Tab>", -- chat: show or fold a thought or a tool call's long output
     history_prev = "<Up>", -- prompt area, first line: the previous prompt sent
     history_next = "<Down>", -- prompt area, last line: the next one (then what you were typing)

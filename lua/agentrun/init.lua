@@ -232,6 +232,36 @@ for _, a in ipairs(actions.actions) do
   end
 end
 
+-- quickfix(id) loads the failures terminal id printed (default: the
+-- terminal of the current buffer, else the newest) into the quickfix
+-- list and shows the first in the editor window.
+function M.quickfix(id)
+  if cmdwin_refuses(":AgentQuickfix") then
+    return false
+  end
+  if id ~= nil and type(id) ~= "string" then
+    warn("quickfix(id): id must be a terminal id, like \"term-3\"")
+    return false
+  end
+  local t
+  if id then
+    t = state.terminals[id]
+  else
+    local buf = vim.api.nvim_get_current_buf()
+    for _, x in pairs(state.terminals) do
+      if x.bufnr == buf then
+        t = x
+      end
+    end
+    t = t or state.terminals[state.terminal_order[#state.terminal_order] or ""]
+  end
+  if not t then
+    warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or "no terminal to read; run a command first")
+    return false
+  end
+  return actions.perform("quickfix", t)
+end
+
 -- open_terminal(id) opens a terminal's split and enters it.
 function M.open_terminal(id)
   if cmdwin_refuses("open_terminal()") then

@@ -180,6 +180,15 @@ M.actions = {
     end,
   },
   {
+    name = "quickfix",
+    desc = "load the failures it printed into the quickfix list",
+    where = { split = true, list = true },
+    condition = always,
+    run = function(t)
+      return require("agentrun.ui.quickfix").load(t)
+    end,
+  },
+  {
     name = "close",
     desc = "close the window (the process keeps running)",
     where = { split = true, list = true },

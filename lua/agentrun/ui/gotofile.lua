@@ -34,7 +34,7 @@ api.nvim_create_autocmd("WinLeave", {
 -- editor_window returns the window a file opens in: the last editor
 -- window of this tab page, else another one of it, else a new window
 -- above the current one.
-local function editor_window()
+function M.editor_window()
   local tab = api.nvim_get_current_tabpage()
   if last and api.nvim_win_is_valid(last) and api.nvim_win_get_tabpage(last) == tab and not ours(last) then
     return last
@@ -69,6 +69,9 @@ end
 
 -- resolve finds path in dirs, then below them (a bounded search).
 local function resolve(path, dirs)
+  if path == "" then
+    return nil
+  end
   if path:sub(1, 1) == "/" or path:sub(1, 1) == "~" then
     local p = vim.fn.expand(path)
     return vim.fn.filereadable(p) == 1 and p or nil
@@ -111,6 +114,11 @@ local function dirs(buf)
   return out
 end
 
+-- resolve_in finds path as gf would in buf (a terminal's or the chat's).
+function M.resolve_in(path, buf)
+  return resolve(path, dirs(buf))
+end
+
 -- target returns the file, line and column under the cursor, or nil.
 function M.target()
   local buf = api.nvim_get_current_buf()
@@ -140,7 +148,7 @@ function M.open()
   if not file then
     return false
   end
-  local w = editor_window()
+  local w = M.editor_window()
   api.nvim_set_current_win(w)
   vim.cmd("edit " .. vim.fn.fnameescape(file))
   if lnum then
