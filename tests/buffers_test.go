@@ -55,7 +55,7 @@ func TestScreenBuffersStayTrue(t *testing.T) {
 	s.waitShows(5*time.Second, "notes.txt changed on disk under your edits (kept): :AgentDiff")
 	s.keys("Enter")
 
-	// <CR> on calc.go's line in the chat: its diff against before the turn
+	// <CR> on the saved file's line in the chat: its diff against before the turn
 	s.keys(":wincmd k", "Enter", "/^  calc.go", "Enter", "Enter")
 	s.waitShows(5*time.Second, "calc.go (now)", "return a + b", "return a * b")
 	s.keys("q")

@@ -18,7 +18,7 @@ local compilers = {
 }
 
 -- extra are formats put before the compiler's: what its plugin misses
--- (go test's indented "x_test.go:13: msg"), or the whole format.
+-- (the indented "file:13: msg" lines of go test), or the whole format.
 local extra = {
   go = [[%\s%#%f:%l:%c: %m,%\s%#%f:%l: %m]],
   python = [[%\s%#File "%f"\, line %l%.%#,%f:%l: %m,%-G%.%#]],
