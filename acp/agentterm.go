@@ -30,6 +30,15 @@ import (
 //     terminal_output or terminal_exit. The exit is then read from
 //     rawOutput, else from the final status (completed: 0).
 //   - codex-acp sometimes sends no terminal_exit: the final status ends it.
+//   - Agents that report a command only as a tool call (Gemini CLI, Qwen
+//     Code, opencode, Copilot CLI): kind "execute" or a command in
+//     rawInput, no terminal. The split is titled with the command (not
+//     the model's description); text content is its output, appended
+//     while each update extends what was shown (opencode and Copilot send
+//     all output so far), else shown anew with a marker; the exit code is
+//     read from rawOutput (exitCode, metadata.exit, "Exit code N") or the
+//     text's "exit code N"; when the agent sends none, the split says so
+//     rather than "exit 0" (Gemini says "completed" whatever the exit).
 //   - The ACP v2 draft: session updates terminal_update (an upsert; its
 //     output is a base64 snapshot that replaces what is shown; exitStatus
 //     ends it) and terminal_output_chunk (base64 bytes to append).
@@ -65,6 +74,9 @@ type AgentTerminal struct {
 	// the text the agent then sends as output is for the model and is not
 	// shown.
 	NotRun string
+	// Unreported: the command ended, and the agent said nothing of how
+	// (no exit code, no signal).
+	Unreported bool
 	// KeepsReporting: the agent goes on reporting this command after its
 	// turn ended or was cancelled (codex-acp), so only its own exit (or
 	// the session's end) ends the display.
@@ -84,6 +96,15 @@ type agentTerms struct {
 	// keepsReporting is set for an agent that reports its commands after
 	// a cancelled turn (codex-acp).
 	keepsReporting bool
+	// candidates are tool calls that run a command and show no terminal
+	// (yet), by session + tool call id; withTerm those that showed one.
+	candidates map[string]*candidate
+	withTerm   map[string]bool
+}
+
+// candidate is a command known only from its tool call, not shown yet.
+type candidate struct {
+	title, cwd string
 }
 
 // maxEarly bounds the output held for one tool call not seen yet.
@@ -98,10 +119,16 @@ type agentTermState struct {
 	// in held until the update that says which).
 	atEnd bool
 	held  []byte
+	// generic: a command known only from its tool call (kind execute, a
+	// rawInput command), whose text content is its output; text is what
+	// was shown of it.
+	generic bool
+	text    string
 }
 
 func newAgentTerms() *agentTerms {
-	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{}}
+	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{},
+		candidates: map[string]*candidate{}, withTerm: map[string]bool{}}
 }
 
 // isOurs reports whether id is a terminal of ours (terminal/create): a
@@ -116,12 +143,19 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		content     []acpsdk.ToolCallContent
 		status      acpsdk.ToolCallStatus
 		rawOutput   any
+		rawInput    any
+		kind        acpsdk.ToolKind
 	)
 	switch u := n.Update; {
 	case u.ToolCall != nil:
 		call, title, meta, content, status, rawOutput = string(u.ToolCall.ToolCallId), u.ToolCall.Title, u.ToolCall.Meta, u.ToolCall.Content, u.ToolCall.Status, u.ToolCall.RawOutput
+		rawInput, kind = u.ToolCall.RawInput, u.ToolCall.Kind
 	case u.ToolCallUpdate != nil:
 		call, meta, content, rawOutput = string(u.ToolCallUpdate.ToolCallId), u.ToolCallUpdate.Meta, u.ToolCallUpdate.Content, u.ToolCallUpdate.RawOutput
+		rawInput = u.ToolCallUpdate.RawInput
+		if u.ToolCallUpdate.Kind != nil {
+			kind = *u.ToolCallUpdate.Kind
+		}
 		if u.ToolCallUpdate.Title != nil {
 			title = *u.ToolCallUpdate.Title
 		}
@@ -172,9 +206,50 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	if info, ok := meta["terminal_info"].(map[string]any); ok {
 		start(metaString(info, "terminal_id"), metaString(info, "cwd"))
 	}
+	terminal := false
 	for _, c := range content {
-		if c.Terminal != nil && !ours(sid, c.Terminal.TerminalId) {
-			start(c.Terminal.TerminalId, "")
+		if c.Terminal != nil {
+			terminal = true
+			if !ours(sid, c.Terminal.TerminalId) {
+				start(c.Terminal.TerminalId, "")
+			}
+		}
+	}
+	key := sid + "\x00" + call
+	if terminal {
+		// a terminal shows it (ours, or the agent's): no display of its own
+		at.withTerm[key] = true
+		delete(at.candidates, key)
+	}
+	if call != "" && at.byCall[key] == nil && !at.withTerm[key] && meta["terminal_info"] == nil && claudeCode == nil {
+		// an MCP tool's call (ours included) is no shell command of the agent's
+		mcp := strings.HasPrefix(title, "mcp__")
+		line := commandLine(rawInput)
+		c := at.candidates[key]
+		if c == nil && !mcp && (kind == acpsdk.ToolKindExecute || kind == "" && line != "") {
+			c = &candidate{}
+			at.candidates[key] = c
+		}
+		if c != nil {
+			if line != "" {
+				c.title = line // the command, not the model's description of it
+			} else if c.title == "" {
+				c.title = title
+			}
+			if cwd := metaString(asMap(rawInput), "cwd"); cwd != "" {
+				c.cwd = cwd
+			}
+			// shown once there is something to show: a permission asked
+			// first may still be followed by a terminal of ours
+			if contentText(content) != "" || status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed {
+				delete(at.candidates, key)
+				start(call, c.cwd)
+				st := at.byCall[key]
+				st.generic = true
+				if c.title != "" {
+					ev(st).Title = c.title
+				}
+			}
 		}
 	}
 	st := at.byCall[sid+"\x00"+call]
@@ -210,8 +285,24 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		e.Output = append(e.Output, lineEnds(string(st.held))...)
 		st.held = nil
 	}
-	if title != "" && title != "Terminal" { // Claude's first title is a placeholder
+	if title != "" && title != "Terminal" && !st.generic { // Claude's first title is a placeholder
 		ev(st).Title = title
+	}
+	if line := commandLine(rawInput); st.generic && line != "" {
+		ev(st).Title = line // the command, not the model's description of it
+	}
+	if st.generic && !st.exited {
+		if text := contentText(content); text != "" {
+			e := ev(st)
+			switch {
+			case strings.HasPrefix(text, st.text):
+				e.Output = append(e.Output, lineEnds(text[len(st.text):])...)
+			default:
+				// not a continuation of what was shown: shown anew
+				e.Output, e.Replace = append(lineEnds("\x1b[2m[the agent sent the output anew]\x1b[0m\n"), lineEnds(text)...), true
+			}
+			st.text, st.output = text, true
+		}
 	}
 	for _, key := range []string{"terminal_output", "terminal_output_delta"} {
 		if o, ok := meta[key].(map[string]any); ok {
@@ -251,6 +342,17 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 				e.Output = append(e.Output, lineEnds(text)...)
 				st.output = true
 			}
+		} else if code, ok := trailerExit(st.text); st.generic && ok {
+			e.ExitCode = &code
+		} else if st.generic {
+			if !st.output {
+				e.Output = append(e.Output, lineEnds("\x1b[2m(the agent sent no output for this command; with terminals = \"agentrun\" it runs in agentrun's terminal, where you see it)\x1b[0m\n")...)
+			}
+			if status == acpsdk.ToolCallStatusFailed {
+				e.Failed = true
+			} else {
+				e.Unreported = true
+			}
 		} else if status == acpsdk.ToolCallStatusCompleted {
 			zero := 0
 			e.ExitCode = &zero
@@ -278,6 +380,16 @@ func (at *agentTerms) forget(sid string) {
 			delete(at.early, k)
 		}
 	}
+	for k := range at.candidates {
+		if strings.HasPrefix(k, prefix) {
+			delete(at.candidates, k)
+		}
+	}
+	for k := range at.withTerm {
+		if strings.HasPrefix(k, prefix) {
+			delete(at.withTerm, k)
+		}
+	}
 }
 
 // named returns the state of terminal id in session sid, or def when id is
@@ -294,8 +406,19 @@ func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState
 var exitCodeRe = regexp.MustCompile(`^Exit code (\d+)\n?`)
 
 // exitCodeOf reads an exit code from a tool call's rawOutput, with the
-// command's output that follows it.
+// command's output that follows it: Claude Code's "Exit code N\n<output>",
+// Qwen Code's {exitCode}, opencode's {metadata: {exit}}.
 func exitCodeOf(raw any) (code int, text string, ok bool) {
+	if m := asMap(raw); m != nil {
+		for _, obj := range []map[string]any{m, asMap(m["metadata"])} {
+			for _, key := range []string{"exitCode", "exit_code", "exit"} {
+				if c, ok := metaNumber(obj, key); ok {
+					return c, "", true
+				}
+			}
+		}
+		return 0, "", false
+	}
 	s, isString := raw.(string)
 	if !isString {
 		return 0, "", false
@@ -309,6 +432,59 @@ func exitCodeOf(raw any) (code int, text string, ok bool) {
 		return 0, "", false
 	}
 	return code, s[len(m[0]):], true
+}
+
+// trailerRe finds the exit code an agent writes into a command's text:
+// Copilot CLI's "<shellId: 1 completed with exit code 3>", Qwen Code's
+// "Exit Code: 3".
+var trailerRe = regexp.MustCompile(`(?i)exit code:? (-?\d+)`)
+
+// trailerExit reads the last such exit code of text.
+func trailerExit(text string) (int, bool) {
+	all := trailerRe.FindAllStringSubmatch(text, -1)
+	if len(all) == 0 {
+		return 0, false
+	}
+	code, err := strconv.Atoi(all[len(all)-1][1])
+	return code, err == nil
+}
+
+// asMap is v as a JSON object (nil when it is not one).
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// commandLine is the command a tool call's rawInput names: command (a
+// string, or a list joined by spaces) or cmd.
+func commandLine(rawInput any) string {
+	m := asMap(rawInput)
+	for _, key := range []string{"command", "cmd"} {
+		switch v := m[key].(type) {
+		case string:
+			return v
+		case []any:
+			var parts []string
+			for _, p := range v {
+				if s, ok := p.(string); ok {
+					parts = append(parts, s)
+				}
+			}
+			return strings.Join(parts, " ")
+		}
+	}
+	return ""
+}
+
+// contentText is the text of a tool call's text content blocks.
+func contentText(content []acpsdk.ToolCallContent) string {
+	var b strings.Builder
+	for _, c := range content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			b.WriteString(c.Content.Content.Text.Text)
+		}
+	}
+	return b.String()
 }
 
 // lineEnds turns text's "\n" line ends into "\r\n" for a terminal.

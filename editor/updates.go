@@ -113,6 +113,9 @@ func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 		if ev.NotRun != "" {
 			p["not_run"] = notRunText(ev.NotRun)
 		}
+		if ev.Unreported {
+			p["unreported"] = true
+		}
 		if data, ok := p["data"].(string); ok {
 			p["data"] = data + string(f.Flush(nil))
 		}

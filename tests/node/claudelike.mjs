@@ -379,7 +379,8 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     return { stopReason: "end_turn" };
   }
   const toolCallId = `toolu_${++calls}`;
-  await update({ sessionUpdate: "tool_call", toolCallId, title: args.command ?? tool, kind: "execute", status: "in_progress", rawInput: args });
+  // as Claude Code does: the tool call names the MCP tool in _meta.claudeCode
+  await update({ sessionUpdate: "tool_call", toolCallId, title: args.command ?? tool, kind: "execute", status: "in_progress", rawInput: args, _meta: { claudeCode: { toolName: `mcp__agentrun__${tool}` } } });
   let result;
   try {
     result = await s.mcp.callTool({ name: tool, arguments: args, _meta: { "claudecode/toolUseId": toolCallId } }, undefined, { timeout: 600000, signal: s.abort.signal });

@@ -110,7 +110,8 @@ function M.agent_terminal(p)
     t.state = "exited"
     t.exit_code = p.exit_code
     t.signal = p.signal
-    local what = p.not_run or p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code)) or "failed"
+    local what = p.not_run or p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code))
+      or p.unreported and "ended; the agent did not say its exit code" or "failed"
     t.ended_by = p.not_run or p.failed and "failed" or nil
     term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
