@@ -57,6 +57,10 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	if strings.Contains(text, "claude tick 5") {
 		t.Error("the split showed nothing before the command ended: not live")
 	}
+	// The tool call reads as what it does: the command, in progress.
+	if chat := e.chat(); !strings.Contains(strings.ReplaceAll(chat, "\n", ""), "◐ "+line) {
+		t.Errorf("while it runs, the chat does not show the command in progress:\n%s", chat)
+	}
 	e.waitChat("The tool said: Terminal "+term.ID+": exited with code 0.", 60*time.Second)
 	e.idle(60 * time.Second)
 	var asked int
@@ -76,7 +80,7 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
 	// Claude Code 0.23 replays the /model it ran at the start inside the
 	// first prompt, as markup: it reads as the command and its answer.
-	replay := []string{"> run the ticker", "● mcp__agentrun__run_command", "claude tick 5", "The tool said: Terminal " + term.ID}
+	replay := []string{"> run the ticker", "● ", "claude tick 5", "The tool said: Terminal " + term.ID}
 	if pkg.version == "0.23.1" {
 		replay = append([]string{"> /model ", "> (Set model to "}, replay...)
 	}

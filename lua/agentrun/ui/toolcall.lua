@@ -149,10 +149,24 @@ end
 -- and its diffs { [line] = the diff content } (0-based lines within the
 -- block).
 function M.render(tc)
-  local st = status_text[tc.status or "pending"] or { "?", tostring(tc.status), "AgentRunToolPending" }
-  local head = string.format("%s %s", st[1], tc.title or "tool call")
-  if tc.kind and tc.kind ~= "" then
-    head = head .. string.format(" [%s]", tc.kind)
+  local title, status, kind = tc.title, tc.status or "pending", tc.kind
+  -- A call of our terminal tool reads as what it does: the command it
+  -- runs, in progress while it runs (Claude Code titles it with the
+  -- tool's name and leaves it pending).
+  local ours = tc.agentrun_terminals and tc.agentrun_terminals[#tc.agentrun_terminals]
+  local t = ours and require("agentrun.state").terminals[ours]
+  if t then
+    if (title == nil or title:match("^mcp__agentrun__")) and t.command then
+      title, kind = t.command, nil
+    end
+    if t.state == "running" and status == "pending" then
+      status = "in_progress"
+    end
+  end
+  local st = status_text[status] or { "?", tostring(status), "AgentRunToolPending" }
+  local head = string.format("%s %s", st[1], title or "tool call")
+  if kind and kind ~= "" then
+    head = head .. string.format(" [%s]", kind)
   end
   head = head .. " · " .. st[2]
   local lines, hls = { head }, { { 0, st[3] } }
