@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -186,7 +187,24 @@ func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 	} else {
 		p["signal"] = st.Signal
 	}
+	if last := lastLine(t.Output().Text); last != "" {
+		p["last_line"] = last // for the notice of an end out of sight
+	}
 	ts.events.push(evTerminalExit, p)
+}
+
+// lastLine is the last line of text with something on it, cut to 120
+// characters.
+func lastLine(text string) string {
+	text = strings.TrimRight(text, " \t\r\n")
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[i+1:]
+	}
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > 120 {
+		text = string(r[:119]) + "…"
+	}
+	return text
 }
 
 // writeInput writes the user's keystrokes to the pty in order, off the RPC

@@ -154,3 +154,31 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 	s.keys("Escape", ":AgentQuickfix term-3", "Enter")
 	s.waitShows(5*time.Second, "term-3: no file:line in its output")
 }
+
+// TestScreenEndOutOfSightIsSaid: a command that ends while no window
+// shows it (its split closed) is said once, with how it ended and its
+// last line; one that ends in sight is not.
+func TestScreenEndOutOfSightIsSaid(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo in-sight; exit 4")
+	s.waitShows(10*time.Second, "[exit 4]")
+	// it ends when the test says so: once its split is closed
+	s.prompt("while [ ! -e go ]; do sleep 0.1; done; echo last-words; exit 3")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys("Escape", ":wincmd j", "Enter", "q") // the split closes; it runs on
+	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/term-2") })
+	if err := os.WriteFile(filepath.Join(s.dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.waitShows(10*time.Second, "term-2 ended (exit 3): last-words — while [ ! -e go ]")
+	s.keys(":messages", "Enter")
+	sc := s.waitShows(5*time.Second, "term-2 ended (exit 3)")
+	if n := strings.Count(sc, "term-2 ended"); n != 1 {
+		t.Errorf("the end was said %d times:\n%s", n, sc)
+	}
+	if strings.Contains(sc, "term-1 ended") {
+		t.Errorf("an end in sight was said too:\n%s", sc)
+	}
+}

@@ -116,6 +116,9 @@ function M.agent_terminal(p)
     term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
     require("agentrun.disk").refresh() -- the files it changed show as they are
+    if not p.not_run then
+      term().ended_unseen(t, p.last_line)
+    end
   end
   if t.state == "running" and late then
     -- Said of after its turn ended (Claude Code sends a cancelled

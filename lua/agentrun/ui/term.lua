@@ -191,6 +191,36 @@ function M.created(p)
 end
 
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
+-- ended_unseen tells, once, that the agent's command t ended while no
+-- window of this tab page shows it: how it ended and its last line, with
+-- vim.notify (so nvim-notify, noice and fidget show it too). Not once
+-- the session ended (:AgentStop, :qa kill them all).
+function M.ended_unseen(t, last)
+  local s = state.sessions[t.session or ""]
+  if t.end_noticed or not s or s.ended then
+    return
+  end
+  local tab = api.nvim_get_current_tabpage()
+  for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
+    if api.nvim_win_get_tabpage(w) == tab then
+      return
+    end
+  end
+  t.end_noticed = true
+  local how = t.signal and t.signal ~= "" and ("signal " .. t.signal) or t.exit_code ~= nil and ("exit " .. tostring(t.exit_code)) or "ended"
+  -- its last line first: a long command line is what gets cut
+  local msg = string.format("%s ended (%s): ", t.id, how)
+  if last and last ~= "" then
+    msg = msg .. last .. " — "
+  end
+  msg = msg .. (t.command or "")
+  local room = math.max(vim.o.columns - 24, 40) -- one line, no Press ENTER
+  if vim.fn.strchars(msg) > room then
+    msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
+  end
+  notify(msg, t.exit_code == 0 and vim.log.levels.INFO or vim.log.levels.WARN)
+end
+
 function M.exited(p)
   local t = state.terminals[p.id]
   if not t then
@@ -203,6 +233,7 @@ function M.exited(p)
   if t.session then
     -- an agent's command ended: the files it changed show as they are
     require("agentrun.disk").refresh()
+    M.ended_unseen(t, p.last_line)
   end
   -- The command is gone: a user typing into its split in terminal mode
   -- would only feed a dead pty. Back to normal mode, where q, X and
