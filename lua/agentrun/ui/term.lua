@@ -192,12 +192,17 @@ end
 
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
 -- ended_unseen tells, once, that the agent's command t ended while no
--- window of this tab page shows it: how it ended and its last line, with
--- vim.notify (so nvim-notify, noice and fidget show it too). Not once
--- the session ended (:AgentStop, :qa kill them all).
+-- window of this tab page shows it, though one did (its split was closed,
+-- or taken by another command, or you went to another tab page; with
+-- terminal.position "none" you chose not to see them): how it ended and
+-- its last line, with vim.notify (so nvim-notify, noice and fidget show
+-- it too). Not once the session ended or Neovim quits.
 function M.ended_unseen(t, last)
   local s = state.sessions[t.session or ""]
-  if t.end_noticed or not s or s.ended then
+  if t.end_noticed or not s or s.ended or vim.v.exiting ~= vim.NIL then
+    return
+  end
+  if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr) and vim.b[t.bufnr].agentrun_was_shown) then
     return
   end
   local tab = api.nvim_get_current_tabpage()
