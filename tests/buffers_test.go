@@ -52,7 +52,7 @@ func TestScreenBuffersStayTrue(t *testing.T) {
 		t.Errorf("the buffer with unsaved edits did not keep them as they were:\n%s", l)
 	}
 	s.keys("Escape", ":messages", "Enter")
-	s.waitShows(5*time.Second, "notes.txt changed on disk under your edits (kept): :AgentDiff")
+	s.waitShows(5*time.Second, "notes.txt changed on disk under your edits: :AgentDiff")
 	s.keys("Enter")
 
 	// <CR> on the saved file's line in the chat: its diff against before the turn

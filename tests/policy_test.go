@@ -375,10 +375,10 @@ func TestOnePolicyForEveryAgent(t *testing.T) {
 	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 	report := strings.Join(lines, "\n")
 	for _, want := range []string{
-		`terminal.approve: rules (each matches one simple command; a line runs unasked only when every command in it is allowed, and a deny refuses it): — for every agent's commands`,
+		`terminal.approve: rules (each matches one simple command; a line runs unasked only when every command in it is allowed, and a deny refuses it) — for every agent's commands`,
 		`allow "echo *": echo, then any words (one simple command: never what follows ;, &&, || or |)`,
 		`allow "go test ./...": exactly: go test ./... (one simple command)`,
-		`deny "rm -rf *": rm, then -rf, then any words`,
+		`deny "rm -rf *": refuses a line with rm, then -rf, then any words anywhere in it`,
 		"always allowed in this project on this machine (" + file + "): make lint | ls | rm -rf * | npm run *",
 	} {
 		if !strings.Contains(report, want) {

@@ -64,6 +64,29 @@ type Verdict struct {
 // without a rule (so "cd sub && go test ./..." needs only the go rule).
 var harmless = map[string]bool{"cd": true, "pushd": true, "popd": true, "pwd": true, "true": true, "false": true, ":": true}
 
+// staysHere says a cd-like command moves only down into the project: a
+// relative directory with no "..", known before it runs. A cd elsewhere
+// would run the allowed commands after it outside the project.
+func staysHere(c Command) bool {
+	if c.Program != "cd" && c.Program != "pushd" && c.Program != "popd" {
+		return true
+	}
+	if c.Program == "popd" {
+		return false
+	}
+	for _, a := range c.Args {
+		if !a.Known || a.Glob || strings.HasPrefix(a.Value, "/") || strings.HasPrefix(a.Value, "~") || a.Value == "-" {
+			return false
+		}
+		for _, part := range strings.Split(a.Value, "/") {
+			if part == ".." {
+				return false
+			}
+		}
+	}
+	return len(c.Args) > 0 // cd alone goes home
+}
+
 // Harmless lists the programs allowed without a rule (for the docs).
 func Harmless() []string { return []string{"cd", "pushd", "popd", "pwd", "true", "false", ":"} }
 
@@ -95,6 +118,14 @@ func (rs Rules) DecideAnalysis(an Analysis) Verdict {
 		return out
 	}
 	deny, allow, kept := parse(rs.Deny, "deny"), parse(rs.Allow, "allow"), parse(rs.Remembered, "remembered")
+	// A deny rule that cannot be read might have refused the line: it
+	// is never run unasked then.
+	badDeny := ""
+	for _, e := range v.Errors {
+		if strings.HasPrefix(e, "deny: ") && badDeny == "" {
+			badDeny = e
+		}
+	}
 	var denied, unsure, notAllowed []Checked
 	for _, c := range an.Commands {
 		ch := Checked{Text: c.Text(), Program: c.Program, Via: c.Via, Exact: c.Exact()}
@@ -111,7 +142,7 @@ func (rs Rules) DecideAnalysis(an Analysis) Verdict {
 			}
 		}
 		switch {
-		case harmless[c.Program] && len(c.Writes) == 0:
+		case harmless[c.Program] && len(c.Writes) == 0 && staysHere(c):
 			ch.Allowed, ch.By = true, "a builtin that changes nothing"
 		default:
 			for _, list := range []struct {
@@ -148,6 +179,9 @@ func (rs Rules) DecideAnalysis(an Analysis) Verdict {
 	case len(denied) > 0:
 		v.Decision = Refuse
 		v.Reason = fmt.Sprintf("refused: %s matches deny %q", quoteCmd(denied[0]), denied[0].Denied)
+	case badDeny != "":
+		v.Decision = Ask
+		v.Reason = "asked: a deny rule cannot be read (" + badDeny + "), so nothing runs unasked until it is fixed"
 	case len(v.Unknown) > 0 && otherwise == Refuse:
 		v.Decision = Refuse
 		v.Reason = "refused: " + v.Unknown[0] + ", and no rule allows what it cannot see"

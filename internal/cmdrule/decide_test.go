@@ -77,6 +77,14 @@ func TestDecide(t *testing.T) {
 		{"git -c alias", runAll, `git -c alias.st='!rm -rf x' st`, Ask},
 		// other commands run under otherwise = "run"
 		{"run otherwise", runAll, "make && rm -f x", Run},
+		{"a script on stdin", runAll, "echo 'rm -rf x' | sh", Ask},
+		{"a script file", runAll, "echo 'rm -rf x' > s.sh; sh s.sh", Ask},
+		{"source", runAll, "source ./env.sh", Ask},
+		{"busybox", runAll, "busybox rm -rf x", Refuse},
+		{"a deny rule that cannot be read", Rules{Deny: []string{"rm -rf $HOME/*"}, Otherwise: Run}, "rm -rf $HOME/victim", Ask},
+		{"cd out of the project", readmeRules, "cd /tmp && go test ./...", Ask},
+		{"cd up", readmeRules, "cd .. && go test ./...", Ask},
+		{"cd down", readmeRules, "cd sub/pkg && go test ./...", Run},
 		{"refuse otherwise", Rules{Allow: []string{"ls"}, Otherwise: Refuse}, "ls; make", Refuse},
 		{"refuse unknown", Rules{Allow: []string{"ls"}, Otherwise: Refuse}, "$X", Refuse},
 		// remembered answers allow as rules do

@@ -44,6 +44,7 @@ func init() {
 		"runuser": wrapDashC("c", "command"),
 		"script":  wrapDashC("c", "command"),
 		"flock":   wrapDashC("c", "command"),
+		"busybox": inner(opts{}),
 	}
 	for _, sh := range []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash"} {
 		wrappers[sh] = wrapShell
@@ -391,11 +392,9 @@ func wrapEval(a *analyzer, cmd Command, depth int) bool {
 }
 
 func wrapSource(a *analyzer, cmd Command, depth int) bool {
-	if len(cmd.Args) == 0 || !cmd.Args[0].Known || cmd.Args[0].Glob {
-		a.unknownf("%s reads a file whose name is known only when it runs", cmd.Program)
-		return true
-	}
-	return false
+	a.unknownf("%s runs the commands of a file the line does not show", cmd.Program)
+	a.commands = append(a.commands, cmd)
+	return true
 }
 
 // wrapTrap: trap's action runs later, as a script.
@@ -529,7 +528,11 @@ func wrapShell(a *analyzer, cmd Command, depth int) bool {
 		}
 	}
 	if !dashC {
-		return false
+		// a script from a file or from its input: what it runs cannot be
+		// seen in the line
+		a.unknownf("%s runs a script the line does not show (from its input or a file)", cmd.Program)
+		a.commands = append(a.commands, cmd)
+		return true
 	}
 	if i >= len(args) {
 		a.unknownf("%s -c without a command", cmd.Program)

@@ -116,7 +116,7 @@ function M.refresh()
     elseif now and seen[f.buf] and now ~= seen[f.buf] and noticed[f.buf] ~= now then
       noticed[f.buf] = now
       table.insert(conflicted, f.name)
-      util.notify(string.format("%s changed on disk under your edits (kept): :AgentDiff", vim.fn.fnamemodify(f.name, ":~:.")), vim.log.levels.WARN)
+      util.notify(string.format("%s changed on disk under your edits: :AgentDiff", vim.fn.fnamemodify(f.name, ":~:.")), vim.log.levels.WARN)
     end
   end
   return reloaded, conflicted

@@ -415,12 +415,16 @@ function M.diff(file)
   end
   local buf = file and vim.fn.bufnr(file) or vim.api.nvim_get_current_buf()
   if buf == -1 or not vim.api.nvim_buf_is_loaded(buf) then
-    util.notify(string.format("no buffer edits %s; :AgentDiff compares a buffer with its file", file))
+    util.notify(string.format("no buffer holds %s; :AgentDiff compares a buffer's unsaved edits with its file", file))
     return
   end
   local name = vim.api.nvim_buf_get_name(buf)
   if name == "" or vim.bo[buf].buftype ~= "" or vim.fn.filereadable(name) == 0 then
     util.notify("this buffer has no file on disk to compare with")
+    return
+  end
+  if not vim.bo[buf].modified then
+    util.notify(string.format("%s has no unsaved edits; it shows the file as it is", vim.fn.fnamemodify(name, ":~:.")), vim.log.levels.INFO)
     return
   end
   require("agentrun.disk").diff_disk(buf)

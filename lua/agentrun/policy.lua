@@ -110,6 +110,8 @@ function M.machine_of(key)
   return url, (url:gsub("^ssh://", ""))
 end
 
+local said_errors = {}
+
 -- check asks the backend of session key what line runs and what the
 -- rules (and the remembered answers) say of it: { decision = "run" |
 -- "refuse" | "ask", reason, commands = { { text, program, allowed, by,
@@ -127,7 +129,8 @@ function M.check(key, line, rules, remembered)
   if type(v) ~= "table" then
     return { decision = "ask", reason = "asked: " .. tostring(err or "the backend could not check the line"), commands = {}, unknown = {} }
   end
-  if type(v.errors) == "table" and #v.errors > 0 then
+  if type(v.errors) == "table" and #v.errors > 0 and not said_errors[v.errors[1]] then
+    said_errors[v.errors[1]] = true -- once, not before every command
     util.notify("terminal.approve: " .. v.errors[1], vim.log.levels.WARN)
   end
   return v
@@ -189,7 +192,7 @@ end
 -- meaning says what each named value of terminal.approve does.
 M.meaning = {
   agent = "ask when the agent's current mode asks before acting (Claude's Manual and Plan, Codex's Read-only), run otherwise",
-  ask = "ask before every command",
+  ask = "ask before every command (but those always allowed in this project)",
   run = "run every command without asking",
 }
 
@@ -198,12 +201,17 @@ M.meaning = {
 function M.describe()
   local approve = config.get().terminal.approve
   if type(approve) == "table" then
-    local lines = { "rules (each matches one simple command; a line runs unasked only when every command in it is allowed, and a deny refuses it):" }
+    local lines = { "rules (each matches one simple command; a line runs unasked only when every command in it is allowed, and a deny refuses it)" }
     for _, k in ipairs({ "allow", "deny" }) do
       local list = approve[k] or {}
       local said = #list > 0 and rpc.request("describe_rules", list) or nil
       for i, p in ipairs(list) do
-        table.insert(lines, string.format("  %s %q: %s", k, p, type(said) == "table" and said[i] or "(the backend is not running to say)"))
+        local what = type(said) == "table" and said[i] or "(the backend is not running to say)"
+        if k == "deny" then
+          -- a deny rule refuses the whole line that holds such a command
+          what = "refuses a line with " .. what:gsub(" %(one simple command[^)]*%)$", ""):gsub(" %(one simple command%)$", "") .. " anywhere in it"
+        end
+        table.insert(lines, string.format("  %s %q: %s", k, p, what))
       end
     end
     table.insert(lines, "  otherwise " .. (approve.otherwise or "ask") .. " (a line with a command no rule allows)")

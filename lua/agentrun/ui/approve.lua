@@ -23,6 +23,9 @@ local note = ask.note
 -- rememberable lists the texts "Always allow" would keep.
 local function rememberable(v)
   local out = {}
+  if #(v.unknown or {}) > 0 then
+    return out -- the line would be asked again anyway
+  end
   for _, c in ipairs(v.commands or {}) do
     if not c.allowed and c.exact and c.text ~= "" then
       table.insert(out, c.text)
