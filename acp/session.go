@@ -262,13 +262,16 @@ func (s *Session) Cancel(ctx context.Context) error {
 	}
 	turn := s.turn
 	s.mu.Unlock()
+	// The agent hears of the cancel first: a command it waits on that
+	// ends by our SIGINT then ends in a turn it knows is cancelled (the
+	// other order let it answer end_turn).
+	err := s.agent.conn.SendNotification(ctx, acpsdk.AgentMethodSessionCancel, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(s.id)})
 	// Every command the turn started in our terminals stops (SIGINT, then
 	// the kill after the grace), whatever the agent makes of the cancel:
 	// Claude Code does not stop the commands its MCP tools started.
 	for _, t := range turn {
 		s.stopTerminal(t)
 	}
-	err := s.agent.conn.SendNotification(ctx, acpsdk.AgentMethodSessionCancel, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(s.id)})
 	if err != nil {
 		return fmt.Errorf("cancel session %q: %w", s.id, err)
 	}

@@ -65,6 +65,9 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 	var w waited
 	select {
 	case w = <-waitCh:
+		// the cancel came first on the wire, but its handler may have
+		// run after the answer was read
+		cancelled = ctx.Err() != nil
 	case <-ctx.Done():
 		cancelled = true
 		if _, err := d.conn.KillTerminal(d.ctx, acpsdk.KillTerminalRequest{SessionId: sid, TerminalId: tid}); err != nil {
