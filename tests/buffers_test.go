@@ -100,6 +100,16 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	s.waitShows(5*time.Second, "three-here", "3,7")
 	s.keys(":wincmd j", "Enter", ":wincmd j", "Enter", ":1", "Enter", "gf")
 	s.waitShows(5*time.Second, "no file under the cursor (x)")
+	// the editor window's buffer has unsaved edits and 'nohidden': the
+	// file opens beside it, the edits stay, no error
+	s.keys(":set nohidden", "Enter", ":wincmd t", "Enter", ":enew", "Enter", "i", "my unsaved words", "Escape")
+	s.keys(":wincmd b", "Enter", ":2", "Enter", "gF")
+	sc := s.waitShows(5*time.Second, "three-here", "my unsaved words")
+	for _, bad := range []string{"E37", "Error", "stack traceback"} {
+		if strings.Contains(sc, bad) {
+			t.Errorf("gF beside unsaved edits shows %q:\n%s", bad, sc)
+		}
+	}
 }
 
 // TestScreenFailuresToQuickfix: Q in the split of a failing go test and

@@ -225,7 +225,7 @@ func (r Rule) Match(c Command, deny bool) match {
 	}
 	m := yes
 	if !deny || len(r.assigns) > 0 {
-		m = min(m, matchSet(r.assigns, c.Assigns, !deny))
+		m = min(m, matchSet(len(r.assigns), len(c.Assigns), func(i, j int) match { return r.assigns[i].word(c.Assigns[j]) }, !deny))
 	}
 	if m == no {
 		return no
@@ -240,52 +240,38 @@ func (r Rule) Match(c Command, deny bool) match {
 	return m
 }
 
-// matchSet: every command word is matched by a rule word (all, for
-// allow) and every rule word matches a command word.
-func matchSet(rule []pattern, words []Word, all bool) match {
+// matchSet matches n rule items against k command items (pair(i, j)
+// matches rule item i with command item j): every rule item matches some
+// command item, and with all every command item is matched by some rule
+// item.
+func matchSet(n, k int, pair func(i, j int) match, all bool) match {
 	m := yes
-	for _, p := range rule {
+	for i := 0; i < n; i++ {
 		found := no
-		for _, w := range words {
-			found = best(found, p.word(w))
+		for j := 0; j < k; j++ {
+			found = best(found, pair(i, j))
 		}
 		m = min(m, found)
 	}
-	if all {
-		for _, w := range words {
-			found := no
-			for _, p := range rule {
-				found = best(found, p.word(w))
-			}
-			m = min(m, found)
+	for j := 0; all && j < k; j++ {
+		found := no
+		for i := 0; i < n; i++ {
+			found = best(found, pair(i, j))
 		}
+		m = min(m, found)
 	}
 	return m
 }
 
+// matchWrites matches the rule's redirections with the command's: the
+// same operator, the target by glob.
 func (r Rule) matchWrites(c Command, all bool) match {
-	m := yes
-	for _, rp := range r.writes {
-		found := no
-		for _, w := range c.Writes {
-			if w.Op == rp.op {
-				found = best(found, rp.target.word(w.Target))
-			}
+	return matchSet(len(r.writes), len(c.Writes), func(i, j int) match {
+		if r.writes[i].op != c.Writes[j].Op {
+			return no
 		}
-		m = min(m, found)
-	}
-	if all {
-		for _, w := range c.Writes {
-			found := no
-			for _, rp := range r.writes {
-				if w.Op == rp.op {
-					found = best(found, rp.target.word(w.Target))
-				}
-			}
-			m = min(m, found)
-		}
-	}
-	return m
+		return r.writes[i].target.word(c.Writes[j].Target)
+	}, all)
 }
 
 // matchArgs matches the rule's words against the command's arguments:

@@ -150,7 +150,11 @@ function M.open()
   end
   local w = M.editor_window()
   api.nvim_set_current_win(w)
-  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  if not pcall(vim.cmd, "edit " .. vim.fn.fnameescape(file)) then
+    -- its buffer has unsaved edits ('nohidden'): keep them, open beside
+    vim.cmd("split " .. vim.fn.fnameescape(file))
+    w = api.nvim_get_current_win()
+  end
   if lnum then
     pcall(api.nvim_win_set_cursor, w, { lnum, math.max((col or 1) - 1, 0) })
     vim.cmd("normal! zv")

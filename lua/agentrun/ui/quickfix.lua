@@ -111,7 +111,11 @@ function M.load(t)
   api.nvim_set_current_win(w)
   vim.cmd("botright copen")
   api.nvim_set_current_win(w)
-  vim.cmd("silent! cfirst")
+  if not pcall(vim.cmd, "cfirst") then
+    -- the editor window's buffer has unsaved edits ('nohidden'): keep them
+    vim.cmd("split")
+    pcall(vim.cmd, "cfirst")
+  end
   util.notify(string.format("%s: %d in the quickfix list (%s; :cnext goes on)", t.id, #items, name), vim.log.levels.INFO)
   return true
 end
