@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The platforms a release ships a binary for (and make cross checks).
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64 darwin/amd64
 
-.PHONY: all deps build cross test test-go demo bench soak fuzz release clean
+.PHONY: all deps build cross test test-go demo bench soak fuzz flake release clean
 
 all: build
 
@@ -69,6 +69,19 @@ bench: build
 
 soak: build
 	AGENTRUN_SOAK=1 $(GO) test -count=1 -timeout 10m -run Soak -v ./...
+
+# flake runs the integration tests RUN matches N times on Neovim NVIM
+# while LOAD busy loops keep the cores busy, as a loaded CI machine does:
+# make flake RUN=TestHeldTerminalLetsGo N=30. A test that fails here is
+# a race to fix at its cause.
+RUN  ?= .
+N    ?= 20
+LOAD ?= 2
+flake: build
+	@bin=$$(bash scripts/nvim-versions.sh $(NVIM)) || exit 1; \
+	pids=; for i in $$(seq 1 $(LOAD)); do (while :; do :; done) & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT; \
+	AGENTRUN_NVIM=$$bin $(GO) test -count=$(N) -failfast -timeout 60m -run '$(RUN)' ./tests/
 
 # fuzz runs every fuzz target for FUZZTIME each (the seeds also run in make test).
 FUZZTIME ?= 30s

@@ -20,7 +20,8 @@ import (
 // read its output, but terminal/kill is refused, terminal/wait_for_exit
 // fails at once (also one already waiting, so the agent moves on),
 // terminal/release and the end of the session only make the agent forget
-// the id: the process keeps running until the user ends it.
+// the id: the process keeps running until the user ends it. Once the
+// agent was told so, that holds also after the user gives it back.
 
 // errTakenOver is the cause of a wait cut short by a takeover.
 var errTakenOver = errors.New("taken over by the user")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"syscall"
@@ -118,5 +119,59 @@ func TestTakeoverSurvivesRelease(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("the user's kill did not end it")
 	}
+	term.Release()
+}
+
+// A terminal the agent was told the user took over stays the user's when
+// the user lets go of it (the claim goes back to the session) before the
+// agent's release arrives: the agent moved on, so its release only
+// forgets the id and the process runs on.
+func TestGivenBackAfterTheAgentMovedOn(t *testing.T) {
+	r := newRecorder()
+	host := newHost(t)
+	a, _ := start(t, selfAgent(t, "probe"), r, Options{Host: host})
+	s := newSession(t, a)
+	letGo := t.TempDir() + "/let-go"
+	done := make(chan []probeResult, 1)
+	go func() {
+		done <- probe(t, s, r,
+			rawReq("terminal/create", `{"sessionId":"$SESSION","command":"sleep 30"}`),
+			rawReq("terminal/wait_for_exit", `{"sessionId":"$SESSION","terminalId":"$T0"}`),
+			probeStep{AwaitPath: letGo},
+			rawReq("terminal/release", `{"sessionId":"$SESSION","terminalId":"$T0"}`))
+	}()
+	created := next(t, r.created, "TerminalCreated")
+	term, err := host.Get(created[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := term.Claims().Holder()
+	if err := term.Claims().Set(ahp.ClientClaim("nvim-other")); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, "the agent to be told it was taken over", waitTimeout, func() (bool, string) {
+		return s.theUsers(term), ""
+	})
+	// the let go: back to the session, before the agent's release
+	if err := term.Claims().Set(session); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(letGo, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := next(t, done, "the probe")
+	if res[1].Error == nil || !strings.Contains(res[1].Error.Message, "taken over") {
+		t.Fatalf("wait_for_exit answered %+v, want the takeover error", res[1])
+	}
+	if res[3].Error != nil {
+		t.Fatalf("release answered %v", res[3].Error.Message)
+	}
+	if term.Released() || syscall.Kill(term.Pid(), 0) != nil {
+		t.Fatal("the agent's release killed a terminal it was told the user took over")
+	}
+	if err := term.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-term.Done()
 	term.Release()
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -33,6 +34,9 @@ type probeStep struct {
 	Stderr string `json:"stderr,omitempty"`
 	// KillSelf makes the agent send itself SIGKILL.
 	KillSelf bool `json:"killSelf,omitempty"`
+	// AwaitPath makes the agent wait until this file exists (the test
+	// creates it when it has done its part between two steps).
+	AwaitPath string `json:"awaitPath,omitempty"`
 }
 
 // probeResult is the outcome of one request step.
@@ -103,6 +107,15 @@ func probePrompt(ctx context.Context, conn *acpsdk.Connection, params json.RawMe
 		case st.KillSelf:
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
+		case st.AwaitPath != "":
+			for {
+				if _, err := os.Stat(st.AwaitPath); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			results = append(results, probeResult{})
+			continue
 		}
 		var params any
 		if st.Params != nil {

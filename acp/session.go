@@ -32,6 +32,12 @@ type Session struct {
 	// after the agent released it (a tool call may still embed one the
 	// user took over: it is ours, not one the agent runs itself).
 	created map[string]bool
+	// gone holds the terminals the agent was told the user took over: it
+	// moved on, so they are the user's for good. Given back to the
+	// session later (a let go), the agent's release or the session's end
+	// still only forgets them (TestOlderClaimEventKeepsTake walked into
+	// a release that killed one just given back).
+	gone    map[string]bool
 	modes   *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
 	config  []acpsdk.SessionConfigOption // as last reported
 	ended   bool
@@ -115,6 +121,7 @@ func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOpti
 		cwd:       cwd,
 		perms:     make(map[int]context.CancelCauseFunc),
 		terminals: make(map[string]*termhost.Terminal),
+		gone:      make(map[string]bool),
 		done:      make(chan struct{}),
 		modes:     resp.Modes,
 		config:    resp.ConfigOptions,
@@ -281,7 +288,7 @@ func (s *Session) Cancel(ctx context.Context) error {
 // stopTerminal stops t (termhost's Stop) unless the user took it over:
 // then it is theirs and goes on.
 func (s *Session) stopTerminal(t *termhost.Terminal) {
-	if takenOver(t) {
+	if takenOver(t) || s.theUsers(t) {
 		return
 	}
 	if err := t.Stop(); err != nil && !errors.Is(err, termhost.ErrReleased) {
@@ -377,7 +384,7 @@ func (s *Session) end(reason error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		for _, t := range terms {
-			if !t.Claims().ReleaseUnlessClientHeld() {
+			if s.theUsers(t) || !t.Claims().ReleaseUnlessClientHeld() {
 				a.log.Info("terminal the user took over outlives its session", "session", s.id, "terminal", t.ID())
 				continue
 			}
@@ -396,3 +403,18 @@ func (s *Session) end(reason error) {
 
 // isAbs reports whether p is an absolute path.
 func isAbs(p string) bool { return p != "" && filepath.IsAbs(p) }
+
+// toldTakenOver records that the agent was told the user took t over
+// (an answer carried takenOverError): t is the user's from then on.
+func (s *Session) toldTakenOver(t *termhost.Terminal) {
+	s.mu.Lock()
+	s.gone[t.ID()] = true
+	s.mu.Unlock()
+}
+
+// theUsers reports whether the agent was told the user took t over.
+func (s *Session) theUsers(t *termhost.Terminal) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone[t.ID()]
+}

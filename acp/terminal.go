@@ -278,13 +278,17 @@ func (a *Agent) handleTerminalWaitForExit(ctx context.Context, params json.RawMe
 	if rerr := decodeParams(method, params, &req); rerr != nil {
 		return nil, rerr
 	}
-	_, t, rerr := a.terminal(ctx, method, req.SessionId, req.TerminalId)
+	s, t, rerr := a.terminal(ctx, method, req.SessionId, req.TerminalId)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if s.theUsers(t) {
+		return nil, takenOverError(t, req.TerminalId, "wait for")
 	}
 	st, err := waitUnlessTakenOver(ctx, t) // claims.go
 	if err != nil {
 		if errors.Is(err, errTakenOver) {
+			s.toldTakenOver(t)
 			return nil, takenOverError(t, req.TerminalId, "wait for")
 		}
 		if ctx.Err() != nil {
@@ -303,11 +307,12 @@ func (a *Agent) handleTerminalKill(ctx context.Context, params json.RawMessage) 
 	if rerr := decodeParams(method, params, &req); rerr != nil {
 		return nil, rerr
 	}
-	_, t, rerr := a.terminal(ctx, method, req.SessionId, req.TerminalId)
+	s, t, rerr := a.terminal(ctx, method, req.SessionId, req.TerminalId)
 	if rerr != nil {
 		return nil, rerr
 	}
-	if takenOver(t) {
+	if takenOver(t) || s.theUsers(t) {
+		s.toldTakenOver(t)
 		return nil, takenOverError(t, req.TerminalId, "kill")
 	}
 	if err := t.Kill(); err != nil {
@@ -337,7 +342,7 @@ func (a *Agent) handleTerminalRelease(ctx context.Context, params json.RawMessag
 		// A concurrent release won.
 		return nil, notFound(fmt.Errorf("unknown terminal %q", req.TerminalId))
 	}
-	if !t.Claims().ReleaseUnlessClientHeld() {
+	if s.theUsers(t) || !t.Claims().ReleaseUnlessClientHeld() {
 		// The user took it over: the agent lets go, the process runs on.
 		a.log.Info("terminal released by the agent keeps running under the user", "session", s.id, "terminal", t.ID())
 		return emptyResult{}, nil
