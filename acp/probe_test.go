@@ -10,8 +10,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
