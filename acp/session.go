@@ -121,7 +121,6 @@ func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOpti
 		cwd:       cwd,
 		perms:     make(map[int]context.CancelCauseFunc),
 		terminals: make(map[string]*termhost.Terminal),
-		gone:      make(map[string]bool),
 		done:      make(chan struct{}),
 		modes:     resp.Modes,
 		config:    resp.ConfigOptions,
@@ -408,6 +407,9 @@ func isAbs(p string) bool { return p != "" && filepath.IsAbs(p) }
 // (an answer carried takenOverError): t is the user's from then on.
 func (s *Session) toldTakenOver(t *termhost.Terminal) {
 	s.mu.Lock()
+	if s.gone == nil {
+		s.gone = make(map[string]bool)
+	}
 	s.gone[t.ID()] = true
 	s.mu.Unlock()
 }
