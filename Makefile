@@ -44,9 +44,9 @@ test-go:
 
 # test checks every platform builds and vets, runs every Go unit test,
 # then the headless Neovim integration tests and the display fuzzer's
-# bounded run on each Neovim version (scripts/integration.sh: the newest
-# first and alone, with the tests whose subject does not change with the
-# local Neovim; the others then side by side).
+# bounded run on each Neovim version (scripts/integration.sh: each
+# version's tests in parts, two at a time; the first version also runs
+# the tests whose subject does not change with the local Neovim).
 test: cross deps build
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
 	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)

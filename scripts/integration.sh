@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # integration.sh runs the Neovim integration tests (./tests) on each
-# Neovim version given, newest first. The first runs alone, with the
-# tests whose subject does not change with the local Neovim (over SSH, the
-# real agent packages: tests/main_test.go onceAcrossNeovims); the others
-# then run side by side, each into a log printed whole when it ends (the
-# suites mostly wait on Neovim and the ptys: two share the 2 cores well,
-# and their processes stay apart by their own runtime directories and
-# tests/main_test.go's run marker).
+# Neovim version given. The test binary is built once; each version's
+# tests are cut into SHARDS parts (every SHARDS-th test by name, so the
+# slow families — Remote*, Real* — spread over all of them), and JOBS
+# parts run at a time, each a process of its own with its own log,
+# printed whole when it ends. The suites mostly wait on Neovim, the ptys
+# and the agents, not on the CPU: several share the 2 cores well, and
+# their processes stay apart by their own runtime directories and
+# tests/main_test.go's run marker. The first version given also runs the
+# tests whose subject does not change with the local Neovim (over SSH,
+# the real agent packages: tests/main_test.go onceAcrossNeovims).
 #
 # Usage: integration.sh VERSION...   (as scripts/nvim-versions.sh takes)
+# Environment: AGENTRUN_TEST_JOBS (default 2), AGENTRUN_TEST_SHARDS
+# (default 2 per version).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-suite() { # suite BIN ONCE: one version's run
-	AGENTRUN_NVIM=$1 AGENTRUN_ONCE_ACROSS_NEOVIMS=$2 "${GO:-go}" test -race -count=1 -timeout 8m ./tests/
-}
+jobs=${AGENTRUN_TEST_JOBS:-2}
+shards=${AGENTRUN_TEST_SHARDS:-2}
 
 bins=()
 for v in "$@"; do
@@ -23,23 +27,56 @@ for v in "$@"; do
 done
 [ ${#bins[@]} -gt 0 ] || exit 0
 
-first=${bins[0]}
-echo "== integration tests on $("$first" --version | head -n1) ($first)"
-suite "$first" "" || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"${GO:-go}" test -race -c -o "$work/tests.test" ./tests/ || exit 1
+mapfile -t names < <(cd tests && "$work/tests.test" -test.list "^(Test|Fuzz|Example)" | grep -E "^(Test|Fuzz|Example)" | sort)
+[ ${#names[@]} -gt 0 ] || { echo "integration.sh: no tests listed" >&2; exit 1; }
 
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-pids=()
-for i in "${!bins[@]}"; do
-	[ "$i" -eq 0 ] && continue
-	suite "${bins[$i]}" 1 > "$logs/$i" 2>&1 &
-	pids[$i]=$!
-done
+# part VERSION_INDEX SHARD: one shard of one version's run, into its log
+part() {
+	local i=$1 s=$2 bin=${bins[$1]} once="" re="" k
+	[ "$i" -gt 0 ] && once=1
+	for k in "${!names[@]}"; do
+		[ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}"
+	done
+	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once \
+		"$work/tests.test" -test.count=1 -test.timeout=8m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
+}
+
+# report VERSION_INDEX SHARD RC: print a part's log under its heading
+report() {
+	local bin=${bins[$1]}
+	echo "== integration tests on $("$bin" --version | head -n1) ($bin), part $(($2 + 1)) of $shards: $([ "$3" -eq 0 ] && echo ok || echo FAILED)"
+	if [ "$3" -eq 0 ]; then
+		grep -v '^PASS$' "$work/log.$1.$2"
+	else
+		cat "$work/log.$1.$2"
+	fi
+}
+
+declare -A running=() # pid -> "i s"
 rc=0
 for i in "${!bins[@]}"; do
-	[ "$i" -eq 0 ] && continue
-	wait "${pids[$i]}" || rc=1
-	echo "== integration tests on $("${bins[$i]}" --version | head -n1) (${bins[$i]}, beside the others)"
-	cat "$logs/$i"
+	for ((s = 0; s < shards; s++)); do
+		while [ ${#running[@]} -ge "$jobs" ]; do
+			wait -n -p done_pid
+			st=$?
+			read -r di ds <<<"${running[$done_pid]}"
+			unset "running[$done_pid]"
+			report "$di" "$ds" "$st"
+			[ "$st" -eq 0 ] || rc=1
+		done
+		part "$i" "$s" &
+		running[$!]="$i $s"
+	done
+done
+while [ ${#running[@]} -gt 0 ]; do
+	wait -n -p done_pid
+	st=$?
+	read -r di ds <<<"${running[$done_pid]}"
+	unset "running[$done_pid]"
+	report "$di" "$ds" "$st"
+	[ "$st" -eq 0 ] || rc=1
 done
 exit $rc

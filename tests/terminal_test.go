@@ -72,9 +72,10 @@ func TestQuitKillsTerminals(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt sleep 3117")
 	e.waitTerminal("sleep 3117", 10*time.Second)
-	if pids := findProcesses("sleep 3117"); len(pids) == 0 {
-		t.Fatal("sleep 3117 is not running")
-	}
+	// the split shows before the shell has exec'd the command
+	eventually(t, "sleep 3117 to run", 10*time.Second, func() (bool, string) {
+		return len(findProcesses("sleep 3117")) > 0, "not found"
+	})
 	_ = e.v.Command("qa!") // Neovim exits; the reply may never come
 	eventually(t, "sleep 3117 to end after :qa!", 10*time.Second, func() (bool, string) {
 		pids := findProcesses("sleep 3117")
