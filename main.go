@@ -45,8 +45,9 @@ import (
 const usage = `agentrun: the backend of agentrun.nvim, and its terminals from a shell.
 
 Usage:
-  agentrun ls                    list the terminals of every agentrun host (Neovim) of yours
-  agentrun ls ssh://[user@]host[:port]
+  agentrun ls [--json]           list the terminals of every agentrun host (Neovim) of yours,
+                                 with the TCP ports they listen on; --json for scripts
+  agentrun ls [--json] ssh://[user@]host[:port]
                                  the same on another machine, over SSH (agentrun of this
                                  version must be installed there)
   agentrun attach [--take] ID    show terminal ID live (its scrollback first); Ctrl-] detaches;
@@ -124,15 +125,24 @@ func main() {
 	case "help", "--help", "-h":
 		fmt.Print(usage)
 	case "ls":
-		if len(args) > 2 {
-			err = fmt.Errorf("usage: agentrun ls [ssh://[user@]host[:port]]")
+		asJSON := false
+		var rest []string
+		for _, a := range args[1:] {
+			if a == "--json" {
+				asJSON = true
+			} else {
+				rest = append(rest, a)
+			}
+		}
+		if len(rest) > 1 {
+			err = fmt.Errorf("usage: agentrun ls [--json] [ssh://[user@]host[:port]]")
 			break
 		}
 		where := ""
-		if len(args) == 2 {
-			where = args[1]
+		if len(rest) == 1 {
+			where = rest[0]
 		}
-		err = hostcli.Ls(ctx, os.Stdout, where)
+		err = hostcli.Ls(ctx, os.Stdout, where, asJSON, 0)
 	case "attach":
 		take := len(args) > 1 && args[1] == "--take"
 		if take {

@@ -71,6 +71,9 @@ type TerminalInfo struct {
 	// connected now: anyone may take it over (a listing shows it so, not
 	// as still held).
 	HolderGone bool `json:"holderGone,omitempty"`
+	// Ports (agentrun extension) are the TCP ports its processes listened
+	// on when last looked at (a dev server's), sorted.
+	Ports []int `json:"ports,omitempty"`
 }
 
 // RootState is the AHP root state as far as agentrun keeps it: the agent
@@ -138,6 +141,9 @@ func (p ContentPart) Detached() ContentPart {
 // Clone returns a copy of i that shares no mutable memory with it.
 func (i TerminalInfo) Clone() TerminalInfo {
 	i.ExitCode = copyPtr(i.ExitCode)
+	if i.Ports != nil {
+		i.Ports = append([]int(nil), i.Ports...)
+	}
 	return i
 }
 

@@ -121,6 +121,7 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"input":            b.terminals.input,
 		"send_input":       b.terminals.sendInput,
 		"shell":            b.terminals.shell,
+		"rerun":            b.terminals.rerun,
 		"takeover":         b.terminals.takeover,
 		"detach":           b.handleDetach,
 		"set_mode":         b.sessions.setMode,

@@ -14,7 +14,8 @@ const (
 	evTerminalCreated     = "terminal_created"
 	evTerminalExit        = "terminal_exit"
 	evTerminalReleased    = "terminal_released"
-	evAgentTerminal       = "agent_terminal" // a terminal the agent runs itself
+	evTerminalActivity    = "terminal_activity" // waits for input, listens on ports (activity.go)
+	evAgentTerminal       = "agent_terminal"    // a terminal the agent runs itself
 	evPermission          = "permission"
 	evPermissionCancelled = "permission_cancelled"
 	evApprove             = "approve"

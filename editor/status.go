@@ -53,6 +53,8 @@ func (tm *terminal) status() map[string]any {
 		"attached":    tm.pump != nil,
 		"sandbox":     tm.sandbox,
 		"output_kept": tm.t != nil,
+		"waiting":     tm.waiting,
+		"ports":       append([]int{}, tm.ports...),
 	}
 	tm.ahpStatus(m)               // claim, title, cwd, size, commands (userterm.go)
 	if _, ok := m["claim"]; !ok { // no AHP state yet

@@ -47,6 +47,11 @@ type terminal struct {
 	limit string
 	// last is what status() shows of the AHP state once t is dropped.
 	last *termState
+	// spec is what it ran, for a rerun (rerun.go).
+	spec termhost.Spec
+	// waiting and ports are what watchActivity saw last (activity.go).
+	waiting bool
+	ports   []int
 }
 
 // terminals are the terminals of this backend's host shown here (the
@@ -143,6 +148,7 @@ func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *term
 		released: make(chan struct{}),
 		input:    make(chan []byte, 1024),
 		t:        t,
+		spec:     spec,
 		state:    "running",
 		user:     user,
 		sandbox:  spec.Confined,
@@ -165,6 +171,7 @@ func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *term
 	ts.events.push(evTerminalCreated, ev)
 	go ts.watchExit(tm, t)
 	go ts.writeInput(tm, t)
+	go ts.watchActivity(tm, t)
 	return tm
 }
 

@@ -2,20 +2,26 @@ package hostcli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/sshlink"
 )
 
-// Ls prints every terminal of every host: id, title, state, holder, age
-// and its last line. where is "" (this machine) or a remote,
-// ssh://[user@]host[:port].
-func Ls(ctx context.Context, out io.Writer, where string) error {
+// Ls prints every terminal of every host: id, title, state, holder, age,
+// the ports it listens on and its last line, in width columns (0: the
+// width of out's terminal, else $COLUMNS, else 120): the title and the
+// last line give way, nothing else is cut. With asJSON it writes them as a
+// JSON array for scripts instead, nothing cut. where is "" (this machine)
+// or a remote, ssh://[user@]host[:port].
+func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int) error {
 	if where != "" && !sshlink.IsURL(where) {
 		return fmt.Errorf("agentrun ls lists this machine's terminals, or a remote's: ssh://[user@]host[:port], not %q", where)
 	}
@@ -31,7 +37,7 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 	if err != nil {
 		return err
 	}
-	if len(all) == 0 {
+	if len(all) == 0 && !asJSON {
 		pids := make([]string, len(live))
 		for i, p := range live {
 			pids[i] = strconv.Itoa(p)
@@ -43,8 +49,7 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 		_, err := fmt.Fprintf(out, "%s no terminals now; a terminal is listed here from when its command starts\n", what)
 		return err
 	}
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTITLE\tSTATE\tHOLDER\tAGE\tLAST LINE")
+	rows := make([]lsRow, 0, len(all))
 	for _, h := range all {
 		last := ""
 		if c, _, err := s.dial(ctx, h.host); err == nil {
@@ -55,13 +60,117 @@ func Ls(ctx context.Context, out io.Writer, where string) error {
 			}
 			c.Close()
 		}
-		// Narrow enough for a 120-column terminal: long titles and
-		// lines are cut (agentrun attach shows them whole), more so
-		// when the ids name a remote (ssh://host/PID:term-N).
-		extra := len([]rune(s.prefix()))
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", h.name(), cut(h.info.Title, max(12, 34-(extra+1)/2)), state(h.info), holder(h.info), age(h.info.CreatedAt), cut(last, max(10, 28-extra/2)))
+		rows = append(rows, lsRow{
+			ID: h.name(), Title: h.info.Title, State: state(h.info), Holder: holder(h.info),
+			CreatedAt: h.info.CreatedAt, Ports: append([]int{}, h.info.Ports...), LastLine: last,
+			ExitCode: h.info.ExitCode, Signal: h.info.ExitSignal,
+		})
 	}
-	return w.Flush()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	return writeTable(out, rows, width)
+}
+
+// lsRow is one terminal as ls shows it; --json writes these fields.
+type lsRow struct {
+	ID        string `json:"id"` // as attach and kill take it
+	Title     string `json:"title"`
+	State     string `json:"state"`
+	Holder    string `json:"holder"`
+	CreatedAt int64  `json:"created_at"` // Unix ms
+	Ports     []int  `json:"ports"`
+	LastLine  string `json:"last_line"`
+	ExitCode  *int   `json:"exit_code,omitempty"`
+	Signal    string `json:"signal,omitempty"`
+}
+
+// writeTable writes rows as columns fitting width: ID, STATE, AGE and
+// PORTS whole (PORTS only when a terminal listens on one), TITLE and LAST
+// LINE sharing the rest, the last line first (each keeps at least 10
+// columns), then HOLDER giving way when that is not enough.
+func writeTable(out io.Writer, rows []lsRow, width int) error {
+	if width <= 0 {
+		width = termWidth()
+	}
+	withPorts := false
+	for _, r := range rows {
+		withPorts = withPorts || len(r.Ports) > 0
+	}
+	cells := make([][]string, 0, len(rows)+1)
+	header := []string{"ID", "TITLE", "STATE", "HOLDER", "AGE"}
+	if withPorts {
+		header = append(header, "PORTS")
+	}
+	cells = append(cells, append(header, "LAST LINE"))
+	for _, r := range rows {
+		c := []string{r.ID, r.Title, r.State, r.Holder, age(r.CreatedAt)}
+		if withPorts {
+			ports := make([]string, len(r.Ports))
+			for i, p := range r.Ports {
+				ports[i] = strconv.Itoa(p)
+			}
+			c = append(c, strings.Join(ports, ","))
+		}
+		cells = append(cells, append(c, r.LastLine))
+	}
+	widths := make([]int, len(header)+1)
+	for _, c := range cells {
+		for i, v := range c {
+			widths[i] = max(widths[i], len([]rune(v)))
+		}
+	}
+	// what the whole columns and the gaps take; the title and the last
+	// line share the rest, the title up to half of it
+	const gap = 2
+	fixed := gap * (len(widths) - 1)
+	for i, w := range widths {
+		if i != 1 && i != len(widths)-1 {
+			fixed += w
+		}
+	}
+	room := width - fixed
+	titleW, lastW := widths[1], widths[len(widths)-1]
+	if titleW+lastW > room {
+		// the last line first (what a command says now), the title
+		// keeps a third of the room or what the line leaves
+		titleW = max(10, min(titleW, max(room/3, room-lastW)))
+		lastW = max(10, room-titleW)
+		// still too wide: the holder gives way too (down to 8)
+		if over := titleW + lastW - room; over > 0 {
+			widths[3] = max(min(widths[3], 8), widths[3]-over)
+		}
+	}
+	widths[1] = titleW
+	var b strings.Builder
+	for _, c := range cells {
+		for i, v := range c {
+			if i == len(c)-1 {
+				b.WriteString(cut(v, lastW))
+				break
+			}
+			v = cut(v, widths[i])
+			b.WriteString(v)
+			b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(v))+gap))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// termWidth is the width of the terminal on stdout, else $COLUMNS, else
+// 120.
+func termWidth() int {
+	if ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return int(ws.Col)
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 120
 }
 
 // cut shortens s to at most n runes, ending in "…" when it was longer.

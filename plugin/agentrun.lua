@@ -71,6 +71,16 @@ local commands = {
       api().terminals()
     end,
   },
+  AgentType = {
+    desc = "agentrun: type into terminal [id] (default: the one that waits for input): its split, in terminal mode",
+    usage = ":AgentType [id]",
+    complete = function(lead)
+      return api()._complete_terminals(lead)
+    end,
+    run = function(o)
+      api().type_into(arg(o))
+    end,
+  },
   AgentQuickfix = {
     desc = "agentrun: load the failures terminal [id] printed (default: this split's, else the newest) into the quickfix list",
     usage = ":AgentQuickfix [id]",

@@ -47,9 +47,13 @@ func (h *Host) listingChanged() {
 	terms := h.Terminals()
 	list := make([]ahp.TerminalInfo, 0, len(terms))
 	for _, t := range terms {
+		ports := t.listedPorts()
 		t.live.mu.Lock()
 		info := t.live.state.Info(t.live.uri)
 		info.CreatedAt = t.started.UnixMilli()
+		if len(ports) > 0 {
+			info.Ports = ports
+		}
 		list = append(list, info)
 		t.live.mu.Unlock()
 	}

@@ -59,6 +59,9 @@ type Terminal struct {
 
 	writeMu sync.Mutex
 
+	portsMu sync.Mutex // a leaf lock: taken under the listing's (listing.go)
+	ports   []int      // what Ports found last (activity.go)
+
 	mu           sync.Mutex
 	leaderStatus ExitStatus
 	limitHit     string // set by watchLimits when it killed the tree

@@ -318,16 +318,18 @@ func TestBackendKilled(t *testing.T) {
 	e.cmd("AgentPrompt " + stubborn)
 	e.waitTerminal(stubborn, 10*time.Second)
 	var normal, stubborns []proc
-	for _, p := range e.underBackend("demo-agent", "sleep 3151", "sleep 3152", "sleep 3153") {
-		if p.Cmdline == "sleep 3153" || strings.HasSuffix(p.Cmdline, stubborn) {
-			stubborns = append(stubborns, p)
-		} else {
-			normal = append(normal, p)
+	// the split shows before the shell has started its sleep
+	e.waitFor("the stubborn shell and its sleep", 10*time.Second, func() (bool, string) {
+		normal, stubborns = nil, nil
+		for _, p := range e.underBackend("demo-agent", "sleep 3151", "sleep 3152", "sleep 3153") {
+			if p.Cmdline == "sleep 3153" || strings.HasSuffix(p.Cmdline, stubborn) {
+				stubborns = append(stubborns, p)
+			} else {
+				normal = append(normal, p)
+			}
 		}
-	}
-	if len(stubborns) != 2 {
-		t.Fatalf("stubborn processes %v", stubborns)
-	}
+		return len(stubborns) == 2, fmt.Sprint(stubborns)
+	})
 	guard := e.guardProc()
 	t.Cleanup(func() {
 		for _, p := range append(stubborns, guard) {

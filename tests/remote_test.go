@@ -469,7 +469,7 @@ func TestRemoteBadArguments(t *testing.T) {
 		{[]string{"ls", "ssh://devbox:99999"}, `the port "99999" is not a number from 1 to 65535`},
 		{[]string{"attach", "ssh://-oProxyCommand=touch/1:term-1"}, "a host or user cannot start with '-'"},
 		{[]string{"kill", "ssh://@devbox/1:term-1"}, "has an empty user before @"},
-		{[]string{"ls", "ssh://a", "b"}, "usage: agentrun ls [ssh://[user@]host[:port]]"},
+		{[]string{"ls", "ssh://a", "b"}, "usage: agentrun ls [--json] [ssh://[user@]host[:port]]"},
 		{[]string{"ls", "ssh://devbox"}, "ssh is not installed here, and agentrun reaches ssh://devbox with it: install OpenSSH's client (ssh)"},
 	} {
 		cmd := exec.Command(binary, tt.args...)

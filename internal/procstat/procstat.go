@@ -9,6 +9,9 @@ import (
 type Stat struct {
 	State         byte // R, S, D, Z, X, … (Linux's letters; macOS's states are mapped to them)
 	Pgrp, Session int
+	// Tpgid is the foreground process group of the process's controlling
+	// terminal (0 or -1: it has none).
+	Tpgid int
 	// Start is when the process started, in the platform's unit (Linux:
 	// clock ticks since boot; macOS: microseconds since the epoch): only
 	// compared with other Starts of the same machine.
@@ -51,6 +54,8 @@ type table interface {
 	each(fn func(pid int, st Stat) bool) error
 	envHas(pid int, pair string) bool
 	rss(pid int) int64
+	readsTerminal(pid int) bool // activity_*.go
+	listening(pids []int) []int // activity_*.go
 }
 
 // envHas reports whether the NUL-separated environment block env holds

@@ -46,7 +46,7 @@ func statOf(kp *unix.KinfoProc) (Stat, bool) {
 	}
 	tv := kp.Proc.P_starttime
 	start := uint64(tv.Sec)*1e6 + uint64(tv.Usec)
-	return Stat{State: state, Pgrp: int(kp.Eproc.Pgid), Session: sid, Start: start}, true
+	return Stat{State: state, Pgrp: int(kp.Eproc.Pgid), Session: sid, Tpgid: int(kp.Eproc.Tpgid), Start: start}, true
 }
 
 func (kernProc) stat(pid int) (Stat, bool) {

@@ -13,7 +13,8 @@ var processes table = procfs{}
 type procfs struct{}
 
 // stat reads /proc/<pid>/stat: fields 3 (state), 5 and 6 (group and
-// session) and 22 (start time in clock ticks since boot).
+// session), 8 (the terminal's foreground group) and 22 (start time in
+// clock ticks since boot).
 func (procfs) stat(pid int) (Stat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -32,10 +33,11 @@ func (procfs) stat(pid int) (Stat, bool) {
 	pgrp, err1 := strconv.Atoi(string(f[2]))
 	session, err2 := strconv.Atoi(string(f[3]))
 	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	tpgid, err4 := strconv.Atoi(string(f[5]))
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return Stat{}, false
 	}
-	return Stat{State: f[0][0], Pgrp: pgrp, Session: session, Start: start}, true
+	return Stat{State: f[0][0], Pgrp: pgrp, Session: session, Tpgid: tpgid, Start: start}, true
 }
 
 func (p procfs) each(fn func(pid int, st Stat) bool) error {

@@ -43,6 +43,24 @@ end
 -- uv is libuv's binding (vim.uv from 0.10, vim.loop before).
 M.uv = vim.uv or vim.loop
 
+-- open_url opens url in the system's browser: vim.ui.open (0.10+), else
+-- xdg-open or macOS's open. Returns false and a sentence when it cannot.
+function M.open_url(url)
+  if vim.ui.open then
+    local ok, res = pcall(vim.ui.open, url)
+    if not ok then
+      return false, tostring(res)
+    end
+    return true
+  end
+  local opener = vim.fn.has("mac") == 1 and "open" or "xdg-open"
+  if vim.fn.executable(opener) ~= 1 then
+    return false, string.format("no %s here to open %s with; open it in your browser", opener, url)
+  end
+  vim.fn.jobstart({ opener, url }, { detach = true })
+  return true
+end
+
 -- diff is vim.text.diff (0.12), vim.diff before.
 M.diff = (vim.text and vim.text.diff) or vim.diff
 

@@ -29,6 +29,7 @@ M.names = {
   "session_started",
   "session_update",
   "ssh_connected",
+  "terminal_activity",
   "terminal_created",
   "terminal_exit",
   "terminal_released",
@@ -70,6 +71,7 @@ local user_events = {
   terminal_created = "AgentRunTerminalCreated",
   terminal_exit = "AgentRunTerminalExited",
   terminal_released = "AgentRunTerminalReleased",
+  terminal_activity = "AgentRunTerminalActivity",
 }
 
 local function handle(name, p)

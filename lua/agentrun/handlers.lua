@@ -249,6 +249,7 @@ end
 handlers.terminal_created = term.created
 handlers.terminal_exit = term.exited
 handlers.terminal_released = term.released
+handlers.terminal_activity = term.activity
 handlers.remote_claimed = term.remote_claimed
 handlers.ssh_connected = require("agentrun.ui.terminals").ssh_connected
 handlers.tool_terminal = term.tool_terminal

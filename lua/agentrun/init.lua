@@ -262,6 +262,44 @@ function M.quickfix(id)
   return actions.perform("quickfix", t)
 end
 
+-- type_into(id) opens terminal id's split and enters terminal mode, so
+-- that what you type goes to the command; without id, the newest
+-- terminal that waits for input (:AgentType).
+function M.type_into(id)
+  if cmdwin_refuses(":AgentType") then
+    return false
+  end
+  if id ~= nil and type(id) ~= "string" then
+    warn("type_into(id): id must be a terminal id, like \"term-3\"")
+    return false
+  end
+  local t
+  if id then
+    t = state.terminals[id]
+    if not t or t.remote then
+      warn(string.format("unknown terminal %q; :AgentTerminals lists them", id))
+      return false
+    end
+  else
+    for i = #state.terminal_order, 1, -1 do
+      local x = state.terminals[state.terminal_order[i]]
+      if x and x.waiting and x.state == "running" then
+        t = x
+        break
+      end
+    end
+    if not t then
+      warn("no terminal waits for input; :AgentType term-N types into that one")
+      return false
+    end
+  end
+  if t.state ~= "running" or t.display_only then
+    warn(string.format("%s takes no input (%s)", t.id, t.display_only and "the agent runs it itself" or "it is not running"))
+    return false
+  end
+  return require("agentrun.ui.term").type_into(t)
+end
+
 -- open_terminal(id) opens a terminal's split and enters it.
 function M.open_terminal(id)
   if cmdwin_refuses("open_terminal()") then

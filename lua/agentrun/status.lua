@@ -63,6 +63,7 @@ function M.describe()
       -- how it stands as far as this editor has heard (the backend's
       -- news may be a moment ahead): what the commands go by
       t.state, t.exit_code, t.signal = l.state, l.exit_code, l.signal
+      t.waiting, t.ports = l.waiting or false, l.ports or {}
       t.bufnr = l.bufnr
       t.owner = "agentrun" -- a pty of ours
       t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id

@@ -189,6 +189,38 @@ M.actions = {
     end,
   },
   {
+    name = "rerun",
+    desc = "run the command again as yours (a running one of yours restarts in place)",
+    where = { split = true, list = true },
+    condition = function(t)
+      if t.display_only then
+        return string.format("%s is the agent's own command (it runs it, we show it); ask the agent to run it again", t.id)
+      elseif t.remote then
+        return string.format("%s runs on another host; rerun it there", t.id)
+      elseif t.link_dropped then
+        return lost(t)
+      end
+      return true
+    end,
+    run = function(t)
+      return term.rerun(t)
+    end,
+  },
+  {
+    name = "browse",
+    desc = "open the port it listens on (http://localhost:PORT)",
+    where = { split = true, list = true },
+    condition = function(t)
+      if #(t.ports or {}) == 0 then
+        return string.format("%s listens on no TCP port%s", t.id, t.state == "running" and " (yet)" or "; it is not running")
+      end
+      return true
+    end,
+    run = function(t)
+      return term.browse(t)
+    end,
+  },
+  {
     name = "close",
     desc = "close the window (the process keeps running)",
     where = { split = true, list = true },
@@ -308,6 +340,9 @@ function M.map(buf, where, get)
   end
 end
 
+-- edit_starts are the keys that start an edit in Normal mode.
+local edit_starts = { d = true, c = true, s = true, r = true, x = true, p = true, ["="] = true, ["!"] = true, [">"] = true }
+
 -- map_prefixes maps, in the terminal list, the first key of each action
 -- key of several (dd): typed alone, or the second one later than
 -- 'timeoutlen', it would start an edit of a buffer that cannot be edited
@@ -319,7 +354,8 @@ function M.map_prefixes(buf, where)
     local key = km[a.name]
     if a.where[where] and key then
       full[key] = true
-      if #key > 1 and key:sub(1, 1) ~= "<" then
+      -- (only a key that starts an edit: g of gx starts gg, a motion)
+      if #key > 1 and key:sub(1, 1) ~= "<" and edit_starts[key:sub(1, 1)] then
         prefixes[key:sub(1, 1)] = prefixes[key:sub(1, 1)] or {}
         table.insert(prefixes[key:sub(1, 1)], key .. " " .. (a.label or a.name))
       end

@@ -233,6 +233,7 @@ function M.exited(p)
   end
   if t.state == "running" then
     t.state = "exited"
+    t.waiting, t.ports = false, {}
   end
   t.exit_code, t.signal = p.exit_code, p.signal
   if t.session then
@@ -258,6 +259,124 @@ function M.link_dropped(url)
     end
   end
   listed_changed()
+end
+
+-- ports_text is how terminal t's listening ports read: ":8000 :5173"
+-- ("" for none).
+function M.ports_text(t)
+  local out = {}
+  for _, p in ipairs(t.ports or {}) do
+    table.insert(out, ":" .. tostring(p))
+  end
+  return table.concat(out, " ")
+end
+
+-- shown_in_current reports whether the current window shows terminal t.
+local function shown_in_current(t)
+  return t.bufnr ~= nil and api.nvim_get_current_buf() == t.bufnr
+end
+
+-- activity records what the backend saw of a running terminal: whether
+-- it waits for input (an agent's command), the ports it listens on. A
+-- command that starts waiting is said once with vim.notify — its last
+-- line (what it asks, most often) and :AgentType, which takes you there
+-- to type — unless you are in its window already.
+function M.activity(p)
+  local t = state.terminals[p.id]
+  if not t then
+    return
+  end
+  local was = t.waiting
+  t.waiting = p.waiting and true or false
+  t.ports = p.ports or {}
+  if t.waiting and not was and not shown_in_current(t) and vim.v.exiting == vim.NIL then
+    local msg = string.format("%s waits for input", t.id)
+    if p.last_line and p.last_line ~= "" then
+      msg = msg .. ": " .. p.last_line
+    end
+    msg = msg .. " — :AgentType types into it"
+    local room = math.max(vim.o.columns - 24, 40) -- one line, no Press ENTER
+    if vim.fn.strchars(msg) > room then
+      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
+    end
+    -- in the chat too: typing in the prompt (Insert mode), the message
+    -- line shows "-- INSERT --" over it
+    local chat = session_chat(t)
+    if chat then
+      chat:note(msg, "AgentRunNote")
+    end
+    notify(msg, vim.log.levels.WARN)
+  end
+  pcall(vim.cmd, "redrawstatus!")
+  changed(t)
+end
+
+-- rerun runs terminal t's command again as the user's, in a split where
+-- its was (one of the user's still running restarts in place). A deny
+-- rule of terminal.approve (or its function's false) refuses it as it
+-- would the agent; pressing the key is the user's yes to an "ask".
+function M.rerun(t)
+  local approve = config.get().terminal.approve
+  if type(approve) == "table" or type(approve) == "function" then
+    local v = require("agentrun.policy").verdict({ line = t.command or "", cwd = t.cwd, key = t.session, session = t.session_id })
+    if v and v.decision == "refuse" then
+      notify(string.format("%s not run again: %s", t.id, v.reason or "terminal.approve refuses it"))
+      return false
+    end
+  end
+  local res, err = rpc.request("rerun", t.id)
+  if not res then
+    notify(err)
+    return false
+  end
+  M.open_user(res)
+  return true
+end
+
+-- browse opens http://localhost:PORT of a port terminal t listens on
+-- (asking which when several). For a command on another machine the
+-- port is forwarded here first (agentrun.portforward).
+function M.browse(t)
+  local function open(port)
+    local url = "http://localhost:" .. tostring(port)
+    if state.site_of(t.id) then
+      local u, err = require("agentrun.portforward").url(t, port)
+      if not u then
+        notify(err)
+        return
+      end
+      url = u
+    end
+    local ok, err = compat.open_url(url)
+    if not ok then
+      notify(err)
+    end
+  end
+  local ports = t.ports or {}
+  if #ports == 1 then
+    open(ports[1])
+    return true
+  end
+  vim.ui.select(ports, { prompt = t.id .. " listens on:", format_item = function(p)
+    return "http://localhost:" .. tostring(p)
+  end }, function(p)
+    if p then
+      open(p)
+    end
+  end)
+  return true
+end
+
+-- type_into opens terminal t's split, focused, in terminal mode: what
+-- you type goes to the command (:AgentType, the answer to "waits for
+-- input").
+function M.type_into(t)
+  M.open(t.id, { focus = true })
+  if t.bufnr and api.nvim_get_current_buf() == t.bufnr then
+    vim.cmd("startinsert")
+    return true
+  end
+  return false
 end
 
 -- released records that the agent released a terminal.

@@ -50,6 +50,9 @@ local function status_text(t)
     return "link lost" -- it runs there, out of reach until :AgentRun takes it up
   end
   local st = t.state or "?"
+  if st == "running" and t.waiting then
+    return "waiting for input"
+  end
   if t.state == "exited" or t.state == "released" then
     if t.signal and t.signal ~= "" then
       st = st .. " (signal " .. t.signal .. ")"
@@ -86,13 +89,16 @@ end
 
 -- fields are one row's columns: id, state, holder, age, the command, then
 -- its last line (free width, last).
-local function fields(t, with_session)
+local function fields(t, with_session, with_ports)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
   local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
   local row = { t.id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
+  if with_ports then
+    table.insert(row, 3, require("agentrun.ui.term").ports_text(t))
+  end
   if with_session then
     table.insert(row, 2, t.session_label or "")
   end
@@ -277,14 +283,21 @@ local function render()
     labels[t.session_label] = true
   end
   local with_session = vim.tbl_count(labels) > 1
+  local with_ports = false
+  for _, t in ipairs(all) do
+    with_ports = with_ports or (t.state == "running" and #(t.ports or {}) > 0)
+  end
   local header = { "ID", "STATE", "HOLDER", "AGE", "COMMAND", "│ LAST LINE" }
+  if with_ports then
+    table.insert(header, 3, "PORTS")
+  end
   if with_session then
     table.insert(header, 2, "SESSION")
   end
   local rows = { header }
   for _, t in ipairs(all) do
     -- a multi-line command reads as one line (each cell, before the layout)
-    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session)))
+    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session, with_ports)))
   end
   local rendered, ranges = layout(rows, w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns)
   local state_col = with_session and 3 or 2

@@ -693,6 +693,29 @@ function M.watch()
 end
 
 
+-- statusline is the status line of our terminal windows: the default's
+-- fields (the name, the flags, the ruler), and for a terminal that waits
+-- for input or listens on ports, that too ("waiting for input", ":8000").
+-- Another buffer shown in the window later gets the default's fields.
+function M.statusline()
+  local w = vim.g.statusline_winid
+  local ok, buf = pcall(api.nvim_win_get_buf, w or 0)
+  local extra = ""
+  for _, t in pairs(ok and state.terminals or {}) do
+    if t.bufnr == buf then
+      if t.waiting then
+        extra = extra .. " · waiting for input"
+      end
+      for _, p in ipairs(t.ports or {}) do
+        extra = extra .. " :" .. tostring(p)
+      end
+    end
+  end
+  return "%<%f" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P"
+end
+
+M.statusline_expr = "%!v:lua.require'agentrun.ui.window'.statusline()"
+
 -- place shows buf in the terminal window for position (reusing ours in
 -- this tab page), returns the window. The current window may change.
 function M.place(buf, position)
@@ -702,6 +725,7 @@ function M.place(buf, position)
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
     if ok and tag == position then
       api.nvim_win_set_buf(w, buf)
+      vim.wo[w].statusline = M.statusline_expr
       require("agentrun.ui.follow").reset(w)
       return w
     end
@@ -733,6 +757,7 @@ function M.place(buf, position)
     vim.wo[w].winfixheight = true
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
+  vim.wo[w].statusline = M.statusline_expr
   M.keep_prompts()
   require("agentrun.util").set_win_opts(w)
   require("agentrun.ui.follow").reset(w)

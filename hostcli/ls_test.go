@@ -1,0 +1,41 @@
+package hostcli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The table fits the width it is given: the title and the last line give
+// way, the ports and the other columns never do.
+func TestLsTableFits(t *testing.T) {
+	rows := []lsRow{
+		{ID: "12345:term-1", Title: "python3 -m http.server --bind 127.0.0.1 8765 --directory /srv/a/very/long/path", State: "running", Holder: "agent (tool call)", Ports: []int{8765, 40123}, LastLine: "Serving HTTP on 127.0.0.1 port 8765 (http://127.0.0.1:8765/) ..."},
+		{ID: "12345:term-2", Title: "go test ./...", State: "exit 1", Holder: "agent", LastLine: "FAIL"},
+	}
+	for _, width := range []int{80, 100, 160} {
+		var b bytes.Buffer
+		if err := writeTable(&b, rows, width); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			if n := utf8.RuneCountInString(line); n > width {
+				t.Errorf("at %d columns a line of %d: %q", width, n, line)
+			}
+		}
+		if !strings.Contains(b.String(), "PORTS") || !strings.Contains(b.String(), "8765,40123") {
+			t.Errorf("at %d columns the ports are not whole:\n%s", width, b.String())
+		}
+		if width == 160 && !strings.Contains(b.String(), rows[0].LastLine) {
+			t.Errorf("at 160 columns the last line is cut:\n%s", b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := writeTable(&b, rows[1:], 80); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "PORTS") {
+		t.Errorf("a PORTS column with no ports:\n%s", b.String())
+	}
+}

@@ -1,0 +1,112 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// TestScreenWaitsForInputIsSaid: an agent's command that waits on `read`
+// is said once ("waits for input", what it asked, :AgentType), its split's
+// status line and :AgentTerminals say so; :AgentType takes you there in
+// terminal mode and what you type answers it. R in its split runs it
+// again, as yours, in the same place.
+func TestScreenWaitsForInputIsSaid(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`printf 'name? '; read x; echo "hello $x"`)
+	// in the chat (the prompt is in Insert mode: "-- INSERT --" hides
+	// the message line) and in the split's status line
+	s.waitShows(10*time.Second, "term-1 waits for input: name?", ":AgentType types into it", "agentrun://terminal/term-1 · waiting for input")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "waiting for input")
+	s.keys("q", ":messages", "Enter")
+	sc := s.waitShows(5*time.Second, "term-1 waits for input")
+	if n := strings.Count(sc, "waits for input"); n != 1 {
+		t.Errorf("said %d times:\n%s", n, sc)
+	}
+	s.keys("Enter", ":AgentType", "Enter")
+	s.waitShows(5*time.Second, "-- TERMINAL --")
+	s.typeText("bob\r")
+	s.waitShows(10*time.Second, "hello bob", "[exit 0]")
+	s.waitFor("the status line without the wait", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "waiting for input") })
+
+	// R: again, as yours, where it was
+	s.keys(`C-\`, "C-n", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "-- TERMINAL --")
+	s.typeText("amy\r")
+	s.waitShows(10*time.Second, "hello amy")
+	s.keys(":AgentType", "Enter")
+	s.waitShows(5*time.Second, "no terminal waits for input; :AgentType term-N types into that one")
+	s.keys(":AgentType term-9", "Enter")
+	s.waitShows(5*time.Second, `unknown terminal "term-9"`)
+}
+
+// TestScreenDevServerPort: a dev server's port shows in its split's
+// status line and in :AgentTerminals (a PORTS column); gx there opens
+// http://localhost:PORT (vim.ui.open, recorded here); R restarts the
+// server you took over in place, and its port shows again.
+func TestScreenDevServerPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	opened := filepath.Join(t.TempDir(), "opened")
+	s := startScreen(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(fmt.Sprintf("python3 -m http.server --bind 127.0.0.1 %d", port))
+	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-1 :%d", port))
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "PORTS", fmt.Sprintf(":%d", port))
+	// agentrun ls: a PORTS column, whole at 80 columns; --json too
+	ls := exec.Command(binary, "ls")
+	ls.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+s.rt, "COLUMNS=80")
+	out, err := ls.CombinedOutput()
+	if err != nil || !regexp.MustCompile(fmt.Sprintf(`(?m)^\d+:term-1 .* %d +Serving`, port)).Match(out) {
+		t.Errorf("agentrun ls: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("agentrun ls at 80 columns: a line of %d:\n%s", n, out)
+		}
+	}
+	js := exec.Command(binary, "ls", "--json")
+	js.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+s.rt)
+	out, err = js.Output()
+	var rows []struct {
+		ID    string `json:"id"`
+		Ports []int  `json:"ports"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 || len(rows[0].Ports) != 1 || rows[0].Ports[0] != port {
+		t.Errorf("agentrun ls --json: %v %v\n%s", err, rows, out)
+	}
+	s.keys("gx")
+	eventually(t, "gx to open the port", 5*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(opened)
+		return strings.TrimSpace(string(b)) == fmt.Sprintf("http://localhost:%d", port), string(b)
+	})
+	// R on the agent's running server: not the user's to restart
+	s.keys("R")
+	s.waitShows(5*time.Second, "term-1 still runs for the agent; take it over (T) first")
+	s.keys("T")
+	s.waitShows(5*time.Second, "term-1 is yours now")
+	s.keys(":AgentTerminals", "Enter", "R")
+	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 :%d", port))
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "term-2")
+	if !strings.Contains(sc, "signal SIGTERM") {
+		t.Errorf("the old server did not end by the restart:\n%s", sc)
+	}
+}
