@@ -136,8 +136,8 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 	if titleW+lastW > room {
 		// the last line first (what a command says now), the title
 		// keeps a third of the room or what the line leaves
-		titleW = max(10, min(titleW, max(room/3, room-lastW)))
-		lastW = max(10, room-titleW)
+		titleW = max(min(10, titleW), min(titleW, max(room/3, room-lastW)))
+		lastW = max(min(10, lastW), room-titleW)
 		// still too wide: the holder gives way too (down to 8)
 		if over := titleW + lastW - room; over > 0 {
 			widths[3] = max(min(widths[3], 8), widths[3]-over)
