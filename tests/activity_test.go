@@ -110,3 +110,40 @@ func TestScreenDevServerPort(t *testing.T) {
 		t.Errorf("the old server did not end by the restart:\n%s", sc)
 	}
 }
+
+// TestScreenFailuresByThemselves: with terminal.on_failure = { "quickfix",
+// "diagnostics" }, an agent's failing Python test puts its failures in the
+// quickfix list and as diagnostics on the open file, said in the chat,
+// with no window opened and the cursor left in the prompt; the same
+// program passing clears the diagnostics.
+func TestScreenFailuresByThemselves(t *testing.T) {
+	s := startScreen(t, 120, 35, `require("agentrun").setup({ terminal = { on_failure = { "quickfix", "diagnostics" } } })`)
+	test := "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(1, 2)\n\n    def test_two(self):\n        self.assertEqual('a', 'b')\n"
+	if err := os.WriteFile(filepath.Join(s.dir, "test_py.py"), []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "test_ok.py"), []byte("import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":edit test_py.py", "Enter", ":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("python3 -m unittest test_py")
+	s.waitShows(20*time.Second, "term-1 failed: 2 in the quickfix list (:copen) and", "-- INSERT --")
+	if sc := s.capture(); strings.Contains(sc, "[Quickfix List]") {
+		t.Errorf("a quickfix window opened:\n%s", sc)
+	}
+	var n []int
+	s.luaValue(`{ #vim.fn.getqflist(), #vim.diagnostic.get(vim.fn.bufnr("test_py.py")) }`, &n)
+	if len(n) != 2 || n[0] != 2 || n[1] != 2 {
+		t.Errorf("quickfix items and diagnostics: %v, want 2 and 2", n)
+	}
+	// the same program passing clears them
+	s.keys("i")
+	s.prompt("python3 -m unittest test_ok")
+	s.waitShows(20*time.Second, "python3 -m unittest test_ok exited with code 0.")
+	eventually(t, "the diagnostics to clear", 5*time.Second, func() (bool, string) {
+		var c int
+		s.luaValue(`#vim.diagnostic.get(vim.fn.bufnr("test_py.py"))`, &c)
+		return c == 0, fmt.Sprint(c)
+	})
+}

@@ -44,6 +44,10 @@ M.defaults = {
     -- terminals you take over (T) and :AgentShell shells keep running
     -- after Neovim quits, as with :AgentDetach
     persist = false,
+    -- when an agent's command fails (exits non-zero), what its output's
+    -- file:line failures go to: { "quickfix", "diagnostics" }, either or
+    -- none ({}); never a window opened or the cursor moved
+    on_failure = {},
   },
   keymaps = {
     interrupt = "<C-c>", -- terminal split: SIGINT to the process group
@@ -328,6 +332,17 @@ local function validate(opts)
   check("terminal.persist", c.terminal.persist, function(v)
     return type(v) == "boolean"
   end, "true or false")
+  check("terminal.on_failure", c.terminal.on_failure, function(v)
+    if type(v) ~= "table" then
+      return false
+    end
+    for k, x in pairs(v) do
+      if type(k) ~= "number" or (x ~= "quickfix" and x ~= "diagnostics") then
+        return false
+      end
+    end
+    return true
+  end, "a list of \"quickfix\" and \"diagnostics\" (or {})")
   check("terminal.sandbox", c.terminal.sandbox, M.sandbox_ok, "false, a profile name (\"project\", \"project-net\", \"strict\"), a table { name, writable, network, home } or a function(cmd) returning one of those")
   if type(c.terminal.limits) ~= "table" then
     bad("terminal.limits: expected a table such as { memory = \"512M\", processes = 256 }, got %s", show(c.terminal.limits))

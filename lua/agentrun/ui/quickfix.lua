@@ -93,6 +93,95 @@ function M.items(t)
   return items, name
 end
 
+-- ns is the namespace of the failures shown as diagnostics; shown_for
+-- the program whose failures they are.
+local ns = api.nvim_create_namespace("agentrun_failures")
+local shown_for
+
+-- diagnose shows items (quickfix items with filenames) as diagnostics on
+-- their files' buffers (loaded ones: a file not open shows them when it
+-- is), replacing those of the last failure shown; none clears them.
+function M.diagnose(items, source, program)
+  vim.diagnostic.reset(ns)
+  shown_for = #(items or {}) > 0 and program or nil
+  local by_buf = {}
+  for _, it in ipairs(items or {}) do
+    local b = vim.fn.bufadd(it.filename)
+    by_buf[b] = by_buf[b] or {}
+    table.insert(by_buf[b], {
+      lnum = math.max((it.lnum or 1) - 1, 0),
+      col = math.max((it.col or 1) - 1, 0),
+      message = it.text ~= "" and it.text or "failed here",
+      severity = (it.type == "W" or it.type == "w") and vim.diagnostic.severity.WARN or vim.diagnostic.severity.ERROR,
+      source = source,
+    })
+  end
+  for b, list in pairs(by_buf) do
+    vim.diagnostic.set(ns, b, list)
+  end
+end
+
+-- on_exit puts the failures of agent's terminal t, which exited non-zero,
+-- where terminal.on_failure says (the quickfix list, diagnostics),
+-- without opening a window or moving the cursor; a message says how
+-- many and where. The same program succeeding clears the diagnostics. The
+-- split may still be receiving the end of the output: it waits (up to 2
+-- s) for the end marker first.
+function M.on_exit(t)
+  local want = {}
+  for _, x in ipairs(require("agentrun.config").get().terminal.on_failure or {}) do
+    want[x] = true
+  end
+  if not (want.quickfix or want.diagnostics) then
+    return
+  end
+  if t.exit_code == 0 then
+    -- the same program passing now: its failures are gone
+    if want.diagnostics and shown_for and shown_for == M.program(t.command) then
+      M.diagnose({})
+    end
+    return
+  end
+  local tries = 0
+  local function go()
+    if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
+      return
+    end
+    local lines = api.nvim_buf_get_lines(t.bufnr, math.max(api.nvim_buf_line_count(t.bufnr) - 5, 0), -1, false)
+    local ended = false
+    for _, l in ipairs(lines) do
+      ended = ended or l:match("^%[exit %d+%]") ~= nil or l:match("^%[signal ") ~= nil
+    end
+    tries = tries + 1
+    if not ended and tries < 20 then
+      vim.defer_fn(go, 100)
+      return
+    end
+    local items, name = M.items(t)
+    if #items == 0 then
+      return
+    end
+    local where = {}
+    if want.quickfix then
+      vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+      table.insert(where, "the quickfix list (:copen)")
+    end
+    if want.diagnostics then
+      M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
+      table.insert(where, "diagnostics")
+    end
+    local msg = string.format("%s failed: %d in %s (%s)", t.id, #items, table.concat(where, " and "), name)
+    -- in its chat too: typing in the prompt, "-- INSERT --" hides the
+    -- message line
+    local s = t.session and require("agentrun.state").sessions[t.session]
+    if s and s.chat then
+      s.chat:note(msg, "AgentRunNote")
+    end
+    util.notify(msg, vim.log.levels.INFO)
+  end
+  go()
+end
+
 -- load puts terminal t's failures in the quickfix list and, with items,
 -- jumps to the first in the editor window (the quickfix window opens
 -- below, the cursor stays in the editor: ]q or :cnext goes on).
@@ -107,6 +196,9 @@ function M.load(t)
     return false
   end
   vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+  if vim.tbl_contains(require("agentrun.config").get().terminal.on_failure or {}, "diagnostics") then
+    M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
+  end
   local w = gotofile.editor_window()
   api.nvim_set_current_win(w)
   vim.cmd("botright copen")

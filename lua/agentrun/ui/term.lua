@@ -240,6 +240,7 @@ function M.exited(p)
     -- an agent's command ended: the files it changed show as they are
     require("agentrun.disk").refresh()
     M.ended_unseen(t, p.last_line)
+    require("agentrun.ui.quickfix").on_exit(t) -- terminal.on_failure
   end
   -- The command is gone: a user typing into its split in terminal mode
   -- would only feed a dead pty. Back to normal mode, where q, X and
