@@ -71,6 +71,9 @@ type TerminalInfo struct {
 	// connected now: anyone may take it over (a listing shows it so, not
 	// as still held).
 	HolderGone bool `json:"holderGone,omitempty"`
+	// Command (agentrun extension) is the command line it runs (the title
+	// may be an agent's description of it).
+	Command string `json:"command,omitempty"`
 	// Ports (agentrun extension) are the TCP ports its processes listened
 	// on when last looked at (a dev server's), sorted.
 	Ports []int `json:"ports,omitempty"`

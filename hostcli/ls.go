@@ -15,10 +15,10 @@ import (
 	"github.com/agentrun/agentrun.nvim/sshlink"
 )
 
-// Ls prints every terminal of every host: id, title, state, holder, age,
+// Ls prints every terminal of every host: id, command line, state, holder, age,
 // the ports it listens on and its last line, in width columns (0: the
-// width of out's terminal, else $COLUMNS, else 120): the title and the
-// last line give way, nothing else is cut. With asJSON it writes them as a
+// width of out's terminal, else $COLUMNS, else 120): the command and
+// the last line give way, nothing else is cut. With asJSON it writes them as a
 // JSON array for scripts instead, nothing cut. where is "" (this machine)
 // or a remote, ssh://[user@]host[:port].
 func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int) error {
@@ -61,7 +61,7 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 			c.Close()
 		}
 		rows = append(rows, lsRow{
-			ID: h.name(), Title: h.info.Title, State: state(h.info), Holder: holder(h.info),
+			ID: h.name(), Title: h.info.Title, Command: h.info.Command, State: state(h.info), Holder: holder(h.info),
 			CreatedAt: h.info.CreatedAt, Ports: append([]int{}, h.info.Ports...), LastLine: last,
 			ExitCode: h.info.ExitCode, Signal: h.info.ExitSignal,
 		})
@@ -76,8 +76,9 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 
 // lsRow is one terminal as ls shows it; --json writes these fields.
 type lsRow struct {
-	ID        string `json:"id"` // as attach and kill take it
-	Title     string `json:"title"`
+	ID        string `json:"id"`      // as attach and kill take it
+	Title     string `json:"title"`   // the agent's description, or the command
+	Command   string `json:"command"` // the command line it runs
 	State     string `json:"state"`
 	Holder    string `json:"holder"`
 	CreatedAt int64  `json:"created_at"` // Unix ms
@@ -88,7 +89,7 @@ type lsRow struct {
 }
 
 // writeTable writes rows as columns fitting width: ID, STATE, AGE and
-// PORTS whole (PORTS only when a terminal listens on one), TITLE and LAST
+// PORTS whole (PORTS only when a terminal listens on one), COMMAND and LAST
 // LINE sharing the rest, the last line first (each keeps at least 10
 // columns), then HOLDER giving way when that is not enough.
 func writeTable(out io.Writer, rows []lsRow, width int) error {
@@ -100,13 +101,17 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 		withPorts = withPorts || len(r.Ports) > 0
 	}
 	cells := make([][]string, 0, len(rows)+1)
-	header := []string{"ID", "TITLE", "STATE", "HOLDER", "AGE"}
+	header := []string{"ID", "COMMAND", "STATE", "HOLDER", "AGE"}
 	if withPorts {
 		header = append(header, "PORTS")
 	}
 	cells = append(cells, append(header, "LAST LINE"))
 	for _, r := range rows {
-		c := []string{r.ID, r.Title, r.State, r.Holder, age(r.CreatedAt)}
+		command := r.Command
+		if command == "" {
+			command = r.Title // a host of an older agentrun
+		}
+		c := []string{r.ID, command, r.State, r.Holder, age(r.CreatedAt)}
 		if withPorts {
 			ports := make([]string, len(r.Ports))
 			for i, p := range r.Ports {
@@ -122,8 +127,8 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 			widths[i] = max(widths[i], len([]rune(v)))
 		}
 	}
-	// what the whole columns and the gaps take; the title and the last
-	// line share the rest, the title up to half of it
+	// what the whole columns and the gaps take; the command and the last
+	// line share the rest
 	const gap = 2
 	fixed := gap * (len(widths) - 1)
 	for i, w := range widths {
@@ -132,18 +137,18 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 		}
 	}
 	room := width - fixed
-	titleW, lastW := widths[1], widths[len(widths)-1]
-	if titleW+lastW > room {
-		// the last line first (what a command says now), the title
+	cmdW, lastW := widths[1], widths[len(widths)-1]
+	if cmdW+lastW > room {
+		// the last line first (what a command says now), the command
 		// keeps a third of the room or what the line leaves
-		titleW = max(min(10, titleW), min(titleW, max(room/3, room-lastW)))
-		lastW = max(min(10, lastW), room-titleW)
+		cmdW = max(min(10, cmdW), min(cmdW, max(room/3, room-lastW)))
+		lastW = max(min(10, lastW), room-cmdW)
 		// still too wide: the holder gives way too (down to 8)
-		if over := titleW + lastW - room; over > 0 {
+		if over := cmdW + lastW - room; over > 0 {
 			widths[3] = max(min(widths[3], 8), widths[3]-over)
 		}
 	}
-	widths[1] = titleW
+	widths[1] = cmdW
 	var b strings.Builder
 	for _, c := range cells {
 		for i, v := range c {

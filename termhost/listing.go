@@ -51,6 +51,7 @@ func (h *Host) listingChanged() {
 		t.live.mu.Lock()
 		info := t.live.state.Info(t.live.uri)
 		info.CreatedAt = t.started.UnixMilli()
+		info.Command = t.cmdline
 		if len(ports) > 0 {
 			info.Ports = ports
 		}
