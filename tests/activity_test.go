@@ -26,7 +26,7 @@ func TestScreenWaitsForInputIsSaid(t *testing.T) {
 	s.prompt(`printf 'name? '; read x; echo "hello $x"`)
 	// in the chat (the prompt is in Insert mode: "-- INSERT --" hides
 	// the message line) and in the split's status line
-	s.waitShows(10*time.Second, "term-1 waits for input: name?", ":AgentType types into it", "agentrun://terminal/term-1 · waiting for input")
+	s.waitShows(10*time.Second, "term-1 waits for input (:AgentType types into it):", "name?", "agentrun://terminal/term-1 · waiting for input")
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "waiting for input")
 	s.keys("q", ":messages", "Enter")

@@ -279,9 +279,9 @@ end
 
 -- activity records what the backend saw of a running terminal: whether
 -- it waits for input (an agent's command), the ports it listens on. A
--- command that starts waiting is said once with vim.notify — its last
--- line (what it asks, most often) and :AgentType, which takes you there
--- to type — unless you are in its window already.
+-- command that starts waiting is said once, in its chat and with
+-- vim.notify — :AgentType, which takes you there to type, and its last
+-- line (what it asks, most often) — unless you are in its window already.
 function M.activity(p)
   local t = state.terminals[p.id]
   if not t then
@@ -291,20 +291,20 @@ function M.activity(p)
   t.waiting = p.waiting and true or false
   t.ports = p.ports or {}
   if t.waiting and not was and not shown_in_current(t) and vim.v.exiting == vim.NIL then
-    local msg = string.format("%s waits for input", t.id)
+    -- what it asked last: a long one is what gets cut
+    local msg = string.format("%s waits for input (:AgentType types into it)", t.id)
     if p.last_line and p.last_line ~= "" then
       msg = msg .. ": " .. p.last_line
     end
-    msg = msg .. " — :AgentType types into it"
-    local room = math.max(vim.o.columns - 24, 40) -- one line, no Press ENTER
-    if vim.fn.strchars(msg) > room then
-      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
-    end
-    -- in the chat too: typing in the prompt (Insert mode), the message
-    -- line shows "-- INSERT --" over it
+    -- in the chat too (whole): typing in the prompt (Insert mode), the
+    -- message line shows "-- INSERT --" over it
     local chat = session_chat(t)
     if chat then
       chat:note(msg, "AgentRunNote")
+    end
+    local room = math.max(vim.o.columns - 24, 40) -- one line, no Press ENTER
+    if vim.fn.strchars(msg) > room then
+      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
     end
     notify(msg, vim.log.levels.WARN)
   end
