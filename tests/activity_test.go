@@ -147,3 +147,24 @@ func TestScreenFailuresByThemselves(t *testing.T) {
 		return c == 0, fmt.Sprint(c)
 	})
 }
+
+// TestScreenRerunKeepsTheRules: R runs nothing a deny rule of
+// terminal.approve refuses, also a command you ran yourself, and says so.
+func TestScreenRerunKeepsTheRules(t *testing.T) {
+	s := startScreen(t, 120, 35, `require("agentrun").setup({ terminal = { approve = { deny = { "rm *" }, otherwise = "run" } } })`)
+	if err := os.WriteFile(filepath.Join(s.dir, "victim"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":AgentShell echo first; touch victim", "Enter")
+	s.waitShows(10*time.Second, "first", "[exit 0]")
+	s.keys(`C-\`, "C-n", ":AgentShell rm -v victim", "Enter")
+	s.waitShows(10*time.Second, "removed 'victim'", "[exit 0]")
+	if err := os.WriteFile(filepath.Join(s.dir, "victim"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(`C-\`, "C-n", "R")
+	s.waitShows(5*time.Second, "term-2 not run again: refused")
+	if _, err := os.Stat(filepath.Join(s.dir, "victim")); err != nil {
+		t.Errorf("R ran what a deny rule refuses: %v", err)
+	}
+}

@@ -116,7 +116,7 @@ local said_errors = {}
 -- rules (and the remembered answers) say of it: { decision = "run" |
 -- "refuse" | "ask", reason, commands = { { text, program, allowed, by,
 -- denied, exact } }, unknown = { why } }. A backend that cannot answer
--- gives "ask", saying why.
+-- gives "ask", saying why, with failed = true.
 function M.check(key, line, rules, remembered)
   rules = rules or {}
   local v, err = rpc.request("check_command", key, {
@@ -127,7 +127,7 @@ function M.check(key, line, rules, remembered)
     remembered = remembered,
   })
   if type(v) ~= "table" then
-    return { decision = "ask", reason = "asked: " .. tostring(err or "the backend could not check the line"), commands = {}, unknown = {} }
+    return { decision = "ask", reason = "asked: " .. tostring(err or "the backend could not check the line"), commands = {}, unknown = {}, failed = true }
   end
   if type(v.errors) == "table" and #v.errors > 0 and not said_errors[v.errors[1]] then
     said_errors[v.errors[1]] = true -- once, not before every command

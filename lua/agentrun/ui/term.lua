@@ -319,7 +319,11 @@ end
 function M.rerun(t)
   local approve = config.get().terminal.approve
   if type(approve) == "table" or type(approve) == "function" then
-    local v = require("agentrun.policy").verdict({ line = t.command or "", cwd = t.cwd, key = t.session, session = t.session_id })
+    local v = require("agentrun.policy").verdict({ line = t.command or "", cwd = t.cwd, key = t.session or "", session = t.session_id })
+    if v and v.failed then
+      notify(string.format("%s not run again: the rules could not be checked (%s)", t.id, v.reason or ""))
+      return false
+    end
     if v and v.decision == "refuse" then
       notify(string.format("%s not run again: %s", t.id, v.reason or "terminal.approve refuses it"))
       return false
