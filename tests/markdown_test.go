@@ -253,7 +253,7 @@ func TestPermissionForAnEditShowsItsDiff(t *testing.T) {
 	})
 	var asked [][]string
 	e.lua(`return _G.asked`, &asked)
-	if len(asked) != 1 || strings.Join(asked[0], "|") != "Allow (allow_once)|Reject (reject_once)|View the diff side by side first (q there brings this question back)" {
+	if len(asked) != 1 || strings.Join(asked[0], "|") != "Allow — this time|Reject — this time|View the diff side by side first (q there brings this question back)" {
 		t.Fatalf("asked %q", asked)
 	}
 	e.normalKeys("q")
@@ -277,7 +277,7 @@ func TestScreenPermissionViewsTheDiff(t *testing.T) {
 	s.keys("3", "Enter")
 	s.waitShows(10*time.Second, "notes.txt (before)", "notes.txt (after)")
 	s.keys("q")
-	s.waitShows(10*time.Second, "asks permission: Edit /src/notes.txt", "1: Allow (allow_once)")
+	s.waitShows(10*time.Second, "asks permission: Edit /src/notes.txt", "1: Allow — this time")
 	s.keys("1", "Enter")
 	s.waitShows(10*time.Second, "PERMISSION allow")
 }

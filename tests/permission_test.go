@@ -44,7 +44,7 @@ func TestPermissionThroughUiSelect(t *testing.T) {
 			if !strings.Contains(picked.Prompt, "echo permitted") {
 				t.Errorf("picker prompt %q does not show the command line", picked.Prompt)
 			}
-			if got := strings.Join(picked.Items, " | "); got != "Allow (allow_once) | Reject (reject_once)" {
+			if got := strings.Join(picked.Items, " | "); got != "Allow — this time | Reject — this time" {
 				t.Errorf("picker items = %q", got)
 			}
 		})

@@ -26,6 +26,22 @@ local function command_line(tc)
   end
 end
 
+-- how_long says in words for how long an option's kind answers, unless
+-- its name says so already ("Always Allow").
+local how_long = { allow_once = "this time", reject_once = "this time", allow_always = "from now on", reject_always = "from now on" }
+
+-- option_text is a permission option as a person reads it: its name and,
+-- when the name does not say, for how long ("Allow — this time").
+local function option_text(o)
+  local name = o.name or o.optionId or "?"
+  local lower = name:lower()
+  local span = how_long[o.kind or ""]
+  if not span or lower:find("always") or lower:find("once") or lower:find("this time") then
+    return name
+  end
+  return name .. " — " .. span
+end
+
 -- option returns the first of options whose kind is one of kinds, in
 -- the order of kinds.
 local function option(options, kinds)
@@ -97,7 +113,7 @@ function M.ask(p, again)
       if o.view_diff then
         return "View the diff side by side first (q there brings this question back)"
       end
-      return string.format("%s (%s)", o.name or o.optionId, o.kind or "?")
+      return option_text(o)
     end,
   }, function(choice)
     if choice == view then
