@@ -192,8 +192,10 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 	if timeout <= 0 {
 		timeout = 120
 	}
+	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(timeout)*time.Second)
 	err := t.b.terminal(wctx, "", "terminal/wait_for_exit", map[string]any{"terminalId": id}, nil)
+	timedOut := errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	ended := err == nil
 	if err != nil && ctx.Err() != nil && release {
@@ -202,13 +204,25 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 		t.stopCancelled(context.WithoutCancel(ctx), id)
 		return failed(fmt.Errorf("the tool call was cancelled; the command in terminal %s was stopped", id))
 	}
-	if err != nil && wctx.Err() == nil {
+	// what the model is told besides the output, with the real time
+	after := time.Since(start).Round(time.Second)
+	var say string
+	switch {
+	case ended:
+	case err != nil && strings.Contains(err.Error(), "taken over by the user"):
+		// taken over, or detached: the user's now (acp/claims.go)
+		say = fmt.Sprintf("After %s the user took the command in terminal %s over (or detached it to keep it): it keeps running under the user and is no longer yours to wait for or kill; read_output still reads it.", after, id)
+	case timedOut:
+		say = fmt.Sprintf("Still running after %s in terminal %s (it goes on; use wait_for_exit, read_output or kill_command).", after, id)
+	default:
 		return failed(fmt.Errorf("waiting for terminal %s: %v", id, err))
 	}
 	res, _, rerr := t.report(ctx, id)
 	if rerr != nil || !ended {
-		if !ended && res != nil {
-			res.Content = append([]mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Still running after %d s in terminal %s (it goes on; use wait_for_exit, read_output or kill_command).", timeout, id)}}, res.Content...)
+		if res != nil && len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				tc.Text = say + "\n" + tc.Text // one text: two parts read glued together
+			}
 		}
 		return res, nil, rerr
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +296,30 @@ func TestScreenBashShapedCommandCancelled(t *testing.T) {
 		if strings.TrimSpace(l) == "never" {
 			t.Errorf("the command went on after the cancel:\n%s", sc)
 		}
+	}
+}
+
+// TestMCPToolTellsOfATakeover: a command the tool waits on that the user
+// takes over (T) ends the wait at once, and the model reads that the user
+// took it over, with the real time, and that it is no longer its to kill
+// — not that it is "still running after 120 s", nor an invitation to
+// kill_command.
+func TestMCPToolTellsOfATakeover(t *testing.T) {
+	e := claudeLike(t, "")
+	e.cmd("AgentPrompt run echo started; sleep 300")
+	term := e.waitTerminal("echo started; sleep 300", 20*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "started")
+	var ok bool
+	e.lua(`return require("agentrun").takeover(...)`, &ok, term.ID)
+	if !ok {
+		t.Fatalf("takeover failed: %s", e.noteText())
+	}
+	chat := e.waitChat("the user took the command in terminal "+term.ID+" over", 20*time.Second)
+	report := chat[strings.Index(chat, "RESULT"):]
+	if !regexp.MustCompile(`RESULT After \d+s the user took`).MatchString(report) || !strings.Contains(report, "no longer yours to wait for or kill") || strings.Contains(report, "120 s") {
+		t.Errorf("the model read:\n%s", report)
+	}
+	if !strings.Contains(report, "kill; read_output still reads it.\nTerminal "+term.ID+": still running.") {
+		t.Errorf("the parts are not one text, a line apart:\n%s", report)
 	}
 }
