@@ -45,7 +45,11 @@ local commands = {
     desc = "agentrun: send {text} to the current session (#buffer, #selection, @path add context; a range sends those lines)",
     nargs = "*", -- without text: our sentence, not E471
     range = true,
-    -- no "file" completion: it would expand # and % in the text
+    -- no "file" completion: it would expand # and % in the text; none at
+    -- all would make <Tab> insert a literal ^I
+    complete = function()
+      return {}
+    end,
     run = function(o)
       api().prompt(o.args, nil, o.range > 0 and { o.line1, o.line2 } or nil)
     end,
@@ -139,8 +143,9 @@ local commands = {
     end,
   },
   AgentMode = {
-    desc = "agentrun: switch the session to mode [id] (plan, ...)",
-    usage = ":AgentMode [mode]", -- at most one argument
+    desc = "agentrun: switch the session to mode [mode] (its name as the picker shows it, or its id)",
+    usage = ":AgentMode [mode]",
+    whole = true, -- a name may have spaces: "Accept edits"
     complete = function(lead)
       return api()._complete_modes("mode", lead)
     end,
@@ -149,8 +154,9 @@ local commands = {
     end,
   },
   AgentModel = {
-    desc = "agentrun: switch the session's model to [id]",
-    usage = ":AgentModel [model]", -- at most one argument
+    desc = "agentrun: switch the session's model to [model] (its name as the picker shows it, or its id)",
+    usage = ":AgentModel [model]",
+    whole = true, -- a name may have spaces: "Sonnet 5.5"
     complete = function(lead)
       return api()._complete_modes("model", lead)
     end,
@@ -215,7 +221,8 @@ local commands = {
 }
 
 -- A command with a usage takes at most one argument (none when its usage
--- names none; `most` when it says: then run reads o.fargs). Its nargs is "*", not "?" or 0 (which would make "demo
+-- names none; `most` when it says: then run reads o.fargs; `whole`: the
+-- words are one name, spaces and all). Its nargs is "*", not "?" or 0 (which would make "demo
 -- extra" one name, or give Vim's E488): more words are refused with a
 -- sentence that gives the usage.
 for name, c in pairs(commands) do
@@ -224,14 +231,16 @@ for name, c in pairs(commands) do
     nargs = "*"
     local most = c.most or (c.usage:find("%[") and 1 or 0)
     run = function(o)
-      if #o.fargs > most then
+      if #o.fargs > most and not c.whole then
         -- one short line (at 80 columns): a longer one stops the screen
         -- at "Press ENTER"
         local say = most >= 1 and string.format("too many arguments; usage: %s", c.usage) or string.format(":%s takes no arguments", name)
         require("agentrun.util").notify("(agentrun) " .. say)
         return
       end
-      if not c.most then
+      if c.whole then
+        o.args = table.concat(o.fargs, " ")
+      elseif not c.most then
         o.args = o.fargs[1] or ""
       end
       c.run(o)

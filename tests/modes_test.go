@@ -28,7 +28,8 @@ func (e *editor) waitHeader(want string) string {
 
 // TestModesAndModel: the agent's mode and model show in the chat's status
 // line; :AgentMode and :AgentModel ask the agent (it then reports them
-// set), complete its ids, refuse unknown ones with the known ones named;
+// set), complete the names the pickers show and the ids and take either
+// ("Haiku 4.5"), refuse unknown ones with the known ones named;
 // a mode change the agent makes itself shows at once.
 func TestModesAndModel(t *testing.T) {
 	e := claudeLike(t, "")
@@ -36,7 +37,7 @@ func TestModesAndModel(t *testing.T) {
 	var modes, models []string
 	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
 	e.lua(`return vim.fn.getcompletion("AgentModel o", "cmdline")`, &models)
-	if strings.Join(modes, ",") != "default,plan" || strings.Join(models, ",") != "opus" {
+	if strings.Join(modes, ",") != "Default,Plan,default,plan" || strings.Join(models, ",") != "Opus,opus" {
 		t.Errorf("completion: modes %q, models %q", modes, models)
 	}
 	e.cmd("AgentMode plan")
@@ -65,6 +66,11 @@ func TestModesAndModel(t *testing.T) {
 	if n := e.noteText(); !strings.Contains(n, `has no mode "yolo" (it has default, plan)`) {
 		t.Errorf("unknown mode: %q", n)
 	}
+	// by the names the pickers show, spaces and all
+	e.cmd("AgentModel Haiku 4.5")
+	e.waitHeader("· Plan · Haiku 4.5")
+	e.cmd("AgentMode Default")
+	e.waitHeader("· Default · Haiku 4.5")
 	e.cmd("AgentConfig effort high")
 	if n := e.noteText(); !strings.Contains(n, `has no option "effort" (it has: model)`) {
 		t.Errorf("unknown option: %q", n)
@@ -82,11 +88,11 @@ func TestUnknownModelRefused(t *testing.T) {
 	e := claudeLike(t, "")
 	e.waitHeader("· Default · Sonnet")
 	e.cmd("AgentModel gpt-9")
-	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "gpt-9" (it has sonnet, opus)`) {
+	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "gpt-9" (it has sonnet, opus, haiku-4-5)`) {
 		t.Errorf("unknown model: %q", n)
 	}
 	e.cmd("AgentConfig model nosuch")
-	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "nosuch" (it has sonnet, opus)`) {
+	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "nosuch" (it has sonnet, opus, haiku-4-5)`) {
 		t.Errorf("unknown config value: %q", n)
 	}
 	if h := e.statusLine(); !strings.Contains(h, "· Default · Sonnet") {

@@ -109,6 +109,24 @@ local function refresh(s)
   end
 end
 
+-- resolve finds what in list the user named: by id exactly, else by name
+-- or id whatever the case (names have spaces: "Sonnet 5.5"); keys(x)
+-- returns x's id and name.
+local function resolve(list, said, keys)
+  said = vim.trim(tostring(said))
+  for _, x in ipairs(list) do
+    if keys(x) == said then
+      return x
+    end
+  end
+  for _, x in ipairs(list) do
+    local id, name = keys(x)
+    if (name and name:lower() == said:lower()) or tostring(id):lower() == said:lower() then
+      return x
+    end
+  end
+end
+
 -- set_mode switches session s to mode id (asks which without an id).
 function M.set_mode(s, id)
   s = session_or_warn(s)
@@ -133,6 +151,11 @@ function M.set_mode(s, id)
     end)
     return true
   end
+  -- by id, or by the name the picker shows ("Accept edits")
+  local found = resolve(modes, id, function(m)
+    return m.id, m.name
+  end)
+  id = found and found.id or id -- unknown: the agent's backend says what it has
   local _, err = rpc.request("set_mode", s.key, id)
   if err then
     util.notify(err)
@@ -182,6 +205,14 @@ function M.set_config(s, id, value)
     end)
     return true
   end
+  local values = option_values(option)
+  if #values > 0 then
+    -- by value, or by the name the picker shows ("Sonnet 5.5")
+    local found = resolve(values, value, function(v)
+      return v.value, v.name
+    end)
+    value = found and found.value or value
+  end
   local opts, err = rpc.request("set_config", s.key, id, value)
   if err then
     util.notify(err)
@@ -208,19 +239,28 @@ function M.set_model(s, value)
   return M.set_config(s, o.id, value)
 end
 
--- complete lists what a command can take: "mode" (mode ids), "model"
--- (the model option's values), "config" (option ids).
+-- complete lists what a command can take: "mode" (mode names and ids),
+-- "model" (the model option's value names and values), "config" (option
+-- ids).
 function M.complete(s, what, lead)
   local out = {}
   if not s then
     return out
   end
+  -- the names the pickers show, then the ids (either is taken)
   if what == "mode" then
-    for _, m in ipairs(s.modes and s.modes.availableModes or {}) do
+    local modes = s.modes and s.modes.availableModes or {}
+    for _, m in ipairs(modes) do
+      table.insert(out, m.name)
+    end
+    for _, m in ipairs(modes) do
       table.insert(out, m.id)
     end
   elseif what == "model" then
     local o = model_option(s)
+    for _, v in ipairs(o and option_values(o) or {}) do
+      table.insert(out, v.name)
+    end
     for _, v in ipairs(o and option_values(o) or {}) do
       table.insert(out, v.value)
     end
@@ -229,8 +269,13 @@ function M.complete(s, what, lead)
       table.insert(out, o.id)
     end
   end
+  local seen = {}
   return vim.tbl_filter(function(x)
-    return vim.startswith(x, lead or "")
+    local keep = type(x) == "string" and not seen[x] and vim.startswith(x:lower(), (lead or ""):lower())
+    if keep then
+      seen[x] = true
+    end
+    return keep
   end, out)
 end
 

@@ -210,6 +210,7 @@ const configOptions = (s) => [
     options: [
       { value: "sonnet", name: "Sonnet" },
       { value: "opus", name: "Opus" },
+      { value: "haiku-4-5", name: "Haiku 4.5" },
     ],
   },
 ];
