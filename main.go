@@ -58,13 +58,13 @@ Usage:
                                  the plugin's backend on stdio, for a Neovim on another machine
                                  (what ssh runs for agents.<name>.host = "ssh://…"); --resume:
                                  the one here whose link dropped, with its sessions
+  agentrun version               print the version
+  agentrun build-info            how this binary was built (for :checkhealth)
+  agentrun help                  print this
 
 An ID is PID:term-N (as ls prints it), term-N when only one host has it, or
 ssh://[user@]host[:port]/PID:term-N on another machine. $AGENTRUN_SSH_CONFIG names
 an ssh_config file for these links (ssh -F).
-  agentrun version               print the version
-  agentrun build-info            how this binary was built (for :checkhealth)
-  agentrun help                  print this
 
 Neovim starts agentrun itself (no subcommand: the RPC host on stdio); agentrun mcp,
 demo-agent, check-sandbox and ssh-backend are started by it too. See :help agentrun.
