@@ -123,9 +123,35 @@ local function session_label(t)
   return s.agent .. " " .. tostring(key)
 end
 
--- running_first orders terminals: the running ones first, each group in
--- the order it came (oldest first).
+-- id_before says terminal a comes before b by id: of the same host or
+-- machine (the same prefix), by the number of term-N (term-9 before
+-- term-10; commands started in parallel may be heard of out of order);
+-- other ids keep the order they were heard of.
+local function id_before(a, b)
+  local pa, na = tostring(a.id):match("^(.-)term%-(%d+)")
+  local pb, nb = tostring(b.id):match("^(.-)term%-(%d+)")
+  return pa ~= nil and pa == pb and tonumber(na) < tonumber(nb)
+end
+
+-- by_id returns list sorted by id_before, stable (the order heard of
+-- where the ids do not say).
+local function by_id(list)
+  list = vim.list_extend({}, list)
+  for i = 2, #list do
+    local x, j = list[i], i - 1
+    while j >= 1 and id_before(x, list[j]) do
+      list[j + 1] = list[j]
+      j = j - 1
+    end
+    list[j + 1] = x
+  end
+  return list
+end
+
+-- running_first orders terminals: the running ones first, each group by
+-- id (oldest first).
 function M.running_first(list)
+  list = by_id(list)
   local out = {}
   for _, t in ipairs(list) do
     if t.state == "running" then
@@ -250,7 +276,7 @@ local function render()
   ids, running_rows = {}, {}
   -- Then the terminals of other hosts (another Neovim, or one that
   -- stayed for detached terminals), named PID:term-N.
-  local all = vim.list_extend({}, st.terminals)
+  local all = by_id(st.terminals)
   if require("agentrun.rpc").running() then
     for _, r in ipairs(require("agentrun.rpc").request("remote_terminals") or {}) do
       r.command = r.title
@@ -356,7 +382,17 @@ function M._to_row(w)
       break
     end
   end
-  row = row or running_rows[#running_rows] or 3 -- 3: the first terminal, after the title and the header
+  if not row then
+    -- nothing running in sight: the newest running one (scrolled to),
+    -- else the newest that fits below the title and the header
+    local newest = 3 -- the first terminal, after the title and the header
+    for line in pairs(ids) do
+      if line <= h then
+        newest = math.max(newest, line)
+      end
+    end
+    row = running_rows[#running_rows] or newest
+  end
   api.nvim_win_call(w, function()
     pcall(api.nvim_win_set_cursor, w, { row, 0 })
     vim.fn.winrestview({ topline = math.max(1, row - h + 1) })
