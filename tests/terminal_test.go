@@ -307,3 +307,20 @@ func TestAttachCompletesRunningFirst(t *testing.T) {
 	}
 	e.cmd("AgentCancel")
 }
+
+// TestDetachedShowsInTheList: a terminal this Neovim detached reads "you
+// (detached)" in :AgentTerminals (it outlives this Neovim), not "you".
+func TestDetachedShowsInTheList(t *testing.T) {
+	e := startEditor(t, "")
+	e.cmd("AgentShell sleep 500")
+	term := e.waitTerminal("sleep 500", 10*time.Second)
+	e.cmd("AgentDetach " + term.ID)
+	e.cmd("AgentTerminals")
+	var buf int
+	e.lua(`return vim.api.nvim_get_current_buf()`, &buf)
+	text := e.waitBuf(buf, 5*time.Second, "sleep 500")
+	if !regexp.MustCompile(`(?m)^term-1  running  you \(detached\) `).MatchString(text) {
+		t.Errorf("the list:\n%s", text)
+	}
+	e.cmd("AgentKill " + term.ID)
+}

@@ -34,6 +34,10 @@ local function holder(t)
   elseif c.kind == "client" and t.holder_gone and not t.mine then
     return "nobody (" .. tostring(c.client_id) .. " left)" -- anyone may take it
   elseif c.kind == "client" then
+    local lt = require("agentrun.state").terminals[t.id]
+    if t.mine and lt and lt.detached then
+      return "you (detached)" -- it outlives this Neovim
+    end
     return t.mine and "you" or ("client " .. tostring(c.client_id))
   elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
     return "tool call"
