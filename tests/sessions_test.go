@@ -403,3 +403,22 @@ func TestPromptQueuedWhileLoadingComesAfterTheHistory(t *testing.T) {
 		t.Errorf("the queued prompt is not after the history:\n%s", chat)
 	}
 }
+
+// TestSessionsLoadShowsAnInterruptAsOne: Claude Code keeps a cancel in its
+// history as a user message "[Request interrupted by user for tool use]";
+// loaded, it reads as a note that the turn was interrupted, not as a
+// prompt the user typed.
+func TestSessionsLoadShowsAnInterruptAsOne(t *testing.T) {
+	dir := t.TempDir()
+	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_STATE = %q", dir), "")
+	e.startSession()
+	e.say("first answer")
+	e.cmd("AgentPrompt [Request interrupted by user for tool use]")
+	e.idle(10 * time.Second)
+	e.stop()
+	e.reopen(1, 20*time.Second)
+	chat := e.waitChat("(the turn was interrupted)", 10*time.Second)
+	if strings.Contains(chat, "> [Request interrupted") {
+		t.Errorf("the interrupt reads as a prompt:\n%s", chat)
+	}
+}

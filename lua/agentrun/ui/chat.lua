@@ -844,7 +844,14 @@ function Chat:update(u)
   elseif kind == "agent_thought_chunk" then
     self:stream("thought", content_text(u.content))
   elseif kind == "user_message_chunk" then
-    self:stream("user_echo", require("agentrun.ui.stream").tidy_prompt(content_text(u.content)))
+    local text = content_text(u.content)
+    if vim.trim(text):match("^%[Request interrupted by user[^%]]*%]$") then
+      -- Claude Code's record of a cancel, in the user's turn: not
+      -- something the user typed
+      self:note("(the turn was interrupted)", "AgentRunNote")
+      return
+    end
+    self:stream("user_echo", require("agentrun.ui.stream").tidy_prompt(text))
   elseif kind == "plan" then
     self:plan(u.entries)
   elseif kind == "tool_call" or kind == "tool_call_update" then
