@@ -246,3 +246,17 @@ func TestPromptHistory(t *testing.T) {
 	s.keys("Down")
 	waitPrompt("a draft")
 }
+
+// TestSessionTitle: the title an agent gives its session
+// (session_info_update) shows under the chat's header and in status().
+func TestSessionTitle(t *testing.T) {
+	e := claudeLike(t, "")
+	e.waitHeader("· Default · Sonnet")
+	e.cmd("AgentPrompt title Fix the failing Mul test")
+	e.waitChat("“Fix the failing Mul test”", 10*time.Second)
+	var title string
+	e.lua(`return require("agentrun").status().sessions[1].title`, &title)
+	if title != "Fix the failing Mul test" {
+		t.Errorf("status() title %q", title)
+	}
+}

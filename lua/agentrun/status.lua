@@ -48,6 +48,7 @@ function M.describe()
       mode = mode,
       model = model,
       label = modes.label(s), -- "Plan · Opus", as the chat shows them
+      title = s.title, -- the agent's name for the session (session_info_update)
       usage = s.usage, -- { used, size, cost = { amount, currency } } as the agent last said
       waiting_for_sign_in = s.signin or false,
       terminals = s.terminals, -- "agentrun" (our MCP terminal tool) or "agent" (its own), once started

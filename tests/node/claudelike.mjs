@@ -344,6 +344,12 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     await say(`BLOCKS ${parts.join(" ")}`);
     return { stopReason: "end_turn" };
   }
+  if (text.startsWith("title ")) {
+    // as Claude 0.101 names a session once it knows what it is about
+    await update({ sessionUpdate: "session_info_update", title: text.slice(6), updatedAt: new Date().toISOString() });
+    await say("titled");
+    return { stopReason: "end_turn" };
+  }
   if (text === "state") {
     await say(`STATE mode=${s.mode} model=${s.model}`);
     return { stopReason: "end_turn" };

@@ -536,12 +536,16 @@ function Chat:render_header()
   self:set_statusline()
   local lines = { line }
   local hls = { { 0, "AgentRunHeader" } }
+  if s.title then
+    table.insert(lines, "“" .. s.title:gsub("%s+", " ") .. "”")
+    table.insert(hls, { #lines - 1, "AgentRunHeader" })
+  end
   if s.agent == "demo" then
     local km = config.get().keymaps
     table.insert(lines, "Demo agent: each prompt is a shell command run in a real terminal.")
     table.insert(lines, string.format("Type one in the prompt below (e.g. `ls -la` or `sleep 30`) and send it with %s (%s in normal mode).", km.send_insert or "-", km.send or "-"))
     table.insert(lines, string.format("%s here or in the terminal split interrupts it, %s kills it; in the split %s closes the window.", km.interrupt or "-", km.kill or "-", km.close or "-"))
-    for i = 1, 3 do
+    for i = #lines - 3, #lines - 1 do
       table.insert(hls, { i, "AgentRunHint" })
     end
   end
@@ -857,13 +861,20 @@ function Chat:update(u)
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local tc = self:tool_call(u, kind == "tool_call_update")
     require("agentrun.ui.agentterm").from_tool_call(self.session, tc, u)
+  elseif kind == "session_info_update" then
+    -- the agent names the session (Claude does once it knows the topic):
+    -- in the header and status(); null clears it
+    if u.title ~= nil then
+      self.session.title = type(u.title) == "string" and u.title ~= "" and u.title or nil
+      self:render_header()
+    end
   elseif kind == "usage_update" then
     -- context used of its size, and the cost so far: in the status line
     self.session.usage = { used = u.used, size = u.size, cost = type(u.cost) == "table" and u.cost or nil }
     self:render_header()
   end
-  -- Other kinds (available commands, modes, config options, session
-  -- info) are not shown yet; they are no error.
+  -- Other kinds (available commands, modes, config options) are not
+  -- shown here; they are no error.
 end
 
 -- usage_text says how much of the context the session used, and its cost:
