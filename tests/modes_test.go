@@ -260,3 +260,24 @@ func TestSessionTitle(t *testing.T) {
 		t.Errorf("status() title %q", title)
 	}
 }
+
+// TestModeAsConfigOption: an agent whose modes are a config option of
+// category "mode" (opencode's build/plan) has them in the status line,
+// status().mode, :AgentMode (by name or value) and its completion.
+func TestModeAsConfigOption(t *testing.T) {
+	e := claudeLikeEditor(t, "", `AGENTRUN_TEST_MODE_AS_OPTION = "1"`, "")
+	e.startSession()
+	e.waitHeader("· Build · Sonnet")
+	var modes []string
+	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
+	if strings.Join(modes, ",") != "Build,Plan,default,plan" {
+		t.Errorf("completion: %q", modes)
+	}
+	e.cmd("AgentMode Plan")
+	e.waitHeader("· Plan · Sonnet")
+	var mode string
+	e.lua(`return require("agentrun").status().sessions[1].mode`, &mode)
+	if mode != "plan" {
+		t.Errorf("status().mode %q, want plan", mode)
+	}
+}

@@ -45,6 +45,19 @@ local function model_option(s)
   end
 end
 
+-- mode_option is the config option that chooses the mode (category
+-- "mode", as opencode offers build/plan), for an agent without ACP modes.
+local function mode_option(s)
+  if s.modes then
+    return nil
+  end
+  for _, o in ipairs(s.config or {}) do
+    if o.category == "mode" then
+      return o
+    end
+  end
+end
+
 -- option_values lists a select option's values (flattening groups).
 local function option_values(o)
   local out = {}
@@ -62,8 +75,20 @@ end
 -- current returns the session's mode id and model value (nil when the
 -- agent has none), for status().
 function M.current(s)
-  local o = model_option(s)
-  return s.modes and s.modes.currentModeId or nil, o and o.currentValue or nil
+  local o, mo = model_option(s), mode_option(s)
+  local mode = s.modes and s.modes.currentModeId or mo and mo.currentValue or nil
+  return mode, o and o.currentValue or nil
+end
+
+-- value_name is the name of option o's current value (else the value).
+local function value_name(o)
+  local name = o.currentValue
+  for _, v in ipairs(option_values(o)) do
+    if v.value == o.currentValue then
+      name = v.name or name
+    end
+  end
+  return tostring(name)
 end
 
 function M.label(s)
@@ -77,16 +102,12 @@ function M.label(s)
       end
     end
     table.insert(parts, name)
+  elseif mode_option(s) and mode_option(s).currentValue ~= nil then
+    table.insert(parts, value_name(mode_option(s)))
   end
   local o = model_option(s)
   if o then
-    local name = o.currentValue
-    for _, v in ipairs(option_values(o)) do
-      if v.value == o.currentValue then
-        name = v.name or name
-      end
-    end
-    table.insert(parts, tostring(name))
+    table.insert(parts, value_name(o))
   end
   return table.concat(parts, " · ")
 end
@@ -132,6 +153,10 @@ function M.set_mode(s, id)
   s = session_or_warn(s)
   if not s then
     return false
+  end
+  local mo = mode_option(s)
+  if mo then
+    return M.set_config(s, mo.id, id) -- the mode is one of its config options
   end
   local modes = s.modes and s.modes.availableModes or {}
   if #modes == 0 then
@@ -248,7 +273,15 @@ function M.complete(s, what, lead)
     return out
   end
   -- the names the pickers show, then the ids (either is taken)
-  if what == "mode" then
+  local mo = what == "mode" and mode_option(s)
+  if mo then
+    for _, v in ipairs(option_values(mo)) do
+      table.insert(out, v.name)
+    end
+    for _, v in ipairs(option_values(mo)) do
+      table.insert(out, v.value)
+    end
+  elseif what == "mode" then
     local modes = s.modes and s.modes.availableModes or {}
     for _, m in ipairs(modes) do
       table.insert(out, m.name)

@@ -192,7 +192,10 @@ app.onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
   return { sessionId: id, modes: modes(entry), configOptions: configOptions(entry) };
 });
 
-const modes = (s) => ({
+// AGENTRUN_TEST_MODE_AS_OPTION: the mode is a config option of category
+// "mode" (as opencode offers build/plan), with no ACP modes.
+const modeAsOption = !!process.env.AGENTRUN_TEST_MODE_AS_OPTION;
+const modes = (s) => modeAsOption ? undefined : ({
   currentModeId: s.mode,
   availableModes: [
     { id: "default", name: "Default", description: "Ask before edits" },
@@ -201,6 +204,10 @@ const modes = (s) => ({
 });
 
 const configOptions = (s) => [
+  ...(modeAsOption ? [{
+    type: "select", id: "mode", name: "Mode", category: "mode", currentValue: s.mode ?? "default",
+    options: [{ value: "default", name: "Build" }, { value: "plan", name: "Plan" }],
+  }] : []),
   {
     type: "select",
     id: "model",
@@ -224,8 +231,9 @@ app.onRequest(acp.methods.agent.session.setMode, ({ params }) => {
 
 app.onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
   const s = sessions.get(params.sessionId);
-  if (params.configId !== "model") throw new Error(`no option ${params.configId}`);
-  s.model = params.value;
+  if (modeAsOption && params.configId === "mode") s.mode = params.value;
+  else if (params.configId !== "model") throw new Error(`no option ${params.configId}`);
+  else s.model = params.value;
   return { configOptions: configOptions(s) };
 });
 
