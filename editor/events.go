@@ -10,6 +10,10 @@ type event struct {
 	// already: the user's prompt), only in a replay to a Neovim that
 	// takes the sessions over (linger.go).
 	replayOnly bool
+	// transient: sent as it happens, never kept for a replay (a
+	// forwarded port's bytes: the lingering backend closes those
+	// connections, portfwd.go).
+	transient bool
 }
 
 // eventQueue is an unbounded FIFO drained by one goroutine, so producers
@@ -48,6 +52,12 @@ func (q *eventQueue) push(name string, payload map[string]any) {
 	q.add(event{name: name, payload: payload})
 }
 
+// pushTransient appends an event that is never kept for a replay; it
+// never blocks.
+func (q *eventQueue) pushTransient(name string, payload map[string]any) {
+	q.add(event{name: name, payload: payload, transient: true})
+}
+
 // pushReplayOnly keeps an event for a replay without sending it now.
 func (q *eventQueue) pushReplayOnly(name string, payload map[string]any) {
 	q.add(event{name: name, payload: payload, replayOnly: true})
@@ -59,7 +69,7 @@ func (q *eventQueue) add(e event) {
 	if q.closed {
 		return
 	}
-	if q.keep {
+	if q.keep && !e.transient {
 		if len(q.log) >= maxKept {
 			n := maxKept / 10
 			q.log = append(q.log[:0:0], q.log[n:]...)

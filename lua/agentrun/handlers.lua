@@ -13,6 +13,7 @@ local earlier_sessions = require("agentrun.earlier_sessions")
 local events = require("agentrun.events")
 local modes = require("agentrun.modes")
 local permission = require("agentrun.ui.permission")
+local portforward = require("agentrun.portforward")
 local signin = require("agentrun.ui.signin")
 local state = require("agentrun.state")
 local term = require("agentrun.ui.term")
@@ -260,6 +261,9 @@ handlers.permission = permission.ask
 handlers.permission_cancelled = ask.cancelled
 handlers.approve = approve.ask
 handlers.approve_cancelled = ask.cancelled
+handlers.port_data = portforward.data
+handlers.port_written = portforward.written
+handlers.port_closed = portforward.closed
 
 for name, fn in pairs(handlers) do
   events.on(name, fn)

@@ -236,6 +236,7 @@ function M.exited(p)
     t.waiting, t.ports = false, {}
   end
   t.exit_code, t.signal = p.exit_code, p.signal
+  require("agentrun.portforward").ended(t.id) -- its ports no longer forwarded here
   if t.session then
     -- an agent's command ended: the files it changed show as they are
     require("agentrun.disk").refresh()
@@ -391,6 +392,7 @@ function M.released(p)
     return
   end
   t.state = "released"
+  require("agentrun.portforward").ended(t.id)
   changed(t)
 end
 
