@@ -2,7 +2,8 @@
 # integration.sh runs the Neovim integration tests (./tests) on each
 # Neovim version given. The test binary is built once; each version's
 # tests are cut into SHARDS parts (every SHARDS-th test by name, so the
-# slow families — Remote*, Real* — spread over all of them), and JOBS
+# slow Real* family spreads over all of them; the tests over SSH all in
+# the first part, as they share the test users' homes), and JOBS
 # parts run at a time, each a process of its own with its own log,
 # printed whole when it ends. The suites mostly wait on Neovim, the ptys
 # and the agents, not on the CPU: several share the 2 cores well, and
@@ -38,7 +39,13 @@ part() {
 	local i=$1 s=$2 bin=${bins[$1]} once="" re="" k
 	[ "$i" -gt 0 ] && once=1
 	for k in "${!names[@]}"; do
-		[ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}"
+		case ${names[$k]} in
+		# the tests over SSH share the test users' homes on the "remote"
+		# (their socket directories, their lingering backends): one part
+		# runs them all, one after another
+		TestRemote* | TestSSH*) [ "$s" -eq 0 ] && re+="${re:+|}${names[$k]}" ;;
+		*) [ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}" ;;
+		esac
 	done
 	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once \
 		"$work/tests.test" -test.count=1 -test.timeout=8m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
