@@ -234,6 +234,9 @@ function M.exited(p)
   if t.state == "running" then
     t.state = "exited"
     t.waiting, t.ports = false, {}
+    for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
+      window.set_statusline(w)
+    end
   end
   t.exit_code, t.signal = p.exit_code, p.signal
   require("agentrun.portforward").ended(t.id) -- its ports no longer forwarded here
@@ -309,7 +312,9 @@ function M.activity(p)
     end
     notify(msg, vim.log.levels.WARN)
   end
-  pcall(vim.cmd, "redrawstatus!")
+  for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
+    window.set_statusline(w)
+  end
   changed(t)
 end
 

@@ -693,15 +693,19 @@ function M.watch()
 end
 
 
--- statusline is the status line of our terminal windows: the default's
--- fields (the name, the flags, the ruler), and for a terminal that waits
--- for input or listens on ports, that too ("waiting for input", ":8000").
--- Another buffer shown in the window later gets the default's fields.
-function M.statusline()
-  local w = vim.g.statusline_winid
-  local ok, buf = pcall(api.nvim_win_get_buf, w or 0)
+-- set_statusline gives window w, when it shows a terminal that waits for
+-- input or listens on ports, a status line that says so: the default's
+-- fields (the name, the flags, the ruler) with "· waiting for input" and
+-- ":8000" after the name; else the default. A plain string, set when
+-- that changes: an expression would run Lua at every redraw of a
+-- flooding split (and a <C-c> typed then was lost under load).
+function M.set_statusline(w)
+  local ok, buf = pcall(api.nvim_win_get_buf, w)
+  if not ok then
+    return
+  end
   local extra = ""
-  for _, t in pairs(ok and state.terminals or {}) do
+  for _, t in pairs(state.terminals) do
     if t.bufnr == buf then
       if t.waiting then
         extra = extra .. " · waiting for input"
@@ -711,10 +715,11 @@ function M.statusline()
       end
     end
   end
-  return "%<%f" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P"
+  local sl = extra == "" and "" or ("%<%f" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P")
+  if vim.wo[w].statusline ~= sl then
+    vim.wo[w].statusline = sl
+  end
 end
-
-M.statusline_expr = "%!v:lua.require'agentrun.ui.window'.statusline()"
 
 -- place shows buf in the terminal window for position (reusing ours in
 -- this tab page), returns the window. The current window may change.
@@ -725,7 +730,7 @@ function M.place(buf, position)
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
     if ok and tag == position then
       api.nvim_win_set_buf(w, buf)
-      vim.wo[w].statusline = M.statusline_expr
+      M.set_statusline(w)
       require("agentrun.ui.follow").reset(w)
       return w
     end
@@ -757,7 +762,7 @@ function M.place(buf, position)
     vim.wo[w].winfixheight = true
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
-  vim.wo[w].statusline = M.statusline_expr
+  M.set_statusline(w)
   M.keep_prompts()
   require("agentrun.util").set_win_opts(w)
   require("agentrun.ui.follow").reset(w)
