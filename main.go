@@ -128,11 +128,17 @@ func main() {
 		asJSON := false
 		var rest []string
 		for _, a := range args[1:] {
-			if a == "--json" {
+			switch {
+			case a == "--json":
 				asJSON = true
-			} else {
+			case strings.HasPrefix(a, "-"):
+				err = fmt.Errorf("agentrun ls takes --json, not %q; usage: agentrun ls [--json] [ssh://[user@]host[:port]]", a)
+			default:
 				rest = append(rest, a)
 			}
+		}
+		if err != nil {
+			break
 		}
 		if len(rest) > 1 {
 			err = fmt.Errorf("usage: agentrun ls [--json] [ssh://[user@]host[:port]]")

@@ -3,6 +3,7 @@ package hostcli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,10 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 		return fmt.Errorf("agentrun ls takes a machine, not a terminal: ls %s", s.target)
 	}
 	all, live, err := hostTerminals(ctx, s)
+	if asJSON && errors.Is(err, errNoHost) {
+		_, err := io.WriteString(out, "[]\n") // no host: no terminals, for a script
+		return err
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package termhost
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -56,10 +57,21 @@ func TestPorts(t *testing.T) {
 		p := term.Ports()
 		return len(p) == 1 && p[0] == port, strconv.Itoa(len(p))
 	})
+	if list, _ := h.WatchListing(); len(list) != 1 || len(list[0].Ports) != 1 || list[0].Ports[0] != port {
+		t.Errorf("the listing: %+v, want the port", list)
+	}
 	if err := term.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-term.Done()
+	// the listing, before anyone looks at the ports again
+	wait.Until(t, "the listing to show the end", 5*time.Second, func() (bool, string) {
+		list, _ := h.WatchListing()
+		return len(list) == 1 && list[0].ExitSignal != "", fmt.Sprintf("%+v", list)
+	})
+	if list, _ := h.WatchListing(); len(list[0].Ports) > 0 {
+		t.Errorf("the listing shows ports %v for a command that ended", list[0].Ports)
+	}
 	if p := term.Ports(); len(p) != 0 {
 		t.Errorf("ports after the end: %v", p)
 	}

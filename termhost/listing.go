@@ -52,8 +52,8 @@ func (h *Host) listingChanged() {
 		info := t.live.state.Info(t.live.uri)
 		info.CreatedAt = t.started.UnixMilli()
 		info.Command = t.cmdline
-		if len(ports) > 0 {
-			info.Ports = ports
+		if len(ports) > 0 && !t.live.state.Exited() {
+			info.Ports = ports // a command that ended listens on nothing
 		}
 		list = append(list, info)
 		t.live.mu.Unlock()

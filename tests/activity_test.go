@@ -170,3 +170,16 @@ func TestScreenRerunKeepsTheRules(t *testing.T) {
 		t.Errorf("R ran what a deny rule refuses: %v", err)
 	}
 }
+
+// TestOpenURLSaysWhy: gx where nothing can open a browser (vim.ui.open
+// answers nil and why, as 0.10+ does without xdg-open) says so, with the
+// URL to open by hand.
+func TestOpenURLSaysWhy(t *testing.T) {
+	e := startEditor(t, "")
+	var res []any
+	e.lua(`vim.ui.open = function() return nil, "vim.ui.open: no handler found" end
+return { require("agentrun.compat").open_url("http://localhost:8000") }`, &res)
+	if len(res) != 2 || res[0] != false || res[1] != "vim.ui.open: no handler found; open http://localhost:8000 in your browser" {
+		t.Errorf("open_url: %v", res)
+	}
+}

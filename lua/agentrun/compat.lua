@@ -47,9 +47,13 @@ M.uv = vim.uv or vim.loop
 -- xdg-open or macOS's open. Returns false and a sentence when it cannot.
 function M.open_url(url)
   if vim.ui.open then
-    local ok, res = pcall(vim.ui.open, url)
+    -- 0.10+: an error, or nil and why (no opener installed)
+    local ok, res, why = pcall(vim.ui.open, url)
     if not ok then
-      return false, tostring(res)
+      return false, tostring(res) .. "; open " .. url .. " in your browser"
+    end
+    if res == nil and why then
+      return false, tostring(why) .. "; open " .. url .. " in your browser"
     end
     return true
   end
