@@ -151,7 +151,10 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 	s.keys(":wincmd l", "Enter", "i")
 	s.prompt("python3 -m unittest test_py")
 	s.waitShows(20*time.Second, "python3 -m unittest test_py exited with code 1.")
-	s.keys("Escape", ":AgentQuickfix term-2", "Enter")
+	// out of Insert mode in the prompt first, as a person sees it go
+	s.keys("Escape")
+	s.waitFor("Normal mode", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "-- INSERT --") })
+	s.keys(":AgentQuickfix term-2", "Enter")
 	s.waitShows(5*time.Second, "test_py.py|6|", "test_py.py|9|", "term-2: 2 in the quickfix list")
 	s.keys(":cnext", "Enter", `:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
 	s.waitShows(5*time.Second, "in test_py.py at 9")
