@@ -241,11 +241,13 @@ func TestNeovimGoesAway(t *testing.T) {
 			e.cmd("AgentPrompt " + stubborn)
 			term := e.waitTerminal(stubborn, 10*time.Second)
 			e.waitBuf(term.Bufnr, 10*time.Second, "ready")
+			// "ready" is printed before the shell's background children
+			// have all exec'd their sleeps
+			eventually(t, "the double-forked child and the job to run", 10*time.Second, func() (bool, string) {
+				return len(findProcesses("sleep 3121")) > 0 && len(e.underBackend("sleep 3122")) > 0, "not yet"
+			})
 			backend, _ := readProc(e.backendPid())
 			procs := append(e.underBackend("demo-agent", "sleep 3122"), backend, e.guardProc())
-			if len(findProcesses("sleep 3121")) == 0 {
-				t.Fatal("the double-forked child is not running")
-			}
 			nvimPid := e.nvimPid()
 			switch how {
 			case ":qa!":
