@@ -64,26 +64,26 @@ report() {
 
 declare -A running=() # pid -> "i s"
 rc=0
-for i in "${!bins[@]}"; do
-	for ((s = 0; s < shards; s++)); do
-		while [ ${#running[@]} -ge "$jobs" ]; do
-			wait -n -p done_pid
-			st=$?
-			read -r di ds <<<"${running[$done_pid]}"
-			unset "running[$done_pid]"
-			report "$di" "$ds" "$st"
-			[ "$st" -eq 0 ] || rc=1
-		done
-		part "$i" "$s" &
-		running[$!]="$i $s"
-	done
-done
-while [ ${#running[@]} -gt 0 ]; do
+# reap waits for one part to end and reports it
+reap() {
+	local done_pid st di ds
 	wait -n -p done_pid
 	st=$?
 	read -r di ds <<<"${running[$done_pid]}"
 	unset "running[$done_pid]"
 	report "$di" "$ds" "$st"
 	[ "$st" -eq 0 ] || rc=1
+}
+for i in "${!bins[@]}"; do
+	for ((s = 0; s < shards; s++)); do
+		while [ ${#running[@]} -ge "$jobs" ]; do
+			reap
+		done
+		part "$i" "$s" &
+		running[$!]="$i $s"
+	done
+done
+while [ ${#running[@]} -gt 0 ]; do
+	reap
 done
 exit $rc

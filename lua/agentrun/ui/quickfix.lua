@@ -177,10 +177,7 @@ function M.on_exit(t)
     if s and s.chat then
       s.chat:note(msg, "AgentRunNote")
     end
-    local room = math.max(vim.o.columns - 24, 40) -- one line: no Press ENTER while you type
-    if vim.fn.strchars(msg) > room then
-      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
-    end
+    msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line: no Press ENTER while you type
     util.notify(msg, vim.log.levels.INFO)
   end
   go()

@@ -219,10 +219,7 @@ function M.ended_unseen(t, last)
     msg = msg .. last .. " — "
   end
   msg = msg .. (t.command or "")
-  local room = math.max(vim.o.columns - 24, 40) -- one line, no Press ENTER
-  if vim.fn.strchars(msg) > room then
-    msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
-  end
+  msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
   notify(msg, t.exit_code == 0 and vim.log.levels.INFO or vim.log.levels.WARN)
 end
 
@@ -306,10 +303,7 @@ function M.activity(p)
     if chat then
       chat:note(msg, "AgentRunNote")
     end
-    local room = math.max(vim.o.columns - 24, 40) -- one line, no Press ENTER
-    if vim.fn.strchars(msg) > room then
-      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
-    end
+    msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
     notify(msg, vim.log.levels.WARN)
   end
   for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
