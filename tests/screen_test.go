@@ -66,7 +66,7 @@ func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shel
 	}
 	// tmux starts the command through its default shell with the server's
 	// environment; env(1) sets ours.
-	nvimCmd := append(append([]string{"env"}, env...), nvimBin, "--clean", "-n", "-u", init)
+	nvimCmd := append(append([]string{"env"}, env...), nvimBin, "--clean", "-n", "--listen", filepath.Join(dir, "nvim.sock"), "-u", init)
 	cmd := append([]string{"-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir}, nvimCmd...)
 	if shell {
 		cmd = append(cmd[:len(cmd)-len(nvimCmd)], "bash", "--noprofile", "--norc")
@@ -80,6 +80,7 @@ func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shel
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the screen at the end:\n%s", s.capture())
+			t.Logf("Neovim's own account:\n%s", s.inside())
 			if log, err := os.ReadFile(filepath.Join(dir, "state", "nvim", "agentrun.log")); err == nil {
 				t.Logf("agentrun.log:\n%s", log)
 			}
@@ -97,6 +98,20 @@ func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shel
 	})
 	s.waitFor("Neovim to draw its screen", 10*time.Second, func(sc string) bool { return strings.Contains(sc, "~") })
 	return s
+}
+
+// inside asks the screen's Neovim, over its --listen socket, what mode it
+// is in, what it said and its quickfix list's title: what a failed test
+// cannot see on the screen. A Neovim that does not answer in 3 s is
+// blocked, and says so.
+func (s *screen) inside() string {
+	expr := `string(mode(1)) .. " | qf: " .. getqflist({'title': 1}).title .. " | buf: " .. bufname() .. "\n" .. execute("messages")`
+	cmd := exec.Command("timeout", "3", nvimBin, "--headless", "--clean", "--server", filepath.Join(s.dir, "nvim.sock"), "--remote-expr", expr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(no answer: %v: %s; blocked?)", err, out)
+	}
+	return "mode: " + string(out)
 }
 
 func (s *screen) tmux(args ...string) string {
