@@ -64,7 +64,7 @@ func (ss *sessions) login(key, id string) (map[string]any, error) {
 		go func() {
 			st, err := t.Wait(ss.ctx)
 			if err == nil && (st.Code == nil || *st.Code != 0) {
-				err = fmt.Errorf("the sign-in command ended with %s", exitText(st))
+				err = fmt.Errorf("the sign-in command ended with %s", st)
 			}
 			ss.signedIn(s, m, err)
 		}()

@@ -192,7 +192,7 @@ func (ss *sessions) mcpTerminals(_ context.Context, raw json.RawMessage) (any, e
 	for _, t := range s.s.Terminals() {
 		m := map[string]any{"terminalId": t.ID(), "command": t.CommandLine(), "state": "running"}
 		if st, done := t.Exited(); done {
-			m["state"] = "exited: " + st.String()
+			m["state"] = "exited (" + st.String() + ")"
 		}
 		out = append(out, m)
 	}

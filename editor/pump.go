@@ -225,7 +225,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		end += "\r\n"
 	}
 	// A character cut at the very end shows as U+FFFD.
-	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+"["+exitText(st)+"]")), send); err != nil {
+	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+"["+st.String()+"]")), send); err != nil {
 		return err
 	}
 	select {

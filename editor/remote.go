@@ -169,26 +169,12 @@ func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string)
 	r.end(st, note)
 	how := note
 	if how == "" {
-		how = endedText(st)
+		how = st.String()
 	}
 	rs.mu.Lock()
 	rs.ended[r.name] = how
 	rs.mu.Unlock()
-	p := map[string]any{"id": r.name}
-	if st.Code != nil {
-		p["exit_code"] = *st.Code
-	} else {
-		p["signal"] = st.Signal
-	}
-	rs.events.push(evTerminalExit, p)
-}
-
-// endedText says how a terminal ended: "exit 0", "signal SIGTERM".
-func endedText(st termhost.ExitStatus) string {
-	if st.Code != nil {
-		return fmt.Sprintf("exit %d", *st.Code)
-	}
-	return "signal " + st.Signal
+	rs.events.push(evTerminalExit, exitEvent(r.name, st, ""))
 }
 
 // endedErr is the answer to a command on remote terminal name after it

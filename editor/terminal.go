@@ -188,16 +188,27 @@ func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 		tm.state = "exited"
 	}
 	tm.mu.Unlock()
-	p := map[string]any{"id": tm.id}
+	ts.events.push(evTerminalExit, exitEvent(tm.id, st, lastLine(t.Output().Text)))
+}
+
+// exitEvent is the terminal_exit event of every terminal shown here
+// (ours, another host's): its id, exit_code or signal, ran_ms when known,
+// and its last line (for the notice of an end out of sight) when it has
+// one.
+func exitEvent(id string, st termhost.ExitStatus, last string) map[string]any {
+	p := map[string]any{"id": id}
 	if st.Code != nil {
 		p["exit_code"] = *st.Code
 	} else {
 		p["signal"] = st.Signal
 	}
-	if last := lastLine(t.Output().Text); last != "" {
-		p["last_line"] = last // for the notice of an end out of sight
+	if st.Ran > 0 {
+		p["ran_ms"] = st.Ran.Milliseconds()
 	}
-	ts.events.push(evTerminalExit, p)
+	if last != "" {
+		p["last_line"] = last
+	}
+	return p
 }
 
 // lastLine is the last line of text with something on it, cut to 120
@@ -279,7 +290,7 @@ func (ts *terminals) running(id string) (*termhost.Terminal, error) {
 	case tm.state == "released":
 		return nil, fmt.Errorf("terminal %q was released", id)
 	case tm.exit != nil:
-		return nil, fmt.Errorf("terminal %q has already exited (%s)", id, exitText(*tm.exit))
+		return nil, fmt.Errorf("terminal %q has already exited (%s)", id, tm.exit.String())
 	}
 	return tm.t, nil
 }
@@ -403,13 +414,4 @@ func (ts *terminals) resize(id string, cols, rows int) error {
 		return fmt.Errorf("resize terminal %q: %w", id, err)
 	}
 	return nil
-}
-
-// exitText renders an exit status as the buffers show it: "exit 0",
-// "signal SIGTERM".
-func exitText(st termhost.ExitStatus) string {
-	if st.Code != nil {
-		return fmt.Sprintf("exit %d", *st.Code)
-	}
-	return "signal " + st.Signal
 }

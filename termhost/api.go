@@ -8,10 +8,12 @@ import (
 
 // ExitStatus is how a terminal's process ended. Exactly one of Code and
 // Signal is set: Code for a normal exit, Signal (a conventional name such
-// as "SIGTERM") for a death by signal.
+// as "SIGTERM") for a death by signal. Ran is how long it ran (zero when
+// not known: a terminal of another host that did not say).
 type ExitStatus struct {
 	Code   *int
 	Signal string
+	Ran    time.Duration
 }
 
 // codeCopy returns a copy of Code (nil for a death by signal).

@@ -33,10 +33,11 @@ func (t *Terminal) waitLoop() {
 			st = exitStatusOf(ws)
 		}
 	}
+	t.exitAt = time.Now()
+	st.Ran = t.exitAt.Sub(t.started)
 	t.mu.Lock()
 	t.leaderStatus = st
 	t.mu.Unlock()
-	t.exitAt = time.Now()
 	t.leaderExited.Store(true) // publishes exitAt to the reader
 	close(t.exited)
 	// If a background child keeps the pty open there is no EOF: the

@@ -29,13 +29,15 @@ func exitStatusOf(ws syscall.WaitStatus) ExitStatus {
 	return ExitStatus{Code: &code}
 }
 
-// String renders the status as "exit 0" or "SIGTERM".
+// String renders the status as the splits, the list and the messages
+// say it: "exit 0", "signal SIGTERM" ("signal unknown" when the reason
+// was lost).
 func (s ExitStatus) String() string {
 	if s.Code != nil {
 		return fmt.Sprintf("exit %d", *s.Code)
 	}
 	if s.Signal != "" {
-		return s.Signal
+		return "signal " + s.Signal
 	}
-	return "unknown"
+	return "signal unknown"
 }

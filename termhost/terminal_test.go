@@ -202,11 +202,11 @@ func TestExitStatus(t *testing.T) {
 		{"true", exitCode(0)},
 		{"exit 3", exitCode(3)},
 		{"exit 255", exitCode(255)},
-		{"kill -TERM $$", "SIGTERM"},
-		{"kill -HUP $$", "SIGHUP"},
-		{"kill -INT $$", "SIGINT"},
-		{"kill -KILL $$", "SIGKILL"},
-		{"kill -SEGV $$", "SIGSEGV"},
+		{"kill -TERM $$", "signal SIGTERM"},
+		{"kill -HUP $$", "signal SIGHUP"},
+		{"kill -INT $$", "signal SIGINT"},
+		{"kill -KILL $$", "signal SIGKILL"},
+		{"kill -SEGV $$", "signal SIGSEGV"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.line, func(t *testing.T) {
@@ -370,14 +370,14 @@ func TestKillThenOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, out := waitExit(t, term)
-	if st.String() != "SIGTERM" || out.Text != "started\n" {
+	if st.String() != "signal SIGTERM" || out.Text != "started\n" {
 		t.Fatalf("after kill: exit %v output %q", st, out.Text)
 	}
 	// Still valid: found by id, output and wait answer, kill again is fine.
 	if got, err := h.Get(term.ID()); err != nil || got != term {
 		t.Fatalf("Get after kill: %v", err)
 	}
-	if st2, _ := waitExit(t, term); st2.String() != "SIGTERM" {
+	if st2, _ := waitExit(t, term); st2.String() != "signal SIGTERM" {
 		t.Fatalf("second wait %v", st2)
 	}
 	if err := term.Kill(); err != nil {
@@ -399,7 +399,7 @@ func TestKillEscalates(t *testing.T) {
 		t.Fatalf("Kill took %v; it must return at once", took)
 	}
 	st, _ := waitExit(t, term)
-	if st.String() != "SIGKILL" || time.Since(start) < time.Second {
+	if st.String() != "signal SIGKILL" || time.Since(start) < time.Second {
 		t.Fatalf("exit %v after %v, want SIGKILL after the 1s grace", st, time.Since(start))
 	}
 }
@@ -410,7 +410,7 @@ func TestSignalInterrupts(t *testing.T) {
 	if err := term.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := waitExit(t, term); st.String() != "SIGINT" {
+	if st, _ := waitExit(t, term); st.String() != "signal SIGINT" {
 		t.Fatalf("exit %v, want SIGINT", st)
 	}
 	// The shell's trap sees it too: the signal goes to the whole group.
@@ -476,7 +476,7 @@ func TestReleaseRunning(t *testing.T) {
 	term.Release() // twice is fine
 	select {
 	case got := <-waited:
-		if got != "SIGTERM" {
+		if got != "signal SIGTERM" {
 			t.Fatalf("pending waiter got %s, want SIGTERM", got)
 		}
 	case <-time.After(testTimeout):
@@ -728,8 +728,8 @@ func TestStopInterruptsThenKills(t *testing.T) {
 		atLeast          time.Duration
 	}{
 		{"ends on SIGINT", "trap 'echo caught; exit 130' INT; echo ready; sleep 60 & wait", exitCode(130), 0},
-		{"ignores SIGINT", "trap '' INT; echo ready; sleep 60 & wait", "SIGTERM", 500 * time.Millisecond},
-		{"ignores SIGINT and SIGTERM", "trap '' INT TERM; echo ready; while :; do sleep 0.1; done", "SIGKILL", time.Second},
+		{"ignores SIGINT", "trap '' INT; echo ready; sleep 60 & wait", "signal SIGTERM", 500 * time.Millisecond},
+		{"ignores SIGINT and SIGTERM", "trap '' INT TERM; echo ready; while :; do sleep 0.1; done", "signal SIGKILL", time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

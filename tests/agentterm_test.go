@@ -103,8 +103,31 @@ func TestAgentOwnedTerminals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t, "")
 			e.startSession()
+			e.lua(`_G.exits = {}
+				vim.api.nvim_create_autocmd("User", { pattern = "AgentRunTerminalExited", callback = function(a)
+					table.insert(_G.exits, a.data or { no_data = true })
+				end })`, nil)
 			e.replay(tc.fixture)
 			term := e.agentTerminal(tc.id, func(x agentTerm) bool { return x.State == "exited" })
+			// the same User event as for our own terminals, once
+			var exits []struct {
+				ID     string `msgpack:"id"`
+				How    string `msgpack:"how"`
+				RanMS  *int   `msgpack:"ran_ms"`
+				NoData bool   `msgpack:"no_data"`
+			}
+			e.lua(`return _G.exits`, &exits)
+			wantHow := fmt.Sprintf("exit %d", tc.exit)
+			if tc.unreported {
+				wantHow = "ended; the agent did not say its exit code"
+			}
+			switch {
+			case len(exits) != 1:
+				t.Errorf("User AgentRunTerminalExited fired %d times, want once: %+v", len(exits), exits)
+			case exits[0].NoData: // Neovim 0.7: no data to check
+			case exits[0].ID != tc.id || exits[0].How != wantHow || exits[0].RanMS == nil || *exits[0].RanMS < 0:
+				t.Errorf("User AgentRunTerminalExited said %+v, want id %q, how %q and how long it ran", exits[0], tc.id, wantHow)
+			}
 			text := e.waitBuf(term.Bufnr, 10*time.Second, tc.split...)
 			at := 0
 			for _, w := range tc.split {

@@ -324,3 +324,45 @@ func TestDetachedShowsInTheList(t *testing.T) {
 	}
 	e.cmd("AgentKill " + term.ID)
 }
+
+// TestEndSaidWithHowLong: a command of ours that ends fires User
+// AgentRunTerminalExited once, with how it ended as the split says it and
+// how long it ran; status() says the same.
+func TestEndSaidWithHowLong(t *testing.T) {
+	for _, tc := range []struct{ command, how string }{
+		{"sleep 0.4; exit 3", "exit 3"},
+		{"sleep 0.4; kill -TERM $$", "signal SIGTERM"},
+	} {
+		t.Run(tc.how, func(t *testing.T) {
+			e := startEditor(t, "")
+			e.startSession()
+			e.lua(`_G.exits = {}
+				vim.api.nvim_create_autocmd("User", { pattern = "AgentRunTerminalExited", callback = function(a)
+					table.insert(_G.exits, a.data or { no_data = true })
+				end })`, nil)
+			e.cmd("AgentPrompt " + tc.command)
+			term := e.waitTerminal(tc.command, 10*time.Second)
+			e.waitBuf(term.Bufnr, 10*time.Second, "["+tc.how+"]", "[released]")
+			type said struct {
+				ID     string `msgpack:"id"`
+				How    string `msgpack:"how"`
+				RanMS  *int   `msgpack:"ran_ms"`
+				NoData bool   `msgpack:"no_data"`
+			}
+			var exits []said
+			e.lua(`return _G.exits`, &exits)
+			var st []said
+			e.lua(`local id = ...; return vim.tbl_filter(function(t) return t.id == id end, require("agentrun").status().terminals)`, &st, term.ID)
+			ok := func(s said) bool { return s.ID == term.ID && s.How == tc.how && s.RanMS != nil && *s.RanMS >= 400 && *s.RanMS < 10000 }
+			switch {
+			case len(exits) != 1:
+				t.Errorf("User AgentRunTerminalExited fired %d times, want once: %+v", len(exits), exits)
+			case !exits[0].NoData && !ok(exits[0]):
+				t.Errorf("User AgentRunTerminalExited said %+v, want id %s, how %q, ran_ms from 400", exits[0], term.ID, tc.how)
+			}
+			if len(st) != 1 || !ok(st[0]) {
+				t.Errorf("status() says %+v, want how %q and ran_ms from 400", st, tc.how)
+			}
+		})
+	}
+}

@@ -72,7 +72,6 @@ local user_events = {
   session_ended = "AgentRunSessionEnded",
   turn_end = "AgentRunTurnEnd",
   terminal_created = "AgentRunTerminalCreated",
-  terminal_exit = "AgentRunTerminalExited",
   terminal_released = "AgentRunTerminalReleased",
   terminal_activity = "AgentRunTerminalActivity",
 }

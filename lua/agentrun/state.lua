@@ -6,7 +6,8 @@ local M = {
   session_order = {},
   current = nil, -- key of the session :AgentPrompt talks to
   -- id -> { id, session (key), session_id, command, cwd, state, exit_code,
-  --         signal, bufnr, chan, display_only, tool_call, pending, user }
+  --         signal, ran_ms, ended_by, bufnr, chan, display_only, tool_call,
+  --         pending, user }
   terminals = {},
   terminal_order = {},
 }
@@ -18,6 +19,19 @@ function M.add_session(key, agent)
   table.insert(M.session_order, key)
   M.current = key
   return s
+end
+
+-- how_ended says how terminal t ended, as the splits, the list, the chat
+-- and the messages say it: "exit 1", "signal SIGTERM", else why its
+-- display ended (an agent's command: "failed", "ended with the turn"), or
+-- nil while it runs.
+function M.how_ended(t)
+  if t.signal and t.signal ~= "" then
+    return "signal " .. t.signal
+  elseif t.exit_code ~= nil then
+    return "exit " .. tostring(t.exit_code)
+  end
+  return t.ended_by
 end
 
 -- session returns the session by key (or the current one when key is nil).

@@ -10,7 +10,7 @@ local M = {}
 
 -- describe describes sessions and terminals:
 -- { sessions = {{ id, key, agent, busy, ... }}, terminals = {{ id, session, key,
---   command, state, exit_code, signal, bufnr, claim, bytes, truncated,
+--   command, state, exit_code, signal, ran_ms, how ("exit 1"), bufnr, claim, bytes, truncated,
 --   title, cwd, cols, rows, supports_command_detection, commands = {{
 --   command_line, exit_code, duration_ms, is_complete }}, pid, user }} }.
 function M.describe()
@@ -63,7 +63,7 @@ function M.describe()
     if l then
       -- how it stands as far as this editor has heard (the backend's
       -- news may be a moment ahead): what the commands go by
-      t.state, t.exit_code, t.signal = l.state, l.exit_code, l.signal
+      t.state, t.exit_code, t.signal, t.ran_ms, t.how = l.state, l.exit_code, l.signal, l.ran_ms, state.how_ended(l)
       t.waiting, t.ports = l.waiting or false, l.ports or {}
       t.bufnr = l.bufnr
       t.owner = "agentrun" -- a pty of ours
@@ -83,6 +83,8 @@ function M.describe()
         state = t.state,
         exit_code = t.exit_code,
         signal = t.signal,
+        ran_ms = t.ran_ms,
+        how = state.how_ended(t),
         bufnr = t.bufnr,
         display_only = t.display_only or false,
         -- the agent runs the command itself and only shows it

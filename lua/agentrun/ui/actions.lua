@@ -32,12 +32,8 @@ local function ended(t)
   if t.state == "running" or (not t.remote and t.state ~= "exited") then
     return nil
   end
-  local how = ""
-  if t.signal and t.signal ~= "" then
-    how = " (signal " .. t.signal .. ")"
-  elseif t.exit_code ~= nil then
-    how = " (exit " .. tostring(t.exit_code) .. ")"
-  end
+  local how = state.how_ended(t)
+  how = how and (" (" .. how .. ")") or ""
   return string.format("%s %s%s", t.id, t.remote and "ended" or "already ended", how)
 end
 

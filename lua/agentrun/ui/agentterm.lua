@@ -33,6 +33,7 @@ local function display_only(session, id, tc)
       session_id = session.id,
       command = tc and tc.title or id,
       display_only = true,
+      started_ms = vim.loop.now(), -- for how long it ran
     })
   end
   return t
@@ -107,12 +108,9 @@ function M.agent_terminal(p)
     term()._feed(t, p.data)
   end
   if p.exited and t.state == "running" then
-    t.state = "exited"
-    t.exit_code = p.exit_code
-    t.signal = p.signal
-    local what = p.not_run or p.signal and ("signal " .. p.signal) or p.exit_code and ("exit " .. tostring(p.exit_code))
-      or p.unreported and "ended; the agent did not say its exit code" or "failed"
-    t.ended_by = p.not_run or p.failed and "failed" or nil
+    local why = p.not_run or p.failed and "failed" or p.unreported and "ended; the agent did not say its exit code" or nil
+    term().record_exit(t, { exit_code = p.exit_code, signal = p.signal, ended_by = why })
+    local what = p.not_run or state.how_ended(t) or "failed"
     term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
     term()._changed(t)
     require("agentrun.disk").refresh() -- the files it changed show as they are
@@ -137,7 +135,7 @@ end
 function M.settle(key, why)
   for _, t in pairs(state.terminals) do
     if t.display_only and t.session == key and t.state == "running" and not (t.keeps_reporting and why ~= "stopped") then
-      t.state, t.ended_by = "exited", why
+      term().record_exit(t, { ended_by = why })
       term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", why))
       term()._changed(t)
     end

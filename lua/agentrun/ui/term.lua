@@ -212,7 +212,7 @@ function M.ended_unseen(t, last)
     end
   end
   t.end_noticed = true
-  local how = t.signal and t.signal ~= "" and ("signal " .. t.signal) or t.exit_code ~= nil and ("exit " .. tostring(t.exit_code)) or "ended"
+  local how = state.how_ended(t) or "ended"
   -- its last line first: a long command line is what gets cut
   local msg = string.format("%s ended (%s): ", t.id, how)
   if last and last ~= "" then
@@ -223,11 +223,12 @@ function M.ended_unseen(t, last)
   notify(msg, t.exit_code == 0 and vim.log.levels.INFO or vim.log.levels.WARN)
 end
 
-function M.exited(p)
-  local t = state.terminals[p.id]
-  if not t then
-    return
-  end
+-- record_exit records that terminal t ended, every kind of terminal (ours,
+-- another host's, an agent's own command): p has exit_code or signal, and
+-- ran_ms when known; ended_by (an agent's command) why its display ended
+-- without them. Said once to whoever listens: User AgentRunTerminalExited.
+function M.record_exit(t, p)
+  local was = t.state
   if t.state == "running" then
     t.state = "exited"
     t.waiting, t.ports = false, {}
@@ -235,7 +236,27 @@ function M.exited(p)
       window.set_statusline(w)
     end
   end
-  t.exit_code, t.signal = p.exit_code, p.signal
+  t.exit_code, t.signal, t.ended_by = p.exit_code, p.signal, p.ended_by
+  t.ran_ms = p.ran_ms or (t.started_ms and (vim.loop.now() - t.started_ms)) or nil
+  if was == "running" or not t.exit_said then
+    t.exit_said = true
+    compat.user_event("AgentRunTerminalExited", {
+      id = t.id,
+      key = t.session,
+      exit_code = t.exit_code,
+      signal = t.signal,
+      ran_ms = t.ran_ms,
+      how = state.how_ended(t),
+    })
+  end
+end
+
+function M.exited(p)
+  local t = state.terminals[p.id]
+  if not t then
+    return
+  end
+  M.record_exit(t, p)
   require("agentrun.portforward").ended(t.id) -- its ports no longer forwarded here
   if t.session then
     -- an agent's command ended: the files it changed show as they are

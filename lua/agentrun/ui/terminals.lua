@@ -57,12 +57,9 @@ local function status_text(t)
   if st == "running" and t.waiting then
     return "waiting for input"
   end
-  if t.state == "exited" or t.state == "released" then
-    if t.signal and t.signal ~= "" then
-      st = st .. " (signal " .. t.signal .. ")"
-    elseif t.exit_code ~= nil then
-      st = st .. " (exit " .. tostring(t.exit_code) .. ")"
-    end
+  local how = (t.state == "exited" or t.state == "released") and require("agentrun.state").how_ended(t)
+  if how then
+    st = st .. " (" .. how .. ")"
   end
   return st
 end

@@ -52,16 +52,13 @@ end
 
 -- terminal_line describes terminal id for the transcript.
 local function terminal_line(id)
-  local t = require("agentrun.state").terminals[id]
+  local state = require("agentrun.state")
+  local t = state.terminals[id]
   local what = t and t.command or id
   local st = "running"
   if t then
-    if t.exit_code ~= nil then
-      st = "exit " .. tostring(t.exit_code)
-    elseif t.signal then
-      st = "signal " .. t.signal
-    elseif t.ended_by then
-      st = t.ended_by
+    if state.how_ended(t) then
+      st = state.how_ended(t)
     elseif t.state ~= "running" then
       st = t.state
     elseif t.user then
