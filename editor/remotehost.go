@@ -226,7 +226,10 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 			// Its dispatcher hears of it once it is applied here: what
 			// comes next (typing once a claim is ours) sees it.
 			defer func() { ch <- e }()
-		} else if e.RejectionReason != "" {
+		} else if e.RejectionReason != "" && e.Action.ActionType() != ahp.ActionResized {
+			// (a resize racing a claim that moved on, as when you let go
+			// and the split closes, is not worth a word: the holder
+			// sizes it)
 			rs.notice(fmt.Sprintf("%s refused %s: %s", h.label(), e.Action.ActionType(), e.RejectionReason))
 		}
 	}

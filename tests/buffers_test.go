@@ -155,7 +155,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 	s.keys("Escape")
 	s.waitFor("Normal mode", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "-- INSERT --") })
 	s.keys(":AgentQuickfix term-2", "Enter")
-	s.waitShows(5*time.Second, "test_py.py|6|", "test_py.py|9|", "term-2: 2 in the quickfix list")
+	s.waitShows(5*time.Second, "test_py.py|6| AssertionError: 1 != 2", "test_py.py|9| AssertionError: 'a' != 'b'", "term-2: 2 in the quickfix list")
 	s.keys(":cnext", "Enter", `:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
 	s.waitShows(5*time.Second, "in test_py.py at 9")
 

@@ -127,6 +127,14 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	s.waitFor(name+" in the list, running and ours", 10*time.Second, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`\s+running\s+you\s`).MatchString)
 	s.keys("q")
 	s.waitFor("the list closed", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
+	// Neovim before 0.12 may scramble a line of a terminal's scrollback
+	// when its window's height changes just after output (neovim#37823,
+	// fixed in 0.12), as the list's rows came from the split while the
+	// numbers flowed: there the count of every line starts after it.
+	from := 1
+	if v := nvimVersion(); strings.HasPrefix(v, "NVIM v0.7.") || strings.HasPrefix(v, "NVIM v0.10.") {
+		from = follows("after the list closed")
+	}
 	s.keys("i")
 
 	// The link drops mid-output: it reconnects and goes on.
@@ -164,9 +172,19 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	}
 	// Every line once, in order, from the first (shown on attach).
 	got := num.FindAllStringSubmatch(out, -1)
+	start := -1
 	for i, m := range got {
-		if v, _ := strconv.Atoi(m[1]); v != i+1 {
-			t.Fatalf("line %d of the numbers reads n %d (lost or doubled output around it):\n%s", i+1, v, out)
+		if v, _ := strconv.Atoi(m[1]); v == from {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		t.Fatalf("the split has no n %d:\n%s", from, out)
+	}
+	for i, m := range got[start:] {
+		if v, _ := strconv.Atoi(m[1]); v != from+i {
+			t.Fatalf("line %d of the numbers reads n %d (lost or doubled output around it):\n%s", from+i, v, out)
 		}
 	}
 	if len(got) < before+100 {

@@ -21,7 +21,9 @@ local compilers = {
 -- (the indented "file:13: msg" lines of go test), or the whole format.
 local extra = {
   go = [[%\s%#%f:%l:%c: %m,%\s%#%f:%l: %m]],
-  python = [[%\s%#File "%f"\, line %l%.%#,%f:%l: %m,%-G%.%#]],
+  -- a traceback's frame, its message the error line after it (Neovim's
+  -- pyunit), or pytest's "file:line: message"
+  python = [[%C %.%#,%A  File "%f"\, line %l%.%#,%Z%[%^ ]%\@=%m,%f:%l: %m,%-G%.%#]],
 }
 
 -- runners are words before the program that only run it.
@@ -80,7 +82,9 @@ function M.items(t)
       local key = file and (file .. ":" .. it.lnum .. ":" .. it.text)
       if file and not seen[key] then
         seen[key] = true
-        table.insert(items, { filename = file, lnum = it.lnum, col = it.col, text = it.text, type = it.type })
+        -- a message of several lines (a traceback's) as one
+        local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
+        table.insert(items, { filename = file, lnum = it.lnum, col = it.col, text = text, type = it.type })
       end
     end
   end
