@@ -78,7 +78,7 @@ func TestKillInAnEndedSplitTouchesNothingElse(t *testing.T) {
 	long := e.waitTerminal("sleep 300", 10*time.Second)
 	e.cmd("AgentShell echo quick")
 	quick := e.waitTerminal("echo quick", 10*time.Second)
-	e.waitBuf(quick.Bufnr, 10*time.Second, "[exit 0]")
+	e.waitBuf(quick.Bufnr, 10*time.Second, exitMarker(0))
 	e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...)); vim.cmd("stopinsert")`, nil, quick.Bufnr)
 	for _, cmd := range []string{"AgentKill", "AgentDetach", "AgentTakeover"} {
 		e.cmd(cmd)
@@ -116,9 +116,9 @@ func TestKillSaysWhatItDidOutOfSight(t *testing.T) {
 		kill, says, ends string
 		inSight          bool
 	}{
-		{"AgentKill", ": SIGTERM sent; SIGKILL in 3 s", "[signal SIGTERM]", false},
-		{"AgentKill!", " is killed (SIGKILL)", "[signal SIGKILL]", false},
-		{"AgentKill", "", "[signal SIGTERM]", true}, // the split says it
+		{"AgentKill", ": SIGTERM sent; SIGKILL in 3 s", signalMarker("SIGTERM"), false},
+		{"AgentKill!", " is killed (SIGKILL)", signalMarker("SIGKILL"), false},
+		{"AgentKill", "", signalMarker("SIGTERM"), true}, // the split says it
 	} {
 		cmd := fmt.Sprintf("sleep %d", 300+i)
 		e.cmd("AgentShell " + cmd)

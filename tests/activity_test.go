@@ -39,7 +39,7 @@ func TestScreenWaitsForInputIsSaid(t *testing.T) {
 	s.keys(":AgentType", "Enter")
 	s.waitShows(5*time.Second, "-- TERMINAL --")
 	s.typeText("bob\r")
-	s.waitShows(10*time.Second, "hello bob", "[exit 0]")
+	s.waitShows(10*time.Second, "hello bob", exitMarker(0))
 	s.waitFor("the status line without the wait", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "waiting for input") })
 
 	// R: again, as yours, where it was
@@ -158,9 +158,9 @@ func TestScreenRerunKeepsTheRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.keys(":AgentShell echo first; touch victim", "Enter")
-	s.waitShows(10*time.Second, "first", "[exit 0]")
+	s.waitShows(10*time.Second, "first", exitMarker(0))
 	s.keys(`C-\`, "C-n", ":AgentShell rm -v victim", "Enter")
-	s.waitShows(10*time.Second, "removed 'victim'", "[exit 0]")
+	s.waitShows(10*time.Second, "removed 'victim'", exitMarker(0))
 	if err := os.WriteFile(filepath.Join(s.dir, "victim"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

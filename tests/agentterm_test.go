@@ -60,23 +60,23 @@ func TestAgentOwnedTerminals(t *testing.T) {
 	}{
 		{name: "Claude Code 0.23, success", fixture: "claude-success", id: "toolu_01",
 			command: "printf 'claude-one\\nclaude-two\\n'",
-			split:   []string{"the agent runs this command itself", "claude-one", "claude-two", "[exit 0]"},
+			split:   []string{"the agent runs this command itself", "claude-one", "claude-two", exitMarker(0)},
 			chat:    "● printf 'claude-one\\nclaude-two\\n' [execute] · completed"},
 		{name: "Claude Code 0.23, failure (exit code from rawOutput)", fixture: "claude-failure", id: "toolu_01", exit: 3,
 			command: "sh -c 'echo out; echo oops >&2; exit 3'",
-			split:   []string{"claude-out", "claude-oops", "[exit 3]"},
+			split:   []string{"claude-out", "claude-oops", exitMarker(3)},
 			chat:    "✗ sh -c 'echo out; echo oops >&2; exit 3' [execute] · failed"},
 		{name: "codex with the terminal_output opt-in", fixture: "codex-optin", id: "call_codex1", exit: 2,
 			command: "ls codex", cwd: "/tmp",
-			split: []string{"codex-line1", "codex-line2", "[exit 2]"},
+			split: []string{"codex-line1", "codex-line2", exitMarker(2)},
 			chat:  "✗ ls codex [execute] · failed"},
 		{name: "codex without it (deltas, no terminal_exit)", fixture: "codex-delta", id: "call_codex1",
 			command: "ls codex", cwd: "/tmp",
-			split: []string{"delta-line1", "delta-line2", "[exit 0]"},
+			split: []string{"delta-line1", "delta-line2", exitMarker(0)},
 			chat:  "● ls codex [execute] · completed"},
 		{name: "ACP v2 terminal_update and terminal_output_chunk", fixture: "v2", id: "term_v2",
 			command: "make v2", cwd: "/tmp",
-			split:      []string{"new-snapshot", "after-replace", "[exit 0]"},
+			split:      []string{"new-snapshot", "after-replace", exitMarker(0)},
 			notInSplit: []string{"old-snapshot", "chunk-one"},
 			chat:       "● make v2 [execute] · completed"},
 		// Agents that report a command only as a tool call, in the shapes
@@ -84,15 +84,15 @@ func TestAgentOwnedTerminals(t *testing.T) {
 		// not recorded: these packages are not installed here yet).
 		{name: "opencode: cumulative output, exit in rawOutput.metadata.exit", fixture: "opencode", id: "call_oc1", exit: 3,
 			command: "make test",
-			split:   []string{"oc-one", "oc-two", "[exit 3]"},
+			split:   []string{"oc-one", "oc-two", exitMarker(3)},
 			chat:    "● bash [execute] · completed"},
 		{name: "Qwen Code: output at the end, rawOutput.exitCode", fixture: "qwen", id: "run_shell_command-1", exit: 3,
 			command: "sh -c 'echo qw-out; exit 3'",
-			split:   []string{"Output: qw-out", "Exit Code: 3", "[exit 3]"},
+			split:   []string{"Output: qw-out", "Exit Code: 3", exitMarker(3)},
 			chat:    "✗ Shell [execute] · failed"},
 		{name: "Copilot CLI: titled with the command, exit from its text", fixture: "copilot", id: "tooluse_cp1", exit: 3,
 			command: "npm test",
-			split:   []string{"cp-ok 1", "cp-not ok 2", "exit code 3>", "[exit 3]"},
+			split:   []string{"cp-ok 1", "cp-not ok 2", "exit code 3>", exitMarker(3)},
 			chat:    "● Run the test suite [execute] · completed"},
 		{name: "Gemini CLI: no output and no exit code, said so", fixture: "gemini", id: "run_shell_command-g1", unreported: true,
 			command: "exit 3",
@@ -238,11 +238,11 @@ func TestReplayTwiceKeepsTheFirstTurn(t *testing.T) {
 	if first.Bufnr == second.Bufnr {
 		t.Fatalf("both turns show in buffer %d", first.Bufnr)
 	}
-	text := e.waitBuf(first.Bufnr, 5*time.Second, "claude-one", "[exit 0]")
+	text := e.waitBuf(first.Bufnr, 5*time.Second, "claude-one", exitMarker(0))
 	if strings.Contains(text, "claude-out") {
 		t.Errorf("the first split shows the second turn's output:\n%s", text)
 	}
-	e.waitBuf(second.Bufnr, 5*time.Second, "claude-out", "[exit 3]")
+	e.waitBuf(second.Bufnr, 5*time.Second, "claude-out", exitMarker(3))
 }
 
 // TestReplaySaysWhatIsWrong: the demo agent's !replay of a file that is

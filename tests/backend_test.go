@@ -134,7 +134,7 @@ func TestCommandsGetDefaultSIGPIPE(t *testing.T) {
 	line := "grep SigIgn /proc/self/status; yes | head -n 1"
 	e.cmd("AgentPrompt " + line)
 	term := e.waitTerminal(line, 10*time.Second)
-	text := e.waitBuf(term.Bufnr, 10*time.Second, "[exit 0]")
+	text := e.waitBuf(term.Bufnr, 10*time.Second, exitMarker(0))
 	m := regexp.MustCompile(`SigIgn:\s+([0-9a-f]+)`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("no SigIgn line in:\n%s", text)

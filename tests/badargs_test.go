@@ -22,7 +22,7 @@ const tryLua = `_G.agentrun_try = function(code)
   return { ok = ok, err = ok and "" or tostring(err), said = table.concat(said, "\n") }
 end`
 
-// TestEveryCommandAnswersBadArgumentsWithASentence (journey (e)): every
+// TestEveryCommandAnswersBadArgumentsWithASentence: every
 // user command and Lua function, given an unknown id, another host's
 // name, an empty or a garbage argument, answers with a sentence from
 // agentrun — never a Lua traceback, an error from Neovim's Lua, raw JSON

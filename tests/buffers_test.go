@@ -88,7 +88,7 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("printf 'x\\nf.txt:3:7: boom\\n'")
-	s.waitShows(10*time.Second, "[exit 0]")
+	s.waitShows(10*time.Second, exitMarker(0))
 	// in the split: the second line, its first WORD (found below the cwd)
 	s.keys("Escape", ":wincmd j", "Enter", ":2", "Enter", "gF")
 	s.waitShows(5*time.Second, "three-here", "sub/f.txt", "3,7")
@@ -142,7 +142,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 		t.Fatalf("go env GOCACHE: %v", err)
 	}
 	s.prompt("GOCACHE=" + strings.TrimSpace(string(cache)) + " go test -count=1 ./calc/")
-	s.waitShows(60*time.Second, "[exit 1]")
+	s.waitShows(60*time.Second, exitMarker(1))
 	s.keys("Escape", ":wincmd j", "Enter", "Q")
 	s.waitShows(5*time.Second, "calc/calc_test.go|7| Mul(2, 3) = 5, want 6", "term-1: 1 in the quickfix list (go")
 	s.keys(`:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
@@ -176,7 +176,7 @@ func TestScreenEndOutOfSightIsSaid(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("echo in-sight; exit 4")
-	s.waitShows(10*time.Second, "[exit 4]")
+	s.waitShows(10*time.Second, exitMarker(4))
 	// it ends when the test says so: once its split is closed
 	s.prompt("while [ ! -e go ]; do sleep 0.1; done; echo last-words; exit 3")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2")

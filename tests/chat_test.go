@@ -137,7 +137,7 @@ func TestPromptWithoutSessionStartsTheDefaultAgent(t *testing.T) {
 	e := startEditor(t, "")
 	e.cmd("AgentPrompt echo queued")
 	term := e.waitTerminal("echo queued", 10*time.Second)
-	e.waitBuf(term.Bufnr, 10*time.Second, "queued", "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, "queued", exitMarker(0))
 }
 
 // TestUnsentTextOutlivesAnEndedSession: text typed in a stopped session's

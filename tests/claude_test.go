@@ -242,7 +242,7 @@ func TestRealClaudeCodeCancelStopsTheCommand(t *testing.T) {
 			})
 			eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
 			e.waitChat("(turn ended: cancelled)", 30*time.Second)
-			if text := e.waitBuf(term.Bufnr, 5*time.Second, "[signal "+sig+"]"); strings.Contains(text, "never") {
+			if text := e.waitBuf(term.Bufnr, 5*time.Second, signalMarker(sig)); strings.Contains(text, "never") {
 				t.Errorf("the command went on after the cancel:\n%s", text)
 			}
 			e.idle(30 * time.Second)
@@ -296,7 +296,7 @@ func TestRealClaudeCodeOwnBash(t *testing.T) {
 					t.Errorf("the cancelled split reads:\n%s", text)
 				}
 			} else {
-				e.waitBuf(buf, 60*time.Second, "own-bash-ran", "[exit 0]")
+				e.waitBuf(buf, 60*time.Second, "own-bash-ran", exitMarker(0))
 				e.waitChat("The tool said: ", 60*time.Second)
 			}
 			e.idle(30 * time.Second)

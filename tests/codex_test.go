@@ -135,7 +135,7 @@ func TestRealCodexShowsItsCommand(t *testing.T) {
 	if text := e.waitBuf(buf, 60*time.Second, "codex tick 2"); strings.Contains(text, "codex tick 5") {
 		t.Errorf("the split showed nothing before the command ended: not live\n%s", text)
 	}
-	e.waitBuf(buf, 60*time.Second, "codex tick 5", "[exit 0]")
+	e.waitBuf(buf, 60*time.Second, "codex tick 5", exitMarker(0))
 	e.waitChat("The tool said: ", 60*time.Second)
 	e.idle(60 * time.Second)
 }
@@ -173,7 +173,7 @@ func TestRealCodexCancelledCommandGoesOn(t *testing.T) {
 			t.Errorf("after the cancel the chat does not show the command as Codex does (in progress):\n%s", chat)
 		}
 	}
-	text := e.waitBuf(buf, 30*time.Second, "finished", "[exit 0]")
+	text := e.waitBuf(buf, 30*time.Second, "finished", exitMarker(0))
 	if strings.Contains(text, "[cancelled]") {
 		t.Errorf("the split shows a cancel beside the command's real end:\n%s", text)
 	}

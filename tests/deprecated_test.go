@@ -20,7 +20,7 @@ func TestNoDeprecatedCalls(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt echo deprecated-check")
 	term := e.waitTerminal("echo deprecated-check", 10*time.Second)
-	e.waitBuf(term.Bufnr, 10*time.Second, "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, exitMarker(0))
 	e.idle(10 * time.Second)
 	e.cmd("AgentTerminals")
 	e.cmd("checkhealth vim.deprecated")

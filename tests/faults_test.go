@@ -89,7 +89,7 @@ func (e *editor) newSessionWorks(marker string) {
 	e.startSession()
 	e.cmd("AgentPrompt echo " + marker)
 	term := e.waitTerminal("echo "+marker, 10*time.Second)
-	e.waitBuf(term.Bufnr, 10*time.Second, marker, "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, marker, exitMarker(0))
 	e.waitChat("`echo "+marker+"` exited with code 0.", 10*time.Second)
 }
 
@@ -287,7 +287,7 @@ func TestCommandIgnoringSIGTERM(t *testing.T) {
 			switch how {
 			case "AgentKill":
 				e.cmd("AgentKill " + term.ID)
-				e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGKILL]", "[released]")
+				e.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGKILL"), "[released]")
 			case "AgentStop":
 				e.cmd("AgentStop")
 				e.waitBuf(term.Bufnr, 10*time.Second, "[released]")

@@ -217,7 +217,7 @@ func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
 	if out, err := e.cli(nil, "kill", name).CombinedOutput(); err != nil || !strings.Contains(string(out), "killed "+name) {
 		t.Fatalf("agentrun kill: %v %s", err, out)
 	}
-	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	e.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
 	if out, err := e.cli(nil, "attach", "term-99").CombinedOutput(); err == nil || !strings.Contains(string(out), `no terminal "term-99" on any host (agentrun ls lists them)`) {
 		t.Errorf("attach to an unknown id: %v %s", err, out)
 	}

@@ -74,7 +74,7 @@ func TestHostileOutputKeepsNeovimAlive(t *testing.T) {
 			e.t = t
 			e.cmd("AgentPrompt " + tc.command)
 			term := e.waitTerminal(tc.command, 10*time.Second)
-			e.waitBuf(term.Bufnr, 10*time.Second, tc.after, "[exit 0]")
+			e.waitBuf(term.Bufnr, 10*time.Second, tc.after, exitMarker(0))
 			var alive int
 			e.lua(`return 1 + 1`, &alive)
 			if alive != 2 {
@@ -113,7 +113,7 @@ func TestHostileAgentShownOutputKeepsNeovimAlive(t *testing.T) {
 	e.startSession()
 	e.cmd(`AgentPrompt !meta printf '\033[b\033[4h\302\205x'; sleep 0.3; printf '\033['; sleep 0.3; printf 'b'; echo; echo shown-after`)
 	buf := e.waitAgentShownTerminal()
-	e.waitBuf(buf, 10*time.Second, "shown-after", "[exit 0]")
+	e.waitBuf(buf, 10*time.Second, "shown-after", exitMarker(0))
 }
 
 // TestNarrowSplitKeepsTwoColumns: a terminal one column wide crashes
@@ -134,12 +134,12 @@ func TestNarrowSplitKeepsTwoColumns(t *testing.T) {
 		e.lua(`return vim.api.nvim_win_get_width(...)`, &width, win)
 		return width >= 2, fmt.Sprintf("width %d", width)
 	})
-	e.waitBuf(term.Bufnr, 10*time.Second, "after-narrow", "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, "after-narrow", exitMarker(0))
 }
 
 // TestEndMarkersReadRight: whatever modes a command leaves on (the DEC
 // line-drawing set, insert mode, origin mode with a scroll region, SGR),
-// the split's end marker reads "[exit 0]".
+// the split's end marker reads exitMarker(0).
 func TestEndMarkersReadRight(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
@@ -150,7 +150,7 @@ func TestEndMarkersReadRight(t *testing.T) {
 			e.cmd("AgentPrompt " + command)
 			term := e.waitTerminal(command, 10*time.Second)
 			text := e.waitBuf(term.Bufnr, 10*time.Second, "[released]")
-			if !strings.Contains(text, "\n[exit 0]\n") && !strings.HasPrefix(text, "[exit 0]") {
+			if !strings.Contains(text, "\n"+exitMarker(0)+"\n") && !strings.HasPrefix(text, exitMarker(0)) {
 				t.Errorf("after %s the split reads %q, without a line [exit 0]", left, text)
 			}
 		})
@@ -158,15 +158,15 @@ func TestEndMarkersReadRight(t *testing.T) {
 }
 
 // TestAgentShownEndMarkerReadsRight: the end marker Lua writes into the
-// split of a command the agent ran itself reads "[exit 0]" after the
+// split of a command the agent ran itself reads exitMarker(0) after the
 // command left the DEC line-drawing set and SGR on.
 func TestAgentShownEndMarkerReadsRight(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	e.cmd(`AgentPrompt !meta printf 'abc\033(0\033[7m'`)
 	buf := e.waitAgentShownTerminal()
-	text := e.waitBuf(buf, 10*time.Second, "[exit 0]")
-	if !strings.Contains(text, "\n[exit 0]") {
+	text := e.waitBuf(buf, 10*time.Second, exitMarker(0))
+	if !strings.Contains(text, "\n"+exitMarker(0)) {
 		t.Errorf("the split reads %q, without a line [exit 0]", text)
 	}
 }

@@ -164,7 +164,7 @@ func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
 
 // TestJourneyTakeoverTellsTheTruth: the user takes a running command
 // over (T in its split, or :AgentTakeover): nothing claims it ended — no
-// "[exit 0]" in the split, the chat's tool call shows it running and
+// exitMarker(0) in the split, the chat's tool call shows it running and
 // yours, status() says running — until :AgentKill (no id: the one in
 // view) ends it, and then its real end shows everywhere.
 func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
@@ -210,7 +210,7 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
 			s.waitShows(5*time.Second, "state=running")
 			s.keys(":AgentKill", "Enter")
-			sc = s.waitShows(10*time.Second, "[signal SIGTERM]", "— signal SIGTERM")
+			sc = s.waitShows(10*time.Second, signalMarker("SIGTERM"), "— signal SIGTERM")
 			if strings.Contains(sc, "no running terminal") || strings.Contains(sc, "[exit") {
 				t.Errorf(":AgentKill after the takeover:\n%s", sc)
 			}
@@ -275,7 +275,7 @@ func (s *screen) sizes() map[string]int {
 	return out
 }
 
-// TestJourneyLayoutHolds (journey (c)): the chat and its prompt keep their
+// TestJourneyLayoutHolds: the chat and its prompt keep their
 // sizes through what a user does with terminal splits: a command's split
 // opens, q closes it, <CR> on the tool call reopens it, a new command, a
 // second session's chat, :AgentTerminals and closing it again. Then the
@@ -425,7 +425,7 @@ func (s *screen) chatText() string {
 	return text
 }
 
-// TestJourneyQueuedPromptsReadInOrder (journey (d)): three prompts sent
+// TestJourneyQueuedPromptsReadInOrder: three prompts sent
 // while the first command runs wait marked as queued (not in the
 // transcript), then the transcript reads prompt, answer, next prompt, its
 // answer, … — each answer on lines of its own.
@@ -477,7 +477,7 @@ func TestJourneyTwoMessagesNeverShareALine(t *testing.T) {
 	s.waitShows(time.Second, "│Notice: you are near your usage limit.", "│The answer is 42.")
 }
 
-// TestJourneyDetachedTerminalInAFreshNeovim (journey (a), continued): after
+// TestJourneyDetachedTerminalInAFreshNeovim (TestJourneyDetachSurvivesEveryQuit, continued): after
 // :qa the detached terminal is nobody's; a fresh Neovim, before any
 // :AgentRun, lists it in :AgentTerminals (with column headers), T there
 // takes it over, :AgentAttach <Tab> completes its id and shows it live —
@@ -571,7 +571,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b.waitFor("the list to show the last line of the terminal shown here", 5*time.Second, regexp.MustCompile(regexp.QuoteMeta(name)+`\s.*│ tick \d+`).MatchString)
 	b.keys("q")
 	b.keys("X")
-	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	b.waitShows(10*time.Second, signalMarker("SIGTERM"))
 	// Ended, it is said to have ended, by X and by :AgentTakeover.
 	b.keys("X")
 	b.waitShows(5*time.Second, "(agentrun) "+name+" ended (signal SIGTERM)")
@@ -584,7 +584,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b.keys(":AgentDetach", "Enter")
 	b.waitShows(5*time.Second, "(agentrun) "+others["tyck"]+" is detached already (its Neovim quit)")
 	b.keys("X")
-	b.waitShows(10*time.Second, "[signal SIGTERM]")
+	b.waitShows(10*time.Second, signalMarker("SIGTERM"))
 	b.keys("q")
 	for cmd, what := range map[string]string{":AgentKill": "kill", ":AgentTakeover": "take over", ":AgentDetach": "detach"} {
 		b.keys(cmd, "Enter")
@@ -605,7 +605,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b.typeText("echo in-my-shell\r")
 	b.waitShows(10*time.Second, "in-my-shell")
 	b.keys(`C-\`, "C-n", ":AgentKill", "Enter")
-	b.waitShows(10*time.Second, "[signal SIGHUP]")
+	b.waitShows(10*time.Second, signalMarker("SIGHUP"))
 }
 
 // TestJourneyReopenedSplitFollows: a split closed with q and opened again

@@ -281,3 +281,29 @@ func TestModeAsConfigOption(t *testing.T) {
 		t.Errorf("status().mode %q, want plan", mode)
 	}
 }
+
+// TestScreenModeMarkRangeAndSecondAgent: :AgentMode marks the current mode; a
+// range of a scratch buffer (a pasted log) goes out as text; a second
+// :AgentRun of another agent says the first session still runs.
+func TestScreenModeMarkRangeAndSecondAgent(t *testing.T) {
+	s := claudeLikeScreenSized(t, 120, 40)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
+	s.keys("Escape", ":AgentMode", "Enter")
+	s.waitShows(5*time.Second, "Default  (current)")
+	s.keys("Escape")
+
+	s.keys(":wincmd t", "Enter", ":enew", "Enter", "i")
+	s.typeText("error: boom at line 3")
+	s.keys("Escape", ":%AgentPrompt say the log reads", "Enter")
+	sc := s.waitShows(10*time.Second, "│the log reads")
+	s.waitShows(10*time.Second, "│error: boom at line 3")
+	if strings.Contains(sc, "#buffer and #selection name the file buffer") {
+		t.Errorf("the scratch buffer's lines were refused:\n%s", sc)
+	}
+
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "the claudelike session (1) still runs in the")
+	s.keys("Escape", ":AgentRun claudelike", "Enter")
+	s.waitShows(10*time.Second, "agentrun · claudelike · ready")
+}

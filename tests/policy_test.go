@@ -167,7 +167,7 @@ func TestAllowedCwdDefaultIsTheSessionCwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitBuf(term.Bufnr, 10*time.Second, want+"\n", "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, want+"\n", exitMarker(0))
 	e.waitChat("`pwd -P` exited with code 0.", 10*time.Second)
 }
 
@@ -177,7 +177,7 @@ func TestMaxRunTime(t *testing.T) {
 	began := time.Now()
 	e.cmd("AgentPrompt sleep 30")
 	term := e.waitTerminal("sleep 30", 10*time.Second)
-	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	e.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
 	e.waitChat("`sleep 30` was killed by SIGTERM.", 5*time.Second)
 	if took := time.Since(began); took > 10*time.Second {
 		t.Errorf("took %v", took)
@@ -190,7 +190,7 @@ func TestByteLimitCapsWhatTheAgentGets(t *testing.T) {
 	e.cmd("AgentPrompt printf 0123456789")
 	term := e.waitTerminal("printf 0123456789", 10*time.Second)
 	// The display shows everything; the agent gets the last 4 bytes.
-	e.waitBuf(term.Bufnr, 10*time.Second, "0123456789", "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, "0123456789", exitMarker(0))
 	e.waitChat("exited with code 0 (output truncated)", 10*time.Second)
 }
 

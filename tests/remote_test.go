@@ -152,7 +152,7 @@ func TestRemoteLsAttachTakeKill(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "killed "+name) {
 		t.Fatalf("agentrun kill %s: %v\n%s", name, err, out)
 	}
-	e.waitBuf(term.Bufnr, 10*time.Second, "[signal SIGTERM]")
+	e.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
 	out, err = r.CLI("attach", r.URL()+"/term-99").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `no terminal "term-99" on any host on `+r.URL()) {
 		t.Errorf("attach to an unknown remote terminal: %v\n%s", err, out)

@@ -27,7 +27,7 @@ func TestSandboxConfinesTheAgentsCommands(t *testing.T) {
 	line := "echo in > inside; echo out > /usr/agentrun-sandbox-x; echo done"
 	e.cmd("AgentPrompt " + line)
 	term := e.waitTerminal(line, 10*time.Second)
-	e.waitBuf(term.Bufnr, 10*time.Second, "Read-only file system", "done", "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, "Read-only file system", "done", exitMarker(0))
 	if b, err := os.ReadFile(filepath.Join(e.cwd(), "inside")); err != nil || string(b) != "in\n" {
 		t.Errorf("the file written in the session's cwd: %q %v", b, err)
 	}

@@ -29,6 +29,22 @@ func startScreen(t *testing.T, cols, rows int, setup string) *screen {
 	return startScreenIn(t, runtimeDir(t), cols, rows, setup)
 }
 
+// prompt types text into the prompt (in insert mode) and sends it.
+func (s *screen) prompt(text string) {
+	s.t.Helper()
+	s.typeText(text)
+	s.keys("C-s")
+}
+
+// startDemoScreen is a 100×30 screen with the demo agent's session ready.
+func startDemoScreen(t *testing.T) *screen {
+	t.Helper()
+	s := startScreen(t, 100, 30, "")
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	return s
+}
+
 // startScreenIn is startScreen with $XDG_RUNTIME_DIR set to rt.
 func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *screen {
 	t.Helper()

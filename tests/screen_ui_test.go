@@ -14,21 +14,6 @@ import (
 // back. Each starts with :AgentRun on the demo agent. The agent's messages
 // are markdown: `code` shows as code, without its backticks.
 
-// prompt types text into the prompt (in insert mode) and sends it.
-func (s *screen) prompt(text string) {
-	s.t.Helper()
-	s.typeText(text)
-	s.keys("C-s")
-}
-
-func startDemoScreen(t *testing.T) *screen {
-	t.Helper()
-	s := startScreen(t, 100, 30, "")
-	s.keys(":AgentRun", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
-	return s
-}
-
 // TestScreenPromptOpensInInsertMode: after :AgentRun the cursor is in the
 // prompt, in insert mode, so what the user types next is the prompt.
 func TestScreenPromptOpensInInsertMode(t *testing.T) {
@@ -56,7 +41,7 @@ func TestScreenPromptOpensInInsertMode(t *testing.T) {
 func TestScreenSplitFollowsOutput(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("for i in $(seq 1 400); do echo row-$i; done")
-	sc := s.waitShows(15*time.Second, "row-400", "[exit 0]")
+	sc := s.waitShows(15*time.Second, "row-400", exitMarker(0))
 	if strings.Contains(sc, "row-1\n") {
 		t.Errorf("the split shows its first line as well as its last:\n%s", sc)
 	}
@@ -79,7 +64,7 @@ func TestScreenScrolledUpSplitStaysPut(t *testing.T) {
 		t.Errorf("the split the user scrolled up in moved on to the end:\n%s", sc)
 	}
 	s.keys("G")
-	s.waitShows(5*time.Second, "line-100", "[exit 0]")
+	s.waitShows(5*time.Second, "line-100", exitMarker(0))
 }
 
 // TestScreenCtrlCInPromptStopsTheCommand: <C-c> typed in the prompt (in
@@ -89,7 +74,7 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 	s.prompt("sleep 60")
 	s.waitShows(10*time.Second, "sleep 60 [execute] · in progress")
 	s.keys("C-c")
-	s.waitShows(10*time.Second, "[signal SIGINT]", "sleep 60 was killed by SIGINT.")
+	s.waitShows(10*time.Second, signalMarker("SIGINT"), "sleep 60 was killed by SIGINT.")
 	if sc := s.capture(); strings.Contains(sc, "Type  :qa") {
 		t.Errorf("<C-c> reached Vim instead of the command:\n%s", sc)
 	}
@@ -378,7 +363,7 @@ func TestScreenListShowsTheRunningTerminal(t *testing.T) {
 	s := startScreen(t, 100, 40, "")
 	for i := 1; i <= 11; i++ {
 		s.keys(fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
-		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i), "[exit 0]")
+		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i), exitMarker(0))
 	}
 	s.keys(":AgentShell sleep 300", "Enter")
 	s.waitShows(10*time.Second, "terminal/term-12")
@@ -402,7 +387,7 @@ func TestScreenListGivesRowsBack(t *testing.T) {
 	s.waitShows(20*time.Second, "agentrun · demo · ready")
 	for i := 1; i <= 10; i++ { // more terminals than the list has rows
 		s.keys("Escape", fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
-		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i), "[exit 0]")
+		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i), exitMarker(0))
 	}
 	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://prompt/1'))", "Enter")
 	s.typeText("echo later8")
@@ -447,4 +432,35 @@ func TestScreenAgentRunReturnsToYourChat(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready", "echo first-prompt exited with code 0.")
 	s.keys("Escape", `:lua print("sessions: " .. #require("agentrun").status().sessions)`, "Enter")
 	s.waitShows(5*time.Second, "sessions: 1")
+}
+
+// TestScreenInterruptHintGoesWithTheTurn: <C-c> in the prompt says that
+// pressing it again cancels the turn and drops the queued prompt; once the
+// turn has ended, that hint no longer stands in the chat. Pressed once,
+// it interrupts the command only, and the queued prompt goes back into
+// the prompt when the turn ends (not sent behind the user's back: they
+// stopped something); <C-s> then sends it.
+func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("trap '' INT; sleep 4") // it does not stop at SIGINT
+	s.waitShows(10*time.Second, "sleep 4 [execute] · in progress")
+	s.prompt("echo queued-after")
+	s.waitShows(5*time.Second, "(queued: echo queued-after")
+	s.keys("C-c")
+	// It says what a second <C-c> would do to the queued prompt too.
+	s.waitShows(3*time.Second, "(interrupted `trap", "drops the 1 queued prompt)")
+	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "went back to the prompt", "agentrun · demo · ready")
+	if strings.Contains(sc, "(interrupted `trap") {
+		t.Errorf("the hint stays after the turn ended:\n%s", sc)
+	}
+	if strings.Contains(s.chatText(), "> echo queued-after") {
+		t.Errorf("the queued prompt was sent after the interrupted turn:\n%s", s.chatText())
+	}
+	var held []string
+	s.luaValue(`vim.api.nvim_buf_get_lines(require("agentrun.state").session().chat.prompt_buf, 0, -1, false)`, &held)
+	if strings.Join(held, "\n") != "echo queued-after" {
+		t.Fatalf("the prompt holds %q, want the queued prompt", held)
+	}
+	s.keys("Enter") // the prompt, normal mode: send
+	s.waitShows(10*time.Second, "echo queued-after exited with code 0.")
 }

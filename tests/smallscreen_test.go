@@ -86,7 +86,7 @@ func TestTerminalListAt80KeepsHowTheyEnded(t *testing.T) {
 	s.keys("Escape", ":AgentShell sleep 300", "Enter")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
 	s.keys(`C-\`, "C-n", ":AgentKill", "Enter")
-	s.waitShows(10*time.Second, "[signal SIGTERM]")
+	s.waitShows(10*time.Second, signalMarker("SIGTERM"))
 	s.keys(":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE")
 	for _, want := range []*regexp.Regexp{regexp.MustCompile(`(?m)^term-1 .*\bexit 1\b`), regexp.MustCompile(`(?m)^term-2 .*\bSIGTERM\b`)} {

@@ -38,7 +38,7 @@ func TestSoakRandomThenHundredTerminals(t *testing.T) {
 				})
 			}
 			s.prompt("head -c 20000000 /dev/urandom")
-			alive("20 MB of random bytes went through a split", 2*time.Minute, "[exit 0]")
+			alive("20 MB of random bytes went through a split", 2*time.Minute, exitMarker(0))
 			s.prompt("!parallel 100 seq 1 200")
 			alive("100 terminals ran at once", 2*time.Minute, "exit0=100")
 			s.keys("Escape", ":qa!", "Enter")

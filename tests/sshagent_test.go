@@ -484,7 +484,7 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	s.waitShows(5*time.Second, "in agentrun://terminal/term-1@"+remoteAlias)
 	s.keys("C-c")
 	s.waitFor("the command stopped", 15*time.Second, func(sc string) bool {
-		return strings.Contains(sc, "[signal SIGINT]") || strings.Contains(sc, "[exit 130]") || strings.Contains(sc, "cancelled")
+		return strings.Contains(sc, signalMarker("SIGINT")) || strings.Contains(sc, exitMarker(130)) || strings.Contains(sc, "cancelled")
 	})
 	r.waitGone("the command gone from the remote", 15*time.Second, "seq 1 2000")
 

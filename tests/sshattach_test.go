@@ -160,9 +160,9 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 
 	// X kills it through its host; the split shows the end.
 	s.keys(`C-\`, "C-n", "X")
-	s.waitShows(15*time.Second, "[signal SIGTERM]")
+	s.waitShows(15*time.Second, signalMarker("SIGTERM"))
 	out := s.writeBuffer()
-	for _, want := range []string{"got: hello over ssh", "got: again", "; reconnecting]", "[agentrun: reconnected to " + r.URL() + "; what was missed follows]", "[signal SIGTERM]"} {
+	for _, want := range []string{"got: hello over ssh", "got: again", "; reconnecting]", "[agentrun: reconnected to " + r.URL() + "; what was missed follows]", signalMarker("SIGTERM")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the split does not show %q:\n%s", want, out)
 		}

@@ -18,7 +18,7 @@ func TestEchoShowsInTerminalSplit(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt echo hi")
 	term := e.waitTerminal("echo hi", 10*time.Second)
-	text := e.waitBuf(term.Bufnr, 10*time.Second, "hi", "[exit 0]", "[released]")
+	text := e.waitBuf(term.Bufnr, 10*time.Second, "hi", exitMarker(0), "[released]")
 	if lines := strings.Split(text, "\n"); lines[0] != "hi" {
 		t.Errorf("first line of the terminal buffer = %q, want %q\n%s", lines[0], "hi", text)
 	}
@@ -49,7 +49,7 @@ func TestCtrlCInTerminalSplitInterruptsSleep(t *testing.T) {
 	e.ctrlC()
 	text := e.waitFor("the sleep to end", 10*time.Second, func() (bool, string) {
 		text := e.bufLines(term.Bufnr)
-		return strings.Contains(text, "[signal SIGINT]") || strings.Contains(text, "[exit 130]"), text
+		return strings.Contains(text, signalMarker("SIGINT")) || strings.Contains(text, exitMarker(130)), text
 	})
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("sleep 30 took %v to stop after <C-c>", d)
@@ -63,7 +63,7 @@ func TestDisplayOnlyAgentTerminal(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt !meta printf 'from-the-agent\\n'")
 	buf := e.waitAgentShownTerminal()
-	e.waitBuf(buf, 10*time.Second, "from-the-agent", "[exit 0]")
+	e.waitBuf(buf, 10*time.Second, "from-the-agent", exitMarker(0))
 }
 
 // TestQuitKillsTerminals: leaving Neovim leaves no command running.
@@ -118,7 +118,7 @@ func TestPtySizeFollowsWindow(t *testing.T) {
 	// Shrink the split, then type a line in terminal mode as a user would.
 	e.lua(`local w = vim.fn.bufwinid(...); vim.api.nvim_win_set_height(w, 5); vim.api.nvim_set_current_win(w)`, nil, term.Bufnr)
 	e.normalKeys("ihello<CR>")
-	e.waitBuf(term.Bufnr, 5*time.Second, "hello", fmt.Sprintf("5 %d", size[1]), "[exit 0]")
+	e.waitBuf(term.Bufnr, 5*time.Second, "hello", fmt.Sprintf("5 %d", size[1]), exitMarker(0))
 }
 
 func TestKillKeysAndCommand(t *testing.T) {
@@ -130,9 +130,9 @@ func TestKillKeysAndCommand(t *testing.T) {
 		{"X in the split", func(e *editor, term termInfo) {
 			e.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, term.Bufnr)
 			e.normalKeys("X")
-		}, "[signal SIGTERM]"},
-		{":AgentKill id", func(e *editor, term termInfo) { e.cmd("AgentKill " + term.ID) }, "[signal SIGTERM]"},
-		{":AgentKill! id", func(e *editor, term termInfo) { e.cmd("AgentKill! " + term.ID) }, "[signal SIGKILL]"},
+		}, signalMarker("SIGTERM")},
+		{":AgentKill id", func(e *editor, term termInfo) { e.cmd("AgentKill " + term.ID) }, signalMarker("SIGTERM")},
+		{":AgentKill! id", func(e *editor, term termInfo) { e.cmd("AgentKill! " + term.ID) }, signalMarker("SIGKILL")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestCancelAndStop(t *testing.T) {
 	e.cmd("AgentCancel")
 	// The cancelled turn's command gets SIGINT, and the demo agent kills
 	// it on session/cancel at once: either may be what ends it.
-	if text := e.waitBuf(term.Bufnr, 10*time.Second, "[released]"); !strings.Contains(text, "[signal SIGINT]") && !strings.Contains(text, "[signal SIGTERM]") {
+	if text := e.waitBuf(term.Bufnr, 10*time.Second, "[released]"); !strings.Contains(text, signalMarker("SIGINT")) && !strings.Contains(text, signalMarker("SIGTERM")) {
 		t.Errorf("the cancelled command did not end by SIGINT or the agent's kill:\n%s", text)
 	}
 	e.waitChat("(turn ended: cancelled)", 10*time.Second)
@@ -212,7 +212,7 @@ func TestFloodShowsTheExactTail(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt seq 1 300000")
 	term := e.waitTerminal("seq 1 300000", 10*time.Second)
-	text := e.waitBuf(term.Bufnr, 30*time.Second, "[exit 0]")
+	text := e.waitBuf(term.Bufnr, 30*time.Second, exitMarker(0))
 	lines := strings.Split(text, "\n")
 	var tail []string
 	for i := len(lines) - 1; i >= 0 && len(tail) < 4; i-- {
@@ -220,7 +220,7 @@ func TestFloodShowsTheExactTail(t *testing.T) {
 			tail = append([]string{lines[i]}, tail...)
 		}
 	}
-	if got := strings.Join(tail, ","); got != "299998,299999,300000,[exit 0]" {
+	if got := strings.Join(tail, ","); got != "299998,299999,300000,"+exitMarker(0) {
 		t.Errorf("buffer ends with %q", got)
 	}
 }
@@ -253,7 +253,7 @@ func TestRawLineFeedsReachTheScreenUnchanged(t *testing.T) {
 	e.startSession()
 	e.cmd(`AgentPrompt stty -onlcr; printf 'ab\ncd\r\n'`)
 	term := e.waitTerminal(`stty -onlcr; printf 'ab\ncd\r\n'`, 10*time.Second)
-	text := e.waitBuf(term.Bufnr, 10*time.Second, "cd", "[exit 0]")
+	text := e.waitBuf(term.Bufnr, 10*time.Second, "cd", exitMarker(0))
 	if lines := strings.Split(text, "\n"); len(lines) < 2 || lines[0] != "ab" || lines[1] != "  cd" {
 		t.Errorf("a bare line feed after \"ab\" should leave \"cd\" in column 3; the split shows:\n%s", text)
 	}
@@ -297,7 +297,7 @@ func TestAttachCompletesRunningFirst(t *testing.T) {
 	e.startSession()
 	e.cmd("AgentPrompt echo early")
 	done := e.waitTerminal("echo early", 10*time.Second)
-	e.waitBuf(done.Bufnr, 10*time.Second, "[exit 0]")
+	e.waitBuf(done.Bufnr, 10*time.Second, exitMarker(0))
 	e.cmd("AgentPrompt sleep 30")
 	running := e.waitTerminal("sleep 30", 10*time.Second)
 	var ids []string
@@ -353,7 +353,9 @@ func TestEndSaidWithHowLong(t *testing.T) {
 			e.lua(`return _G.exits`, &exits)
 			var st []said
 			e.lua(`local id = ...; return vim.tbl_filter(function(t) return t.id == id end, require("agentrun").status().terminals)`, &st, term.ID)
-			ok := func(s said) bool { return s.ID == term.ID && s.How == tc.how && s.RanMS != nil && *s.RanMS >= 400 && *s.RanMS < 10000 }
+			ok := func(s said) bool {
+				return s.ID == term.ID && s.How == tc.how && s.RanMS != nil && *s.RanMS >= 400 && *s.RanMS < 10000
+			}
 			switch {
 			case len(exits) != 1:
 				t.Errorf("User AgentRunTerminalExited fired %d times, want once: %+v", len(exits), exits)

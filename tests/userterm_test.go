@@ -132,7 +132,7 @@ func TestAgentShellReportsCommands(t *testing.T) {
 	if done.ExitCode == nil || *done.ExitCode != 3 || done.Title != "echo task-done; exit 3" || done.SupportsCommandDetection {
 		t.Errorf("task terminal %+v", done)
 	}
-	e.waitBuf(done.Bufnr, 5*time.Second, "task-done", "[exit 3]")
+	e.waitBuf(done.Bufnr, 5*time.Second, "task-done", exitMarker(3))
 
 	// X ends the interactive shell at once (it ignores SIGTERM; it gets SIGHUP).
 	e.lua(`require("agentrun").open_terminal(...)`, nil, id)

@@ -73,7 +73,7 @@ func TestCommandEndLeavesTerminalMode(t *testing.T) {
 		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
 		return mode == "t", mode
 	})
-	e.waitBuf(term.Bufnr, 10*time.Second, "[exit 0]")
+	e.waitBuf(term.Bufnr, 10*time.Second, exitMarker(0))
 	e.waitFor("normal mode after the exit", 2*time.Second, func() (bool, string) {
 		var mode string
 		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
