@@ -42,12 +42,14 @@ VTERM_SRC ?=
 test-go:
 	AGENTRUN_VTERM_SRC=$(VTERM_SRC) $(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
 
-# test checks every platform builds and vets, runs every Go unit test,
+# test checks every platform builds and vets, checks the Lua (luacheck),
+# runs every Go unit test,
 # then the headless Neovim integration tests and the display fuzzer's
 # bounded run on each Neovim version (scripts/integration.sh: each
 # version's tests in parts, two at a time; the first version also runs
 # the tests whose subject does not change with the local Neovim).
 test: cross deps build
+	@echo "== luacheck (.luacheckrc)" && luacheck lua plugin build.lua -q --formatter plain
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
 	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 

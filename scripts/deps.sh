@@ -12,9 +12,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # integration tests run bash and zsh), bubblewrap (terminal.sandbox and its
 # tests), a C compiler and utf8proc (the display filter's fuzzer builds
 # libvterm and Neovim 0.12's vterm into a harness), OpenSSH's server and
-# client (the remote-over-SSH tests run a private sshd on 127.0.0.1).
+# client (the remote-over-SSH tests run a private sshd on 127.0.0.1),
+# luacheck (make test checks the Lua for undefined and unused names).
 missing=""
-for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh bwrap:bubblewrap cc:gcc dpkg-source:dpkg-dev; do
+for pair in nvim:neovim tmux:tmux patchelf:patchelf zsh:zsh bwrap:bubblewrap cc:gcc dpkg-source:dpkg-dev luacheck:lua-check; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 [ -f /usr/include/utf8proc.h ] || missing="$missing libutf8proc-dev"

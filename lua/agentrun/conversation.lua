@@ -49,7 +49,6 @@ end
 -- fits the chat's width ("(queued: text — when)"; a narrow chat drops the
 -- when, then cuts the text with …): a note that wraps reads badly.
 local function queued_note(s, text, when)
-  local util = require("agentrun.util")
   local w = vim.fn.bufwinid(s.chat.buf)
   local width = w ~= -1 and vim.api.nvim_win_get_width(w) or 80
   text = text:gsub("%s*\n%s*", " ⏎ ")

@@ -446,7 +446,6 @@ function M.diff(file)
   if cmdwin_refuses(":AgentDiff") then
     return
   end
-  local util = require("agentrun.util")
   if file ~= nil and type(file) ~= "string" then
     util.notify("diff: give a file name (a string), or nothing for this buffer")
     return

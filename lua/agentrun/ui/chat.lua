@@ -766,7 +766,7 @@ end
 
 -- tool_call adds or updates a tool call block (a repeated tool_call with a
 -- known id is treated as an update).
-function Chat:tool_call(u, is_update)
+function Chat:tool_call(u)
   local id = u.toolCallId
   local b = id and self.by_id["tool:" .. id]
   if not b then
@@ -830,10 +830,7 @@ function Chat:open_at_cursor()
   end
   local id = b.actions[rel]
   if not id then
-    for _, v in pairs(b.actions) do
-      id = v
-      break
-    end
+    id = select(2, next(b.actions)) -- any of them
   end
   if id then
     require("agentrun.ui.term").open(id, { focus = true })
@@ -859,7 +856,7 @@ function Chat:update(u)
   elseif kind == "plan" then
     self:plan(u.entries)
   elseif kind == "tool_call" or kind == "tool_call_update" then
-    local tc = self:tool_call(u, kind == "tool_call_update")
+    local tc = self:tool_call(u)
     require("agentrun.ui.agentterm").from_tool_call(self.session, tc, u)
   elseif kind == "session_info_update" then
     -- the agent names the session (Claude does once it knows the topic):
