@@ -218,6 +218,15 @@ func TestCLIAttachesToAnAgentsDevServer(t *testing.T) {
 		t.Fatalf("agentrun kill: %v %s", err, out)
 	}
 	e.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
+	// one that had ended (a shell of yours, kept listed) is removed, not
+	// said to be killed
+	e.cmd("AgentShell echo done-here")
+	done := e.waitTerminal("echo done-here", 10*time.Second)
+	e.waitBuf(done.Bufnr, 10*time.Second, exitMarker(0))
+	dname := fmt.Sprintf("%d:%s", e.backendPid(), done.ID)
+	if out, err := e.cli(nil, "kill", dname).CombinedOutput(); err != nil || !strings.Contains(string(out), "removed "+dname+" (echo done-here), which had ended (exit 0)") {
+		t.Errorf("agentrun kill of an ended terminal: %v %s", err, out)
+	}
 	if out, err := e.cli(nil, "attach", "term-99").CombinedOutput(); err == nil || !strings.Contains(string(out), `no terminal "term-99" on any host (agentrun ls lists them)`) {
 		t.Errorf("attach to an unknown id: %v %s", err, out)
 	}
