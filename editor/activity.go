@@ -27,7 +27,11 @@ func (ts *terminals) watchActivity(tm *terminal, t *termhost.Terminal) {
 		select {
 		case <-tick.C:
 		case <-t.Done():
-			ts.setActivity(tm, false, nil, "")
+			// no event: its terminal_exit says it no longer waits nor
+			// listens (one before it would read as an answer)
+			tm.mu.Lock()
+			tm.waiting, tm.ports = false, nil
+			tm.mu.Unlock()
 			return
 		case <-tm.released:
 			return

@@ -17,7 +17,8 @@ import (
 // TestScreenWaitsForInputIsSaid: an agent's command that waits on `read`
 // is said once ("waits for input", what it asked, :AgentType), its split's
 // status line and :AgentTerminals say so; :AgentType takes you there in
-// terminal mode and what you type answers it. R in its split runs it
+// terminal mode and what you type answers it (the chat's note then says
+// it waited). R in its split runs it
 // again, as yours, in the same place.
 func TestScreenWaitsForInputIsSaid(t *testing.T) {
 	s := startScreen(t, 120, 35, "")
@@ -41,6 +42,10 @@ func TestScreenWaitsForInputIsSaid(t *testing.T) {
 	s.typeText("bob\r")
 	s.waitShows(10*time.Second, "hello bob", exitMarker(0))
 	s.waitFor("the status line without the wait", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "waiting for input") })
+	// the chat's note no longer says it waits
+	s.waitFor("the chat's note to say the wait is over", 5*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "term-1 waited for input: name? (") && !strings.Contains(sc, "term-1 waits for input")
+	})
 
 	// R: again, as yours, where it was
 	s.keys(`C-\`, "C-n", "R")

@@ -38,6 +38,7 @@ local function changed(t)
 end
 
 local name_buffer -- defined below (open uses it)
+local wait_over -- defined below (record_exit uses it)
 
 -- on_buffer lists functions called with a terminal once its split's
 -- buffer exists (ui/actions.lua maps the split's keys there), so that
@@ -237,6 +238,9 @@ function M.record_exit(t, p)
     end
   end
   t.exit_code, t.signal, t.ended_by = p.exit_code, p.signal, p.ended_by
+  if t.wait_note then
+    wait_over(t, "it ended: " .. (state.how_ended(t) or "ended"))
+  end
   t.ran_ms = p.ran_ms or (t.started_ms and (vim.loop.now() - t.started_ms)) or nil
   if was == "running" or not t.exit_said then
     t.exit_said = true
@@ -304,6 +308,20 @@ end
 -- command that starts waiting is said once, in its chat and with
 -- vim.notify — :AgentType, which takes you there to type, and its last
 -- line (what it asks, most often) — unless you are in its window already.
+-- wait_over rewrites the chat's note that terminal t waits for input once
+-- it no longer does (how: "answered", or how it ended), so that it does
+-- not stand there as if it still waited.
+wait_over = function(t, how)
+  local n = t.wait_note
+  t.wait_note = nil
+  if not (n and n.chat.buf and api.nvim_buf_is_valid(n.chat.buf)) then
+    return
+  end
+  local asked = n.asked and n.asked ~= "" and (": " .. n.asked) or ""
+  n.block.text = string.format("%s waited for input%s (%s)", t.id, asked, how)
+  n.chat:put_note(n.block)
+end
+
 function M.activity(p)
   local t = state.terminals[p.id]
   if not t then
@@ -322,10 +340,12 @@ function M.activity(p)
     -- message line shows "-- INSERT --" over it
     local chat = session_chat(t)
     if chat then
-      chat:note(msg, "AgentRunNote")
+      t.wait_note = { chat = chat, block = chat:note(msg, "AgentRunNote"), asked = p.last_line }
     end
     msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
     notify(msg, vim.log.levels.WARN)
+  elseif was and not t.waiting then
+    wait_over(t, "answered")
   end
   for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
     window.set_statusline(w)
