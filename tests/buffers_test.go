@@ -87,7 +87,7 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	}
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
-	s.prompt("printf 'x\\nf.txt:3:7: boom\\n'")
+	s.prompt("printf 'x\\nf.txt:3:7: boom\\ngone.txt:9: nope\\n'")
 	s.waitShows(10*time.Second, exitMarker(0))
 	// in the split: the second line, its first WORD (found below the cwd)
 	s.keys("Escape", ":wincmd j", "Enter", ":2", "Enter", "gF")
@@ -99,7 +99,9 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	s.keys(":e #", "Enter", ":wincmd l", "Enter", "/f.txt:3", "Enter", "Enter")
 	s.waitShows(5*time.Second, "three-here", "3,7")
 	s.keys(":wincmd j", "Enter", ":wincmd j", "Enter", ":1", "Enter", "gf")
-	s.waitShows(5*time.Second, "no file under the cursor (x)")
+	s.waitShows(5*time.Second, "no file:line under the cursor (x); put it on one")
+	s.keys(":3", "Enter", "gf")
+	s.waitShows(5*time.Second, "gone.txt is not a file in ~ or below it")
 	// the editor window's buffer has unsaved edits and 'nohidden': the
 	// file opens beside it, the edits stay, no error
 	s.keys(":set nohidden", "Enter", ":wincmd t", "Enter", ":enew", "Enter", "i", "my unsaved words", "Escape")

@@ -165,9 +165,18 @@ end
 -- key is what gf and gF do in our buffers: open the file there, or say
 -- that there is none.
 function M.key()
-  if not M.open() then
-    util.notify(string.format("no file under the cursor (%s)", vim.fn.expand("<cWORD>")), vim.log.levels.INFO)
+  if M.open() then
+    return
   end
+  local word = vim.fn.expand("<cWORD>")
+  local path = M.parse(word)
+  if path and (path:find("/", 1, true) or path:match("%.%w+$")) then
+    -- a file's name, but no such file where the command ran
+    local where = dirs(vim.api.nvim_get_current_buf())[1]
+    util.notify(string.format("%s is not a file in %s or below it (the command may have run elsewhere)", path, vim.fn.fnamemodify(where, ":~")), vim.log.levels.INFO)
+    return
+  end
+  util.notify(string.format("no file:line under the cursor (%s); put it on one, like calc_test.go:13", word), vim.log.levels.INFO)
 end
 
 -- map maps gf and gF in buf.
