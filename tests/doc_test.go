@@ -125,3 +125,53 @@ func TestEventNamesAgree(t *testing.T) {
 		t.Errorf("Go sends %v; Lua handles %v", goNames, luaNames)
 	}
 }
+
+// TestConfigTypesFollowTheDefaults: lua/agentrun/types.lua's config
+// classes (what a language server completes in setup()) have a field for
+// every option config.lua knows, and none it does not.
+func TestConfigTypesFollowTheDefaults(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(root, "lua", "agentrun", "types.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the fields of each class, by class name
+	fields := map[string]map[string]bool{}
+	var class string
+	for _, line := range strings.Split(string(src), "\n") {
+		if m := regexp.MustCompile(`^---@class (\S+)`).FindStringSubmatch(line); m != nil {
+			class = m[1]
+			fields[class] = map[string]bool{}
+		} else if m := regexp.MustCompile(`^---@field (\w+)`).FindStringSubmatch(line); m != nil && class != "" {
+			fields[class][m[1]] = true
+		}
+	}
+	e := startEditor(t, "")
+	var opts map[string][]string // section ("" the top) -> its options
+	e.lua(`
+		local d = vim.tbl_deep_extend("force", {}, require("agentrun.config").defaults, require("agentrun.config").unset)
+		local out = { [""] = {} }
+		for k, v in pairs(d) do
+			table.insert(out[""], k)
+			if type(v) == "table" and k ~= "agents" then
+				out[k] = vim.tbl_keys(v)
+			end
+		end
+		return out`, &opts)
+	classOf := map[string]string{"": "agentrun.Config", "chat": "agentrun.ConfigChat", "terminal": "agentrun.ConfigTerminal", "keymaps": "agentrun.ConfigKeymaps"}
+	for section, names := range opts {
+		c, ok := classOf[section]
+		if !ok {
+			t.Errorf("config section %q has no class in types.lua", section)
+			continue
+		}
+		for _, n := range names {
+			if !fields[c][n] {
+				t.Errorf("%s has no ---@field %s (config.lua has %s)", c, n, strings.TrimPrefix(section+"."+n, "."))
+			}
+			delete(fields[c], n)
+		}
+		for n := range fields[c] {
+			t.Errorf("%s has ---@field %s, which config.lua does not know", c, n)
+		}
+	}
+}

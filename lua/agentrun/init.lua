@@ -48,6 +48,8 @@ end
 
 -- setup(opts) validates and applies options (optional: defaults work).
 -- Returns true, or false and the message naming the bad option.
+---@param opts? agentrun.Config (lua/agentrun/types.lua)
+---@return boolean ok, string? why
 function M.setup(opts)
   local c, msg = config.set(opts)
   if not c then
@@ -477,6 +479,7 @@ end
 
 -- status() describes sessions and terminals (agentrun.status says what
 -- it holds).
+---@return agentrun.Status
 function M.status()
   return require("agentrun.status").describe()
 end
