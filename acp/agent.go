@@ -229,6 +229,10 @@ func (a *Agent) initialize(ctx context.Context) error {
 			Terminal: true,
 			// We run terminal sign-in methods in one of our terminals (auth.go).
 			Auth: acpsdk.AuthCapabilities{Terminal: true},
+			// We ask the user what the agent asks: a form (each field a
+			// picker or an input) or a URL opened on the user's key
+			// (elicitation.go).
+			Elicitation: &acpsdk.ElicitationCapabilities{Form: &acpsdk.ElicitationFormCapabilities{}, Url: &acpsdk.ElicitationUrlCapabilities{}},
 			// Agents that run commands themselves (codex-acp) stream their
 			// output to us in tool_call_update._meta.terminal_output (Zed's
 			// opt-in; claude-agent-acp 0.18–0.23 knows only this one) or

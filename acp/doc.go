@@ -1,8 +1,9 @@
 // Package acp is the client side of the Agent Client Protocol (protocol
 // version 1): it starts a coding agent as a subprocess, talks JSON-RPC to it
 // over its stdio, and serves the methods an agent calls on its client —
-// fs/*, session/request_permission, session/update and terminal/* — through
-// the Editor interface and a termhost.Host. It knows nothing of Neovim.
+// fs/*, session/request_permission, elicitation/*, session/update and
+// terminal/* — through the Editor interface and a termhost.Host. It knows
+// nothing of Neovim.
 //
 // # Connection
 //

@@ -14,6 +14,11 @@ type Editor interface {
 	// RequestPermission asks the user to pick one of the agent's options.
 	// A cancelled prompt answers with the "cancelled" outcome.
 	RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
+	// Elicit asks the user what the agent asks through elicitation/create
+	// (a form, or a URL to open); a cancelled turn ends ctx.
+	Elicit(ctx context.Context, e Elicitation) (ElicitationAnswer, error)
+	// ElicitationComplete says that URL elicitation id is done.
+	ElicitationComplete(ctx context.Context, id string)
 	// ReadTextFile returns a file's text, from a loaded buffer when there is one.
 	ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error)
 	// WriteTextFile writes a file, through a loaded buffer when there is one.

@@ -53,6 +53,21 @@ type fakeEditor struct {
 	terminalReleased  func(ctx context.Context, sessionID, terminalID string)
 	sessionEnded      func(ctx context.Context, sessionID string, reason error)
 	agentTerminal     func(ctx context.Context, sessionID string, ev AgentTerminal)
+	elicit            func(ctx context.Context, e Elicitation) (ElicitationAnswer, error)
+	elicitationDone   func(ctx context.Context, id string)
+}
+
+func (f *fakeEditor) Elicit(ctx context.Context, e Elicitation) (ElicitationAnswer, error) {
+	if f.elicit != nil {
+		return f.elicit(ctx, e)
+	}
+	return ElicitationAnswer{}, errors.New("fake editor: no elicitation handler")
+}
+
+func (f *fakeEditor) ElicitationComplete(ctx context.Context, id string) {
+	if f.elicitationDone != nil {
+		f.elicitationDone(ctx, id)
+	}
 }
 
 func (f *fakeEditor) AgentTerminal(ctx context.Context, sessionID string, ev AgentTerminal) {

@@ -31,6 +31,8 @@ func (a *Agent) methods() map[string]methodFunc {
 	return map[string]methodFunc{
 		acpsdk.ClientMethodSessionUpdate:            a.handleSessionUpdate,
 		acpsdk.ClientMethodSessionRequestPermission: a.handleRequestPermission,
+		acpsdk.ClientMethodElicitationCreate:        a.handleElicitationCreate,
+		acpsdk.ClientMethodElicitationComplete:      a.handleElicitationComplete,
 		acpsdk.ClientMethodFsReadTextFile:           a.handleReadTextFile,
 		acpsdk.ClientMethodFsWriteTextFile:          a.handleWriteTextFile,
 		acpsdk.ClientMethodTerminalCreate:           a.handleTerminalCreate,

@@ -80,6 +80,12 @@ func (e *replyEditor) RequestPermission(context.Context, acpsdk.RequestPermissio
 	return acpsdk.RequestPermissionResponse{}, errRefused
 }
 
+func (e *replyEditor) Elicit(context.Context, acp.Elicitation) (acp.ElicitationAnswer, error) {
+	return acp.ElicitationAnswer{}, errRefused
+}
+
+func (e *replyEditor) ElicitationComplete(context.Context, string) {}
+
 func (e *replyEditor) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	return acpsdk.ReadTextFileResponse{}, errRefused
 }

@@ -414,6 +414,16 @@ func (e agentEditor) RequestPermission(ctx context.Context, req acpsdk.RequestPe
 	return e.b.requestPermission(ctx, e.key, req)
 }
 
+// Elicit implements acp.Editor (questions: elicit.go).
+func (e agentEditor) Elicit(ctx context.Context, el acp.Elicitation) (acp.ElicitationAnswer, error) {
+	return e.b.elicit(ctx, e.key, el)
+}
+
+// ElicitationComplete implements acp.Editor (elicit.go).
+func (e agentEditor) ElicitationComplete(_ context.Context, id string) {
+	e.b.events.push(evElicitationComplete, map[string]any{"key": e.key, "elicitation_id": id})
+}
+
 // ReadTextFile implements acp.Editor (fs.go).
 func (e agentEditor) ReadTextFile(ctx context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	return e.b.ReadTextFile(ctx, req)

@@ -4,32 +4,35 @@ package editor
 // each; its `names` table lists the same strings). One place, so that
 // grep finds both ends of each.
 const (
-	evSessionStarted      = "session_started"
-	evSessionFailed       = "session_failed"
-	evSessionEnded        = "session_ended"
-	evSessionQuiet        = "session_quiet"  // the agent has not answered initialize for a while
-	evSessionUpdate       = "session_update" // payload.update: the ACP SessionUpdate
-	evTurnEnd             = "turn_end"
-	evMessage             = "message"
-	evTerminalCreated     = "terminal_created"
-	evTerminalExit        = "terminal_exit"
-	evTerminalReleased    = "terminal_released"
-	evTerminalActivity    = "terminal_activity" // waits for input, listens on ports (activity.go)
-	evAgentTerminal       = "agent_terminal"    // a terminal the agent runs itself
-	evPermission          = "permission"
-	evPermissionCancelled = "permission_cancelled"
-	evApprove             = "approve"
-	evApproveCancelled    = "approve_cancelled"
-	evRemoteClaimed       = "remote_claimed"   // a remote terminal changed hands
-	evToolTerminal        = "tool_terminal"    // a terminal our MCP tool made for a tool call
-	evAuthRequired        = "auth_required"    // the agent wants the user to sign in (auth.go)
-	evSessionList         = "session_list"     // an agent's earlier sessions (sessionlist.go)
-	evHistoryReplayed     = "history_replayed" // the updates held until session_started have been sent
-	evSSHConnected        = "ssh_connected"    // a remote machine's link is up, or why not (remote.go)
-	evPromptSent          = "prompt_sent"      // the user's prompt: only in a replay (linger.go)
-	evPortData            = "port_data"        // a forwarded port's bytes for Lua (portfwd.go; never kept)
-	evPortWritten         = "port_written"     // Lua's bytes reached the forwarded port's server
-	evPortClosed          = "port_closed"      // a forwarded port's connection ended, or was refused
+	evSessionStarted       = "session_started"
+	evSessionFailed        = "session_failed"
+	evSessionEnded         = "session_ended"
+	evSessionQuiet         = "session_quiet"  // the agent has not answered initialize for a while
+	evSessionUpdate        = "session_update" // payload.update: the ACP SessionUpdate
+	evTurnEnd              = "turn_end"
+	evMessage              = "message"
+	evTerminalCreated      = "terminal_created"
+	evTerminalExit         = "terminal_exit"
+	evTerminalReleased     = "terminal_released"
+	evTerminalActivity     = "terminal_activity" // waits for input, listens on ports (activity.go)
+	evAgentTerminal        = "agent_terminal"    // a terminal the agent runs itself
+	evPermission           = "permission"
+	evPermissionCancelled  = "permission_cancelled"
+	evElicitation          = "elicitation"           // the agent asks the user a form or a URL (elicit.go)
+	evElicitationWithdrawn = "elicitation_withdrawn" // its turn was cancelled: the question is gone
+	evElicitationComplete  = "elicitation_complete"  // a URL elicitation is done
+	evApprove              = "approve"
+	evApproveCancelled     = "approve_cancelled"
+	evRemoteClaimed        = "remote_claimed"   // a remote terminal changed hands
+	evToolTerminal         = "tool_terminal"    // a terminal our MCP tool made for a tool call
+	evAuthRequired         = "auth_required"    // the agent wants the user to sign in (auth.go)
+	evSessionList          = "session_list"     // an agent's earlier sessions (sessionlist.go)
+	evHistoryReplayed      = "history_replayed" // the updates held until session_started have been sent
+	evSSHConnected         = "ssh_connected"    // a remote machine's link is up, or why not (remote.go)
+	evPromptSent           = "prompt_sent"      // the user's prompt: only in a replay (linger.go)
+	evPortData             = "port_data"        // a forwarded port's bytes for Lua (portfwd.go; never kept)
+	evPortWritten          = "port_written"     // Lua's bytes reached the forwarded port's server
+	evPortClosed           = "port_closed"      // a forwarded port's connection ended, or was refused
 )
 
 // question is something the backend asks the user (questions.ask): the event that
@@ -39,4 +42,5 @@ type question struct{ ask, cancelled string }
 var (
 	permissionQuestion = question{evPermission, evPermissionCancelled}
 	approveQuestion    = question{evApprove, evApproveCancelled}
+	elicitQuestion     = question{evElicitation, evElicitationWithdrawn}
 )

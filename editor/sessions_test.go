@@ -48,6 +48,10 @@ func (e *testEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotificati
 func (e *testEditor) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
 }
+func (e *testEditor) Elicit(context.Context, acp.Elicitation) (acp.ElicitationAnswer, error) {
+	return acp.ElicitationAnswer{Action: "cancel"}, nil
+}
+func (e *testEditor) ElicitationComplete(context.Context, string) {}
 func (e *testEditor) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	return acpsdk.ReadTextFileResponse{}, errors.New("no files here")
 }

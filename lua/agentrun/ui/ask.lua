@@ -41,6 +41,20 @@ function M.select(token, items, opts, on_choice)
   end)
 end
 
+-- hold marks token's question open for a caller that asks it in several
+-- steps (an elicitation's fields) and answers with finish.
+function M.hold(token)
+  open[token] = true
+end
+
+-- finish sends the answer for token, unless Go gave up on it meanwhile.
+function M.finish(token, answer)
+  if open[token] then
+    open[token] = nil
+    M.answer(token, answer)
+  end
+end
+
 -- is_open reports whether token's question still waits for an answer.
 function M.is_open(token)
   return open[token] == true
