@@ -155,8 +155,25 @@ func TestElicitationWithdrawnByCancel(t *testing.T) {
 		return n == 1, "none"
 	})
 	e.cmd("AgentCancel")
-	chat := e.waitChat("the agent's question is gone", 10*time.Second)
+	chat := e.waitChat("the agent no longer asks", 10*time.Second)
 	if strings.Contains(chat, `ANSWER {"action":"accept"`) {
 		t.Errorf("a cancelled question was answered:\n%s", chat)
+	}
+}
+
+// TestElicitationWithdrawnByTheAgent: the agent withdraws its question
+// ($/cancel_request) while the picker is up: it gets its answer at once,
+// and the chat says the question is gone.
+func TestElicitationWithdrawnByTheAgent(t *testing.T) {
+	e := askAgent(t)
+	e.lua(`_G.script = { "hang" }`, nil)
+	e.cmd("AgentPrompt withdraw")
+	e.waitChat("the agent no longer asks", 10*time.Second)
+	chat := e.waitFor("the agent to hear back", 10*time.Second, func() (bool, string) {
+		c := e.chat()
+		return strings.Contains(c, `ANSWER {"action":"cancel"}`) || strings.Contains(c, "WITHDRAWN"), c
+	})
+	if strings.Contains(chat, `"accept"`) {
+		t.Errorf("a withdrawn question was answered:\n%s", chat)
 	}
 }

@@ -4,6 +4,7 @@
 //   caps          say what the client offers (CAPS {form, url})
 //   form          a form of every field kind; say the answer (ANSWER {...})
 //   url URL       ask to open URL; on accept say so and complete it
+//   withdraw      ask a form, then withdraw it ($/cancel_request)
 // Each answer is said as one agent_message_chunk "ANSWER <json>".
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -56,6 +57,16 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
         requestedSchema: form,
       });
       await say("ANSWER " + JSON.stringify(r));
+    } else if (text === "withdraw") {
+      // asks, then withdraws the question ($/cancel_request) after a moment
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 500);
+      try {
+        const r = await client.request(acp.methods.client.elicitation.create, { sessionId, mode: "form", message: "Soon withdrawn", requestedSchema: form }, { cancellationSignal: abort.signal });
+        await say("ANSWER " + JSON.stringify(r));
+      } catch (e) {
+        await say("WITHDRAWN " + (e && e.message ? e.message : String(e)));
+      }
     } else if (text.startsWith("url ")) {
       const url = text.slice(4).trim();
       const r = await client.request(acp.methods.client.elicitation.create, {

@@ -79,7 +79,7 @@ function M.ask(p)
     end
     note(s, idx == 1 and "  → run" or "  → refused")
     return reply(idx == 1)
-  end)
+  end, s)
 end
 
 return M

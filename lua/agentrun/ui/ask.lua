@@ -8,6 +8,7 @@ local M = {}
 -- open tokens -> true while the picker for them is up. Go makes tokens
 -- unique across both kinds of question.
 local open = {}
+local asked_in = {} -- token -> the session whose chat shows the question
 
 -- note writes text to the session's chat, if it has one.
 function M.note(s, text)
@@ -26,8 +27,8 @@ end
 -- yet (the question stays open: the caller asks again later, if Go has
 -- not given up on it by then: M.is_open); it is not called if Go gave up
 -- on the question while the picker was up.
-function M.select(token, items, opts, on_choice)
-  open[token] = true
+function M.select(token, items, opts, on_choice, s)
+  M.hold(token, s)
   vim.ui.select(items, opts, function(choice, idx)
     if not open[token] then
       return -- Go already gave up on it
@@ -36,21 +37,21 @@ function M.select(token, items, opts, on_choice)
     if answer == nil then
       return
     end
-    open[token] = nil
-    M.answer(token, answer)
+    M.finish(token, answer)
   end)
 end
 
 -- hold marks token's question open for a caller that asks it in several
 -- steps (an elicitation's fields) and answers with finish.
-function M.hold(token)
+function M.hold(token, s)
   open[token] = true
+  asked_in[token] = s
 end
 
 -- finish sends the answer for token, unless Go gave up on it meanwhile.
 function M.finish(token, answer)
   if open[token] then
-    open[token] = nil
+    open[token], asked_in[token] = nil, nil
     M.answer(token, answer)
   end
 end
@@ -60,10 +61,14 @@ function M.is_open(token)
   return open[token] == true
 end
 
--- cancelled forgets a question Go gave up on (the turn was cancelled or
--- the agent's request ended).
+-- cancelled forgets a question Go gave up on (the turn was cancelled, or
+-- the agent withdrew its request: $/cancel_request); a picker still up
+-- then answers nothing, and the chat says so.
 function M.cancelled(p)
-  open[p.token] = nil
+  if open[p.token] then
+    M.note(asked_in[p.token], "  (the agent no longer asks: it withdrew the question, or its turn ended; what you pick now goes nowhere)")
+  end
+  open[p.token], asked_in[p.token] = nil, nil
 end
 
 return M

@@ -11,7 +11,6 @@ local state = require("agentrun.state")
 local M = {}
 
 local urls = {} -- elicitation id -> host, for the note when it completes
-local asked = {} -- token -> the session it was asked in
 
 -- host_of is the host a URL opens ("https://github.com/login" → github.com).
 local function host_of(url)
@@ -261,25 +260,13 @@ function M.ask(p)
     ask.note(s, text)
   end
   local who = s and s.agent or "the agent"
-  ask.hold(p.token)
-  asked[p.token] = s
+  ask.hold(p.token, s)
   if p.mode == "url" then
     say(string.format("? %s asks you to open %s: %s", who, host_of(p.url), p.message or ""))
     return url(p, say)
   end
   say(string.format("? %s asks: %s", who, p.message or ""))
   form(p, say)
-end
-
--- withdrawn: the turn ended while the question was open; what the user
--- picks now goes nowhere, and the chat says so.
-function M.withdrawn(p)
-  local s = asked[p.token]
-  asked[p.token] = nil
-  if ask.is_open(p.token) then
-    ask.cancelled(p)
-    ask.note(s, "  (the agent's question is gone: its turn ended)")
-  end
 end
 
 -- complete notes that a URL elicitation is done.

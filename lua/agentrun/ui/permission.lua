@@ -130,7 +130,7 @@ function M.ask(p, again)
     end
     ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"))
     return id
-  end)
+  end, s)
 end
 
 return M
