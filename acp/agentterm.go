@@ -39,6 +39,11 @@ import (
 //     read from rawOutput (exitCode, metadata.exit, "Exit code N") or the
 //     text's "exit code N"; when the agent sends none, the split says so
 //     rather than "exit 0" (Gemini says "completed" whatever the exit).
+//     Gemini CLI 0.61 sends no tool_call for its shell command: its
+//     session/request_permission names it (status pending), then one
+//     tool_call_update (kind execute, the command as title, status
+//     completed) ends it, with no content, or at a cancel (it kills the
+//     command) "Command cancelled by user." and the output so far.
 //   - The ACP v2 draft: session updates terminal_update (an upsert; its
 //     output is a base64 snapshot that replaces what is shown; exitStatus
 //     ends it) and terminal_output_chunk (base64 bytes to append).
@@ -291,8 +296,18 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	if line := commandLine(rawInput); st.generic && line != "" {
 		ev(st).Title = line // the command, not the model's description of it
 	}
+	cancelled := false
 	if st.generic && !st.exited {
-		if text := contentText(content); text != "" {
+		text := contentText(content)
+		if before, ok := geminiCancelled(text); ok && (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) {
+			// Gemini CLI killed the command at a cancel and says so in the
+			// text: what it printed is shown, then the cancel.
+			text, cancelled = before, true
+			if strings.HasPrefix(st.text, text) {
+				text = st.text
+			}
+		}
+		if text != "" {
 			e := ev(st)
 			switch {
 			case strings.HasPrefix(text, st.text):
@@ -332,6 +347,12 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 			e.Signal = metaString(x, "signal")
 		}
 	}
+	if cancelled {
+		st.exited = true
+		e := ev(st)
+		e.Exited, e.NotRun = true, "cancelled"
+		return out
+	}
 	if (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) && !st.exited {
 		st.exited = true
 		e := ev(st)
@@ -361,6 +382,21 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		}
 	}
 	return out
+}
+
+// geminiCancelled reads the text Gemini CLI ends a command it killed at
+// a cancel with ("Command cancelled by user.", then "Output before
+// cancellation:" and what it printed, if anything); ok is false for any
+// other text.
+func geminiCancelled(text string) (before string, ok bool) {
+	rest, ok := strings.CutPrefix(text, "Command cancelled by user.")
+	if !ok {
+		return "", false
+	}
+	if _, out, found := strings.Cut(rest, "Output before cancellation:\n"); found {
+		return out, true
+	}
+	return "", true
 }
 
 // forget drops what is known of session sid's terminals (it ended).

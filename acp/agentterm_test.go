@@ -136,7 +136,8 @@ func TestAgentTermsClaudeNotRun(t *testing.T) {
 // 0.61, Qwen Code 0.24, opencode 1.18 and Copilot CLI 1.0 sending them):
 // a split titled with the command, the output (cumulative updates
 // appended as they grow, text at the end as it comes), and the true exit
-// code, or a word that the agent gave none.
+// code, or a word that the agent gave none. Gemini's are as recorded from
+// the real package (tests/gemini_test.go).
 func TestAgentTermsOfToolCallsOnly(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -145,32 +146,35 @@ func TestAgentTermsOfToolCallsOnly(t *testing.T) {
 		output  string
 		exit    *int
 		unrep   bool
+		notRun  string
 	}{
 		{"opencode: cumulative output, exit in rawOutput.metadata.exit", []string{
 			`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","rawInput":{"command":"make test"}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"one\n"}}]}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"one\ntwo\n"}}]}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":{"output":"one\ntwo\n","metadata":{"exit":3}},"content":[{"type":"content","content":{"type":"text","text":"one\ntwo\n"}}]}`,
-		}, "make test", "one\r\ntwo\r\n", intp(3), false},
+		}, "make test", "one\r\ntwo\r\n", intp(3), false, ""},
 		{"Qwen: text at the end, rawOutput.exitCode", []string{
 			`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"Shell","kind":"execute","status":"pending","rawInput":{"command":"false","description":"fail"}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"in_progress","_meta":{"shellProgress":1}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"failed","rawOutput":{"exitCode":1,"pid":42},"content":[{"type":"content","content":{"type":"text","text":"Output: (empty)\nExit Code: 1"}}]}`,
-		}, "false", "Output: (empty)\r\nExit Code: 1", intp(1), false},
+		}, "false", "Output: (empty)\r\nExit Code: 1", intp(1), false, ""},
 		{"Copilot: the description as title, exit only in the text", []string{
 			`{"sessionUpdate":"tool_call","toolCallId":"c3","title":"Run the tests","kind":"execute","status":"pending","rawInput":{"command":"npm test","description":"Run the tests"}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c3","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"ok 1\n"}}]}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c3","status":"completed","content":[{"type":"content","content":{"type":"text","text":"ok 1\nnot ok 2\n<shellId: 1 completed with exit code 3>"}}]}`,
-		}, "npm test", "ok 1\r\nnot ok 2\r\n<shellId: 1 completed with exit code 3>", intp(3), false},
-		{"Gemini: no output, no exit code", []string{
-			`{"sessionUpdate":"tool_call","toolCallId":"c4","title":"exit 3","kind":"execute","status":"in_progress"}`,
-			`{"sessionUpdate":"tool_call_update","toolCallId":"c4","status":"completed","content":[]}`,
-		}, "exit 3", "(the agent sent no output", nil, true},
+		}, "npm test", "ok 1\r\nnot ok 2\r\n<shellId: 1 completed with exit code 3>", intp(3), false, ""},
+		{"Gemini: no tool_call, no output, no exit code", []string{
+			`{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command__run_shell_command_1795866057365_0","status":"completed","title":"echo hello; exit 3","content":[],"locations":[],"kind":"execute"}`,
+		}, "echo hello; exit 3", "(the agent sent no output", nil, true, ""},
+		{"Gemini: a command it killed at a cancel", []string{
+			`{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command__run_shell_command_1795866228003_0","status":"completed","title":"echo started; sleep 37.5; echo never","content":[{"type":"content","content":{"type":"text","text":"Command cancelled by user.\n\nOutput before cancellation:\nstarted"}}],"locations":[],"kind":"execute"}`,
+		}, "echo started; sleep 37.5; echo never", "started", nil, false, "cancelled"},
 		{"output that is no continuation is shown anew", []string{
 			`{"sessionUpdate":"tool_call","toolCallId":"c5","title":"x","kind":"execute","rawInput":{"command":"top -b"}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c5","content":[{"type":"content","content":{"type":"text","text":"frame 1\n"}}]}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"c5","status":"completed","rawOutput":{"exitCode":0},"content":[{"type":"content","content":{"type":"text","text":"frame 2\n"}}]}`,
-		}, "top -b", "frame 2\r\n", intp(0), false},
+		}, "top -b", "frame 2\r\n", intp(0), false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -199,8 +203,8 @@ func TestAgentTermsOfToolCallsOnly(t *testing.T) {
 			if !strings.Contains(output, c.output) {
 				t.Errorf("output %q, want it to hold %q", output, c.output)
 			}
-			if !last.Exited || last.Unreported != c.unrep || (c.exit == nil) != (last.ExitCode == nil) || c.exit != nil && *c.exit != *last.ExitCode {
-				t.Errorf("end %+v, want exit %v (unreported %v)", last, c.exit, c.unrep)
+			if !last.Exited || last.Unreported != c.unrep || last.NotRun != c.notRun || (c.exit == nil) != (last.ExitCode == nil) || c.exit != nil && *c.exit != *last.ExitCode {
+				t.Errorf("end %+v, want exit %v (unreported %v, not run %q)", last, c.exit, c.unrep, c.notRun)
 			}
 		})
 	}

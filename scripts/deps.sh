@@ -50,3 +50,7 @@ if [ ! -d "$root/tests/codex/node_modules/@agentclientprotocol/codex-acp" ] || [
   echo "deps: installing the real Codex ACP agent and Codex in tests/codex (npm ci; they run offline against a fake model API)"
   (cd "$root/tests/codex" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -d "$root/tests/gemini/node_modules/@google/gemini-cli" ]; then
+  echo "deps: installing the real Gemini CLI in tests/gemini (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/gemini" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -94,10 +94,13 @@ func TestAgentOwnedTerminals(t *testing.T) {
 			command: "npm test",
 			split:   []string{"cp-ok 1", "cp-not ok 2", "exit code 3>", exitMarker(3)},
 			chat:    "● Run the test suite [execute] · completed"},
-		{name: "Gemini CLI: no output and no exit code, said so", fixture: "gemini", id: "run_shell_command-g1", unreported: true,
-			command: "exit 3",
+		// Gemini CLI 0.61, recorded (tests/gemini_test.go): no tool_call,
+		// only its permission request, then one update, "completed"
+		// whatever the exit, with no output.
+		{name: "Gemini CLI: no output and no exit code, said so", fixture: "gemini", id: "run_shell_command__run_shell_command_1795866057365_0", unreported: true,
+			command: "echo hello; exit 3",
 			split:   []string{"the agent sent no output for this command", "[ended; the agent did not say its exit code]"},
-			chat:    "● exit 3 [execute] · completed"},
+			chat:    "● echo hello; exit 3 [execute] · ended; the agent did not say its exit code"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,6 +182,29 @@ func TestAgentOwnedTerminalCancelled(t *testing.T) {
 	if x := e.agentTerminal("toolu_01", func(agentTerm) bool { return true }); x.State == "running" {
 		t.Errorf("status() still says running: %+v", x)
 	}
+}
+
+// TestAgentOwnedTerminalCancelledGemini: Gemini CLI kills its command at
+// a cancel and says so in an update it calls "completed" (as recorded from
+// the real package): the split shows what the command printed, then
+// [cancelled], and the chat says cancelled, not completed.
+func TestAgentOwnedTerminalCancelledGemini(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.replay("gemini-cancel")
+	e.waitFor("the turn to run", 5*time.Second, func() (bool, string) {
+		var busy bool
+		e.lua(`return require("agentrun").status().sessions[1].busy`, &busy)
+		return busy, "idle"
+	})
+	e.cmd("AgentCancel")
+	e.waitChat("(turn ended: cancelled)", 10*time.Second)
+	term := e.agentTerminal("run_shell_command__run_shell_command_1795866228003_0", func(x agentTerm) bool { return x.State == "exited" })
+	text := e.waitBuf(term.Bufnr, 5*time.Second, "started", "[cancelled]")
+	if strings.Contains(text, "Command cancelled by user") || strings.Contains(text, "no output") {
+		t.Errorf("the cancelled split reads:\n%s", text)
+	}
+	e.waitChat("⊘ echo started; sleep 37.5; echo never [execute] · cancelled", 5*time.Second)
 }
 
 // TestAgentOwnedTerminalCancelledClaude101: Claude Code 2.1 (claude-agent-

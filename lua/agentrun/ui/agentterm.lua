@@ -88,6 +88,10 @@ function M.agent_terminal(p)
   end
   local t = display_only(session, p.id, { title = p.title or p.id })
   t.tool_call = p.tool_call or t.tool_call
+  local tc = t.tool_call and session.tool_calls and session.tool_calls[t.tool_call]
+  if tc then
+    tc.shown_terminal = t.id -- the chat says how it ended (ui/toolcall.lua)
+  end
   t.cwd = p.cwd or t.cwd
   t.keeps_reporting = t.keeps_reporting or p.keeps_reporting
   if p.title and p.title ~= t.command then

@@ -161,6 +161,13 @@ function M.render(tc)
     end
   end
   local st = status_text[status] or { "?", tostring(status), "AgentRunToolPending" }
+  -- A command the agent ran itself and called "completed" without saying
+  -- how it ended (Gemini CLI, whatever the exit) or that it killed at a
+  -- cancel reads as its split ends, not as a success.
+  local shown = tc.shown_terminal and require("agentrun.state").terminals[tc.shown_terminal]
+  if shown and status == "completed" and shown.state ~= "running" and shown.exit_code == nil and (shown.signal or "") == "" and shown.ended_by then
+    st = shown.ended_by == "cancelled" and status_text.cancelled or { "●", shown.ended_by, "AgentRunToolDone" }
+  end
   local head = string.format("%s %s", st[1], title or "tool call")
   if kind and kind ~= "" then
     head = head .. string.format(" [%s]", kind)

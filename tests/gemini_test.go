@@ -1,0 +1,178 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// geminiVersion is the Gemini CLI that deps.sh installs in tests/gemini.
+const geminiVersion = "0.61.0"
+
+// geminiBin is the real Gemini CLI's entry point.
+func geminiBin(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(root, "tests", "gemini", "node_modules", "@google", "gemini-cli")
+	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatalf("the Gemini CLI is not installed in tests/gemini (scripts/deps.sh installs it): %v", err)
+	}
+	var meta struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != geminiVersion {
+		t.Fatalf("tests/gemini has @google/gemini-cli %q, want %s (run scripts/deps.sh): %v", meta.Version, geminiVersion, err)
+	}
+	return filepath.Join(dir, meta.Bin["gemini"])
+}
+
+// realGemini starts an editor whose default agent is the real Gemini CLI
+// (`gemini --acp`, as the README configures it), offline against fake: a
+// HOME of its own whose ~/.gemini/settings.json picks the API key sign-in
+// (the key comes from GEMINI_API_KEY) and turns off usage statistics,
+// telemetry and the update check, and GOOGLE_GEMINI_BASE_URL pointing at
+// the fake. The caller sets *backend to the backend's pid once it runs:
+// the cleanup waits for it (and so Gemini) to stop before HOME goes.
+func realGemini(t *testing.T, fake *fakeGemini) (*editor, *int) {
+	t.Helper()
+	bin := geminiBin(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{
+  "security": { "auth": { "selectedType": "gemini-api-key" } },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false },
+  "general": { "disableAutoUpdate": true, "disableUpdateNag": true }
+}
+`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	backend := new(int)
+	t.Cleanup(func() {
+		if *backend > 0 {
+			eventually(t, "the backend (and so Gemini) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
+		}
+	})
+	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+		default_agent = "gemini",
+		agents = { gemini = { cmd = { %q, "--acp" }, env = {
+			HOME = %q, GEMINI_API_KEY = "offline-test", GOOGLE_GEMINI_BASE_URL = %q,
+		} } },
+	})`, bin, home, fake.URL))
+	var logFile string
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("agentrun.log:\n%s", b)
+			t.Logf("model API requests:\n%s", fake.log())
+		}
+	})
+	return e, backend
+}
+
+// TestRealGeminiShowsItsCommand: the real Gemini CLI runs the model's
+// command itself after asking; the question goes to the user (here a
+// stubbed vim.ui.select picking "Allow for this session"), and the command
+// is shown in a display-only split that says Gemini sent neither its output
+// nor its exit code; the chat does not call the failed command completed.
+func TestRealGeminiShowsItsCommand(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `echo from-gemini; exit 3`
+	fake := startFakeGemini(t, line)
+	e, backend := realGemini(t, fake)
+	e.stubSelect(1)
+	e.startSessionWithin(60 * time.Second)
+	*backend = e.backendPid()
+	e.cmd("AgentPrompt run it")
+	// The model reads what the command printed and its exit, from Gemini.
+	e.waitChat("The tool said: <untrusted_context> Output: from-gemini Exit Code: 3", 30*time.Second)
+	e.idle(30 * time.Second)
+	var asked []struct {
+		Prompt string `msgpack:"prompt"`
+		Kind   string `msgpack:"kind"`
+		Items  []struct {
+			Name string `msgpack:"name"`
+		} `msgpack:"items"`
+	}
+	e.lua(`return _G.picked`, &asked)
+	if len(asked) != 1 || asked[0].Prompt != "(agentrun) gemini asks permission: "+line || len(asked[0].Items) == 0 || asked[0].Items[0].Name != "Allow for this session" {
+		t.Errorf("the user was asked %+v, want once, for the command, with Gemini's options", asked)
+	}
+	buf := e.waitAgentShownTerminal()
+	text := e.waitBuf(buf, 10*time.Second, "the agent sent no output for this command", "[ended; the agent did not say its exit code]")
+	if strings.Contains(text, exitMarker(0)) {
+		t.Errorf("the split says the failed command exited 0:\n%s", text)
+	}
+	ts := e.terminals()
+	if len(ts) != 1 || ts[0].Command != line || ts[0].ExitCode != nil || ts[0].State != "exited" {
+		t.Errorf("status().terminals = %+v, want the command, exited, with no exit code", ts)
+	}
+	chat := e.waitChat("● "+line+" [execute] · ended; the agent did not say its exit code", 10*time.Second)
+	if strings.Contains(chat, "· completed") {
+		t.Errorf("the chat calls the command completed:\n%s", chat)
+	}
+}
+
+// TestRealGeminiCancelStopsTheCommand: :AgentCancel while the real Gemini
+// CLI runs a long command: Gemini kills it (the process is gone), the turn
+// ends cancelled, and the split shows what it printed and [cancelled].
+func TestRealGeminiCancelStopsTheCommand(t *testing.T) {
+	onceAcrossNeovims(t)
+	// a sleep no other process runs, to find it by
+	naps := fmt.Sprintf("%d.%03d", 40+os.Getpid()%50, time.Now().Nanosecond()/1e6)
+	line := "echo started; sleep " + naps + "; echo never"
+	fake := startFakeGemini(t, line)
+	e, backend := realGemini(t, fake)
+	e.stubSelect(2) // "Allow" (once)
+	e.startSessionWithin(60 * time.Second)
+	*backend = e.backendPid()
+	e.cmd("AgentPrompt run it")
+	var pids []int
+	e.waitFor("the command to run", 30*time.Second, func() (bool, string) {
+		pids = processesRunning("sleep " + naps)
+		return len(pids) > 0, e.chat()
+	})
+	e.cmd("AgentCancel")
+	e.waitChat("(turn ended: cancelled)", 30*time.Second)
+	e.waitFor("the command's processes to be gone", 10*time.Second, func() (bool, string) {
+		left := processesRunning("sleep " + naps)
+		return len(left) == 0, fmt.Sprintf("still running: %v", left)
+	})
+	buf := e.waitAgentShownTerminal()
+	text := e.waitBuf(buf, 10*time.Second, "started", "[cancelled]")
+	if strings.Contains(text, "never") || strings.Contains(text, "Command cancelled by user") {
+		t.Errorf("the cancelled split reads:\n%s", text)
+	}
+	chat := e.waitChat("⊘ "+line+" [execute] · cancelled", 10*time.Second)
+	if strings.Contains(chat, "· completed") {
+		t.Errorf("the chat calls the cancelled command completed:\n%s", chat)
+	}
+}
+
+// processesRunning returns the pids of the live processes whose command
+// line holds args (as ps lists them).
+func processesRunning(args string) []int {
+	out, _ := exec.Command("ps", "-eo", "pid=,stat=,args=").Output()
+	var pids []int
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || strings.HasPrefix(f[1], "Z") || !strings.Contains(strings.Join(f[2:], " "), args) {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[0]); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
