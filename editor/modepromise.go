@@ -100,7 +100,7 @@ func asksFirst(agent string, m modeInfo) bool {
 			return false
 		}
 	}
-	for _, yes := range []string{"always ask", "ask before", "asks before", "ask first", "requires approval", "require approval", "ask for approval", "confirm", "read-only", "read only"} {
+	for _, yes := range []string{"always ask", "ask before", "asks before", "ask first", "requires approval", "require approval", "ask for approval", "prompts for approval", "prompt for approval", "confirm", "read-only", "read only"} {
 		if strings.Contains(text, yes) {
 			return true
 		}

@@ -25,6 +25,11 @@ func TestAsksFirst(t *testing.T) {
 		{"other", modeInfo{ID: "careful", Name: "Careful", Description: "Ask before edits"}, true},
 		{"other", modeInfo{ID: "ro", Name: "Read only"}, true},
 		{"other", modeInfo{ID: "yolo", Name: "YOLO", Description: "Run everything without asking"}, false},
+		// Gemini CLI 0.61's modes, as it describes them
+		{"gemini-cli", modeInfo{ID: "default", Name: "Default", Description: "Prompts for approval"}, true},
+		{"gemini-cli", modeInfo{ID: "autoEdit", Name: "Auto Edit", Description: "Auto-approves edit tools"}, false},
+		{"gemini-cli", modeInfo{ID: "yolo", Name: "YOLO", Description: "Auto-approves all tools"}, false},
+		{"gemini-cli", modeInfo{ID: "plan", Name: "Plan", Description: "Read-only mode"}, true},
 		{"other", modeInfo{ID: "code", Name: "Code", Description: "Write code"}, false},
 	}
 	for _, c := range cases {

@@ -40,7 +40,7 @@ func geminiBin(t *testing.T) string {
 // telemetry and the update check, and GOOGLE_GEMINI_BASE_URL pointing at
 // the fake. The caller sets *backend to the backend's pid once it runs:
 // the cleanup waits for it (and so Gemini) to stop before HOME goes.
-func realGemini(t *testing.T, fake *fakeGemini) (*editor, *int) {
+func realGemini(t *testing.T, fake *fakeGemini, terminal ...string) (*editor, *int) {
 	t.Helper()
 	bin := geminiBin(t)
 	home := t.TempDir()
@@ -68,7 +68,8 @@ func realGemini(t *testing.T, fake *fakeGemini) (*editor, *int) {
 		agents = { gemini = { cmd = { %q, "--acp" }, env = {
 			HOME = %q, GEMINI_API_KEY = "offline-test", GOOGLE_GEMINI_BASE_URL = %q,
 		} } },
-	})`, bin, home, fake.URL))
+		terminal = { %s },
+	})`, bin, home, fake.URL, strings.Join(terminal, ", ")))
 	var logFile string
 	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
 	t.Cleanup(func() {
@@ -175,4 +176,49 @@ func processesRunning(args string) []int {
 		}
 	}
 	return pids
+}
+
+// TestRealGeminiRulesHoldForItsCommand: Gemini asks about its command with
+// the command only as the tool call's title (no rawInput). A deny rule
+// holds for it: refused without a picker, and the command never runs; an
+// allow rule does not run it unasked (the title is the agent's word, not
+// the command we would run), so the user is asked.
+func TestRealGeminiRulesHoldForItsCommand(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `echo from-gemini; exit 3`
+	t.Run("deny", func(t *testing.T) {
+		fake := startFakeGemini(t, line)
+		e, backend := realGemini(t, fake, `approve = { deny = { "echo *" } }`)
+		e.stubSelect(1)
+		e.startSessionWithin(60 * time.Second)
+		*backend = e.backendPid()
+		e.cmd("AgentPrompt run it")
+		chat := e.waitChat("(the command as the agent names it)", 30*time.Second)
+		if !strings.Contains(chat, "✗") || !strings.Contains(chat, line) {
+			t.Errorf("the chat does not say the rule refused it:\n%s", chat)
+		}
+		chat = e.waitChat("The tool said:", 30*time.Second)
+		if strings.Contains(chat, "Output: from-gemini") {
+			t.Errorf("the refused command ran:\n%s", chat)
+		}
+		var n int
+		e.lua(`return #_G.picked`, &n)
+		if n != 0 {
+			t.Errorf("the user was asked %d times; the deny rule decides", n)
+		}
+	})
+	t.Run("allow asks all the same", func(t *testing.T) {
+		fake := startFakeGemini(t, line)
+		e, backend := realGemini(t, fake, `approve = { allow = { "echo *", "exit *" } }`)
+		e.stubSelect(1)
+		e.startSessionWithin(60 * time.Second)
+		*backend = e.backendPid()
+		e.cmd("AgentPrompt run it")
+		e.waitChat("The tool said:", 30*time.Second)
+		var n int
+		e.lua(`return #_G.picked`, &n)
+		if n != 1 {
+			t.Errorf("the user was asked %d times, want once (an allow rule does not run the agent's word unasked)", n)
+		}
+	})
 }

@@ -97,6 +97,19 @@ function M.ask(p, again)
     ask.answer(p.token, opt and opt.optionId or "")
     return
   end
+  -- A command named only by the tool call's title (Gemini CLI sends no
+  -- rawInput): a deny rule holds for it, but the title is the agent's
+  -- word, not what we would run, so nothing is allowed unasked on it.
+  local named = not cmd and merged.kind == "execute" and type(merged.title) == "string" and merged.title ~= "" and merged.title or nil
+  if named and not again then
+    local nv = policy.verdict({ line = named, cwd = project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
+    if nv and nv.decision == "refuse" then
+      local opt = option(p.options, { "reject_once", "reject_always" })
+      ask.note(s, string.format("✗ %s: %s (the command as the agent names it)", nv.reason, named))
+      ask.answer(p.token, opt and opt.optionId or "")
+      return
+    end
+  end
   if not again then
     ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
   end
