@@ -76,6 +76,12 @@ func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acps
 	if err := s.checkConfigValue(id, value); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	legacy := s.legacyModels && id == legacyModelOption
+	s.mu.Unlock()
+	if legacy {
+		return s.setLegacyModel(ctx, value)
+	}
 	req := acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
 		SessionId: acpsdk.SessionId(s.id), ConfigId: acpsdk.SessionConfigId(id), Value: acpsdk.SessionConfigValueId(value),
 	}}
@@ -143,6 +149,15 @@ func (s *Session) followModeUpdates(u acpsdk.SessionUpdate) {
 		s.modes.CurrentModeId = m.CurrentModeId
 	}
 	if c := u.ConfigOptionUpdate; c != nil {
-		s.config = c.ConfigOptions
+		config := c.ConfigOptions
+		if s.legacyModels && !hasCategory(config, acpsdk.SessionConfigOptionCategoryModel) {
+			// the models the older field offered stay offered
+			for _, o := range s.config {
+				if o.Select != nil && string(o.Select.Id) == legacyModelOption {
+					config = append(append([]acpsdk.SessionConfigOption(nil), config...), o)
+				}
+			}
+		}
+		s.config = config
 	}
 }

@@ -37,12 +37,15 @@ type Session struct {
 	// session later (a let go), the agent's release or the session's end
 	// still only forgets them (TestOlderClaimEventKeepsTake walked into
 	// a release that killed one just given back).
-	gone    map[string]bool
-	modes   *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
-	config  []acpsdk.SessionConfigOption // as last reported
-	ended   bool
-	endOnce sync.Once
-	done    chan struct{}
+	gone   map[string]bool
+	modes  *acpsdk.SessionModeState     // session/new's, current mode kept (modes.go)
+	config []acpsdk.SessionConfigOption // as last reported
+	// legacyModels: config's model option stands for the older "models"
+	// field, switched with session/set_model (models.go)
+	legacyModels bool
+	ended        bool
+	endOnce      sync.Once
+	done         chan struct{}
 }
 
 // errTurnCancelled is the cause given to pending permission requests when
@@ -123,8 +126,8 @@ func (a *Agent) NewSessionWith(ctx context.Context, cwd string, opts SessionOpti
 		terminals: make(map[string]*termhost.Terminal),
 		done:      make(chan struct{}),
 		modes:     resp.Modes,
-		config:    resp.ConfigOptions,
 	}
+	s.config, s.legacyModels = withLegacyModels(resp.ConfigOptions, resp.Models)
 	a.mu.Lock()
 	if a.ended {
 		a.mu.Unlock()

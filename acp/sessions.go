@@ -58,10 +58,12 @@ func (a *Agent) ListSessions(ctx context.Context, cwd string) ([]acpsdk.SessionI
 }
 
 // opened is what session/new, session/load and session/resume answer.
+// Models is the older "models" field (Gemini CLI; models.go).
 type opened struct {
-	SessionId     acpsdk.SessionId
-	Modes         *acpsdk.SessionModeState
-	ConfigOptions []acpsdk.SessionConfigOption
+	SessionId     acpsdk.SessionId             `json:"sessionId"`
+	Modes         *acpsdk.SessionModeState     `json:"modes"`
+	ConfigOptions []acpsdk.SessionConfigOption `json:"configOptions"`
+	Models        *legacyModels                `json:"models"`
 }
 
 // openSession sends session/new, or session/load or session/resume when
@@ -76,28 +78,30 @@ func (a *Agent) openSession(ctx context.Context, cwd string, opts SessionOptions
 			return opened{}, fmt.Errorf("agent %q cannot load earlier sessions", a.cfg.Name)
 		}
 		req := acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(opts.Load), Cwd: cwd, McpServers: servers, Meta: opts.Meta}
-		resp, err := acpsdk.SendRequest[acpsdk.LoadSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionLoad, req)
+		resp, err := acpsdk.SendRequest[opened](a.conn, ctx, acpsdk.AgentMethodSessionLoad, req)
 		if err != nil {
 			return opened{}, fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/load", err))
 		}
-		return opened{req.SessionId, resp.Modes, resp.ConfigOptions}, nil
+		resp.SessionId = req.SessionId
+		return resp, nil
 	case opts.Resume != "":
 		if !a.CanResume() {
 			return opened{}, fmt.Errorf("agent %q cannot resume earlier sessions", a.cfg.Name)
 		}
 		req := acpsdk.ResumeSessionRequest{SessionId: acpsdk.SessionId(opts.Resume), Cwd: cwd, McpServers: servers, Meta: opts.Meta}
-		resp, err := acpsdk.SendRequest[acpsdk.ResumeSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionResume, req)
+		resp, err := acpsdk.SendRequest[opened](a.conn, ctx, acpsdk.AgentMethodSessionResume, req)
 		if err != nil {
 			return opened{}, fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/resume", err))
 		}
-		return opened{req.SessionId, resp.Modes, resp.ConfigOptions}, nil
+		resp.SessionId = req.SessionId
+		return resp, nil
 	}
 	req := acpsdk.NewSessionRequest{Cwd: cwd, McpServers: servers, Meta: opts.Meta}
-	resp, err := acpsdk.SendRequest[acpsdk.NewSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionNew, req)
+	resp, err := acpsdk.SendRequest[opened](a.conn, ctx, acpsdk.AgentMethodSessionNew, req)
 	if err != nil {
 		return opened{}, fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/new", err))
 	}
-	return opened{resp.SessionId, resp.Modes, resp.ConfigOptions}, nil
+	return resp, nil
 }
 
 // closeSessions sends session/close for each session, when the agent has

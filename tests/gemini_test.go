@@ -222,3 +222,36 @@ func TestRealGeminiRulesHoldForItsCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestRealGeminiModels: Gemini offers its models only in session/new's
+// older "models" field; :AgentModel completes them, switches with
+// session/set_model (the next turn goes to that model), and status()
+// and the status line name it.
+func TestRealGeminiModels(t *testing.T) {
+	onceAcrossNeovims(t)
+	fake := startFakeGemini(t, "echo hi")
+	e, backend := realGemini(t, fake)
+	e.stubSelect(1)
+	e.startSessionWithin(60 * time.Second)
+	*backend = e.backendPid()
+	var models []string
+	e.lua(`return vim.fn.getcompletion("AgentModel gemini-2.5", "cmdline")`, &models)
+	if !strings.Contains(strings.Join(models, ","), "gemini-2.5-pro") {
+		t.Fatalf(":AgentModel completes %q, want gemini-2.5-pro among them", models)
+	}
+	e.cmd("AgentModel gemini-2.5-pro")
+	e.waitFor("status() to name the model", 10*time.Second, func() (bool, string) {
+		var m string
+		e.lua(`return require("agentrun").status().sessions[1].model or ""`, &m)
+		return m == "gemini-2.5-pro", m
+	})
+	e.cmd("AgentPrompt run it")
+	e.waitChat("The tool said:", 30*time.Second)
+	got := fake.streamedModels()
+	if len(got) == 0 || got[len(got)-1] != "gemini-2.5-pro" {
+		t.Errorf("the turns went to %v, want gemini-2.5-pro after :AgentModel", got)
+	}
+	if sl := e.statusLine(); !strings.Contains(sl, "2.5 Pro") && !strings.Contains(sl, "gemini-2.5-pro") {
+		t.Errorf("the chat's status line %q does not name the model", sl)
+	}
+}
