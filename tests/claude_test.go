@@ -387,3 +387,52 @@ func TestRealClaudeCodeModeIsAPromise(t *testing.T) {
 		t.Errorf("rules-made was made by a refused line")
 	}
 }
+
+// TestRealClaudeCodeAsksThroughElicitation: the real claude-agent-acp
+// 0.101, offered elicitation forms, turns the model's AskUserQuestion into
+// one: the question appears as a picker with the model's options, and
+// the answer picked reaches the model (the fake sees it in the tool
+// result).
+func TestRealClaudeCodeAsksThroughElicitation(t *testing.T) {
+	onceAcrossNeovims(t)
+	fake := startFakeAnthropic(t, "true")
+	e, backend := realClaude(t, fake, claudePackages[1])
+	e.startSessionWithin(60 * time.Second)
+	*backend = e.backendPid()
+	e.lua(`_G.shown = {}
+		vim.ui.select = function(items, opts, cb)
+			local labels = {}
+			for _, it in ipairs(items) do table.insert(labels, opts.format_item and opts.format_item(it) or tostring(it)) end
+			table.insert(_G.shown, { prompt = opts.prompt, items = labels })
+			for i, l in ipairs(labels) do
+				if l:find("Green", 1, true) then return cb(items[i], i) end
+			end
+			cb(nil, nil)
+		end
+		vim.ui.input = function(opts, cb)
+			table.insert(_G.shown, { prompt = opts.prompt, items = {} })
+			cb("")
+		end`, nil)
+	e.cmd("AgentPrompt ask me which colour")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model API requests:\n%s", fake.log())
+		}
+	})
+	chat := e.waitChat("The user said:", 25*time.Second)
+	var shown []shownPicker
+	e.lua(`return _G.shown`, &shown)
+	if len(shown) == 0 || !strings.Contains(strings.Join(shown[0].Items, "|"), "Red") {
+		t.Fatalf("the pickers shown: %+v\nmodel API requests:\n%s\nchat:\n%s", shown, fake.log(), chat)
+	}
+	fake.mu.Lock()
+	told := strings.Join(fake.results, "\n")
+	fake.mu.Unlock()
+	if !strings.Contains(told, "Green") || !strings.Contains(chat, "Green") {
+		t.Errorf("the model was told %q, want the answer Green; chat:\n%s", told, chat)
+	}
+	// its free-text "other" field comes after the choice, and may stay empty
+	if len(shown) != 2 || !strings.Contains(shown[1].Prompt, "Other") {
+		t.Errorf("asked: %+v, want the choice, then its optional other", shown)
+	}
+}

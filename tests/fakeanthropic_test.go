@@ -73,6 +73,7 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var tools []string
 	offered := false // run_command is there to call (not deferred)
 	bash := false    // Claude Code's own Bash is (our tool is not offered)
+	askable := false // AskUserQuestion is (the client offers elicitation forms)
 	for _, t := range req.Tools {
 		name := t.Name
 		if t.DeferLoading {
@@ -84,6 +85,9 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if t.Name == "Bash" && !t.DeferLoading {
 			bash = true
+		}
+		if t.Name == "AskUserQuestion" && !t.DeferLoading {
+			askable = true
 		}
 	}
 	if os.Getenv("AGENTRUN_FAKE_DUMP") != "" {
@@ -101,6 +105,7 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the tool_result of the tool_use that ran it (Claude Code may send
 	// the messages merged and out of turn order).
 	command := f.command
+	asking := false // the newest prompt says "ask": the model asks the user
 	type block struct {
 		Type      string          `json:"type"`
 		Text      string          `json:"text"`
@@ -124,12 +129,19 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					line, _, _ := strings.Cut(b.Text[i+len("run: "):], "\n")
 					command = strings.TrimSpace(line)
 				}
+				if strings.Contains(b.Text, "ask me") {
+					asking = true
+				}
 			}
 		}
 		all = append(all, blocks...)
 	}
 	ran := map[string]bool{}
+	asked := map[string]bool{}
 	for _, b := range all {
+		if b.Type == "tool_use" && strings.HasPrefix(b.ID, "toolu_ask_") {
+			asked[b.ID] = true
+		}
 		var in struct {
 			Command string `json:"command"`
 		}
@@ -137,13 +149,30 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ran[b.ID] = true
 		}
 	}
-	result := ""
+	result, answer := "", ""
 	for _, b := range all {
 		if b.Type == "tool_result" && ran[b.ToolUseID] {
 			result = toolResultText(b.Content)
 		}
+		if b.Type == "tool_result" && asked[b.ToolUseID] {
+			answer = toolResultText(b.Content)
+		}
 	}
 	switch {
+	case asking && askable && answer == "":
+		input, _ := json.Marshal(map[string]any{"questions": []any{map[string]any{
+			"question": "Which colour should the button be?", "header": "Colour", "multiSelect": false,
+			"options": []any{
+				map[string]any{"label": "Red", "description": "warm"},
+				map[string]any{"label": "Green", "description": "calm"},
+			},
+		}}})
+		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": f.nextID("toolu_ask_"), "name": "AskUserQuestion", "input": map[string]any{}}, string(input))
+	case asking && answer != "":
+		f.mu.Lock()
+		f.results = append(f.results, answer)
+		f.mu.Unlock()
+		f.respond(w, req.Stream, "end_turn", map[string]any{"type": "text", "text": ""}, "The user said: "+answer)
 	case offered && result == "":
 		input, _ := json.Marshal(map[string]any{"command": command})
 		f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": f.nextID("toolu_fake1_"), "name": "mcp__agentrun__run_command", "input": map[string]any{}}, string(input))
