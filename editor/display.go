@@ -44,7 +44,8 @@ func (d *displays) sender(ch int) func(p []byte) error {
 
 // show starts a pump feeding src into channel ch of a buffer with
 // 'scrollback' lines; it ends with src's display, when released closes
-// (nil: never), or at stop.
-func (d *displays) show(src displaySource, released <-chan struct{}, ch, scrollback int) *pump {
-	return startPump(d.ctx, src, released, d.sender(ch), pumpOptions{MaxLines: scrollback, Pacer: d.pacer}, d.log.With("terminal", src.ID()))
+// (nil: never), or at stop. ended (may be nil) is called once the end
+// marker went out.
+func (d *displays) show(src displaySource, released <-chan struct{}, ch, scrollback int, ended func()) *pump {
+	return startPump(d.ctx, src, released, d.sender(ch), pumpOptions{MaxLines: scrollback, Pacer: d.pacer, Ended: ended}, d.log.With("terminal", src.ID()))
 }

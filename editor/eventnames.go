@@ -15,6 +15,7 @@ const (
 	evTerminalExit         = "terminal_exit"
 	evTerminalReleased     = "terminal_released"
 	evTerminalActivity     = "terminal_activity" // waits for input, listens on ports (activity.go)
+	evDisplayEnded         = "display_ended"     // a split's end marker went out, or [released] after it (pump.go)
 	evAgentTerminal        = "agent_terminal"    // a terminal the agent runs itself
 	evPermission           = "permission"
 	evPermissionCancelled  = "permission_cancelled"

@@ -68,6 +68,11 @@ type pumpOptions struct {
 	// Pacer spaces this pump's sends with those of the other pumps of the
 	// same Neovim; nil gives the pump a pacer of its own.
 	Pacer *pacer
+	// Ended, when set, is called once the end marker ("[exit N]") went
+	// out, and again after "[released]": Lua checks that the split shows
+	// it (Neovim may drop the lines of a tiny terminal window; ui/term.lua
+	// says so then).
+	Ended func()
 }
 
 // pump feeds one terminal's raw output into one Neovim terminal channel.
@@ -228,6 +233,9 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+"["+st.String()+"]")), send); err != nil {
 		return err
 	}
+	if opts.Ended != nil {
+		opts.Ended()
+	}
 	select {
 	case <-released:
 	case <-ctx.Done():
@@ -235,6 +243,9 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	}
 	if err := p.pacer.send(ctx, safe.Append(safe.Guard(nil), []byte(vtsafe.Reset+"\r\n[released]")), send); err != nil {
 		return err
+	}
+	if opts.Ended != nil {
+		opts.Ended()
 	}
 	p.mu.Lock()
 	p.complete = true

@@ -455,7 +455,9 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	if st.Exited() {
 		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
-	p := rs.display.show(r, nil, ch, args.Scrollback)
+	p := rs.display.show(r, nil, ch, args.Scrollback, func() {
+		rs.events.push(evDisplayEnded, map[string]any{"id": r.name})
+	})
 	r.mu.Lock()
 	r.pump = p
 	r.mu.Unlock()

@@ -333,7 +333,9 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 			ts.log.Debug("resize on attach", "terminal", id, "err", err)
 		}
 	}
-	p := ts.display.show(t, tm.released, ch, args.Scrollback)
+	p := ts.display.show(t, tm.released, ch, args.Scrollback, func() {
+		ts.events.push(evDisplayEnded, map[string]any{"id": tm.id})
+	})
 	tm.mu.Lock()
 	tm.pump = p
 	tm.everAttached = true

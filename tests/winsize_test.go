@@ -2,6 +2,9 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +236,40 @@ require("agentrun").setup({ chat = { position = "below" } })`)
 				t.Errorf("%s: want the chat %d rows and the code 5 at least\n%s", l, tc.want, s.capture())
 			}
 		})
+	}
+}
+
+// TestScreenFloodEndsInATinyWindow: a flood (seq 1 5000000) that ends
+// while the screen is 5×3, then grows back to 120×35: the split ends with
+// the command's last line and [exit 0] — or, where Neovim dropped the
+// lines of its tiny terminal window, with a line saying so and naming the
+// last line — never silently mid-output.
+func TestScreenFloodEndsInATinyWindow(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("seq 1 5000000")
+	s.waitFor("the flood to be under way", 15*time.Second, func(sc string) bool { return regexp.MustCompile(`(?m)^\d{6,7}\s*$`).MatchString(sc) })
+	s.tmux("resize-window", "-t", "0", "-x", "5", "-y", "3")
+	logf := filepath.Join(s.dir, "state", "nvim", "agentrun.log")
+	eventually(t, "the command to end (the log says so)", 60*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(logf)
+		return strings.Contains(string(b), "event=exit"), "not yet"
+	})
+	// the person looks away a few seconds before growing the screen
+	// again (the issue's steps): the end, and [released], reach the tiny
+	// window meanwhile
+	time.Sleep(3 * time.Second)
+	s.tmux("resize-window", "-t", "0", "-x", "120", "-y", "35")
+	sc := s.waitShows(10*time.Second, exitMarker(0), "[released]")
+	lines := strings.Split(sc, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != exitMarker(0) || i == 0 {
+			continue
+		}
+		before := strings.TrimSpace(lines[i-1])
+		if before != "5000000" && !strings.Contains(before, "the command's last line: 5000000]") {
+			t.Errorf("the split's end reads %q then %s: output lost without a word:\n%s", before, exitMarker(0), sc)
+		}
 	}
 }

@@ -250,6 +250,7 @@ end
 -- Events a UI module handles whole.
 handlers.terminal_created = term.created
 handlers.terminal_exit = term.exited
+handlers.display_ended = term.display_ended
 handlers.terminal_released = term.released
 handlers.terminal_activity = term.activity
 handlers.remote_claimed = term.remote_claimed

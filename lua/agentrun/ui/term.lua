@@ -54,6 +54,79 @@ local function feed(t, data)
   end
 end
 
+-- The end of a split, kept. Neovim (0.7 to 0.12; neovim#37823, #37835)
+-- may drop the last lines of a terminal buffer fed a flood while its
+-- window is tiny, or resized soon after one, the end marker among them:
+-- the split would end mid-output, silently. When the backend has sent
+-- the end marker (display_ended), and after every resize, a split that
+-- does not show it gets it again, with what happened and the command's
+-- last line.
+
+-- end_marker is the line terminal t's split ends with ("[exit 0]").
+local function end_marker(t)
+  local how = state.how_ended(t)
+  return how and ("[" .. how .. "]") or nil
+end
+
+-- shows_end says whether t's buffer shows its end marker near its end
+-- (in a narrow split wrapped over several lines).
+local function shows_end(t)
+  local marker = end_marker(t)
+  if not (marker and t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
+    return false
+  end
+  local n = api.nvim_buf_line_count(t.bufnr)
+  local tail = table.concat(api.nvim_buf_get_lines(t.bufnr, math.max(n - 24, 0), n, false), "")
+  return tail:find(marker, 1, true) ~= nil
+end
+
+-- mend writes t's end again in its split, saying that Neovim lost it.
+local function mend(t)
+  local last = t.last_line and t.last_line ~= "" and ("; the command's last line: " .. t.last_line) or ""
+  local msg = M.reset .. "\r\n[agentrun: Neovim dropped the end of this split (a tiny or resized window)" .. last .. "]\r\n" .. end_marker(t)
+  if t.state == "released" then
+    msg = msg .. "\r\n[released]"
+  end
+  pcall(api.nvim_chan_send, t.chan, M.guard .. msg)
+end
+
+-- display_ended: the backend sent t's end marker (or "[released]" after
+-- it); a moment later (the buffer follows its terminal on a timer) its
+-- split must show it.
+function M.display_ended(p)
+  local t = state.terminals[p.id]
+  if not t then
+    return
+  end
+  vim.defer_fn(function()
+    if not (t.chan and end_marker(t)) then
+      return
+    end
+    if not shows_end(t) then
+      mend(t)
+    end
+    t.end_shown = true
+  end, 500)
+end
+
+-- mend_ends writes the end again in every split that showed it and lost
+-- it in a resize.
+local mend_pending = false
+local function mend_ends()
+  mend_pending = false
+  for _, t in pairs(state.terminals) do
+    if t.end_shown and t.chan and not shows_end(t) then
+      mend(t)
+    end
+  end
+end
+table.insert(window.on_layout, function()
+  if not mend_pending then
+    mend_pending = true
+    vim.defer_fn(mend_ends, 300) -- once Neovim has redrawn the resized splits
+  end
+end)
+
 -- open shows terminal id. opts.focus enters its window (and opens one even
 -- when terminal.position is "none"); opts.auto opens it only if it has no
 -- buffer yet (a tool call embedded it).
@@ -238,6 +311,7 @@ function M.record_exit(t, p)
     end
   end
   t.exit_code, t.signal, t.ended_by = p.exit_code, p.signal, p.ended_by
+  t.last_line = p.last_line or t.last_line
   if t.wait_note then
     wait_over(t, "it ended: " .. (state.how_ended(t) or "ended"))
   end
