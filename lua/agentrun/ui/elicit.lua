@@ -91,6 +91,17 @@ local function shown(v)
   return tostring(v)
 end
 
+-- choose is vim.ui.select over items ({ label, ... }) for an elicitation.
+local function choose(items, prompt, cb)
+  vim.ui.select(items, {
+    prompt = prompt,
+    kind = "agentrun.elicitation",
+    format_item = function(c)
+      return c.label
+    end,
+  }, cb)
+end
+
 local DECLINE = { decline = true, label = "Decline (answer none of it)" }
 local SKIP = { skip = true, label = "Skip (leave it unanswered)" }
 
@@ -149,15 +160,9 @@ local function form(p, say)
       end
     end
     if sc.type == "boolean" then
-      local items = vim.list_extend({ { value = true, label = "Yes" }, { value = false, label = "No" } }, extra)
-      vim.ui.select(items, { prompt = prompt, kind = "agentrun.elicitation", format_item = function(c) return c.label end }, function(c)
-        if c == nil or c.decline or c.skip then
-          return picked(c)
-        end
-        answered(f, c.value)
-        step(i + 1)
-      end)
-    elseif sc.type == "array" then
+      opts = { { value = true, label = "Yes" }, { value = false, label = "No" } }
+    end
+    if sc.type == "array" then
       -- several of a list: each pick toggles one, "Done" sends them
       local chosen = {}
       local function again(reason)
@@ -168,7 +173,7 @@ local function form(p, say)
         local n = vim.tbl_count(chosen)
         table.insert(items, { done = true, label = string.format("Done (%d chosen)", n) })
         vim.list_extend(items, extra)
-        vim.ui.select(items, { prompt = prompt .. (reason and (" — needs " .. reason) or ""), kind = "agentrun.elicitation", format_item = function(c) return c.label end }, function(c)
+        choose(items, prompt .. (reason and (" — needs " .. reason) or ""), function(c)
           if c == nil or c.decline or c.skip then
             return picked(c)
           end
@@ -192,8 +197,8 @@ local function form(p, say)
       end
       again()
     elseif #opts > 0 then
-      local items = vim.list_extend(vim.deepcopy(opts), extra)
-      vim.ui.select(items, { prompt = prompt, kind = "agentrun.elicitation", format_item = function(c) return c.label end }, function(c)
+      -- one of a list, or yes/no
+      choose(vim.list_extend(vim.deepcopy(opts), extra), prompt, function(c)
         if c == nil or c.decline or c.skip then
           return picked(c)
         end
@@ -230,13 +235,7 @@ end
 local function url(p, say)
   local host = host_of(p.url)
   local items = { { open = true, label = "Open " .. p.url .. " in your browser" }, DECLINE }
-  vim.ui.select(items, {
-    prompt = string.format("(agentrun) %s — it opens %s", p.message ~= "" and p.message or "the agent asks you to open a page", host),
-    kind = "agentrun.elicitation",
-    format_item = function(c)
-      return c.label
-    end,
-  }, function(c)
+  choose(items, string.format("(agentrun) %s — it opens %s", p.message ~= "" and p.message or "the agent asks you to open a page", host), function(c)
     if not ask.is_open(p.token) then
       return
     end
