@@ -265,6 +265,12 @@ func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 			state, m["signal"] = "exited", ti.ExitSignal
 		}
 		m["state"] = state
+		if ti.Command != "" {
+			m["command"] = ti.Command // the command line, not the agent's description
+		}
+		if state == "running" && len(ti.Ports) > 0 {
+			m["ports"] = append([]int(nil), ti.Ports...)
+		}
 		if ti.CreatedAt > 0 {
 			m["age_ms"] = time.Since(time.UnixMilli(ti.CreatedAt)).Milliseconds()
 		}

@@ -188,3 +188,52 @@ return { require("agentrun.compat").open_url("http://localhost:8000") }`, &res)
 		t.Errorf("open_url: %v", res)
 	}
 }
+
+// TestAnotherNeovimSeesThePorts: a dev server another Neovim's agent runs
+// listens on a port; this Neovim's :AgentTerminals lists it with its
+// command line and its port, and gx in its split here opens it.
+func TestAnotherNeovimSeesThePorts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	rt := runtimeDir(t)
+	a := startEditorIn(t, rt, "")
+	b := startEditorIn(t, rt, `vim.o.columns = 200; _G.opened = {}; vim.ui.open = function(url) table.insert(_G.opened, url); return {}, nil end`)
+	a.startSession()
+	line := fmt.Sprintf("python3 -m http.server --bind 127.0.0.1 %d", port)
+	a.cmd("AgentPrompt " + line)
+	term := a.waitTerminal(line, 10*time.Second)
+	name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+	b.cmd("AgentShell") // b's backend runs: it lists the other hosts
+	b.waitFor("b to list a's server with its port", 20*time.Second, func() (bool, string) {
+		var got []struct {
+			ID      string `msgpack:"id"`
+			Command string `msgpack:"command"`
+			Ports   []int  `msgpack:"ports"`
+		}
+		b.lua(`return require("agentrun.rpc").request("remote_terminals")`, &got)
+		for _, r := range got {
+			if r.ID == name {
+				return r.Command == line && len(r.Ports) == 1 && r.Ports[0] == port, fmt.Sprintf("%+v", r)
+			}
+		}
+		return false, fmt.Sprintf("%+v", got)
+	})
+	b.cmd("AgentTerminals")
+	var list string
+	b.lua(`return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+	if !strings.Contains(list, fmt.Sprintf(":%d", port)) || !strings.Contains(list, "python3 -m http.server") {
+		t.Errorf("b's list does not show the server's command and port:\n%s", list)
+	}
+	buf := b.remoteBuf(name)
+	b.lua(`vim.api.nvim_set_current_win(vim.fn.bufwinid(...))`, nil, buf)
+	b.normalKeys("gx")
+	b.waitFor("gx to open the server's URL", 5*time.Second, func() (bool, string) {
+		var opened []string
+		b.lua(`return _G.opened`, &opened)
+		return len(opened) == 1 && opened[0] == fmt.Sprintf("http://localhost:%d", port), fmt.Sprint(opened, " ", b.noteText())
+	})
+}

@@ -266,8 +266,18 @@ function M.terminal(id)
   if type(id) ~= "string" then
     return nil
   end
-  if state.terminals[id] then
-    return state.terminals[id]
+  local known = state.terminals[id]
+  if known and known.remote and id:match("^%d+:") and rpc.running() then
+    -- another host's, shown here: the ports it listens on as its host
+    -- says now (no activity events come from there)
+    for _, r in ipairs(rpc.request("remote_terminals") or {}) do
+      if r.id == id then
+        known.ports = r.ports or {}
+      end
+    end
+  end
+  if known then
+    return known
   end
   local url = id:match("^(ssh://[^/]+)/%d+:%S+$")
   local pid, own = id:match("^(%d+):(%S+)$")

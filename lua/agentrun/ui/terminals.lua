@@ -280,7 +280,7 @@ local function render()
   local all = by_id(st.terminals)
   if require("agentrun.rpc").running() then
     for _, r in ipairs(require("agentrun.rpc").request("remote_terminals") or {}) do
-      r.command = r.title
+      r.command = r.command or r.title
       table.insert(all, r)
     end
   end
