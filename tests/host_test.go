@@ -397,6 +397,17 @@ func TestHeldTerminalLetsGo(t *testing.T) {
 		b.lua(`for _, r in ipairs(require("agentrun.rpc").request("remote_terminals")) do if r.id == ... then return vim.inspect(r.claim) .. tostring(r.mine) end end return ""`, &h, name)
 		return strings.HasSuffix(h, "false") && !strings.Contains(h, fmt.Sprint(b.backendPid())), h
 	})
+	// given back after its tool call ended: the agent's, in the background
+	a.waitFor("a's list to show the session holds it, no tool call", 5*time.Second, func() (bool, string) {
+		var list string
+		a.lua(`vim.o.columns = 200; require("agentrun").terminals(); return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+		for _, l := range strings.Split(list, "\n") {
+			if strings.HasPrefix(l, term.ID+" ") {
+				return strings.Contains(l, "background"), list
+			}
+		}
+		return false, list
+	})
 	a.lua(`return require("agentrun").takeover(...)`, &ok, term.ID)
 	if !ok {
 		t.Fatalf("a's takeover after b let go: %s", a.noteText())

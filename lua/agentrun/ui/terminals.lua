@@ -40,6 +40,13 @@ local function holder(t)
     end
     return t.mine and "you" or ("client " .. tostring(c.client_id))
   elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
+    -- given back after its tool call ended (you took it over, then let
+    -- go): the agent's session holds it, no tool call waits on it
+    local s = require("agentrun.state").sessions[t.key or ""]
+    local tc = s and s.tool_calls[c.tool_call_id]
+    if tc and tc.status ~= "pending" and tc.status ~= "in_progress" then
+      return "background"
+    end
     return "tool call"
   elseif c.kind == "session" then
     return "background"
