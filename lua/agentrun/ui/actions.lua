@@ -392,15 +392,31 @@ table.insert(term.on_buffer, function(t)
 end)
 
 -- hint is the line that lists the keys of `where`'s actions.
-function M.hint(where)
+-- short are the words of the keys' hint where the whole does not fit.
+local short = { takeover = "take", quickfix = "qf", browse = "web" }
+
+-- hint names the keys of `where` ("list", "split") after title, in width
+-- columns when it is given: in fewer words when the whole does not fit
+-- (the window cuts what still does not).
+function M.hint(where, width, title)
+  title = title or ""
   local km = config.get().keymaps
-  local parts = {}
-  for _, a in ipairs(M.actions) do
-    if a.where[where] and km[a.name] then
-      table.insert(parts, km[a.name] .. " " .. (a.label or a.name))
+  local function build(words, sep)
+    local parts = {}
+    for _, a in ipairs(M.actions) do
+      if a.where[where] and km[a.name] then
+        table.insert(parts, km[a.name] .. " " .. (words and words[a.name] or a.label or a.name))
+      end
+    end
+    return table.concat(parts, sep)
+  end
+  local tries = { title .. build(nil, " · "), title .. build(short, " · "), title .. build(short, " ") }
+  for _, h in ipairs(tries) do
+    if not width or vim.fn.strdisplaywidth(h) <= width then
+      return h
     end
   end
-  return table.concat(parts, " · ")
+  return tries[#tries]
 end
 
 return M

@@ -268,16 +268,18 @@ local function layout(rows, width)
   return lines, ranges
 end
 
-local function hint()
-  return "agentrun terminals — " .. require("agentrun.ui.actions").hint("list")
+-- hint is the list's first line: the keys, each named, in the width
+-- of the list's window (at 80 columns without the title).
+local function hint(width)
+  return require("agentrun.ui.actions").hint("list", width, "agentrun terminals — ")
 end
 
 local function render()
   local st = require("agentrun.status").describe()
-  local lines = { hint() }
   local marks = {}
   local cursor_id = nil
   local w = vim.fn.bufwinid(buf)
+  local lines = { hint(w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns) }
   if w ~= -1 then
     cursor_id = ids[api.nvim_win_get_cursor(w)[1]]
   end
