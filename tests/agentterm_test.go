@@ -106,20 +106,11 @@ func TestAgentOwnedTerminals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t, "")
 			e.startSession()
-			e.lua(`_G.exits = {}
-				vim.api.nvim_create_autocmd("User", { pattern = "AgentRunTerminalExited", callback = function(a)
-					table.insert(_G.exits, a.data or { no_data = true })
-				end })`, nil)
+			e.recordExits()
 			e.replay(tc.fixture)
 			term := e.agentTerminal(tc.id, func(x agentTerm) bool { return x.State == "exited" })
 			// the same User event as for our own terminals, once
-			var exits []struct {
-				ID     string `msgpack:"id"`
-				How    string `msgpack:"how"`
-				RanMS  *int   `msgpack:"ran_ms"`
-				NoData bool   `msgpack:"no_data"`
-			}
-			e.lua(`return _G.exits`, &exits)
+			exits := e.exits()
 			wantHow := fmt.Sprintf("exit %d", tc.exit)
 			if tc.unreported {
 				wantHow = "ended; the agent did not say its exit code"

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,19 +134,7 @@ var claudePackages = []claudePackage{
 // claudeBin is the real claude-agent-acp that deps.sh installs.
 func claudeBin(t *testing.T, pkg claudePackage) string {
 	t.Helper()
-	dir := filepath.Join(root, "tests", "claude", "node_modules", pkg.name)
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		t.Fatalf("%s is not installed in tests/claude (scripts/deps.sh installs it): %v", pkg.name, err)
-	}
-	var meta struct {
-		Version string            `json:"version"`
-		Bin     map[string]string `json:"bin"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != pkg.version {
-		t.Fatalf("tests/claude has %s %q, want %s (run scripts/deps.sh): %v", pkg.name, meta.Version, pkg.version, err)
-	}
-	return filepath.Join(dir, meta.Bin["claude-agent-acp"])
+	return npmBin(t, "claude", pkg.name, pkg.version, "claude-agent-acp")
 }
 
 // claudeCmd is the command that starts pkg: its bin, or a wrapper

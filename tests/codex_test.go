@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,19 +16,7 @@ const codexVersion = "2.6.0"
 // codexBin is the real codex-acp's entry point.
 func codexBin(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(root, "tests", "codex", "node_modules", "@agentclientprotocol", "codex-acp")
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		t.Fatalf("codex-acp is not installed in tests/codex (scripts/deps.sh installs it): %v", err)
-	}
-	var meta struct {
-		Version string            `json:"version"`
-		Bin     map[string]string `json:"bin"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != codexVersion {
-		t.Fatalf("tests/codex has codex-acp %q, want %s (run scripts/deps.sh): %v", meta.Version, codexVersion, err)
-	}
-	return filepath.Join(dir, meta.Bin["codex-acp"])
+	return npmBin(t, "codex", "@agentclientprotocol/codex-acp", codexVersion, "codex-acp")
 }
 
 // realCodex starts an editor whose default agent is the real codex-acp,

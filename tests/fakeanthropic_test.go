@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -39,14 +38,7 @@ func (f *fakeAnthropic) nextID(prefix string) string {
 func startFakeAnthropic(t *testing.T, command string) *fakeAnthropic {
 	t.Helper()
 	f := &fakeAnthropic{command: command}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: f}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	f.URL = "http://" + ln.Addr().String()
+	f.URL = serveLoopback(t, f)
 	return f
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,14 +31,7 @@ type fakeGemini struct {
 func startFakeGemini(t *testing.T, command string) *fakeGemini {
 	t.Helper()
 	f := &fakeGemini{command: command}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: f}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	f.URL = "http://" + ln.Addr().String()
+	f.URL = serveLoopback(t, f)
 	return f
 }
 

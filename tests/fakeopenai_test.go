@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,14 +29,7 @@ type fakeOpenAI struct {
 func startFakeOpenAI(t *testing.T, command string) *fakeOpenAI {
 	t.Helper()
 	f := &fakeOpenAI{command: command}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: f}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	f.URL = "http://" + ln.Addr().String() + "/v1"
+	f.URL = serveLoopback(t, f) + "/v1"
 	return f
 }
 

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,19 +17,7 @@ const geminiVersion = "0.61.0"
 // geminiBin is the real Gemini CLI's entry point.
 func geminiBin(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(root, "tests", "gemini", "node_modules", "@google", "gemini-cli")
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		t.Fatalf("the Gemini CLI is not installed in tests/gemini (scripts/deps.sh installs it): %v", err)
-	}
-	var meta struct {
-		Version string            `json:"version"`
-		Bin     map[string]string `json:"bin"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != geminiVersion {
-		t.Fatalf("tests/gemini has @google/gemini-cli %q, want %s (run scripts/deps.sh): %v", meta.Version, geminiVersion, err)
-	}
-	return filepath.Join(dir, meta.Bin["gemini"])
+	return npmBin(t, "gemini", "@google/gemini-cli", geminiVersion, "gemini")
 }
 
 // realGemini starts an editor whose default agent is the real Gemini CLI

@@ -4,7 +4,10 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,4 +86,38 @@ func onceAcrossNeovims(t *testing.T) {
 	if os.Getenv("AGENTRUN_ONCE_ACROSS_NEOVIMS") != "" {
 		t.Skip("does not depend on the local Neovim's version: make test runs it with the first version only")
 	}
+}
+
+// serveLoopback serves h on 127.0.0.1 (a port of its own) until t ends
+// and returns its base URL: the fake model APIs.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// npmBin is the entry point bin of npm package pkg at version, installed
+// in tests/dir by scripts/deps.sh (a real agent package); it fails t
+// saying how to install it when it is missing or another version.
+func npmBin(t *testing.T, dir, pkg, version, bin string) string {
+	t.Helper()
+	at := filepath.Join(root, "tests", dir, "node_modules", filepath.FromSlash(pkg))
+	raw, err := os.ReadFile(filepath.Join(at, "package.json"))
+	if err != nil {
+		t.Fatalf("%s is not installed in tests/%s (scripts/deps.sh installs it): %v", pkg, dir, err)
+	}
+	var meta struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != version {
+		t.Fatalf("tests/%s has %s %q, want %s (run scripts/deps.sh): %v", dir, pkg, meta.Version, version, err)
+	}
+	return filepath.Join(at, meta.Bin[bin])
 }

@@ -378,3 +378,29 @@ func (e *editor) idle(timeout time.Duration) {
 func exitMarker(code int) string { return fmt.Sprintf("[exit %d]", code) }
 
 func signalMarker(sig string) string { return "[signal " + sig + "]" }
+
+// exitSaid is what User AgentRunTerminalExited said of a terminal's end
+// (NoData: Neovim 0.7, whose User autocommands carry none).
+type exitSaid struct {
+	ID     string `msgpack:"id"`
+	How    string `msgpack:"how"`
+	RanMS  *int   `msgpack:"ran_ms"`
+	NoData bool   `msgpack:"no_data"`
+}
+
+// recordExits records every User AgentRunTerminalExited from now on.
+func (e *editor) recordExits() {
+	e.t.Helper()
+	e.lua(`_G.exits = {}
+		vim.api.nvim_create_autocmd("User", { pattern = "AgentRunTerminalExited", callback = function(a)
+			table.insert(_G.exits, a.data or { no_data = true })
+		end })`, nil)
+}
+
+// exits returns what recordExits recorded.
+func (e *editor) exits() []exitSaid {
+	e.t.Helper()
+	var out []exitSaid
+	e.lua(`return _G.exits`, &out)
+	return out
+}

@@ -336,24 +336,14 @@ func TestEndSaidWithHowLong(t *testing.T) {
 		t.Run(tc.how, func(t *testing.T) {
 			e := startEditor(t, "")
 			e.startSession()
-			e.lua(`_G.exits = {}
-				vim.api.nvim_create_autocmd("User", { pattern = "AgentRunTerminalExited", callback = function(a)
-					table.insert(_G.exits, a.data or { no_data = true })
-				end })`, nil)
+			e.recordExits()
 			e.cmd("AgentPrompt " + tc.command)
 			term := e.waitTerminal(tc.command, 10*time.Second)
 			e.waitBuf(term.Bufnr, 10*time.Second, "["+tc.how+"]", "[released]")
-			type said struct {
-				ID     string `msgpack:"id"`
-				How    string `msgpack:"how"`
-				RanMS  *int   `msgpack:"ran_ms"`
-				NoData bool   `msgpack:"no_data"`
-			}
-			var exits []said
-			e.lua(`return _G.exits`, &exits)
-			var st []said
+			exits := e.exits()
+			var st []exitSaid
 			e.lua(`local id = ...; return vim.tbl_filter(function(t) return t.id == id end, require("agentrun").status().terminals)`, &st, term.ID)
-			ok := func(s said) bool {
+			ok := func(s exitSaid) bool {
 				return s.ID == term.ID && s.How == tc.how && s.RanMS != nil && *s.RanMS >= 400 && *s.RanMS < 10000
 			}
 			switch {
