@@ -50,3 +50,7 @@ if [ ! -d "$root/tests/codex/node_modules/@agentclientprotocol/codex-acp" ] || [
   echo "deps: installing the real Codex ACP agent and Codex in tests/codex (npm ci; they run offline against a fake model API)"
   (cd "$root/tests/codex" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -x "$root/tests/opencode/node_modules/opencode-ai/bin/opencode.exe" ]; then
+  echo "deps: installing the real opencode in tests/opencode (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/opencode" && npm ci --no-audit --no-fund --loglevel=error)
+fi
