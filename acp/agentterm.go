@@ -39,6 +39,11 @@ import (
 //     read from rawOutput (exitCode, metadata.exit, "Exit code N") or the
 //     text's "exit code N"; when the agent sends none, the split says so
 //     rather than "exit 0" (Gemini says "completed" whatever the exit).
+//     opencode's tool call starts without its command (rawInput has only
+//     cwd; an in_progress update names it), and ends "completed" with the
+//     output in rawOutput.metadata.output, its note to the model after it
+//     in the text ("<shell_metadata>User aborted the command…"), and
+//     metadata.exit null when a cancel or timeout cut the command short.
 //   - The ACP v2 draft: session updates terminal_update (an upsert; its
 //     output is a base64 snapshot that replaces what is shown; exitStatus
 //     ends it) and terminal_output_chunk (base64 bytes to append).
@@ -291,8 +296,15 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	if line := commandLine(rawInput); st.generic && line != "" {
 		ev(st).Title = line // the command, not the model's description of it
 	}
+	final := status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed
 	if st.generic && !st.exited {
-		if text := contentText(content); text != "" {
+		text := contentText(content)
+		if out, ok := asMap(asMap(rawOutput)["metadata"])["output"].(string); ok && final {
+			// opencode's final text is the output and its notes to the
+			// model (<shell_metadata>…); metadata.output is the output.
+			text = out
+		}
+		if text != "" {
 			e := ev(st)
 			switch {
 			case strings.HasPrefix(text, st.text):
@@ -332,11 +344,19 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 			e.Signal = metaString(x, "signal")
 		}
 	}
-	if (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) && !st.exited {
+	if final && !st.exited {
 		st.exited = true
 		e := ev(st)
 		e.Exited = true
-		if code, text, ok := exitCodeOf(rawOutput); ok {
+		if note, cut := cutShort(rawOutput, contentText(content)); st.generic && cut {
+			// opencode: the command did not run to its end (exit null),
+			// and its note to the model says why.
+			if strings.Contains(strings.ToLower(note), "aborted") {
+				e.NotRun = "cancelled"
+			} else {
+				e.Failed = true
+			}
+		} else if code, text, ok := exitCodeOf(rawOutput); ok {
 			e.ExitCode = &code
 			if !st.output && text != "" {
 				e.Output = append(e.Output, lineEnds(text)...)
@@ -399,6 +419,25 @@ func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState
 		return st
 	}
 	return def
+}
+
+// shellMetadataRe finds opencode's note to the model after a command's
+// output: "<shell_metadata>\nUser aborted the command\n</shell_metadata>".
+var shellMetadataRe = regexp.MustCompile(`(?s)<shell_metadata>\s*(.*?)\s*</shell_metadata>`)
+
+// cutShort reports whether a tool call's rawOutput says its command was
+// cut short: opencode's metadata.exit null (a cancel, a timeout), with the
+// note of why from text.
+func cutShort(raw any, text string) (note string, cut bool) {
+	meta := asMap(asMap(raw)["metadata"])
+	exit, has := meta["exit"]
+	if !has || exit != nil {
+		return "", false
+	}
+	if m := shellMetadataRe.FindStringSubmatch(text); m != nil {
+		note = m[1]
+	}
+	return note, true
 }
 
 // exitCodeRe matches the head of Claude Code's rawOutput for a failed

@@ -160,12 +160,25 @@ function M.render(tc)
       status = "in_progress"
     end
   end
+  -- A command the agent ran itself that ended otherwise than with exit
+  -- 0 failed, or was cancelled, whatever status the agent gave its tool
+  -- call (opencode calls a command that exited 3, or that a cancel
+  -- stopped, "completed"): the chat says how it ended, as its split does.
+  local shown = tc.shown_by and require("agentrun.state").terminals[tc.shown_by]
+  local how = ""
+  if shown and shown.state ~= "running" and (status == "completed" or status == "failed") then
+    if (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
+      status, how = "failed", " (" .. require("agentrun.state").how_ended(shown) .. ")"
+    elseif shown.exit_code == nil and shown.ended_by == "cancelled" then
+      status = "cancelled"
+    end
+  end
   local st = status_text[status] or { "?", tostring(status), "AgentRunToolPending" }
   local head = string.format("%s %s", st[1], title or "tool call")
   if kind and kind ~= "" then
     head = head .. string.format(" [%s]", kind)
   end
-  head = head .. " · " .. st[2]
+  head = head .. " · " .. st[2] .. how
   local lines, hls = { head }, { { 0, st[3] } }
   local terminals, diffs = {}, {}
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
