@@ -250,10 +250,10 @@ type updateFilter struct {
 	// returning true (an agent's extension notification we do not
 	// handle, which the SDK would log as an error).
 	onOtherNotification func(method string) bool
-	line      []byte // the line being assembled
-	out       []byte // bytes ready for the connection
-	passing   bool   // inside an overlong line: pass through until its end
-	err       error
+	line                []byte // the line being assembled
+	out                 []byte // bytes ready for the connection
+	passing             bool   // inside an overlong line: pass through until its end
+	err                 error
 }
 
 func newUpdateFilter(r io.Reader, onUpdate func(json.RawMessage)) *updateFilter {
