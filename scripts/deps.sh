@@ -54,3 +54,7 @@ if [ ! -x "$root/tests/opencode/node_modules/opencode-ai/bin/opencode.exe" ]; th
   echo "deps: installing the real opencode in tests/opencode (npm ci; it runs offline against a fake model API)"
   (cd "$root/tests/opencode" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -d "$root/tests/qwen/node_modules/@qwen-code/qwen-code" ]; then
+  echo "deps: installing the real Qwen Code in tests/qwen (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/qwen" && npm ci --no-audit --no-fund --loglevel=error)
+fi

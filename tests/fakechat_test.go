@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +205,29 @@ func (f *fakeChat) sent(text string) bool {
 		}
 	}
 	return false
+}
+
+// agentCmd is argv as a Lua list for agents.<name>.cmd. With
+// $AGENTRUN_TEST_RECORD set to a directory, the agent runs behind a
+// script that appends what it reads and writes there (in.jsonl,
+// out.jsonl): how the recordings in testdata/agentterm were made.
+func agentCmd(t *testing.T, argv ...string) string {
+	t.Helper()
+	if rec := os.Getenv("AGENTRUN_TEST_RECORD"); rec != "" {
+		var quoted []string
+		for _, a := range argv {
+			quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+		}
+		script := filepath.Join(t.TempDir(), "record.sh")
+		body := fmt.Sprintf("#!/bin/sh\ntee -a '%s/in.jsonl' | %s | tee -a '%s/out.jsonl'\n", rec, strings.Join(quoted, " "), rec)
+		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		argv = []string{script}
+	}
+	var items []string
+	for _, a := range argv {
+		items = append(items, fmt.Sprintf("%q", a))
+	}
+	return "{ " + strings.Join(items, ", ") + " }"
 }

@@ -79,12 +79,12 @@ func realOpencode(t *testing.T, fake *fakeChat, extraConfig string) *editor {
 	}
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "opencode",
-		agents = { opencode = { cmd = { %q, "acp" }, env = {
+		agents = { opencode = { cmd = %s, env = {
 			HOME = %q, XDG_CONFIG_HOME = %q, XDG_DATA_HOME = %q, XDG_CACHE_HOME = %q, XDG_STATE_HOME = %q,
 			OPENCODE_DISABLE_MODELS_FETCH = "1", OPENCODE_DISABLE_AUTOUPDATE = "1",
 			OPENCODE_DISABLE_SHARE = "1", OPENCODE_DISABLE_LSP_DOWNLOAD = "1",
 		} } },
-	})`, bin, home, filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"),
+	})`, agentCmd(t, bin, "acp"), home, filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"),
 		filepath.Join(home, ".cache"), filepath.Join(home, ".local", "state")))
 	var logFile string
 	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
