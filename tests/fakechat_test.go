@@ -20,7 +20,8 @@ import (
 // (server-sent "data:" chunks of chat.completion.chunk, tool calls as
 // tool_calls deltas, then "data: [DONE]"). It answers as a model that,
 // when the conversation's last message is the user's and it is offered a
-// shell tool it knows (chatShellTools), calls it with command; when the
+// shell tool it knows (chatShellTools: agentrun's own first), calls it
+// with command; when the
 // last message is a tool's result, says "The tool said: " and that
 // result; otherwise says "OK" (a title or summary request). It stops with
 // the test (its server is closed in Cleanup).
@@ -41,6 +42,11 @@ var chatShellTools = []struct {
 	name string
 	args func(line string) map[string]any
 }{
+	// agentrun's MCP terminal tool (agents.<name>.terminals = "agentrun"),
+	// as opencode names it: preferred when offered
+	{"agentrun_run_command", func(line string) map[string]any {
+		return map[string]any{"command": line, "description": "Runs the command"}
+	}},
 	// opencode
 	{"bash", func(line string) map[string]any {
 		return map[string]any{"command": line, "description": "Runs the command"}
@@ -106,6 +112,9 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"not here","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
 	}
+	f.mu.Lock()
+	command := f.command
+	f.mu.Unlock()
 	switch last {
 	case "tool":
 		result := contentText(req.Messages[len(req.Messages)-1].Content)
@@ -122,7 +131,7 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					f.calls++
 					id := fmt.Sprintf("call_fake%d", f.calls)
 					f.mu.Unlock()
-					f.stream(w, req, "", id, map[string]any{"name": name, "args": st.args(f.command)})
+					f.stream(w, req, "", id, map[string]any{"name": name, "args": st.args(command)})
 					return
 				}
 			}
@@ -186,6 +195,14 @@ func (f *fakeChat) stream(w http.ResponseWriter, req chatRequest, text, callID s
 	usage, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model,
 		"choices": []any{}, "usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", usage)
+}
+
+// setCommand changes the command the model calls its shell tool with
+// from the next request on.
+func (f *fakeChat) setCommand(command string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.command = command
 }
 
 func (f *fakeChat) log() string {

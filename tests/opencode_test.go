@@ -46,6 +46,13 @@ func opencodeBin(t *testing.T) string {
 // (and so opencode) to stop before the home goes.
 func realOpencode(t *testing.T, fake *fakeChat, extraConfig string) *editor {
 	t.Helper()
+	return realOpencodeWith(t, fake, extraConfig, "")
+}
+
+// realOpencodeWith is realOpencode with more of the agent's options
+// (`terminals = "agentrun"`).
+func realOpencodeWith(t *testing.T, fake *fakeChat, extraConfig, agentOptions string) *editor {
+	t.Helper()
 	bin := opencodeBin(t)
 	home := t.TempDir()
 	backend := new(int)
@@ -79,12 +86,12 @@ func realOpencode(t *testing.T, fake *fakeChat, extraConfig string) *editor {
 	}
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "opencode",
-		agents = { opencode = { cmd = %s, env = {
+		agents = { opencode = { %s cmd = %s, env = {
 			HOME = %q, XDG_CONFIG_HOME = %q, XDG_DATA_HOME = %q, XDG_CACHE_HOME = %q, XDG_STATE_HOME = %q,
 			OPENCODE_DISABLE_MODELS_FETCH = "1", OPENCODE_DISABLE_AUTOUPDATE = "1",
 			OPENCODE_DISABLE_SHARE = "1", OPENCODE_DISABLE_LSP_DOWNLOAD = "1",
 		} } },
-	})`, agentCmd(t, bin, "acp"), home, filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"),
+	})`, agentOptions, agentCmd(t, bin, "acp"), home, filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"),
 		filepath.Join(home, ".cache"), filepath.Join(home, ".local", "state")))
 	var logFile string
 	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
@@ -260,4 +267,49 @@ func TestRealOpencodeAsksBeforeItsCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealOpencodeRunsInOurTerminal: with `terminals = "agentrun"`
+// opencode is offered our MCP terminal tool beside its bash; the model's
+// command then runs in our pty: live in its split, its exit code ours,
+// its tool call in the chat tied to it (opencode does not say in the MCP
+// call which tool call it is: the command line ties them), and
+// :AgentCancel stops it (SIGINT).
+func TestRealOpencodeRunsInOurTerminal(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `for i in 1 2 3 4 5; do echo "our tick $i"; sleep 0.4; done; exit 3`
+	fake := startFakeChat(t, line)
+	e := realOpencodeWith(t, fake, "", `terminals = "agentrun",`)
+	e.cmd("AgentPrompt run the ticker")
+	term := e.waitTerminal(line, 20*time.Second)
+	if text := e.waitBuf(term.Bufnr, 20*time.Second, "our tick 2"); strings.Contains(text, "our tick 5") {
+		t.Errorf("the split showed nothing before the command ended: not live\n%s", text)
+	}
+	e.waitBuf(term.Bufnr, 20*time.Second, "our tick 5", exitMarker(3))
+	e.waitChat("The tool said: Terminal term-1: exited with code 3.", 20*time.Second)
+	// its tool call reads as the command it ran, and how it ended
+	e.waitChat("✗ "+line+" · failed (exit 3)", 5*time.Second)
+	if log := fake.log(); !strings.Contains(log, "agentrun_run_command") {
+		t.Errorf("opencode did not offer the model our tool:\n%s", log)
+	}
+
+	// :AgentCancel while our tool runs its next command stops it.
+	second := "echo started; sleep 29.5; echo finished"
+	fake.setCommand(second)
+	e.cmd("AgentPrompt run another")
+	next := e.waitTerminal(second, 20*time.Second)
+	e.waitBuf(next.Bufnr, 20*time.Second, "started")
+	var procs []proc
+	for _, p := range allProcs() {
+		if strings.Contains(p.Cmdline, "sleep 29.5") {
+			procs = append(procs, p)
+		}
+	}
+	e.cmd("AgentCancel")
+	e.waitChat("(turn ended: cancelled)", 20*time.Second)
+	waitNoLeftovers(t, "the cancelled command", procs, 10*time.Second)
+	if text := e.waitBuf(next.Bufnr, 10*time.Second, signalMarker("SIGINT")); strings.Contains(text, "finished") {
+		t.Errorf("the cancelled command ran to its end:\n%s", text)
+	}
+	e.waitChat("✗ "+second+" · failed (signal SIGINT)", 5*time.Second)
 }

@@ -188,6 +188,9 @@ function M.created(p)
   -- At once, not when a tool call embeds it: from the moment Lua knows a
   -- terminal it has its buffer (status() lists it with its bufnr).
   M.open(t.id, { auto = true })
+  if p.session then
+    M.tie_by_command(p.session)
+  end
 end
 
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
@@ -583,6 +586,36 @@ function M.tool_terminal(p)
   end
   if s and s.chat then
     s.chat:tool_terminal(p.tool_call, p.id)
+  end
+end
+
+-- ours_tool tells whether a tool call's title names our MCP run_command
+-- tool, as the agents name it: Claude Code "mcp__agentrun__run_command",
+-- opencode "agentrun_run_command".
+function M.ours_tool(title)
+  return type(title) == "string" and (title == "mcp__agentrun__run_command" or title == "agentrun_run_command")
+end
+
+-- tie_by_command gives session key's running terminals of ours that no
+-- tool call claims to the tool call of our run_command tool that runs the
+-- same command line (agents other than Claude Code do not say in the MCP
+-- call which tool call it is: opencode), in whichever order the two came.
+function M.tie_by_command(key)
+  local s = state.sessions[key or ""]
+  if not (s and s.chat and s.tool_calls) then
+    return
+  end
+  for _, t in pairs(state.terminals) do
+    if t.session == key and not t.display_only and not t.user and not t.tool_call and t.state == "running" then
+      for id, tc in pairs(s.tool_calls) do
+        local input = type(tc.rawInput) == "table" and tc.rawInput or {}
+        if not tc.agentrun_terminals and M.ours_tool(tc.title) and input.command == t.command
+          and (tc.status == "pending" or tc.status == "in_progress") then
+          M.tool_terminal({ key = key, tool_call = id, id = t.id })
+          break
+        end
+      end
+    end
   end
 end
 

@@ -153,18 +153,19 @@ function M.render(tc)
   local ours = tc.agentrun_terminals and tc.agentrun_terminals[#tc.agentrun_terminals]
   local t = ours and require("agentrun.state").terminals[ours]
   if t then
-    if (title == nil or title:match("^mcp__agentrun__")) and t.command then
+    if (title == nil or title:match("^mcp__agentrun__") or title:match("^agentrun_")) and t.command then
       title, kind = t.command, nil
     end
     if t.state == "running" and status == "pending" then
       status = "in_progress"
     end
   end
-  -- A command the agent ran itself that ended otherwise than with exit
-  -- 0 failed, or was cancelled, whatever status the agent gave its tool
-  -- call (opencode calls a command that exited 3, or that a cancel
-  -- stopped, "completed"): the chat says how it ended, as its split does.
-  local shown = tc.shown_by and require("agentrun.state").terminals[tc.shown_by]
+  -- A command the agent ran itself, or ran with our tool, that ended
+  -- otherwise than with exit 0 failed, or was cancelled, whatever status
+  -- the agent gave its tool call (opencode calls a command that exited 3,
+  -- or that a cancel stopped, "completed"): the chat says how it ended,
+  -- as its split does.
+  local shown = tc.shown_by and require("agentrun.state").terminals[tc.shown_by] or t
   local how = ""
   if shown and shown.state ~= "running" and (status == "completed" or status == "failed") then
     if (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
