@@ -199,6 +199,7 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 	}
 	filter := newUpdateFilter(a.stdout, a.readUpdate)
 	filter.onNonJSON = a.nonJSONLine
+	filter.onOtherNotification = a.otherNotification
 	a.splice = newSpliceWriter(a.stdin)
 	a.splice.observe = func(n int, took, writing time.Duration) {
 		a.log.Debug("terminal/output answered", "bytes", n, "took", took, "writing", writing)

@@ -151,6 +151,32 @@ func TestAgentNonJSONStdout(t *testing.T) {
 	}
 }
 
+// An agent's extension notification we do not handle (Qwen Code's
+// qwen/notify/session/mode-update) is ignored with a debug line, not
+// logged as an error, and the session goes on.
+func TestAgentExtensionNotificationIgnored(t *testing.T) {
+	r := newRecorder()
+	a, logs := start(t, selfAgent(t, "demo"), r, Options{})
+	s := newSession(t, a)
+	rec := filepath.Join(t.TempDir(), "ext.jsonl")
+	lines := `{"notify": {"method": "qwen/notify/session/mode-update", "params": {"modeId": "plan"}}}
+{"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "after the notification"}}}
+`
+	if err := os.WriteFile(rec, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if stop := prompt(t, s, "!replay "+rec); stop != "end_turn" {
+		t.Errorf("stop reason %q", stop)
+	}
+	if text := r.text(s.ID()); !strings.Contains(text, "after the notification") {
+		t.Errorf("agent messages %q", text)
+	}
+	l := logs.String()
+	if strings.Contains(l, "level=ERROR") || !strings.Contains(l, `level=DEBUG msg="agent notification not handled; ignored"`) || !strings.Contains(l, "method=qwen/notify/session/mode-update") {
+		t.Errorf("the log of the extension notification:\n%s", l)
+	}
+}
+
 // An agent flooding updates faster than the editor takes them loses
 // nothing and keeps its connection; the prompt returns after the last.
 func TestAgentFloodWithSlowEditor(t *testing.T) {

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
+	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -44,6 +46,15 @@ import (
 //     tool_call_update (kind execute, the command as title, status
 //     completed) ends it, with no content, or at a cancel (it kills the
 //     command) "Command cancelled by user." and the output so far.
+//     opencode's tool call starts without its command (rawInput has only
+//     cwd; an in_progress update names it), and ends "completed" with the
+//     output in rawOutput.metadata.output, its note to the model after it
+//     in the text ("<shell_metadata>User aborted the command…"), and
+//     metadata.exit null when a cancel or timeout cut the command short.
+//     Qwen Code's tool call ("Shell", rawInput {}) names its command only
+//     in a permission request and in the final text ("Command: …"); it
+//     sends no output until the end, then rawOutput {type "shell_result",
+//     output, exitCode, signal}.
 //   - The ACP v2 draft: session updates terminal_update (an upsert; its
 //     output is a base64 snapshot that replaces what is shown; exitStatus
 //     ends it) and terminal_output_chunk (base64 bytes to append).
@@ -110,6 +121,8 @@ type agentTerms struct {
 // candidate is a command known only from its tool call, not shown yet.
 type candidate struct {
 	title, cwd string
+	// named: title is the command line (not the tool's name)
+	named bool
 }
 
 // maxEarly bounds the output held for one tool call not seen yet.
@@ -237,12 +250,19 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		}
 		if c != nil {
 			if line != "" {
-				c.title = line // the command, not the model's description of it
+				c.title, c.named = line, true // the command, not the model's description of it
 			} else if c.title == "" {
 				c.title = title
 			}
+			if m := qwenCommandRe.FindStringSubmatch(contentText(content)); m != nil && !c.named {
+				// Qwen Code's final text names the command its tool call
+				// did not: "Command: <line>\nDirectory: …"
+				c.title, c.named = m[1], true
+			}
 			if cwd := metaString(asMap(rawInput), "cwd"); cwd != "" {
 				c.cwd = cwd
+			} else if dir := metaString(asMap(rawOutput), "directory"); dir != "" && c.cwd == "" {
+				c.cwd = dir // Qwen Code's shell_result
 			}
 			// shown once there is something to show: a permission asked
 			// first may still be followed by a terminal of ours
@@ -296,16 +316,26 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	if line := commandLine(rawInput); st.generic && line != "" {
 		ev(st).Title = line // the command, not the model's description of it
 	}
+	final := status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed
 	cancelled := false
 	if st.generic && !st.exited {
 		text := contentText(content)
-		if before, ok := geminiCancelled(text); ok && (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) {
+		if before, ok := geminiCancelled(text); ok && final {
 			// Gemini CLI killed the command at a cancel and says so in the
 			// text: what it printed is shown, then the cancel.
 			text, cancelled = before, true
 			if strings.HasPrefix(st.text, text) {
 				text = st.text
 			}
+		} else if out, ok := asMap(asMap(rawOutput)["metadata"])["output"].(string); ok && final {
+			// opencode's final text is the output and its notes to the
+			// model (<shell_metadata>…); metadata.output is the output.
+			text = out
+		} else if out, ok := asMap(rawOutput)["output"].(string); ok && final && metaString(asMap(rawOutput), "type") == "shell_result" {
+			// Qwen Code's is the command, directory, output, exit code,
+			// signal and process group as text; rawOutput.output is the
+			// output.
+			text = out
 		}
 		if text != "" {
 			e := ev(st)
@@ -353,11 +383,32 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		e.Exited, e.NotRun = true, "cancelled"
 		return out
 	}
-	if (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) && !st.exited {
+	if final && !st.exited {
 		st.exited = true
 		e := ev(st)
 		e.Exited = true
-		if code, text, ok := exitCodeOf(rawOutput); ok {
+		if raw := asMap(rawOutput); st.generic && metaString(raw, "type") == "shell_result" && (metaString(raw, "outcome") == "cancelled" || raw["signal"] != nil) {
+			// Qwen Code: a cancel killed it (exitCode 0 beside signal 15,
+			// and a text saying its output was discarded), or a signal
+			// ended it.
+			if metaString(raw, "outcome") == "cancelled" {
+				e.NotRun = "cancelled"
+			} else if n, ok := metaNumber(raw, "signal"); ok {
+				e.Signal = termhost.SignalName(syscall.Signal(n))
+			} else if name := metaString(raw, "signal"); name != "" {
+				e.Signal = name
+			} else {
+				e.Failed = true
+			}
+		} else if note, cut := cutShort(rawOutput, contentText(content)); st.generic && cut {
+			// opencode: the command did not run to its end (exit null),
+			// and its note to the model says why.
+			if strings.Contains(strings.ToLower(note), "aborted") {
+				e.NotRun = "cancelled"
+			} else {
+				e.Failed = true
+			}
+		} else if code, text, ok := exitCodeOf(rawOutput); ok {
 			e.ExitCode = &code
 			if !st.output && text != "" {
 				e.Output = append(e.Output, lineEnds(text)...)
@@ -399,6 +450,21 @@ func geminiCancelled(text string) (before string, ok bool) {
 	return "", true
 }
 
+// fromPermission takes the command a permission request names for a tool
+// call that runs one and showed none yet (Qwen Code names it only there):
+// the split of that tool call is titled with it.
+func (at *agentTerms) fromPermission(sid string, tc acpsdk.ToolCallUpdate) {
+	line := commandLine(tc.RawInput)
+	if line == "" {
+		return
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if c := at.candidates[sid+"\x00"+string(tc.ToolCallId)]; c != nil {
+		c.title, c.named = line, true
+	}
+}
+
 // forget drops what is known of session sid's terminals (it ended).
 func (at *agentTerms) forget(sid string) {
 	prefix := sid + "\x00"
@@ -435,6 +501,29 @@ func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState
 		return st
 	}
 	return def
+}
+
+// qwenCommandRe finds the command in Qwen Code's text of a command that
+// ended: "Command: <line>\nDirectory: …".
+var qwenCommandRe = regexp.MustCompile(`^Command: (.*)\nDirectory: `)
+
+// shellMetadataRe finds opencode's note to the model after a command's
+// output: "<shell_metadata>\nUser aborted the command\n</shell_metadata>".
+var shellMetadataRe = regexp.MustCompile(`(?s)<shell_metadata>\s*(.*?)\s*</shell_metadata>`)
+
+// cutShort reports whether a tool call's rawOutput says its command was
+// cut short: opencode's metadata.exit null (a cancel, a timeout), with the
+// note of why from text.
+func cutShort(raw any, text string) (note string, cut bool) {
+	meta := asMap(asMap(raw)["metadata"])
+	exit, has := meta["exit"]
+	if !has || exit != nil {
+		return "", false
+	}
+	if m := shellMetadataRe.FindStringSubmatch(text); m != nil {
+		note = m[1]
+	}
+	return note, true
 }
 
 // exitCodeRe matches the head of Claude Code's rawOutput for a failed

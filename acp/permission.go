@@ -37,6 +37,9 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 	// The tool call this request is about usually arrived just before it as
 	// a session/update; let the editor show it first.
 	_ = a.updates.flush(pctx)
+	// The command it is about may be named only here (Qwen Code's tool
+	// call says "Shell" until it ended).
+	a.agentTerms.fromPermission(string(req.SessionId), req.ToolCall)
 
 	type answer struct {
 		resp acpsdk.RequestPermissionResponse

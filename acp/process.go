@@ -106,6 +106,21 @@ func (a *Agent) nonJSONLine(line []byte) {
 	}
 }
 
+// otherNotification reports whether a notification the agent sent
+// (not session/update) is one we do not handle, and so takes it out of
+// the stream with a debug line: an agent's extension notifications
+// (Qwen Code's qwen/notify/session/mode-update) are for clients that
+// know them, and ACP has a client ignore them; the SDK would log each as
+// an error. "_"-prefixed ones and the protocol's own ($/…) go on to the
+// SDK, which ignores or handles them.
+func (a *Agent) otherNotification(method string) bool {
+	if _, ok := a.table[method]; ok || strings.HasPrefix(method, "_") || strings.HasPrefix(method, "$/") {
+		return false
+	}
+	a.log.Debug("agent notification not handled; ignored", "method", method)
+	return true
+}
+
 // readStderr copies the agent's stderr to the log, line by line, keeping
 // the last lines for the exit message.
 func (a *Agent) readStderr() {

@@ -245,10 +245,15 @@ type updateFilter struct {
 	// onNonJSON, when set, takes lines that cannot be JSON-RPC (not an
 	// object or a batch) out of the stream.
 	onNonJSON func(line []byte)
-	line      []byte // the line being assembled
-	out       []byte // bytes ready for the connection
-	passing   bool   // inside an overlong line: pass through until its end
-	err       error
+	// onOtherNotification, when set, is asked about every notification
+	// but session/update; it takes the line out of the stream by
+	// returning true (an agent's extension notification we do not
+	// handle, which the SDK would log as an error).
+	onOtherNotification func(method string) bool
+	line                []byte // the line being assembled
+	out                 []byte // bytes ready for the connection
+	passing             bool   // inside an overlong line: pass through until its end
+	err                 error
 }
 
 func newUpdateFilter(r io.Reader, onUpdate func(json.RawMessage)) *updateFilter {
@@ -305,7 +310,18 @@ func (f *updateFilter) take(line []byte) bool {
 		}
 	}
 	if !bytes.Contains(line, []byte(`"session/update"`)) {
-		return false // cheap test first: most other lines are not updates
+		// cheap test first: most other lines are not updates
+		if f.onOtherNotification == nil || !bytes.Contains(line, []byte(`"method"`)) {
+			return false
+		}
+		var head struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &head) != nil || head.ID != nil || head.Method == "" {
+			return false
+		}
+		return f.onOtherNotification(head.Method)
 	}
 	var head struct {
 		ID     json.RawMessage `json:"id"`

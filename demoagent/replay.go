@@ -22,6 +22,9 @@ import (
 // line is one of
 //
 //	{"update": {...}}      a session/update (written as is, sessionId added)
+//	{"notify": {"method": M, "params": {...}}}
+//	                       another notification (an agent's extension
+//	                       notification: written as is, sessionId set)
 //	{"sleep": ms}          a pause
 //	{"wait": "cancel"}     wait for session/cancel; the turn then ends
 //	                       "cancelled" after the remaining lines
@@ -64,6 +67,10 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 			Sleep     int             `json:"sleep"`
 			Wait      string          `json:"wait"`
 			AfterTurn int             `json:"after_turn"`
+			Notify    *struct {
+				Method string         `json:"method"`
+				Params map[string]any `json:"params"`
+			} `json:"notify"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &step); err != nil {
 			return d.say(s, fmt.Sprintf("Cannot replay %s: line %d is not a recorded step (a JSON object such as {\"update\": …} or {\"sleep\": 300}; see demoagent/replay.go).", path, line))
@@ -95,6 +102,19 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 		case step.Update != nil:
 			if err := d.rawUpdate(s, step.Update); err != nil {
 				return "", err
+			}
+		case step.Notify != nil && step.Notify.Method != "":
+			params := step.Notify.Params
+			if params == nil {
+				params = map[string]any{}
+			}
+			params["sessionId"] = s.id
+			msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": step.Notify.Method, "params": params})
+			if err != nil {
+				return "", fmt.Errorf("replay notification: %w", err)
+			}
+			if _, err := d.out.Write(append(msg, '\n')); err != nil {
+				return "", fmt.Errorf("replay notification: %w", err)
 			}
 		case step.Sleep > 0:
 			time.Sleep(time.Duration(step.Sleep) * time.Millisecond)

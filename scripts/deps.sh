@@ -54,3 +54,11 @@ if [ ! -d "$root/tests/gemini/node_modules/@google/gemini-cli" ]; then
   echo "deps: installing the real Gemini CLI in tests/gemini (npm ci; it runs offline against a fake model API)"
   (cd "$root/tests/gemini" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -x "$root/tests/opencode/node_modules/opencode-ai/bin/opencode.exe" ]; then
+  echo "deps: installing the real opencode in tests/opencode (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/opencode" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -d "$root/tests/qwen/node_modules/@qwen-code/qwen-code" ]; then
+  echo "deps: installing the real Qwen Code in tests/qwen (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/qwen" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -79,21 +79,33 @@ func TestAgentOwnedTerminals(t *testing.T) {
 			split:      []string{"new-snapshot", "after-replace", exitMarker(0)},
 			notInSplit: []string{"old-snapshot", "chunk-one"},
 			chat:       "● make v2 [execute] · completed"},
-		// Agents that report a command only as a tool call, in the shapes
-		// issue 38's table records for the real packages (written from it,
-		// not recorded: these packages are not installed here yet).
-		{name: "opencode: cumulative output, exit in rawOutput.metadata.exit", fixture: "opencode", id: "call_oc1", exit: 3,
-			command: "make test",
-			split:   []string{"oc-one", "oc-two", exitMarker(3)},
-			chat:    "● bash [execute] · completed"},
-		{name: "Qwen Code: output at the end, rawOutput.exitCode", fixture: "qwen", id: "run_shell_command-1", exit: 3,
-			command: "sh -c 'echo qw-out; exit 3'",
-			split:   []string{"Output: qw-out", "Exit Code: 3", exitMarker(3)},
-			chat:    "✗ Shell [execute] · failed"},
+		// Agents that report a command only as a tool call. opencode's is
+		// recorded from opencode 1.18.33 (tests/opencode_test.go runs it);
+		// the others are written from issue 38's table, not recorded. A
+		// command that exited 3 failed, whatever the agent called its
+		// tool call.
+		{name: "opencode: cumulative output, exit in rawOutput.metadata.exit", fixture: "opencode", id: "call_fake1", exit: 3,
+			command: "for i in 1 2 3; do echo tick $i; sleep 0.4; done; exit 3", cwd: "/home/user/project",
+			split: []string{"tick 1", "tick 2", "tick 3", exitMarker(3)},
+			chat:  "✗ for i in 1 2 3; do echo tick $i; sleep 0.4; done; exit 3 [execute] · failed (exit 3)"},
+		// Qwen Code's are recorded from Qwen Code 0.24.4 (tests/qwen_test.go):
+		// after a permission request, nothing names the command but the
+		// final text; with none (a read-only command), an in_progress
+		// update does. Its output comes at the end.
+		{name: "Qwen Code: output at the end, rawOutput.exitCode", fixture: "qwen", id: "call_fake1", exit: 3,
+			command: `for i in 1 2 3; do echo "qwen tick $i"; sleep 0.2; done; exit 3`, cwd: "/home/user/project",
+			split:      []string{"qwen tick 1", "qwen tick 3", exitMarker(3)},
+			notInSplit: []string{"Exit Code:", "Process Group"},
+			chat:       "✗ Shell [execute] · failed (exit 3)"},
+		{name: "Qwen Code, a read-only command in plan mode (and its mode-update notification)", fixture: "qwen-plan", id: "call_fake1",
+			command: "echo planning", cwd: "/home/user/project",
+			split:      []string{"planning", exitMarker(0)},
+			notInSplit: []string{"Exit Code:"},
+			chat:       "● Shell: echo planning (Runs the command) [execute] · completed"},
 		{name: "Copilot CLI: titled with the command, exit from its text", fixture: "copilot", id: "tooluse_cp1", exit: 3,
 			command: "npm test",
 			split:   []string{"cp-ok 1", "cp-not ok 2", "exit code 3>", exitMarker(3)},
-			chat:    "● Run the test suite [execute] · completed"},
+			chat:    "✗ Run the test suite [execute] · failed (exit 3)"},
 		// Gemini CLI 0.61, recorded (tests/gemini_test.go): no tool_call,
 		// only its permission request, then one update, "completed"
 		// whatever the exit, with no output.
@@ -153,6 +165,38 @@ func TestAgentOwnedTerminals(t *testing.T) {
 	}
 }
 
+// TestAgentOwnedTerminalCancelledByTheAgent: what opencode and Qwen Code
+// send of a command a cancel stopped (recorded from opencode 1.18.33 and
+// Qwen Code 0.24.4). opencode: "completed", metadata.exit null, its note
+// to the model after the output; Qwen: "failed", exitCode 0 beside signal
+// 15, outcome "cancelled", a text saying the output was discarded. The
+// split shows the output and [cancelled], not the notes, and the chat
+// says cancelled.
+func TestAgentOwnedTerminalCancelledByTheAgent(t *testing.T) {
+	for _, c := range []struct{ fixture, chat, notInSplit, title string }{
+		{"opencode-cancel", "⊘ echo started; sleep 29.5; echo finished [execute] · cancelled", "shell_metadata", "echo started; sleep 29.5; echo finished"},
+		// Qwen names this command only in its permission request, which
+		// a replay does not carry (TestRealQwenCancelStopsTheCommand
+		// sees the split titled with it)
+		{"qwen-cancel", "⊘ Shell [execute] · cancelled", "discarded", "Shell"},
+	} {
+		t.Run(c.fixture, func(t *testing.T) {
+			e := startEditor(t, "")
+			e.startSession()
+			e.replay(c.fixture)
+			term := e.agentTerminal("call_fake1", func(x agentTerm) bool { return x.State != "running" })
+			text := e.waitBuf(term.Bufnr, 5*time.Second, "started", "[cancelled]")
+			if strings.Contains(text, c.notInSplit) || strings.Contains(text, exitMarker(0)) || term.ExitCode != nil {
+				t.Errorf("the split of the cancelled command (exit %v) reads:\n%s", term.ExitCode, text)
+			}
+			if term.Command != c.title {
+				t.Errorf("the split is titled %q", term.Command)
+			}
+			e.waitChat(c.chat, 5*time.Second)
+		})
+	}
+}
+
 // TestAgentOwnedTerminalCancelled: Claude Code sends nothing for its tool
 // call when the turn is cancelled; the split and the chat say it ended.
 func TestAgentOwnedTerminalCancelled(t *testing.T) {
@@ -202,7 +246,8 @@ func TestAgentOwnedTerminalCancelledGemini(t *testing.T) {
 // acp 0.101) answers a cancel with the model's rejection text as the
 // terminal's output and an update saying the command did not run
 // (nonExecutionKind "user-rejected"): the split reads [cancelled], not the
-// rejection text as if the command had printed it, and only that.
+// rejection text as if the command had printed it, and only that; the
+// chat says cancelled too.
 func TestAgentOwnedTerminalCancelledClaude101(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
@@ -218,7 +263,8 @@ func TestAgentOwnedTerminalCancelledClaude101(t *testing.T) {
 	if x := e.agentTerminal("toolu_02", func(agentTerm) bool { return true }); x.State == "running" || x.ExitCode != nil {
 		t.Errorf("status() says %+v", x)
 	}
-	e.waitChat("sleep 200 [execute] · failed", 5*time.Second)
+	// the chat as the split: cancelled (the agent called it failed)
+	e.waitChat("⊘ sleep 200 [execute] · cancelled", 5*time.Second)
 }
 
 // TestAgentOwnedTerminalSaidOfAfterTheCancel: Claude Code may send a

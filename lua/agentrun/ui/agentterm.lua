@@ -90,7 +90,7 @@ function M.agent_terminal(p)
   t.tool_call = p.tool_call or t.tool_call
   local tc = t.tool_call and session.tool_calls and session.tool_calls[t.tool_call]
   if tc then
-    tc.shown_terminal = t.id -- the chat says how it ended (ui/toolcall.lua)
+    tc.shown_by = t.id -- the chat says how it ended (ui/toolcall.lua)
   end
   t.cwd = p.cwd or t.cwd
   t.keeps_reporting = t.keeps_reporting or p.keeps_reporting

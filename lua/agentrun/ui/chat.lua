@@ -781,6 +781,9 @@ function Chat:tool_call(u)
   end
   s.tool_calls[id or ""] = b.tc
   self:render_tool_call(b)
+  if not b.tc.agentrun_terminals and require("agentrun.ui.term").ties_by_command(b.tc.title) then
+    require("agentrun.ui.term").tie_by_command(s.key)
+  end
   return b.tc
 end
 
@@ -797,13 +800,18 @@ function Chat:tool_terminal(tool_call, id)
   self:render_tool_call(b)
 end
 
--- terminal_changed re-renders the tool call that shows terminal id (or,
--- for a terminal the agent runs itself, the tool call it belongs to).
+-- terminal_changed re-renders the tool call that shows terminal id: one
+-- whose content embeds it, or the tool call a terminal the agent runs
+-- itself belongs to (its own shell tool: the tool call's status then
+-- follows the command's true exit, toolcall.render).
 function Chat:terminal_changed(id)
   local b = self.term_blocks[id]
   local t = not b and require("agentrun.state").terminals[id]
   if t and t.display_only and t.tool_call and t.session == self.session.key then
     b = self.by_id["tool:" .. tostring(t.tool_call)]
+    if b and b.tc then
+      b.tc.shown_by = id
+    end
   end
   if b and b.tc then
     self:render_tool_call(b)

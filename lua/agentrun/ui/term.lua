@@ -262,6 +262,9 @@ function M.created(p)
   -- At once, not when a tool call embeds it: from the moment Lua knows a
   -- terminal it has its buffer (status() lists it with its bufnr).
   M.open(t.id, { auto = true })
+  if p.session then
+    M.tie_by_command(p.session)
+  end
 end
 
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
@@ -677,6 +680,38 @@ function M.tool_terminal(p)
   end
   if s and s.chat then
     s.chat:tool_terminal(p.tool_call, p.id)
+  end
+end
+
+-- ties_by_command tells whether a tool call's title names our MCP
+-- run_command tool as an agent names it that does not say in the MCP call
+-- which tool call it is (opencode: "agentrun_run_command"; Claude Code's
+-- "mcp__agentrun__run_command" comes with its id, tool_terminal).
+function M.ties_by_command(title)
+  return title == "agentrun_run_command"
+end
+
+-- tie_by_command gives session key's newest terminal of ours that no tool
+-- call claims to each open tool call of our run_command tool (as
+-- ties_by_command names it) that runs the same command line, in
+-- whichever order the two came: the tool call's updates may reach us
+-- after its command ended.
+function M.tie_by_command(key)
+  local s = state.sessions[key or ""]
+  if not (s and s.chat and s.tool_calls) then
+    return
+  end
+  for id, tc in pairs(s.tool_calls) do
+    local input = type(tc.rawInput) == "table" and tc.rawInput or {}
+    if not tc.agentrun_terminals and M.ties_by_command(tc.title) and type(input.command) == "string" then
+      for i = #state.terminal_order, 1, -1 do
+        local t = state.terminals[state.terminal_order[i]]
+        if t and t.session == key and not t.display_only and not t.user and not t.tool_call and t.command == input.command then
+          M.tool_terminal({ key = key, tool_call = id, id = t.id })
+          break
+        end
+      end
+    end
   end
 end
 

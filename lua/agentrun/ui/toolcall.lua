@@ -153,26 +153,40 @@ function M.render(tc)
   local ours = tc.agentrun_terminals and tc.agentrun_terminals[#tc.agentrun_terminals]
   local t = ours and require("agentrun.state").terminals[ours]
   if t then
-    if (title == nil or title:match("^mcp__agentrun__")) and t.command then
+    if (title == nil or title:match("^mcp__agentrun__") or title:match("^agentrun_")) and t.command then
       title, kind = t.command, nil
     end
     if t.state == "running" and status == "pending" then
       status = "in_progress"
     end
   end
+  -- A command the agent ran itself, or ran with our tool, that ended
+  -- otherwise than with exit 0 failed, or was cancelled, whatever status
+  -- the agent gave its tool call (opencode calls a command that exited 3,
+  -- or that a cancel stopped, "completed"): the chat says how it ended,
+  -- as its split does.
+  -- One it called "completed" without saying how it ended (Gemini CLI,
+  -- whatever the exit) reads as its split ends, not as a success.
+  local shown = tc.shown_by and require("agentrun.state").terminals[tc.shown_by] or t
+  local how, unsaid = "", nil
+  if shown and shown.state ~= "running" and (status == "completed" or status == "failed") then
+    if (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
+      status, how = "failed", " (" .. require("agentrun.state").how_ended(shown) .. ")"
+    elseif shown.exit_code == nil and shown.ended_by == "cancelled" then
+      status = "cancelled"
+    elseif status == "completed" and shown.exit_code == nil and shown.ended_by then
+      unsaid = shown.ended_by
+    end
+  end
   local st = status_text[status] or { "?", tostring(status), "AgentRunToolPending" }
-  -- A command the agent ran itself and called "completed" without saying
-  -- how it ended (Gemini CLI, whatever the exit) or that it killed at a
-  -- cancel reads as its split ends, not as a success.
-  local shown = tc.shown_terminal and require("agentrun.state").terminals[tc.shown_terminal]
-  if shown and status == "completed" and shown.state ~= "running" and shown.exit_code == nil and (shown.signal or "") == "" and shown.ended_by then
-    st = shown.ended_by == "cancelled" and status_text.cancelled or { "●", shown.ended_by, "AgentRunToolDone" }
+  if unsaid then
+    st = { "●", unsaid, "AgentRunToolDone" }
   end
   local head = string.format("%s %s", st[1], title or "tool call")
   if kind and kind ~= "" then
     head = head .. string.format(" [%s]", kind)
   end
-  head = head .. " · " .. st[2]
+  head = head .. " · " .. st[2] .. how
   local lines, hls = { head }, { { 0, st[3] } }
   local terminals, diffs = {}, {}
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do

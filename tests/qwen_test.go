@@ -1,0 +1,221 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// qwenVersion is the Qwen Code that deps.sh installs in tests/qwen.
+const qwenVersion = "0.24.4"
+
+// qwenBin is the real Qwen Code's entry point.
+func qwenBin(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(root, "tests", "qwen", "node_modules", "@qwen-code", "qwen-code")
+	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatalf("Qwen Code is not installed in tests/qwen (scripts/deps.sh installs it): %v", err)
+	}
+	var meta struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != qwenVersion {
+		t.Fatalf("tests/qwen has Qwen Code %q, want %s (run scripts/deps.sh): %v", meta.Version, qwenVersion, err)
+	}
+	return filepath.Join(dir, meta.Bin["qwen"])
+}
+
+// realQwen starts an editor whose default agent is the real Qwen Code
+// (`qwen --acp`), offline against fake: a HOME of its own whose
+// .qwen/settings.json picks the OpenAI-compatible provider (its base URL,
+// key and model from OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL),
+// approval mode "default" (it asks before a command that is not read
+// only), and turns off what would reach the network or ask the model on
+// its own: update checks, usage statistics, telemetry, the memory agents
+// that run after a turn. The cleanup waits for the backend (and so Qwen
+// Code) to stop before the home goes.
+func realQwen(t *testing.T, fake *fakeChat) (*editor, string) {
+	t.Helper()
+	bin := qwenBin(t)
+	home := t.TempDir()
+	backend := new(int)
+	t.Cleanup(func() {
+		if *backend > 0 {
+			eventually(t, "the backend (and so Qwen Code) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
+		}
+	})
+	settings := `{
+  "security": { "auth": { "selectedType": "openai" } },
+  "model": { "name": "fake-model" },
+  "tools": { "approvalMode": "default" },
+  "memory": { "enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false },
+  "general": { "disableAutoUpdate": true, "disableUpdateNag": true },
+  "privacy": { "usageStatisticsEnabled": false },
+  "telemetry": { "enabled": false }
+}
+`
+	if err := os.MkdirAll(filepath.Join(home, ".qwen"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".qwen", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startEditor(t, fmt.Sprintf(`vim.env.AGENTRUN_LOG_LEVEL = "debug"
+	require("agentrun").setup({
+		default_agent = "qwen",
+		agents = { qwen = { cmd = %s, env = {
+			HOME = %q, OPENAI_BASE_URL = %q, OPENAI_API_KEY = "offline-test", OPENAI_MODEL = "fake-model",
+		} } },
+	})`, agentCmd(t, bin, "--acp"), home, fake.URL))
+	var logFile string
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("agentrun.log:\n%s", b)
+			t.Logf("model API requests:\n%s", fake.log())
+		}
+	})
+	e.startSessionWithin(30 * time.Second)
+	*backend = e.backendPid()
+	return e, logFile
+}
+
+// TestRealQwenShowsItsCommand: the real Qwen Code runs the model's command
+// with its own shell tool, which reports nothing until the command ended:
+// then a display-only split titled with the command shows its output
+// (not Qwen's summary for the model) and its true exit, and the chat says
+// it failed.
+func TestRealQwenShowsItsCommand(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `for i in 1 2 3; do echo "qwen tick $i"; sleep 0.2; done; exit 3`
+	fake := startFakeChat(t, line)
+	e, _ := realQwen(t, fake)
+	e.stubSelect(3) // Qwen asks before it: Allow
+	e.cmd("AgentPrompt run the ticker")
+	buf := e.waitAgentShownTerminal()
+	text := e.waitBuf(buf, 20*time.Second, "qwen tick 1", "qwen tick 3", exitMarker(3))
+	if strings.Contains(text, "Exit Code:") || strings.Contains(text, "Process Group") {
+		t.Errorf("the split shows Qwen's text for the model, not the output:\n%s", text)
+	}
+	// the tool call keeps its title ("Shell"); its text names the command
+	e.waitChat("✗ Shell [execute] · failed (exit 3)", 10*time.Second)
+	e.waitChat("The tool said: ", 20*time.Second)
+	ts := e.terminals()
+	if len(ts) != 1 || ts[0].Command != line || ts[0].ExitCode == nil || *ts[0].ExitCode != 3 {
+		t.Errorf("status() has the terminals %+v, want %q that exited 3", ts, line)
+	}
+}
+
+// TestRealQwenCancelStopsTheCommand: :AgentCancel while Qwen Code runs a
+// long command: the turn ends cancelled, the command's processes are
+// gone, and its split and the chat say it was cancelled (Qwen reports
+// exit code 0 beside signal 15 and "its output was discarded").
+func TestRealQwenCancelStopsTheCommand(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `echo started; sleep 29.5; echo finished`
+	fake := startFakeChat(t, line)
+	e, _ := realQwen(t, fake)
+	e.stubSelect(3) // should Qwen ask before it: Allow
+	e.cmd("AgentPrompt run it")
+	var procs []proc
+	e.waitFor("the command to run", 20*time.Second, func() (bool, string) {
+		procs = nil
+		for _, p := range allProcs() {
+			if strings.Contains(p.Cmdline, "sleep 29.5") {
+				procs = append(procs, p)
+			}
+		}
+		return len(procs) > 0, e.chat()
+	})
+	e.cmd("AgentCancel")
+	e.waitChat("(turn ended: cancelled)", 20*time.Second)
+	waitNoLeftovers(t, "the cancelled command", procs, 10*time.Second)
+	buf := e.waitAgentShownTerminal()
+	text := e.waitBuf(buf, 10*time.Second, "[cancelled]")
+	if strings.Contains(text, "finished") || strings.Contains(text, exitMarker(0)) || strings.Contains(text, "discarded") {
+		t.Errorf("the split of the cancelled command reads:\n%s", text)
+	}
+	e.waitChat("⊘ Shell [execute] · cancelled", 5*time.Second)
+	// the command is named in Qwen's question before it, and only there
+	if ts := e.terminals(); len(ts) != 1 || ts[0].Command != line {
+		t.Errorf("status() has the terminals %+v, want one titled %q", ts, line)
+	}
+}
+
+// TestRealQwenAsksBeforeItsCommand: Qwen Code asks before a command that
+// writes; the question reaches the user with the command in it and their
+// answer decides, and terminal.approve's rules decide without a question.
+func TestRealQwenAsksBeforeItsCommand(t *testing.T) {
+	onceAcrossNeovims(t)
+	cases := []struct {
+		name, rules string
+		pick        int // the answer picked (the items: Always in project, Always for user, Allow, Reject)
+		ran         bool
+		chat        string
+	}{
+		{"the user allows", "", 3, true, "→ Allow"},
+		{"the user refuses", "", 4, false, "→ Reject"},
+		{"a rule refuses", `{ deny = { "echo *" } }`, 0, false, "✗ refused: `echo from-qwen >ran.txt` matches deny"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			line := "echo from-qwen > ran.txt"
+			fake := startFakeChat(t, line)
+			e, _ := realQwen(t, fake)
+			if c.rules != "" {
+				e.lua(`require("agentrun").setup(vim.tbl_deep_extend("force", require("agentrun.config").get(), { terminal = { approve = `+c.rules+` } }))`, nil)
+			}
+			e.stubSelect(c.pick)
+			e.cmd("AgentPrompt run it")
+			e.waitChat(c.chat, 30*time.Second)
+			e.idle(30 * time.Second)
+			var asked []string // the questions' prompts
+			e.lua(`return vim.tbl_map(function(p) return p.prompt end, _G.picked)`, &asked)
+			switch {
+			case c.pick == 0 && len(asked) != 0:
+				t.Errorf("asked %q for a command the rules decide", asked)
+			case c.pick != 0 && (len(asked) != 1 || !strings.Contains(asked[0], line)):
+				t.Errorf("asked %q, want one question naming the command", asked)
+			}
+			_, err := os.Stat(filepath.Join(e.cwd(), "ran.txt"))
+			if ran := err == nil; ran != c.ran {
+				t.Errorf("the command ran: %v, want %v\n%s", ran, c.ran, e.chat())
+			}
+		})
+	}
+}
+
+// TestRealQwenModes: :AgentMode lists Qwen Code's approval modes and
+// switches; what Qwen then sends of it (its own qwen/notify/...
+// notification among them) leaves no error in the log.
+func TestRealQwenModes(t *testing.T) {
+	onceAcrossNeovims(t)
+	fake := startFakeChat(t, "echo planning")
+	e, logFile := realQwen(t, fake)
+	e.waitHeader("· Default ·")
+	var modes []string
+	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
+	if strings.Join(modes, ",") != "Plan,Default,Auto Edit,Auto,YOLO,plan,default,auto-edit,auto,yolo" {
+		t.Errorf(":AgentMode completes %q, want Qwen's five approval modes (names and ids)", modes)
+	}
+	e.cmd("AgentMode Plan")
+	e.waitHeader("· Plan ·")
+	var mode string
+	e.lua(`return require("agentrun").status().sessions[1].mode`, &mode)
+	if mode != "plan" {
+		t.Errorf("status().mode %q, want plan", mode)
+	}
+	e.cmd("AgentPrompt plan it")
+	e.idle(30 * time.Second)
+	b, _ := os.ReadFile(logFile)
+	if strings.Contains(string(b), "level=ERROR") || !strings.Contains(string(b), "method=qwen/notify/session/mode-update") {
+		t.Errorf("the log has errors, or not Qwen's mode-update notification (at debug):\n%s", b)
+	}
+}
