@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,14 +59,7 @@ var chatShellTools = []struct {
 func startFakeChat(t *testing.T, command string) *fakeChat {
 	t.Helper()
 	f := &fakeChat{command: command}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: f}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	f.URL = "http://" + ln.Addr().String() + "/v1"
+	f.URL = serveLoopback(t, f) + "/v1"
 	return f
 }
 
@@ -247,4 +239,47 @@ func agentCmd(t *testing.T, argv ...string) string {
 		items = append(items, fmt.Sprintf("%q", a))
 	}
 	return "{ " + strings.Join(items, ", ") + " }"
+}
+
+// askCase is one way an agent's question before its command ends: the
+// rules set (Lua, "" none), the answer picked (its index; 0: none must be
+// asked), whether the command ran, and what the chat says of it.
+type askCase struct {
+	name, rules string
+	pick        int
+	ran         bool
+	chat        string
+}
+
+// askCases runs each case against an agent start gives (offline against
+// a fake chat API whose model runs line, which writes ran.txt): one
+// question naming the command when the user decides, none when a rule
+// does, and the command ran only when allowed.
+func askCases(t *testing.T, line string, start func(t *testing.T, fake *fakeChat) *editor, cases []askCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := startFakeChat(t, line)
+			e := start(t, fake)
+			if c.rules != "" {
+				e.lua(`require("agentrun").setup(vim.tbl_deep_extend("force", require("agentrun.config").get(), { terminal = { approve = `+c.rules+` } }))`, nil)
+			}
+			e.stubSelect(c.pick)
+			e.cmd("AgentPrompt run it")
+			e.waitChat(c.chat, 30*time.Second)
+			e.idle(30 * time.Second)
+			var asked []string // the questions' prompts
+			e.lua(`return vim.tbl_map(function(p) return p.prompt end, _G.picked)`, &asked)
+			switch {
+			case c.pick == 0 && len(asked) != 0:
+				t.Errorf("asked %q for a command the rules decide", asked)
+			case c.pick != 0 && (len(asked) != 1 || !strings.Contains(asked[0], line)):
+				t.Errorf("asked %q, want one question naming the command", asked)
+			}
+			_, err := os.Stat(filepath.Join(e.cwd(), "ran.txt"))
+			if ran := err == nil; ran != c.ran {
+				t.Errorf("the command ran: %v, want %v\n%s", ran, c.ran, e.chat())
+			}
+		})
+	}
 }

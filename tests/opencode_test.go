@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,18 +16,7 @@ const opencodeVersion = "1.18.33"
 // in its bin (its platform package's, copied or linked there).
 func opencodeBin(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(root, "tests", "opencode", "node_modules", "opencode-ai")
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		t.Fatalf("opencode is not installed in tests/opencode (scripts/deps.sh installs it): %v", err)
-	}
-	var meta struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != opencodeVersion {
-		t.Fatalf("tests/opencode has opencode-ai %q, want %s (run scripts/deps.sh): %v", meta.Version, opencodeVersion, err)
-	}
-	bin := filepath.Join(dir, "bin", "opencode.exe")
+	bin := npmBin(t, "opencode", "opencode-ai", opencodeVersion, "opencode")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("opencode-ai's install left no binary (its platform package is missing; run scripts/deps.sh): %v", err)
 	}
@@ -230,43 +218,15 @@ func TestRealOpencodeModes(t *testing.T) {
 // question, as for every agent's commands.
 func TestRealOpencodeAsksBeforeItsCommand(t *testing.T) {
 	onceAcrossNeovims(t)
-	cases := []struct {
-		name, rules string
-		pick        int // the answer picked (1 Allow once, 3 Reject); 0 none expected
-		ran         bool
-		chat        string
-	}{
+	// picked: 1 Allow once, 3 Reject; 0 none expected
+	askCases(t, "echo from-opencode > ran.txt", func(t *testing.T, fake *fakeChat) *editor {
+		return realOpencode(t, fake, `,
+  "permission": { "bash": "ask" }`)
+	}, []askCase{
 		{"the user allows", "", 1, true, "→ Allow once"},
 		{"the user refuses", "", 3, false, "→ Reject"},
 		{"a rule refuses", `{ deny = { "echo *" } }`, 0, false, "✗ refused: `echo from-opencode >ran.txt` matches deny"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			line := "echo from-opencode > ran.txt"
-			fake := startFakeChat(t, line)
-			e := realOpencode(t, fake, `,
-  "permission": { "bash": "ask" }`)
-			if c.rules != "" {
-				e.lua(`require("agentrun").setup(vim.tbl_deep_extend("force", require("agentrun.config").get(), { terminal = { approve = `+c.rules+` } }))`, nil)
-			}
-			e.stubSelect(c.pick)
-			e.cmd("AgentPrompt run it")
-			e.waitChat(c.chat, 30*time.Second)
-			e.idle(30 * time.Second)
-			var asked []string // the questions' prompts
-			e.lua(`return vim.tbl_map(function(p) return p.prompt end, _G.picked)`, &asked)
-			switch {
-			case c.pick == 0 && len(asked) != 0:
-				t.Errorf("asked %+v for a command the rules decide", asked)
-			case c.pick != 0 && (len(asked) != 1 || !strings.Contains(asked[0], line)):
-				t.Errorf("asked %q, want one question naming the command", asked)
-			}
-			_, err := os.Stat(filepath.Join(e.cwd(), "ran.txt"))
-			if ran := err == nil; ran != c.ran {
-				t.Errorf("the command ran: %v, want %v\n%s", ran, c.ran, e.chat())
-			}
-		})
-	}
+	})
 }
 
 // TestRealOpencodeRunsInOurTerminal: with `terminals = "agentrun"`

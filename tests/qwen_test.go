@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,19 +15,7 @@ const qwenVersion = "0.24.4"
 // qwenBin is the real Qwen Code's entry point.
 func qwenBin(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(root, "tests", "qwen", "node_modules", "@qwen-code", "qwen-code")
-	raw, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		t.Fatalf("Qwen Code is not installed in tests/qwen (scripts/deps.sh installs it): %v", err)
-	}
-	var meta struct {
-		Version string            `json:"version"`
-		Bin     map[string]string `json:"bin"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != qwenVersion {
-		t.Fatalf("tests/qwen has Qwen Code %q, want %s (run scripts/deps.sh): %v", meta.Version, qwenVersion, err)
-	}
-	return filepath.Join(dir, meta.Bin["qwen"])
+	return npmBin(t, "qwen", "@qwen-code/qwen-code", qwenVersion, "qwen")
 }
 
 // realQwen starts an editor whose default agent is the real Qwen Code
@@ -154,42 +141,12 @@ func TestRealQwenCancelStopsTheCommand(t *testing.T) {
 // answer decides, and terminal.approve's rules decide without a question.
 func TestRealQwenAsksBeforeItsCommand(t *testing.T) {
 	onceAcrossNeovims(t)
-	cases := []struct {
-		name, rules string
-		pick        int // the answer picked (the items: Always in project, Always for user, Allow, Reject)
-		ran         bool
-		chat        string
-	}{
+	// picked, of: Always in project, Always for user, Allow, Reject
+	askCases(t, "echo from-qwen > ran.txt", func(t *testing.T, fake *fakeChat) *editor { e, _ := realQwen(t, fake); return e }, []askCase{
 		{"the user allows", "", 3, true, "→ Allow"},
 		{"the user refuses", "", 4, false, "→ Reject"},
 		{"a rule refuses", `{ deny = { "echo *" } }`, 0, false, "✗ refused: `echo from-qwen >ran.txt` matches deny"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			line := "echo from-qwen > ran.txt"
-			fake := startFakeChat(t, line)
-			e, _ := realQwen(t, fake)
-			if c.rules != "" {
-				e.lua(`require("agentrun").setup(vim.tbl_deep_extend("force", require("agentrun.config").get(), { terminal = { approve = `+c.rules+` } }))`, nil)
-			}
-			e.stubSelect(c.pick)
-			e.cmd("AgentPrompt run it")
-			e.waitChat(c.chat, 30*time.Second)
-			e.idle(30 * time.Second)
-			var asked []string // the questions' prompts
-			e.lua(`return vim.tbl_map(function(p) return p.prompt end, _G.picked)`, &asked)
-			switch {
-			case c.pick == 0 && len(asked) != 0:
-				t.Errorf("asked %q for a command the rules decide", asked)
-			case c.pick != 0 && (len(asked) != 1 || !strings.Contains(asked[0], line)):
-				t.Errorf("asked %q, want one question naming the command", asked)
-			}
-			_, err := os.Stat(filepath.Join(e.cwd(), "ran.txt"))
-			if ran := err == nil; ran != c.ran {
-				t.Errorf("the command ran: %v, want %v\n%s", ran, c.ran, e.chat())
-			}
-		})
-	}
+	})
 }
 
 // TestRealQwenModes: :AgentMode lists Qwen Code's approval modes and
