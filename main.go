@@ -39,6 +39,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/mcptool"
 	"github.com/agentrun/agentrun.nvim/sandbox"
 	"github.com/agentrun/agentrun.nvim/sshlink"
+	"golang.org/x/term"
 )
 
 // usage is what agentrun --help prints.
@@ -104,6 +105,12 @@ func main() {
 	var err error
 	if (cmd == "ls" || cmd == "attach" || cmd == "kill") && slices.ContainsFunc(args[1:], func(a string) bool { return a == "--help" || a == "-h" }) {
 		cmd = "help" // agentrun ls --help: the usage, not "no such host"
+	}
+	if cmd == "" && term.IsTerminal(int(os.Stdin.Fd())) {
+		// typed in a shell: the backend speaks msgpack to Neovim on its
+		// stdin, and would wait there in silence
+		fmt.Fprint(os.Stderr, "agentrun: the backend runs under Neovim, not in a terminal; here you can:\n\n")
+		cmd = "help"
 	}
 	switch cmd {
 	case "":

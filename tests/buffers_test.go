@@ -197,3 +197,31 @@ func TestScreenEndOutOfSightIsSaid(t *testing.T) {
 		t.Errorf("an end in sight was said too:\n%s", sc)
 	}
 }
+
+// TestFailureFormats: the errorformat chosen by the command reads what
+// each tool prints as a person reads it: file, line, column, message.
+func TestFailureFormats(t *testing.T) {
+	e := startEditor(t, "")
+	tests := []struct{ command, output, want string }{
+		{"go vet ./bad/", "# example.com/v/bad\nvet: bad/bad.go:4:9: cannot use \"x\" as int value", `bad/bad.go|4 col 9| cannot use "x" as int value`},
+		{"go test ./calc/", "--- FAIL: TestMul (0.00s)\n    calc_test.go:7: Mul(2, 3) = 5, want 6", "calc_test.go|7| Mul(2, 3) = 5, want 6"},
+		{"python3 -m unittest test_py", "Traceback (most recent call last):\n  File \"test_py.py\", line 6, in test_one\n    self.assertEqual(1, 2)\nAssertionError: 1 != 2", "test_py.py|6| AssertionError: 1 != 2"},
+		{"pytest -q", "test_x.py:12: AssertionError", "test_x.py|12| AssertionError"},
+	}
+	for _, tc := range tests {
+		var got []string
+		e.lua(`local cmd, out = ...
+			local efm = require("agentrun.ui.quickfix").errorformat(cmd)
+			local res = {}
+			for _, it in ipairs(vim.fn.getqflist({ lines = vim.split(out, "\n"), efm = efm }).items) do
+				if it.valid == 1 then
+					local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
+					table.insert(res, string.format("%s|%d%s| %s", vim.fn.bufname(it.bufnr), it.lnum, it.col > 0 and (" col " .. it.col) or "", text))
+				end
+			end
+			return res`, &got, tc.command, tc.output)
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: read %q, want %q", tc.command, got, tc.want)
+		}
+	}
+}

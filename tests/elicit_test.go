@@ -18,7 +18,8 @@ import (
 // vim.ui.select, vim.ui.input and vim.ui.open scripted: script is a Lua
 // list, each entry the label (a substring) to pick in the next picker or
 // the text to type in the next input; false closes it (<Esc>); "hang"
-// leaves it up. _G.shown records every prompt and its items, _G.opened
+// leaves it up ("late" too, keeping it to answer later: _G.late(label));
+// "interrupt" is <C-c> in Neovim's own picker (it raises). _G.shown records every prompt and its items, _G.opened
 // every URL opened.
 func askAgent(t *testing.T) *editor {
 	t.Helper()
@@ -37,6 +38,13 @@ func askAgent(t *testing.T) *editor {
 		for _, it in ipairs(items) do table.insert(labels, opts.format_item and opts.format_item(it) or tostring(it)) end
 		local want = next_answer(opts.prompt, labels)
 		if want == "hang" then return end
+		if want == "interrupt" then error("Keyboard interrupt") end
+		if want == "late" then
+			_G.late = function(l)
+				for i, x in ipairs(labels) do if x:find(l, 1, true) then return cb(items[i], i) end end
+			end
+			return
+		end
 		if not want then return cb(nil, nil) end
 		for i, l in ipairs(labels) do
 			if l:find(want, 1, true) then return cb(items[i], i) end
@@ -46,6 +54,7 @@ func askAgent(t *testing.T) *editor {
 	vim.ui.input = function(opts, cb)
 		local want = next_answer(opts.prompt, {})
 		if want == "hang" then return end
+		if want == "interrupt" then error("Keyboard interrupt") end
 		cb(want or nil)
 	end
 	vim.ui.open = function(url) table.insert(_G.opened, url); return {}, nil end`)
@@ -95,7 +104,7 @@ func TestElicitationForm(t *testing.T) {
 	}
 	var shown []shownPicker
 	e.lua(`return _G.shown`, &shown)
-	if len(shown) != 8 || !strings.Contains(shown[0].Prompt, "A few questions — Colour") || !strings.Contains(shown[3].Prompt, "How many — needs at most 5") {
+	if len(shown) != 8 || !strings.Contains(shown[0].Prompt, "A few questions — Colour") || !strings.Contains(shown[3].Prompt, "How many [1–5] — needs at most 5") {
 		t.Errorf("the pickers shown: %+v", shown)
 	}
 	if !strings.Contains(strings.Join(shown[0].Items, "|"), "Decline") || strings.Contains(strings.Join(shown[0].Items, "|"), "Skip") {
@@ -103,13 +112,25 @@ func TestElicitationForm(t *testing.T) {
 	}
 	e.waitChat("? ask asks: A few questions", 5*time.Second)
 	e.waitChat("  How many: 3", 5*time.Second)
-	e.waitChat("  Languages: go, lua", 5*time.Second)
+	e.waitChat("  Colour: Green", 5*time.Second) // as picked, not its value
+	e.waitChat("  Languages: Go, Lua", 5*time.Second)
 
 	if got := e.answer("form", "Red", false); !reflect.DeepEqual(got, map[string]any{"action": "cancel"}) {
 		t.Errorf("closing the second picker answered %v, want cancel", got)
 	}
 	if got := e.answer("form", "Decline"); !reflect.DeepEqual(got, map[string]any{"action": "decline"}) {
 		t.Errorf("Decline answered %v, want decline", got)
+	}
+	// <C-c> in Neovim's own picker or input (it raises "Keyboard
+	// interrupt") cancels, as closing it does: no internal error
+	if got := e.answer("form", "interrupt"); !reflect.DeepEqual(got, map[string]any{"action": "cancel"}) {
+		t.Errorf("<C-c> in the picker answered %v, want cancel", got)
+	}
+	if got := e.answer("form", "Red", "No", "interrupt"); !reflect.DeepEqual(got, map[string]any{"action": "cancel"}) {
+		t.Errorf("<C-c> in an input answered %v, want cancel", got)
+	}
+	if n := e.noteText(); strings.Contains(n, "internal error") {
+		t.Errorf("notes: %s", n)
 	}
 }
 
@@ -166,7 +187,7 @@ func TestElicitationWithdrawnByCancel(t *testing.T) {
 // and the chat says the question is gone.
 func TestElicitationWithdrawnByTheAgent(t *testing.T) {
 	e := askAgent(t)
-	e.lua(`_G.script = { "hang" }`, nil)
+	e.lua(`_G.script = { "late" }`, nil)
 	e.cmd("AgentPrompt withdraw")
 	e.waitChat("the agent no longer asks", 10*time.Second)
 	chat := e.waitFor("the agent to hear back", 10*time.Second, func() (bool, string) {
@@ -175,5 +196,13 @@ func TestElicitationWithdrawnByTheAgent(t *testing.T) {
 	})
 	if strings.Contains(chat, `"accept"`) {
 		t.Errorf("a withdrawn question was answered:\n%s", chat)
+	}
+	// the user answers the old picker after all: nothing more is asked
+	// or written
+	e.lua(`_G.late("Red")`, nil)
+	var shown int
+	e.lua(`return #_G.shown`, &shown)
+	if c := e.chat(); strings.Contains(c, "Colour:") || shown != 1 {
+		t.Errorf("a late answer was taken (%d pickers shown):\n%s", shown, c)
 	}
 }

@@ -44,6 +44,10 @@ function M.check()
     warn(why, { "build the binary with Go: :AgentBuild go" })
   end
   info("log file: " .. binary.log_path())
+  -- the CLI (agentrun ls / attach / kill) is the same binary
+  if good and vim.fn.exepath("agentrun") == "" then
+    info(string.format("the agentrun CLI (ls, attach, kill) is %s; for a shell, put it on PATH: ln -s %s ~/.local/bin/agentrun", binary.bin(), binary.bin()))
+  end
   if rpc.running() then
     info("backend running on channel " .. tostring(rpc.channel()))
   end

@@ -22,6 +22,36 @@ function M.answer(token, answer)
   rpc.notify("answer_question", token, answer)
 end
 
+-- guarded calls ui_fn (vim.ui.select or vim.ui.input) with args and the
+-- callback cb: <C-c> in Neovim's own picker (inputlist, input) raises
+-- "Keyboard interrupt" out of it, which then counts as closing it (cb
+-- gets nil), as <Esc> does.
+local function guarded(ui_fn, cb, ...)
+  local called = false
+  local args = { ... }
+  table.insert(args, function(...)
+    called = true
+    return cb(...)
+  end)
+  local ok, err = pcall(ui_fn, (table.unpack or unpack)(args))
+  if not ok then
+    if called then
+      error(err, 0) -- the callback's own error
+    end
+    cb(nil)
+  end
+end
+
+-- pick is vim.ui.select(items, opts, cb), <C-c> answering nil.
+function M.pick(items, opts, cb)
+  guarded(vim.ui.select, cb, items, opts)
+end
+
+-- input is vim.ui.input(opts, cb), <C-c> answering nil.
+function M.input(opts, cb)
+  guarded(vim.ui.input, cb, opts)
+end
+
 -- select shows items with opts (as vim.ui.select) for token. on_choice
 -- gets (choice, idx) and returns the answer to send, or nil to send none
 -- yet (the question stays open: the caller asks again later, if Go has
@@ -29,7 +59,7 @@ end
 -- on the question while the picker was up.
 function M.select(token, items, opts, on_choice, s)
   M.hold(token, s)
-  vim.ui.select(items, opts, function(choice, idx)
+  M.pick(items, opts, function(choice, idx)
     if not open[token] then
       return -- Go already gave up on it
     end

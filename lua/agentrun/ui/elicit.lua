@@ -93,7 +93,7 @@ end
 
 -- choose is vim.ui.select over items ({ label, ... }) for an elicitation.
 local function choose(items, prompt, cb)
-  vim.ui.select(items, {
+  ask.pick(items, {
     prompt = prompt,
     kind = "agentrun.elicitation",
     format_item = function(c)
@@ -125,11 +125,14 @@ local function form(p, say)
     ask.finish(p.token, vim.json.encode(answer))
   end
   local step
-  local function answered(f, value, skipped)
-    if not skipped then
-      content[f.name] = value
-      say(string.format("  %s: %s", (f.schema or {}).title or f.name, shown(value)))
+  -- answered keeps value for field f, and the chat shows it as picked
+  -- (label: the option's name, not its value)
+  local function answered(f, value, label)
+    if not ask.is_open(p.token) then
+      return -- withdrawn meanwhile: a late answer goes nowhere, not even into the chat
     end
+    content[f.name] = value
+    say(string.format("  %s: %s", (f.schema or {}).title or f.name, label or shown(value)))
   end
   step = function(i, why)
     if not ask.is_open(p.token) then
@@ -141,7 +144,11 @@ local function form(p, say)
     end
     local sc = f.schema or {}
     local label = sc.title or f.name
-    local prompt = string.format("(agentrun) %s — %s%s", p.message ~= "" and p.message or "the agent asks", label, sc.description and (" (" .. sc.description .. ")") or "")
+    local bounds = ""
+    if sc.minimum or sc.maximum then
+      bounds = string.format(" [%s–%s]", sc.minimum and tostring(sc.minimum) or "", sc.maximum and tostring(sc.maximum) or "")
+    end
+    local prompt = string.format("(agentrun) %s — %s%s%s", p.message ~= "" and p.message or "the agent asks", label, bounds, sc.description and (" (" .. sc.description .. ")") or "")
     if why then
       prompt = prompt .. " — needs " .. why
     end
@@ -166,6 +173,9 @@ local function form(p, say)
       -- several of a list: each pick toggles one, "Done" sends them
       local chosen = {}
       local function again(reason)
+        if not ask.is_open(p.token) then
+          return
+        end
         local items = {}
         for _, o in ipairs(opts) do
           table.insert(items, { value = o.value, label = (chosen[o.value] and "[x] " or "[ ] ") .. o.label })
@@ -188,7 +198,13 @@ local function form(p, say)
             if bad then
               return again(bad)
             end
-            answered(f, list)
+            local names = {}
+            for _, o in ipairs(opts) do
+              if chosen[o.value] then
+                table.insert(names, o.label)
+              end
+            end
+            answered(f, list, table.concat(names, ", "))
             return step(i + 1)
           end
           chosen[c.value] = not chosen[c.value] or nil
@@ -202,13 +218,13 @@ local function form(p, say)
         if c == nil or c.decline or c.skip then
           return picked(c)
         end
-        answered(f, c.value)
+        answered(f, c.value, c.label)
         step(i + 1)
       end)
     else
       -- text or a number; empty leaves an optional one unanswered
       local default = sc.default ~= nil and tostring(sc.default) or nil
-      vim.ui.input({ prompt = prompt .. (required[f.name] and ": " or " (empty: skip): "), default = default }, function(text)
+      ask.input({ prompt = prompt .. (required[f.name] and ": " or " (empty: skip): "), default = default }, function(text)
         if text == nil then
           return finish("cancel")
         end

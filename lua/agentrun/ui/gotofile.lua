@@ -176,6 +176,7 @@ function M.key()
     util.notify(string.format("%s is not a file in %s or below it (the command may have run elsewhere)", path, vim.fn.fnamemodify(where, ":~")), vim.log.levels.INFO)
     return
   end
+  word = util.fit(word, 30)
   util.notify(string.format("no file:line under the cursor (%s); put it on one, like calc_test.go:13", word), vim.log.levels.INFO)
 end
 

@@ -20,7 +20,7 @@ local compilers = {
 -- extra are formats put before the compiler's: what its plugin misses
 -- (the indented "file:13: msg" lines of go test), or the whole format.
 local extra = {
-  go = [[%\s%#%f:%l:%c: %m,%\s%#%f:%l: %m]],
+  go = [[vet: %f:%l:%c: %m,%\s%#%f:%l:%c: %m,%\s%#%f:%l: %m]], -- go vet prefixes "vet: "
   -- a traceback's frame, its message the error line after it (Neovim's
   -- pyunit), or pytest's "file:line: message"
   python = [[%C %.%#,%A  File "%f"\, line %l%.%#,%Z%[%^ ]%\@=%m,%f:%l: %m,%-G%.%#]],
