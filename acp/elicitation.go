@@ -110,7 +110,7 @@ func (a *Agent) handleElicitationCreate(ctx context.Context, params json.RawMess
 		return nil, invalidParams(method, "sessionId or requestId is required")
 	}
 	ans, err := a.ed.Elicit(actx, e)
-	if errors.Is(context.Cause(actx), errTurnCancelled) {
+	if errors.Is(context.Cause(actx), ErrTurnCancelled) {
 		return cancelled, nil
 	}
 	if err != nil {

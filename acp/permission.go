@@ -52,7 +52,7 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 	}()
 	select {
 	case ans := <-ch:
-		if errors.Is(context.Cause(pctx), errTurnCancelled) {
+		if errors.Is(context.Cause(pctx), ErrTurnCancelled) {
 			return cancelled, nil
 		}
 		if ans.err != nil {
@@ -63,7 +63,7 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 		}
 		return ans.resp, nil
 	case <-pctx.Done():
-		if errors.Is(context.Cause(pctx), errTurnCancelled) {
+		if errors.Is(context.Cause(pctx), ErrTurnCancelled) {
 			return cancelled, nil
 		}
 		return nil, acpsdk.NewRequestCancelled(map[string]any{"error": context.Cause(pctx).Error()})

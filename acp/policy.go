@@ -149,7 +149,7 @@ func (a *Agent) approve(ctx context.Context, s *Session, cmd Command) *acpsdk.Re
 	case <-actx.Done():
 		err = context.Cause(actx)
 	}
-	if errors.Is(context.Cause(actx), errTurnCancelled) {
+	if errors.Is(context.Cause(actx), ErrTurnCancelled) {
 		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
 		return internalError(fmt.Errorf("the user cancelled the turn; the command %q was not run", cmd.Line))
 	}

@@ -48,9 +48,10 @@ type Session struct {
 	done         chan struct{}
 }
 
-// errTurnCancelled is the cause given to pending permission requests when
-// the user cancels the turn.
-var errTurnCancelled = errors.New("turn cancelled")
+// ErrTurnCancelled is the cause given to pending questions (permission
+// requests, approvals, elicitations) when the turn is cancelled or the
+// session ends; any other cause means the agent withdrew the request.
+var ErrTurnCancelled = errors.New("turn cancelled")
 
 // SessionOptions are what session/new carries besides the cwd.
 type SessionOptions struct {
@@ -267,7 +268,7 @@ func (s *Session) Cancel(ctx context.Context) error {
 	}
 	s.cancelled = true
 	for _, cancel := range s.perms {
-		cancel(errTurnCancelled)
+		cancel(ErrTurnCancelled)
 	}
 	turn := s.turn
 	s.mu.Unlock()
@@ -315,7 +316,7 @@ func (s *Session) StopTerminal(id string) error {
 // holdForTurn ties a request the agent is waiting on (a permission request,
 // a command approval) to the session's current turn. It returns a context,
 // derived from ctx, that Cancel and the session's end cancel with
-// errTurnCancelled, and release, which the caller defers. ok is false, and
+// ErrTurnCancelled, and release, which the caller defers. ok is false, and
 // nothing is held, when the turn was already cancelled or the session ended:
 // the caller answers at once without asking.
 func (s *Session) holdForTurn(ctx context.Context) (tctx context.Context, release func(), ok bool) {
@@ -373,7 +374,7 @@ func (s *Session) end(reason error) {
 		s.mu.Lock()
 		s.ended = true
 		for _, cancel := range s.perms {
-			cancel(errTurnCancelled)
+			cancel(ErrTurnCancelled)
 		}
 		terms := make([]*termhost.Terminal, 0, len(s.terminals))
 		for _, t := range s.terminals {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentrun/agentrun.nvim/acp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -108,7 +109,11 @@ func (qs *questions) ask(ctx context.Context, prefix string, q question, payload
 		}
 		return token, answer, nil
 	case <-ctx.Done():
-		qs.events.push(q.cancelled, map[string]any{"token": token})
+		why := "withdrawn" // the agent withdrew it ($/cancel_request)
+		if errors.Is(context.Cause(ctx), acp.ErrTurnCancelled) {
+			why = "turn" // the turn was cancelled, or the session ended
+		}
+		qs.events.push(q.cancelled, map[string]any{"token": token, "why": why})
 		return token, "", ctx.Err()
 	}
 }

@@ -171,3 +171,26 @@ func TestPromptQueuedWithTheChatClosedIsSaid(t *testing.T) {
 		return strings.Contains(n, "(agentrun) queued: echo via-prompt — sent after this turn"), n
 	})
 }
+
+// TestChatPauseAfterASentenceStartsAMessage: an agent that sends no
+// message ids (the TypeScript SDK agent, as Claude Code's usage notice
+// and then its answer): a pause after a finished sentence starts the next
+// message on a line of its own; a pause mid-word does not break the word.
+func TestChatPauseAfterASentenceStartsAMessage(t *testing.T) {
+	e := askAgent(t)
+	e.cmd("AgentPrompt notice")
+	chat := e.waitChat("The answer is 42.", 10*time.Second)
+	if strings.Contains(chat, "limit.The answer") {
+		t.Errorf("two messages share a line:\n%s", chat)
+	}
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt slow")
+	chat = e.waitFor("the slow sentence to end", 10*time.Second, func() (bool, string) {
+		c := e.chat()
+		_, after, _ := strings.Cut(c, "> slow")
+		return strings.Contains(after, "wer is 42."), c
+	})
+	if _, after, _ := strings.Cut(chat, "> slow"); !strings.Contains(after, "The answer is 42.") {
+		t.Errorf("a sentence paused mid-word was broken:\n%s", chat)
+	}
+}

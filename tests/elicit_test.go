@@ -176,7 +176,7 @@ func TestElicitationWithdrawnByCancel(t *testing.T) {
 		return n == 1, "none"
 	})
 	e.cmd("AgentCancel")
-	chat := e.waitChat("the agent no longer asks", 10*time.Second)
+	chat := e.waitChat("(the turn ended: what you pick now goes nowhere)", 10*time.Second)
 	if strings.Contains(chat, `ANSWER {"action":"accept"`) {
 		t.Errorf("a cancelled question was answered:\n%s", chat)
 	}
@@ -189,7 +189,7 @@ func TestElicitationWithdrawnByTheAgent(t *testing.T) {
 	e := askAgent(t)
 	e.lua(`_G.script = { "late" }`, nil)
 	e.cmd("AgentPrompt withdraw")
-	e.waitChat("the agent no longer asks", 10*time.Second)
+	e.waitChat("(the agent withdrew its question: what you pick now goes nowhere)", 10*time.Second)
 	chat := e.waitFor("the agent to hear back", 10*time.Second, func() (bool, string) {
 		c := e.chat()
 		return strings.Contains(c, `ANSWER {"action":"cancel"}`) || strings.Contains(c, "WITHDRAWN"), c

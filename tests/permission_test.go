@@ -8,7 +8,8 @@ import (
 
 // TestPermissionThroughUiSelect answers the demo agent's permission
 // request through a stubbed vim.ui.select (the one UI part that needs a
-// person) and checks what the picker showed and what the agent did.
+// person) and checks what the picker showed and what the agent did; the
+// chat shows the question and the answer above the tool call.
 func TestPermissionThroughUiSelect(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -35,7 +36,13 @@ func TestPermissionThroughUiSelect(t *testing.T) {
 				end`, nil, tc.choose)
 			e.startSession()
 			e.cmd("AgentPrompt !permission echo permitted")
-			e.waitChat(tc.want, 10*time.Second)
+			chat := e.waitChat(tc.want, 10*time.Second)
+			// the question and its answer stand above the tool call they
+			// decided
+			q, a, call := strings.Index(chat, "? permission: "), strings.Index(chat, "  → "), strings.Index(chat, "[execute]")
+			if q < 0 || a < q || call < a {
+				t.Errorf("the question (%d), its answer (%d) and the tool call (%d) out of order:\n%s", q, a, call, chat)
+			}
 			var picked struct {
 				Prompt string   `msgpack:"prompt"`
 				Items  []string `msgpack:"items"`

@@ -5,6 +5,8 @@
 //   form          a form of every field kind; say the answer (ANSWER {...})
 //   url URL       ask to open URL; on accept say so and complete it
 //   withdraw      ask a form, then withdraw it ($/cancel_request)
+//   notice, slow  two messages without ids 2 s apart; one sentence paused
+//                 2 s mid-word
 // Each answer is said as one agent_message_chunk "ANSWER <json>".
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -57,6 +59,14 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
         requestedSchema: form,
       });
       await say("ANSWER " + JSON.stringify(r));
+    } else if (text === "notice" || text === "slow") {
+      // two messages without ids, a pause between (notice: after a
+      // finished sentence), or one sentence paused in the middle (slow)
+      const first = text === "notice" ? "Notice: you are near your usage limit." : "The ans";
+      const second = text === "notice" ? "The answer is 42." : "wer is 42.";
+      await client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: first } } });
+      await new Promise((r) => setTimeout(r, 2000));
+      await client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: second } } });
     } else if (text === "withdraw") {
       // asks, then withdraws the question ($/cancel_request) after a moment
       const abort = new AbortController();

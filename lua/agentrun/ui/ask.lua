@@ -10,10 +10,15 @@ local M = {}
 local open = {}
 local asked_in = {} -- token -> the session whose chat shows the question
 
--- note writes text to the session's chat, if it has one.
-function M.note(s, text)
+-- note writes text to the session's chat, if it has one: above tool call
+-- tool_call's block when given (what was decided on it reads first).
+function M.note(s, text, tool_call)
   if s and s.chat then
-    s.chat:note(text, "AgentRunPermission")
+    if tool_call then
+      s.chat:note_before(tool_call, text, "AgentRunPermission")
+    else
+      s.chat:note(text, "AgentRunPermission")
+    end
   end
 end
 
@@ -44,6 +49,9 @@ end
 
 -- pick is vim.ui.select(items, opts, cb), <C-c> answering nil.
 function M.pick(items, opts, cb)
+  -- Neovim's own picker blocks the screen: what the chat just said of
+  -- the question is drawn first
+  pcall(vim.cmd, "redraw")
   guarded(vim.ui.select, cb, items, opts)
 end
 
@@ -96,7 +104,8 @@ end
 -- then answers nothing, and the chat says so.
 function M.cancelled(p)
   if open[p.token] then
-    M.note(asked_in[p.token], "  (the agent no longer asks: it withdrew the question, or its turn ended; what you pick now goes nowhere)")
+    local why = p.why == "turn" and "the turn ended" or "the agent withdrew its question"
+    M.note(asked_in[p.token], "  (" .. why .. ": what you pick now goes nowhere)")
   end
   open[p.token], asked_in[p.token] = nil, nil
 end

@@ -654,6 +654,33 @@ function Chat:note(text, hl)
   return b
 end
 
+-- note_before writes a remark about tool call tool_call (a decision on
+-- it) above that tool call's block, where one reads it first; more
+-- remarks about it join the same lines. Without its block, it is a note.
+function Chat:note_before(tool_call, text, hl)
+  local id = "decision:" .. tostring(tool_call)
+  local b = self.by_id[id]
+  if b then
+    b.text = b.text .. "\n" .. text
+    self:put_note(b)
+    return b
+  end
+  local tool = self.by_id["tool:" .. tostring(tool_call)]
+  if not tool then
+    return self:note(text, hl)
+  end
+  b = { kind = "note", id = id, text = text, hl = hl, lines = {}, hls = {} }
+  for i, x in ipairs(self.blocks) do
+    if x == tool then
+      table.insert(self.blocks, i, b)
+      break
+    end
+  end
+  self.by_id[id] = b
+  self:put_note(b)
+  return b
+end
+
 -- fit_notes writes the notes again when the chat's width changed, so
 -- that their command names stay whole.
 function Chat:fit_notes()

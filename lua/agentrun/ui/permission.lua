@@ -93,7 +93,7 @@ function M.ask(p, again)
   if v and not again and v.decision ~= "ask" then
     local run = v.decision == "run"
     local opt = option(p.options, run and { "allow_once", "allow_always" } or { "reject_once", "reject_always" })
-    ask.note(s, string.format("%s %s: %s  $ %s", run and "✓" or "✗", v.reason, title, cmd))
+    ask.note(s, string.format("%s %s: %s  $ %s", run and "✓" or "✗", v.reason, title, cmd), tc.toolCallId)
     ask.answer(p.token, opt and opt.optionId or "")
     return
   end
@@ -105,13 +105,13 @@ function M.ask(p, again)
     local nv = policy.verdict({ line = named, cwd = project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
     if nv and nv.decision == "refuse" then
       local opt = option(p.options, { "reject_once", "reject_always" })
-      ask.note(s, string.format("✗ %s: %s (the command as the agent names it)", nv.reason, named))
+      ask.note(s, string.format("✗ %s: %s (the command as the agent names it)", nv.reason, named), tc.toolCallId)
       ask.answer(p.token, opt and opt.optionId or "")
       return
     end
   end
   if not again then
-    ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""))
+    ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""), tc.toolCallId)
   end
   local items = vim.list_extend({}, p.options or {})
   local diff = first_diff(merged)
@@ -141,7 +141,7 @@ function M.ask(p, again)
     if cmd and type(choice) == "table" and choice.kind == "allow_always" then
       policy.remember(project, machine, v or policy.check(p.key, cmd, nil, policy.remembered(project, machine)))
     end
-    ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"))
+    ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"), tc.toolCallId)
     return id
   end, s)
 end

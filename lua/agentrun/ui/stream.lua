@@ -28,6 +28,10 @@ local stream_style = {
   message = { "", nil },
 }
 
+-- pause_ms is how long a message without an id may pause before what
+-- follows a finished sentence starts a message of its own.
+local pause_ms = 1500
+
 -- stream appends a chunk to the last block of kind, or starts one. Only
 -- the block's last line and the new lines are touched, so a long streamed
 -- message costs the same per chunk as a short one.
@@ -43,7 +47,13 @@ function Chat:stream(kind, text, message_id)
   local style = stream_style[kind] or stream_style.message
   local prefix, hl = style[1], style[2]
   local last = self.blocks[#self.blocks]
-  local new_message = last and last.kind == kind and (last.ended or (message_id and last.message_id and message_id ~= last.message_id))
+  local now = vim.loop.now()
+  -- Without message ids, a pause after a finished sentence ends a message
+  -- (Claude Code's usage notice, then its answer a while later); never a
+  -- pause mid-sentence, which a slow model makes too.
+  local paused = kind == "message" and not message_id and last and last.kind == kind and last.at
+    and now - last.at > pause_ms and (last.lines[#last.lines] or ""):match("[%.!?:]%s*$") ~= nil
+  local new_message = last and last.kind == kind and (last.ended or paused or (message_id and last.message_id and message_id ~= last.message_id))
   if new_message then
     -- the same kind of block, but another message: on a line of its own
     local gap = kind == "message" or kind == "user_echo"
@@ -59,6 +69,7 @@ function Chat:stream(kind, text, message_id)
     self:put(last, gap and { "", prefix } or { prefix }, hl and { { gap and 1 or 0, hl } } or {})
   end
   last.message_id = last.message_id or message_id
+  last.at = now
   local parts = split_lines(text)
   -- the streamed block is the last one: its lines end the buffer
   local first = api.nvim_buf_line_count(self.buf) - 1
