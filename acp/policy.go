@@ -29,6 +29,9 @@ type Command struct {
 	// Sandbox describes the confinement it runs in ("project (no
 	// network; writes only in /src/app)"); empty when it runs unconfined.
 	Sandbox string
+	// ToolCall is the tool call it runs for, when known (agentrun's MCP
+	// tool); empty otherwise.
+	ToolCall string
 }
 
 // AuditRecord is one entry of the command audit trail.

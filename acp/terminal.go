@@ -35,6 +35,11 @@ var agentEnvDefaults = []string{
 // title of its split and of its line in the terminal list).
 const TitleMetaKey = "agentrun/title"
 
+// ToolCallMetaKey names, in terminal/create's _meta, the tool call the
+// command runs for (agentrun's MCP tool knows it): the approval question
+// stands above that tool call in the chat.
+const ToolCallMetaKey = "agentrun/toolCall"
+
 // exitStatusJSON is the wire form of an exit status. Both fields are
 // always present, one of them null: the SDK's type omits nulls.
 type exitStatusJSON struct {
@@ -144,6 +149,7 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		spec.ByteLimit = termhost.ZeroByteLimit // 0 would mean the default cap
 	}
 	cmd := commandOf(s.id, spec)
+	cmd.ToolCall, _ = req.Meta[ToolCallMetaKey].(string)
 	if rerr := a.confine(ctx, s, &spec, &cmd); rerr != nil {
 		return nil, rerr
 	}

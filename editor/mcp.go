@@ -150,6 +150,14 @@ func (ss *sessions) mcpTerminal(ctx context.Context, raw json.RawMessage) (any, 
 		params = map[string]any{}
 	}
 	params["sessionId"] = s.s.ID()
+	if call.Method == acpsdk.ClientMethodTerminalCreate && call.ToolCallID != "" {
+		meta, _ := params["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[acp.ToolCallMetaKey] = call.ToolCallID // its approval stands above it
+		params["_meta"] = meta
+	}
 	if call.Method == mcptool.StopMethod {
 		id, _ := params["terminalId"].(string)
 		if err := s.s.StopTerminal(id); err != nil {

@@ -194,6 +194,9 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 			"key": key, "session_id": cmd.Session,
 			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "sandbox": cmd.Sandbox,
 		}
+		if cmd.ToolCall != "" {
+			payload["tool_call"] = cmd.ToolCall
+		}
 		mode := ss.modePromise(key)
 		if mode != "" {
 			payload["asks_first"] = mode

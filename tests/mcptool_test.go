@@ -116,7 +116,12 @@ func TestMCPToolKeepsThePolicy(t *testing.T) {
 	e := claudeLike(t, `approve = "always"`)
 	e.lua(`_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; cb(nil, nil) end`, nil)
 	e.cmd("AgentPrompt run echo refused-one")
-	e.waitChat("RESULT error the command was not run: the user did not allow the command", 20*time.Second)
+	chat := e.waitChat("RESULT error the command was not run: the user did not allow the command", 20*time.Second)
+	// the question and the answer stand above the tool call they decided
+	q, a, call := strings.Index(chat, "? run command"), strings.Index(chat, "  → refused"), strings.Index(chat, "echo refused-one [")
+	if q < 0 || a < q || call < a {
+		t.Errorf("the question (%d), its answer (%d) and the tool call (%d) out of order:\n%s", q, a, call, chat)
+	}
 	var asked int
 	e.lua(`return _G.asked`, &asked)
 	if asked != 1 {

@@ -49,7 +49,7 @@ function M.ask(p)
   end
   local v = policy.verdict(cmd)
   if v.decision ~= "ask" then
-    note(s, string.format("%s %s  $ %s", v.decision == "run" and "✓" or "✗", v.reason, p.line))
+    note(s, string.format("%s %s  $ %s", v.decision == "run" and "✓" or "✗", v.reason, p.line), p.tool_call)
     ask.answer(p.token, reply(v.decision == "run"))
     return
   end
@@ -58,7 +58,7 @@ function M.ask(p)
     where = where .. ", sandbox " .. p.sandbox
   end
   local why = p.asks_first and string.format("the agent's mode %s asks first", p.asks_first) or v.reason
-  note(s, string.format("? run command (%s): $ %s  (%s)", where, p.line, why))
+  note(s, string.format("? run command (%s): $ %s  (%s)", where, p.line, why), p.tool_call)
   local keep = rememberable(v)
   local items = { "Run it", "Refuse" }
   if #keep > 0 then
@@ -74,10 +74,10 @@ function M.ask(p)
       if #skipped > 0 then
         msg = msg .. "; not kept (words known only when it runs): " .. table.concat(skipped, " · ")
       end
-      note(s, msg)
+      note(s, msg, p.tool_call)
       return reply(true)
     end
-    note(s, idx == 1 and "  → run" or "  → refused")
+    note(s, idx == 1 and "  → run" or "  → refused", p.tool_call)
     return reply(idx == 1)
   end, s)
 end
