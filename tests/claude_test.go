@@ -60,7 +60,12 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	if chat := e.chat(); !strings.Contains(strings.ReplaceAll(chat, "\n", ""), "◐ "+line) {
 		t.Errorf("while it runs, the chat does not show the command in progress:\n%s", chat)
 	}
-	e.waitChat("The tool said: Terminal "+term.ID+": exited with code 0.", 60*time.Second)
+	chat := e.waitChat("The tool said: Terminal "+term.ID+": exited with code 0.", 60*time.Second)
+	// its answer on a line of its own, after any notice Claude Code
+	// sends before it without a message id
+	if !strings.Contains(chat, "\nThe tool said:") {
+		t.Errorf("the answer shares a line with what came before it:\n%s", chat)
+	}
 	e.idle(60 * time.Second)
 	var asked int
 	e.lua(`local n = 0; for _, p in ipairs(_G.picked) do if p.kind == "agentrun.approve" then n = n + 1 end end; return n`, &asked)
@@ -76,7 +81,7 @@ func testRealClaudeRuns(t *testing.T, pkg claudePackage) {
 	if prompt := e.reopen(1, 60*time.Second); prompt != "claude session to load:" {
 		t.Errorf("picker prompt %q", prompt)
 	}
-	chat := e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
+	chat = e.waitChat("The tool said: Terminal "+term.ID, 30*time.Second)
 	// Claude Code 0.23 replays the /model it ran at the start inside the
 	// first prompt, as markup: it reads as the command and its answer.
 	replay := []string{"> run the ticker", "● ", "claude tick 5", "The tool said: Terminal " + term.ID}
@@ -158,6 +163,25 @@ func claudeCmd(t *testing.T, pkg claudePackage) string {
 // waits for it (and so Claude Code) to stop before HOME goes.
 func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, *int) {
 	t.Helper()
+	setup, backend := realClaudeSetup(t, fake, pkg)
+	e := startEditor(t, setup)
+	var logFile string
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("agentrun.log:\n%s", b)
+		}
+	})
+	return e, backend
+}
+
+// realClaudeSetup is the setup (Lua) of an editor whose default agent is
+// the real claude-agent-acp pkg offline against fake, with a HOME of its
+// own; the caller sets *backend to the backend's pid once it runs: the
+// cleanup waits for it (and so Claude Code) to stop before HOME goes.
+func realClaudeSetup(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (string, *int) {
+	t.Helper()
 	bin := claudeCmd(t, pkg)
 	home := t.TempDir()
 	backend := new(int)
@@ -173,23 +197,14 @@ func realClaude(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (*editor, 
 	if err := os.WriteFile(filepath.Join(home, ".claude", "plugins", "blocklist.json"), []byte(blocklist), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
+	return fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "claude",
 		agents = { claude = { cmd = { %q }, env = {
 			ANTHROPIC_BASE_URL = %q, ANTHROPIC_AUTH_TOKEN = "offline-test", HOME = %q,
 			CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", CLAUDE_CODE_DISABLE_FAST_MODE = "1",
 			IS_SANDBOX = "", -- set on this machine; Claude Code must not see it
 		} } },
-	})`, bin, fake.URL, home))
-	var logFile string
-	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("agentrun.log:\n%s", b)
-		}
-	})
-	return e, backend
+	})`, bin, fake.URL, home), backend
 }
 
 // TestRealClaudeCodeCancelStopsTheCommand: :AgentCancel while the real
@@ -421,5 +436,31 @@ func TestRealClaudeCodeAsksThroughElicitation(t *testing.T) {
 	// its free-text "other" field comes after the choice, and may stay empty
 	if len(shown) != 2 || !strings.Contains(shown[1].Prompt, "Other") {
 		t.Errorf("asked: %+v, want the choice, then its optional other", shown)
+	}
+}
+
+// TestScreenRealClaudeToolCallReads: on the screen, a command the real
+// Claude Code 0.101 runs through our tool reads as what it is: the
+// command line, in progress while it runs (its split live below), then
+// completed — never the tool's own name.
+func TestScreenRealClaudeToolCallReads(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `for i in 1 2 3 4 5 6; do echo "screen tick $i"; sleep 1; done`
+	fake := startFakeAnthropic(t, line)
+	setup, backend := realClaudeSetup(t, fake, claudePackages[1])
+	s := startScreen(t, 140, 40, setup)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(60*time.Second, "agentrun · claude · ready")
+	s.luaValue(`vim.fn.jobpid(require("agentrun.rpc").channel())`, backend)
+	s.keys("i")
+	s.prompt("run the ticker")
+	// (the chat is 70 columns: "in progress" may wrap after "in")
+	sc := s.waitShows(60*time.Second, "◐ for i in 1 2 3 4 5 6", "progress", "screen tick 2")
+	if strings.Contains(sc, "screen tick 6") {
+		t.Errorf("the command ended before it was seen running:\n%s", sc)
+	}
+	sc = s.waitShows(60*time.Second, "● for i in 1 2 3 4 5 6", "completed", "screen tick 6")
+	if strings.Contains(sc, "mcp__agentrun") {
+		t.Errorf("the chat names the tool, not the command:\n%s", sc)
 	}
 }

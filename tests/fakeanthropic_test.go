@@ -203,6 +203,7 @@ func toolResultText(raw json.RawMessage) string {
 // tool_use (delta is its input JSON), streamed as server-sent events or
 // as one message.
 func (f *fakeAnthropic) respond(w http.ResponseWriter, stream bool, stop string, block map[string]any, delta string) {
+	id := f.nextID("msg_fake_") // each answer its own message, as the real API gives
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
 	if !stream {
 		full := map[string]any{}
@@ -218,7 +219,7 @@ func (f *fakeAnthropic) respond(w http.ResponseWriter, stream bool, stop string,
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
+			"id": id, "type": "message", "role": "assistant", "model": "claude-fake",
 			"content": []any{full}, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
 		})
 		return
@@ -229,7 +230,7 @@ func (f *fakeAnthropic) respond(w http.ResponseWriter, stream bool, stop string,
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
 	}
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
+		"id": id, "type": "message", "role": "assistant", "model": "claude-fake",
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage,
 	}})
 	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": block})

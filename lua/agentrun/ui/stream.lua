@@ -53,7 +53,9 @@ function Chat:stream(kind, text, message_id)
   -- pause mid-sentence, which a slow model makes too.
   local paused = kind == "message" and not message_id and last and last.kind == kind and last.at
     and now - last.at > pause_ms and (last.lines[#last.lines] or ""):match("[%.!?:]%s*$") ~= nil
-  local new_message = last and last.kind == kind and (last.ended or paused or (message_id and last.message_id and message_id ~= last.message_id))
+  -- a message with an id after another, or after text with none (Claude
+  -- Code's notices carry none, its answers do), starts a message
+  local new_message = last and last.kind == kind and (last.ended or paused or (message_id and message_id ~= last.message_id))
   if new_message then
     -- the same kind of block, but another message: on a line of its own
     local gap = kind == "message" or kind == "user_echo"

@@ -172,8 +172,10 @@ function M.render(tc)
   if shown and shown.state ~= "running" and (status == "completed" or status == "failed") then
     if (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
       status, how = "failed", " (" .. require("agentrun.state").how_ended(shown) .. ")"
-    elseif shown.exit_code == nil and shown.ended_by == "cancelled" then
-      status = "cancelled"
+    elseif shown.exit_code == nil and (shown.ended_by == "cancelled" or shown.ended_by == "stopped") then
+      -- its split ended with the turn or the session: so does the chat,
+      -- whatever the agent says of it afterwards
+      status = shown.ended_by
     elseif status == "completed" and shown.exit_code == nil and shown.ended_by then
       unsaid = shown.ended_by
     end
