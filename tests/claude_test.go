@@ -184,12 +184,7 @@ func realClaudeSetup(t *testing.T, fake *fakeAnthropic, pkg claudePackage) (stri
 	t.Helper()
 	bin := claudeCmd(t, pkg)
 	home := t.TempDir()
-	backend := new(int)
-	t.Cleanup(func() {
-		if *backend > 0 {
-			eventually(t, "the backend (and so Claude Code) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
-		}
-	})
+	backend := backendGoneAtCleanup(t, "Claude Code")
 	if err := os.MkdirAll(filepath.Join(home, ".claude", "plugins"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -90,15 +90,7 @@ enabled = false
 			CODEX_HOME = %q, HOME = %q, OPENAI_API_KEY = "offline-test",
 		} } },
 	})`, bin, codexHome, home))
-	var logFile string
-	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("agentrun.log:\n%s", b)
-			t.Logf("model API requests:\n%s", fake.log())
-		}
-	})
+	e.logOnFailure(fake.log)
 	return e, backend
 }
 

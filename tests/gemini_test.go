@@ -44,12 +44,7 @@ func realGemini(t *testing.T, fake *fakeGemini, terminal ...string) (*editor, *i
 	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	backend := new(int)
-	t.Cleanup(func() {
-		if *backend > 0 {
-			eventually(t, "the backend (and so Gemini) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
-		}
-	})
+	backend := backendGoneAtCleanup(t, "Gemini")
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "gemini",
 		agents = { gemini = { cmd = { %q, "--acp" }, env = {
@@ -57,15 +52,7 @@ func realGemini(t *testing.T, fake *fakeGemini, terminal ...string) (*editor, *i
 		} } },
 		terminal = { %s },
 	})`, bin, home, fake.URL, strings.Join(terminal, ", ")))
-	var logFile string
-	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("agentrun.log:\n%s", b)
-			t.Logf("model API requests:\n%s", fake.log())
-		}
-	})
+	e.logOnFailure(fake.log)
 	return e, backend
 }
 

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var (
@@ -120,4 +121,18 @@ func npmBin(t *testing.T, dir, pkg, version, bin string) string {
 		t.Fatalf("tests/%s has %s %q, want %s (run scripts/deps.sh): %v", dir, pkg, meta.Version, version, err)
 	}
 	return filepath.Join(at, meta.Bin[bin])
+}
+
+// backendGoneAtCleanup returns where the test puts the backend's pid once
+// it runs: at cleanup, before the agent's HOME goes, the backend (and so
+// agent, the real agent package it runs) must have stopped.
+func backendGoneAtCleanup(t *testing.T, agent string) *int {
+	t.Helper()
+	backend := new(int)
+	t.Cleanup(func() {
+		if *backend > 0 {
+			eventually(t, "the backend (and so "+agent+") to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
+		}
+	})
+	return backend
 }

@@ -404,3 +404,19 @@ func (e *editor) exits() []exitSaid {
 	e.lua(`return _G.exits`, &out)
 	return out
 }
+
+// logOnFailure prints the backend's log, and what more says (the fake
+// model API's requests), when the test fails; it returns the log's path.
+func (e *editor) logOnFailure(more func() string) string {
+	e.t.Helper()
+	var logFile string
+	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			e.t.Logf("agentrun.log:\n%s", b)
+			e.t.Logf("model API requests:\n%s", more())
+		}
+	})
+	return logFile
+}

@@ -43,12 +43,7 @@ func realOpencodeWith(t *testing.T, fake *fakeChat, extraConfig, agentOptions st
 	t.Helper()
 	bin := opencodeBin(t)
 	home := t.TempDir()
-	backend := new(int)
-	t.Cleanup(func() {
-		if *backend > 0 {
-			eventually(t, "the backend (and so opencode) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
-		}
-	})
+	backend := backendGoneAtCleanup(t, "opencode")
 	config := fmt.Sprintf(`{
   "$schema": "https://opencode.ai/config.json",
   "autoupdate": false,
@@ -81,15 +76,7 @@ func realOpencodeWith(t *testing.T, fake *fakeChat, extraConfig, agentOptions st
 		} } },
 	})`, agentOptions, agentCmd(t, bin, "acp"), home, filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"),
 		filepath.Join(home, ".cache"), filepath.Join(home, ".local", "state")))
-	var logFile string
-	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("agentrun.log:\n%s", b)
-			t.Logf("model API requests:\n%s", fake.log())
-		}
-	})
+	e.logOnFailure(fake.log)
 	e.startSessionWithin(30 * time.Second)
 	*backend = e.backendPid()
 	return e

@@ -31,12 +31,7 @@ func realQwen(t *testing.T, fake *fakeChat) (*editor, string) {
 	t.Helper()
 	bin := qwenBin(t)
 	home := t.TempDir()
-	backend := new(int)
-	t.Cleanup(func() {
-		if *backend > 0 {
-			eventually(t, "the backend (and so Qwen Code) to stop", 10*time.Second, func() (bool, string) { return !alive(*backend), "alive" })
-		}
-	})
+	backend := backendGoneAtCleanup(t, "Qwen Code")
 	settings := `{
   "security": { "auth": { "selectedType": "openai" } },
   "model": { "name": "fake-model" },
@@ -60,15 +55,7 @@ func realQwen(t *testing.T, fake *fakeChat) (*editor, string) {
 			HOME = %q, OPENAI_BASE_URL = %q, OPENAI_API_KEY = "offline-test", OPENAI_MODEL = "fake-model",
 		} } },
 	})`, agentCmd(t, bin, "--acp"), home, fake.URL))
-	var logFile string
-	e.lua(`return require("agentrun.binary").log_path()`, &logFile)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("agentrun.log:\n%s", b)
-			t.Logf("model API requests:\n%s", fake.log())
-		}
-	})
+	logFile := e.logOnFailure(fake.log)
 	e.startSessionWithin(30 * time.Second)
 	*backend = e.backendPid()
 	return e, logFile
