@@ -116,18 +116,23 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 	if rerr != nil {
 		return nil, rerr
 	}
-	limit := 0
+	// The agent's outputByteLimit (0 keeps nothing), at most the user's
+	// cap; none: the user's cap (nil: the host's, which is the same).
+	var limit *int
 	if req.OutputByteLimit != nil {
-		limit = *req.OutputByteLimit
-		if limit < 0 {
-			return nil, invalidParams(method, "outputByteLimit must not be negative, not %d", limit)
+		n := *req.OutputByteLimit
+		if n < 0 {
+			return nil, invalidParams(method, "outputByteLimit must not be negative, not %d", n)
 		}
-		if limit > MaxOutputByteLimit {
-			return nil, invalidParams(method, "outputByteLimit %d is more than the maximum of %d (1 GiB)", limit, MaxOutputByteLimit)
+		if n > MaxOutputByteLimit {
+			return nil, invalidParams(method, "outputByteLimit %d is more than the maximum of %d (1 GiB)", n, MaxOutputByteLimit)
 		}
-	}
-	if a.opts.ByteLimit > 0 && (req.OutputByteLimit == nil || limit > a.opts.ByteLimit) {
-		limit = a.opts.ByteLimit
+		if a.opts.ByteLimit > 0 {
+			n = min(n, a.opts.ByteLimit)
+		}
+		limit = &n
+	} else if n := a.opts.ByteLimit; n > 0 {
+		limit = &n
 	}
 
 	spec := termhost.Spec{
@@ -144,9 +149,6 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 	}
 	if a.opts.TerminalSize != nil {
 		spec.Cols, spec.Rows = a.opts.TerminalSize()
-	}
-	if req.OutputByteLimit != nil && limit == 0 {
-		spec.ByteLimit = termhost.ZeroByteLimit // 0 would mean the default cap
 	}
 	cmd := commandOf(s.id, spec)
 	cmd.ToolCall, _ = req.Meta[ToolCallMetaKey].(string)

@@ -37,7 +37,7 @@ func prebuildOutput(dir, cmd string) ([]byte, int, error) {
 	defer host.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	t, err := host.Create(ctx, termhost.Spec{Command: cmd, Shell: true, Dir: dir, ByteLimit: demoagent.DefaultOutputByteLimit})
+	t, err := host.Create(ctx, termhost.Spec{Command: cmd, Shell: true, Dir: dir, ByteLimit: new(int(demoagent.DefaultOutputByteLimit))})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -175,14 +175,15 @@ func (b *Bridge) deliver(batch []event) {
 
 // setupArgs are the options Lua sends once after starting the binary.
 type setupArgs struct {
-	// KillGraceMS is terminal.kill_grace_ms; 0: the host's default
-	// (termhost.DefaultKillGrace, the one default of the option).
-	KillGraceMS int `msgpack:"kill_grace_ms"`
+	// KillGraceMS is terminal.kill_grace_ms; nil (unset): the host's
+	// default (termhost.DefaultKillGrace, the one default of the option),
+	// never 0.
+	KillGraceMS *int `msgpack:"kill_grace_ms"`
 	// ByteLimit is terminal.byte_limit, the rendered text every terminal
-	// keeps (and the most an agent gets); 0: the host's default
-	// (termhost.DefaultByteLimit, the one default of the option). This is
-	// its one way in: agents' terminals get it from byteLimit.
-	ByteLimit   int    `msgpack:"byte_limit"`
+	// keeps (and the most an agent gets); nil (unset): the host's default
+	// (termhost.DefaultByteLimit, the one default of the option), never
+	// 0. This is its one way in: agents' terminals get it from byteLimit.
+	ByteLimit   *int   `msgpack:"byte_limit"`
 	NvimVersion string `msgpack:"nvim_version"`
 	// PluginVersion is the plugin's VERSION file; a backend of another
 	// version refuses to serve it ("" when Lua does not say).
@@ -223,22 +224,28 @@ func validSite(s string) bool {
 // line (colours included), so a log holds what 'scrollback' can show.
 const displayBytesPerLine = 100
 
-// displayBytes is the raw log size for a 'scrollback' of lines (0: the
-// host's default, 1 MiB), within 64 KiB..16 MiB.
+// defaultScrollback is terminal.scrollback's default in config.lua, for
+// a caller that sends none (TestScrollbackDefaultIsLuas keeps them equal):
+// Lua sends the option with setup (the raw logs' size) and each buffer's
+// 'scrollback' with attach (the lines a display replays).
+const defaultScrollback = 10000
+
+// displayBytes is the raw log size for a 'scrollback' of lines (0:
+// defaultScrollback's), within 64 KiB..16 MiB.
 func displayBytes(scrollback int) int {
 	if scrollback <= 0 {
-		return 0
+		scrollback = defaultScrollback
 	}
 	return min(max(scrollback*displayBytesPerLine, 64<<10), 16<<20)
 }
 
 // handleSetup configures the terminal host from the user's options.
 func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
-	if args.KillGraceMS < 0 {
-		return nil, fmt.Errorf("setup: kill_grace_ms must be >= 0, not %d", args.KillGraceMS)
+	if args.KillGraceMS != nil && *args.KillGraceMS <= 0 {
+		return nil, fmt.Errorf("setup: kill_grace_ms must be a positive number of milliseconds (or unset), not %d", *args.KillGraceMS)
 	}
-	if args.ByteLimit < 0 {
-		return nil, fmt.Errorf("setup: byte_limit must be >= 0, not %d", args.ByteLimit)
+	if args.ByteLimit != nil && *args.ByteLimit <= 0 {
+		return nil, fmt.Errorf("setup: byte_limit must be a positive number of bytes (or unset), not %d", *args.ByteLimit)
 	}
 	if err := checkVersion(b.version, args.PluginVersion); err != nil {
 		return nil, err
@@ -266,12 +273,20 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	if b.host != nil {
 		return fmt.Errorf("setup: already set up (terminals are running)")
 	}
+	byteLimit := termhost.DefaultByteLimit
+	if args.ByteLimit != nil {
+		byteLimit = *args.ByteLimit
+	}
+	killGrace := termhost.DefaultKillGrace
+	if args.KillGraceMS != nil {
+		killGrace = time.Duration(*args.KillGraceMS) * time.Millisecond
+	}
 	b.hostOpts = termhost.Options{
-		DefaultByteLimit: args.ByteLimit,
-		DisplayBytes:     displayBytes(args.Scrollback),
-		KillGrace:        time.Duration(args.KillGraceMS) * time.Millisecond,
-		IDSuffix:         siteSuffix(args.Site),
-		IDBase:           args.IDBase,
+		ByteLimit:    byteLimit,
+		DisplayBytes: displayBytes(args.Scrollback),
+		KillGrace:    killGrace,
+		IDSuffix:     siteSuffix(args.Site),
+		IDBase:       args.IDBase,
 		Logf: func(format string, a ...any) {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
@@ -286,7 +301,7 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	if args.IDBase > 0 {
 		b.ids.n.CompareAndSwap(0, int64(args.IDBase))
 	}
-	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace_ms", args.KillGraceMS, "byte_limit", args.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
+	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace", b.hostOpts.KillGrace, "byte_limit", b.hostOpts.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
 	return nil
 }
 
@@ -319,8 +334,8 @@ func checkVersion(backend, plugin string) error {
 func (b *Bridge) byteLimit() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.hostOpts.DefaultByteLimit > 0 {
-		return b.hostOpts.DefaultByteLimit
+	if b.hostOpts.ByteLimit > 0 {
+		return b.hostOpts.ByteLimit
 	}
 	return termhost.DefaultByteLimit
 }

@@ -3,6 +3,9 @@ package editor
 import (
 	"context"
 	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
@@ -15,11 +18,11 @@ import (
 func TestByteLimitHasOneRoute(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup int
+		setup *int
 		want  int
 	}{
-		{"set", 4, 4},
-		{"unset: the host's default", 0, termhost.DefaultByteLimit},
+		{"set", new(4), 4},
+		{"unset: the host's default", nil, termhost.DefaultByteLimit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,7 +45,25 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (&Bridge{log: slog.New(slog.DiscardHandler)}).handleSetup(setupArgs{ByteLimit: -1}); err == nil {
-		t.Error("setup took byte_limit -1")
+	for _, bad := range []int{-1, 0} {
+		if _, err := (&Bridge{log: slog.New(slog.DiscardHandler)}).handleSetup(setupArgs{ByteLimit: new(bad)}); err == nil {
+			t.Errorf("setup took byte_limit %d", bad)
+		}
+	}
+}
+
+// TestScrollbackDefaultIsLuas: terminal.scrollback has one default, the
+// one config.lua gives; Go's fallback for a caller that sends none is it.
+func TestScrollbackDefaultIsLuas(t *testing.T) {
+	src, err := os.ReadFile("../lua/agentrun/config.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*scrollback = (\d+),`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("config.lua has no terminal.scrollback default")
+	}
+	if got := string(m[1]); got != strconv.Itoa(defaultScrollback) {
+		t.Errorf("config.lua's scrollback default is %s, Go's defaultScrollback %d", got, defaultScrollback)
 	}
 }

@@ -111,7 +111,7 @@ func startPump(ctx context.Context, t displaySource, released <-chan struct{}, s
 		p.pacer = newPacer()
 	}
 	if opts.MaxLines <= 0 {
-		opts.MaxLines = 10000
+		opts.MaxLines = defaultScrollback
 	}
 	go func() {
 		defer close(p.done)

@@ -352,7 +352,7 @@ func TestSkipMarker(t *testing.T) {
 
 func TestDisplayBytes(t *testing.T) {
 	tests := []struct{ scrollback, want int }{
-		{0, 0},              // not given: the host's default
+		{0, 1000000},        // not given: the default scrollback
 		{10000, 1000000},    // the default scrollback: ~1 MiB
 		{1, 64 << 10},       // floor
 		{100000, 10000000},  // the largest 'scrollback'

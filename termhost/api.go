@@ -48,9 +48,10 @@ type Spec struct {
 	// Dir is the absolute working directory; empty means the host
 	// process's working directory.
 	Dir string
-	// ByteLimit bounds the retained rendered text; 0 means the host's
-	// default cap and ZeroByteLimit (any negative value) keeps nothing.
-	ByteLimit int
+	// ByteLimit bounds the retained rendered text: nil means the host's
+	// cap (Options.ByteLimit) and 0 keeps nothing, as an agent's
+	// outputByteLimit does.
+	ByteLimit *int
 	// Cols and Rows are the initial pty size; 0 means 80x24.
 	Cols, Rows uint16
 	// Title is the initial human-readable title; empty means the command line.
@@ -101,9 +102,9 @@ func (l Limits) Zero() bool { return l == Limits{} }
 
 // Options configures a Host.
 type Options struct {
-	// DefaultByteLimit is the rendered-text cap when a Spec gives none
-	// (default 16 MiB).
-	DefaultByteLimit int
+	// ByteLimit is the rendered-text cap when a Spec gives none: the
+	// user's terminal.byte_limit (zero: DefaultByteLimit, 16 MiB).
+	ByteLimit int
 	// KillGrace is how long Kill waits after SIGTERM before SIGKILL
 	// (default 3s).
 	KillGrace time.Duration
@@ -136,8 +137,3 @@ type Options struct {
 	// goroutine of the terminal's and must not block for long.
 	SessionEnded func(pid int)
 }
-
-// ZeroByteLimit is the Spec.ByteLimit that keeps no rendered text at all
-// (an agent's outputByteLimit of 0); Output is then empty and Truncated
-// once anything was printed.
-const ZeroByteLimit = -1

@@ -45,8 +45,8 @@ type Host struct {
 
 // NewHost returns a Host; zero Options fields take their defaults.
 func NewHost(opts Options) *Host {
-	if opts.DefaultByteLimit <= 0 {
-		opts.DefaultByteLimit = DefaultByteLimit
+	if opts.ByteLimit <= 0 {
+		opts.ByteLimit = DefaultByteLimit
 	}
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace
@@ -100,12 +100,9 @@ func (h *Host) Create(ctx context.Context, spec Spec) (*Terminal, error) {
 	if spec.Rows == 0 {
 		spec.Rows = 24
 	}
-	limit := spec.ByteLimit
-	switch {
-	case limit == 0:
-		limit = h.opts.DefaultByteLimit
-	case limit < 0:
-		limit = 0
+	limit := h.opts.ByteLimit
+	if spec.ByteLimit != nil {
+		limit = max(*spec.ByteLimit, 0) // 0 (or less) keeps nothing
 	}
 	cmdline := commandLine(spec)
 	if spec.Title == "" {

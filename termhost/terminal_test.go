@@ -223,24 +223,24 @@ func TestOutputThroughPty(t *testing.T) {
 	h := testHost(t, Options{})
 	tests := []struct {
 		name  string
-		limit int
+		limit *int
 		line  string
 		want  string
 		trunc bool
 	}{
-		{"lines", 0, "echo one; echo two", "one\ntwo\n", false},
-		{"no trailing newline kept", 0, "printf 'last words'", "last words", false},
-		{"progress bar", 0, `for p in 10 50 100; do printf '\r[%3d%%]' $p; sleep 0.05; done; printf '\n'`, "[100%]\n", false},
-		{"colours", 0, `printf '\033[1;31merror\033[0m: \033[32mok\033[m\n'`, "error: ok\n", false},
-		{"euro split across reads", 0, `printf 'a\342\202'; sleep 0.2; printf '\254b\n'`, "a€b\n", false},
-		{"emoji split across reads", 0, `printf '\360'; sleep 0.2; printf '\237\230\200\n'`, "😀\n", false},
-		{"invalid utf-8", 0, `printf 'a\377b\342\202\n'`, "a\uFFFDb\uFFFD\uFFFD\n", false},
-		{"split character then exit", 0, `printf 'x\342\202'`, "x\uFFFD\uFFFD", false},
-		{"limit of one byte", 1, "echo hello", "\n", true},
-		{"limit of zero", ZeroByteLimit, "echo hello", "", true},
-		{"limit zero without output", ZeroByteLimit, "true", "", false},
-		{"limit cuts before a split character", 4, `printf 'ab\342\202'; sleep 0.2; printf '\254\342\202\254'`, "€", true},
-		{"limit keeps the tail", 8, "printf '1234567890'; printf 'abc\\n'", "7890abc\n", true},
+		{"lines", nil, "echo one; echo two", "one\ntwo\n", false},
+		{"no trailing newline kept", nil, "printf 'last words'", "last words", false},
+		{"progress bar", nil, `for p in 10 50 100; do printf '\r[%3d%%]' $p; sleep 0.05; done; printf '\n'`, "[100%]\n", false},
+		{"colours", nil, `printf '\033[1;31merror\033[0m: \033[32mok\033[m\n'`, "error: ok\n", false},
+		{"euro split across reads", nil, `printf 'a\342\202'; sleep 0.2; printf '\254b\n'`, "a€b\n", false},
+		{"emoji split across reads", nil, `printf '\360'; sleep 0.2; printf '\237\230\200\n'`, "😀\n", false},
+		{"invalid utf-8", nil, `printf 'a\377b\342\202\n'`, "a\uFFFDb\uFFFD\uFFFD\n", false},
+		{"split character then exit", nil, `printf 'x\342\202'`, "x\uFFFD\uFFFD", false},
+		{"limit of one byte", new(1), "echo hello", "\n", true},
+		{"limit of zero", new(0), "echo hello", "", true},
+		{"limit zero without output", new(0), "true", "", false},
+		{"limit cuts before a split character", new(4), `printf 'ab\342\202'; sleep 0.2; printf '\254\342\202\254'`, "€", true},
+		{"limit keeps the tail", new(8), "printf '1234567890'; printf 'abc\\n'", "7890abc\n", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,7 +274,7 @@ func TestNoLostTail(t *testing.T) {
 		t.Fatalf("BytesSeen %d, want %d", n, want.Len()+1000000)
 	}
 
-	spec := Spec{Command: "seq", Args: []string{"1", "1000000"}, Dir: t.TempDir(), ByteLimit: 100}
+	spec := Spec{Command: "seq", Args: []string{"1", "1000000"}, Dir: t.TempDir(), ByteLimit: new(100)}
 	_, out = waitExit(t, create(t, h, spec))
 	wantTail := want.String()[want.Len()-100:] // ASCII: any cut is a boundary
 	if out.Text != wantTail || !out.Truncated {
@@ -752,3 +752,4 @@ func TestStopInterruptsThenKills(t *testing.T) {
 		})
 	}
 }
+

@@ -23,10 +23,9 @@ M.defaults = {
     position = "below", -- "below" | "right" | "float" | "none"
     -- size (M.unset): lines (below) or columns (right); unset, 12 lines
     -- below and 80 columns (at most half the room) right: M.terminal_size
-    -- SIGTERM -> SIGKILL delay for X / terminal/kill; 0 = the backend's
-    -- default, the option's one default (termhost.DefaultKillGrace, 3000).
-    -- rpc.lua sends it, and byte_limit, once: when the backend starts.
-    kill_grace_ms = 0,
+    -- kill_grace_ms (M.unset): SIGTERM -> SIGKILL delay for X /
+    -- terminal/kill. rpc.lua sends it, and byte_limit, once: when the
+    -- backend starts.
     -- byte_limit (M.unset): rendered text kept per terminal for the agent
     scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
     allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
@@ -70,8 +69,9 @@ M.defaults = {
 
 -- unset names the options that have no default here: unset, the backend
 -- applies its own, the option's one default (terminal.byte_limit:
--- termhost.DefaultByteLimit, 16 MiB).
-M.unset = { chat = { size = true }, terminal = { byte_limit = true, size = true } }
+-- termhost.DefaultByteLimit, 16 MiB; terminal.kill_grace_ms:
+-- termhost.DefaultKillGrace, 3000). No zero stands for "the default".
+M.unset = { chat = { size = true }, terminal = { byte_limit = true, kill_grace_ms = true, size = true } }
 
 -- chat_size is chat.size for a chat at position, and whether the user set
 -- it: unset, a chat beside the code is 70 columns wide and one below 15
@@ -320,7 +320,7 @@ local function validate(opts)
   no_unknown_keys("terminal.", c.terminal, vim.tbl_extend("force", {}, M.defaults.terminal, M.unset.terminal))
   check("terminal.position", c.terminal.position, one_of("below", "right", "float", "none"))
   check("terminal.size", c.terminal.size, int_in(1), "a positive integer", true)
-  check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(0), "an integer >= 0 (milliseconds)")
+  check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(1), "a positive integer (milliseconds)", true)
   check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)", true)
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")

@@ -101,8 +101,8 @@ end
 local function setup_args(site)
   local cfg = config.get()
   return {
-    kill_grace_ms = cfg.terminal.kill_grace_ms,
-    byte_limit = cfg.terminal.byte_limit or 0, -- 0: the backend's default
+    kill_grace_ms = cfg.terminal.kill_grace_ms, -- nil: the backend's one default
+    byte_limit = cfg.terminal.byte_limit, -- nil: the backend's one default
     scrollback = cfg.terminal.scrollback,
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
     plugin_version = binary.expected_version(),

@@ -25,7 +25,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@class agentrun.ConfigTerminal
 ---@field position? "below"|"right"|"float"|"none"
 ---@field size? integer lines below, columns right (unset: 12 or 80)
----@field kill_grace_ms? integer SIGTERM to SIGKILL delay; 0: the backend's (3000)
+---@field kill_grace_ms? integer SIGTERM to SIGKILL delay in ms (unset: 3000)
 ---@field byte_limit? integer rendered text kept per terminal for the agent (unset: 16 MiB)
 ---@field scrollback? integer 'scrollback' of the splits (1..100000)
 ---@field allowed_cwd? string[] directories commands may run in, and below ({}: the session's cwd)
