@@ -68,9 +68,5 @@ func (ts *terminals) setActivity(tm *terminal, waiting bool, ports []int, lastLi
 	if ports == nil {
 		ports = []int{}
 	}
-	p := map[string]any{"id": tm.id, "waiting": waiting, "ports": ports}
-	if lastLine != "" {
-		p["last_line"] = lastLine
-	}
-	ts.events.push(evTerminalActivity, p)
+	ts.events.push(terminalActivityEvent{ID: tm.id, Waiting: waiting, Ports: ports, LastLine: lastLine})
 }

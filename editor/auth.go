@@ -23,7 +23,7 @@ import (
 // agent's answer, or a failed attempt).
 func (ss *sessions) askSignIn(s *session, why error) {
 	ss.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
-	ss.events.push(evAuthRequired, map[string]any{"key": s.key, "agent": s.name, "methods": jsonValue(s.agent.AuthMethods()), "error": errText(why)})
+	ss.events.push(authRequiredEvent{Key: s.key, Agent: s.name, Methods: jsonValue(s.agent.AuthMethods()), Error: errText(why)})
 }
 
 // authMethods returns the ways session key's agent offers to sign in.
@@ -111,7 +111,7 @@ func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
 		ss.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
 	case err != nil:
 		ss.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
-		ss.events.push(evMessage, map[string]any{"key": s.key, "level": "error", "text": fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
+		ss.events.push(messageEvent{Key: s.key, Level: "error", Text: fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
 	case open:
 		ss.log.Info("signed in; opening the session", "key", s.key, "method", m.ID)
 		defer ss.starting.Done()
@@ -123,6 +123,6 @@ func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
 		ss.mu.Unlock()
 	case !waiting:
 		ss.log.Info("signed in", "key", s.key, "method", m.ID)
-		ss.events.push(evMessage, map[string]any{"key": s.key, "level": "info", "text": fmt.Sprintf("signed in with %q", m.Name)})
+		ss.events.push(messageEvent{Key: s.key, Level: "info", Text: fmt.Sprintf("signed in with %q", m.Name)})
 	}
 }

@@ -436,7 +436,7 @@ func (e agentEditor) Elicit(ctx context.Context, el acp.Elicitation) (acp.Elicit
 
 // ElicitationComplete implements acp.Editor (elicit.go).
 func (e agentEditor) ElicitationComplete(_ context.Context, id string) {
-	e.b.events.push(evElicitationComplete, map[string]any{"key": e.key, "elicitation_id": id})
+	e.b.events.push(elicitationCompleteEvent{Key: e.key, ElicitationID: id})
 }
 
 // ReadTextFile implements acp.Editor (fs.go).

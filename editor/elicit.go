@@ -24,16 +24,11 @@ func (b *Bridge) elicit(ctx context.Context, key string, e acp.Elicitation) (acp
 	if required == nil {
 		required = []string{}
 	}
-	token, raw, err := b.questions.ask(ctx, "e", elicitQuestion, map[string]any{
-		"key":            key,
-		"session_id":     e.SessionID,
-		"tool_call":      e.ToolCallID,
-		"mode":           e.Mode,
-		"message":        e.Message,
-		"fields":         jsonValue(fields),
-		"required":       required,
-		"url":            e.URL,
-		"elicitation_id": e.ID,
+	token, raw, err := b.questions.ask(ctx, "e", elicitQuestion, func(token string) payload {
+		return elicitationEvent{
+			Key: key, SessionID: e.SessionID, ToolCall: e.ToolCallID, Mode: e.Mode, Message: e.Message,
+			Fields: jsonValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,
+		}
 	})
 	if err != nil {
 		return cancel, nil

@@ -36,12 +36,12 @@ const (
 	evPortClosed           = "port_closed"      // a forwarded port's connection ended, or was refused
 )
 
-// question is something the backend asks the user (questions.ask): the event that
-// asks, and the one that withdraws it.
-type question struct{ ask, cancelled string }
+// question is something the backend asks the user (questions.ask): the
+// event that withdraws it (the one that asks is its payload's).
+type question struct{ cancelled string }
 
 var (
-	permissionQuestion = question{evPermission, evPermissionCancelled}
-	approveQuestion    = question{evApprove, evApproveCancelled}
-	elicitQuestion     = question{evElicitation, evElicitationWithdrawn}
+	permissionQuestion = question{evPermissionCancelled}
+	approveQuestion    = question{evApproveCancelled}
+	elicitQuestion     = question{evElicitationWithdrawn}
 )

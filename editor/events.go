@@ -4,8 +4,8 @@ import "sync"
 
 // event is one Go -> Lua event: require("agentrun.events").dispatch(name, payload).
 type event struct {
-	name    string
-	payload map[string]any
+	name    string // payload.eventName()
+	payload payload
 	// replayOnly: not sent as it happens (Lua did it and shows it
 	// already: the user's prompt), only in a replay to a Neovim that
 	// takes the sessions over (linger.go).
@@ -48,19 +48,19 @@ func newEventQueue() *eventQueue {
 const maxKept = 200_000
 
 // push appends an event; it never blocks.
-func (q *eventQueue) push(name string, payload map[string]any) {
-	q.add(event{name: name, payload: payload})
+func (q *eventQueue) push(p payload) {
+	q.add(event{name: p.eventName(), payload: p})
 }
 
 // pushTransient appends an event that is never kept for a replay; it
 // never blocks.
-func (q *eventQueue) pushTransient(name string, payload map[string]any) {
-	q.add(event{name: name, payload: payload, transient: true})
+func (q *eventQueue) pushTransient(p payload) {
+	q.add(event{name: p.eventName(), payload: p, transient: true})
 }
 
 // pushReplayOnly keeps an event for a replay without sending it now.
-func (q *eventQueue) pushReplayOnly(name string, payload map[string]any) {
-	q.add(event{name: name, payload: payload, replayOnly: true})
+func (q *eventQueue) pushReplayOnly(p payload) {
+	q.add(event{name: p.eventName(), payload: p, replayOnly: true})
 }
 
 func (q *eventQueue) add(e event) {

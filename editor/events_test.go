@@ -2,6 +2,7 @@ package editor
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestEventQueueKeepsOrderAndNeverBlocks(t *testing.T) {
 			defer mu.Unlock()
 			maxSeen = max(maxSeen, len(batch))
 			for _, e := range batch {
-				got = append(got, e.name)
+				got = append(got, e.payload.(messageEvent).Text)
 			}
 		})
 		close(done)
@@ -33,7 +34,7 @@ func TestEventQueueKeepsOrderAndNeverBlocks(t *testing.T) {
 	const n = 1000
 	start := time.Now()
 	for i := range n {
-		q.push(fmt.Sprint(i), nil)
+		q.push(messageEvent{Text: fmt.Sprint(i)})
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("pushing %d events with delivery stuck took %v", n, d)
@@ -75,19 +76,19 @@ func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
 	got := make(chan []event, 10)
 	go q.run(func(b []event) { got <- b })
 	defer q.close()
-	q.push(evSessionStarted, map[string]any{"key": "1@d"})
-	q.pushReplayOnly(evPromptSent, map[string]any{"key": "1@d", "text": "ls"})
-	q.push(evSessionStarted, map[string]any{"key": "2@d"})
-	q.push(evTerminalCreated, map[string]any{"id": "term-1@d", "session": "1@d"})
-	q.push(evTerminalCreated, map[string]any{"id": "term-2@d", "session": "2@d"})
-	q.push(evMessage, map[string]any{"text": "of nothing"})
-	q.push(evPermission, map[string]any{"key": "1@d", "token": "p-1@d"})
-	q.push(evPermission, map[string]any{"key": "1@d", "token": "p-2@d"})
-	q.push(evPermissionCancelled, map[string]any{"token": "p-1@d"})
-	q.push(evTerminalExit, map[string]any{"id": "term-1@d"})
-	q.push(evTerminalExit, map[string]any{"id": "term-2@d"})
-	q.push(evSessionEnded, map[string]any{"key": "2@d"})
-	q.push(evTurnEnd, map[string]any{"key": "1@d"})
+	q.push(sessionStartedEvent{Key: "1@d"})
+	q.pushReplayOnly(promptSentEvent{Key: "1@d", Text: "ls"})
+	q.push(sessionStartedEvent{Key: "2@d"})
+	q.push(terminalCreatedEvent{ID: "term-1@d", Session: "1@d"})
+	q.push(terminalCreatedEvent{ID: "term-2@d", Session: "2@d"})
+	q.push(messageEvent{Text: "of nothing"})
+	q.push(permissionEvent{Key: "1@d", Token: "p-1@d"})
+	q.push(permissionEvent{Key: "1@d", Token: "p-2@d"})
+	q.push(questionWithdrawnEvent{name: evPermissionCancelled, Token: "p-1@d"})
+	q.push(terminalExitEvent{ID: "term-1@d"})
+	q.push(terminalExitEvent{ID: "term-2@d"})
+	q.push(sessionEndedEvent{Key: "2@d"})
+	q.push(turnEndEvent{Key: "1@d"})
 	select {
 	case b := <-got:
 		t.Fatalf("a paused queue delivered %d events", len(b))
@@ -100,19 +101,19 @@ func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
 		select {
 		case b := <-got:
 			for _, e := range b {
-				names = append(names, fmt.Sprintf("%s %v", e.name, e.payload["token"]))
+				names = append(names, strings.TrimSpace(e.name+" "+payloadField(e.payload, "token")))
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("replayed only %q", names)
 		}
 	}
-	want := []string{"session_started <nil>", "prompt_sent <nil>", "terminal_created <nil>", "permission p-2@d", "terminal_exit <nil>", "turn_end <nil>"}
+	want := []string{"session_started", "prompt_sent", "terminal_created", "permission p-2@d", "terminal_exit", "turn_end"}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("replayed %q\nwant     %q", names, want)
 	}
 	// What happens next follows the replay, and a prompt is not sent live.
-	q.pushReplayOnly(evPromptSent, map[string]any{"key": "1@d", "text": "pwd"})
-	q.push(evTurnEnd, map[string]any{"key": "1@d"})
+	q.pushReplayOnly(promptSentEvent{Key: "1@d", Text: "pwd"})
+	q.push(turnEndEvent{Key: "1@d"})
 	select {
 	case b := <-got:
 		if len(b) != 1 || b[0].name != evTurnEnd {

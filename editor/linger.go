@@ -180,12 +180,10 @@ func replayOf(log []event, live map[string]bool, open func(token string) bool) [
 	var out []event
 	terms := map[string]bool{}
 	for _, e := range log {
-		key, _ := e.payload["key"].(string)
-		id, _ := e.payload["id"].(string)
+		key, id := payloadField(e.payload, "key"), payloadField(e.payload, "id")
 		switch e.name {
 		case evTerminalCreated:
-			s, _ := e.payload["session"].(string)
-			if !live[s] {
+			if !live[payloadField(e.payload, "session")] {
 				continue
 			}
 			terms[id] = true
@@ -194,8 +192,7 @@ func replayOf(log []event, live map[string]bool, open func(token string) bool) [
 				continue
 			}
 		case evPermission, evApprove:
-			token, _ := e.payload["token"].(string)
-			if !live[key] || !open(token) {
+			if !live[key] || !open(payloadField(e.payload, "token")) {
 				continue
 			}
 		case evPermissionCancelled, evApproveCancelled, evRemoteClaimed, evSSHConnected, evSessionList:

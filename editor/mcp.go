@@ -220,5 +220,5 @@ func (ss *sessions) tieToToolCall(s *session, res any, toolCall string) {
 	if t, err := ss.host().Get(created.TerminalID); err == nil {
 		_, _ = t.Claims().CompareAndSwap(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
 	}
-	ss.events.push(evToolTerminal, map[string]any{"key": s.key, "tool_call": toolCall, "id": created.TerminalID})
+	ss.events.push(toolTerminalEvent{Key: s.key, ToolCall: toolCall, ID: created.TerminalID})
 }

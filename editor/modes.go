@@ -10,15 +10,6 @@ import (
 // Lua reads them from session_started and follows the agent's own
 // changes in the session updates; these handlers change them.
 
-// modesPayload is what session_started says of a session's modes and
-// config options (plain maps for Lua; nil when the agent has none).
-func modesPayload(s *session) map[string]any {
-	return map[string]any{
-		"modes":          jsonValue(s.s.Modes()),
-		"config_options": jsonValue(s.s.ConfigOptions()),
-	}
-}
-
 // setMode switches session key to mode id.
 func (ss *sessions) setMode(key, id string) error {
 	s, err := ss.live(key)

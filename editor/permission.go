@@ -21,11 +21,8 @@ import (
 func (b *Bridge) requestPermission(ctx context.Context, key string, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
-	token, id, err := b.questions.ask(ctx, "p", permissionQuestion, map[string]any{
-		"key":        key,
-		"session_id": sid,
-		"tool_call":  jsonValue(req.ToolCall),
-		"options":    jsonValue(req.Options),
+	token, id, err := b.questions.ask(ctx, "p", permissionQuestion, func(token string) payload {
+		return permissionEvent{Key: key, SessionID: sid, ToolCall: jsonValue(req.ToolCall), Options: jsonValue(req.Options), Token: token}
 	})
 	if err != nil {
 		return cancelled, nil
@@ -79,12 +76,12 @@ func newQuestions(events *eventQueue, ids *ids, log *slog.Logger) *questions {
 	return &questions{events: events, ids: ids, log: log, pending: map[string]chan string{}}
 }
 
-// ask registers a fresh token (prefix + counter) for answer, pushes event
-// q.ask with payload plus "token", and waits for the answer. It fails
+// ask registers a fresh token (prefix + counter) for answer, pushes the
+// event asking(token) makes, and waits for the answer. It fails
 // with errEditorClosing when the questions are (or get) closed at
 // shutdown, and with ctx's error when ctx ends first, after telling Lua
 // to forget the question with q.cancelled.
-func (qs *questions) ask(ctx context.Context, prefix string, q question, payload map[string]any) (token, answer string, err error) {
+func (qs *questions) ask(ctx context.Context, prefix string, q question, asking func(token string) payload) (token, answer string, err error) {
 	token = qs.ids.next(prefix)
 	ch := make(chan string, 1)
 	qs.mu.Lock()
@@ -100,8 +97,7 @@ func (qs *questions) ask(ctx context.Context, prefix string, q question, payload
 		qs.mu.Unlock()
 	}()
 
-	payload["token"] = token
-	qs.events.push(q.ask, payload)
+	qs.events.push(asking(token))
 	select {
 	case answer, ok := <-ch:
 		if !ok {
@@ -113,7 +109,7 @@ func (qs *questions) ask(ctx context.Context, prefix string, q question, payload
 		if errors.Is(context.Cause(ctx), acp.ErrTurnCancelled) {
 			why = "turn" // the turn was cancelled, or the session ended
 		}
-		qs.events.push(q.cancelled, map[string]any{"token": token, "why": why})
+		qs.events.push(questionWithdrawnEvent{name: q.cancelled, Token: token, Why: why})
 		return token, "", ctx.Err()
 	}
 }

@@ -72,7 +72,7 @@ func TestQuestions(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				token, answer, err := qs.ask(ctx, "p", permissionQuestion, map[string]any{})
+				token, answer, err := qs.ask(ctx, "p", permissionQuestion, func(token string) payload { return permissionEvent{Token: token} })
 				done <- result{token, answer, err}
 			}()
 			wait.For(t, "the question registered", 5*time.Second, func() bool {
@@ -108,7 +108,7 @@ func TestQuestionsAfterClose(t *testing.T) {
 	events := newEventQueue()
 	qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
 	qs.close()
-	if _, _, err := qs.ask(context.Background(), "a", approveQuestion, map[string]any{}); !errors.Is(err, errEditorClosing) {
+	if _, _, err := qs.ask(context.Background(), "a", approveQuestion, func(token string) payload { return approveEvent{Token: token} }); !errors.Is(err, errEditorClosing) {
 		t.Errorf("ask after close: %v, want errEditorClosing", err)
 	}
 	if got := queued(events); len(got) != 0 {

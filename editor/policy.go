@@ -140,7 +140,7 @@ func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 		opts.Sandbox = ss.sandboxer(sb)
 	}
 	opts.Notice = func(msg string) {
-		ss.events.push(evMessage, map[string]any{"key": key, "level": "warn", "text": msg})
+		ss.events.push(messageEvent{Key: key, Level: "warn", Text: msg})
 	}
 }
 
@@ -190,20 +190,18 @@ func luaError(err error) string {
 // asked only then: the command runs at once otherwise.
 func (ss *sessions) approver(key string, followMode bool) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		payload := map[string]any{
-			"key": key, "session_id": cmd.Session,
-			"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "sandbox": cmd.Sandbox,
+		ev := approveEvent{
+			Key: key, SessionID: cmd.Session,
+			Line: cmd.Line, Argv: cmd.Argv, Cwd: cmd.Cwd, Sandbox: cmd.Sandbox, ToolCall: cmd.ToolCall,
 		}
-		if cmd.ToolCall != "" {
-			payload["tool_call"] = cmd.ToolCall
-		}
-		mode := ss.modePromise(key)
-		if mode != "" {
-			payload["asks_first"] = mode
-		} else if followMode {
+		ev.AsksFirst = ss.modePromise(key)
+		if ev.AsksFirst == "" && followMode {
 			return true, nil
 		}
-		token, id, err := ss.ask(ctx, "a", approveQuestion, payload)
+		token, id, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
+			ev.Token = token
+			return ev
+		})
 		if err != nil {
 			return false, err
 		}

@@ -109,7 +109,7 @@ func newPortForwards(ctx context.Context, log *slog.Logger, events *eventQueue, 
 // port_closed {conn, error}.
 func (pf *portForwards) open(id string, port, conn int) {
 	refuse := func(err error) {
-		pf.events.pushTransient(evPortClosed, map[string]any{"conn": conn, "error": err.Error()})
+		pf.events.pushTransient(portClosedEvent{Conn: conn, Error: err.Error()})
 	}
 	if port <= 0 || port > 65535 {
 		refuse(fmt.Errorf("port %d of %s: not a TCP port", port, id))
@@ -286,7 +286,7 @@ func (pc *portConn) readLoop() {
 			}
 			pc.unacked += n
 			// under pc.mu: port_closed (finish) cannot come before it
-			pc.fw.events.pushTransient(evPortData, map[string]any{"conn": pc.n, "data": slices.Clone(buf[:n])})
+			pc.fw.events.pushTransient(portDataEvent{Conn: pc.n, Data: slices.Clone(buf[:n])})
 			pc.mu.Unlock()
 		}
 		if err != nil {
@@ -327,7 +327,7 @@ func (pc *portConn) writeLoop() {
 			pc.finish(fmt.Errorf("port %d of %s: %w", pc.port, pc.id, err), true)
 			return
 		}
-		pc.fw.events.pushTransient(evPortWritten, map[string]any{"conn": pc.n, "n": len(data)})
+		pc.fw.events.pushTransient(portWrittenEvent{Conn: pc.n, N: len(data)})
 	}
 }
 
@@ -343,11 +343,11 @@ func (pc *portConn) finish(err error, tell bool) {
 	c := pc.c
 	pc.pending, pc.pendingBytes = nil, 0
 	if tell && !pc.ending {
-		p := map[string]any{"conn": pc.n}
+		p := portClosedEvent{Conn: pc.n}
 		if err != nil {
-			p["error"] = err.Error()
+			p.Error = err.Error()
 		}
-		pc.fw.events.pushTransient(evPortClosed, p)
+		pc.fw.events.pushTransient(p)
 	}
 	close(pc.done)
 	pc.cond.Broadcast()

@@ -84,7 +84,7 @@ func (r *portRig) events(conn int) []event {
 	defer r.mu.Unlock()
 	var out []event
 	for _, e := range r.got {
-		if c, _ := e.payload["conn"].(int); c == conn {
+		if c, _ := asLuaGetsIt(e.payload)["conn"].(int64); int(c) == conn {
 			out = append(out, e)
 		}
 	}
@@ -97,10 +97,10 @@ func (r *portRig) received(conn int) (data []byte, closed bool, errText string) 
 	for _, e := range r.events(conn) {
 		switch e.name {
 		case evPortData:
-			data = append(data, e.payload["data"].([]byte)...)
+			data = append(data, e.payload.(portDataEvent).Data...)
 		case evPortClosed:
 			closed = true
-			errText, _ = e.payload["error"].(string)
+			errText = e.payload.(portClosedEvent).Error
 		}
 	}
 	return data, closed, errText
@@ -180,7 +180,7 @@ func TestPortForwardRelaysBothWays(t *testing.T) {
 	var written int
 	for _, e := range r.events(7) {
 		if e.name == evPortWritten {
-			written += e.payload["n"].(int)
+			written += e.payload.(portWrittenEvent).N
 		}
 	}
 	if written != 6 {

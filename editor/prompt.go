@@ -33,24 +33,24 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 	ss.mu.Unlock()
 	// Lua shows the prompt as it sends it; a Neovim taking the session
 	// over (linger.go) is shown it from here.
-	ss.events.pushReplayOnly(evPromptSent, map[string]any{"key": key, "text": text})
+	ss.events.pushReplayOnly(promptSentEvent{Key: key, Text: text})
 	go func() {
 		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
 		ss.mu.Lock()
 		s.busy = false
 		stopped := s.stopped && errors.Is(err, acp.ErrStopped)
 		ss.mu.Unlock()
-		end := map[string]any{"key": key, "stop_reason": stop, "error": errText(err)}
+		end := turnEndEvent{Key: key, StopReason: stop, Error: errText(err)}
 		switch {
 		case stopped:
 			// The user stopped the session (:AgentStop): the turn did
 			// not fail, it ended there.
 			ss.log.Info("turn ended: the session was stopped", "key", key)
-			end["stop_reason"], end["error"], end["stopped"] = "cancelled", "", true
+			end.StopReason, end.Error, end.Stopped = "cancelled", "", true
 		case err != nil:
 			ss.log.Warn("prompt failed", "key", key, "err", err)
 		}
-		ss.events.push(evTurnEnd, end)
+		ss.events.push(end)
 		if acp.IsAuthRequired(err) {
 			// Claude Code asks for sign-in at the first prompt, not at
 			// session/new: offer the ways now, then the prompt again.

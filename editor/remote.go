@@ -174,7 +174,7 @@ func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string)
 	rs.mu.Lock()
 	rs.ended[r.name] = how
 	rs.mu.Unlock()
-	rs.events.push(evTerminalExit, exitEvent(r.name, st, ""))
+	rs.events.push(exitEvent(r.name, st, ""))
 }
 
 // endedErr is the answer to a command on remote terminal name after it
@@ -299,11 +299,11 @@ func (rs *remotes) connect(name string, token int) error {
 	go func() {
 		ctx, cancel := context.WithTimeout(rs.ctx, 30*time.Second)
 		defer cancel()
-		p := map[string]any{"name": name, "token": token}
+		p := sshConnectedEvent{Name: name, Token: token}
 		if _, err := rs.siteOf(ctx, where); err != nil {
-			p["error"] = err.Error()
+			p.Error = err.Error()
 		}
-		rs.events.push(evSSHConnected, p)
+		rs.events.push(p)
 	}()
 	return nil
 }
@@ -462,7 +462,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
 	p := rs.display.show(r, nil, ch, args.Scrollback, func() {
-		rs.events.push(evDisplayEnded, map[string]any{"id": r.name})
+		rs.events.push(displayEndedEvent{ID: r.name})
 	})
 	r.mu.Lock()
 	r.pump = p

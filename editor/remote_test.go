@@ -19,6 +19,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
+	"github.com/neovim/go-client/msgpack"
 )
 
 func TestRemoteName(t *testing.T) {
@@ -83,17 +84,31 @@ func (c *channels) text(ch int) string {
 	return c.out[ch].String()
 }
 
-// eventsNamed returns the payloads of the queued events called name.
+// eventsNamed returns the payloads of the queued events called name, as
+// Lua gets them (through msgpack).
 func eventsNamed(q *eventQueue, name string) []map[string]any {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out []map[string]any
 	for _, e := range q.items {
 		if e.name == name {
-			out = append(out, e.payload)
+			out = append(out, asLuaGetsIt(e.payload))
 		}
 	}
 	return out
+}
+
+// asLuaGetsIt is p encoded as the bridge sends it and decoded again.
+func asLuaGetsIt(p payload) map[string]any {
+	var buf bytes.Buffer
+	if err := msgpack.NewEncoder(&buf).Encode(p); err != nil {
+		panic(err)
+	}
+	var m map[string]any
+	if err := msgpack.NewDecoder(&buf).Decode(&m); err != nil {
+		panic(err)
+	}
+	return m
 }
 
 // TestRemotesJourney: another host's terminal, as this editor's user
@@ -172,7 +187,7 @@ func TestRemotesJourney(t *testing.T) {
 		return len(c) > 0 && c[len(c)-1]["mine"] == true
 	})
 	// the event and the answer carry the same serverSeq: Lua orders them
-	if c := eventsNamed(events, evRemoteClaimed); c[len(c)-1]["seq"] != took["seq"] {
+	if c := eventsNamed(events, evRemoteClaimed); fmt.Sprint(c[len(c)-1]["seq"]) != fmt.Sprint(took["seq"]) {
 		t.Errorf("remote_claimed %v, the take answered %v: want the same seq", c[len(c)-1], took)
 	}
 	rs.input(name, []byte("typed\r"))

@@ -269,7 +269,7 @@ func (rs *remotes) claimed(r *remoteTerm, c ahp.Claim, seq uint64) {
 	r.mu.Lock()
 	r.claim = c
 	r.mu.Unlock()
-	rs.events.push(evRemoteClaimed, map[string]any{"id": r.name, "claim": claimStatus(c), "mine": c == rs.user, "seq": seq})
+	rs.events.push(remoteClaimedEvent{ID: r.name, Claim: claimStatus(c), Mine: c == rs.user, Seq: seq})
 }
 
 // say writes a line of ours into the splits of the terminals shown.
@@ -425,5 +425,5 @@ func (rs *remotes) dropIdle(h *remoteHost) {
 
 // notice tells the user something as a warning.
 func (rs *remotes) notice(text string) {
-	rs.events.push(evMessage, map[string]any{"level": "warn", "text": text})
+	rs.events.push(messageEvent{Level: "warn", Text: text})
 }

@@ -45,7 +45,7 @@ type session struct {
 	// session/load returned (agents send available_commands_update first,
 	// and load replays the session's history): openSession sends it after
 	// session_started.
-	early []event
+	early []sessionKeyed
 }
 
 // startArgs is what Lua sends to start a session.
@@ -147,7 +147,7 @@ func (ss *sessions) startQuiet(s *session) {
 		return
 	}
 	ss.log.Warn("agent has not answered initialize", "key", s.key, "agent", s.name, "after", startQuietAfter)
-	ss.events.push(evSessionQuiet, map[string]any{"key": s.key, "agent": s.name, "seconds": int(startQuietAfter / time.Second)})
+	ss.events.push(sessionQuietEvent{Key: s.key, Agent: s.name, Seconds: int(startQuietAfter / time.Second)})
 }
 
 // agentOptions are the options every agent we start gets: our terminal
@@ -215,23 +215,20 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	s.early = nil
 	closing := ss.closing
 	// Under ss.mu so no update for this session can slip in between.
-	started := map[string]any{"key": s.key, "session_id": as.ID(), "agent": args.Agent, "cwd": args.Cwd, "terminals": terminals}
-	for k, v := range modesPayload(s) {
-		started[k] = v
-	}
-	if note != "" {
-		started["note"] = note
+	started := sessionStartedEvent{
+		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals,
+		Modes: jsonValue(as.Modes()), ConfigOptions: jsonValue(as.ConfigOptions()), Note: note,
 	}
 	// Held updates (a loaded session's history) follow, then word that
 	// they have all come: prompts queued meanwhile go after the history.
-	started["replaying"] = len(early) > 0
-	ss.events.push(evSessionStarted, started)
-	for _, e := range early {
-		e.payload["key"] = s.key
-		ss.events.push(e.name, e.payload)
+	started.Replaying = len(early) > 0
+	ss.events.push(started)
+	for _, p := range early {
+		p.setKey(s.key)
+		ss.events.push(p)
 	}
 	if len(early) > 0 {
-		ss.events.push(evHistoryReplayed, map[string]any{"key": s.key})
+		ss.events.push(historyReplayedEvent{Key: s.key})
 	}
 	ss.mu.Unlock()
 	ss.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "agent_name", agentName(a.Info()), "terminals", terminals, "load", opts.Load, "resume", opts.Resume)
@@ -265,12 +262,12 @@ func (ss *sessions) sessionFailed(s *session, err error) {
 	ss.mu.Lock()
 	s.ended = true
 	ss.mu.Unlock()
-	p := map[string]any{"key": s.key, "error": err.Error()}
+	p := sessionFailedEvent{Key: s.key, Error: err.Error()}
 	if why := cannotRun(err); why != "" {
 		// Lua says it in the sentence :checkhealth uses (config.cmd_problem).
-		p["command"], p["cannot_run"] = s.args.Cmd[0], why
+		p.Command, p.CannotRun = s.args.Cmd[0], why
 	}
-	ss.events.push(evSessionFailed, p)
+	ss.events.push(p)
 }
 
 // cannotRun tells an agent command that could not be started at all
@@ -322,7 +319,7 @@ func (ss *sessions) endSession(s *session, reason error) {
 	}
 	ss.mu.Unlock()
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
-	ss.events.push(evSessionEnded, map[string]any{"key": s.key, "reason": errText(reason), "stopped": stopped})
+	ss.events.push(sessionEndedEvent{Key: s.key, Reason: errText(reason), Stopped: stopped})
 }
 
 // live returns session key while its ACP session is open.

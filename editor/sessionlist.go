@@ -52,17 +52,17 @@ func (ss *sessions) list(args listArgs) (string, error) {
 		defer ss.starting.Done()
 		p, err := ss.listSessions(args)
 		if err != nil {
-			p = map[string]any{"error": err.Error()}
+			p = sessionListEvent{Error: err.Error()}
 		}
-		p["token"], p["agent"] = token, args.Agent
-		ss.events.push(evSessionList, p)
+		p.Token, p.Agent = token, args.Agent
+		ss.events.push(p)
 	}()
 	return token, nil
 }
 
 // listSessions asks the agent of a live session named args.Agent, or a
 // new one started for this (and stopped again), for its sessions.
-func (ss *sessions) listSessions(args listArgs) (map[string]any, error) {
+func (ss *sessions) listSessions(args listArgs) (sessionListEvent, error) {
 	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 	defer cancel()
 	a := ss.runningAgent(args.Agent)
@@ -70,7 +70,7 @@ func (ss *sessions) listSessions(args listArgs) (map[string]any, error) {
 		var err error
 		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.editorFor(""), ss.agentOptions(ss.host()))
 		if err != nil {
-			return nil, err
+			return sessionListEvent{}, err
 		}
 		// Neovim quitting meanwhile (ss.starts cancelled): no grace.
 		defer func() {
@@ -83,21 +83,21 @@ func (ss *sessions) listSessions(args listArgs) (map[string]any, error) {
 	}
 	list, err := a.ListSessions(ctx, args.Cwd)
 	if err != nil {
-		return nil, err
+		return sessionListEvent{}, err
 	}
 	sortNewestFirst(list)
-	out := make([]map[string]any, 0, len(list))
+	out := make([]earlierSession, 0, len(list))
 	for _, si := range list {
-		m := map[string]any{"session_id": string(si.SessionId), "cwd": si.Cwd}
+		m := earlierSession{SessionID: string(si.SessionId), Cwd: si.Cwd}
 		if si.Title != nil {
-			m["title"] = *si.Title
+			m.Title = *si.Title
 		}
 		if si.UpdatedAt != nil {
-			m["updated_at"] = *si.UpdatedAt
+			m.UpdatedAt = *si.UpdatedAt
 		}
 		out = append(out, m)
 	}
-	return map[string]any{"sessions": out, "load": a.CanLoad(), "resume": a.CanResume()}, nil
+	return sessionListEvent{Sessions: out, Load: a.CanLoad(), Resume: a.CanResume()}, nil
 }
 
 // runningAgent returns the agent of a live session named agent, if any.

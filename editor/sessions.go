@@ -8,7 +8,6 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/guard"
-	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -47,7 +46,7 @@ type sessions struct {
 	// agentShown filters what agents that run commands themselves show of
 	// them (_meta.terminal_output), one filter per session key and
 	// terminal id (the agent's ids, like its session ids, are its own).
-	agentShown map[string]*vtsafe.Filter
+	agentShown map[string]*agentShown
 	// mcpTokens finds the session an MCP terminal tool serves (mcp.go).
 	mcpTokens map[string]*session
 	closing   bool
@@ -76,7 +75,7 @@ type sessionDeps struct {
 	// socketPath is the socket our MCP tool reaches us on ("" when none).
 	socketPath func() string
 	// ask asks the user a question and waits for the answer (questions).
-	ask func(ctx context.Context, prefix string, q question, payload map[string]any) (token, answer string, err error)
+	ask func(ctx context.Context, prefix string, q question, asking func(token string) payload) (token, answer string, err error)
 	// execLua runs Lua in Neovim (terminal.sandbox as a function).
 	execLua func(code string, result any, args ...any) error
 }
@@ -87,7 +86,7 @@ func newSessions(ctx context.Context, log *slog.Logger, events *eventQueue, ids 
 		ctx: ctx, log: log, events: events, ids: ids, version: version, sessionDeps: deps,
 		starts: starts, cancelStarts: cancelStarts,
 		byKey:      map[string]*session{},
-		agentShown: map[string]*vtsafe.Filter{}, mcpTokens: map[string]*session{},
+		agentShown: map[string]*agentShown{}, mcpTokens: map[string]*session{},
 	}
 }
 

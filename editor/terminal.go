@@ -131,7 +131,7 @@ func (ts *terminals) released(tid string) {
 		tm.mu.Unlock()
 		close(tm.released)
 	})
-	ts.events.push(evTerminalReleased, map[string]any{"id": tid})
+	ts.events.push(terminalReleasedEvent{ID: tid})
 	ts.dropReleasedOutput()
 }
 
@@ -162,13 +162,13 @@ func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *term
 	ts.mu.Unlock()
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
-	ev := map[string]any{
-		"id": tid, "session": tm.key, "session_id": sid, "command": tm.command, "cwd": tm.cwd, "user": user, "sandbox": tm.sandbox,
+	ev := terminalCreatedEvent{
+		ID: tid, Session: tm.key, SessionID: sid, Command: tm.command, Cwd: tm.cwd, User: user, Sandbox: tm.sandbox,
 	}
 	if !user && spec.Title != tm.command {
-		ev["title"] = spec.Title // the description the agent gave it
+		ev.Title = spec.Title // the description the agent gave it
 	}
-	ts.events.push(evTerminalCreated, ev)
+	ts.events.push(ev)
 	go ts.watchExit(tm, t)
 	go ts.writeInput(tm, t)
 	go ts.watchActivity(tm, t)
@@ -188,25 +188,20 @@ func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 		tm.state = "exited"
 	}
 	tm.mu.Unlock()
-	ts.events.push(evTerminalExit, exitEvent(tm.id, st, lastLine(t.Output().Text)))
+	ts.events.push(exitEvent(tm.id, st, lastLine(t.Output().Text)))
 }
 
 // exitEvent is the terminal_exit event of every terminal shown here
 // (ours, another host's): its id, exit_code or signal, ran_ms when known,
 // and its last line (for the notice of an end out of sight) when it has
 // one.
-func exitEvent(id string, st termhost.ExitStatus, last string) map[string]any {
-	p := map[string]any{"id": id}
-	if st.Code != nil {
-		p["exit_code"] = *st.Code
-	} else {
-		p["signal"] = st.Signal
+func exitEvent(id string, st termhost.ExitStatus, last string) terminalExitEvent {
+	p := terminalExitEvent{ID: id, ExitCode: st.Code, LastLine: last}
+	if st.Code == nil {
+		p.Signal = &st.Signal
 	}
 	if st.Ran > 0 {
-		p["ran_ms"] = st.Ran.Milliseconds()
-	}
-	if last != "" {
-		p["last_line"] = last
+		p.RanMS = st.Ran.Milliseconds()
 	}
 	return p
 }
@@ -334,7 +329,7 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 		}
 	}
 	p := ts.display.show(t, tm.released, ch, args.Scrollback, func() {
-		ts.events.push(evDisplayEnded, map[string]any{"id": tm.id})
+		ts.events.push(displayEndedEvent{ID: tm.id})
 	})
 	tm.mu.Lock()
 	tm.pump = p

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -16,10 +17,9 @@ import (
 // update queues an update of session key's agent for Lua; never waits
 // on it.
 func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
-	payload := map[string]any{"session_id": string(n.SessionId), "update": jsonValue(n.Update)}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.pushForSessionLocked(key, string(n.SessionId), event{name: evSessionUpdate, payload: payload})
+	ss.pushForSessionLocked(key, string(n.SessionId), &sessionUpdateEvent{SessionID: string(n.SessionId), Update: jsonValue(n.Update)})
 }
 
 // pushForSessionLocked queues e, which session key's agent sent about its
@@ -29,11 +29,11 @@ func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
 // yet: e is held (up to 1000) and openSession sends it after
 // session_started. What an agent with no session of ours sends (one
 // started to list sessions) goes nowhere.
-func (ss *sessions) pushForSessionLocked(key, sid string, e event) {
+func (ss *sessions) pushForSessionLocked(key, sid string, e sessionKeyed) {
 	s, ok := ss.byKey[key]
 	switch {
 	case !ok:
-		ss.log.Debug("an update for no session dropped", "key", key, "session", sid, "event", e.name)
+		ss.log.Debug("an update for no session dropped", "key", key, "session", sid, "event", e.eventName())
 		return
 	case s.s == nil:
 		if len(s.early) < 1000 {
@@ -44,8 +44,8 @@ func (ss *sessions) pushForSessionLocked(key, sid string, e event) {
 		// The agent runs this one session for us: what it says is of it.
 		ss.log.Warn("an agent named another session id than its own", "key", key, "session", s.s.ID(), "named", sid)
 	}
-	e.payload["key"] = s.key
-	ss.events.push(e.name, e.payload)
+	e.setKey(s.key)
+	ss.events.push(e)
 }
 
 // ended follows the end of session key's agent (acp.Editor's
@@ -70,6 +70,14 @@ func notRunText(kind string) string {
 	return "not run: " + kind
 }
 
+// agentShown is what is shown of one command an agent runs itself: the
+// filter its output goes through, and the tail of its text (for its
+// last line, said when it ends out of sight).
+type agentShown struct {
+	filter vtsafe.Filter
+	tail   *render.Store
+}
+
 // agentTerminal (acp.Editor's AgentTerminal for session key): what an agent that runs commands
 // itself shows of one goes to Lua as an "agent_terminal" event, its
 // output made safe for Neovim's libvterm as the display pump does for ours
@@ -79,47 +87,33 @@ func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	shown := key + "\x00" + ev.ID
-	f := ss.agentShown[shown]
-	if f == nil || ev.Replace {
-		f = &vtsafe.Filter{}
-		ss.agentShown[shown] = f
+	as := ss.agentShown[shown]
+	if as == nil || ev.Replace {
+		as = &agentShown{tail: render.NewStore(4 << 10)}
+		ss.agentShown[shown] = as
 	}
-	p := map[string]any{"session_id": sid, "id": ev.ID, "started": ev.Started}
-	if ev.ToolCallID != "" {
-		p["tool_call"] = ev.ToolCallID
-	}
-	if ev.Title != "" {
-		p["title"] = ev.Title
-	}
-	if ev.Cwd != "" {
-		p["cwd"] = ev.Cwd
-	}
-	if ev.KeepsReporting {
-		p["keeps_reporting"] = true
+	f := &as.filter
+	as.tail.Append(ev.Output)
+	p := &agentTerminalEvent{
+		SessionID: sid, ID: ev.ID, Started: ev.Started, ToolCall: ev.ToolCallID, Title: ev.Title, Cwd: ev.Cwd,
+		KeepsReporting: ev.KeepsReporting,
 	}
 	if len(ev.Output) > 0 || ev.Replace {
-		p["data"] = string(f.Append(f.Guard(nil), ev.Output))
-		p["replace"] = ev.Replace
+		p.Data = new(string(f.Append(f.Guard(nil), ev.Output)))
+		p.Replace = ev.Replace
 	}
 	if ev.Exited {
-		p["exited"] = true
-		p["failed"] = ev.Failed
-		if ev.ExitCode != nil {
-			p["exit_code"] = *ev.ExitCode
-		}
-		if ev.Signal != "" {
-			p["signal"] = ev.Signal
-		}
+		p.Exited, p.Failed, p.ExitCode, p.Signal, p.Unreported = true, ev.Failed, ev.ExitCode, ev.Signal, ev.Unreported
 		if ev.NotRun != "" {
-			p["not_run"] = notRunText(ev.NotRun)
+			p.NotRun = notRunText(ev.NotRun)
 		}
-		if ev.Unreported {
-			p["unreported"] = true
+		if p.Data != nil {
+			*p.Data += string(f.Flush(nil))
 		}
-		if data, ok := p["data"].(string); ok {
-			p["data"] = data + string(f.Flush(nil))
-		}
+		as.tail.Flush()
+		text, _ := as.tail.Snapshot()
+		p.LastLine = lastLine(text)
 		delete(ss.agentShown, shown)
 	}
-	ss.pushForSessionLocked(key, sid, event{name: evAgentTerminal, payload: p})
+	ss.pushForSessionLocked(key, sid, p)
 }

@@ -104,3 +104,199 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@class agentrun.Status what require("agentrun").status() returns
 ---@field sessions agentrun.Session[]
 ---@field terminals agentrun.Terminal[]
+
+-- The payload of each event Go sends (editor/eventtypes.go has the same
+-- shapes as structs; TestEventPayloadsAgree checks the two, and that the
+-- handlers read no other field). A field marked ? may be absent.
+
+---@class agentrun.event.agent_terminal
+---@field key string
+---@field session_id string
+---@field id string
+---@field started boolean
+---@field tool_call? string
+---@field title? string
+---@field cwd? string
+---@field keeps_reporting? boolean
+---@field data? string
+---@field replace? boolean
+---@field exited? boolean
+---@field failed? boolean
+---@field exit_code? integer
+---@field signal? string
+---@field not_run? string
+---@field unreported? boolean
+---@field last_line? string its output's last line with text, when it ended
+
+---@class agentrun.event.approve
+---@field key string
+---@field session_id string
+---@field line string
+---@field argv string[]
+---@field cwd string
+---@field sandbox string
+---@field tool_call? string
+---@field asks_first? string the mode that promises to ask
+---@field token string
+
+---@class agentrun.event.approve_cancelled
+---@field token string
+---@field why string "turn" or "withdrawn"
+
+---@class agentrun.event.auth_required
+---@field key string
+---@field agent string
+---@field methods any
+---@field error string
+
+---@class agentrun.event.display_ended
+---@field id string
+
+---@class agentrun.event.elicitation
+---@field key string
+---@field session_id string
+---@field tool_call string
+---@field mode string
+---@field message string
+---@field fields any
+---@field required string[]
+---@field url string
+---@field elicitation_id string
+---@field token string
+
+---@class agentrun.event.elicitation_complete
+---@field key string
+---@field elicitation_id string
+
+---@class agentrun.event.elicitation_withdrawn
+---@field token string
+---@field why string "turn" or "withdrawn"
+
+---@class agentrun.event.history_replayed
+---@field key string
+
+---@class agentrun.event.message
+---@field key? string
+---@field level string "error", "warn" or "info"
+---@field text string
+
+---@class agentrun.event.permission
+---@field key string
+---@field session_id string
+---@field tool_call any
+---@field options any
+---@field token string
+
+---@class agentrun.event.permission_cancelled
+---@field token string
+---@field why string "turn" or "withdrawn"
+
+---@class agentrun.event.port_closed
+---@field conn integer
+---@field error? string
+
+---@class agentrun.event.port_data
+---@field conn integer
+---@field data string
+
+---@class agentrun.event.port_written
+---@field conn integer
+---@field n integer
+
+---@class agentrun.event.prompt_sent
+---@field key string
+---@field text string
+
+---@class agentrun.event.remote_claimed
+---@field id string
+---@field claim table
+---@field mine boolean
+---@field seq integer
+
+---@class agentrun.event.session_ended
+---@field key string
+---@field reason string "" unless the agent ended on its own
+---@field stopped boolean
+
+---@class agentrun.event.session_failed
+---@field key string
+---@field error string
+---@field command? string
+---@field cannot_run? string
+
+---@class agentrun.event.session_list
+---@field token string
+---@field agent string
+---@field sessions agentrun.event.EarlierSession[]
+---@field load? boolean
+---@field resume? boolean
+---@field error? string
+
+---@class agentrun.event.session_quiet
+---@field key string
+---@field agent string
+---@field seconds integer
+
+---@class agentrun.event.session_started
+---@field key string
+---@field session_id string
+---@field agent string
+---@field cwd string
+---@field terminals string
+---@field modes any
+---@field config_options any
+---@field note? string
+---@field replaying boolean
+
+---@class agentrun.event.session_update
+---@field key string
+---@field session_id string
+---@field update any the ACP SessionUpdate as JSON values
+
+---@class agentrun.event.ssh_connected
+---@field name string
+---@field token integer
+---@field error? string
+
+---@class agentrun.event.terminal_activity
+---@field id string
+---@field waiting boolean
+---@field ports integer[]
+---@field last_line? string
+
+---@class agentrun.event.terminal_created
+---@field id string
+---@field session string
+---@field session_id string
+---@field command string
+---@field cwd string
+---@field user boolean
+---@field sandbox string
+---@field title? string the description the agent gave it
+
+---@class agentrun.event.terminal_exit
+---@field id string
+---@field exit_code? integer
+---@field signal? string when there is no exit code
+---@field ran_ms? integer
+---@field last_line? string
+
+---@class agentrun.event.terminal_released
+---@field id string
+
+---@class agentrun.event.tool_terminal
+---@field key string
+---@field tool_call string
+---@field id string
+
+---@class agentrun.event.turn_end
+---@field key string
+---@field stop_reason string
+---@field error string
+---@field stopped? boolean by :AgentStop
+
+---@class agentrun.event.EarlierSession one of an agent's sessions in a session_list
+---@field session_id string
+---@field cwd string
+---@field title? string
+---@field updated_at? string
