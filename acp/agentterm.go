@@ -116,6 +116,8 @@ type agentTerms struct {
 	// (yet), by session + tool call id; withTerm those that showed one.
 	candidates map[string]*candidate
 	withTerm   map[string]bool
+	// seen: every tool call an update named, by session + tool call id.
+	seen map[string]bool
 }
 
 // candidate is a command known only from its tool call, not shown yet.
@@ -146,7 +148,7 @@ type agentTermState struct {
 
 func newAgentTerms() *agentTerms {
 	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{},
-		candidates: map[string]*candidate{}, withTerm: map[string]bool{}}
+		candidates: map[string]*candidate{}, withTerm: map[string]bool{}, seen: map[string]bool{}}
 }
 
 // isOurs reports whether id is a terminal of ours (terminal/create): a
@@ -187,6 +189,9 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	claudeCode, _ := meta["claudeCode"].(map[string]any)
 	at.mu.Lock()
 	defer at.mu.Unlock()
+	if call != "" {
+		at.seen[sid+"\x00"+call] = true
+	}
 	var out []AgentTerminal
 	ev := func(st *agentTermState) *AgentTerminal {
 		for i := range out {
@@ -487,11 +492,38 @@ func (at *agentTerms) forget(sid string) {
 			delete(at.candidates, k)
 		}
 	}
-	for k := range at.withTerm {
-		if strings.HasPrefix(k, prefix) {
-			delete(at.withTerm, k)
+	for _, m := range []map[string]bool{at.withTerm, at.seen} {
+		for k := range m {
+			if strings.HasPrefix(k, prefix) {
+				delete(m, k)
+			}
 		}
 	}
+}
+
+// permitted opens the split of a command the user allowed whose tool call
+// no update ever named (Gemini CLI 0.61 sends none for its shell: only
+// this request, then one update when the command ended). It opens as the
+// command starts, titled with the command, rather than when it ended;
+// nil for any other request.
+func (at *agentTerms) permitted(sid string, tc acpsdk.ToolCallUpdate) []AgentTerminal {
+	call := string(tc.ToolCallId)
+	if call == "" || tc.Kind == nil || *tc.Kind != acpsdk.ToolKindExecute {
+		return nil
+	}
+	title := commandLine(tc.RawInput)
+	if title == "" && tc.Title != nil {
+		title = *tc.Title
+	}
+	key := sid + "\x00" + call
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if title == "" || at.seen[key] || at.byCall[key] != nil {
+		return nil
+	}
+	st := &agentTermState{id: call, call: call, generic: true}
+	at.byID[key], at.byCall[key], at.seen[key] = st, st, true
+	return []AgentTerminal{{ID: call, ToolCallID: call, Started: true, Title: title, KeepsReporting: at.keepsReporting}}
 }
 
 // named returns the state of terminal id in session sid, or def when id is

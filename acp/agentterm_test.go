@@ -211,3 +211,38 @@ func TestAgentTermsOfToolCallsOnly(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// TestAgentTermsOpenWhenAllowed: Gemini CLI names its shell command only
+// in a permission request (no tool_call): allowed, its split opens then,
+// titled with the command, and the one update at its end closes that
+// split. A request about a tool call an update named already, or of
+// another kind, opens nothing (a refused one never comes here).
+func TestAgentTermsOpenWhenAllowed(t *testing.T) {
+	const call = "run_shell_command__run_shell_command_1_0"
+	request := func(id, kind string) acpsdk.ToolCallUpdate {
+		var tc acpsdk.ToolCallUpdate
+		if err := json.Unmarshal([]byte(`{"toolCallId":"`+id+`","status":"pending","kind":"`+kind+`","title":"echo hello; exit 3"}`), &tc); err != nil {
+			t.Fatal(err)
+		}
+		return tc
+	}
+	at := newAgentTerms()
+	opened := at.permitted("s", request(call, "execute"))
+	if len(opened) != 1 || !opened[0].Started || opened[0].Title != "echo hello; exit 3" || opened[0].ToolCallID != call {
+		t.Fatalf("allowed: %+v, want one split started, titled with the command", opened)
+	}
+	if again := at.permitted("s", request(call, "execute")); again != nil {
+		t.Errorf("asked again about the same call: %+v, want nothing new", again)
+	}
+	ended := feed(t, at, `{"sessionUpdate":"tool_call_update","toolCallId":"`+call+`","status":"completed","title":"echo hello; exit 3","content":[],"locations":[],"kind":"execute"}`)[0]
+	if len(ended) != 1 || ended[0].Started || !ended[0].Exited || !ended[0].Unreported || ended[0].ID != opened[0].ID {
+		t.Errorf("its end: %+v, want the same split ended (exit unreported)", ended)
+	}
+	feed(t, at, `{"sessionUpdate":"tool_call","toolCallId":"seen","title":"ls","kind":"execute","status":"pending","rawInput":{"command":"ls"}}`)
+	if got := at.permitted("s", request("seen", "execute")); got != nil {
+		t.Errorf("a call a tool_call named: %+v, want nothing (its own updates open it)", got)
+	}
+	if got := at.permitted("s", request("edit-1", "edit")); got != nil {
+		t.Errorf("an edit: %+v, want nothing", got)
+	}
+}

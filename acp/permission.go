@@ -61,6 +61,11 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 		if err := checkOutcome(req, ans.resp); err != nil {
 			return nil, internalError(err)
 		}
+		if allowed(req, ans.resp) {
+			if terms := a.agentTerms.permitted(string(req.SessionId), req.ToolCall); terms != nil {
+				a.updates.push(queued{sid: string(req.SessionId), terms: terms})
+			}
+		}
 		return ans.resp, nil
 	case <-pctx.Done():
 		if errors.Is(context.Cause(pctx), ErrTurnCancelled) {
@@ -68,6 +73,18 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 		}
 		return nil, acpsdk.NewRequestCancelled(map[string]any{"error": context.Cause(pctx).Error()})
 	}
+}
+
+// allowed reports whether resp picked one of req's allow options.
+func allowed(req acpsdk.RequestPermissionRequest, resp acpsdk.RequestPermissionResponse) bool {
+	if sel := resp.Outcome.Selected; sel != nil {
+		for _, o := range req.Options {
+			if o.OptionId == sel.OptionId {
+				return o.Kind == acpsdk.PermissionOptionKindAllowOnce || o.Kind == acpsdk.PermissionOptionKindAllowAlways
+			}
+		}
+	}
+	return false
 }
 
 // checkOutcome makes sure the editor picked exactly one outcome and, if an

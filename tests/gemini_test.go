@@ -118,6 +118,10 @@ func TestRealGeminiCancelStopsTheCommand(t *testing.T) {
 		pids = processesRunning("sleep " + naps)
 		return len(pids) > 0, e.chat()
 	})
+	// its split is open while it runs (Gemini names it only in the
+	// permission request, and says nothing more until it ended)
+	running := e.waitAgentShownTerminal()
+	e.waitBuf(running, 10*time.Second, "the agent runs this command itself")
 	e.cmd("AgentCancel")
 	e.waitChat("(turn ended: cancelled)", 30*time.Second)
 	e.waitFor("the command's processes to be gone", 10*time.Second, func() (bool, string) {
@@ -125,6 +129,9 @@ func TestRealGeminiCancelStopsTheCommand(t *testing.T) {
 		return len(left) == 0, fmt.Sprintf("still running: %v", left)
 	})
 	buf := e.waitAgentShownTerminal()
+	if buf != running {
+		t.Errorf("the end shows in buffer %d, the running command in %d: want one split", buf, running)
+	}
 	text := e.waitBuf(buf, 10*time.Second, "started", "[cancelled]")
 	if strings.Contains(text, "never") || strings.Contains(text, "Command cancelled by user") {
 		t.Errorf("the cancelled split reads:\n%s", text)
