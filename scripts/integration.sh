@@ -47,14 +47,18 @@ part() {
 		*) [ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}" ;;
 		esac
 	done
+	local t0=$SECONDS
 	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once \
 		"$work/tests.test" -test.count=1 -test.timeout=8m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
+	local st=$?
+	echo $((SECONDS - t0)) > "$work/secs.$i.$s"
+	return $st
 }
 
 # report VERSION_INDEX SHARD RC: print a part's log under its heading
 report() {
 	local bin=${bins[$1]}
-	echo "== integration tests on $("$bin" --version | head -n1) ($bin), part $(($2 + 1)) of $shards: $([ "$3" -eq 0 ] && echo ok || echo FAILED)"
+	echo "== integration tests on $("$bin" --version | head -n1) ($bin), part $(($2 + 1)) of $shards: $([ "$3" -eq 0 ] && echo ok || echo FAILED) in $(cat "$work/secs.$1.$2" 2>/dev/null || echo ?) s"
 	if [ "$3" -eq 0 ]; then
 		grep -v '^PASS$' "$work/log.$1.$2"
 	else
