@@ -15,6 +15,12 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
+// Why this file is long: one decoder for every shape in which agents
+// report the commands they run themselves (Claude Code, codex-acp, Gemini
+// CLI, Qwen Code, opencode, Copilot CLI, the v2 draft): the shapes differ
+// in small ways that only make sense side by side, and the state that ties
+// a tool call's updates together (agentTerms) is shared by all of them.
+
 // Agent-owned terminals: agents that run commands themselves show them to
 // the client instead of asking it to run them. Every shape they use is
 // decoded here, in one place, into AgentTerminal events that the editor

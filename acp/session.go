@@ -15,6 +15,9 @@ import (
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
+// Why this file is long: a Session is one ACP session: its prompt turns,
+// cancel, its terminals and its end, all under the session's one lock.
+
 // Session is one ACP session with an agent.
 type Session struct {
 	agent *Agent

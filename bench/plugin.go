@@ -15,6 +15,11 @@ import (
 	"github.com/neovim/go-client/nvim"
 )
 
+// Why this file is long: the benchmarks that drive a real Neovim with the
+// plugin (catch-up, lag against Neovim's own terminal, scale, memory)
+// share their setup and measuring helpers; each benchmark is a short
+// function.
+
 // pluginRun carries the baselines into the plugin measurements.
 type pluginRun struct {
 	file, last string

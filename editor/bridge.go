@@ -19,6 +19,11 @@ import (
 	"github.com/neovim/go-client/nvim"
 )
 
+// Why this file is long: the Bridge is the one type Neovim talks to: its
+// RPC routing table, setup's options, the acp.Editor it gives each agent
+// (one short method per callback) and the shutdown path; each concern's
+// work is in its own file, what stays here is wiring.
+
 // Bridge connects Neovim and the ACP client: it gives each agent an
 // acp.Editor bound to its session (agentEditor) and serves the Lua side's RPC requests, routing each to
 // the part that owns what it is about: sessions, questions, terminals

@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// Why this file is long: a forwarded port is a connection with two loops
+// (read and write), flow control and an end that must be said once; those
+// belong together.
+
 // A port one of this backend's terminals listens on (a dev server's),
 // reached from the Neovim at the other end of the link: Lua listens on
 // 127.0.0.1 on its own machine (lua/agentrun/portforward.lua) and relays

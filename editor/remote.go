@@ -22,6 +22,11 @@ import (
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
+// Why this file is long: it is the whole of the terminals of other hosts
+// as this Neovim sees them (listing, attaching, taking over, input,
+// resizing, disposing), each a short method over the same remotes state;
+// the links to those hosts and their lifetimes are in remotehost.go.
+
 // Terminals of other hosts (another Neovim's backend, or one that stayed
 // for detached terminals), followed over their sockets as an AHP client:
 // :AgentTerminals lists them, :AgentAttach (or <CR> in the list) shows

@@ -15,6 +15,11 @@ import (
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
+// Why this file is long: a remote host's whole life is here: dialling it,
+// following its events, taking sessions up again after a link drop, and
+// letting it go; the parts share the host's state and must be read in
+// order.
+
 // The connections to other hosts that remote.go shows terminals of: one
 // per host, made on first use and dropped when nothing of it is shown.
 // A host is on this machine (its socket) or on a remote one, reached

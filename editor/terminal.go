@@ -13,6 +13,10 @@ import (
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
+// Why this file is long: the terminals part: every operation on our ptys
+// as the editor sees them (create, attach, input, resize, interrupt, kill,
+// release) next to the state they share.
+
 // keepReleased is how many released terminals that no buffer ever showed
 // keep their output for a later :AgentTerminals open; older ones drop it.
 const keepReleased = 16

@@ -20,6 +20,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Why this file is long: one Link is one ssh process and the framed stream
+// over it: dialling (with the handshake that checks the version there),
+// reading and writing frames, and the plain sentences for each way ssh
+// fails; they share the Link's state and lock.
+
 // ConfigEnv names the environment variable with an ssh_config file for
 // the links (passed as ssh -F); unset, ssh reads the user's own.
 const ConfigEnv = "AGENTRUN_SSH_CONFIG"

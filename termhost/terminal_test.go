@@ -752,4 +752,3 @@ func TestStopInterruptsThenKills(t *testing.T) {
 		})
 	}
 }
-

@@ -175,3 +175,42 @@ func TestConfigTypesFollowTheDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestLongFilesSayWhy: a source file over 400 lines (tests aside) says
+// near its top why it is long ("Why this file is long: …"), so a reader
+// knows whether it is one concern that belongs together or one to split.
+func TestLongFilesSayWhy(t *testing.T) {
+	const most = 400
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != root || path == filepath.Join(root, "tests") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".lua") && !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(string(src), "\n")
+		if len(lines) <= most {
+			return nil
+		}
+		top := strings.Join(lines[:min(len(lines), 80)], "\n")
+		if !strings.Contains(top, "Why this file is long:") {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s has %d lines and does not say near its top why it is long (\"Why this file is long: …\")", rel, len(lines))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

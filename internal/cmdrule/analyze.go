@@ -10,6 +10,11 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// Why this file is long: it walks the shell grammar (mvdan.cc/sh's syntax
+// tree) node kind by node kind; a rule that can be walked around is a
+// security bug, so every kind of node is handled here, in one place,
+// rather than spread thin.
+
 // Word is one word of a simple command.
 type Word struct {
 	// Value is the word after quote removal, when Known.

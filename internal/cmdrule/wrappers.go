@@ -6,6 +6,11 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// Why this file is long: it is a table of the programs that run other
+// programs (sudo, env, nice, timeout, xargs, sh -c, …), one entry each
+// with how its options take arguments: long because the world has many of
+// them, each short.
+
 // A wrapper looks through a program that runs another one (sudo rm …)
 // or a script (sh -c '…'). It records what it finds and returns true, or
 // returns false to have cmd recorded as it is.

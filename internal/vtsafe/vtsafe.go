@@ -6,6 +6,10 @@ import (
 	"unicode/utf8"
 )
 
+// Why this file is long: the Filter is one state machine over the escape
+// sequences a terminal accepts; its states must be seen together to know
+// that no sequence can escape it.
+
 // replacement is U+FFFD, what a dropped character shows as.
 const replacement = "\uFFFD"
 

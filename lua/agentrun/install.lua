@@ -7,6 +7,9 @@
 -- renamed over it: the binary is never half-written, never unverified.
 -- Used by build.lua (lazy.nvim's build step), :AgentBuild and the health
 -- check.
+-- Why this file is long: installing a binary safely is several steps each
+-- with its own failure to explain: download, checksum, build from source,
+-- the version check and the rename.
 local M = {}
 
 -- default_url is where releases are downloaded from: <url>/v<VERSION>/<asset>.

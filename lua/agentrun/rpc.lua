@@ -6,6 +6,9 @@
 -- remote backend's ids end in "@site" (state.site_of), and a call about
 -- one of them goes to its channel. Which binary, and whether it is the
 -- right one, is agentrun.binary's.
+-- Why this file is long: every channel to a backend (the local one, one per
+-- other machine) starts, restarts and routes calls here, with the sentences
+-- for each way a backend can fail to start.
 local binary = require("agentrun.binary")
 local config = require("agentrun.config")
 local state = require("agentrun.state")

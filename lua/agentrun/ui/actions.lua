@@ -4,6 +4,9 @@
 -- list, writes the list's hint line and backs the commands (:AgentKill,
 -- :AgentTakeover, …), so an action is offered and refused the same way
 -- everywhere: where its condition fails, the user hears why.
+-- Why this file is long: one table of every action on a terminal (its
+-- condition, its run, its key and hint) — kept as one table so keys, hints
+-- and commands cannot drift apart.
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")

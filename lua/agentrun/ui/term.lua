@@ -3,6 +3,9 @@
 -- display pump feeds it with nvim_chan_send. Keystrokes go back with
 -- rpcnotify("input"). Display-only agent terminals (the agent ran the
 -- command itself and streams it in _meta) are fed from here instead.
+-- Why this file is long: a terminal split's whole life — its buffer, its
+-- feed, its end marker and every way it ends or is mended — shares the
+-- terminal's state; the windows it opens in are window.lua's.
 local api = vim.api
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")

@@ -6,6 +6,8 @@
 -- (q) closes the list. While the list is shown it refreshes every second
 -- and whenever a terminal starts, ends or changes hands. Also the picker
 -- of :AgentAttach (pick), and :AgentAttach ssh://… (attach_ssh).
+-- Why this file is long: the terminal list is one view with its rows, its
+-- keys, its refresh and the :AgentAttach picker that shows the same rows.
 local api = vim.api
 local ns = api.nvim_create_namespace("agentrun_terminals")
 local compat = require("agentrun.compat")

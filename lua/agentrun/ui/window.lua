@@ -2,6 +2,9 @@
 -- and the pty size that follows its window. Neovim never tells a pty
 -- opened with nvim_open_term its size, so this module does, for every
 -- window that shows a terminal and for the next split to open.
+-- Why this file is long: every window agentrun opens is placed and sized
+-- here (splits, floats, the chat's sizes) and follows screen resizes in one
+-- place, since each size depends on the others in the tab page.
 local api = vim.api
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
