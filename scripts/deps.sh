@@ -62,3 +62,7 @@ if [ ! -d "$root/tests/qwen/node_modules/@qwen-code/qwen-code" ]; then
   echo "deps: installing the real Qwen Code in tests/qwen (npm ci; it runs offline against a fake model API)"
   (cd "$root/tests/qwen" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -d "$root/tests/copilot/node_modules/@github/copilot" ]; then
+  echo "deps: installing the real GitHub Copilot CLI in tests/copilot (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/copilot" && npm ci --no-audit --no-fund --loglevel=error)
+fi
