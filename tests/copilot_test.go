@@ -158,8 +158,10 @@ func TestRealCopilotModes(t *testing.T) {
 // calls it, and the command runs in our pty: live in a split of ours,
 // its exit code ours, its tool call in the chat tied to it (Copilot does
 // not say in the MCP call which tool call it is: the command line ties
-// them); status() and the chat say what Copilot did with the tool, not
-// what was configured; :AgentCancel stops our tool's next command.
+// them); status(), the chat and :checkhealth say what Copilot did with
+// the tool, not what was configured; the backend listens on 127.0.0.1
+// only; :AgentCancel stops our tool's next command, and the session's end
+// the tool's server.
 func TestRealCopilotRunsInOurTerminal(t *testing.T) {
 	onceAcrossNeovims(t)
 	line := `for i in 1 2 3 4 5; do echo "our tick $i"; sleep 0.4; done; exit 3`
@@ -193,6 +195,11 @@ func TestRealCopilotRunsInOurTerminal(t *testing.T) {
 	if report := e.checkhealth(); !healthOK(report, "session 1 (copilot): agentrun's terminal tool used") {
 		t.Errorf(":checkhealth does not say Copilot used our tool:\n%s", report)
 	}
+	// the backend serves the tool on one port of 127.0.0.1, nothing else
+	backend := e.backendPid()
+	if ls := tcpListens(t, backend); len(ls) != 1 || !strings.HasPrefix(ls[0], "127.0.0.1:") {
+		t.Errorf("the backend listens on %v, want one port of 127.0.0.1 (our tool)", ls)
+	}
 
 	// :AgentCancel while our tool runs its next command stops it.
 	second := "echo started; sleep 29.5; echo finished"
@@ -212,4 +219,55 @@ func TestRealCopilotRunsInOurTerminal(t *testing.T) {
 	if text := e.waitBuf(next.Bufnr, 10*time.Second, signalMarker("SIGINT")); strings.Contains(text, "finished") {
 		t.Errorf("the cancelled command ran to its end:\n%s", text)
 	}
+
+	// the session's end stops the tool's server
+	e.cmd("AgentStop")
+	e.waitFor("the tool's port to close with the session", 10*time.Second, func() (bool, string) {
+		ls := tcpListens(t, backend)
+		return len(ls) == 0, fmt.Sprint("the backend listens on ", ls)
+	})
+}
+
+// tcpListens lists the TCP addresses (IPv4 "a.b.c.d:port", IPv6 "[…]:port")
+// process pid listens on, from its sockets in /proc.
+func tcpListens(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	var out []string
+	for _, table := range []string{"tcp", "tcp6"} {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] { // 0A: LISTEN
+				continue
+			}
+			out = append(out, procNetAddr(f[1]))
+		}
+	}
+	return out
+}
+
+// procNetAddr reads /proc/net/tcp's "0100007F:1F90" as "127.0.0.1:8080"
+// (IPv6 addresses as their hex, bracketed).
+func procNetAddr(s string) string {
+	host, port, _ := strings.Cut(s, ":")
+	var p int
+	fmt.Sscanf(port, "%X", &p)
+	if len(host) == 8 {
+		var b [4]int
+		for i := 0; i < 4; i++ {
+			fmt.Sscanf(host[2*(3-i):2*(3-i)+2], "%X", &b[i])
+		}
+		return fmt.Sprintf("%d.%d.%d.%d:%d", b[0], b[1], b[2], b[3], p)
+	}
+	return fmt.Sprintf("[%s]:%d", host, p)
 }
