@@ -150,6 +150,10 @@ type agentTermState struct {
 	// was shown of it.
 	generic bool
 	text    string
+	// trailer is the agent's own line after the output (Copilot CLI's
+	// "<shellId: N completed with exit code E>"): not shown, read for
+	// the exit code.
+	trailer string
 }
 
 func newAgentTerms() *agentTerms {
@@ -348,7 +352,12 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 			// output.
 			text = out
 		}
-		if text != "" {
+		if loc := shellTrailerRe.FindStringIndex(text); loc != nil {
+			// Copilot CLI's line about the command's end is its note to
+			// the model, not output: the split's end marker says it.
+			text, st.trailer = text[:loc[0]], text[loc[0]:]
+		}
+		if text != "" && text != st.text {
 			e := ev(st)
 			switch {
 			case strings.HasPrefix(text, st.text):
@@ -425,7 +434,7 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 				e.Output = append(e.Output, lineEnds(text)...)
 				st.output = true
 			}
-		} else if code, ok := trailerExit(st.text); st.generic && ok {
+		} else if code, ok := trailerExit(st.trailer + st.text); st.generic && ok {
 			e.ExitCode = &code
 		} else if st.generic {
 			if !st.output {
@@ -459,6 +468,28 @@ func geminiCancelled(text string) (before string, ok bool) {
 		return out, true
 	}
 	return "", true
+}
+
+// ClaimCommand gives our MCP tool's command line to the agent's tool call
+// that runs it, when the tool call did not say so (Copilot CLI reports a
+// call of our HTTP tool as kind "execute" with the command in rawInput,
+// as its own shell, and sends no tool call id in the MCP call): the
+// session's newest tool call not shown yet whose command is line. It is
+// then no agent-owned terminal (our split shows it), and its id is
+// returned ("" when none runs line).
+func (a *Agent) ClaimCommand(sessionID, line string) string {
+	at := a.agentTerms
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	prefix := sessionID + "\x00"
+	for key, c := range at.candidates {
+		if strings.HasPrefix(key, prefix) && c.named && c.title == line {
+			delete(at.candidates, key)
+			at.withTerm[key] = true
+			return strings.TrimPrefix(key, prefix)
+		}
+	}
+	return ""
 }
 
 // fromPermission takes the command a permission request names for a tool
@@ -570,10 +601,19 @@ var exitCodeRe = regexp.MustCompile(`^Exit code (\d+)\n?`)
 
 // exitCodeOf reads an exit code from a tool call's rawOutput, with the
 // command's output that follows it: Claude Code's "Exit code N\n<output>",
-// Qwen Code's {exitCode}, opencode's {metadata: {exit}}.
+// Qwen Code's {exitCode}, opencode's {metadata: {exit}}, Copilot CLI's
+// {contents: [{type: "shell_exit", exitCode}]}.
 func exitCodeOf(raw any) (code int, text string, ok bool) {
 	if m := asMap(raw); m != nil {
-		for _, obj := range []map[string]any{m, asMap(m["metadata"])} {
+		objs := []map[string]any{m, asMap(m["metadata"])}
+		if list, isList := m["contents"].([]any); isList {
+			for _, c := range list {
+				if metaString(asMap(c), "type") == "shell_exit" {
+					objs = append(objs, asMap(c))
+				}
+			}
+		}
+		for _, obj := range objs {
 			for _, key := range []string{"exitCode", "exit_code", "exit"} {
 				if c, ok := metaNumber(obj, key); ok {
 					return c, "", true
@@ -601,6 +641,10 @@ func exitCodeOf(raw any) (code int, text string, ok bool) {
 // Copilot CLI's "<shellId: 1 completed with exit code 3>", Qwen Code's
 // "Exit Code: 3".
 var trailerRe = regexp.MustCompile(`(?i)exit code:? (-?\d+)`)
+
+// shellTrailerRe is Copilot CLI's line after a command's output, at the
+// end of its text: "<shellId: 1 completed with exit code 3>".
+var shellTrailerRe = regexp.MustCompile(`<shellId: [^<>\n]*>\s*$`)
 
 // trailerExit reads the last such exit code of text.
 func trailerExit(text string) (int, bool) {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/guard"
+	"github.com/agentrun/agentrun.nvim/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
@@ -356,6 +357,7 @@ func (b *Bridge) termHost() *termhost.Host {
 		b.socket.serve(h, map[string]func(context.Context, json.RawMessage) (any, error){
 			"agentrun/terminal":  b.sessions.mcpTerminal,
 			"agentrun/terminals": b.sessions.mcpTerminals,
+			mcptool.SeenMethod:   b.sessions.mcpSeen,
 		})
 		b.mu.Lock()
 	}

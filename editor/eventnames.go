@@ -26,6 +26,7 @@ const (
 	evApproveCancelled     = "approve_cancelled"
 	evRemoteClaimed        = "remote_claimed"   // a remote terminal changed hands
 	evToolTerminal         = "tool_terminal"    // a terminal our MCP tool made for a tool call
+	evOurTool              = "our_tool"         // what the agent did with our MCP terminal tool (mcp.go)
 	evAuthRequired         = "auth_required"    // the agent wants the user to sign in (auth.go)
 	evSessionList          = "session_list"     // an agent's earlier sessions (sessionlist.go)
 	evHistoryReplayed      = "history_replayed" // the updates held until session_started have been sent

@@ -27,6 +27,9 @@ type sessionStartedEvent struct {
 	Modes         any    `msgpack:"modes"`
 	ConfigOptions any    `msgpack:"config_options"`
 	Note          string `msgpack:"note,omitempty"`
+	// OurTool is what became of our MCP terminal tool ("" when not
+	// offered; mcp.go's tool* values).
+	OurTool string `msgpack:"our_tool"`
 	// Replaying: held updates (a loaded session's history) follow, then
 	// history_replayed.
 	Replaying bool `msgpack:"replaying"`
@@ -57,6 +60,14 @@ type sessionUpdateEvent struct {
 	Key       string `msgpack:"key"`
 	SessionID string `msgpack:"session_id"`
 	Update    any    `msgpack:"update"` // the ACP SessionUpdate as JSON values
+}
+
+// ourToolEvent: the agent listed or used our MCP terminal tool, or a
+// turn ended without it listed; Note is said in the chat once.
+type ourToolEvent struct {
+	Key     string `msgpack:"key"`
+	OurTool string `msgpack:"our_tool"`
+	Note    string `msgpack:"note,omitempty"`
 }
 
 type historyReplayedEvent struct {
@@ -250,6 +261,7 @@ func (sessionEndedEvent) eventName() string        { return evSessionEnded }
 func (sessionQuietEvent) eventName() string        { return evSessionQuiet }
 func (*sessionUpdateEvent) eventName() string      { return evSessionUpdate }
 func (historyReplayedEvent) eventName() string     { return evHistoryReplayed }
+func (ourToolEvent) eventName() string             { return evOurTool }
 func (turnEndEvent) eventName() string             { return evTurnEnd }
 func (promptSentEvent) eventName() string          { return evPromptSent }
 func (messageEvent) eventName() string             { return evMessage }

@@ -17,7 +17,7 @@ import (
 // everyPayload is one value of each event's payload type.
 var everyPayload = []payload{
 	sessionStartedEvent{}, sessionFailedEvent{}, sessionEndedEvent{}, sessionQuietEvent{},
-	&sessionUpdateEvent{}, historyReplayedEvent{}, turnEndEvent{}, promptSentEvent{}, messageEvent{},
+	&sessionUpdateEvent{}, historyReplayedEvent{}, ourToolEvent{}, turnEndEvent{}, promptSentEvent{}, messageEvent{},
 	terminalCreatedEvent{}, terminalExitEvent{}, terminalReleasedEvent{}, terminalActivityEvent{},
 	displayEndedEvent{}, &agentTerminalEvent{}, toolTerminalEvent{}, permissionEvent{},
 	elicitationEvent{}, elicitationCompleteEvent{}, approveEvent{},

@@ -21,7 +21,12 @@ import (
 // it with the environment below; it reaches this backend on its socket
 // and makes terminal/* requests through "agentrun/terminal", with the
 // session's token. Those requests take the ACP path (acp.Agent.
-// TerminalRequest): approval, sandbox, limits, audit, the split.
+// TerminalRequest): approval, sandbox, limits, audit, the split. An
+// agent that refuses stdio MCP servers but takes HTTP ones (Copilot CLI)
+// gets the same tools served from this process over HTTP on 127.0.0.1
+// (mcptool.ServeHTTP), its requests made in-process (inProcess), until
+// the session ends. What the agent did with the tools (listed, used, or
+// not listed by the end of a turn) is the session's tool, in status().
 
 // MCP server environment.
 const (
@@ -74,22 +79,64 @@ func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
 	return terminalsAgent
 }
 
+// httpOnlyAgentNames are the agentInfo.name values of agents that refuse
+// a stdio MCP server from the client but take an HTTP one: Copilot CLI
+// 1.0 ("Rejecting non-http/sse MCP server \"agentrun\" from client" in
+// its log, while initialize declares mcpCapabilities.http).
+var httpOnlyAgentNames = map[string]bool{"Copilot": true}
+
+// wantsHTTP reports whether our MCP tool goes to the agent over HTTP: it
+// refuses stdio (by its name) and declares that it takes HTTP.
+func wantsHTTP(info acpsdk.InitializeResponse) bool {
+	return httpOnlyAgentNames[agentName(info)] && info.AgentCapabilities.McpCapabilities.Http
+}
+
+// mcpOffer is what session/new carries for an agent whose commands run
+// in our terminals.
+type mcpOffer struct {
+	opts acp.SessionOptions
+	// token is what the MCP server presents for the session ("" when
+	// none is offered).
+	token string
+	// http serves the tool over HTTP (agents that refuse stdio); it
+	// stops when the session ends.
+	http *mcptool.HTTPServer
+	// tool is what status() says of our tool before the agent lists it:
+	// "offered over stdio", "offered over HTTP", or "" (none offered).
+	tool string
+}
+
 // mcpOffer returns what session/new carries for an agent whose commands
-// run in our terminals, and the token its MCP server will present; empty
-// when they run in the agent's own (or no socket serves them).
-func (ss *sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) (acp.SessionOptions, string) {
-	socket := ss.socketPath()
-	if mode != terminalsAgentrun || socket == "" {
-		return acp.SessionOptions{}, ""
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		ss.log.Warn("no MCP terminal tool: our binary's path is unknown", "err", err)
-		return acp.SessionOptions{}, ""
+// run in our terminals; empty when they run in the agent's own (or
+// nothing can serve them).
+func (ss *sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) mcpOffer {
+	if mode != terminalsAgentrun {
+		return mcpOffer{}
 	}
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	token := hex.EncodeToString(raw[:])
+	if wantsHTTP(info) {
+		h, err := mcptool.ServeHTTP(inProcess{ss}, token, ss.version)
+		if err != nil {
+			ss.log.Warn("no MCP terminal tool over HTTP", "err", err)
+			return mcpOffer{}
+		}
+		srv := acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Name: mcpServerName, Type: "http", Url: h.URL}}
+		for name, value := range h.Headers() {
+			srv.Http.Headers = append(srv.Http.Headers, acpsdk.HttpHeader{Name: name, Value: value})
+		}
+		return mcpOffer{opts: acp.SessionOptions{McpServers: []acpsdk.McpServer{srv}, Meta: agentMeta(info)}, token: token, http: h, tool: toolOfferedHTTP}
+	}
+	socket := ss.socketPath()
+	if socket == "" {
+		return mcpOffer{}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		ss.log.Warn("no MCP terminal tool: our binary's path is unknown", "err", err)
+		return mcpOffer{}
+	}
 	opts := acp.SessionOptions{
 		McpServers: []acpsdk.McpServer{{Stdio: &acpsdk.McpServerStdio{
 			Name: mcpServerName, Command: exe, Args: []string{"mcp"},
@@ -97,7 +144,103 @@ func (ss *sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) (acp.S
 		}}},
 		Meta: agentMeta(info),
 	}
-	return opts, token
+	return mcpOffer{opts: opts, token: token, tool: toolOfferedStdio}
+}
+
+// What status() says of our MCP terminal tool in a session (its
+// our_tool): offered (how), then what the agent did with it.
+const (
+	toolOfferedStdio = "offered over stdio"
+	toolOfferedHTTP  = "offered over HTTP"
+	toolListed       = "listed"
+	toolUsed         = "used"
+	toolNotListed    = "not listed"
+)
+
+// inProcess makes the MCP tool's backend requests in this process, for
+// the tool served over HTTP from here.
+type inProcess struct{ ss *sessions }
+
+// Call routes method as the socket host routes it for `agentrun mcp`.
+func (b inProcess) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	var res any
+	switch method {
+	case "agentrun/terminal":
+		res, err = b.ss.mcpTerminal(ctx, raw)
+	case "agentrun/terminals":
+		res, err = b.ss.mcpTerminals(ctx, raw)
+	case mcptool.SeenMethod:
+		res, err = b.ss.mcpSeen(ctx, raw)
+	default:
+		return fmt.Errorf("unknown backend request %q from the MCP terminal tool", method)
+	}
+	if err != nil || result == nil {
+		return err
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return json.Unmarshal(data, result)
+}
+
+// mcpSeen records that the agent listed our tools (tools/list) or called
+// one (tools/call): status() reports it as our_tool, and the chat says it
+// once.
+func (ss *sessions) mcpSeen(_ context.Context, raw json.RawMessage) (any, error) {
+	var call struct {
+		Token  string `json:"token"`
+		Method string `json:"method"`
+	}
+	if err := json.Unmarshal(raw, &call); err != nil {
+		return nil, fmt.Errorf("%s: %w", mcptool.SeenMethod, err)
+	}
+	ss.mu.Lock()
+	s := ss.mcpTokens[call.Token]
+	if s == nil {
+		ss.mu.Unlock()
+		return nil, fmt.Errorf("%s: unknown token: this MCP server's session has ended or never started", mcptool.SeenMethod)
+	}
+	was, how := s.tool, s.toolHow
+	switch {
+	case call.Method == "tools/call":
+		s.tool = toolUsed
+	case call.Method == "tools/list" && s.tool != toolUsed:
+		s.tool = toolListed
+	}
+	now, key := s.tool, s.key
+	ss.mu.Unlock()
+	if now == was {
+		return map[string]any{}, nil
+	}
+	ev := ourToolEvent{Key: key, OurTool: now}
+	if was != toolListed {
+		// the first word of it: the chat says it once
+		ev.Note = fmt.Sprintf("the agent took agentrun's terminal tool (%s): the commands it runs with it run in agentrun's terminals", how)
+	}
+	ss.events.push(ev)
+	return map[string]any{}, nil
+}
+
+// toolNotTaken is called when a turn ended: a session whose agent was
+// offered our tool and has not listed it by then is told so, once (the
+// agent refused the server, or does not use MCP tools).
+func (ss *sessions) toolNotTaken(s *session) {
+	ss.mu.Lock()
+	if s.tool != toolOfferedStdio && s.tool != toolOfferedHTTP {
+		ss.mu.Unlock()
+		return
+	}
+	how := s.toolHow
+	s.tool = toolNotListed
+	key, name := s.key, s.name
+	ss.mu.Unlock()
+	ss.events.push(ourToolEvent{Key: key, OurTool: toolNotListed,
+		Note: fmt.Sprintf("%s did not take agentrun's terminal tool (%s): it never listed it, so its commands run its own way (shown in display-only splits)", name, how)})
 }
 
 // agentMeta is what a known agent needs in session/new's _meta to prefer
@@ -150,6 +293,13 @@ func (ss *sessions) mcpTerminal(ctx context.Context, raw json.RawMessage) (any, 
 		params = map[string]any{}
 	}
 	params["sessionId"] = s.s.ID()
+	if call.Method == acpsdk.ClientMethodTerminalCreate && call.ToolCallID == "" {
+		// the agent did not say which tool call this is (Copilot CLI): the
+		// one that runs this command line, which then shows our split
+		if line, _ := params["command"].(string); line != "" {
+			call.ToolCallID = s.agent.ClaimCommand(s.s.ID(), line)
+		}
+	}
 	if call.Method == acpsdk.ClientMethodTerminalCreate && call.ToolCallID != "" {
 		meta, _ := params["_meta"].(map[string]any)
 		if meta == nil {

@@ -50,6 +50,7 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 		case err != nil:
 			ss.log.Warn("prompt failed", "key", key, "err", err)
 		}
+		ss.toolNotTaken(s)
 		ss.events.push(end)
 		if acp.IsAuthRequired(err) {
 			// Claude Code asks for sign-in at the first prompt, not at

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -41,6 +42,11 @@ type session struct {
 	// cancelStart gives up the start (spawn, initialize, session/new):
 	// :AgentStop of a session still starting (its agent is killed).
 	cancelStart context.CancelFunc
+	// tool is what status() says of our MCP terminal tool (our_tool:
+	// mcp.go's tool* words), toolHow how it was offered; mcpHTTP serves
+	// it over HTTP until the session ends.
+	tool, toolHow string
+	mcpHTTP       *mcptool.HTTPServer
 	// early holds what the agent sent before its session/new or
 	// session/load returned (agents send available_commands_update first,
 	// and load replays the session's history): openSession sends it after
@@ -185,9 +191,40 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 		return
 	}
 	terminals := terminalsFor(args.Terminals, a.Info())
-	offer, token := ss.mcpOffer(terminals, a.Info())
-	opts.McpServers, opts.Meta = offer.McpServers, offer.Meta
+	offer := ss.mcpOffer(terminals, a.Info())
+	token := offer.token
+	opts.McpServers, opts.Meta = offer.opts.McpServers, offer.opts.Meta
+	if token != "" {
+		// known before session/new: an agent may list the tools while it
+		// opens the session (mcpSeen)
+		ss.mu.Lock()
+		ended := s.ended
+		if !ended {
+			ss.mcpTokens[token] = s
+			s.tool, s.toolHow, s.mcpHTTP = offer.tool, offer.tool, offer.http
+		}
+		ss.mu.Unlock()
+		if ended {
+			// it ended as it started (:AgentStop): nothing is offered
+			if offer.http != nil {
+				_ = offer.http.Close()
+			}
+			return
+		}
+	}
 	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
+	if err != nil && token != "" {
+		// a sign-in opens the session again, with a new offer
+		ss.mu.Lock()
+		delete(ss.mcpTokens, token)
+		if s.mcpHTTP == offer.http {
+			s.tool, s.toolHow, s.mcpHTTP = "", "", nil
+		}
+		ss.mu.Unlock()
+		if offer.http != nil {
+			_ = offer.http.Close()
+		}
+	}
 	if acp.IsAuthRequired(err) {
 		ss.mu.Lock()
 		stopped := s.stopped
@@ -204,19 +241,17 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	ss.mu.Lock()
 	if s.stopped {
 		// :AgentStop came as it opened: stop closes the agent and says so
+		// (and endSession stops our tool)
 		ss.mu.Unlock()
 		return
 	}
 	s.s = as
-	if token != "" {
-		ss.mcpTokens[token] = s
-	}
 	early := s.early
 	s.early = nil
 	closing := ss.closing
 	// Under ss.mu so no update for this session can slip in between.
 	started := sessionStartedEvent{
-		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals,
+		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals, OurTool: s.tool,
 		Modes: jsonValue(as.Modes()), ConfigOptions: jsonValue(as.ConfigOptions()), Note: note,
 	}
 	// Held updates (a loaded session's history) follow, then word that
@@ -310,6 +345,10 @@ func (ss *sessions) endSession(s *session, reason error) {
 	}
 	s.ended, s.busy = true, false
 	stopped := s.stopped
+	// Our tool over HTTP stops with the session (its agent may live on
+	// a moment; nothing answers it any more).
+	httpTool := s.mcpHTTP
+	s.mcpHTTP = nil
 	// What its agent showed of terminals that never ended goes too.
 	prefix := s.key + "\x00"
 	for k := range ss.agentShown {
@@ -318,6 +357,11 @@ func (ss *sessions) endSession(s *session, reason error) {
 		}
 	}
 	ss.mu.Unlock()
+	if httpTool != nil {
+		if err := httpTool.Close(); err != nil {
+			ss.log.Warn("the MCP terminal tool over HTTP did not stop cleanly", "err", err)
+		}
+	}
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
 	ss.events.push(sessionEndedEvent{Key: s.key, Reason: errText(reason), Stopped: stopped})
 }

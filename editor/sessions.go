@@ -143,6 +143,7 @@ func (ss *sessions) status() []any {
 		}
 		list = append(list, map[string]any{
 			"key": s.key, "id": id, "agent": s.name, "busy": s.busy && !s.ended, "ended": s.ended,
+			"our_tool": s.tool,
 		})
 	}
 	return list

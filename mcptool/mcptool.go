@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
@@ -22,10 +23,29 @@ var Names = []string{"run_command", "read_output", "wait_for_exit", "kill_comman
 // tools/call (it is the ACP tool call's toolCallId).
 const ToolUseMetaKey = "claudecode/toolUseId"
 
+// Caller makes the backend requests the tools need ("agentrun/terminal",
+// "agentrun/terminals", "agentrun/tool_seen"), each with the session's
+// token: the socket client of `agentrun mcp`, or the backend itself when
+// it serves the tools over HTTP (http.go).
+type Caller interface {
+	Call(ctx context.Context, method string, params, result any) error
+}
+
+// SeenMethod is the backend request that tells it the agent listed the
+// tools (tools/list) or called one (tools/call): what status() and the
+// chat report, not the wish that it would.
+const SeenMethod = "agentrun/tool_seen"
+
 // backend makes terminal requests for the session.
 type backend struct {
-	c     *client.Client
+	c     Caller
 	token string
+}
+
+// seen tells the backend the agent made an MCP request the user hears of
+// (tools/list, tools/call); a failure only goes unreported.
+func (b *backend) seen(ctx context.Context, method string) {
+	_ = b.c.Call(ctx, SeenMethod, map[string]any{"token": b.token, "method": method}, nil)
 }
 
 func (b *backend) terminal(ctx context.Context, toolCall, method string, params, result any) error {
@@ -56,6 +76,25 @@ func Run(ctx context.Context, version string) error {
 
 // NewServer returns the MCP server with agentrun's terminal tools.
 func NewServer(b *backend, version string) *mcp.Server {
+	s := newServer(b, version)
+	var listed, called sync.Once
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				listed.Do(func() { b.seen(ctx, method) })
+			case "tools/call":
+				called.Do(func() { b.seen(ctx, method) })
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return s
+}
+
+// newServer is the server with the tools, without the reports of what the
+// agent did with them.
+func newServer(b *backend, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentrun", Version: version}, &mcp.ServerOptions{
 		Instructions: "Run shell commands with run_command: each runs in a real terminal that the user watches live in their editor and may stop. " +
 			"Start servers, watchers and other long-running commands with background: true, then read them with read_output and stop them with kill_command.",

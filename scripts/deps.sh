@@ -62,3 +62,15 @@ if [ ! -d "$root/tests/qwen/node_modules/@qwen-code/qwen-code" ]; then
   echo "deps: installing the real Qwen Code in tests/qwen (npm ci; it runs offline against a fake model API)"
   (cd "$root/tests/qwen" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -d "$root/tests/copilot/node_modules/@github/copilot" ]; then
+  echo "deps: installing the real GitHub Copilot CLI in tests/copilot (npm ci; it runs offline against a fake model API)"
+  (cd "$root/tests/copilot" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -d "$root/tests/copilot/node_modules/.copilot-cache/pkg" ]; then
+  # Copilot CLI unpacks itself (235 MB) at its first start; the tests share
+  # one unpacked copy (tests/copilot_test.go), made here, before parts of
+  # the suite could start it at once
+  echo "deps: unpacking the Copilot CLI once into tests/copilot/node_modules/.copilot-cache"
+  (cd "$root/tests/copilot" && HOME="$PWD/node_modules/.copilot-home" COPILOT_PKG_CACHE_HOME="$PWD/node_modules/.copilot-cache" \
+    COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false node node_modules/@github/copilot/npm-loader.js --version >/dev/null)
+fi

@@ -80,8 +80,7 @@ func TestAgentOwnedTerminals(t *testing.T) {
 			notInSplit: []string{"old-snapshot", "chunk-one"},
 			chat:       "● make v2 [execute] · completed"},
 		// Agents that report a command only as a tool call. opencode's is
-		// recorded from opencode 1.18.33 (tests/opencode_test.go runs it);
-		// the others are written from issue 38's table, not recorded. A
+		// recorded from opencode 1.18.33 (tests/opencode_test.go runs it). A
 		// command that exited 3 failed, whatever the agent called its
 		// tool call.
 		{name: "opencode: cumulative output, exit in rawOutput.metadata.exit", fixture: "opencode", id: "call_fake1", exit: 3,
@@ -102,10 +101,15 @@ func TestAgentOwnedTerminals(t *testing.T) {
 			split:      []string{"planning", exitMarker(0)},
 			notInSplit: []string{"Exit Code:"},
 			chat:       "● Shell: echo planning (Runs the command) [execute] · completed"},
-		{name: "Copilot CLI: titled with the command, exit from its text", fixture: "copilot", id: "tooluse_cp1", exit: 3,
-			command: "npm test",
-			split:   []string{"cp-ok 1", "cp-not ok 2", "exit code 3>", exitMarker(3)},
-			chat:    "✗ Run the test suite [execute] · failed (exit 3)"},
+		// Copilot CLI's are recorded from Copilot CLI 1.0.102
+		// (tests/copilot_test.go): titled with the model's description,
+		// all output so far in each update, the exit in a line of text
+		// after it and in rawOutput.contents' shell_exit, "completed".
+		{name: "Copilot CLI: titled with the command, exit from its shell_exit", fixture: "copilot", id: "call_fake1", exit: 3,
+			command:    `for i in 1 2 3 4 5; do echo "copilot tick $i"; sleep 0.4; done; exit 3`,
+			split:      []string{"copilot tick 1", "copilot tick 5", exitMarker(3)},
+			notInSplit: []string{"shellId", "anew"},
+			chat:       `✗ for i in 1 2 3 4 5; do echo "copilot tick $i"; sleep 0.4; done; exit 3 [execute] · failed (exit 3)`},
 		// Gemini CLI 0.61, recorded (tests/gemini_test.go): no tool_call,
 		// only its permission request, then one update, "completed"
 		// whatever the exit, with no output.

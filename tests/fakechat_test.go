@@ -14,7 +14,8 @@ import (
 )
 
 // fakeChat is the model API for the agents that speak to an
-// OpenAI-compatible provider with Chat Completions (opencode, Qwen Code):
+// OpenAI-compatible provider with Chat Completions (opencode, Qwen Code,
+// Copilot CLI):
 // POST /v1/chat/completions on loopback, streamed as OpenAI streams it
 // (server-sent "data:" chunks of chat.completion.chunk, tool calls as
 // tool_calls deltas, then "data: [DONE]"). It answers as a model that,
@@ -46,7 +47,11 @@ var chatShellTools = []struct {
 	{"agentrun_run_command", func(line string) map[string]any {
 		return map[string]any{"command": line, "description": "Runs the command"}
 	}},
-	// opencode
+	// the same as Copilot CLI names it (served over HTTP)
+	{"agentrun-run_command", func(line string) map[string]any {
+		return map[string]any{"command": line, "description": "Runs the command"}
+	}},
+	// opencode, Copilot CLI
 	{"bash", func(line string) map[string]any {
 		return map[string]any{"command": line, "description": "Runs the command"}
 	}},

@@ -189,20 +189,28 @@ func TestTerminalToolByAgentIdentity(t *testing.T) {
 		name, agentName, option string
 		want                    string // where its commands run
 		meta                    string // what "meta" answers
+		tool                    string // what status() says the agent did with our tool
 	}{
 		{"Claude Code through a wrapper", "@agentclientprotocol/claude-agent-acp", "", "agentrun",
-			`META {"claudeCode":{"options":{"allowedTools":["mcp__agentrun__run_command",`},
-		{"the older Claude Code package", "@zed-industries/claude-agent-acp", "", "agentrun", `"disallowedTools":["Bash"]}}} TOOLS kill_command,list_commands,read_output,run_command,wait_for_exit ERROR`},
-		{"Claude Code told to use its own", "@agentclientprotocol/claude-agent-acp", `terminals = "agent",`, "agent", "NO TOOL"},
-		{"another agent", "@agentclientprotocol/codex-acp", "", "agent", "NO TOOL"},
-		{"another agent told to use ours", "@agentclientprotocol/codex-acp", `terminals = "agentrun",`, "agentrun", "META null TOOLS kill_command"},
+			`META {"claudeCode":{"options":{"allowedTools":["mcp__agentrun__run_command",`, "listed"},
+		{"the older Claude Code package", "@zed-industries/claude-agent-acp", "", "agentrun", `"disallowedTools":["Bash"]}}} TOOLS kill_command,list_commands,read_output,run_command,wait_for_exit ERROR`, "listed"},
+		{"Claude Code told to use its own", "@agentclientprotocol/claude-agent-acp", `terminals = "agent",`, "agent", "NO TOOL", ""},
+		{"another agent", "@agentclientprotocol/codex-acp", "", "agent", "NO TOOL", ""},
+		{"another agent told to use ours", "@agentclientprotocol/codex-acp", `terminals = "agentrun",`, "agentrun", "META null TOOLS kill_command", "listed"},
+		// an agent that never starts our server: said, not taken for granted
+		{"an agent that refuses our tool", "some-agent", `terminals = "agentrun",`, "agentrun",
+			"(agentrun) wrapped did not take agentrun's terminal tool (offered over stdio): it never listed it", "not listed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			refuse := ""
+			if c.tool == "not listed" {
+				refuse = "1"
+			}
 			e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 				default_agent = "wrapped",
-				agents = { wrapped = { cmd = { %q }, %s env = { AGENTRUN_TEST_AGENT_NAME = %q } } },
-			})`, wrapper, c.option, c.agentName))
+				agents = { wrapped = { cmd = { %q }, %s env = { AGENTRUN_TEST_AGENT_NAME = %q, AGENTRUN_TEST_REFUSE_MCP = %q } } },
+			})`, wrapper, c.option, c.agentName, refuse))
 			e.startSession()
 			var where string
 			e.lua(`return require("agentrun").status().sessions[1].terminals`, &where)
@@ -214,6 +222,14 @@ func TestTerminalToolByAgentIdentity(t *testing.T) {
 				e.cmd("AgentPrompt run echo hi")
 			}
 			e.waitChat(c.meta, 20*time.Second)
+			var tool string
+			e.lua(`return require("agentrun").status().sessions[1].our_tool or ""`, &tool)
+			if tool != c.tool {
+				t.Errorf("status().our_tool %q, want %q", tool, c.tool)
+			}
+			if c.tool == "not listed" && !strings.Contains(e.checkhealth(), "agentrun's terminal tool not listed: the agent never listed it") {
+				t.Errorf(":checkhealth does not warn that the agent never listed our tool")
+			}
 		})
 	}
 }

@@ -22,6 +22,7 @@ M.names = {
   "elicitation_withdrawn",
   "history_replayed",
   "message",
+  "our_tool",
   "permission",
   "permission_cancelled",
   "port_closed",

@@ -34,6 +34,7 @@ function handlers.session_started(p)
   end
   s.id = p.session_id
   s.terminals = p.terminals -- where its commands run, as the backend decided
+  s.our_tool = p.our_tool ~= "" and p.our_tool or nil -- what became of our MCP terminal tool (our_tool)
   s.cwd = p.cwd -- the project: "always allow" answers are kept per cwd (agentrun.policy)
   local signed_in = s.signin
   s.starting, s.signin = false, nil
@@ -256,6 +257,20 @@ handlers.terminal_activity = term.activity
 handlers.remote_claimed = term.remote_claimed
 handlers.ssh_connected = require("agentrun.ui.terminals").ssh_connected
 handlers.tool_terminal = term.tool_terminal
+
+-- our_tool: what the agent did with our MCP terminal tool (listed it,
+-- used it, or never listed it), as status() reports it; the chat says it
+-- once.
+function handlers.our_tool(p)
+  local s, chat = chat_of(p)
+  if not s then
+    return
+  end
+  s.our_tool = p.our_tool
+  if chat and p.note then
+    chat:note("(agentrun) " .. p.note)
+  end
+end
 handlers.agent_terminal = agentterm.agent_terminal
 handlers.auth_required = signin.required
 handlers.session_list = earlier_sessions.listed

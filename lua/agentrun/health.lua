@@ -83,6 +83,20 @@ function M.check()
     end
   end
   info("default agent: " .. config.get().default_agent)
+  -- What the running sessions' agents did with our terminal tool: what
+  -- they did, not what was configured.
+  local st = require("agentrun.state")
+  for _, key in ipairs(st.session_order) do
+    local sess = st.sessions[key]
+    if sess and not sess.ended and sess.our_tool then
+      local say = string.format("session %s (%s): agentrun's terminal tool %s", key, tostring(sess.agent), sess.our_tool)
+      if sess.our_tool == "not listed" then
+        warn(say .. ": the agent never listed it, so its commands run its own way", { "see :help agentrun-agent-terminals for what this agent needs" })
+      else
+        ok(say)
+      end
+    end
+  end
   -- The machines reached with :AgentRun ssh://… (those of agents.<name>.host
   -- are above): how their links stand.
   for _, m in ipairs(rpc.machines()) do

@@ -25,9 +25,10 @@ function M.describe()
       end
     end
   end
-  local busy = {}
+  local busy, tool = {}, {}
   for _, s in ipairs(go.sessions or {}) do
     busy[s.key] = s.busy
+    tool[s.key] = s.our_tool ~= "" and s.our_tool or nil
   end
   local out = { sessions = {}, terminals = {}, client_id = go.client_id }
   for _, key in ipairs(state.session_order) do
@@ -52,6 +53,9 @@ function M.describe()
       usage = s.usage, -- { used, size, cost = { amount, currency } } as the agent last said
       waiting_for_sign_in = s.signin or false,
       terminals = s.terminals, -- "agentrun" (our MCP terminal tool) or "agent" (its own), once started
+      -- what became of our MCP terminal tool: "offered over stdio" or "offered over HTTP",
+      -- then "listed" or "used" by the agent, or "not listed" (nil: none offered)
+      our_tool = tool[key] or s.our_tool,
     })
   end
   -- Only the terminals this editor knows (whose events it has handled):

@@ -180,6 +180,11 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field level string "error", "warn" or "info"
 ---@field text string
 
+---@class agentrun.event.our_tool
+---@field key string
+---@field our_tool string
+---@field note? string
+
 ---@class agentrun.event.permission
 ---@field key string
 ---@field session_id string
@@ -246,6 +251,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field modes any
 ---@field config_options any
 ---@field note? string
+---@field our_tool string what became of our MCP terminal tool ("" when not offered)
 ---@field replaying boolean
 
 ---@class agentrun.event.session_update

@@ -158,7 +158,8 @@ app.onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
   // Ids unique across processes when sessions are kept on disk.
   const id = stateDir ? `cl-${process.pid}-${sessions.size + 1}` : `cl-session-${sessions.size + 1}`;
   const entry = { mcp: null, meta: params._meta ?? null, tools: [], error: null, cwd: params.cwd };
-  const server = (params.mcpServers ?? []).find((s) => s.name === "agentrun");
+  // AGENTRUN_TEST_REFUSE_MCP: it refuses our server (as Copilot CLI refuses stdio ones)
+  const server = process.env.AGENTRUN_TEST_REFUSE_MCP ? undefined : (params.mcpServers ?? []).find((s) => s.name === "agentrun");
   if (server) {
     try {
       const env = { ...process.env };

@@ -160,6 +160,16 @@ function M.render(tc)
       status = "in_progress"
     end
   end
+  -- A command titled with the model's description of it (Copilot CLI:
+  -- "Run the test suite", its own shell's or our tool's) reads as the
+  -- command it runs, as its split is named.
+  local line = type(tc.rawInput) == "table" and tc.rawInput.command
+  if kind == "execute" and type(line) == "string" and line ~= "" and not (title or ""):find(line, 1, true) then
+    title = line:match("^[^\n]*")
+    if title ~= line then
+      title = title .. " …"
+    end
+  end
   -- A command the agent ran itself, or ran with our tool, that ended
   -- otherwise than with exit 0 failed, or was cancelled, whatever status
   -- the agent gave its tool call (opencode calls a command that exited 3,
