@@ -28,6 +28,18 @@ for v in "$@"; do
 done
 [ ${#bins[@]} -gt 0 ] || exit 0
 
+# offline: where it can (as root), every part runs in a network namespace
+# of its own with only the loopback up (unshare -n): the real agents,
+# whose fake model APIs listen on 127.0.0.1, can reach nothing else, and
+# TestOffline checks that they run so (AGENTRUN_TEST_OFFLINE).
+netns=()
+if unshare -n ip link set lo up 2>/dev/null; then
+	netns=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
+	echo "== integration tests run offline: a network namespace with only the loopback (unshare -n)"
+else
+	echo "== integration tests run with the machine's network (unshare -n is not allowed here)"
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "${GO:-go}" test -race -c -o "$work/tests.test" ./tests/ || exit 1
@@ -48,8 +60,8 @@ part() {
 		esac
 	done
 	local t0=$SECONDS
-	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once \
-		"$work/tests.test" -test.count=1 -test.timeout=8m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
+	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once AGENTRUN_TEST_OFFLINE=${netns:+1} \
+		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=8m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
 	local st=$?
 	echo $((SECONDS - t0)) > "$work/secs.$i.$s"
 	return $st

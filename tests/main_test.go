@@ -136,3 +136,21 @@ func backendGoneAtCleanup(t *testing.T, agent string) *int {
 	})
 	return backend
 }
+
+// TestOffline: run by scripts/integration.sh in a network namespace of
+// its own (AGENTRUN_TEST_OFFLINE), the tests and the real agents they
+// start see the loopback alone: nothing reaches a real model API.
+func TestOffline(t *testing.T) {
+	if os.Getenv("AGENTRUN_TEST_OFFLINE") == "" {
+		t.Skip("not run offline (scripts/integration.sh runs the tests so where unshare -n is allowed)")
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback == 0 {
+			t.Errorf("a network interface besides the loopback: %s", i.Name)
+		}
+	}
+}
