@@ -17,8 +17,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// MaxOutputByteLimit is the largest outputByteLimit an agent may ask for.
-const MaxOutputByteLimit = 1 << 30
+// maxOutputByteLimit is the largest outputByteLimit an agent may ask for.
+const maxOutputByteLimit = 1 << 30
 
 // agentEnvDefaults make commands behave when no one is at the keyboard:
 // no pager waiting for a key, no git password prompt. They are laid over
@@ -124,8 +124,8 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 		if n < 0 {
 			return nil, invalidParams(method, "outputByteLimit must not be negative, not %d", n)
 		}
-		if n > MaxOutputByteLimit {
-			return nil, invalidParams(method, "outputByteLimit %d is more than the maximum of %d (1 GiB)", n, MaxOutputByteLimit)
+		if n > maxOutputByteLimit {
+			return nil, invalidParams(method, "outputByteLimit %d is more than the maximum of %d (1 GiB)", n, maxOutputByteLimit)
 		}
 		if a.opts.ByteLimit > 0 {
 			n = min(n, a.opts.ByteLimit)

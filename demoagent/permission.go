@@ -9,8 +9,8 @@ import (
 
 // Permission option ids the demo offers.
 const (
-	OptionAllow  = "allow"
-	OptionReject = "reject"
+	optionAllow  = "allow"
+	optionReject = "reject"
 )
 
 // runWithPermission announces a pending tool call for line, asks
@@ -36,8 +36,8 @@ func (d *demo) runWithPermission(ctx context.Context, s *session, line string) (
 			Status:     acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 		},
 		Options: []acpsdk.PermissionOption{
-			{OptionId: OptionAllow, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: OptionReject, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+			{OptionId: optionAllow, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optionReject, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		},
 	})
 	failed := func() error {
@@ -55,7 +55,7 @@ func (d *demo) runWithPermission(ctx context.Context, s *session, line string) (
 			return "", err
 		}
 		return acpsdk.StopReasonCancelled, nil
-	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == OptionAllow:
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optionAllow:
 		return d.run(ctx, s, line, toolID)
 	}
 	if err := failed(); err != nil {

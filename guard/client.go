@@ -76,7 +76,7 @@ func (c *Client) Register(pid int, marker string) error {
 	if strings.ContainsAny(marker, " \n") {
 		return fmt.Errorf("guard: register session %d: marker %q has a space or newline", pid, marker)
 	}
-	start, err := StartTime(pid)
+	start, err := startTime(pid)
 	if err != nil {
 		return fmt.Errorf("guard: register session %d: %w", pid, err)
 	}

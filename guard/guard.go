@@ -175,9 +175,9 @@ func members(trees []procstat.Tree) []int {
 	return out
 }
 
-// StartTime returns the process's start time (procstat.Stat.Start):
+// startTime returns the process's start time (procstat.Stat.Start):
 // with the pid it names one process.
-func StartTime(pid int) (uint64, error) {
+func startTime(pid int) (uint64, error) {
 	st, ok := procstat.Read(strconv.Itoa(pid))
 	if !ok {
 		return 0, fmt.Errorf("process %d: not in the process table (gone?)", pid)

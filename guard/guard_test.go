@@ -55,7 +55,7 @@ func stubborn(t *testing.T) *exec.Cmd {
 // registration is the +SID STARTTIME line for cmd's session.
 func registration(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
-	start, err := StartTime(cmd.Process.Pid)
+	start, err := startTime(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}

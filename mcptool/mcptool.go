@@ -19,9 +19,9 @@ import (
 // Names lists the tools, in the order they are offered.
 var Names = []string{"run_command", "read_output", "wait_for_exit", "kill_command", "list_commands"}
 
-// ToolUseMetaKey is where Claude Code puts the tool use's id in each
+// toolUseMetaKey is where Claude Code puts the tool use's id in each
 // tools/call (it is the ACP tool call's toolCallId).
-const ToolUseMetaKey = "claudecode/toolUseId"
+const toolUseMetaKey = "claudecode/toolUseId"
 
 // Caller makes the backend requests the tools need ("agentrun/terminal",
 // "agentrun/terminals", "agentrun/tool_seen"), each with the session's
@@ -100,10 +100,10 @@ func newServer(b *backend, version string) *mcp.Server {
 			"Start servers, watchers and other long-running commands with background: true, then read them with read_output and stop them with kill_command.",
 	})
 	t := &tools{b: b}
-	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Meta: alwaysLoad(), Description: runDescription, InputSchema: openSchema[RunArgs]()}, t.run)
-	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Meta: alwaysLoad(), Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait.", InputSchema: openSchema[TerminalArgs]()}, t.read)
-	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Meta: alwaysLoad(), Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status.", InputSchema: openSchema[TerminalArgs]()}, t.wait)
-	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Meta: alwaysLoad(), Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended.", InputSchema: openSchema[TerminalArgs]()}, t.kill)
+	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Meta: alwaysLoad(), Description: runDescription, InputSchema: openSchema[runArgs]()}, t.run)
+	mcp.AddTool(s, &mcp.Tool{Name: "read_output", Meta: alwaysLoad(), Description: "Read the output of a command started with run_command (the newest part, within its byte limit) and whether and how it ended. It does not wait.", InputSchema: openSchema[terminalArgs]()}, t.read)
+	mcp.AddTool(s, &mcp.Tool{Name: "wait_for_exit", Meta: alwaysLoad(), Description: "Wait until a command started with run_command ends (at most timeout_seconds, default 120), then return its output and exit status.", InputSchema: openSchema[terminalArgs]()}, t.wait)
+	mcp.AddTool(s, &mcp.Tool{Name: "kill_command", Meta: alwaysLoad(), Description: "Stop a command started with run_command (its whole process group: SIGTERM, then SIGKILL) and return its output so far and how it ended.", InputSchema: openSchema[terminalArgs]()}, t.kill)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_commands", Meta: alwaysLoad(), Description: "List the commands this session started (terminal ids, command lines, running or how they ended).", InputSchema: openSchema[struct{}]()}, t.list)
 	return s
 }
@@ -137,11 +137,11 @@ const runDescription = `Run a shell command (a /bin/sh command line) in a real t
 	`For servers, watchers and anything that does not end by itself, set background: true: it returns the terminal id at once, and the command keeps running; ` +
 	`read it later with read_output, wait with wait_for_exit, stop it with kill_command. A command stopped by the user comes back with the signal and its partial output.`
 
-// RunArgs are run_command's arguments. Description, Timeout and
+// runArgs are run_command's arguments. Description, Timeout and
 // RunInBackground are Claude Code's Bash arguments, which models trained
 // on it send: the description titles the split, the timeout is in
 // milliseconds, run_in_background is background.
-type RunArgs struct {
+type runArgs struct {
 	Command         string `json:"command" jsonschema:"the shell command line to run"`
 	Description     string `json:"description,omitempty" jsonschema:"a few words saying what the command does (the title of its terminal)"`
 	Cwd             string `json:"cwd,omitempty" jsonschema:"absolute working directory (default: the session's)"`
@@ -154,7 +154,7 @@ type RunArgs struct {
 
 // waitSeconds is how long run_command waits: timeout_seconds, else
 // timeout (milliseconds, rounded up), else 0 (the default).
-func (in RunArgs) waitSeconds() int {
+func (in runArgs) waitSeconds() int {
 	switch {
 	case in.TimeoutSeconds > 0:
 		return in.TimeoutSeconds
@@ -164,8 +164,8 @@ func (in RunArgs) waitSeconds() int {
 	return 0
 }
 
-// TerminalArgs name a command run_command started.
-type TerminalArgs struct {
+// terminalArgs name a command run_command started.
+type terminalArgs struct {
 	TerminalID     string `json:"terminal_id" jsonschema:"the id run_command returned"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"wait_for_exit: how long to wait (default 120)"`
 }
@@ -185,7 +185,7 @@ func toolCall(req *mcp.CallToolRequest) string {
 	if req == nil || req.Params == nil {
 		return ""
 	}
-	id, _ := req.Params.GetMeta()[ToolUseMetaKey].(string)
+	id, _ := req.Params.GetMeta()[toolUseMetaKey].(string)
 	return id
 }
 
@@ -199,7 +199,7 @@ func failed(err error) (*mcp.CallToolResult, any, error) {
 	return r, nil, nil
 }
 
-func (t *tools) run(ctx context.Context, req *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) run(ctx context.Context, req *mcp.CallToolRequest, in runArgs) (*mcp.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return failed(errors.New("command is empty: give the shell command line to run"))
 	}
@@ -313,15 +313,15 @@ func (t *tools) report(ctx context.Context, id string) (*mcp.CallToolResult, any
 	return r, nil, nil
 }
 
-func (t *tools) read(ctx context.Context, _ *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) read(ctx context.Context, _ *mcp.CallToolRequest, in terminalArgs) (*mcp.CallToolResult, any, error) {
 	return t.report(ctx, in.TerminalID)
 }
 
-func (t *tools) wait(ctx context.Context, _ *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) wait(ctx context.Context, _ *mcp.CallToolRequest, in terminalArgs) (*mcp.CallToolResult, any, error) {
 	return t.waitAndReport(ctx, in.TerminalID, in.TimeoutSeconds, false)
 }
 
-func (t *tools) kill(ctx context.Context, _ *mcp.CallToolRequest, in TerminalArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) kill(ctx context.Context, _ *mcp.CallToolRequest, in terminalArgs) (*mcp.CallToolResult, any, error) {
 	if err := t.b.terminal(ctx, "", "terminal/kill", map[string]any{"terminalId": in.TerminalID}, nil); err != nil {
 		return failed(fmt.Errorf("stopping terminal %s: %v", in.TerminalID, err))
 	}

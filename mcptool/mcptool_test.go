@@ -9,13 +9,13 @@ import (
 func TestRunArgsWaitSeconds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		in   RunArgs
+		in   runArgs
 		want int
 	}{
-		{"none: the default", RunArgs{}, 0},
-		{"timeout_seconds", RunArgs{TimeoutSeconds: 7}, 7},
-		{"Bash's timeout in ms, rounded up", RunArgs{Timeout: 1500}, 2},
-		{"timeout_seconds wins", RunArgs{TimeoutSeconds: 3, Timeout: 60000}, 3},
+		{"none: the default", runArgs{}, 0},
+		{"timeout_seconds", runArgs{TimeoutSeconds: 7}, 7},
+		{"Bash's timeout in ms, rounded up", runArgs{Timeout: 1500}, 2},
+		{"timeout_seconds wins", runArgs{TimeoutSeconds: 3, Timeout: 60000}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.in.waitSeconds(); got != tc.want {
@@ -28,7 +28,7 @@ func TestRunArgsWaitSeconds(t *testing.T) {
 // TestSchemaAcceptsUnknownArguments: the schemas models read do not
 // forbid properties they do not name, and name Claude Code's Bash ones.
 func TestSchemaAcceptsUnknownArguments(t *testing.T) {
-	raw, err := json.Marshal(openSchema[RunArgs]())
+	raw, err := json.Marshal(openSchema[runArgs]())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestSchemaAcceptsUnknownArguments(t *testing.T) {
 			t.Errorf("run_command's schema lacks %s: %s", name, s)
 		}
 	}
-	resolved, err := openSchema[RunArgs]().Resolve(nil)
+	resolved, err := openSchema[runArgs]().Resolve(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // Home says what a sandboxed command sees of the user's home directory.
 const (
 	HomeReadOnly = "read-only" // visible, not writable (the default)
-	HomeHidden   = "hidden"    // an empty directory in its place
+	homeHidden   = "hidden"    // an empty directory in its place
 )
 
 // Profile says what a command may change and reach.
@@ -26,7 +26,7 @@ type Profile struct {
 	// Network allows the network; without it the command has only its
 	// own loopback interface.
 	Network bool
-	// Home is HomeReadOnly (also when empty) or HomeHidden.
+	// Home is HomeReadOnly (also when empty) or homeHidden.
 	Home string
 }
 
@@ -42,13 +42,13 @@ func Builtin(name string) (Profile, error) {
 	case "project-net":
 		return Profile{Name: name, Home: HomeReadOnly, Network: true}, nil
 	case "strict":
-		return Profile{Name: name, Home: HomeHidden}, nil
+		return Profile{Name: name, Home: homeHidden}, nil
 	}
-	return Profile{}, fmt.Errorf("unknown sandbox profile %q (known: %s)", name, strings.Join(Names, ", "))
+	return Profile{}, fmt.Errorf("unknown sandbox profile %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// Names lists the built-in profiles.
-var Names = []string{"project", "project-net", "strict"}
+// names lists the built-in profiles.
+var names = []string{"project", "project-net", "strict"}
 
 // Validate reports the first thing wrong with p.
 func (p Profile) Validate() error {
@@ -56,9 +56,9 @@ func (p Profile) Validate() error {
 		return errors.New("sandbox profile has no name")
 	}
 	switch p.Home {
-	case "", HomeReadOnly, HomeHidden:
+	case "", HomeReadOnly, homeHidden:
 	default:
-		return fmt.Errorf("sandbox profile %q: home %q is neither %q nor %q", p.Name, p.Home, HomeReadOnly, HomeHidden)
+		return fmt.Errorf("sandbox profile %q: home %q is neither %q nor %q", p.Name, p.Home, HomeReadOnly, homeHidden)
 	}
 	for _, dir := range p.Writable {
 		if !filepath.IsAbs(dir) {
@@ -75,7 +75,7 @@ func (p Profile) Describe() string {
 	if !p.Network {
 		what = append(what, "no network")
 	}
-	if p.Home == HomeHidden {
+	if p.Home == homeHidden {
 		what = append(what, "home hidden")
 	}
 	if len(p.Writable) > 0 {
@@ -117,7 +117,7 @@ func (p Profile) Prefix(dir string) ([]string, error) {
 		"--tmpfs", "/tmp",
 		"--die-with-parent",
 	}
-	if home, err := os.UserHomeDir(); err == nil && p.Home == HomeHidden && home != "/" {
+	if home, err := os.UserHomeDir(); err == nil && p.Home == homeHidden && home != "/" {
 		args = append(args, "--tmpfs", home)
 	}
 	if !p.Network {

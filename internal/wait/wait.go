@@ -9,10 +9,10 @@ type T interface {
 	Fatalf(format string, args ...any)
 }
 
-// Interval is how often Until calls its check.
-const Interval = 10 * time.Millisecond
+// interval is how often Until calls its check.
+const interval = 10 * time.Millisecond
 
-// Until calls check every Interval until it reports done, and returns
+// Until calls check every interval until it reports done, and returns
 // what it saw then. After timeout it fails the test with what (what was
 // awaited) and the check's last report.
 func Until(t T, what string, timeout time.Duration, check func() (done bool, seen string)) string {
@@ -29,7 +29,7 @@ func Until(t T, what string, timeout time.Duration, check func() (done bool, see
 			}
 			t.Fatalf("timed out after %v waiting for %s%s", timeout, what, seen)
 		}
-		time.Sleep(Interval)
+		time.Sleep(interval)
 	}
 }
 

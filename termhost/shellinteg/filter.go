@@ -108,7 +108,7 @@ func escRun(n int) []byte {
 	return bytes.Repeat(escByte, n)
 }
 
-// Filter removes shell integration sequences (IsMarker)
+// Filter removes shell integration sequences (isMarker)
 // from a terminal byte stream and reports every OSC payload. Its state
 // survives between Feed calls, so sequences split across reads are
 // handled. The zero value is ready to use; not safe for concurrent use.
@@ -333,7 +333,7 @@ func (f *Filter) decide(final bool) {
 	code, _, found := bytes.Cut(f.payload, []byte{';'})
 	switch {
 	case found || final:
-		if IsMarker(code) {
+		if isMarker(code) {
 			f.decision = oscStrip
 		} else {
 			f.decision = oscKeep

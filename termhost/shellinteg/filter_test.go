@@ -67,7 +67,7 @@ func scanTrace(p []byte) []string {
 func withoutShellIntegration(ev []string) []string {
 	var out []string
 	for _, e := range ev {
-		if p, ok := strings.CutPrefix(e, "O:"); ok && IsMarker([]byte(p)) {
+		if p, ok := strings.CutPrefix(e, "O:"); ok && isMarker([]byte(p)) {
 			continue
 		}
 		if n := len(out); n > 0 && strings.HasPrefix(e, "T:") && strings.HasPrefix(out[n-1], "T:") {

@@ -58,10 +58,10 @@ func NewParser(terminal, nonce string) *Parser {
 	return &Parser{terminal: terminal, nonce: nonce, hostname: host}
 }
 
-// IsMarker reports whether payload is an OSC 633 or OSC 133
+// isMarker reports whether payload is an OSC 633 or OSC 133
 // sequence: markers meant for us that AHP says must not reach the display
 // or terminal/data.
-func IsMarker(payload []byte) bool {
+func isMarker(payload []byte) bool {
 	code, _, _ := bytes.Cut(payload, []byte{';'})
 	return string(code) == "633" || string(code) == "133"
 }

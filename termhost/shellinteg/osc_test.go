@@ -145,7 +145,7 @@ func TestIsShellIntegrationOSC(t *testing.T) {
 		"633;A": true, "633;E;ls;n": true, "133;D;0": true, "633": true,
 		"0;title": false, "7;file:///tmp": false, "6333;A": false, "": false, "1330;x": false,
 	} {
-		if got := IsMarker([]byte(payload)); got != want {
+		if got := isMarker([]byte(payload)); got != want {
 			t.Errorf("IsMarker(%q) = %v, want %v", payload, got, want)
 		}
 	}

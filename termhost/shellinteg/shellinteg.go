@@ -16,10 +16,10 @@ var scripts embed.FS
 
 // Environment variables the scripts read (and unset).
 const (
-	// EnvNonce carries the nonce to the scripts.
-	EnvNonce = "AGENTRUN_NONCE"
-	// EnvUserZDOTDIR carries the user's own ZDOTDIR to the zsh scripts.
-	EnvUserZDOTDIR = "AGENTRUN_USER_ZDOTDIR"
+	// envNonce carries the nonce to the scripts.
+	envNonce = "AGENTRUN_NONCE"
+	// envUserZDOTDIR carries the user's own ZDOTDIR to the zsh scripts.
+	envUserZDOTDIR = "AGENTRUN_USER_ZDOTDIR"
 )
 
 // ErrUnsupportedShell is returned (wrapped) by Prepare for a shell we have
@@ -72,8 +72,8 @@ func Prepare(shell string, env []string, nonce, dir string) (Launch, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	env = withoutKeys(env, EnvNonce, EnvUserZDOTDIR)
-	env = append(env, EnvNonce+"="+nonce)
+	env = withoutKeys(env, envNonce, envUserZDOTDIR)
+	env = append(env, envNonce+"="+nonce)
 
 	switch filepath.Base(shell) {
 	case "bash":
@@ -90,7 +90,7 @@ func Prepare(shell string, env []string, nonce, dir string) (Launch, error) {
 			}
 		}
 		if user, ok := lookup(env, "ZDOTDIR"); ok && user != "" {
-			env = append(env, EnvUserZDOTDIR+"="+user)
+			env = append(env, envUserZDOTDIR+"="+user)
 		}
 		env = append(withoutKeys(env, "ZDOTDIR"), "ZDOTDIR="+zdir)
 		return Launch{Argv: []string{shell, "-i"}, Env: env}, nil
