@@ -68,12 +68,30 @@ func TestChatShowsEveryUpdateKind(t *testing.T) {
 }
 
 // TestChatKeepsUpWithAFloodOfChunks: 10000 tiny message chunks reach the
-// chat in seconds (each chunk touches only the end of the transcript).
+// chat in seconds (each chunk touches only the end of the transcript), and
+// status() never calls the turn over while the chat is still behind it.
 func TestChatKeepsUpWithAFloodOfChunks(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	start := time.Now()
 	e.cmd("AgentPrompt !flood 10000")
+	var idleEarly string
+	e.waitFor("status() to say the turn is over", 20*time.Second, func() (bool, string) {
+		var st struct {
+			Busy bool   `msgpack:"busy"`
+			Chat string `msgpack:"chat"`
+		}
+		e.lua(`local s = require("agentrun").status().sessions[1]
+			local c = require("agentrun.state").session().chat
+			return { busy = s.busy, chat = table.concat(vim.api.nvim_buf_get_lines(c.buf, -8, -1, false), "\n") }`, &st)
+		if !st.Busy && !strings.Contains(st.Chat, "Sent 10000 messages.") && idleEarly == "" {
+			idleEarly = st.Chat
+		}
+		return !st.Busy, st.Chat
+	})
+	if idleEarly != "" {
+		t.Errorf("status() said the turn was over while the chat still showed:\n%s", idleEarly)
+	}
 	chat := e.waitChat("Sent 10000 messages.", 20*time.Second)
 	t.Logf("10000 chunks shown in %v", time.Since(start))
 	for _, want := range []string{"\nflood 1\n", "\nflood 5000\n", "\nflood 10000\n"} {

@@ -33,10 +33,9 @@ function M.describe()
   local out = { sessions = {}, terminals = {}, client_id = go.client_id }
   for _, key in ipairs(state.session_order) do
     local s = state.sessions[key]
-    local b = busy[key]
-    if b == nil then
-      b = s.busy
-    end
+    -- busy until both say the turn is over: the backend knows first, but
+    -- the chat is this editor's, and shows the turn until it handled its end
+    local b = busy[key] or s.busy
     local mode, model = modes.current(s)
     table.insert(out.sessions, {
       id = s.id,
