@@ -474,3 +474,52 @@ func TestCLIAttachSaysItsNeovimQuit(t *testing.T) {
 		t.Errorf("attach output ends:\n%s", s[max(0, len(s)-300):])
 	}
 }
+
+// TestKilledAttachedTerminalIsNotPicked: a terminal of another Neovim,
+// attached here and killed (here, by its own Neovim, or with `agentrun
+// kill`), is not what a bare :AgentKill, :AgentTakeover or :AgentDetach
+// picks afterwards (from another window): with nothing else running they
+// say no terminal runs, as before the attach.
+func TestKilledAttachedTerminalIsNotPicked(t *testing.T) {
+	for _, by := range []string{"here", "its own Neovim", "agentrun kill", "its own Neovim, its split here closed"} {
+		t.Run(by, func(t *testing.T) {
+			rt := runtimeDir(t)
+			a := startEditorIn(t, rt, "")
+			b := startEditorIn(t, rt, "")
+			term := a.startDevServer()
+			b.lua(`assert(require("agentrun.rpc").ensure())`, nil) // b's backend runs, no terminal of its own
+			name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+			buf := b.remoteBuf(name)
+			b.waitBuf(buf, 10*time.Second, "served 2\n")
+			switch by {
+			case "here":
+				b.cmd("AgentKill " + name)
+			case "its own Neovim":
+				a.cmd("AgentKill " + term.ID)
+			case "its own Neovim, its split here closed":
+				b.lua(`vim.api.nvim_win_close(vim.fn.bufwinid(...), true)`, nil, buf)
+				a.cmd("AgentKill " + term.ID)
+				a.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
+			default:
+				if out, err := a.cli(nil, "kill", name).CombinedOutput(); err != nil {
+					t.Fatalf("agentrun kill %s: %v\n%s", name, err, out)
+				}
+			}
+			if by != "its own Neovim, its split here closed" {
+				b.waitBuf(buf, 10*time.Second, signalMarker("SIGTERM"))
+				b.cmd("wincmd p") // back to the window we came from: no terminal's
+			}
+			for _, c := range []struct{ cmd, want string }{
+				{"AgentKill", "no running terminal to kill"},
+				{"AgentTakeover", "no running terminal to take over"},
+				{"AgentDetach", "no running terminal to detach"},
+			} {
+				b.lua(`_G.notes = {}`, nil)
+				b.cmd(c.cmd)
+				if n := b.noteText(); !strings.Contains(n, c.want) {
+					t.Errorf(":%s after the attached terminal was killed said %q; want %q", c.cmd, n, c.want)
+				}
+			}
+		})
+	}
+}
