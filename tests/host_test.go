@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -521,5 +522,36 @@ func TestKilledAttachedTerminalIsNotPicked(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCLIAndListAgreeOnAReleasedTerminal: an agent's command that ended
+// and was released stays in :AgentTerminals (to read), but has left its
+// host: `agentrun ls` says the host runs with no terminals and why this
+// one is not there, and `agentrun kill` of it says the same instead of a
+// bare "no terminal".
+func TestCLIAndListAgreeOnAReleasedTerminal(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt echo done-here")
+	term := e.waitTerminal("echo done-here", 10*time.Second)
+	e.waitFor("the terminal released", 10*time.Second, func() (bool, string) {
+		var st string
+		e.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.state end end return ""`, &st, term.ID)
+		return st == "released", st
+	})
+	e.cmd("AgentTerminals")
+	var list []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &list)
+	if l := strings.Join(list, "\n"); !strings.Contains(l, term.ID) || !strings.Contains(l, "released") {
+		t.Fatalf(":AgentTerminals does not list the released %s:\n%s", term.ID, l)
+	}
+	out, err := e.cli(nil, "ls").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals now; .*until it is released \(an agent's command that ended and was released has left its host; its Neovim's :AgentTerminals still shows it`).Match(out) {
+		t.Errorf("agentrun ls: %v\n%s", err, out)
+	}
+	out, err = e.cli(nil, "kill", term.ID).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("no terminal %q on any host (agentrun ls lists them; an agent's command that ended and was released has left its host", term.ID)) {
+		t.Errorf("agentrun kill %s: %v\n%s", term.ID, err, out)
 	}
 }
