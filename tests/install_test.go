@@ -300,3 +300,24 @@ return ok and "accepted" or tostring(err)`, &msg)
 		}
 	})
 }
+
+// TestScreenMissingBinaryIsASentence: a plugin installed without its
+// build step (lazy.nvim's `dir = …` never runs build.lua) has no backend
+// binary. The first :AgentRun, run as lazy.nvim runs a command it loads
+// the plugin for (through vim.cmd), shows our sentence with the fix and
+// no Lua stack traceback around it; typed, the same.
+func TestScreenMissingBinaryIsASentence(t *testing.T) {
+	s := startScreen(t, 160, 20, `vim.g.agentrun_bin = "/nonexistent/agentrun"`)
+	want := "(agentrun) the backend binary /nonexistent/agentrun is missing: :AgentBuild installs it"
+	for _, typed := range []string{`:lua vim.cmd("AgentRun")`, ":AgentRun"} {
+		s.keys(typed, "Enter")
+		sc := s.waitShows(5*time.Second, want)
+		for _, bad := range []string{"stack traceback", "E5108", "Error executing", "Error detected"} {
+			if strings.Contains(sc, bad) {
+				t.Errorf("%s shows %q around the sentence:\n%s", typed, bad, sc)
+			}
+		}
+		s.keys("Escape", ":echo ''", "Enter")
+		s.waitFor("the message to go", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, want) })
+	}
+}
