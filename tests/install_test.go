@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -320,4 +321,31 @@ func TestScreenMissingBinaryIsASentence(t *testing.T) {
 		s.keys("Escape", ":echo ''", "Enter")
 		s.waitFor("the message to go", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, want) })
 	}
+}
+
+// TestScreenOfflineBuildKeepsTheBinary: :AgentBuild download with no
+// network (the release server refuses the connection) says the download
+// failed and that the binary you have is kept as it was and still works;
+// it is still there, unchanged, and a session starts with it.
+func TestScreenOfflineBuildKeepsTheBinary(t *testing.T) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "agentrun")
+	if err := os.WriteFile(dest, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startScreen(t, 220, 24, fmt.Sprintf(`vim.g.agentrun_bin, vim.g.agentrun_release_url = %q, "http://127.0.0.1:1"`, dest))
+	s.keys(":AgentBuild download", "Enter")
+	// (the message is longer than a row: read it joined)
+	want := regexp.MustCompile(`\(agentrun\) the download failed: .*; the binary you have \(` + regexp.QuoteMeta(dest) + `, version [^)]+\) is kept as it was and still works`)
+	s.waitFor("the build to say the binary is kept", 30*time.Second, func(sc string) bool {
+		return want.MatchString(strings.ReplaceAll(sc, "\n", ""))
+	})
+	if now, err := os.ReadFile(dest); err != nil || !bytes.Equal(now, data) {
+		t.Fatalf("the binary changed (%v)", err)
+	}
+	s.keys("Enter", ":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
 }
