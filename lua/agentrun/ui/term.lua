@@ -134,7 +134,7 @@ function M.open(id, opts)
   opts = opts or {}
   local t = state.terminals[id]
   if not t then
-    notify(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    notify(state.unknown_text(id))
     return
   end
   window.watch()
@@ -789,6 +789,7 @@ function M.dispose(id)
     pcall(api.nvim_buf_delete, t.bufnr, { force = true })
   end
   state.remove_terminal(id)
+  state.disposed[id] = true
   listed_changed()
   return true
 end
