@@ -120,7 +120,7 @@ func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
 		if s.isRemote() {
 			return hostTerm{}, fmt.Errorf("no terminal %q on any host on %s (%s lists them)", arg, s.where(), ls)
 		}
-		return hostTerm{}, fmt.Errorf("no terminal %q on any host (%s lists them; %s)", arg, ls, releasedGone)
+		return hostTerm{}, fmt.Errorf("no terminal %q on any host (%s lists them); %s", arg, ls, releasedGone)
 	case 1:
 		return matches[0], nil
 	}

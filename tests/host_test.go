@@ -551,7 +551,7 @@ func TestCLIAndListAgreeOnAReleasedTerminal(t *testing.T) {
 		t.Errorf("agentrun ls: %v\n%s", err, out)
 	}
 	out, err = e.cli(nil, "kill", term.ID).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), fmt.Sprintf("no terminal %q on any host (agentrun ls lists them; an agent's command that ended and was released has left its host", term.ID)) {
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("no terminal %q on any host (agentrun ls lists them); an agent's command that ended and was released has left its host", term.ID)) {
 		t.Errorf("agentrun kill %s: %v\n%s", term.ID, err, out)
 	}
 }
