@@ -82,6 +82,10 @@ func hostTerminals(ctx context.Context, s *site) ([]hostTerm, []int, error) {
 	return out, live, nil
 }
 
+// releasedGone says why a terminal a Neovim's :AgentTerminals still
+// lists is not here: the host serves a terminal until it is released.
+const releasedGone = "an agent's command that ended and was released has left its host; its Neovim's :AgentTerminals still shows it, to read"
+
 var errNoHost = errors.New("no agentrun host is running: terminals are served by the backend of a Neovim that runs the plugin (or one that left detached terminals); start one with nvim -c AgentRun")
 
 // processAlive reports whether pid names a process (signal 0: no
@@ -116,7 +120,7 @@ func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
 		if s.isRemote() {
 			return hostTerm{}, fmt.Errorf("no terminal %q on any host on %s (%s lists them)", arg, s.where(), ls)
 		}
-		return hostTerm{}, fmt.Errorf("no terminal %q on any host (%s lists them)", arg, ls)
+		return hostTerm{}, fmt.Errorf("no terminal %q on any host (%s lists them); %s", arg, ls, releasedGone)
 	case 1:
 		return matches[0], nil
 	}

@@ -51,7 +51,7 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 		if len(live) > 1 {
 			what = fmt.Sprintf("%d agentrun hosts run (pids %s) but have", len(live), strings.Join(pids, ", "))
 		}
-		_, err := fmt.Fprintf(out, "%s no terminals now; a terminal is listed here from when its command starts\n", what)
+		_, err := fmt.Fprintf(out, "%s no terminals now; a terminal is listed here from when its command starts until it is released (%s)\n", what, releasedGone)
 		return err
 	}
 	rows := make([]lsRow, 0, len(all))

@@ -134,3 +134,28 @@ func TestKillSaysWhatItDidOutOfSight(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenDisposedTerminalSaysSoFromTheChat: after dd on a terminal in
+// :AgentTerminals, <CR> on its command in the chat (and :AgentKill of its
+// id) says it was disposed of, not that no such terminal is known.
+func TestScreenDisposedTerminalSaysSoFromTheChat(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("echo gone-soon")
+	s.waitShows(10*time.Second, "echo gone-soon exited with code 0.")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "term-1 ")
+	s.keys("/term-1", "Enter", "d", "d")
+	s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
+	s.keys("q")
+	s.waitFor("the list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
+	s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://chat/1'))", "Enter", "gg", "/gone-soon \\[execute", "Enter", "Enter")
+	want := "(agentrun) term-1 was disposed of (dd in :AgentTerminals): killed, released, its output wiped"
+	sc := s.waitShows(5*time.Second, want)
+	if strings.Contains(sc, "unknown terminal") {
+		t.Errorf("<CR> on the disposed terminal's line:\n%s", sc)
+	}
+	s.keys(":echo ''", "Enter")
+	s.waitFor("the message to go", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, want) })
+	s.keys(":AgentKill term-1", "Enter")
+	s.waitShows(5*time.Second, want)
+}

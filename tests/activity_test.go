@@ -237,3 +237,40 @@ func TestAnotherNeovimSeesThePorts(t *testing.T) {
 		return len(opened) == 1 && opened[0] == fmt.Sprintf("http://localhost:%d", port), fmt.Sprint(opened, " ", b.noteText())
 	})
 }
+
+// TestScreenWaitInYourSplitIsNotedInTheChat: an agent's command that
+// starts waiting for input while you are in its split already gets no
+// message (you see it), but the chat still gets its note, which says it
+// waited once you answered. R on its row in :AgentTerminals runs it again
+// as yours, in its new split in terminal mode, as documented.
+func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	goOn := filepath.Join(s.dir, "go-on")
+	s.prompt(fmt.Sprintf(`echo started; while [ ! -e %s ]; do sleep 0.1; done; printf 'age? '; read y; echo "got $y"`, goOn))
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1", "started")
+	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	var in string
+	s.luaValue(`vim.fn.bufname()`, &in)
+	if in != "agentrun://terminal/term-1" {
+		t.Fatalf("not in the split: %q", in)
+	}
+	if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · waiting for input", "term-1 waits for input (:AgentType types into it): age?")
+	var said int
+	s.luaValue(`select(2, vim.fn.execute("messages"):gsub("waits for input", ""))`, &said)
+	if said != 0 {
+		t.Errorf("said %d times in :messages while in its split, want none (the chat's note is enough)", said)
+	}
+	s.keys("i")
+	s.waitShows(5*time.Second, "-- TERMINAL --")
+	s.typeText("41\r")
+	s.waitShows(10*time.Second, "got 41", exitMarker(0), "term-1 waited for input: age? (")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —")
+	s.keys("/term-1", "Enter", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "-- TERMINAL --")
+}

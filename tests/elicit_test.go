@@ -115,6 +115,13 @@ func TestElicitationForm(t *testing.T) {
 	e.waitChat("  Colour: Green", 5*time.Second) // as picked, not its value
 	e.waitChat("  Languages: Go, Lua", 5*time.Second)
 
+	// Optional fields skipped (Skip, or an empty text) are listed so.
+	got = e.answer("form", "Red", "Skip", "2", "", "Skip")
+	if want := map[string]any{"action": "accept", "content": map[string]any{"colour": "red", "count": 2.0}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("with the optional fields skipped the agent was answered %v, want %v", got, want)
+	}
+	e.waitChat("  Colour: Red\n  Sure: skipped\n  How many: 2\n  Note: skipped\n  Languages: skipped\n  → sent", 5*time.Second)
+
 	if got := e.answer("form", "Red", false); !reflect.DeepEqual(got, map[string]any{"action": "cancel"}) {
 		t.Errorf("closing the second picker answered %v, want cancel", got)
 	}

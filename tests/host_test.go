@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -472,5 +473,85 @@ func TestCLIAttachSaysItsNeovimQuit(t *testing.T) {
 	s := got.String()
 	if !strings.Contains(s, name+" was closed by its host (killed there, or the Neovim running it quit)") && !strings.Contains(s, name+" ended (SIGTERM)") {
 		t.Errorf("attach output ends:\n%s", s[max(0, len(s)-300):])
+	}
+}
+
+// TestKilledAttachedTerminalIsNotPicked: a terminal of another Neovim,
+// attached here and killed (here, by its own Neovim, or with `agentrun
+// kill`), is not what a bare :AgentKill, :AgentTakeover or :AgentDetach
+// picks afterwards (from another window): with nothing else running they
+// say no terminal runs, as before the attach.
+func TestKilledAttachedTerminalIsNotPicked(t *testing.T) {
+	for _, by := range []string{"here", "its own Neovim", "agentrun kill", "its own Neovim, its split here closed"} {
+		t.Run(by, func(t *testing.T) {
+			rt := runtimeDir(t)
+			a := startEditorIn(t, rt, "")
+			b := startEditorIn(t, rt, "")
+			term := a.startDevServer()
+			b.lua(`assert(require("agentrun.rpc").ensure())`, nil) // b's backend runs, no terminal of its own
+			name := fmt.Sprintf("%d:%s", a.backendPid(), term.ID)
+			buf := b.remoteBuf(name)
+			b.waitBuf(buf, 10*time.Second, "served 2\n")
+			switch by {
+			case "here":
+				b.cmd("AgentKill " + name)
+			case "its own Neovim":
+				a.cmd("AgentKill " + term.ID)
+			case "its own Neovim, its split here closed":
+				b.lua(`vim.api.nvim_win_close(vim.fn.bufwinid(...), true)`, nil, buf)
+				a.cmd("AgentKill " + term.ID)
+				a.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
+			default:
+				if out, err := a.cli(nil, "kill", name).CombinedOutput(); err != nil {
+					t.Fatalf("agentrun kill %s: %v\n%s", name, err, out)
+				}
+			}
+			if by != "its own Neovim, its split here closed" {
+				b.waitBuf(buf, 10*time.Second, signalMarker("SIGTERM"))
+				b.cmd("wincmd p") // back to the window we came from: no terminal's
+			}
+			for _, c := range []struct{ cmd, want string }{
+				{"AgentKill", "no running terminal to kill"},
+				{"AgentTakeover", "no running terminal to take over"},
+				{"AgentDetach", "no running terminal to detach"},
+			} {
+				b.lua(`_G.notes = {}`, nil)
+				b.cmd(c.cmd)
+				if n := b.noteText(); !strings.Contains(n, c.want) {
+					t.Errorf(":%s after the attached terminal was killed said %q; want %q", c.cmd, n, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCLIAndListAgreeOnAReleasedTerminal: an agent's command that ended
+// and was released stays in :AgentTerminals (to read), but has left its
+// host: `agentrun ls` says the host runs with no terminals and why this
+// one is not there, and `agentrun kill` of it says the same instead of a
+// bare "no terminal".
+func TestCLIAndListAgreeOnAReleasedTerminal(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt echo done-here")
+	term := e.waitTerminal("echo done-here", 10*time.Second)
+	e.waitFor("the terminal released", 10*time.Second, func() (bool, string) {
+		var st string
+		e.lua(`for _, t in ipairs(require("agentrun").status().terminals) do if t.id == ... then return t.state end end return ""`, &st, term.ID)
+		return st == "released", st
+	})
+	e.cmd("AgentTerminals")
+	var list []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &list)
+	if l := strings.Join(list, "\n"); !strings.Contains(l, term.ID) || !strings.Contains(l, "released") {
+		t.Fatalf(":AgentTerminals does not list the released %s:\n%s", term.ID, l)
+	}
+	out, err := e.cli(nil, "ls").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`^an agentrun host runs \(pid \d+\) but has no terminals now; .*until it is released \(an agent's command that ended and was released has left its host; its Neovim's :AgentTerminals still shows it`).Match(out) {
+		t.Errorf("agentrun ls: %v\n%s", err, out)
+	}
+	out, err = e.cli(nil, "kill", term.ID).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("no terminal %q on any host (agentrun ls lists them); an agent's command that ended and was released has left its host", term.ID)) {
+		t.Errorf("agentrun kill %s: %v\n%s", term.ID, err, out)
 	}
 }

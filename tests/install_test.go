@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -299,4 +300,52 @@ return ok and "accepted" or tostring(err)`, &msg)
 			t.Errorf("setup with another plugin version: %q", msg)
 		}
 	})
+}
+
+// TestScreenMissingBinaryIsASentence: a plugin installed without its
+// build step (lazy.nvim's `dir = …` never runs build.lua) has no backend
+// binary. The first :AgentRun, run as lazy.nvim runs a command it loads
+// the plugin for (through vim.cmd), shows our sentence with the fix and
+// no Lua stack traceback around it; typed, the same.
+func TestScreenMissingBinaryIsASentence(t *testing.T) {
+	s := startScreen(t, 160, 20, `vim.g.agentrun_bin = "/nonexistent/agentrun"`)
+	want := "(agentrun) the backend binary /nonexistent/agentrun is missing: :AgentBuild installs it"
+	for _, typed := range []string{`:lua vim.cmd("AgentRun")`, ":AgentRun"} {
+		s.keys(typed, "Enter")
+		sc := s.waitShows(5*time.Second, want)
+		for _, bad := range []string{"stack traceback", "E5108", "Error executing", "Error detected"} {
+			if strings.Contains(sc, bad) {
+				t.Errorf("%s shows %q around the sentence:\n%s", typed, bad, sc)
+			}
+		}
+		s.keys("Escape", ":echo ''", "Enter")
+		s.waitFor("the message to go", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, want) })
+	}
+}
+
+// TestScreenOfflineBuildKeepsTheBinary: :AgentBuild download with no
+// network (the release server refuses the connection) says the download
+// failed and that the binary you have is kept as it was and still works;
+// it is still there, unchanged, and a session starts with it.
+func TestScreenOfflineBuildKeepsTheBinary(t *testing.T) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "agentrun")
+	if err := os.WriteFile(dest, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startScreen(t, 220, 24, fmt.Sprintf(`vim.g.agentrun_bin, vim.g.agentrun_release_url = %q, "http://127.0.0.1:1"`, dest))
+	s.keys(":AgentBuild download", "Enter")
+	// (the message is longer than a row: read it joined)
+	want := regexp.MustCompile(`\(agentrun\) the download failed: .*; the binary you have \(` + regexp.QuoteMeta(dest) + `, version [^)]+\) is kept as it was and still works`)
+	s.waitFor("the build to say the binary is kept", 30*time.Second, func(sc string) bool {
+		return want.MatchString(strings.ReplaceAll(sc, "\n", ""))
+	})
+	if now, err := os.ReadFile(dest); err != nil || !bytes.Equal(now, data) {
+		t.Fatalf("the binary changed (%v)", err)
+	}
+	s.keys("Enter", ":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
 }

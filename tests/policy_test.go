@@ -331,6 +331,12 @@ func TestOnePolicyForEveryAgent(t *testing.T) {
 	}
 	say("askrun go test ./...", "PERMISSION go test ./...: allow")
 	say("askrun rm -rf /tmp/x", "PERMISSION rm -rf /tmp/x: reject")
+	// The chat's line for it names the command once (the reason quotes it).
+	for _, l := range strings.Split(e.chat(), "\n") {
+		if strings.Contains(l, "matches deny") && strings.Count(l, "rm -rf /tmp/x") != 1 {
+			t.Errorf("the refused line names the command %d times: %q", strings.Count(l, "rm -rf /tmp/x"), l)
+		}
+	}
 	if n := asked(); n != 0 {
 		t.Fatalf("asked %d times for commands the rules decide", n)
 	}
@@ -442,5 +448,30 @@ func TestRulesCannotBeWalkedAround(t *testing.T) {
 				t.Errorf("refused lines got terminals: %+v", ts)
 			}
 		})
+	}
+}
+
+// TestRefusedLineNamesTheCommandOnce: the chat's line for a command a
+// rule refused quotes it once, in the reason; the whole line follows
+// ("$ …") only when the rule judged a part of it.
+func TestRefusedLineNamesTheCommandOnce(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = { deny = { "echo *" } } } })`)
+	e.startSession()
+	for _, c := range []struct{ line, want string }{
+		{"echo hello there", "✗ refused: `echo hello there` matches deny \"echo *\""},
+		{"true; echo second", "✗ refused: `echo second` matches deny \"echo *\"  $ true; echo second"},
+	} {
+		e.cmd("AgentPrompt " + c.line)
+		e.waitChat("Could not run `"+c.line+"`", 10*time.Second)
+		e.idle(10 * time.Second)
+		var got string
+		for _, l := range strings.Split(e.chat(), "\n") {
+			if strings.HasPrefix(l, "✗ refused: `") && strings.Contains(l, c.line[len(c.line)-6:]) {
+				got = l
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: the refused line is %q, want %q\n%s", c.line, got, c.want, e.chat())
+		}
 	}
 }

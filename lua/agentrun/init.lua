@@ -206,7 +206,7 @@ local function target(id, what)
     end
   end
   if not t then
-    warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or ("no running terminal to " .. what))
+    warn(id and state.unknown_text(id) or ("no running terminal to " .. what))
   end
   return t, newest
 end
@@ -258,7 +258,7 @@ function M.quickfix(id)
     t = t or state.terminals[state.terminal_order[#state.terminal_order] or ""]
   end
   if not t then
-    warn(id and string.format("unknown terminal %q; :AgentTerminals lists them", id) or "no terminal to read; run a command first")
+    warn(id and state.unknown_text(id) or "no terminal to read; run a command first")
     return false
   end
   return actions.perform("quickfix", t)
@@ -279,7 +279,7 @@ function M.type_into(id)
   if id then
     t = state.terminals[id]
     if not t or t.remote then
-      warn(string.format("unknown terminal %q; :AgentTerminals lists them", id))
+      warn(state.unknown_text(id))
       return false
     end
   else
@@ -375,7 +375,7 @@ function M.attach(name)
     end
     if name:match("^term%-%d+") then
       -- the form of this editor's own ids, but none it has: as :AgentKill says it
-      warn(string.format("unknown terminal %q; :AgentTerminals lists them", name))
+      warn(state.unknown_text(name))
       return false
     end
   end
@@ -434,7 +434,7 @@ end
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
   if type(id) ~= "string" or not actions.terminal(id) then
-    warn(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    warn(type(id) == "string" and state.unknown_text(id) or string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
     return false
   end
   return actions.perform("dispose", id)

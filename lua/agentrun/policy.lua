@@ -196,6 +196,21 @@ M.meaning = {
   run = "run every command without asking",
 }
 
+-- said is the chat's line for a command decided without asking: the
+-- mark and the reason, then the agent's title and the command line, each
+-- only when the line does not say it yet (the reason quotes the simple
+-- command it judged: the whole line when it is all there is).
+function M.said(v, line, title)
+  local text = (v.decision == "run" and "✓ " or "✗ ") .. v.reason
+  if title and title ~= "" and title ~= line and not text:find(title, 1, true) then
+    text = text .. ": " .. title
+  end
+  if line and line ~= "" and not text:find("`" .. line .. "`", 1, true) then
+    text = text .. "  $ " .. line
+  end
+  return text
+end
+
 -- describe says what terminal.approve is, for :checkhealth: for rules,
 -- a line per rule saying what it matches.
 function M.describe()

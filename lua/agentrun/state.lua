@@ -10,6 +10,7 @@ local M = {
   --         pending, user }
   terminals = {},
   terminal_order = {},
+  disposed = {}, -- id -> true: disposed of (dd), so a later mention says so
 }
 
 -- add_session registers a session being started and makes it current.
@@ -67,6 +68,7 @@ function M.add_terminal(t)
   end
   t.state = t.state or "running"
   M.had_terminals = true -- the terminal list says "no terminals", not "yet"
+  M.disposed[t.id] = nil -- shown again (another host's attached anew)
   M.terminals[t.id] = t
   table.insert(M.terminal_order, t.id)
   return t
@@ -81,6 +83,15 @@ function M.remove_terminal(id)
       break
     end
   end
+end
+
+-- unknown_text says why terminal id is not known here: disposed of (its
+-- chat line and your commands may still name it), or never was.
+function M.unknown_text(id)
+  if M.disposed[id] then
+    return string.format("%s was disposed of (dd in :AgentTerminals): killed, released, its output wiped", id)
+  end
+  return string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id))
 end
 
 -- terminal_for_buf returns the terminal shown in buffer buf.

@@ -41,7 +41,24 @@ function M.notify(msg, level)
       msg = msg:sub(1, after - 1) .. " (" .. a.note .. ")" .. msg:sub(after)
     end
   end
-  vim.notify(msg, level or vim.log.levels.WARN)
+  level = level or vim.log.levels.WARN
+  if level == vim.log.levels.ERROR and M.builtin_notify() then
+    -- Neovim's own vim.notify says an ERROR as an error message, which a
+    -- command run through vim.cmd (lazy.nvim's stand-in for a command it
+    -- loads the plugin for, a mapping's pcall) turns into a Lua error: our
+    -- sentence in a stack traceback. The same red line, as a message.
+    vim.api.nvim_echo({ { msg, "ErrorMsg" } }, true, {})
+    return
+  end
+  vim.notify(msg, level)
+end
+
+-- builtin_notify tells whether vim.notify is still Neovim's own (not
+-- nvim-notify's, noice's or a test's): its source is vim/_editor.lua,
+-- or "?" where Neovim's Lua is built in stripped (0.12).
+function M.builtin_notify()
+  local ok, info = pcall(debug.getinfo, vim.notify, "S")
+  return ok and info and (info.source == "?" or info.source == "@vim/_editor.lua") or false
 end
 
 -- about runs fn, whose message names id, with note about id: the note

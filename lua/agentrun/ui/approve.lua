@@ -49,7 +49,7 @@ function M.ask(p)
   end
   local v = policy.verdict(cmd)
   if v.decision ~= "ask" then
-    note(s, string.format("%s %s  $ %s", v.decision == "run" and "✓" or "✗", v.reason, p.line), p.tool_call)
+    note(s, policy.said(v, p.line), p.tool_call)
     ask.answer(p.token, reply(v.decision == "run"))
     return
   end

@@ -134,6 +134,15 @@ local function form(p, say)
     content[f.name] = value
     say(string.format("  %s: %s", (f.schema or {}).title or f.name, label or shown(value)))
   end
+  -- skipped moves on from optional field f left unanswered, which the
+  -- chat lists as skipped (the agent gets no value for it)
+  local function skipped(f, i)
+    if not ask.is_open(p.token) then
+      return
+    end
+    say(string.format("  %s: skipped", (f.schema or {}).title or f.name))
+    return step(i + 1)
+  end
   step = function(i, why)
     if not ask.is_open(p.token) then
       return
@@ -163,7 +172,7 @@ local function form(p, say)
       elseif c.decline then
         return finish("decline")
       elseif c.skip then
-        return step(i + 1)
+        return skipped(f, i)
       end
     end
     if sc.type == "boolean" then
@@ -229,7 +238,7 @@ local function form(p, say)
           return finish("cancel")
         end
         if text == "" and not required[f.name] then
-          return step(i + 1)
+          return skipped(f, i)
         end
         local value = text
         if sc.type == "number" or sc.type == "integer" then

@@ -93,7 +93,7 @@ function M.ask(p, again)
   if v and not again and v.decision ~= "ask" then
     local run = v.decision == "run"
     local opt = option(p.options, run and { "allow_once", "allow_always" } or { "reject_once", "reject_always" })
-    ask.note(s, string.format("%s %s: %s  $ %s", run and "✓" or "✗", v.reason, title, cmd), tc.toolCallId)
+    ask.note(s, policy.said(v, cmd, title), tc.toolCallId)
     ask.answer(p.token, opt and opt.optionId or "")
     return
   end

@@ -137,7 +137,7 @@ function M.open(id, opts)
   opts = opts or {}
   local t = state.terminals[id]
   if not t then
-    notify(string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    notify(state.unknown_text(id))
     return
   end
   window.watch()
@@ -385,9 +385,9 @@ end
 
 -- activity records what the backend saw of a running terminal: whether
 -- it waits for input (an agent's command), the ports it listens on. A
--- command that starts waiting is said once, in its chat and with
--- vim.notify — :AgentType, which takes you there to type, and its last
--- line (what it asks, most often) — unless you are in its window already.
+-- command that starts waiting is said once, in its chat and (unless you
+-- are in its window already) with vim.notify — :AgentType, which takes
+-- you there to type, and its last line (what it asks, most often).
 -- wait_over rewrites the chat's note that terminal t waits for input once
 -- it no longer does (how: "answered", or how it ended), so that it does
 -- not stand there as if it still waited.
@@ -410,20 +410,23 @@ function M.activity(p)
   local was = t.waiting
   t.waiting = p.waiting and true or false
   t.ports = p.ports or {}
-  if t.waiting and not was and not shown_in_current(t) and vim.v.exiting == vim.NIL then
+  if t.waiting and not was and vim.v.exiting == vim.NIL then
     -- what it asked last: a long one is what gets cut
     local msg = string.format("%s waits for input (:AgentType types into it)", t.id)
     if p.last_line and p.last_line ~= "" then
       msg = msg .. ": " .. p.last_line
     end
-    -- in the chat too (whole): typing in the prompt (Insert mode), the
-    -- message line shows "-- INSERT --" over it
+    -- in the chat (whole), also when you are in its split: the chat keeps
+    -- what the turn waited on (typing in the prompt, in Insert mode, the
+    -- message line shows "-- INSERT --" over the message)
     local chat = session_chat(t)
     if chat then
       t.wait_note = { chat = chat, block = chat:note(msg, "AgentRunNote"), asked = p.last_line }
     end
-    msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
-    notify(msg, vim.log.levels.WARN)
+    if not shown_in_current(t) then
+      msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
+      notify(msg, vim.log.levels.WARN)
+    end
   elseif was and not t.waiting then
     wait_over(t, "answered")
   end
@@ -792,6 +795,7 @@ function M.dispose(id)
     pcall(api.nvim_buf_delete, t.bufnr, { force = true })
   end
   state.remove_terminal(id)
+  state.disposed[id] = true
   listed_changed()
   return true
 end
