@@ -16,6 +16,11 @@ import (
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
+// Why this file is long: a session's whole life in order — its start
+// (the agent, session/new or load, how our terminal tool reaches it:
+// stdio or HTTP), its opening to Lua and its end — under the sessions
+// part's one lock; its turns are prompt.go's, its updates updates.go's.
+
 // startTimeout bounds an agent's start (spawn, initialize, session/new);
 // agents started through npx may download first.
 const startTimeout = 3 * time.Minute
