@@ -43,7 +43,7 @@ end
 -- cmdwin_refuses tells the user that what opens windows, which the
 -- command-line window (q:) forbids, and returns true while it is open.
 local function cmdwin_refuses(what)
-  return require("agentrun.ui.window").cmdwin_refuses(what)
+  return require("agentrun.ui.cmdwin").refuses(what)
 end
 
 -- setup(opts) validates and applies options (optional: defaults work).

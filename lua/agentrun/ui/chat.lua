@@ -98,7 +98,7 @@ function Chat:make_chat_buf()
   self.buf = rebuild and revive(self.buf, name, "agentrun") or scratch(name, "agentrun")
   vim.b[self.buf].agentrun_chat_buffer = true
   -- :w here writes nothing, so :wq and :x quit (ui/window.lua)
-  require("agentrun.ui.window").accept_write(self.buf)
+  require("agentrun.ui.writes").accept_write(self.buf)
   self:map_keys({ [self.buf] = true })
   vim.bo[self.buf].modifiable = true
   local lines, at = {}, {}
@@ -130,7 +130,7 @@ function Chat:make_prompt_buf()
   require("agentrun.ui.complete").attach(self.session, buf)
   -- :w here writes nothing, so :wq and :x quit (ui/window.lua); it fails
   -- on the prompt's unsent text rather than lose it on the way out.
-  require("agentrun.ui.window").accept_write(buf, function(b)
+  require("agentrun.ui.writes").accept_write(buf, function(b)
     local text = vim.trim(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n"))
     if text ~= "" then
       local km = config.get().keymaps

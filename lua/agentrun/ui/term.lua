@@ -7,6 +7,7 @@
 -- feed, its end marker and every way it ends or is mended — shares the
 -- terminal's state; the windows it opens in are window.lua's.
 local api = vim.api
+local cmdwin = require("agentrun.ui.cmdwin")
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
@@ -159,10 +160,10 @@ function M.open(id, opts)
   end
   local buf = api.nvim_create_buf(false, true)
   local win, restore
-  if position ~= "none" and window.in_cmdwin() then
+  if position ~= "none" and cmdwin.open() then
     -- The command-line window (q:) forbids opening or entering another:
     -- the terminal starts without a window; its split shows once q: closed.
-    window.after_cmdwin(function()
+    cmdwin.after(function()
       if api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) == -1 then
         local back = api.nvim_get_current_win()
         local w = window.place(buf, position)

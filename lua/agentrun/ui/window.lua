@@ -6,72 +6,13 @@
 -- here (splits, floats, the chat's sizes) and follows screen resizes in one
 -- place, since each size depends on the others in the tab page.
 local api = vim.api
+local cmdwin = require("agentrun.ui.cmdwin")
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
+local writes = require("agentrun.ui.writes")
 
 local M = {}
-
--- in_cmdwin reports whether the command-line window (q:, q/) is open:
--- while it is, no other window may be entered, opened or closed (E11).
-function M.in_cmdwin()
-  return vim.fn.getcmdwintype() ~= ""
-end
-
-local after_cmdwin = {}
-local waiting = false -- a CmdwinLeave autocommand is set
-
-local function wait_cmdwin()
-  if waiting then
-    return
-  end
-  waiting = true
-  api.nvim_create_autocmd("CmdwinLeave", {
-    once = true,
-    desc = "agentrun: the window work that waited for the command-line window to close",
-    callback = function()
-      -- it still stands during CmdwinLeave: just after
-      vim.schedule(function()
-        waiting = false
-        if M.in_cmdwin() then
-          return wait_cmdwin() -- left one and opened another: that one too
-        end
-        local fns = after_cmdwin
-        after_cmdwin = {}
-        for _, fn in ipairs(fns) do
-          local ok, err = pcall(fn)
-          if not ok then
-            rpc.notify("log", "error", "lua: window work after the command-line window: " .. tostring(err))
-          end
-        end
-      end)
-    end,
-  })
-end
-
--- after_cmdwin runs fn now, or, while the command-line window is open,
--- once it closed. Window work that arrives meanwhile (a command's split)
--- waits so.
-function M.after_cmdwin(fn)
-  if not M.in_cmdwin() then
-    return fn()
-  end
-  if not vim.tbl_contains(after_cmdwin, fn) then
-    table.insert(after_cmdwin, fn)
-  end
-  wait_cmdwin()
-end
-
--- cmdwin_refuses tells the user that what (":AgentRun") opens windows,
--- which the command-line window forbids, and returns true while it is
--- open: the public commands that open windows ask first.
-function M.cmdwin_refuses(what)
-  if not M.in_cmdwin() then
-    return false
-  end
-  require("agentrun.util").notify(string.format("%s cannot open windows from the command-line window; leave it (:q) first", what))
-  return true
-end
 
 -- on_layout holds functions called when windows changed size (the chat
 -- fills it: its notes follow its width).
@@ -243,8 +184,8 @@ end
 -- taller than that is made lower on any screen (that only gives rows to
 -- the windows above it); the rest waits for a screen with room.
 function M.fit()
-  if M.in_cmdwin() then
-    return M.after_cmdwin(M.fit) -- no window can change size before
+  if cmdwin.open() then
+    return cmdwin.after(M.fit) -- no window can change size before
   end
   local room = M.room()
   if room and overflows() then
@@ -373,7 +314,7 @@ end
 -- <C-w>c in either): they go together, as the close key takes both. One
 -- left alone in its tab page stays (:only in it; see Chat:open).
 local function close_partner(tab)
-  if not api.nvim_tabpage_is_valid(tab) or M.in_cmdwin() then
+  if not api.nvim_tabpage_is_valid(tab) or cmdwin.open() then
     return
   end
   local chats = tagged_wins(tab, "agentrun_chat_window")
@@ -472,8 +413,8 @@ end
 -- (ui/window.lua's fit says when the screen is too small), and so is a
 -- prompt that is no longer below its chat (in_column).
 function M.keep_prompts()
-  if M.in_cmdwin() then
-    return M.after_cmdwin(M.keep_prompts)
+  if cmdwin.open() then
+    return cmdwin.after(M.keep_prompts)
   end
   local changed = false
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
@@ -498,88 +439,6 @@ function M.keep_prompts()
         vim.cmd("normal! zb")
       end)
     end
-  end
-end
-
--- writes_nothing holds the buffers of ours that take :w as a write of
--- nothing (the chat's, the prompt's): buffer → function returning why a
--- write must fail (text it would lose), or nil.
-M.writes_nothing = {}
-
--- accept_write makes buf (the chat's, the prompt's) take :w as a write of
--- nothing ('buftype' acwrite, not nofile which refuses with E382), so
--- :wq and :x in it quit as in the user's window. refuse(buf) returns a
--- sentence when a write must fail instead: the prompt's unsent text,
--- which :wq would otherwise lose without a word.
-function M.accept_write(buf, refuse)
-  M.writes_nothing[buf] = refuse or function() end
-  vim.bo[buf].buftype = "acwrite"
-  api.nvim_create_autocmd("BufWriteCmd", {
-    buffer = buf,
-    desc = "agentrun: nothing to write here (the chat and the prompt are no files)",
-    callback = function()
-      -- :w {file}: the text goes to that file, as from any buffer
-      local target = vim.fn.expand("<amatch>")
-      if target ~= "" and target ~= api.nvim_buf_get_name(buf) and not target:find("^agentrun://") then
-        if vim.fn.filereadable(target) == 1 and vim.v.cmdbang == 0 then
-          require("agentrun.util").notify(string.format("%s exists: :w! %s overwrites it", target, vim.fn.fnamemodify(target, ":~:.")))
-        elseif vim.fn.writefile(api.nvim_buf_get_lines(buf, 0, -1, false), target) ~= 0 then
-          require("agentrun.util").notify(string.format("could not write %s", target), vim.log.levels.ERROR)
-        end
-        return
-      end
-      local why = M.writes_nothing[buf](buf)
-      if why then
-        require("agentrun.util").notify(why)
-        vim.bo[buf].modified = true -- Neovim takes the write as failed: :wq stays
-        return
-      end
-      vim.bo[buf].modified = false
-    end,
-  })
-  -- Never 'modified' (as a nofile buffer): no [+], no quit that asks.
-  -- BufModifiedSet comes once Neovim is back in its loop, after a write
-  -- failed on purpose above has been taken as failed.
-  api.nvim_create_autocmd("BufModifiedSet", {
-    buffer = buf,
-    callback = function()
-      if vim.bo[buf].modified then
-        vim.bo[buf].modified = false
-      end
-    end,
-  })
-  api.nvim_create_autocmd("BufWipeout", {
-    buffer = buf,
-    callback = function()
-      M.writes_nothing[buf] = nil
-    end,
-  })
-end
-
--- write_and_leave does for :wq or :x typed in win (the chat or the
--- prompt) what it does in the user's window beside them: the user's
--- files shown in this tab page are written, and every other window
--- closes, so Neovim quits with win. A file that cannot be written keeps
--- its window open (Neovim says why), and only win closes.
-function M.write_and_leave(win)
-  local others = {}
-  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if w ~= win then
-      local b = api.nvim_win_get_buf(w)
-      if vim.bo[b].buftype == "" and vim.bo[b].modified and not M.writes_nothing[b] then
-        local ok, err = pcall(api.nvim_win_call, w, function()
-          vim.cmd("update")
-        end)
-        if not ok then
-          require("agentrun.util").notify(string.format("could not write %s: %s", api.nvim_buf_get_name(b), tostring(err):gsub("^Vim%(%a+%):", "")), vim.log.levels.ERROR)
-          return
-        end
-      end
-      table.insert(others, w)
-    end
-  end
-  for _, w in ipairs(others) do
-    pcall(api.nvim_win_close, w, false)
   end
 end
 
@@ -643,7 +502,7 @@ function M.watch()
       -- The chat and the prompt take :w as a write of nothing (buftype
       -- acwrite): what they hold never makes a quit ask for a write.
       for _, b in ipairs(api.nvim_list_bufs()) do
-        if M.writes_nothing[b] then
+        if writes.nothing[b] then
           vim.bo[b].modified = false
         end
       end
@@ -653,13 +512,13 @@ function M.watch()
       end
       if ours(cur) then
         local buf = api.nvim_win_get_buf(cur)
-        local check = write_quit and M.writes_nothing[buf] -- the chat's or the prompt's, not a split's
+        local check = write_quit and writes.nothing[buf] -- the chat's or the prompt's, not a split's
         local why = check and check(buf)
         if why then
           -- :x (no write asked): only this window closes, the text stays
           require("agentrun.util").notify(why)
         elseif check then
-          M.write_and_leave(cur)
+          writes.write_and_leave(cur)
         end
         return -- else :q closes this window of ours, as in any window
       end
