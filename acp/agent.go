@@ -97,6 +97,13 @@ var ErrStopped = errors.New("agent stopped")
 const stderrTailLines = 5
 
 // Agent is a running agent process and the ACP connection to it.
+//
+// Its size (about 60 methods) is the protocol's: one unexported handler
+// per method the agent may call (handle*), each in the file of its
+// protocol feature (terminal.go, fs.go, permission.go, elicitation.go,
+// update.go, …), next to the exported calls the editor makes (sessions,
+// sign-in, listing, stopping). They share one connection, one lock and
+// one process, so they stay one type.
 type Agent struct {
 	cfg  AgentConfig
 	opts Options

@@ -17,7 +17,9 @@ import (
 // session key. They own their state and lock, and reach the rest of the
 // backend only through what newSessions is given (sessionDeps).
 //
-// The files: session.go starts and ends one, prompt.go runs its turns,
+// Its size (about 40 methods) is one per RPC it answers and per callback
+// of its agents, in files by concern. The files: session.go starts and
+// ends one, prompt.go runs its turns,
 // updates.go routes what its agent sends, sessionlist.go lists earlier ones,
 // auth.go signs in, modes.go sets modes and options, policy.go turns the
 // user's limits into the agent's options, mcp.go serves our MCP

@@ -25,6 +25,14 @@ const writeTimeout = 5 * time.Second
 
 // Terminal is one command running in a pty: its rendered output for the
 // agent, its raw output for the display, and its lifecycle.
+//
+// Its size (about 60 methods, half of them unexported) is what a pty
+// shared by an agent, displays and other clients needs; they share one
+// pty, one lock and one end, so they stay one type, spread by concern
+// over files: lifecycle.go (exit, kill, release), readloop.go (the pty's
+// output, never waiting on a reader), state.go and subscribe.go (the AHP
+// terminal state and its subscribers), activity.go (waits for input,
+// ports) and limits.go.
 type Terminal struct {
 	host    *Host
 	id      string
