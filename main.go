@@ -32,13 +32,13 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentrun/agentrun.nvim/demoagent"
-	"github.com/agentrun/agentrun.nvim/editor"
-	"github.com/agentrun/agentrun.nvim/guard"
-	"github.com/agentrun/agentrun.nvim/hostcli"
-	"github.com/agentrun/agentrun.nvim/mcptool"
-	"github.com/agentrun/agentrun.nvim/sandbox"
-	"github.com/agentrun/agentrun.nvim/sshlink"
+	"github.com/agentrun/agentrun.nvim/internal/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/editor"
+	"github.com/agentrun/agentrun.nvim/internal/guard"
+	"github.com/agentrun/agentrun.nvim/internal/hostcli"
+	"github.com/agentrun/agentrun.nvim/internal/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"golang.org/x/term"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
-	"github.com/agentrun/agentrun.nvim/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 )
 
 func TestAllowedCwdRoots(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 )
 
 // TestLimitsStopCommands: each limit stops a command that goes over it,

@@ -106,10 +106,10 @@ func TestLazySpecListsEveryCommand(t *testing.T) {
 	}
 }
 
-// TestEventNamesAgree: the events Go sends (editor/eventnames.go) are the
+// TestEventNamesAgree: the events Go sends (internal/editor/eventnames.go) are the
 // ones Lua handles (events.lua), no more, no fewer.
 func TestEventNamesAgree(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(root, "editor", "eventnames.go"))
+	src, err := os.ReadFile(filepath.Join(root, "internal", "editor", "eventnames.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

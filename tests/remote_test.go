@@ -280,7 +280,8 @@ func TestRemoteWithoutAMatchingAgentrun(t *testing.T) {
 	if out := ls(); !strings.Contains(out, "the agentrun on "+r.URL()+" is version 99.0.0 and this one is "+v+": upgrade this one to 99.0.0 (or install "+v+" there; both sides must be the same version)") {
 		t.Errorf("a newer version on the remote:\n%s", out)
 	}
-	// An agentrun from before serve-stdio: the commit before it came.
+	// An agentrun from before serve-stdio: the commit before it came (its
+	// package was then at the top, not under internal/).
 	added, err := exec.Command("git", "-C", root, "log", "--format=%H", "--diff-filter=A", "-1", "--", "sshlink/doc.go").Output()
 	if err != nil || len(strings.TrimSpace(string(added))) == 0 {
 		t.Skipf("no git history to build an agentrun from before serve-stdio (%v)", err)

@@ -21,7 +21,7 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true}
 const inputDir = "testdata"
 
 // fileName matches a name ending in .go or .lua, with the directories
-// before it if any: main.go, editor/linger.go, lua/agentrun/init.lua.
+// before it if any: main.go, internal/editor/linger.go, lua/agentrun/init.lua.
 var fileName = regexp.MustCompile(`[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.\-]*)*\.(?:go|lua)`)
 
 // url matches a URL, whose path is another site's, not a file here.
@@ -268,13 +268,13 @@ func nameChar(b byte) bool {
 // TestNamedFiles pins which mentions count as naming a file.
 func TestNamedFiles(t *testing.T) {
 	for text, want := range map[string][]string{
-		" the pump (pump.go), then editor/linger.go.": {"pump.go", "editor/linger.go"},
-		" handlers.lua and ui/window.lua":             {"handlers.lua", "ui/window.lua"},
-		" go.mod's go line, go.sum":                   nil,
-		" https://example.com/x/y.go, ssh://h/a.lua":  nil,
-		" every *.go and *_test.go, $NAME.go, %s.go":  nil,
-		" each is tested alone (its _test.go)":        nil,
-		" x.gopher, x.go.orig, vim.lsp":               nil,
+		" the pump (pump.go), then internal/editor/linger.go.": {"pump.go", "internal/editor/linger.go"},
+		" handlers.lua and ui/window.lua":                      {"handlers.lua", "ui/window.lua"},
+		" go.mod's go line, go.sum":                            nil,
+		" https://example.com/x/y.go, ssh://h/a.lua":           nil,
+		" every *.go and *_test.go, $NAME.go, %s.go":           nil,
+		" each is tested alone (its _test.go)":                 nil,
+		" x.gopher, x.go.orig, vim.lsp":                        nil,
 	} {
 		if got := namedFiles(text); !slices.Equal(got, want) {
 			t.Errorf("namedFiles(%q) = %q, want %q", text, got, want)

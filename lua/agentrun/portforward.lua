@@ -5,7 +5,7 @@
 -- backend, its own msgpack-RPC channel (no second ssh connection, no ssh
 -- forwarding): port_open, port_write, port_ack and port_close go there,
 -- the events port_data, port_written and port_closed come back
--- (editor/portfwd.go). Both directions are windowed: the browser is read
+-- (internal/editor/portfwd.go). Both directions are windowed: the browser is read
 -- only while less than WINDOW of its bytes wait to reach the server, and
 -- the backend reads the server only while Neovim has not yet written its
 -- window of bytes to the browser. Listening stops when the command ends

@@ -54,7 +54,7 @@ function M.notify(msg, level)
 end
 
 -- builtin_notify tells whether vim.notify is still Neovim's own (not
--- nvim-notify's, noice's or a test's): its source is vim/_editor.lua,
+-- nvim-notify's, noice's or a test's): its source is Neovim's vim._editor module,
 -- or "?" where Neovim's Lua is built in stripped (0.12).
 function M.builtin_notify()
   local ok, info = pcall(debug.getinfo, vim.notify, "S")

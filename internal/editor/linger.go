@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
-	"github.com/agentrun/agentrun.nvim/sshlink"
+	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"github.com/neovim/go-client/nvim"
 )
 

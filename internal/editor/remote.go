@@ -17,8 +17,8 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
+	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
-	"github.com/agentrun/agentrun.nvim/sshlink"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 

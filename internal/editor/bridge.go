@@ -13,8 +13,8 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
-	"github.com/agentrun/agentrun.nvim/guard"
-	"github.com/agentrun/agentrun.nvim/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/guard"
+	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
-	"github.com/agentrun/agentrun.nvim/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 

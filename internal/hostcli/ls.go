@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun.nvim/ahp/client"
-	"github.com/agentrun/agentrun.nvim/sshlink"
+	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 )
 
 // Ls prints every terminal of every host: id, command line, state, holder, age,

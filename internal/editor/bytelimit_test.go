@@ -55,7 +55,7 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 // TestScrollbackDefaultIsLuas: terminal.scrollback has one default, the
 // one config.lua gives; Go's fallback for a caller that sends none is it.
 func TestScrollbackDefaultIsLuas(t *testing.T) {
-	src, err := os.ReadFile("../lua/agentrun/config.lua")
+	src, err := os.ReadFile("../../lua/agentrun/config.lua")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestEventPayloadsAgree(t *testing.T) {
 		}
 	}
 
-	luaFields := luaClasses(t, "../lua/agentrun/types.lua", "agentrun.event.")
+	luaFields := luaClasses(t, "../../lua/agentrun/types.lua", "agentrun.event.")
 	for _, n := range names {
 		got, want := luaFields[n], goFields[n]
 		if got == nil {
@@ -145,7 +145,7 @@ var (
 // registers): param.field in the function's body.
 func handlerReads(t *testing.T) map[string][]string {
 	t.Helper()
-	const dir = "../lua"
+	const dir = "../../lua"
 	read := func(module string) string {
 		src, err := os.ReadFile(filepath.Join(dir, strings.ReplaceAll(module, ".", "/")+".lua"))
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
-	"github.com/agentrun/agentrun.nvim/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/agentrun/agentrun.nvim/guard"
+	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 

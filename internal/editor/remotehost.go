@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
+	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
-	"github.com/agentrun/agentrun.nvim/sshlink"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 

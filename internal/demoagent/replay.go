@@ -73,7 +73,7 @@ func (d *demo) replay(ctx context.Context, s *session, path string) (acpsdk.Stop
 			} `json:"notify"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &step); err != nil {
-			return d.say(s, fmt.Sprintf("Cannot replay %s: line %d is not a recorded step (a JSON object such as {\"update\": …} or {\"sleep\": 300}; see demoagent/replay.go).", path, line))
+			return d.say(s, fmt.Sprintf("Cannot replay %s: line %d is not a recorded step (a JSON object such as {\"update\": …} or {\"sleep\": 300}; see internal/demoagent/replay.go).", path, line))
 		}
 		if step.Update != nil && suffix != "" {
 			step.Update = renameIDs(step.Update, suffix)

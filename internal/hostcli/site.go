@@ -9,7 +9,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
-	"github.com/agentrun/agentrun.nvim/sshlink"
+	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 )
 
 // Version is this agentrun's version (main sets it): a remote's agentrun
