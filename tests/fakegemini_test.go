@@ -108,9 +108,16 @@ func (f *fakeGemini) turn(req geminiRequest, tools []string) map[string]any {
 			}
 		}
 	}
-	for _, name := range tools {
-		if name == "run_shell_command" {
-			return map[string]any{"functionCall": map[string]any{"name": name, "args": map[string]any{"command": f.command}}}
+	// agentrun's run_command when Gemini offers it (an MCP tool), else
+	// Gemini's own shell
+	for _, pick := range []func(string) bool{
+		func(name string) bool { return strings.HasSuffix(name, "run_command") },
+		func(name string) bool { return name == "run_shell_command" },
+	} {
+		for _, name := range tools {
+			if pick(name) {
+				return map[string]any{"functionCall": map[string]any{"name": name, "args": map[string]any{"command": f.command}}}
+			}
 		}
 	}
 	return map[string]any{"text": "OK"}

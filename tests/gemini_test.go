@@ -29,6 +29,13 @@ func geminiBin(t *testing.T) string {
 // the cleanup waits for it (and so Gemini) to stop before HOME goes.
 func realGemini(t *testing.T, fake *fakeGemini, terminal ...string) (*editor, *int) {
 	t.Helper()
+	return realGeminiAgent(t, fake, "", "", terminal...)
+}
+
+// realGeminiAgent is realGemini with more in agents.gemini (agent, Lua
+// fields) and in its env (env, Lua fields).
+func realGeminiAgent(t *testing.T, fake *fakeGemini, agent, env string, terminal ...string) (*editor, *int) {
+	t.Helper()
 	bin := geminiBin(t)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
@@ -48,10 +55,10 @@ func realGemini(t *testing.T, fake *fakeGemini, terminal ...string) (*editor, *i
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
 		default_agent = "gemini",
 		agents = { gemini = { cmd = { %q, "--acp" }, env = {
-			HOME = %q, GEMINI_API_KEY = "offline-test", GOOGLE_GEMINI_BASE_URL = %q,
-		} } },
+			HOME = %q, GEMINI_API_KEY = "offline-test", GOOGLE_GEMINI_BASE_URL = %q, %s
+		}, %s } },
 		terminal = { %s },
-	})`, bin, home, fake.URL, strings.Join(terminal, ", ")))
+	})`, bin, home, fake.URL, env, agent, strings.Join(terminal, ", ")))
 	e.logOnFailure(fake.log)
 	return e, backend
 }
@@ -235,4 +242,51 @@ func TestRealGeminiModels(t *testing.T) {
 	if sl := e.statusLine(); !strings.Contains(sl, "2.5 Pro") && !strings.Contains(sl, "gemini-2.5-pro") {
 		t.Errorf("the chat's status line %q does not name the model", sl)
 	}
+}
+
+// TestRealGeminiOurToolWhereItWorks: with terminals = "agentrun", the real
+// Gemini CLI in a folder it trusts (GEMINI_CLI_TRUST_WORKSPACE, set in the
+// agent's env as the chat advises) takes agentrun's terminal tool: the
+// model's command runs in our pty, live, with its exit code, and status()
+// says the tool was used. In a folder it does not trust it starts no MCP
+// server: the chat says so once the turn ended, and how to trust it, and
+// the command ran Gemini's own way.
+func TestRealGeminiOurToolWhereItWorks(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `echo from-our-pty; exit 3`
+	t.Run("trusted", func(t *testing.T) {
+		fake := startFakeGemini(t, line)
+		e, backend := realGeminiAgent(t, fake, `terminals = "agentrun"`, `GEMINI_CLI_TRUST_WORKSPACE = "true",`, `approve = "run"`)
+		e.stubSelect(1)
+		e.startSessionWithin(60 * time.Second)
+		*backend = e.backendPid()
+		e.cmd("AgentPrompt run it")
+		term := e.waitTerminal(line, 30*time.Second)
+		if term.DisplayOnly {
+			t.Fatalf("the command ran Gemini's own way (a display-only split), not in our pty:\n%s\n%s", e.chat(), fake.log())
+		}
+		e.waitBuf(term.Bufnr, 10*time.Second, "from-our-pty", exitMarker(3))
+		e.waitFor("status() to say our tool was used", 20*time.Second, func() (bool, string) {
+			var tool string
+			e.lua(`return require("agentrun").status().sessions[1].our_tool or ""`, &tool)
+			return tool == "used", tool
+		})
+	})
+	t.Run("untrusted", func(t *testing.T) {
+		fake := startFakeGemini(t, line)
+		e, backend := realGeminiAgent(t, fake, `terminals = "agentrun"`, "", `approve = "run"`)
+		e.stubSelect(1)
+		e.startSessionWithin(60 * time.Second)
+		*backend = e.backendPid()
+		e.cmd("AgentPrompt run it")
+		chat := e.waitChat("Gemini CLI starts no MCP server in a folder it does not trust", 30*time.Second)
+		if !strings.Contains(chat, "GEMINI_CLI_TRUST_WORKSPACE") {
+			t.Errorf("the chat does not say how to trust the folder:\n%s", chat)
+		}
+		var tool string
+		e.lua(`return require("agentrun").status().sessions[1].our_tool or ""`, &tool)
+		if tool != "not listed" {
+			t.Errorf("status() says our tool is %q, want \"not listed\"", tool)
+		}
+	})
 }

@@ -275,6 +275,8 @@ type termInfo struct {
 	Bufnr    int    `msgpack:"bufnr"`
 	ExitCode *int   `msgpack:"exit_code"`
 	Signal   string `msgpack:"signal"`
+	// DisplayOnly: the agent ran it itself; we only show what it said.
+	DisplayOnly bool `msgpack:"display_only"`
 }
 
 // terminals returns status().terminals.

@@ -238,10 +238,22 @@ func (ss *sessions) toolNotTaken(s *session) {
 	how := s.toolHow
 	s.tool = toolNotListed
 	key, name := s.key, s.name
+	var info acpsdk.InitializeResponse
+	if s.agent != nil {
+		info = s.agent.Info()
+	}
 	ss.mu.Unlock()
-	ss.events.push(ourToolEvent{Key: key, OurTool: toolNotListed,
-		Note: fmt.Sprintf("%s did not take agentrun's terminal tool (%s): it never listed it, so its commands run its own way (shown in display-only splits)", name, how)})
+	note := fmt.Sprintf("%s did not take agentrun's terminal tool (%s): it never listed it, so its commands run its own way (shown in display-only splits)", name, how)
+	if agentName(info) == geminiAgentName {
+		note += fmt.Sprintf(". Gemini CLI starts no MCP server in a folder it does not trust: trust this one in Gemini (its folder trust prompt, or ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env; agentrun leaves Gemini's settings alone", name)
+	}
+	ss.events.push(ourToolEvent{Key: key, OurTool: toolNotListed, Note: note})
 }
+
+// geminiAgentName is Gemini CLI's agentInfo.name: in a folder it does not
+// trust it starts no MCP server at all, ours included (0.61).
+const geminiAgentName = "gemini-cli"
+
 
 // agentMeta is what a known agent needs in session/new's _meta to prefer
 // our tool to its own shell: Claude Code drops its Bash tool, and lets our
