@@ -254,7 +254,6 @@ func (ss *sessions) toolNotTaken(s *session) {
 // trust it starts no MCP server at all, ours included (0.61).
 const geminiAgentName = "gemini-cli"
 
-
 // agentMeta is what a known agent needs in session/new's _meta to prefer
 // our tool to its own shell: Claude Code drops its Bash tool, and lets our
 // tools run without asking, since agentrun asks (terminal.approve): one

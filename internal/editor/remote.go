@@ -127,13 +127,20 @@ func (rs *remotes) logBytes() int {
 
 // remoteTerm is a remote terminal shown here.
 type remoteTerm struct {
-	name    string // "PID:term-N"
-	uri     string
-	host    *remoteHost
-	log     *rawlog.Log
-	fromSeq uint64
-	done    chan struct{}
-	once    sync.Once
+	name string // "PID:term-N"
+	uri  string
+	host *remoteHost
+	log  *rawlog.Log
+	done chan struct{}
+	once sync.Once
+
+	// routing orders what the host says of it (route) after its
+	// snapshot: until attach has the snapshot (subscribed), what comes
+	// is held, then what is newer than the snapshot (fromSeq) applied.
+	routing    sync.Mutex
+	subscribed bool
+	held       []ahp.Envelope
+	fromSeq    uint64
 
 	mu    sync.Mutex
 	exit  *termhost.ExitStatus
@@ -447,22 +454,47 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 			p.stop()
 		}
 	}
+	// Registered before subscribing: what the host sends after its
+	// snapshot may come before Subscribe returns, and is held for it (a
+	// line printed then was lost).
+	r := &remoteTerm{name: name, uri: uri, host: h, log: rawlog.New(rs.logBytes()), done: make(chan struct{})}
+	h.mu.Lock()
+	h.terms[uri] = r
+	h.mu.Unlock()
+	unregister := func() {
+		h.mu.Lock()
+		if h.terms[uri] == r {
+			delete(h.terms, uri)
+		}
+		h.mu.Unlock()
+	}
 	snap, err := h.client().Subscribe(ctx, uri)
 	if err != nil {
+		unregister()
 		return nil, fmt.Errorf("attach %s: %w", name, err)
 	}
 	st, err := client.TerminalState(snap)
 	if err != nil {
+		unregister()
 		return nil, err
 	}
 	rs.mu.Lock()
 	delete(rs.ended, name) // shown again: how it stands now is what counts
 	rs.mu.Unlock()
-	r := &remoteTerm{name: name, uri: uri, host: h, log: rawlog.New(rs.logBytes()), fromSeq: snap.FromSeq, done: make(chan struct{}), claim: st.Claim}
+	r.mu.Lock()
+	r.claim = st.Claim
+	r.mu.Unlock()
+	r.routing.Lock()
+	r.fromSeq, r.subscribed = snap.FromSeq, true
 	r.log.Append([]byte(st.Text()))
-	h.mu.Lock()
-	h.terms[uri] = r
-	h.mu.Unlock()
+	held := r.held
+	r.held = nil
+	for _, e := range held {
+		if e.ServerSeq > r.fromSeq {
+			rs.apply(h, r, e)
+		}
+	}
+	r.routing.Unlock()
 	if st.Exited() {
 		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}

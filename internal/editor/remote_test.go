@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,39 +113,42 @@ func asLuaGetsIt(p payload) map[string]any {
 	return m
 }
 
-// TestRemotesJourney: another host's terminal, as this editor's user
-// follows it: listed, shown, typed into only once taken, disposed of.
-func TestRemotesJourney(t *testing.T) {
+// remoteRig is another host serving its terminals on a Unix socket, and
+// this editor's remotes part reaching it as host 1.
+type remoteRig struct {
+	host   *termhost.Host
+	dir    string
+	ln     *countingListener // the connections the host accepted
+	rs     *remotes
+	events *eventQueue
+	out    *channels // what the displays sent, by Neovim channel
+}
+
+func newRemoteRig(t *testing.T) *remoteRig {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "ar-remote")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "1.sock")
-	h := termhost.NewHost(termhost.Options{})
-	t.Cleanup(h.Close)
-	term, err := h.Create(context.Background(), termhost.Spec{Command: "printf 'ready\\n'; exec cat", Shell: true, Dir: dir, Claim: ahp.SessionClaim("s1", "")})
+	r := &remoteRig{host: termhost.NewHost(termhost.Options{}), dir: dir, events: newEventQueue(), out: &channels{}}
+	t.Cleanup(r.host.Close)
+	inner, err := server.Listen(socket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := server.Listen(socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r.ln = &countingListener{Listener: inner}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = server.New(h, server.Options{Local: "other"}).Serve(ctx, ln)
+		_ = server.New(r.host, server.Options{Local: "other"}).Serve(ctx, r.ln)
 	}()
 	t.Cleanup(func() { cancel(); <-served })
-
 	log := slog.New(slog.DiscardHandler)
-	events := newEventQueue()
-	var out channels
-	me := ahp.ClientClaim("me")
-	rs := newRemotes(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, remoteOptions{
-		user:         me,
+	r.rs = newRemotes(ctx, log, r.events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: r.out.send}, remoteOptions{
+		user:         ahp.ClientClaim("me"),
 		displayBytes: func() int { return 0 },
 		hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },
 		socketOf: func(pid int) (string, error) {
@@ -153,6 +158,25 @@ func TestRemotesJourney(t *testing.T) {
 			return socket, nil
 		},
 	})
+	return r
+}
+
+// run starts line in a shell on the rig's host, held by an agent's session.
+func (r *remoteRig) run(t *testing.T, line string) *termhost.Terminal {
+	t.Helper()
+	term, err := r.host.Create(context.Background(), termhost.Spec{Command: line, Shell: true, Dir: r.dir, Claim: ahp.SessionClaim("s1", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return term
+}
+
+// TestRemotesJourney: another host's terminal, as this editor's user
+// follows it: listed, shown, typed into only once taken, disposed of.
+func TestRemotesJourney(t *testing.T) {
+	rig := newRemoteRig(t)
+	term := rig.run(t, "printf 'ready\\n'; exec cat")
+	rs, events, out := rig.rs, rig.events, rig.out
 	name := "1:" + term.ID()
 
 	list, err := rs.list()
@@ -248,39 +272,9 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // once read it is kept, and listing it again opens no second connection
 // for it — the line stays the same.
 func TestRemoteListKeepsEndedLastLines(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ar-remote")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	socket := filepath.Join(dir, "1.sock")
-	h := termhost.NewHost(termhost.Options{})
-	t.Cleanup(h.Close)
-	term, err := h.Create(context.Background(), termhost.Spec{Command: "printf 'all done\\n'", Shell: true, Dir: dir, Claim: ahp.SessionClaim("s1", "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-term.Done()
-	inner, err := server.Listen(socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := &countingListener{Listener: inner}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = server.New(h, server.Options{Local: "other"}).Serve(ctx, ln)
-	}()
-	t.Cleanup(func() { cancel(); <-served })
-	log := slog.New(slog.DiscardHandler)
-	var out channels
-	rs := newRemotes(ctx, log, newEventQueue(), &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, remoteOptions{
-		user:         ahp.ClientClaim("me"),
-		displayBytes: func() int { return 0 },
-		hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },
-		socketOf:     func(int) (string, error) { return socket, nil },
-	})
+	rig := newRemoteRig(t)
+	<-rig.run(t, "printf 'all done\\n'").Done()
+	rs, ln := rig.rs, rig.ln
 	var per []int64
 	for range 3 {
 		before := ln.n.Load()
@@ -307,6 +301,42 @@ func TestHeldBy(t *testing.T) {
 	} {
 		if got := heldBy(tc.claim); got != tc.want {
 			t.Errorf("heldBy(%+v) = %q, want %q", tc.claim, got, tc.want)
+		}
+	}
+}
+
+// TestRemoteAttachLosesNothing: a split attached to another host's
+// terminal while it prints shows every line, in order: what the host
+// sends between its snapshot and the attach's registration is held, not
+// dropped (a line went missing under load). Eight terminals, each
+// attached once while it prints.
+func TestRemoteAttachLosesNothing(t *testing.T) {
+	rig := newRemoteRig(t)
+	const n = 3000
+	var names []string
+	for range 8 {
+		term := rig.run(t, fmt.Sprintf("for i in $(seq 1 %d); do echo n$i; done; sleep 1", n))
+		names = append(names, "1:"+term.ID())
+	}
+	for ch, name := range names {
+		time.Sleep(time.Duration(ch) * time.Millisecond)
+		if _, err := rig.rs.attach(name, ch, attachArgs{Scrollback: 2 * n}); err != nil {
+			t.Fatalf("attach %s: %v", name, err)
+		}
+	}
+	last := regexp.MustCompile(`n(\d+)\r\n`)
+	for ch, name := range names {
+		wait.Until(t, fmt.Sprintf("%s to show its last line", name), 10*time.Second, func() (bool, string) {
+			return strings.Contains(rig.out.text(ch), fmt.Sprintf("n%d\r\n", n)), ""
+		})
+		shown := regexp.MustCompile(`\x1b\[[?0-9;]*[a-zA-Z]`).ReplaceAllString(rig.out.text(ch), "") // the guards before each write
+		lines := last.FindAllStringSubmatch(shown, -1)
+		for i := 1; i < len(lines); i++ {
+			prev, _ := strconv.Atoi(lines[i-1][1])
+			cur, _ := strconv.Atoi(lines[i][1])
+			if cur != prev+1 {
+				t.Fatalf("%s: n%d follows n%d", name, cur, prev)
+			}
 		}
 	}
 }

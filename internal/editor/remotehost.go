@@ -249,9 +249,21 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 	}
 	r := h.terms[ahp.ActionTerminal(e.Action)]
 	h.mu.Unlock()
-	if r == nil || e.ServerSeq <= r.fromSeq {
+	if r == nil {
 		return
 	}
+	r.routing.Lock()
+	defer r.routing.Unlock()
+	switch {
+	case !r.subscribed:
+		r.held = append(r.held, e) // attach applies it after the snapshot
+	case e.ServerSeq > r.fromSeq:
+		rs.apply(h, r, e)
+	}
+}
+
+// apply applies what the host says of remote terminal r (r.routing held).
+func (rs *remotes) apply(h *remoteHost, r *remoteTerm, e ahp.Envelope) {
 	switch a := e.Action.(type) {
 	case ahp.DataAction:
 		r.log.Append([]byte(a.Data))
@@ -359,7 +371,9 @@ func (rs *remotes) resume(h *remoteHost, c *client.Client) error {
 			}
 			say([]*remoteTerm{r}, fmt.Sprintf("reconnected to %s; more happened meanwhile than the host keeps to replay: the terminal again from its start", h.key.where))
 			r.log.Append([]byte(st.Text()))
+			r.routing.Lock()
 			r.fromSeq = sn.FromSeq
+			r.routing.Unlock()
 			rs.claimed(r, st.Claim, sn.FromSeq)
 			if st.Exited() {
 				rs.lost(h, sn.Resource, "")
