@@ -47,6 +47,11 @@ var chatShellTools = []struct {
 	{"agentrun_run_command", func(line string) map[string]any {
 		return map[string]any{"command": line, "description": "Runs the command"}
 	}},
+	// the same as Qwen Code names it (offered to the model only when its
+	// settings' tools.visible lists it: Qwen defers MCP tools)
+	{"mcp__agentrun__run_command", func(line string) map[string]any {
+		return map[string]any{"command": line, "description": "Runs the command"}
+	}},
 	// the same as Copilot CLI names it (served over HTTP)
 	{"agentrun-run_command", func(line string) map[string]any {
 		return map[string]any{"command": line, "description": "Runs the command"}

@@ -29,13 +29,20 @@ func qwenBin(t *testing.T) string {
 // Code) to stop before the home goes.
 func realQwen(t *testing.T, fake *fakeChat) (*editor, string) {
 	t.Helper()
+	return realQwenWith(t, fake, `"approvalMode": "default"`, "")
+}
+
+// realQwenWith is realQwen with tools as the settings' "tools" fields and
+// agent as more Lua fields of agents.qwen.
+func realQwenWith(t *testing.T, fake *fakeChat, tools, agent string) (*editor, string) {
+	t.Helper()
 	bin := qwenBin(t)
 	home := t.TempDir()
 	backend := backendGoneAtCleanup(t, "Qwen Code")
 	settings := `{
   "security": { "auth": { "selectedType": "openai" } },
   "model": { "name": "fake-model" },
-  "tools": { "approvalMode": "default" },
+  "tools": { ` + tools + ` },
   "memory": { "enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false },
   "general": { "disableAutoUpdate": true, "disableUpdateNag": true },
   "privacy": { "usageStatisticsEnabled": false },
@@ -53,8 +60,8 @@ func realQwen(t *testing.T, fake *fakeChat) (*editor, string) {
 		default_agent = "qwen",
 		agents = { qwen = { cmd = %s, env = {
 			HOME = %q, OPENAI_BASE_URL = %q, OPENAI_API_KEY = "offline-test", OPENAI_MODEL = "fake-model",
-		} } },
-	})`, agentCmd(t, bin, "--acp"), home, fake.URL))
+		}, %s } },
+	})`, agentCmd(t, bin, "--acp"), home, fake.URL, agent))
 	logFile := e.logOnFailure(fake.log)
 	e.startSessionWithin(30 * time.Second)
 	*backend = e.backendPid()
@@ -162,4 +169,35 @@ func TestRealQwenModes(t *testing.T) {
 	if strings.Contains(string(b), "level=ERROR") || !strings.Contains(string(b), "method=qwen/notify/session/mode-update") {
 		t.Errorf("the log has errors, or not Qwen's mode-update notification (at debug):\n%s", b)
 	}
+}
+
+// TestRealQwenOurToolWhereItWorks: with terminals = "agentrun" the real
+// Qwen Code takes agentrun's terminal tool, but defers MCP tools behind its
+// tool_search: listed in its settings' tools.visible (as the docs say),
+// the model is offered it directly, and the command runs in our pty with
+// its exit code; status() says the tool was used.
+func TestRealQwenOurToolWhereItWorks(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `echo from-our-pty; exit 3`
+	fake := startFakeChat(t, line)
+	e, _ := realQwenWith(t, fake, `"approvalMode": "default", "visible": ["mcp__agentrun__run_command"]`, `terminals = "agentrun"`)
+	e.stubSelect(1)
+	// Qwen connects to MCP servers after session/new answered: the tool is
+	// the model's once Qwen listed it
+	e.waitFor("Qwen to list our tool", 30*time.Second, func() (bool, string) {
+		var tool string
+		e.lua(`return require("agentrun").status().sessions[1].our_tool or ""`, &tool)
+		return tool == "listed", tool
+	})
+	e.cmd("AgentPrompt run it")
+	term := e.waitTerminal(line, 30*time.Second)
+	if term.DisplayOnly {
+		t.Fatalf("the command ran in Qwen's own shell (a display-only split), not in our pty:\n%s\n%s", e.chat(), fake.log())
+	}
+	e.waitBuf(term.Bufnr, 10*time.Second, "from-our-pty", exitMarker(3))
+	e.waitFor("status() to say our tool was used", 20*time.Second, func() (bool, string) {
+		var tool string
+		e.lua(`return require("agentrun").status().sessions[1].our_tool or ""`, &tool)
+		return tool == "used", tool
+	})
 }
