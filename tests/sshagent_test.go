@@ -75,6 +75,24 @@ func (r *sshRemote) waitGone(what string, timeout time.Duration, marks ...string
 	})
 }
 
+// killLink drops the link to the remote agent as a network would: the
+// ssh running serve-backend under Neovim is killed.
+func (e *editor) killLink() {
+	e.t.Helper()
+	var ssh int
+	for _, p := range descendants(e.pid) {
+		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
+			ssh = p.PID
+		}
+	}
+	if ssh == 0 {
+		e.t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
+	}
+	if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // TestRemoteAgentJourney: :AgentRun ssh://host demo starts the demo agent
 // on the remote machine; a command it runs runs there (as the remote
 // user, in its home) and streams into a split here; <C-c>'s stop ends it
@@ -177,21 +195,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	e.waitBuf(term.Bufnr, 15*time.Second, "n 10\n")
 	e.cmd("AgentPrompt echo queued-behind") // waits for the counting turn
 
-	killLink := func(e *editor) {
-		t.Helper()
-		var ssh int
-		for _, p := range descendants(e.pid) {
-			if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
-				ssh = p.PID
-			}
-		}
-		if ssh == 0 {
-			t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
-		}
-		if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-	}
+	killLink := (*editor).killLink
 	killLink(e)
 	e.waitNote("(agentrun) link lost; its sessions go on there: :AgentRun "+r.URL(), 15*time.Second)
 	e.waitChat(":AgentRun "+r.URL()+" takes it up again", 10*time.Second)

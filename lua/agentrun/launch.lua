@@ -121,9 +121,10 @@ table.insert(rpc.on_resume, adopt)
 
 -- connect reaches host's machine if need be (taking up what waited there,
 -- see adopt); returns true, or nil and the message.
+-- A third result lists the sessions that waited there and are gone.
 function M.connect(host)
-  local site, msg = rpc.ensure_site(host)
-  return site ~= nil, msg
+  local site, msg, gone = rpc.ensure_site(host)
+  return site ~= nil, msg, gone or {}
 end
 
 return M

@@ -255,7 +255,8 @@ end
 -- message saying what is wrong and what to do. A backend there whose
 -- link dropped (its sessions went on) is taken up (this Neovim's own
 -- first, else the newest): on_resume hears of its sessions. Else a new
--- backend starts.
+-- backend starts. Its third result lists the sessions that waited there
+-- and are gone (on_gone was told).
 function M.ensure_site(url)
   local machine = M.machine(url)
   local site = M.site_name(machine)
@@ -284,6 +285,24 @@ function M.ensure_site(url)
     sites[site] = had
     return nil, msg
   end
+  -- Sessions that waited there (their link had dropped) but whose
+  -- backend this link did not reach: that backend is gone (killed, the
+  -- machine restarted), and they ended with it.
+  local gone = {}
+  if had and had.waiting and had.pid and res.pid ~= had.pid then
+    had.waiting = false
+    for _, ss in pairs(state.sessions) do
+      if ss.link_dropped and state.site_of(ss.key) == site then
+        table.insert(gone, ss)
+      end
+    end
+    table.sort(gone, function(a, b)
+      return a.key < b.key
+    end)
+    for _, fn in ipairs(M.on_gone) do
+      fn(site, machine, gone)
+    end
+  end
   if type(res.sessions) == "table" then
     s.starts = had and had.starts or 1 -- its ids count on from its own
     if res.site ~= site then
@@ -302,7 +321,7 @@ function M.ensure_site(url)
       fn(site, res)
     end
   end
-  return site
+  return site, nil, gone
 end
 
 -- end_waiting ends the sessions on the machines whose link dropped (they
@@ -436,6 +455,12 @@ M.on_exit = {}
 -- follow, from their first.
 M.on_resume = {}
 
+-- on_gone lists functions called with the site, the machine's URL and the
+-- sessions that waited there (their link had dropped) when a new link
+-- found their backend gone (killed, or the machine restarted): they
+-- ended there, and their commands with them.
+M.on_gone = {}
+
 -- notify sends a notification to Go if the backend runs (never starts
 -- it): the backend of the first argument's id, as request does.
 function M.notify(method, first, ...)
@@ -446,6 +471,23 @@ function M.notify(method, first, ...)
   end
   if c then
     pcall(vim.rpcnotify, c, method, first, ...)
+  end
+end
+
+-- log writes msg (level "warn", "error") to the log: through the local
+-- backend when it runs, else (an agent only on another machine, or none
+-- started) appended to the log file itself, so what the messages point
+-- at holds it.
+function M.log(level, msg)
+  if chan and pcall(vim.rpcnotify, chan, "log", level, msg) then
+    return
+  end
+  local path = binary.log_path()
+  pcall(vim.fn.mkdir, vim.fn.fnamemodify(path, ":h"), "p")
+  local f = io.open(path, "a")
+  if f then
+    f:write(string.format("%s %s lua: %s\n", os.date("!%Y-%m-%dT%H:%M:%SZ"), level:upper(), msg))
+    f:close()
   end
 end
 

@@ -68,8 +68,8 @@ end
 function M.select(token, items, opts, on_choice, s)
   M.hold(token, s)
   M.pick(items, opts, function(choice, idx)
-    if not open[token] then
-      return -- Go already gave up on it
+    if not open[token] or M.unreachable(token) then
+      return -- Go already gave up on it, or the answer cannot reach it
     end
     local answer = on_choice(choice, idx)
     if answer == nil then
@@ -86,9 +86,32 @@ function M.hold(token, s)
   asked_in[token] = s
 end
 
--- finish sends the answer for token, unless Go gave up on it meanwhile.
+-- unreachable reports whether token's answer can no longer reach the
+-- agent (the link to its machine dropped, or the session ended with its
+-- backend there) and then says so, and what happens to the question:
+-- in its chat and as a message. The question is closed here; the
+-- backend there, taken up again, asks it again.
+function M.unreachable(token)
+  local s = asked_in[token]
+  if not s or not (s.link_dropped or s.ended) then
+    return false
+  end
+  open[token], asked_in[token] = nil, nil
+  local msg
+  if s.link_dropped then
+    msg = string.format("the link to %s is down, so your answer did not reach the agent: the question is asked again when :AgentRun %s takes the session up", s.link_dropped, s.link_dropped)
+  else
+    msg = "this session has ended, so your answer went nowhere"
+  end
+  M.note(s, "  (" .. msg .. ")")
+  require("agentrun.util").notify(msg, vim.log.levels.WARN)
+  return true
+end
+
+-- finish sends the answer for token, unless Go gave up on it meanwhile
+-- or it cannot reach the agent (unreachable says so).
 function M.finish(token, answer)
-  if open[token] then
+  if open[token] and not M.unreachable(token) then
     open[token], asked_in[token] = nil, nil
     M.answer(token, answer)
   end

@@ -365,6 +365,24 @@ function M.link_dropped(url)
   listed_changed()
 end
 
+-- backend_gone ends the splits of site's commands whose link dropped
+-- (url's machine): a new link found their backend there gone, and them
+-- with it. They read as ended, not as lost.
+function M.backend_gone(site, url)
+  local host = url:gsub("^ssh://", "")
+  for _, t in pairs(state.terminals) do
+    if t.link_dropped == url and state.site_of(t.id) == site then
+      t.link_dropped = nil
+      M.record_exit(t, { ended_by = "backend gone" })
+      if t.chan then
+        pcall(api.nvim_chan_send, t.chan, M.guard .. M.reset .. string.format("\r\n[agentrun: ended: the backend on %s is gone]", host))
+      end
+      changed(t)
+    end
+  end
+  listed_changed()
+end
+
 -- ports_text is how terminal t's listening ports read: ":8000 :5173"
 -- ("" for none).
 function M.ports_text(t)

@@ -1,0 +1,148 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// How a session on another machine ends when the link to it is down or
+// its backend there is gone: every message a sentence that says what
+// happened and what to do.
+
+// noteCount counts the notifications so far that contain want.
+func (e *editor) noteCount(want string) int {
+	e.t.Helper()
+	n := 0
+	for _, x := range e.notes() {
+		if strings.Contains(x.Msg, want) {
+			n++
+		}
+	}
+	return n
+}
+
+// eventSince reports whether the User autocommand pattern fired after
+// the first since events.
+func (e *editor) eventSince(pattern string, since int) bool {
+	e.events.mu.Lock()
+	defer e.events.mu.Unlock()
+	for _, p := range e.events.seen[min(since, len(e.events.seen)):] {
+		if p == pattern {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRemoteAgentEndsHonestly: with the link to a remote agent down, an
+// approval answered says that the answer did not reach the agent and
+// that the question comes again (it does, once the session is taken up);
+// <C-c> in the prompt (Insert mode) and X in the chat say the link is
+// down and how to take the session up, in the chat too. Then the backend
+// there dies (kill -9, as an OOM or a reboot would): :AgentRun ssh://…
+// says the session is gone with it, its chat says so and reads "ended",
+// its command's split reads ended (not "link lost"), and no new session
+// starts in its place; the next :AgentRun starts one.
+func TestRemoteAgentEndsHonestly(t *testing.T) {
+	r := startSSHRemote(t)
+	e := startEditor(t, fmt.Sprintf(`vim.env.AGENTRUN_SSH_CONFIG = %q; require("agentrun").setup({ terminal = { approve = "ask" } })`, r.Config))
+	e.lua(`_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; _G.late = cb end`, nil)
+	asked := func(n int) {
+		t.Helper()
+		e.waitFor(fmt.Sprintf("the approval asked %d times", n), 20*time.Second, func() (bool, string) {
+			var got int
+			e.lua(`return _G.asked`, &got)
+			return got == n, e.chat()
+		})
+	}
+	url := r.URL()
+	e.runDemoOn(r)
+	cmd := `bash -c 'echo started-there; sleep 300'`
+	e.cmd("AgentPrompt " + cmd)
+	asked(1)
+
+	// The link drops while the question is up; the user answers.
+	e.killLink()
+	e.waitNote("(agentrun) link lost; its sessions go on there: :AgentRun "+url, 15*time.Second)
+	e.lua(`_G.late("Run it", 1)`, nil)
+	lost := "the link to " + url + " is down, so your answer did not reach the agent: the question is asked again when :AgentRun " + url + " takes the session up"
+	e.waitNote(lost, 5*time.Second)
+	chat := e.waitChat(lost, 5*time.Second)
+	if strings.Contains(chat, "→ run") {
+		t.Errorf("the chat says the command was run, though the answer never reached the agent:\n%s", chat)
+	}
+
+	// <C-c> in the prompt, in Insert mode, and X in the chat.
+	down := "(agentrun) link lost; the session goes on there: :AgentRun " + url
+	e.lua(`_G.notes = {}; local s = require("agentrun.state").session(); vim.api.nvim_set_current_win(vim.fn.bufwinid(s.chat.prompt_buf))`, nil)
+	e.lua(`vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("i<C-c>", true, false, true), "m", false)`, nil)
+	e.waitNote(down, 5*time.Second)
+	e.lua(`local s = require("agentrun.state").session(); vim.cmd("stopinsert"); vim.api.nvim_set_current_win(vim.fn.bufwinid(s.chat.buf))`, nil)
+	e.lua(`vim.api.nvim_feedkeys("X", "m", false)`, nil)
+	e.waitFor("X said the link is down", 5*time.Second, func() (bool, string) {
+		return e.noteCount(down) == 2, fmt.Sprintf("%+v", e.notes())
+	})
+	if n := e.noteCount("no running session"); n != 0 {
+		t.Errorf("<C-c> or X said \"no running session\" of a session that goes on there: %+v", e.notes())
+	}
+	if c := strings.Count(strings.ReplaceAll(e.chat(), "\n", " "), down); c != 2 {
+		t.Errorf("the chat says the link is down %d times after <C-c> and X, want 2 (a message alone hides behind -- INSERT --):\n%s", c, e.chat())
+	}
+
+	// Taken up again: the question comes again, and its answer runs it.
+	e.cmd("AgentRun! " + url)
+	asked(2)
+	e.lua(`_G.late("Run it", 1)`, nil)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	e.waitBuf(term.Bufnr, 15*time.Second, "started-there")
+
+	// The backend there dies.
+	backends := r.remoteBackends()
+	if len(backends) != 1 {
+		t.Fatalf("want one backend there, have %+v", backends)
+	}
+	e.lua(`_G.notes = {}`, nil)
+	if err := syscall.Kill(backends[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e.waitNote("link lost", 15*time.Second)
+	since := e.mark()
+	e.cmd("AgentRun " + url + " demo")
+	e.waitNote("(agentrun) the session on "+url+" is gone with its backend there (killed, or the machine restarted); :AgentRun "+url+" demo starts a new one", 20*time.Second)
+	chat = e.waitChat("(agentrun) the backend on "+url+" is gone (it was killed, or the machine restarted): this session ended there, and its commands with it. :AgentRun "+url+" demo starts a new one", 5*time.Second)
+	if h := strings.SplitN(chat, "\n", 2)[0]; !strings.HasSuffix(h, "· ended") {
+		t.Errorf("the gone session's chat reads %q, want it ended", h)
+	}
+	if e.eventSince("AgentRunSessionStarted", since) {
+		t.Errorf("a new session started in place of the one that is gone")
+	}
+	var st struct {
+		State    string `msgpack:"state"`
+		LinkLost bool   `msgpack:"link_lost"`
+	}
+	e.lua(`for _, x in ipairs(require("agentrun").status().terminals) do if x.id == ... then return x end end`, &st, term.ID)
+	if st.State != "exited" || st.LinkLost {
+		t.Errorf("the gone backend's command reads %+v, want exited and no link lost", st)
+	}
+	e.waitBuf(term.Bufnr, 5*time.Second, "[agentrun: ended: the backend on "+remoteAlias+" is gone]")
+	e.cmd("AgentTerminals")
+	var listed []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &listed)
+	if l := strings.Join(listed, "\n"); strings.Contains(l, "link lost") || !strings.Contains(l, "backend gone") {
+		t.Errorf(":AgentTerminals lists it as:\n%s", l)
+	}
+	e.cmd("close")
+
+	// The next :AgentRun starts a new session there.
+	since = e.mark()
+	e.cmd("AgentRun " + url + " demo")
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	var key string
+	e.lua(`return require("agentrun.state").current`, &key)
+	if key == "1@"+remoteAlias {
+		t.Errorf("the new session is the old one's key %q", key)
+	}
+}
