@@ -138,6 +138,14 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 	if mode == "end" {
 		return endBackend(ctx, t, version, pid)
 	}
+	if mode == "resume-or-new" {
+		// what a Neovim that quit left to end there goes first: no new
+		// link takes it up
+		err := endPending(t, func(p int) error { return endBackend(ctx, t, version, p) })
+		if err != nil {
+			return err
+		}
+	}
 	b, err := DialBackend(ctx, t, version, mode, pid)
 	if err != nil {
 		return err
@@ -151,23 +159,35 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 
 // endBackend joins the backend on t whose link dropped and asks it to shut
 // down, as Neovim does when it quits: `ssh-backend URL --end PID`, which a
-// Neovim quitting while its link is down leaves running.
+// Neovim quitting while its link is down leaves running. When t cannot be
+// reached, the end is kept (keepPending) for the next link there to do;
+// when nothing of pid waits there any more, there is nothing to end.
 func endBackend(ctx context.Context, t Target, version string, pid int) error {
 	b, err := DialBackend(ctx, t, version, "resume", pid)
+	if errors.Is(err, ErrNothingLingers) {
+		_ = dropPending(t, pid)
+		return nil
+	}
 	if err != nil {
+		if kerr := keepPending(t, pid); kerr != nil {
+			return fmt.Errorf("%w; and its end could not be kept for later: %w", err, kerr)
+		}
 		return err
 	}
 	defer b.l.wait(10 * time.Second)
 	v, err := nvim.New(b.r, b.l.stdin, b.l.stdin, func(string, ...any) {})
 	if err != nil {
 		b.l.Close()
-		return err
+		_ = keepPending(t, pid)
+		return fmt.Errorf("the backend on %s could not be asked to shut down: %w", t, err)
 	}
 	go func() { _ = v.Serve() }()
 	err = v.Request("shutdown", nil)
 	v.Close() // closes ssh's stdin: the backend, asked, ends
 	if err != nil {
+		_ = keepPending(t, pid)
 		return fmt.Errorf("the backend on %s did not shut down: %w", t, err)
 	}
+	_ = dropPending(t, pid)
 	return nil
 }

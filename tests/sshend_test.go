@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,4 +146,90 @@ func TestRemoteAgentEndsHonestly(t *testing.T) {
 	if key == "1@"+remoteAlias {
 		t.Errorf("the new session is the old one's key %q", key)
 	}
+}
+
+// paneSSH returns the ssh running serve-backend under the screen's pane
+// (0 when none).
+func (s *screen) paneSSH() int {
+	s.t.Helper()
+	pane, err := strconv.Atoi(strings.TrimSpace(s.tmux("display", "-p", "-t", "0", "#{pane_pid}")))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, p := range descendants(pane) {
+		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
+			return p.PID
+		}
+	}
+	return 0
+}
+
+// TestScreenRemoteQuitWhileTheMachineIsAway: :qa while the machine of a
+// remote agent cannot be reached (its link dropped, sshd down) says,
+// before Neovim is gone, what goes on running there and that the next
+// :AgentRun there ends it first; it does: with the machine back, the
+// next Neovim's :AgentRun ssh://… ends that session and its command
+// there, and starts a new one rather than taking the old one up.
+func TestScreenRemoteQuitWhileTheMachineIsAway(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	s := startShellScreen(t, 120, 40, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
+	s.waitShows(10*time.Second, "~")
+	url := r.URL()
+	s.keys(":AgentRun "+url+" demo", "Enter")
+	s.waitShows(20*time.Second, "demo on "+remoteAlias)
+	s.typeText(`bash -c 'echo up-there; sleep 300'`)
+	s.keys("C-s")
+	eventually(t, "the command running there", 20*time.Second, func() (bool, string) { return r.running("sleep 300"), "" })
+	s.waitShows(10*time.Second, "\nup-there")
+
+	r.StopSSHD()
+	ssh := s.paneSSH()
+	if ssh == 0 {
+		t.Fatal("no ssh running serve-backend under Neovim")
+	}
+	if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.waitShows(15*time.Second, "link lost")
+	s.keys("Escape", `C-\`, "C-n", ":qa", "Enter")
+	sc := s.waitShows(20*time.Second, "(agentrun) "+url+" could not be reached to end what runs there", "Press ENTER to quit")
+	unwrapped := func(s string) string { return strings.Join(strings.Fields(s), "") } // the message wraps anywhere
+	if want := "the demo session (1@" + remoteAlias + ") with `bash -c 'echo up-there; sleep 300'` goes on there until agentrun reaches " + url + " again; the next :AgentRun " + url + " ends it first."; !strings.Contains(unwrapped(sc), unwrapped(want)) {
+		t.Errorf("the message at quit does not say %q:\n%s", want, sc)
+	}
+	if !r.running("sleep 300") {
+		t.Errorf("the command there ended, though its machine could not be reached")
+	}
+	s.keys("Enter")
+	s.waitFor("Neovim gone, the shell back", 15*time.Second, func(string) bool { return s.paneSSH() == 0 && !s.nvimRuns() })
+
+	// The machine is back; the same user's next Neovim, the same command.
+	r.StartSSHD()
+	s.keys("C-l", "Up", "Enter")
+	s.waitShows(10*time.Second, "~")
+	s.keys(":AgentRun "+url+" demo", "Enter")
+	r.waitGone("the session the quit Neovim left there ended", 30*time.Second, "sleep 300", "up-there")
+	sc = s.waitShows(20*time.Second, "demo on "+remoteAlias)
+	if strings.Contains(sc, "up-there") || strings.Contains(sc, "took up") {
+		t.Errorf("the next Neovim took up the session the quit one left to end:\n%s", sc)
+	}
+	if backends := r.remoteBackends(); len(backends) != 1 {
+		t.Errorf("want the one new backend there, have %+v", backends)
+	}
+}
+
+// nvimRuns reports whether a Neovim runs under the screen's pane.
+func (s *screen) nvimRuns() bool {
+	s.t.Helper()
+	pane, err := strconv.Atoi(strings.TrimSpace(s.tmux("display", "-p", "-t", "0", "#{pane_pid}")))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, p := range descendants(pane) {
+		if strings.Contains(p.Cmdline, nvimBin) {
+			return true
+		}
+	}
+	return false
 }

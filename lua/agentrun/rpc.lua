@@ -324,19 +324,79 @@ function M.ensure_site(url)
   return site, nil, gone
 end
 
+-- left_there says what runs on site's machine out of reach (its link
+-- dropped): "the demo session (1@devbox) with `make test`".
+local function left_there(site)
+  local parts = {}
+  for _, key in ipairs(state.session_order) do
+    local ss = state.sessions[key]
+    if ss and ss.link_dropped and state.site_of(key) == site then
+      local cmds = {}
+      for _, id in ipairs(state.terminal_order) do
+        local t = state.terminals[id]
+        if t and t.session == key and t.link_dropped then
+          table.insert(cmds, "`" .. (t.command or t.id) .. "`")
+        end
+      end
+      table.insert(parts, string.format("the %s session (%s)%s", ss.agent, key, #cmds > 0 and (" with " .. table.concat(cmds, ", ")) or ""))
+    end
+  end
+  return #parts > 0 and table.concat(parts, "; ") or "its sessions"
+end
+
+-- end_wait_ms is how long a quitting Neovim with a UI waits for the
+-- machines whose link dropped to end their sessions before it says which
+-- did not.
+M._end_wait_ms = 5000
+
 -- end_waiting ends the sessions on the machines whose link dropped (they
 -- went on there): Neovim is quitting, as it would end them over a live
--- link. It starts `agentrun ssh-backend URL --end PID` for each and does
--- not wait (ssh may take long to connect).
+-- link. It starts `agentrun ssh-backend URL --end PID` for each (detached:
+-- ssh may take long to connect, and it may outlive Neovim to finish).
+-- With a UI, it waits a few seconds for them, and what could not be ended
+-- is said before Neovim is gone (a message the user must see: Press
+-- ENTER): it goes on there, until the next link to that machine ends it
+-- first (ssh-backend keeps the end for it).
 local function end_waiting()
-  for _, s in pairs(sites) do
+  local jobs = {}
+  for name, s in pairs(sites) do
     if not s.chan and s.waiting and s.pid then
       s.waiting = false
-      pcall(vim.fn.jobstart, { binary.bin(), "ssh-backend", s.url, "--end", tostring(s.pid) }, {
+      local j = { site = name, url = s.url, what = left_there(name), tail = {} }
+      local ok, id = pcall(vim.fn.jobstart, { binary.bin(), "ssh-backend", s.url, "--end", tostring(s.pid) }, {
         detach = true,
         env = { AGENTRUN_LOG = binary.log_path() },
+        on_stderr = function(_, data)
+          keep_tail(j.tail, data)
+        end,
       })
+      if ok and id > 0 then
+        j.id = id
+        table.insert(jobs, j)
+      end
     end
+  end
+  if #jobs == 0 or #vim.api.nvim_list_uis() == 0 then
+    return -- nobody to tell: the ends go on, and what fails is kept for later
+  end
+  local codes = vim.fn.jobwait(vim.tbl_map(function(j)
+    return j.id
+  end, jobs), M._end_wait_ms)
+  local lines = {}
+  for i, j in ipairs(jobs) do
+    if codes[i] ~= 0 then
+      local why = (j.tail[#j.tail] or ""):gsub("^agentrun: ", "")
+      if codes[i] == -1 or why == "" then
+        why = string.format("it did not answer within %d s", math.floor(M._end_wait_ms / 1000))
+      end
+      table.insert(lines, string.format("(agentrun) %s could not be reached to end what runs there (%s): %s goes on there until agentrun reaches %s again; the next :AgentRun %s ends it first.", j.url, why, j.what, j.url, j.url))
+    end
+  end
+  if #lines > 0 then
+    local msg = table.concat(lines, "\n")
+    M.log("warn", msg)
+    vim.api.nvim_echo({ { msg .. "\n", "ErrorMsg" } }, true, {})
+    pcall(vim.fn.input, "Press ENTER to quit")
   end
 end
 
