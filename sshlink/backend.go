@@ -66,8 +66,8 @@ func DialBackend(ctx context.Context, t Target, version, mode string, pid int) (
 
 // Relay joins the remote backend's RPC stream to in and out (Neovim's
 // channel) until ssh ends, or ctx ends (then the remote backend's input
-// is closed, so it stops its agents and terminals, and ssh is given a
-// few seconds to end). When in ends first (Neovim closed the channel, or
+// is closed, as a dropped link's, and ssh is given a second to end before
+// it is killed: Neovim kills its jobs soon after it asks them to end). When in ends first (Neovim closed the channel, or
 // died), ssh is given relayGrace to end and then killed: a backend there
 // left waiting for a new link keeps ssh's session open. The error says
 // how the link ended, for a person; nil when in ended first.
@@ -95,11 +95,17 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 		case <-time.After(relayGrace):
 		}
 	case <-ctx.Done():
+		// We are asked to end (Neovim, quitting or dying, ends its
+		// jobs, and kills what is left soon after): the backend there
+		// is told by the end of its input, and ssh goes at once if it
+		// does not end by itself (a backend left waiting for a new link
+		// keeps ssh's session open).
 		b.l.stdin.Close()
 		select {
 		case <-outDone:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Second):
 		}
+		_ = b.l.cmd.Process.Kill()
 	}
 	waitErr := b.l.wait(relayGrace)
 	select {

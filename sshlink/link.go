@@ -179,12 +179,7 @@ func handshake(ctx context.Context, t Target, version string, batch bool, serve 
 	l := &Link{target: t, cmd: cmd, stdin: stdin, stderr: &tailBuffer{}, batch: batch, serve: serve, done: make(chan struct{}),
 		chans: make(map[int]net.Conn), waiting: make(map[int]chan Control), nextCh: 1}
 	cmd.Stderr = l.stderr
-	if batch {
-		// Never asking, it needs no terminal: in a process group of its
-		// own, a hangup of the terminal Neovim runs in does not end the
-		// link under Neovim, which decides what its end means.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
+	cmd.SysProcAttr = sshAttr(batch)
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, nil, fmt.Errorf("ssh is not installed here, and agentrun reaches %s with it: install OpenSSH's client (ssh)", t)
