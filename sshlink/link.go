@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,6 +57,17 @@ func (t Target) sshName() string {
 		s = "-p " + strconv.Itoa(t.Port) + " " + s
 	}
 	return s
+}
+
+// checkCommand is the ssh command line a person runs to check that t is
+// reached as the links reach it: with the ssh_config they use, when
+// $AGENTRUN_SSH_CONFIG names one.
+func (t Target) checkCommand() string {
+	s := "ssh "
+	if cfg := os.Getenv(ConfigEnv); cfg != "" {
+		s += "-F " + shquote.Quote(cfg) + " "
+	}
+	return s + t.sshName() + " true"
 }
 
 // IsURL reports whether s names a remote (it starts with ssh://).
@@ -283,7 +295,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		if stderr == "" {
 			stderr = "ssh exited with status 255"
 		}
-		check := "ssh " + l.target.sshName() + " true"
+		check := l.target.checkCommand()
 		switch {
 		case strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Too many authentication failures"):
 			// Not the network's: trying again will not log in either.

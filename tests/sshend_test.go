@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
 )
 
 // How a session on another machine ends when the link to it is down or
@@ -285,5 +287,33 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	}
 	if r.running("demo-agent") {
 		t.Errorf("the agent there outlived the Neovim that quit: %+v", r.remoteProcs())
+	}
+}
+
+// TestRemoteAgentSaysWhereWhatIsWrong: what is wrong on another machine
+// is said as being there, with what a person runs to check it: ssh's
+// hint names the ssh_config the links use ($AGENTRUN_SSH_CONFIG); a file
+// given as the directory there is said to be a file; an agent command
+// missing there is said missing there, with where to install it.
+func TestRemoteAgentSaysWhereWhatIsWrong(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	port := freePort(t)
+	e.cmd(fmt.Sprintf("AgentRun %s:%d demo", r.URL(), port))
+	e.waitNote(fmt.Sprintf("Connection refused; try `ssh -F %s -p %d %s true`", shquote.Quote(r.Config), port, remoteAlias), 30*time.Second)
+
+	e.lua(`_G.notes = {}`, nil)
+	e.cmd("AgentRun " + r.URL() + "/etc/passwd demo")
+	e.waitNote("(agentrun) /etc/passwd on "+remoteAlias+" is a file, not a directory: give a directory (or none, for the home directory)", 30*time.Second)
+
+	e.lua(`_G.notes = {}`, nil)
+	e.lua(`require("agentrun").setup({ agents = { ghost = { cmd = { "no-such-agent-xyz" }, host = ... } } })`, nil, r.URL())
+	e.cmd("AgentRun ghost")
+	n := e.waitNote(`agent "ghost": command "no-such-agent-xyz" not found on `+remoteAlias+"; install it there", 30*time.Second)
+	for _, bad := range []string{"stack traceback", "rpc error", "jsonrpc", ".go:", "exec:"} {
+		if strings.Contains(n.Msg, bad) {
+			t.Errorf("the missing command there is said as %q", n.Msg)
+		}
 	}
 }
