@@ -305,13 +305,14 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	term2 := e.waitTerminal(after, 15*time.Second)
 	e.waitBuf(term2.Bufnr, 15*time.Second, "after-the-drop")
 
-	// A command there still attaches as a detached one would.
-	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, term2.ID)
+	// A command there is named as any detached one there (its own split
+	// here: TestRemoteAgentTerminalNamedOnce).
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, strings.TrimSuffix(term2.ID, "@"+remoteAlias))
 	e.cmd("AgentAttach " + name)
 	e.waitFor("the split of "+name, 15*time.Second, func() (bool, string) {
 		var b int
-		e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &b, name)
-		return b > 0 && strings.Contains(e.bufLines(b), "after-the-drop"), ""
+		e.lua(`return vim.api.nvim_get_current_buf()`, &b)
+		return b == term2.Bufnr && strings.Contains(e.bufLines(b), "after-the-drop"), ""
 	})
 
 	// Neovim killed outright: nothing of its link stays here, and a new

@@ -317,3 +317,76 @@ func TestRemoteAgentSaysWhereWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteAgentTerminalNamedOnce: a remote agent's command is named
+// with its machine once, ssh://host/PID:term-N as the README writes it:
+// `agentrun ls ssh://host` lists it so, in 120 columns without wrapping;
+// :AgentAttach takes that name (and the longer one with @host) — in the
+// Neovim whose agent runs it, by opening its own split (not listing it a
+// second time), in another Neovim by attaching it; `agentrun kill` takes
+// it too.
+func TestRemoteAgentTerminalNamedOnce(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	e.runDemoOn(r)
+	cmd := `bash -c 'echo named-once; sleep 300'`
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	e.waitBuf(term.Bufnr, 15*time.Second, "named-once")
+	backends := r.remoteBackends()
+	if len(backends) != 1 {
+		t.Fatalf("want one backend there, have %+v", backends)
+	}
+	name := fmt.Sprintf("%s/%d:term-1", r.URL(), backends[0].PID)
+
+	ls := r.CLI("ls", r.URL())
+	ls.Env = append(ls.Env, "COLUMNS=120")
+	out, err := ls.CombinedOutput()
+	if err != nil {
+		t.Fatalf("agentrun ls %s: %v\n%s", r.URL(), err, out)
+	}
+	if !strings.Contains(string(out), name+" ") || strings.Contains(string(out), "@"+remoteAlias) {
+		t.Errorf("agentrun ls does not name the command %s (the machine once):\n%s", name, out)
+	}
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("agentrun ls at 120 columns writes a line of %d:\n%s", n, out)
+		}
+	}
+
+	// Here, both names open the command's own split.
+	for _, n := range []string{name, name + "@" + remoteAlias} {
+		e.cmd("wincmd t")
+		e.cmd("AgentAttach " + n)
+		var cur int
+		e.lua(`return vim.api.nvim_get_current_buf()`, &cur)
+		if cur != term.Bufnr {
+			t.Errorf(":AgentAttach %s shows buffer %d, not the command's own split (%d)", n, cur, term.Bufnr)
+		}
+	}
+	count := 0
+	for _, x := range e.terminals() {
+		if x.Command == cmd {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("the command is listed %d times after :AgentAttach of it: %+v", count, e.terminals())
+	}
+
+	// Another Neovim attaches it by the README's name.
+	e2 := remoteAgentEditor(t, r)
+	e2.cmd("AgentAttach " + name)
+	e2.waitFor("the split of "+name, 20*time.Second, func() (bool, string) {
+		var b int
+		e2.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &b, name)
+		return b > 0 && strings.Contains(e2.bufLines(b), "named-once"), fmt.Sprintf("%+v %+v", e2.terminals(), e2.notes())
+	})
+
+	kill := r.CLI("kill", name)
+	if out, err := kill.CombinedOutput(); err != nil {
+		t.Fatalf("agentrun kill %s: %v\n%s", name, err, out)
+	}
+	r.waitGone("the command killed by its name", 15*time.Second, "sleep 300")
+}

@@ -371,7 +371,14 @@ function M.attach(name)
   end
   local term = require("agentrun.ui.term")
   if type(name) == "string" and name:match("^ssh://") then
-    return require("agentrun.ui.terminals").attach_ssh(name)
+    -- one of this Neovim's agents' commands there: its own split (not
+    -- the same command listed and shown a second time)
+    local own = rpc.own_terminal(name)
+    if own and state.terminals[own] and not state.terminals[own].remote then
+      term.open(own, { focus = true })
+      return true
+    end
+    return require("agentrun.ui.terminals").attach_ssh(state.short_name(name))
   end
   if type(name) == "string" then
     -- one of this editor's own terminals (as status() names it, or as

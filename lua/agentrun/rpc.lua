@@ -150,6 +150,23 @@ function M.machines()
   return out
 end
 
+-- own_terminal returns the id this Neovim knows another machine's
+-- terminal name by ("ssh://devbox/PID:term-3", with or without "@devbox"
+-- after it) when PID is the backend this Neovim's link to that machine
+-- reaches: then it is one of this Neovim's own agents' commands
+-- ("term-3@devbox"). Else nil.
+function M.own_terminal(name)
+  local url, pid, id = tostring(name):match("^(ssh://[^/]+)/(%d+):([^@/%s]+)")
+  if not url then
+    return nil
+  end
+  for site, s in pairs(sites) do
+    if s.url == M.machine(url) and s.pid == tonumber(pid) then
+      return id .. "@" .. site
+    end
+  end
+end
+
 -- site_channel returns the channel of site's backend, or nil and why not.
 function M.site_channel(site)
   local s = sites[site]
@@ -242,7 +259,7 @@ local function start_link(site, s, args, first)
     return nil, "(agentrun) " .. why
   end
   s.stopping = false
-  s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
+  s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N to attach
   watch_leave()
   for _, fn in ipairs(M.on_start) do
     fn(id)
