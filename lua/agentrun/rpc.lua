@@ -167,6 +167,33 @@ function M.own_terminal(name)
   end
 end
 
+-- link_gone returns the machine's URL when site's link has ended though
+-- Neovim has not run its on_exit yet (0.7 runs no job callback while
+-- inputlist() waits for the user): its process is gone, or a zombie
+-- (Linux's /proc tells). Asks nothing of the event loop. Else nil.
+function M.link_gone(site)
+  local s = sites[site]
+  if not s or not s.chan then
+    return s and s.url
+  end
+  local ok, pid = pcall(vim.fn.jobpid, s.chan)
+  if not ok or type(pid) ~= "number" or pid <= 0 then
+    return s.url
+  end
+  local uv = require("agentrun.compat").uv
+  if not uv.kill(pid, 0) then
+    return s.url
+  end
+  local f = io.open("/proc/" .. pid .. "/stat", "r")
+  if f then
+    local stat = f:read("*l") or ""
+    f:close()
+    if stat:match("^%d+ %b() Z") then
+      return s.url
+    end
+  end
+end
+
 -- site_channel returns the channel of site's backend, or nil and why not.
 function M.site_channel(site)
   local s = sites[site]
