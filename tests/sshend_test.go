@@ -377,3 +377,57 @@ func (s *screen) runs(mark string) bool {
 	}
 	return false
 }
+
+// localSSH lists the ssh processes here that reach r (ours: they name
+// its ssh_config).
+func (r *sshRemote) localSSH() []proc {
+	var out []proc
+	for _, p := range allProcs() {
+		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, r.Config) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestRemoteNothingOfOursOutlivesNeovim: no ssh of ours is left here
+// once Neovim is gone, however it went: killed by the hangup of its
+// terminal (its session goes on there, for :AgentRun to take up), or
+// quit with :qa after :AgentDetach of a command there (the command goes
+// on there, for :AgentAttach; the ssh that reached it ends).
+func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	e.runDemoOn(r)
+	cmd := `bash -c 'echo hup-there; sleep 300'`
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	e.waitBuf(term.Bufnr, 15*time.Second, "hup-there")
+	if err := syscall.Kill(e.pid, syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "no ssh of ours left after Neovim's hangup", 10*time.Second, func() (bool, string) {
+		return len(r.localSSH()) == 0, fmt.Sprintf("%+v", r.localSSH())
+	})
+	if !r.running("sleep 300") {
+		t.Errorf("the session there did not go on after Neovim's hangup: %+v", r.remoteProcs())
+	}
+
+	// A new Neovim takes it up, detaches the command and quits.
+	e2 := remoteAgentEditor(t, r)
+	e2.cmd("AgentRun " + r.URL() + " demo")
+	t2 := e2.waitTerminal(cmd, 20*time.Second)
+	e2.cmd("AgentDetach " + t2.ID)
+	e2.waitNote("detached", 10*time.Second)
+	_ = e2.v.Command("qa")
+	eventually(t, "no ssh of ours left after :AgentDetach and :qa", 10*time.Second, func() (bool, string) {
+		return len(r.localSSH()) == 0, fmt.Sprintf("%+v", r.localSSH())
+	})
+	if !r.running("sleep 300") {
+		t.Errorf("the detached command there ended with Neovim: %+v", r.remoteProcs())
+	}
+	if r.running("demo-agent") {
+		t.Errorf("the agent there outlived the Neovim that quit: %+v", r.remoteProcs())
+	}
+}
