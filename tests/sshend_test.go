@@ -114,8 +114,8 @@ func TestRemoteAgentEndsHonestly(t *testing.T) {
 	e.waitNote("link lost", 15*time.Second)
 	since := e.mark()
 	e.cmd("AgentRun " + url + " demo")
-	e.waitNote("(agentrun) the session on "+url+" is gone with its backend there (killed, or the machine restarted); :AgentRun "+url+" demo starts a new one", 20*time.Second)
-	chat = e.waitChat("(agentrun) the backend on "+url+" is gone (it was killed, or the machine restarted): this session ended there, and its commands with it. :AgentRun "+url+" demo starts a new one", 5*time.Second)
+	e.waitNote("(agentrun) the demo session on "+url+" is gone (its chat says why); :AgentRun "+url+" demo starts a new one", 20*time.Second)
+	chat = e.waitChat("(agentrun) the backend on "+url+" is gone (it was killed, the machine restarted, or its agent ended while the link was down): this session ended there, and its commands with it. :AgentRun "+url+" demo starts a new one", 5*time.Second)
 	if h := strings.SplitN(chat, "\n", 2)[0]; !strings.HasSuffix(h, "· ended") {
 		t.Errorf("the gone session's chat reads %q, want it ended", h)
 	}
@@ -430,4 +430,59 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	if r.running("demo-agent") {
 		t.Errorf("the agent there outlived the Neovim that quit: %+v", r.remoteProcs())
 	}
+}
+
+// TestRemoteAgentSessionEndedWhileTheLinkWasDown: of two sessions on a
+// machine whose link dropped, one ends there meanwhile (its agent
+// killed): :AgentRun ssh://… takes the other up, and the chat of the one
+// that ended says so and reads ended, its command's split ended (not
+// "link lost", not gone).
+func TestRemoteAgentSessionEndedWhileTheLinkWasDown(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	url := r.URL()
+	e.runDemoOn(r)
+	cmd := `bash -c 'echo first-there; sleep 300'`
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	e.waitBuf(term.Bufnr, 15*time.Second, "first-there")
+	var agents []int
+	for _, p := range r.remoteProcs() {
+		if strings.Contains(p.Cmdline, "demo-agent") {
+			agents = append(agents, p.PID)
+		}
+	}
+	since := e.mark()
+	e.lua(`require("agentrun.launch").start("demo", { host = ... })`, nil, url)
+	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
+	var second string
+	e.lua(`return require("agentrun.state").current`, &second)
+	if len(agents) != 1 || second == "1@"+remoteAlias {
+		t.Fatalf("the first session's agent there: %v; the second session: %q", agents, second)
+	}
+
+	e.killLink()
+	e.waitNote("link lost; its sessions go on there", 15*time.Second)
+	if err := syscall.Kill(agents[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.waitGone("the first session's command there, ended with its agent", 15*time.Second, "sleep 300")
+	e.cmd("AgentRun " + url + " demo")
+	e.waitFor("the first session said ended there", 20*time.Second, func() (bool, string) {
+		var c string
+		e.lua(`local s = require("agentrun.state").sessions["1@" .. ...]; return table.concat(vim.api.nvim_buf_get_lines(s.chat.buf, 0, -1, false), " ")`, &c, remoteAlias)
+		return strings.Contains(c, "(agentrun) this session ended on "+url+" while the link was down (its agent ended), and its commands with it.") && strings.Contains(c, "· ended"), c
+	})
+	var st struct {
+		FirstEnded, FirstLost, SecondEnded, SecondLost bool
+		State                                          string
+	}
+	e.lua(`local S = require("agentrun.state"); local a, b = S.sessions["1@" .. select(1, ...)], S.sessions[select(2, ...)]
+local t = S.terminals[select(3, ...)]
+return { FirstEnded = a.ended, FirstLost = a.link_dropped ~= nil, SecondEnded = b.ended, SecondLost = b.link_dropped ~= nil, State = t and t.state or "gone" }`, &st, remoteAlias, second, term.ID)
+	if !st.FirstEnded || st.FirstLost || st.SecondEnded || st.SecondLost || st.State != "exited" {
+		t.Errorf("after :AgentRun: %+v; want the first ended (not lost) with its command exited, the second taken up", st)
+	}
+	e.waitBuf(term.Bufnr, 5*time.Second, "[agentrun: ended there while the link was down]")
 }

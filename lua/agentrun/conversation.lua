@@ -218,11 +218,15 @@ end
 -- backend_gone says in the chats of the sessions gone that they ended:
 -- they waited on url's machine (their link had dropped), and a new link
 -- found their backend gone there (killed, or the machine restarted).
-function M.backend_gone(url, gone)
+-- backend_found: the backend there runs, without them (they ended there
+-- while the link was down).
+function M.backend_gone(url, gone, backend_found)
   for _, s in ipairs(gone) do
     s.link_dropped = nil
     if s.chat then
-      s.chat:note(string.format("(agentrun) the backend on %s is gone (it was killed, or the machine restarted): this session ended there, and its commands with it. :AgentRun %s %s starts a new one", url, url, s.agent), "AgentRunError")
+      local why = backend_found and string.format("this session ended on %s while the link was down (its agent ended), and its commands with it", url)
+        or string.format("the backend on %s is gone (it was killed, the machine restarted, or its agent ended while the link was down): this session ended there, and its commands with it", url)
+      s.chat:note(string.format("(agentrun) %s. :AgentRun %s %s starts a new one", why, url, s.agent), "AgentRunError")
       s.chat:render_header()
     end
   end

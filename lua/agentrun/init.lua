@@ -32,9 +32,9 @@ table.insert(rpc.on_exit, function(site, why, kept)
   end
 end)
 
-table.insert(rpc.on_gone, function(site, url, gone)
-  conversation.backend_gone(url, gone)
-  require("agentrun.ui.term").backend_gone(site, url)
+table.insert(rpc.on_gone, function(site, url, gone, backend_found)
+  conversation.backend_gone(url, gone, backend_found)
+  require("agentrun.ui.term").backend_gone(site, url, gone, backend_found)
 end)
 
 local function warn(msg)
@@ -123,7 +123,7 @@ function M.run(name, continue, host)
       end
       state.current = g.key
       g.chat:open()
-      err(string.format("the session on %s is gone with its backend there (killed, or the machine restarted); :AgentRun %s %s starts a new one", g.host or rpc.machine(host or a.host), g.host or rpc.machine(host or a.host), name))
+      err(string.format("the %s session on %s is gone (its chat says why); :AgentRun %s %s starts a new one", g.agent, g.host or rpc.machine(host or a.host), g.host or rpc.machine(host or a.host), name))
       return nil
     end
   end

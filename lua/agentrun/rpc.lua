@@ -332,19 +332,30 @@ function M.ensure_site(url)
   -- Sessions that waited there (their link had dropped) but whose
   -- backend this link did not reach: that backend is gone (killed, the
   -- machine restarted), and they ended with it.
+  -- Sessions that waited there (their link had dropped) but that this
+  -- link did not find: their backend is gone (killed, the machine
+  -- restarted, or it ended with its last session), or it runs on without
+  -- them (they ended while the link was down).
   local gone = {}
-  if had and had.waiting and had.pid and res.pid ~= had.pid then
+  if had and had.waiting and had.pid then
     had.waiting = false
+    local same = res.pid == had.pid and type(res.sessions) == "table"
+    local live = {}
+    for _, r in ipairs(same and res.sessions or {}) do
+      live[r.key] = true
+    end
     for _, ss in pairs(state.sessions) do
-      if ss.link_dropped and state.site_of(ss.key) == site then
+      if ss.link_dropped and state.site_of(ss.key) == site and not live[ss.key] then
         table.insert(gone, ss)
       end
     end
     table.sort(gone, function(a, b)
       return a.key < b.key
     end)
-    for _, fn in ipairs(M.on_gone) do
-      fn(site, machine, gone)
+    if #gone > 0 then
+      for _, fn in ipairs(M.on_gone) do
+        fn(site, machine, gone, same)
+      end
     end
   end
   if type(res.sessions) == "table" then
@@ -559,10 +570,11 @@ M.on_exit = {}
 -- follow, from their first.
 M.on_resume = {}
 
--- on_gone lists functions called with the site, the machine's URL and the
--- sessions that waited there (their link had dropped) when a new link
--- found their backend gone (killed, or the machine restarted): they
--- ended there, and their commands with them.
+-- on_gone lists functions called with the site, the machine's URL, the
+-- sessions that waited there (their link had dropped) and a new link did
+-- not find, and whether their backend was found (they ended there while
+-- the link was down) or not (it is gone: killed, the machine restarted,
+-- or it ended with its last session): they ended, their commands too.
 M.on_gone = {}
 
 -- notify sends a notification to Go if the backend runs (never starts
