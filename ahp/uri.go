@@ -10,6 +10,16 @@ import (
 // terminalURIPrefix is how agentrun names terminals as AHP resources.
 const terminalURIPrefix = "agenthost:/terminal/"
 
+// ShortID is terminal id without the "@site" that a backend on another
+// machine ends its ids with ("term-3@devbox": "term-3"): under a name
+// that says the machine already (ssh://devbox/PID:term-3), the site would
+// say it twice. Within one host, ids and their short forms are one to one
+// (the host adds the same site to every id).
+func ShortID(id string) string {
+	base, _, _ := strings.Cut(id, "@")
+	return base
+}
+
 // TerminalURI returns the AHP resource URI of the terminal with id.
 func TerminalURI(id string) string { return terminalURIPrefix + url.PathEscape(id) }
 

@@ -246,5 +246,17 @@ for name, c in pairs(commands) do
       c.run(o)
     end
   end
+  -- util.notify says an error of a command as a message, not an error
+  -- (see there): it knows it runs under one by util.in_command
+  local under = run
+  run = function(o)
+    local util = require("agentrun.util")
+    util.in_command = util.in_command + 1
+    local ok, err = pcall(under, o)
+    util.in_command = util.in_command - 1
+    if not ok then
+      error(err, 0)
+    end
+  end
   vim.api.nvim_create_user_command(name, run, { desc = c.desc, nargs = nargs, bang = c.bang, range = c.range, complete = c.complete })
 end

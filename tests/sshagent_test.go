@@ -75,6 +75,24 @@ func (r *sshRemote) waitGone(what string, timeout time.Duration, marks ...string
 	})
 }
 
+// killLink drops the link to the remote agent as a network would: the
+// ssh running serve-backend under Neovim is killed.
+func (e *editor) killLink() {
+	e.t.Helper()
+	var ssh int
+	for _, p := range descendants(e.pid) {
+		if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
+			ssh = p.PID
+		}
+	}
+	if ssh == 0 {
+		e.t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
+	}
+	if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // TestRemoteAgentJourney: :AgentRun ssh://host demo starts the demo agent
 // on the remote machine; a command it runs runs there (as the remote
 // user, in its home) and streams into a split here; <C-c>'s stop ends it
@@ -177,21 +195,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	e.waitBuf(term.Bufnr, 15*time.Second, "n 10\n")
 	e.cmd("AgentPrompt echo queued-behind") // waits for the counting turn
 
-	killLink := func(e *editor) {
-		t.Helper()
-		var ssh int
-		for _, p := range descendants(e.pid) {
-			if strings.HasPrefix(p.Cmdline, "ssh ") && strings.Contains(p.Cmdline, "serve-backend") {
-				ssh = p.PID
-			}
-		}
-		if ssh == 0 {
-			t.Fatalf("no ssh running serve-backend under Neovim: %+v", descendants(e.pid))
-		}
-		if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-	}
+	killLink := (*editor).killLink
 	killLink(e)
 	e.waitNote("(agentrun) link lost; its sessions go on there: :AgentRun "+r.URL(), 15*time.Second)
 	e.waitChat(":AgentRun "+r.URL()+" takes it up again", 10*time.Second)
@@ -301,13 +305,14 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	term2 := e.waitTerminal(after, 15*time.Second)
 	e.waitBuf(term2.Bufnr, 15*time.Second, "after-the-drop")
 
-	// A command there still attaches as a detached one would.
-	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, term2.ID)
+	// A command there is named as any detached one there (its own split
+	// here: TestRemoteAgentTerminalNamedOnce).
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), backends[0].PID, strings.TrimSuffix(term2.ID, "@"+remoteAlias))
 	e.cmd("AgentAttach " + name)
 	e.waitFor("the split of "+name, 15*time.Second, func() (bool, string) {
 		var b int
-		e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.bufnr or 0`, &b, name)
-		return b > 0 && strings.Contains(e.bufLines(b), "after-the-drop"), ""
+		e.lua(`return vim.api.nvim_get_current_buf()`, &b)
+		return b == term2.Bufnr && strings.Contains(e.bufLines(b), "after-the-drop"), ""
 	})
 
 	// Neovim killed outright: nothing of its link stays here, and a new

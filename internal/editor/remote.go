@@ -264,6 +264,9 @@ func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 			continue
 		}
 		state := "running"
+		if h.key.where != "" {
+			id = ahp.ShortID(id) // the URL says the machine
+		}
 		m := map[string]any{
 			"id": fmt.Sprintf("%s%d:%s", h.prefix(), h.pid, id), "host": h.pid, "title": ti.Title,
 			"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true, "holder_gone": ti.HolderGone,
@@ -438,7 +441,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
-	uri := ahp.TerminalURI(id)
+	uri := h.uriOf(id)
 	h.mu.Lock()
 	old := h.terms[uri]
 	known := slices.ContainsFunc(h.root, func(ti ahp.TerminalInfo) bool { return ti.Resource == uri })
@@ -519,8 +522,9 @@ func (rs *remotes) termOf(name string) (*remoteTerm, error) {
 	rs.mu.Unlock()
 	var r *remoteTerm
 	if h != nil {
+		uri := h.uriOf(id)
 		h.mu.Lock()
-		r = h.terms[ahp.TerminalURI(id)]
+		r = h.terms[uri]
 		h.mu.Unlock()
 	}
 	if r != nil {
@@ -696,7 +700,7 @@ func (rs *remotes) dispose(name string) error {
 	if err := h.usable(); err != nil {
 		return err
 	}
-	uri := ahp.TerminalURI(id)
+	uri := h.uriOf(id)
 	h.mu.Lock()
 	r := h.terms[uri]
 	known := slices.ContainsFunc(h.root, func(ti ahp.TerminalInfo) bool { return ti.Resource == uri })

@@ -71,6 +71,29 @@ func (h *remoteHost) prefix() string {
 	return h.key.where + "/"
 }
 
+// uriOf is the resource of h's terminal id: as its host names it
+// ("term-3@devbox"), or in its short form ("term-3", ahp.ShortID) as a
+// machine's terminals are named under its URL.
+func (h *remoteHost) uriOf(id string) string {
+	uri := ahp.TerminalURI(id)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.terms[uri] != nil || slices.ContainsFunc(h.root, func(ti ahp.TerminalInfo) bool { return ti.Resource == uri }) {
+		return uri
+	}
+	for _, ti := range h.root {
+		if tid, err := ahp.TerminalID(ti.Resource); err == nil && ahp.ShortID(tid) == id {
+			return ti.Resource
+		}
+	}
+	for u, r := range h.terms {
+		if tid, err := ahp.TerminalID(u); err == nil && ahp.ShortID(tid) == id && r != nil {
+			return u
+		}
+	}
+	return uri
+}
+
 // client is the connection now.
 func (h *remoteHost) client() *client.Client {
 	h.mu.Lock()

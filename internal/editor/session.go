@@ -97,7 +97,13 @@ func (ss *sessions) start(args startArgs) (string, error) {
 		if site := ss.ids.suffix.Load(); site != nil {
 			where = " on " + strings.TrimPrefix(*site, "@") // the machine as the user named it
 		}
-		return "", fmt.Errorf("the directory %s does not exist%s: give one that does (or none, for the home directory)", args.Cwd, where)
+		switch {
+		case err == nil:
+			return "", fmt.Errorf("%s%s is a file, not a directory: give a directory (or none, for the home directory)", args.Cwd, where)
+		case errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("the directory %s does not exist%s: give one that does (or none, for the home directory)", args.Cwd, where)
+		}
+		return "", fmt.Errorf("the directory %s cannot be used%s (%w): give one you may enter (or none, for the home directory)", args.Cwd, where, err)
 	}
 	if err := args.Policy.check(); err != nil {
 		return "", fmt.Errorf("start: %w", err)

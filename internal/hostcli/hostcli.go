@@ -29,7 +29,16 @@ type hostTerm struct {
 	id   string
 }
 
-func (h hostTerm) name() string { return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, h.id) }
+// name is the terminal's name as ls shows it and attach and kill take
+// it: PID:term-N, after the machine's URL for another machine's (the
+// id's "@site" left out there: the URL says the machine).
+func (h hostTerm) name() string {
+	id := h.id
+	if h.site.isRemote() {
+		id = ahp.ShortID(id)
+	}
+	return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, id)
+}
 
 // clientID names this CLI process to hosts.
 func clientID() string { return fmt.Sprintf("cli-%d", os.Getpid()) }
@@ -107,8 +116,13 @@ func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
 	}
 	var matches []hostTerm
 	for _, h := range all {
-		if arg == fmt.Sprintf("%d:%s", h.host.PID, h.id) || arg == h.id {
-			matches = append(matches, h)
+		// the id as its host names it, or (another machine's) its short
+		// form, as name() shows it
+		for _, id := range []string{h.id, ahp.ShortID(h.id)} {
+			if arg == fmt.Sprintf("%d:%s", h.host.PID, id) || arg == id {
+				matches = append(matches, h)
+				break
+			}
 		}
 	}
 	ls := "agentrun ls"

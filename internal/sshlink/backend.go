@@ -66,8 +66,8 @@ func DialBackend(ctx context.Context, t Target, version, mode string, pid int) (
 
 // Relay joins the remote backend's RPC stream to in and out (Neovim's
 // channel) until ssh ends, or ctx ends (then the remote backend's input
-// is closed, so it stops its agents and terminals, and ssh is given a
-// few seconds to end). When in ends first (Neovim closed the channel, or
+// is closed, as a dropped link's, and ssh is given a second to end before
+// it is killed: Neovim kills its jobs soon after it asks them to end). When in ends first (Neovim closed the channel, or
 // died), ssh is given relayGrace to end and then killed: a backend there
 // left waiting for a new link keeps ssh's session open. The error says
 // how the link ended, for a person; nil when in ended first.
@@ -95,11 +95,17 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 		case <-time.After(relayGrace):
 		}
 	case <-ctx.Done():
+		// We are asked to end (Neovim, quitting or dying, ends its
+		// jobs, and kills what is left soon after): the backend there
+		// is told by the end of its input, and ssh goes at once if it
+		// does not end by itself (a backend left waiting for a new link
+		// keeps ssh's session open).
 		b.l.stdin.Close()
 		select {
 		case <-outDone:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Second):
 		}
+		_ = b.l.cmd.Process.Kill()
 	}
 	waitErr := b.l.wait(relayGrace)
 	select {
@@ -138,6 +144,14 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 	if mode == "end" {
 		return endBackend(ctx, t, version, pid)
 	}
+	if mode == "resume-or-new" {
+		// what a Neovim that quit left to end there goes first: no new
+		// link takes it up
+		err := endPending(t, func(p int) error { return endBackend(ctx, t, version, p) })
+		if err != nil {
+			return err
+		}
+	}
 	b, err := DialBackend(ctx, t, version, mode, pid)
 	if err != nil {
 		return err
@@ -151,23 +165,35 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 
 // endBackend joins the backend on t whose link dropped and asks it to shut
 // down, as Neovim does when it quits: `ssh-backend URL --end PID`, which a
-// Neovim quitting while its link is down leaves running.
+// Neovim quitting while its link is down leaves running. When t cannot be
+// reached, the end is kept (keepPending) for the next link there to do;
+// when nothing of pid waits there any more, there is nothing to end.
 func endBackend(ctx context.Context, t Target, version string, pid int) error {
 	b, err := DialBackend(ctx, t, version, "resume", pid)
+	if errors.Is(err, ErrNothingLingers) {
+		_ = dropPending(t, pid)
+		return nil
+	}
 	if err != nil {
+		if kerr := keepPending(t, pid); kerr != nil {
+			return fmt.Errorf("%w; and its end could not be kept for later: %w", err, kerr)
+		}
 		return err
 	}
 	defer b.l.wait(10 * time.Second)
 	v, err := nvim.New(b.r, b.l.stdin, b.l.stdin, func(string, ...any) {})
 	if err != nil {
 		b.l.Close()
-		return err
+		_ = keepPending(t, pid)
+		return fmt.Errorf("the backend on %s could not be asked to shut down: %w", t, err)
 	}
 	go func() { _ = v.Serve() }()
 	err = v.Request("shutdown", nil)
 	v.Close() // closes ssh's stdin: the backend, asked, ends
 	if err != nil {
+		_ = keepPending(t, pid)
 		return fmt.Errorf("the backend on %s did not shut down: %w", t, err)
 	}
+	_ = dropPending(t, pid)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,6 +62,17 @@ func (t Target) sshName() string {
 		s = "-p " + strconv.Itoa(t.Port) + " " + s
 	}
 	return s
+}
+
+// checkCommand is the ssh command line a person runs to check that t is
+// reached as the links reach it: with the ssh_config they use, when
+// $AGENTRUN_SSH_CONFIG names one.
+func (t Target) checkCommand() string {
+	s := "ssh "
+	if cfg := os.Getenv(ConfigEnv); cfg != "" {
+		s += "-F " + shquote.Quote(cfg) + " "
+	}
+	return s + t.sshName() + " true"
 }
 
 // IsURL reports whether s names a remote (it starts with ssh://).
@@ -184,12 +196,7 @@ func handshake(ctx context.Context, t Target, version string, batch bool, serve 
 	l := &Link{target: t, cmd: cmd, stdin: stdin, stderr: &tailBuffer{}, batch: batch, serve: serve, done: make(chan struct{}),
 		chans: make(map[int]net.Conn), waiting: make(map[int]chan Control), nextCh: 1}
 	cmd.Stderr = l.stderr
-	if batch {
-		// Never asking, it needs no terminal: in a process group of its
-		// own, a hangup of the terminal Neovim runs in does not end the
-		// link under Neovim, which decides what its end means.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
+	cmd.SysProcAttr = sshAttr(batch)
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, nil, fmt.Errorf("ssh is not installed here, and agentrun reaches %s with it: install OpenSSH's client (ssh)", t)
@@ -293,7 +300,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		if stderr == "" {
 			stderr = "ssh exited with status 255"
 		}
-		check := "ssh " + l.target.sshName() + " true"
+		check := l.target.checkCommand()
 		switch {
 		case strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Too many authentication failures"):
 			// Not the network's: trying again will not log in either.

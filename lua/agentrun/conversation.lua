@@ -115,7 +115,8 @@ function M.submit(s, text, range)
     return false
   end
   if s.link_dropped then
-    return refuse(M.link_dropped_text("the session", s.link_dropped))
+    M.say_link_dropped(s)
+    return false
   elseif s.ended then
     return refuse("this session has ended; :AgentRun starts a new one")
   end
@@ -214,6 +215,35 @@ function M.backend_exited(site, why, kept)
   end
 end
 
+-- backend_gone says in the chats of the sessions gone that they ended:
+-- they waited on url's machine (their link had dropped), and a new link
+-- found their backend gone there (killed, or the machine restarted).
+-- backend_found: the backend there runs, without them (they ended there
+-- while the link was down).
+function M.backend_gone(url, gone, backend_found)
+  for _, s in ipairs(gone) do
+    s.link_dropped = nil
+    if s.chat then
+      local why = backend_found and string.format("this session ended on %s while the link was down (its agent ended), and its commands with it", url)
+        or string.format("the backend on %s is gone (it was killed, the machine restarted, or its agent ended while the link was down): this session ended there, and its commands with it", url)
+      s.chat:note(string.format("(agentrun) %s. :AgentRun %s %s starts a new one", why, url, s.agent), "AgentRunError")
+      s.chat:render_header()
+    end
+  end
+end
+
+-- say_link_dropped tells the user that session s is out of reach (its
+-- link dropped; it goes on there) and how to take it up: as a message,
+-- and in its chat too (from the prompt in Insert mode, "-- INSERT --"
+-- hides a message at once).
+function M.say_link_dropped(s)
+  local msg = M.link_dropped_text("the session", s.link_dropped)
+  warn(msg)
+  if s.chat then
+    s.chat:note("(agentrun) " .. msg, "AgentRunError")
+  end
+end
+
 -- link_dropped_text says what to do about something of a machine whose
 -- link dropped (url).
 function M.link_dropped_text(what, url)
@@ -225,6 +255,10 @@ end
 -- no such session or Go refused; else the session.
 local function request_running(key, method)
   local s = state.session(key)
+  if s and s.link_dropped then
+    M.say_link_dropped(s)
+    return nil
+  end
   if not s or s.ended then
     warn("no running session to " .. method)
     return nil

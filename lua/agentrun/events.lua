@@ -85,14 +85,14 @@ local function handle(name, p)
   local h = handlers[name]
   if not h then
     if not known[name] then
-      rpc.notify("log", "warn", "lua: no such event " .. tostring(name))
+      rpc.log("warn", "no such event " .. tostring(name))
     end
     return
   end
   p = p or {}
   local ok, err = xpcall(h, debug.traceback, p)
   if not ok then
-    rpc.notify("log", "error", string.format("lua handler %s: %s", name, err))
+    rpc.log("error", string.format("handler %s: %s", name, err))
     util.notify(string.format("internal error handling %s (details in %s)", name, binary.log_path()), vim.log.levels.ERROR)
   end
   if user_events[name] then

@@ -74,6 +74,13 @@ function handlers.session_failed(p)
   if p.cannot_run then
     -- its command is missing or no program: the sentence :checkhealth says
     local problem, advice = config.cmd_problem(s.agent, p.command, p.cannot_run)
+    local site = state.site_of(s.key)
+    if site then
+      -- on the machine it was to run on, not this one
+      local host = (s.host or site):gsub("^ssh://", "")
+      problem = string.format("%s on %s", problem, host)
+      advice = string.format("install it there (on the PATH a command gets over ssh, or in ~/.local/bin), or fix agents.%s.cmd in setup()", s.agent)
+    end
     msg = problem .. "; " .. advice
     note = msg
   end

@@ -32,6 +32,11 @@ table.insert(rpc.on_exit, function(site, why, kept)
   end
 end)
 
+table.insert(rpc.on_gone, function(site, url, gone, backend_found)
+  conversation.backend_gone(url, gone, backend_found)
+  require("agentrun.ui.term").backend_gone(site, url, gone, backend_found)
+end)
+
 local function warn(msg)
   util.notify(msg, vim.log.levels.WARN)
 end
@@ -103,12 +108,24 @@ function M.run(name, continue, host)
   if not s and (host or a.host) then
     -- another machine's link first: what waited there (its link had
     -- dropped) is taken up, and its session of this agent shown
-    local ok, msg = launch.connect(host or a.host)
+    local ok, msg, gone = launch.connect(host or a.host)
     if not ok then
       util.notify(msg, vim.log.levels.ERROR)
       return nil
     end
     s = launch.live(name, host or a.host)
+    if not s and #gone > 0 then
+      -- the user came to take a session up, and it is gone: its chat
+      -- says so; a new one is for the next :AgentRun
+      local g = gone[#gone]
+      for _, x in ipairs(gone) do
+        g = x.agent == name and x or g
+      end
+      state.current = g.key
+      g.chat:open()
+      err(string.format("the %s session on %s is gone (its chat says why); :AgentRun %s %s starts a new one", g.agent, g.host or rpc.machine(host or a.host), g.host or rpc.machine(host or a.host), name))
+      return nil
+    end
   end
   if s then
     state.current = s.key
@@ -354,7 +371,14 @@ function M.attach(name)
   end
   local term = require("agentrun.ui.term")
   if type(name) == "string" and name:match("^ssh://") then
-    return require("agentrun.ui.terminals").attach_ssh(name)
+    -- one of this Neovim's agents' commands there: its own split (not
+    -- the same command listed and shown a second time)
+    local own = rpc.own_terminal(name)
+    if own and state.terminals[own] and not state.terminals[own].remote then
+      term.open(own, { focus = true })
+      return true
+    end
+    return require("agentrun.ui.terminals").attach_ssh(state.short_name(name))
   end
   if type(name) == "string" then
     -- one of this editor's own terminals (as status() names it, or as

@@ -91,9 +91,14 @@ end
 local function adopt(site, res)
   -- The commands' splits of the link that dropped: the replay shows
   -- each again, from its first line, in a new buffer.
+  local live = {}
+  for _, r in ipairs(res.sessions) do
+    live[r.key] = true
+  end
   for _, id in ipairs(vim.deepcopy(state.terminal_order)) do
     local t = state.terminals[id]
-    if t and not t.remote and state.site_of(t.id) == site then
+    -- (a session that ended meanwhile keeps its ended splits)
+    if t and not t.remote and state.site_of(t.id) == site and (live[t.session] or t.session == nil) then
       if t.bufnr and vim.api.nvim_buf_is_valid(t.bufnr) then
         pcall(vim.api.nvim_buf_delete, t.bufnr, { force = true })
       end
@@ -121,9 +126,10 @@ table.insert(rpc.on_resume, adopt)
 
 -- connect reaches host's machine if need be (taking up what waited there,
 -- see adopt); returns true, or nil and the message.
+-- A third result lists the sessions that waited there and are gone.
 function M.connect(host)
-  local site, msg = rpc.ensure_site(host)
-  return site ~= nil, msg
+  local site, msg, gone = rpc.ensure_site(host)
+  return site ~= nil, msg, gone or {}
 end
 
 return M

@@ -153,6 +153,50 @@ function M.machines()
   return out
 end
 
+-- own_terminal returns the id this Neovim knows another machine's
+-- terminal name by ("ssh://devbox/PID:term-3", with or without "@devbox"
+-- after it) when PID is the backend this Neovim's link to that machine
+-- reaches: then it is one of this Neovim's own agents' commands
+-- ("term-3@devbox"). Else nil.
+function M.own_terminal(name)
+  local url, pid, id = tostring(name):match("^(ssh://[^/]+)/(%d+):([^@/%s]+)")
+  if not url then
+    return nil
+  end
+  for site, s in pairs(sites) do
+    if s.url == M.machine(url) and s.pid == tonumber(pid) then
+      return id .. "@" .. site
+    end
+  end
+end
+
+-- link_gone returns the machine's URL when site's link has ended though
+-- Neovim has not run its on_exit yet (0.7 runs no job callback while
+-- inputlist() waits for the user): its process is gone, or a zombie
+-- (Linux's /proc tells). Asks nothing of the event loop. Else nil.
+function M.link_gone(site)
+  local s = sites[site]
+  if not s or not s.chan then
+    return s and s.url
+  end
+  local ok, pid = pcall(vim.fn.jobpid, s.chan)
+  if not ok or type(pid) ~= "number" or pid <= 0 then
+    return s.url
+  end
+  local uv = require("agentrun.compat").uv
+  if not uv.kill(pid, 0) then
+    return s.url
+  end
+  local f = io.open("/proc/" .. pid .. "/stat", "r")
+  if f then
+    local stat = f:read("*l") or ""
+    f:close()
+    if stat:match("^%d+ %b() Z") then
+      return s.url
+    end
+  end
+end
+
 -- site_channel returns the channel of site's backend, or nil and why not.
 function M.site_channel(site)
   local s = sites[site]
@@ -245,7 +289,7 @@ local function start_link(site, s, args, first)
     return nil, "(agentrun) " .. why
   end
   s.stopping = false
-  s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N@site to attach
+  s.pid = res.pid -- the backend's there: its terminals are ssh://…/PID:term-N to attach
   watch_leave()
   for _, fn in ipairs(M.on_start) do
     fn(id)
@@ -258,7 +302,8 @@ end
 -- message saying what is wrong and what to do. A backend there whose
 -- link dropped (its sessions went on) is taken up (this Neovim's own
 -- first, else the newest): on_resume hears of its sessions. Else a new
--- backend starts.
+-- backend starts. Its third result lists the sessions that waited there
+-- and are gone (on_gone was told).
 function M.ensure_site(url)
   local machine = M.machine(url)
   local site = M.site_name(machine)
@@ -287,6 +332,35 @@ function M.ensure_site(url)
     sites[site] = had
     return nil, msg
   end
+  -- Sessions that waited there (their link had dropped) but whose
+  -- backend this link did not reach: that backend is gone (killed, the
+  -- machine restarted), and they ended with it.
+  -- Sessions that waited there (their link had dropped) but that this
+  -- link did not find: their backend is gone (killed, the machine
+  -- restarted, or it ended with its last session), or it runs on without
+  -- them (they ended while the link was down).
+  local gone = {}
+  if had and had.waiting and had.pid then
+    had.waiting = false
+    local same = res.pid == had.pid and type(res.sessions) == "table"
+    local live = {}
+    for _, r in ipairs(same and res.sessions or {}) do
+      live[r.key] = true
+    end
+    for _, ss in pairs(state.sessions) do
+      if ss.link_dropped and state.site_of(ss.key) == site and not live[ss.key] then
+        table.insert(gone, ss)
+      end
+    end
+    table.sort(gone, function(a, b)
+      return a.key < b.key
+    end)
+    if #gone > 0 then
+      for _, fn in ipairs(M.on_gone) do
+        fn(site, machine, gone, same)
+      end
+    end
+  end
   if type(res.sessions) == "table" then
     s.starts = had and had.starts or 1 -- its ids count on from its own
     if res.site ~= site then
@@ -305,22 +379,82 @@ function M.ensure_site(url)
       fn(site, res)
     end
   end
-  return site
+  return site, nil, gone
 end
+
+-- left_there says what runs on site's machine out of reach (its link
+-- dropped): "the demo session (1@devbox) with `make test`".
+local function left_there(site)
+  local parts = {}
+  for _, key in ipairs(state.session_order) do
+    local ss = state.sessions[key]
+    if ss and ss.link_dropped and state.site_of(key) == site then
+      local cmds = {}
+      for _, id in ipairs(state.terminal_order) do
+        local t = state.terminals[id]
+        if t and t.session == key and t.link_dropped then
+          table.insert(cmds, "`" .. (t.command or t.id) .. "`")
+        end
+      end
+      table.insert(parts, string.format("the %s session (%s)%s", ss.agent, key, #cmds > 0 and (" with " .. table.concat(cmds, ", ")) or ""))
+    end
+  end
+  return #parts > 0 and table.concat(parts, "; ") or "its sessions"
+end
+
+-- end_wait_ms is how long a quitting Neovim with a UI waits for the
+-- machines whose link dropped to end their sessions before it says which
+-- did not.
+M._end_wait_ms = 5000
 
 -- end_waiting ends the sessions on the machines whose link dropped (they
 -- went on there): Neovim is quitting, as it would end them over a live
--- link. It starts `agentrun ssh-backend URL --end PID` for each and does
--- not wait (ssh may take long to connect).
+-- link. It starts `agentrun ssh-backend URL --end PID` for each (detached:
+-- ssh may take long to connect, and it may outlive Neovim to finish).
+-- With a UI, it waits a few seconds for them, and what could not be ended
+-- is said before Neovim is gone (a message the user must see: Press
+-- ENTER): it goes on there, until the next link to that machine ends it
+-- first (ssh-backend keeps the end for it).
 local function end_waiting()
-  for _, s in pairs(sites) do
+  local jobs = {}
+  for name, s in pairs(sites) do
     if not s.chan and s.waiting and s.pid then
       s.waiting = false
-      pcall(vim.fn.jobstart, { binary.bin(), "ssh-backend", s.url, "--end", tostring(s.pid) }, {
+      local j = { site = name, url = s.url, what = left_there(name), tail = {} }
+      local ok, id = pcall(vim.fn.jobstart, { binary.bin(), "ssh-backend", s.url, "--end", tostring(s.pid) }, {
         detach = true,
         env = { AGENTRUN_LOG = binary.log_path() },
+        on_stderr = function(_, data)
+          keep_tail(j.tail, data)
+        end,
       })
+      if ok and id > 0 then
+        j.id = id
+        table.insert(jobs, j)
+      end
     end
+  end
+  if #jobs == 0 or #vim.api.nvim_list_uis() == 0 then
+    return -- nobody to tell: the ends go on, and what fails is kept for later
+  end
+  local codes = vim.fn.jobwait(vim.tbl_map(function(j)
+    return j.id
+  end, jobs), M._end_wait_ms)
+  local lines = {}
+  for i, j in ipairs(jobs) do
+    if codes[i] ~= 0 then
+      local why = (j.tail[#j.tail] or ""):gsub("^agentrun: ", "")
+      if codes[i] == -1 or why == "" then
+        why = string.format("it did not answer within %d s", math.floor(M._end_wait_ms / 1000))
+      end
+      table.insert(lines, string.format("(agentrun) %s could not be reached to end what runs there (%s): %s goes on there until agentrun reaches %s again; the next :AgentRun %s ends it first.", j.url, why, j.what, j.url, j.url))
+    end
+  end
+  if #lines > 0 then
+    local msg = table.concat(lines, "\n")
+    M.log("warn", msg)
+    vim.api.nvim_echo({ { msg .. "\n", "ErrorMsg" } }, true, {})
+    pcall(vim.fn.input, "Press ENTER to quit")
   end
 end
 
@@ -439,6 +573,13 @@ M.on_exit = {}
 -- follow, from their first.
 M.on_resume = {}
 
+-- on_gone lists functions called with the site, the machine's URL, the
+-- sessions that waited there (their link had dropped) and a new link did
+-- not find, and whether their backend was found (they ended there while
+-- the link was down) or not (it is gone: killed, the machine restarted,
+-- or it ended with its last session): they ended, their commands too.
+M.on_gone = {}
+
 -- notify sends a notification to Go if the backend runs (never starts
 -- it): the backend of the first argument's id, as request does.
 function M.notify(method, first, ...)
@@ -449,6 +590,23 @@ function M.notify(method, first, ...)
   end
   if c then
     pcall(vim.rpcnotify, c, method, first, ...)
+  end
+end
+
+-- log writes msg (level "warn", "error") to the log: through the local
+-- backend when it runs, else (an agent only on another machine, or none
+-- started) appended to the log file itself, so what the messages point
+-- at holds it.
+function M.log(level, msg)
+  if chan and pcall(vim.rpcnotify, chan, "log", level, msg) then
+    return
+  end
+  local path = binary.log_path()
+  pcall(vim.fn.mkdir, vim.fn.fnamemodify(path, ":h"), "p")
+  local f = io.open(path, "a")
+  if f then
+    f:write(string.format("%s %s lua: %s\n", os.date("!%Y-%m-%dT%H:%M:%SZ"), level:upper(), msg))
+    f:close()
   end
 end
 

@@ -132,6 +132,17 @@ function M.backend_exited(site, kept)
   return ended
 end
 
+-- short_name is another machine's terminal name as listed there,
+-- "ssh://devbox/PID:term-3": without the "@devbox" its backend ends its
+-- ids with (the URL says the machine), as the backend lists them. Any
+-- other name is returned as it is.
+function M.short_name(name)
+  if type(name) ~= "string" then
+    return name
+  end
+  return (name:gsub("^(ssh://[^/]+/%d+:[^@/%s]+)@[%w%._%-]+$", "%1"))
+end
+
 -- site_of returns the site an id of a backend on another machine ends
 -- with ("term-3@devbox", "2@devbox": "devbox"), or nil for the local
 -- backend's ids and for other hosts' terminals shown here

@@ -27,6 +27,9 @@ end
 -- msg lacks it), at level (default WARN): the plugin's one way to speak.
 -- Each line it adds stops the screen at "Press ENTER" when an action says
 -- two things: an action says one (see about).
+-- in_command counts the agentrun commands running (plugin/agentrun.lua).
+M.in_command = 0
+
 function M.notify(msg, level)
   msg = tostring(msg)
   if msg:sub(1, #prefix) ~= prefix then
@@ -42,11 +45,13 @@ function M.notify(msg, level)
     end
   end
   level = level or vim.log.levels.WARN
-  if level == vim.log.levels.ERROR and M.builtin_notify() then
+  if level == vim.log.levels.ERROR and M.in_command > 0 and M.builtin_notify() then
     -- Neovim's own vim.notify says an ERROR as an error message, which a
     -- command run through vim.cmd (lazy.nvim's stand-in for a command it
     -- loads the plugin for, a mapping's pcall) turns into a Lua error: our
-    -- sentence in a stack traceback. The same red line, as a message.
+    -- sentence in a stack traceback. The same red line, as a message. (Not
+    -- outside a command: a message from a callback is cleared by the next
+    -- redraw, where an error message stays.)
     vim.api.nvim_echo({ { msg, "ErrorMsg" } }, true, {})
     return
   end

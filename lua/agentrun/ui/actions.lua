@@ -269,6 +269,11 @@ function M.terminal(id)
   if type(id) ~= "string" then
     return nil
   end
+  local mine = rpc.own_terminal(id) -- this Neovim's agent's, named as its machine lists it
+  if mine and state.terminals[mine] then
+    return state.terminals[mine]
+  end
+  id = state.short_name(id)
   local known = state.terminals[id]
   if known and known.remote and id:match("^%d+:") and rpc.running() then
     -- another host's, shown here: the ports it listens on as its host

@@ -68,14 +68,24 @@ end
 function M.select(token, items, opts, on_choice, s)
   M.hold(token, s)
   M.pick(items, opts, function(choice, idx)
-    if not open[token] then
-      return -- Go already gave up on it
+    local function answer_it()
+      if not open[token] or M.unreachable(token) then
+        return -- Go already gave up on it, or the answer cannot reach it
+      end
+      local answer = on_choice(choice, idx)
+      if answer == nil then
+        return
+      end
+      M.finish(token, answer)
     end
-    local answer = on_choice(choice, idx)
-    if answer == nil then
-      return
+    if s and require("agentrun.state").site_of(s.key) then
+      -- another machine's: what happened while the picker was up goes
+      -- first (0.7 runs no job callback while inputlist() waits, so a
+      -- link lost meanwhile is known only after it)
+      vim.schedule(answer_it)
+    else
+      answer_it()
     end
-    M.finish(token, answer)
   end)
 end
 
@@ -86,9 +96,34 @@ function M.hold(token, s)
   asked_in[token] = s
 end
 
--- finish sends the answer for token, unless Go gave up on it meanwhile.
+-- unreachable reports whether token's answer can no longer reach the
+-- agent (the link to its machine dropped, or the session ended with its
+-- backend there) and then says so, and what happens to the question:
+-- in its chat and as a message. The question is closed here; the
+-- backend there, taken up again, asks it again.
+function M.unreachable(token)
+  local s = asked_in[token]
+  local site = s and require("agentrun.state").site_of(s.key)
+  local down = s and (s.link_dropped or (site and rpc.link_gone(site)))
+  if not s or not (down or s.ended) then
+    return false
+  end
+  open[token], asked_in[token] = nil, nil
+  local msg
+  if down then
+    msg = string.format("the link to %s is down, so your answer did not reach the agent: the question is asked again when :AgentRun %s takes the session up", down, down)
+  else
+    msg = "this session has ended, so your answer went nowhere"
+  end
+  M.note(s, "  (" .. msg .. ")")
+  require("agentrun.util").notify(msg, vim.log.levels.WARN)
+  return true
+end
+
+-- finish sends the answer for token, unless Go gave up on it meanwhile
+-- or it cannot reach the agent (unreachable says so).
 function M.finish(token, answer)
-  if open[token] then
+  if open[token] and not M.unreachable(token) then
     open[token], asked_in[token] = nil, nil
     M.answer(token, answer)
   end

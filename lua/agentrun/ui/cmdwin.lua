@@ -35,7 +35,7 @@ local function wait_cmdwin()
         for _, fn in ipairs(fns) do
           local ok, err = pcall(fn)
           if not ok then
-            rpc.notify("log", "error", "lua: window work after the command-line window: " .. tostring(err))
+            rpc.log("error", "window work after the command-line window: " .. tostring(err))
           end
         end
       end)

@@ -22,6 +22,10 @@ end
 -- seconds, or with no command running, cancels the turn.
 function M.command(key, kill)
   local s = state.session(key)
+  if s and s.link_dropped then
+    conversation.say_link_dropped(s) -- not "no running session": it runs there
+    return false
+  end
   if not s or s.ended then
     warn("no running session")
     return false

@@ -369,6 +369,29 @@ function M.link_dropped(url)
   listed_changed()
 end
 
+-- backend_gone ends the splits of the commands of the sessions gone
+-- (they waited on url's machine, site, and a new link did not find
+-- them): they read as ended, not as lost.
+function M.backend_gone(site, url, gone, backend_found)
+  local host = url:gsub("^ssh://", "")
+  local of = {}
+  for _, s in ipairs(gone) do
+    of[s.key] = true
+  end
+  for _, t in pairs(state.terminals) do
+    if t.link_dropped == url and state.site_of(t.id) == site and of[t.session] then
+      t.link_dropped = nil
+      M.record_exit(t, { ended_by = backend_found and "its session ended" or "backend gone" })
+      local why = backend_found and "ended there while the link was down" or string.format("ended: the backend on %s is gone", host)
+      if t.chan then
+        pcall(api.nvim_chan_send, t.chan, M.guard .. M.reset .. string.format("\r\n[agentrun: %s]", why))
+      end
+      changed(t)
+    end
+  end
+  listed_changed()
+end
+
 -- ports_text is how terminal t's listening ports read: ":8000 :5173"
 -- ("" for none).
 function M.ports_text(t)
