@@ -293,3 +293,28 @@ func askCases(t *testing.T, line string, start func(t *testing.T, fake *fakeChat
 		})
 	}
 }
+
+// cancelOurToolsNext has the model run a long command with our tool and
+// :AgentCancel it: the command gets SIGINT, nothing of it is left, the
+// turn ends cancelled. It returns the command line.
+func cancelOurToolsNext(t *testing.T, e *editor, fake *fakeChat) string {
+	t.Helper()
+	line := "echo started; sleep 29.5; echo finished"
+	fake.setCommand(line)
+	e.cmd("AgentPrompt run another")
+	next := e.waitTerminal(line, 20*time.Second)
+	e.waitBuf(next.Bufnr, 20*time.Second, "started")
+	var procs []proc
+	for _, p := range allProcs() {
+		if strings.Contains(p.Cmdline, "sleep 29.5") {
+			procs = append(procs, p)
+		}
+	}
+	e.cmd("AgentCancel")
+	e.waitChat("(turn ended: cancelled)", 20*time.Second)
+	waitNoLeftovers(t, "the cancelled command", procs, 10*time.Second)
+	if text := e.waitBuf(next.Bufnr, 10*time.Second, signalMarker("SIGINT")); strings.Contains(text, "finished") {
+		t.Errorf("the cancelled command ran to its end:\n%s", text)
+	}
+	return line
+}

@@ -241,22 +241,6 @@ func TestRealOpencodeRunsInOurTerminal(t *testing.T) {
 	}
 
 	// :AgentCancel while our tool runs its next command stops it.
-	second := "echo started; sleep 29.5; echo finished"
-	fake.setCommand(second)
-	e.cmd("AgentPrompt run another")
-	next := e.waitTerminal(second, 20*time.Second)
-	e.waitBuf(next.Bufnr, 20*time.Second, "started")
-	var procs []proc
-	for _, p := range allProcs() {
-		if strings.Contains(p.Cmdline, "sleep 29.5") {
-			procs = append(procs, p)
-		}
-	}
-	e.cmd("AgentCancel")
-	e.waitChat("(turn ended: cancelled)", 20*time.Second)
-	waitNoLeftovers(t, "the cancelled command", procs, 10*time.Second)
-	if text := e.waitBuf(next.Bufnr, 10*time.Second, signalMarker("SIGINT")); strings.Contains(text, "finished") {
-		t.Errorf("the cancelled command ran to its end:\n%s", text)
-	}
+	second := cancelOurToolsNext(t, e, fake)
 	e.waitChat("✗ "+second+" · failed (signal SIGINT)", 5*time.Second)
 }

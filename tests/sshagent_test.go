@@ -93,6 +93,16 @@ func (e *editor) killLink() {
 	}
 }
 
+// promptRunning prompts the demo agent to run cmd and waits (15 s, as
+// over SSH) for its split to show want.
+func (e *editor) promptRunning(cmd, want string) termInfo {
+	e.t.Helper()
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	e.waitBuf(term.Bufnr, 15*time.Second, want)
+	return term
+}
+
 // TestRemoteAgentJourney: :AgentRun ssh://host demo starts the demo agent
 // on the remote machine; a command it runs runs there (as the remote
 // user, in its home) and streams into a split here; <C-c>'s stop ends it
@@ -190,9 +200,7 @@ func TestRemoteAgentLinkDropped(t *testing.T) {
 	e := remoteAgentEditor(t, r)
 	e.runDemoOn(r)
 	cmd := `bash -c 'for i in $(seq 1 300); do echo "n $i"; sleep 0.02; done'`
-	e.cmd("AgentPrompt " + cmd)
-	term := e.waitTerminal(cmd, 15*time.Second)
-	e.waitBuf(term.Bufnr, 15*time.Second, "n 10\n")
+	term := e.promptRunning(cmd, "n 10\n")
 	e.cmd("AgentPrompt echo queued-behind") // waits for the counting turn
 
 	killLink := (*editor).killLink

@@ -265,9 +265,7 @@ func TestRemoteAgentTerminalNamedOnce(t *testing.T) {
 	e := remoteAgentEditor(t, r)
 	e.runDemoOn(r)
 	cmd := `bash -c 'echo named-once; sleep 300'`
-	e.cmd("AgentPrompt " + cmd)
-	term := e.waitTerminal(cmd, 15*time.Second)
-	e.waitBuf(term.Bufnr, 15*time.Second, "named-once")
+	term := e.promptRunning(cmd, "named-once")
 	backends := r.remoteBackends()
 	if len(backends) != 1 {
 		t.Fatalf("want one backend there, have %+v", backends)
@@ -401,9 +399,7 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	e := remoteAgentEditor(t, r)
 	e.runDemoOn(r)
 	cmd := `bash -c 'echo hup-there; sleep 300'`
-	e.cmd("AgentPrompt " + cmd)
-	term := e.waitTerminal(cmd, 15*time.Second)
-	e.waitBuf(term.Bufnr, 15*time.Second, "hup-there")
+	e.promptRunning(cmd, "hup-there")
 	if err := syscall.Kill(e.pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -444,9 +440,7 @@ func TestRemoteAgentSessionEndedWhileTheLinkWasDown(t *testing.T) {
 	url := r.URL()
 	e.runDemoOn(r)
 	cmd := `bash -c 'echo first-there; sleep 300'`
-	e.cmd("AgentPrompt " + cmd)
-	term := e.waitTerminal(cmd, 15*time.Second)
-	e.waitBuf(term.Bufnr, 15*time.Second, "first-there")
+	term := e.promptRunning(cmd, "first-there")
 	var agents []int
 	for _, p := range r.remoteProcs() {
 		if strings.Contains(p.Cmdline, "demo-agent") {
