@@ -47,7 +47,7 @@ var ErrNothingLingers = errors.New("nothing lingers")
 // the backend there whose link dropped instead (pid 0: the newest), or
 // fails with ErrNothingLingers; "resume-or-new" joins it if there is one,
 // else starts a new one (Lingering says which). Its errors are sentences
-// for the user, as Dial's.
+// for the user, as dial's.
 func DialBackend(ctx context.Context, t Target, version, mode string, pid int) (*Backend, error) {
 	var args []string
 	if mode != "" {

@@ -162,15 +162,10 @@ type Link struct {
 	err     error // why the link ended
 }
 
-// Dial starts the link to t and checks that the remote agentrun is
-// version (the local one). Its errors are sentences for the user: a
-// remote without agentrun, or another version of it, says the fix.
-func Dial(ctx context.Context, t Target, version string) (*Link, error) {
-	return dial(ctx, t, version, false)
-}
-
-// dial is Dial, or with batch the same for a program with no terminal
-// for ssh to ask on (NewBatchRemote).
+// dial starts the link to t and checks that the remote agentrun is
+// version (the local one); with batch for a program with no terminal for
+// ssh to ask on (NewBatchRemote). Its errors are sentences for the user:
+// a remote without agentrun, or another version of it, says the fix.
 func dial(ctx context.Context, t Target, version string, batch bool) (*Link, error) {
 	l, r, err := handshake(ctx, t, version, batch, "serve-stdio")
 	if err != nil {
@@ -322,13 +317,13 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 	return fmt.Errorf("agentrun %s on %s did not start: %s", l.serve, l.target, lastLine(stderr))
 }
 
-// unreachable is a Dial error of the network's (ssh's own, exit status
+// unreachable is a dial error of the network's (ssh's own, exit status
 // 255): trying again later may work.
 type unreachable struct{ error }
 
 func (u *unreachable) Unwrap() error { return u.error }
 
-// Transient reports whether err, from Dial, is the network's: trying
+// Transient reports whether err, from dialling, is the network's: trying
 // again may work (not so a remote without agentrun, or of another
 // version).
 func Transient(err error) bool {
