@@ -273,3 +273,26 @@ func TestScreenFloodEndsInATinyWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenReopenedShortSplitShowsItsText: a command that printed
+// nothing, its split closed (q) and reopened from :AgentTerminals, shows
+// its end, not a blank split with the end above its top (Neovim 0.7 kept
+// a terminal window on the terminal's screen); also after the screen is
+// resized.
+func TestScreenReopenedShortSplitShowsItsText(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("true")
+	s.waitShows(10*time.Second, exitMarker(0), "[released]")
+	s.keys("Escape", "C-w", "j", "q")
+	s.waitFor("the split closed", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "[released]") })
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminals")
+	s.keys("Enter")
+	s.waitShows(10*time.Second, exitMarker(0), "[released]")
+	for _, size := range [][2]int{{100, 30}, {120, 35}} {
+		s.tmux("resize-window", "-t", "0", "-x", fmt.Sprint(size[0]), "-y", fmt.Sprint(size[1]))
+		s.waitShows(5*time.Second, exitMarker(0), "[released]")
+	}
+}

@@ -110,7 +110,39 @@ function M.display_ended(p)
       mend(t)
     end
     t.end_shown = true
+    M.show_text(t)
   end, 500)
+end
+
+-- show_text puts each window of ended terminal t on its last line with
+-- text: Neovim (0.7) keeps a terminal window whose cursor is on the last
+-- line on the terminal's screen, so a short output replayed into a
+-- reopened split sat above its top (a blank split).
+function M.show_text(t)
+  local buf = t.bufnr
+  if not (buf and api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local last = #lines
+  while last > 0 and lines[last]:match("^%s*$") do
+    last = last - 1
+  end
+  if last == 0 then
+    return
+  end
+  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+    if api.nvim_win_get_cursor(w)[1] > last then
+      -- the cursor on that line, not below it: Neovim keeps a window whose
+      -- cursor is on a terminal's last line on its screen; nothing more
+      -- comes, so the window stops following (follow.lua)
+      vim.w[w].agentrun_set, vim.w[w].agentrun_follow = last, false
+      api.nvim_win_set_cursor(w, { last, 0 })
+      api.nvim_win_call(w, function()
+        vim.fn.winrestview({ topline = math.max(1, last - api.nvim_win_get_height(w) + 1) })
+      end)
+    end
+  end
 end
 
 -- mend_ends writes the end again in every split that showed it and lost
@@ -121,6 +153,9 @@ local function mend_ends()
   for _, t in pairs(state.terminals) do
     if t.end_shown and t.chan and not shows_end(t) then
       mend(t)
+    end
+    if t.end_shown then
+      M.show_text(t)
     end
   end
 end
