@@ -59,7 +59,8 @@ type Options struct {
 	// Limits bound every terminal command (termhost.Limits).
 	Limits termhost.Limits
 	// Approve, when set, is asked before each terminal command runs; false
-	// refuses the command with an error to the agent.
+	// refuses the command with an error to the agent, saying the user
+	// did not allow it, and a *Refusal error says who refused it and why.
 	Approve func(ctx context.Context, cmd Command) (bool, error)
 	// MaxRunTime kills a terminal's command (as terminal/kill would) after
 	// this long; zero means no limit.

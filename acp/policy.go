@@ -132,7 +132,7 @@ func (a *Agent) approve(ctx context.Context, s *Session, cmd Command) *acpsdk.Re
 	actx, release, held := s.holdForTurn(ctx)
 	if !held {
 		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
-		return internalError(fmt.Errorf("the user cancelled the turn; the command %q was not run", cmd.Line))
+		return internalError(errors.New("the user cancelled the turn; the command was not run"))
 	}
 	defer release()
 	type answer struct {
@@ -154,16 +154,32 @@ func (a *Agent) approve(ctx context.Context, s *Session, cmd Command) *acpsdk.Re
 	}
 	if errors.Is(context.Cause(actx), ErrTurnCancelled) {
 		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
-		return internalError(fmt.Errorf("the user cancelled the turn; the command %q was not run", cmd.Line))
+		return internalError(errors.New("the user cancelled the turn; the command was not run"))
+	}
+	var refusal *Refusal
+	if errors.As(err, &refusal) {
+		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
+		return internalError(refusal)
 	}
 	if err != nil {
 		return internalError(fmt.Errorf("approving %q: %w", cmd.Line, err))
 	}
 	if !ok {
 		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
-		return internalError(fmt.Errorf("the user did not allow the command %q", cmd.Line))
+		return internalError(errors.New("the user did not allow the command"))
 	}
 	return nil
+}
+
+// Refusal is an Approve error that refuses a command by the user's
+// rules, not by their answer: the agent is told so, with why.
+type Refusal struct {
+	// Why is the rule's reason ("`rm -rf x` matches deny \"rm *\"").
+	Why string
+}
+
+func (r *Refusal) Error() string {
+	return "agentrun did not run the command (terminal.approve): " + r.Why
 }
 
 func (a *Agent) auditStart(cmd Command, terminal string) {

@@ -72,6 +72,9 @@ func TestApproveHook(t *testing.T) {
 		mu.Lock()
 		asked = append(asked, c)
 		mu.Unlock()
+		if strings.Contains(c.Line, "chmod ") {
+			return false, &Refusal{Why: "refused: `chmod 777 x` matches deny \"chmod *\""}
+		}
 		return !strings.Contains(c.Line, "rm "), nil
 	}}
 	var audits []AuditRecord
@@ -85,9 +88,14 @@ func TestApproveHook(t *testing.T) {
 	results := probe(t, s, r,
 		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"rm -rf important"}`),
 		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"printf","args":["%s\n","a b"]}`),
+		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"chmod 777 x"}`),
 	)
-	if e := results[0].Error; e == nil || !strings.Contains(e.Message, `the user did not allow the command "rm -rf important"`) {
+	if e := results[0].Error; e == nil || e.Message != "the user did not allow the command" {
 		t.Errorf("refused command: %+v %s", e, results[0].Result)
+	}
+	// refused by a rule: the agent is told which, not that the user refused
+	if e := results[2].Error; e == nil || e.Message != "agentrun did not run the command (terminal.approve): refused: `chmod 777 x` matches deny \"chmod *\"" {
+		t.Errorf("command a rule refused: %+v %s", e, results[2].Result)
 	}
 	terminalID(t, results[1])
 	mu.Lock()
@@ -95,12 +103,16 @@ func TestApproveHook(t *testing.T) {
 	want := []Command{
 		{Session: s.ID(), Line: "rm -rf important", Argv: []string{"/bin/sh", "-c", "rm -rf important"}, Cwd: s.Cwd()},
 		{Session: s.ID(), Line: `printf '%s` + "\n" + `' 'a b'`, Argv: []string{"printf", "%s\n", "a b"}, Cwd: s.Cwd()},
+		{Session: s.ID(), Line: "chmod 777 x", Argv: []string{"/bin/sh", "-c", "chmod 777 x"}, Cwd: s.Cwd()},
 	}
 	if fmt.Sprint(asked) != fmt.Sprint(want) {
 		t.Errorf("asked %q\nwant  %q", asked, want)
 	}
 	if len(audits) == 0 || audits[0].Event != "refused" || audits[0].Line != "rm -rf important" {
 		t.Errorf("audit records %+v, want a refusal first", audits)
+	}
+	if last := audits[len(audits)-1]; last.Event != "refused" || last.Line != "chmod 777 x" {
+		t.Errorf("audit records %+v, want the rule's refusal last", audits)
 	}
 }
 

@@ -53,8 +53,8 @@ func TestApproveAlwaysAsksWithTheCommandLine(t *testing.T) {
 		want string
 	}{
 		{"run", 1, "`echo approved` exited with code 0."},
-		{"refuse", 2, "Could not run `echo approved`: the user did not allow the command \"echo approved\""},
-		{"close the picker", 0, "Could not run `echo approved`: the user did not allow the command \"echo approved\""},
+		{"refuse", 2, "Could not run `echo approved`: the user did not allow the command"},
+		{"close the picker", 0, "Could not run `echo approved`: the user did not allow the command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
@@ -94,12 +94,12 @@ func TestApproveFunctionDecides(t *testing.T) {
 	steps := []struct{ line, want string }{
 		{"echo fine", "`echo fine` exited with code 0."},
 		// the function sees every simple command: an rm behind true; is found
-		{"true; /bin/rm -rf nothing-here", "Could not run `true; /bin/rm -rf nothing-here`: the user did not allow the command"},
+		{"true; /bin/rm -rf nothing-here", "Could not run `true; /bin/rm -rf nothing-here`: agentrun did not run the command (terminal.approve): refused by terminal.approve (the function)"},
 		// its true does not run what cannot be known before it runs
 		{"$(echo echo) x", "Could not run `$(echo echo) x`: the user did not allow the command"},
-		{"rm -rf nothing-here", "Could not run `rm -rf nothing-here`: the user did not allow the command \"rm -rf nothing-here\""},
-		{"echo ask me", "Could not run `echo ask me`: the user did not allow the command \"echo ask me\""},
-		{"echo boom", "Could not run `echo boom`: the user did not allow the command \"echo boom\""},
+		{"rm -rf nothing-here", "Could not run `rm -rf nothing-here`: agentrun did not run the command (terminal.approve): refused by terminal.approve (the function)"},
+		{"echo ask me", "Could not run `echo ask me`: the user did not allow the command"},
+		{"echo boom", "Could not run `echo boom`: agentrun did not run the command (terminal.approve): refused: terminal.approve failed"},
 	}
 	for _, s := range steps {
 		e.cmd("AgentPrompt " + s.line)
@@ -289,7 +289,7 @@ func TestCancelWhileAskingToRun(t *testing.T) {
 		return up, e.chat()
 	})
 	e.cmd("AgentCancel")
-	e.waitChat("Could not run `echo never`: the user cancelled the turn; the command \"echo never\" was not run", 10*time.Second)
+	e.waitChat("Could not run `echo never`: the user cancelled the turn; the command was not run", 10*time.Second)
 	e.idle(5 * time.Second)
 	e.lua(`_G.late("Run it", 1)`, nil)
 	if ts := e.terminals(); len(ts) != 0 {
@@ -358,7 +358,7 @@ func TestOnePolicyForEveryAgent(t *testing.T) {
 	// The same rules for our terminals (the MCP tool): allowed, refused,
 	// and "always allow" from our picker, kept in the same file.
 	say("run echo ours", "RESULT Terminal term-1: exited with code 0.")
-	say("run rm -rf /tmp/nothing-here", "RESULT error the command was not run: the user did not allow the command")
+	say("run rm -rf /tmp/nothing-here", "RESULT error the command was not run: agentrun did not run the command (terminal.approve): refused: `rm -rf /tmp/nothing-here` matches deny")
 	e.lua(`_G.want = "Always allow in this project: ls"`, nil)
 	say("run ls >/dev/null; true", "RESULT Terminal term-2: exited with code 0.")
 	say("askrun ls", "PERMISSION ls: allow")
@@ -473,5 +473,21 @@ func TestRefusedLineNamesTheCommandOnce(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: the refused line is %q, want %q\n%s", c.line, got, c.want, e.chat())
 		}
+	}
+}
+
+// TestScreenRefusedCommandIsSaidWhole: a command line with backticks,
+// refused by a rule, reads whole on the screen (the demo agent fences it
+// with enough backticks, the chat conceals exactly the fences), and the
+// agent is told a rule refused it, not the user.
+func TestScreenRefusedCommandIsSaidWhole(t *testing.T) {
+	s := startScreen(t, 160, 30, `require("agentrun").setup({ terminal = { approve = { deny = { "rm *" } } } })`)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	line := "git status `rm -rf x`"
+	s.prompt(line)
+	sc := s.waitShows(10*time.Second, "Running "+line, "Could not run "+line+": agentrun did not run the")
+	if strings.Contains(sc, "the user did not allow") {
+		t.Errorf("the chat says the user refused a command a rule refused:\n%s", sc)
 	}
 }

@@ -243,3 +243,22 @@ const helpText = "Prompts: a shell command line runs in a client terminal. " +
 	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N. " +
 	"`!parallel N CMD` runs CMD in N terminals at once; `!outputlat N CMD` times N terminal/output calls (benchmarks). " +
 	"`!replay NAME` sends the session updates recorded in the plugin's tests/testdata/agentterm/NAME.jsonl (Claude Code's, codex's and ACP v2's agent-owned terminals: claude-success, codex-optin, v2, …), or in a file of yours (`!replay path/to/FILE.jsonl`)."
+
+// codeSpan is s as a markdown code span: fenced by one backtick more than its
+// longest run of them, so a command line with backticks shows whole.
+func codeSpan(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}

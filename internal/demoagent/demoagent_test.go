@@ -211,3 +211,17 @@ func TestOpenRecording(t *testing.T) {
 		t.Errorf("namesOf = %q: the answers to a wrong !replay do not name the recordings", got)
 	}
 }
+
+// TestCodeSpan: a command line is fenced by one backtick more than its
+// longest run of them, and spaced from a fence it would touch.
+func TestCodeSpan(t *testing.T) {
+	for in, want := range map[string]string{
+		"ls -la":                "`ls -la`",
+		"git status `rm -rf x`": "`` git status `rm -rf x` ``",
+		"a ``b`` c":             "```a ``b`` c```",
+	} {
+		if got := codeSpan(in); got != want {
+			t.Errorf("codeSpan(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

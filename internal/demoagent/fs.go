@@ -17,9 +17,9 @@ func (d *demo) readFile(s *session, path string) (acpsdk.StopReason, error) {
 	}
 	resp, err := d.conn.ReadTextFile(d.ctx, acpsdk.ReadTextFileRequest{SessionId: acpsdk.SessionId(s.id), Path: path})
 	if err != nil {
-		return d.say(s, fmt.Sprintf("Could not read `%s`: %s", path, errText(err)))
+		return d.say(s, fmt.Sprintf("Could not read %s: %s", codeSpan(path), errText(err)))
 	}
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Contents of `%s`:\n", path))); err != nil {
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Contents of %s:\n", codeSpan(path)))); err != nil {
 		return "", err
 	}
 	return d.say(s, resp.Content)
@@ -38,7 +38,7 @@ func (d *demo) writeFile(s *session, arg string) (acpsdk.StopReason, error) {
 	text = strings.ReplaceAll(text, `\n`, "\n")
 	_, err := d.conn.WriteTextFile(d.ctx, acpsdk.WriteTextFileRequest{SessionId: acpsdk.SessionId(s.id), Path: path, Content: text})
 	if err != nil {
-		return d.say(s, fmt.Sprintf("Could not write `%s`: %s", path, errText(err)))
+		return d.say(s, fmt.Sprintf("Could not write %s: %s", codeSpan(path), errText(err)))
 	}
-	return d.say(s, fmt.Sprintf("Wrote %d bytes to `%s`.", len(text), path))
+	return d.say(s, fmt.Sprintf("Wrote %d bytes to %s.", len(text), codeSpan(path)))
 }

@@ -46,7 +46,7 @@ func (d *demo) runDisplayOnly(ctx context.Context, s *session, line string) (acp
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
-		return d.say(s, fmt.Sprintf("Could not run `%s`: %v", line, err))
+		return d.say(s, fmt.Sprintf("Could not run %s: %v", codeSpan(line), err))
 	}
 	w.Close()
 	stop := make(chan struct{})
@@ -115,7 +115,7 @@ func (d *demo) runDisplayOnly(ctx context.Context, s *session, line string) (acp
 	})); err != nil {
 		return "", err
 	}
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("`%s` %s.", line, exitSummary(code, signal)))); err != nil {
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("%s %s.", codeSpan(line), exitSummary(code, signal)))); err != nil {
 		return "", err
 	}
 	select {

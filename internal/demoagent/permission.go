@@ -61,5 +61,5 @@ func (d *demo) runWithPermission(ctx context.Context, s *session, line string) (
 	if err := failed(); err != nil {
 		return "", err
 	}
-	return d.say(s, fmt.Sprintf("Permission denied: not running `%s`.", line))
+	return d.say(s, fmt.Sprintf("Permission denied: not running %s.", codeSpan(line)))
 }

@@ -15,9 +15,9 @@ import (
 // an existing tool call (after a permission request) or is empty.
 func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk.StopReason, error) {
 	if !d.capabilities().Terminal {
-		return d.say(s, fmt.Sprintf("The client lacks terminals (clientCapabilities.terminal is not true), so I cannot run `%s`.", line))
+		return d.say(s, fmt.Sprintf("The client lacks terminals (clientCapabilities.terminal is not true), so I cannot run %s.", codeSpan(line)))
 	}
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running `%s`\n", line))); err != nil {
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running %s\n", codeSpan(line)))); err != nil {
 		return "", err
 	}
 	sid := acpsdk.SessionId(s.id)
@@ -32,7 +32,7 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 		if toolID != "" {
 			_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed)))
 		}
-		return d.say(s, fmt.Sprintf("Could not run `%s`: %s", line, errText(err)))
+		return d.say(s, fmt.Sprintf("Could not run %s: %s", codeSpan(line), errText(err)))
 	}
 	tid := term.TerminalId
 	content := []acpsdk.ToolCallContent{acpsdk.ToolTerminalRef(tid)}

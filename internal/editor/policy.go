@@ -206,9 +206,16 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 			return false, err
 		}
 		ss.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
+		if why, ok := strings.CutPrefix(id, refusedBy); ok {
+			return false, &acp.Refusal{Why: why}
+		}
 		return id == "run", nil
 	}
 }
+
+// refusedBy starts the answer of a command refused by the user's rules,
+// not by the user (ui/approve.lua): the rule's reason follows.
+const refusedBy = "refused by rule: "
 
 // checkArgs is what check_command decides on: a command line and the
 // rules that apply to it (terminal.approve's, and the commands the user

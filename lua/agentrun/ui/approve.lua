@@ -5,7 +5,8 @@
 -- (agentrun.policy: rules on the line's simple commands, a function,
 -- remembered answers) decides; "ask" shows vim.ui.select with the command
 -- line, its cwd and its machine when not this one. Closing the picker
--- refuses; the agent then gets an error saying the user did not allow it.
+-- refuses; the agent then gets an error saying the user did not allow it
+-- (or which rule refused it).
 -- "Always allow" remembers the line's simple commands for the project on
 -- that machine. The chat says what decided, before the tool call.
 local ask = require("agentrun.ui.ask")
@@ -14,8 +15,10 @@ local state = require("agentrun.state")
 
 local M = {}
 
-local function reply(allowed)
-  return allowed and "run" or ""
+-- reply is the answer to Go: "run", or "" (the user refused), or with
+-- why the rules' reason for refusing (Go tells the agent it).
+local function reply(allowed, why)
+  return allowed and "run" or (why and ("refused by rule: " .. why) or "")
 end
 
 local note = ask.note
@@ -50,7 +53,7 @@ function M.ask(p)
   local v = policy.verdict(cmd)
   if v.decision ~= "ask" then
     note(s, policy.said(v, p.line), p.tool_call)
-    ask.answer(p.token, reply(v.decision == "run"))
+    ask.answer(p.token, reply(v.decision == "run", v.reason))
     return
   end
   local where = (host and ("on " .. host .. ", ") or "") .. "in " .. p.cwd

@@ -58,9 +58,35 @@ local function inline(line, row, out)
     end
     table.insert(out, { row, s - 1, row, e, group, open, close })
   end
-  -- inline code first: nothing inside it is markup
-  for s, e in line:gmatch("()`[^`]+`()") do
-    add(s, e - 1, "AgentRunCode", 1, 1)
+  -- inline code first: nothing inside it is markup. A span opens with a
+  -- run of backticks and closes with the next run of as many (CommonMark),
+  -- so ``a `b` c`` holds its backticks; one space inside each fence is
+  -- part of the fence when both are there.
+  local i = 1
+  while true do
+    local s, e = line:find("`+", i)
+    if not s then
+      break
+    end
+    local n, j, cs, ce = e - s + 1, e + 1, nil, nil
+    while true do
+      local a, b = line:find("`+", j)
+      if not a then
+        break
+      end
+      if b - a + 1 == n then
+        cs, ce = a, b
+        break
+      end
+      j = b + 1
+    end
+    if not cs then
+      i = e + 1
+    else
+      local pad = (cs - 1 > e + 1 and line:sub(e + 1, e + 1) == " " and line:sub(cs - 1, cs - 1) == " ") and 1 or 0
+      add(s, ce, "AgentRunCode", n + pad, n + pad)
+      i = ce + 1
+    end
   end
   for _, em in ipairs(emphasis) do
     for s, e in line:gmatch(em[1]) do
