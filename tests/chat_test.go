@@ -93,6 +93,9 @@ func TestChatKeepsUpWithAFloodOfChunks(t *testing.T) {
 		t.Errorf("status() said the turn was over while the chat still showed:\n%s", idleEarly)
 	}
 	chat := e.waitChat("Sent 10000 messages.", 20*time.Second)
+	// the turn is over: a cancel now has nothing to cancel, and says so
+	e.cmd("AgentCancel")
+	e.waitNote("nothing to cancel: session 1 has no turn running", 5*time.Second)
 	t.Logf("10000 chunks shown in %v", time.Since(start))
 	for _, want := range []string{"\nflood 1\n", "\nflood 5000\n", "\nflood 10000\n"} {
 		if !strings.Contains(chat, want) {

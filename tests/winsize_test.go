@@ -296,3 +296,21 @@ func TestScreenReopenedShortSplitShowsItsText(t *testing.T) {
 		s.waitShows(5*time.Second, exitMarker(0), "[released]")
 	}
 }
+
+// TestScreenListKeepsTheSplitsText: opening :AgentTerminals makes an
+// ended command's split lower; it still shows the command's output up to
+// its end, not its end above blank rows.
+func TestScreenListKeepsTheSplitsText(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	// (the issue came with the fourth command's split)
+	for i, line := range []string{"ls -la", "seq 1 50", "sh -c 'echo boom; exit 3'", "echo after"} {
+		s.prompt(line)
+		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i+1), "[released]")
+	}
+	s.waitShows(10*time.Second, "\nafter", exitMarker(0), "[released]")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminals")
+	s.waitShows(5*time.Second, "\nafter", exitMarker(0))
+}

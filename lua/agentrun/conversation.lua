@@ -283,6 +283,10 @@ function M.cancel(key)
     M.drop_queue(st)
     return true
   end
+  if st and not st.ended and not st.busy and #st.queue == 0 then
+    warn(string.format("nothing to cancel: session %s has no turn running", st.key))
+    return false
+  end
   local s = request_running(key, "cancel")
   if not s then
     return false

@@ -61,7 +61,8 @@ function M.check()
     local mode = config.terminals_of(agents[name])
     local where = mode == "agentrun" and "its commands run in agentrun's terminals (the MCP terminal tool)"
       or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
-      or "Claude Code (claude-agent-acp) gets agentrun's terminal tool when it starts; any other agent runs commands its own way, and those it asks for with terminal/create (as the demo agent does) run in agentrun's terminals"
+      or name == "demo" and "the built-in demo agent asks for each command with terminal/create: they run in agentrun's terminals"
+      or "decided when it starts: Claude Code (claude-agent-acp) gets agentrun's terminal tool; any other agent runs commands its own way, and those it asks for with terminal/create run in agentrun's terminals"
     local why = config.cmd_runs(cmd)
     local host = agents[name].host
     if host then

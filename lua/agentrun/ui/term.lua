@@ -115,9 +115,11 @@ function M.display_ended(p)
 end
 
 -- show_text puts each window of ended terminal t on its last line with
--- text: Neovim (0.7) keeps a terminal window whose cursor is on the last
--- line on the terminal's screen, so a short output replayed into a
--- reopened split sat above its top (a blank split).
+-- text, that line at the window's bottom when the text above it fills
+-- the window: Neovim (0.7) keeps a terminal window whose cursor is on the
+-- last line on the terminal's screen, so a short output replayed into a
+-- reopened split sat above its top (a blank split); a split made lower
+-- kept its top line.
 function M.show_text(t)
   local buf = t.bufnr
   if not (buf and api.nvim_buf_is_valid(buf)) then
@@ -138,10 +140,15 @@ function M.show_text(t)
       -- comes, so the window stops following (follow.lua)
       vim.w[w].agentrun_set, vim.w[w].agentrun_follow = last, false
       api.nvim_win_set_cursor(w, { last, 0 })
-      api.nvim_win_call(w, function()
-        vim.fn.winrestview({ topline = math.max(1, last - api.nvim_win_get_height(w) + 1) })
-      end)
     end
+    -- and the text fills the window up to that line (a split made lower,
+    -- by the list opening, kept its top: the output above, blank below)
+    local top = math.max(1, last - api.nvim_win_get_height(w) + 1)
+    api.nvim_win_call(w, function()
+      if vim.fn.line("w0") > top then
+        vim.fn.winrestview({ topline = top })
+      end
+    end)
   end
 end
 
