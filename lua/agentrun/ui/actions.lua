@@ -401,7 +401,7 @@ end)
 
 -- hint is the line that lists the keys of `where`'s actions.
 -- short are the words of the keys' hint where the whole does not fit.
-local short = { takeover = "take", quickfix = "qf", browse = "web" }
+local short = { takeover = "take", dispose = "wipe", quickfix = "qf", browse = "web" }
 
 -- hint names the keys of `where` ("list", "split") after title, in width
 -- columns when it is given: in fewer words when the whole does not fit
