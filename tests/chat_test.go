@@ -215,3 +215,28 @@ func TestChatPauseAfterASentenceStartsAMessage(t *testing.T) {
 		t.Errorf("a sentence paused mid-word was broken:\n%s", chat)
 	}
 }
+
+// TestChatFollowsInAnotherTab: what a turn says while the user is in
+// another tab page is at the chat's end when they come back, in view.
+func TestChatFollowsInAnotherTab(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.cmd("AgentPrompt sleep 1; echo came-late")
+	e.cmd("tabnew")
+	e.waitChat("exited with code 0.", 20*time.Second)
+	e.cmd("tabclose")
+	var view struct {
+		Bottom int `msgpack:"bottom"`
+		Last   int `msgpack:"last"`
+	}
+	e.lua(`local s = require("agentrun.state").session()
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			if vim.api.nvim_win_get_buf(w) == s.chat.buf then
+				return { bottom = vim.api.nvim_win_call(w, function() return vim.fn.line("w$") end), last = vim.api.nvim_buf_line_count(s.chat.buf) }
+			end
+		end
+		return { bottom = -1, last = 0 }`, &view)
+	if view.Bottom < view.Last-1 {
+		t.Errorf("back in its tab, the chat shows up to line %d of %d: the turn's end is out of view", view.Bottom, view.Last)
+	}
+}

@@ -468,7 +468,8 @@ end
 -- scroll keeps windows that were at the end of the transcript at the end.
 function Chat:scroll()
   local last = api.nvim_buf_line_count(self.buf)
-  for _, w in ipairs(windows_of(self.buf)) do
+  -- in every tab page: a chat whose tab is not shown follows too
+  for _, w in ipairs(vim.fn.win_findbuf(self.buf)) do
     if w ~= api.nvim_get_current_win() or follows(w, last) then
       show_end(w, last)
     end
