@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # integration.sh runs the Neovim integration tests (./tests) on each
 # Neovim version given. The test binary is built once; each version's
-# tests are cut into SHARDS parts (every SHARDS-th test by name, so the
-# slow Real* family spreads over all of them; the tests over SSH all in
-# the first part, as they share the test users' homes), and JOBS
+# tests are cut into SHARDS parts (every SHARDS-th test by name; the
+# tests over SSH all in the first part, as they share the test users'
+# homes, and the real agents' in the last, to weigh the parts alike), and JOBS
 # parts run at a time, each a process of its own with its own log,
 # printed whole when it ends. The suites mostly wait on Neovim, the ptys
 # and the agents, not on the CPU: several share the 2 cores well, and
@@ -56,6 +56,9 @@ part() {
 		# (their socket directories, their lingering backends): one part
 		# runs them all, one after another
 		TestRemote* | TestSSH*) [ "$s" -eq 0 ] && re+="${re:+|}${names[$k]}" ;;
+		# the real agents run on the first version only (onceAcrossNeovims):
+		# in the other parts than the SSH tests', which weigh the most
+		TestReal*) [ "$s" -eq $((shards - 1)) ] && re+="${re:+|}${names[$k]}" ;;
 		*) [ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}" ;;
 		esac
 	done
