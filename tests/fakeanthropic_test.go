@@ -144,10 +144,10 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	result, answer := "", ""
 	for _, b := range all {
 		if b.Type == "tool_result" && ran[b.ToolUseID] {
-			result = toolResultText(b.Content)
+			result = textOf(b.Content)
 		}
 		if b.Type == "tool_result" && asked[b.ToolUseID] {
-			answer = toolResultText(b.Content)
+			answer = textOf(b.Content)
 		}
 	}
 	switch {
@@ -179,24 +179,6 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		f.respond(w, req.Stream, "end_turn", map[string]any{"type": "text", "text": ""}, "OK")
 	}
-}
-
-// toolResultText is a tool_result's content as text.
-func toolResultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 // respond answers with one content block: text (delta is the text) or a

@@ -119,7 +119,7 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	switch last {
 	case "tool":
-		result := contentText(req.Messages[len(req.Messages)-1].Content)
+		result := textOf(req.Messages[len(req.Messages)-1].Content)
 		f.mu.Lock()
 		f.results = append(f.results, result)
 		f.mu.Unlock()
@@ -142,8 +142,10 @@ func (f *fakeChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.stream(w, req, "OK", "", nil)
 }
 
-// contentText is a message's content as text (a string, or parts).
-func contentText(raw json.RawMessage) string {
+// textOf is what the fake model APIs read as text: a JSON string, or a
+// list of parts with text (a chat message's content, a function call's
+// output, a tool result).
+func textOf(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s

@@ -81,7 +81,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, in := range req.Input {
 		if in.Type == "function_call_output" {
 			answered = true
-			result = outputText(in.Output)
+			result = textOf(in.Output)
 		}
 	}
 	if answered {
@@ -109,24 +109,6 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.respond(w, map[string]any{"type": "message", "role": "assistant", "id": "msg_fake", "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": "OK", "annotations": []any{}}}})
-}
-
-// outputText is a function_call_output's output as text (a string, or
-// content items).
-func outputText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 // respond streams one output item as the Responses API's server-sent
