@@ -273,12 +273,19 @@ func TestModeAsConfigOption(t *testing.T) {
 	if strings.Join(modes, ",") != "Build,Plan,default,plan" {
 		t.Errorf("completion: %q", modes)
 	}
-	e.cmd("AgentMode Plan")
-	e.waitHeader("· Plan · Sonnet")
+	e.switchMode("Plan", "· Plan · Sonnet", "plan")
+}
+
+// switchMode picks mode name with :AgentMode, waits for the chat's header
+// to show header, and checks status() names the mode by its id.
+func (e *editor) switchMode(name, header, id string) {
+	e.t.Helper()
+	e.cmd("AgentMode " + name)
+	e.waitHeader(header)
 	var mode string
 	e.lua(`return require("agentrun").status().sessions[1].mode`, &mode)
-	if mode != "plan" {
-		t.Errorf("status().mode %q, want plan", mode)
+	if mode != id {
+		e.t.Errorf("status().mode %q, want %s", mode, id)
 	}
 }
 

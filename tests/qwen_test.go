@@ -156,13 +156,7 @@ func TestRealQwenModes(t *testing.T) {
 	if strings.Join(modes, ",") != "Plan,Default,Auto Edit,Auto,YOLO,plan,default,auto-edit,auto,yolo" {
 		t.Errorf(":AgentMode completes %q, want Qwen's five approval modes (names and ids)", modes)
 	}
-	e.cmd("AgentMode Plan")
-	e.waitHeader("· Plan ·")
-	var mode string
-	e.lua(`return require("agentrun").status().sessions[1].mode`, &mode)
-	if mode != "plan" {
-		t.Errorf("status().mode %q, want plan", mode)
-	}
+	e.switchMode("Plan", "· Plan ·", "plan")
 	e.cmd("AgentPrompt plan it")
 	e.idle(30 * time.Second)
 	b, _ := os.ReadFile(logFile)

@@ -33,6 +33,16 @@ func (e *editor) runDemoOn(r *sshRemote) {
 	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 }
 
+// remoteDemo is a machine over SSH and an editor whose demo session runs
+// there.
+func remoteDemo(t *testing.T) (*sshRemote, *editor) {
+	t.Helper()
+	r := startSSHRemote(t)
+	e := remoteAgentEditor(t, r)
+	e.runDemoOn(r)
+	return r, e
+}
+
 // remoteBackends returns the remote user's agentrun backends: the
 // serve-backend processes with a guard of their own (a relay of a link
 // that took a waiting backend up has none).
@@ -111,10 +121,7 @@ func (e *editor) promptRunning(cmd, want string) termInfo {
 // running leaves nothing running on the remote.
 func TestRemoteAgentJourney(t *testing.T) {
 	onceAcrossNeovims(t)
-	r := startSSHRemote(t)
-	e := remoteAgentEditor(t, r)
-
-	e.runDemoOn(r)
+	r, e := remoteDemo(t)
 	var key string
 	e.lua(`return require("agentrun.state").current`, &key)
 	if !strings.HasSuffix(key, "@"+remoteAlias) {
@@ -196,9 +203,7 @@ func TestRemoteAgentJourney(t *testing.T) {
 // all on the remote.
 func TestRemoteAgentLinkDropped(t *testing.T) {
 	onceAcrossNeovims(t)
-	r := startSSHRemote(t)
-	e := remoteAgentEditor(t, r)
-	e.runDemoOn(r)
+	r, e := remoteDemo(t)
 	cmd := `bash -c 'for i in $(seq 1 300); do echo "n $i"; sleep 0.02; done'`
 	term := e.promptRunning(cmd, "n 10\n")
 	e.cmd("AgentPrompt echo queued-behind") // waits for the counting turn

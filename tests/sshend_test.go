@@ -261,9 +261,7 @@ func TestRemoteAgentSaysWhereWhatIsWrong(t *testing.T) {
 // it too.
 func TestRemoteAgentTerminalNamedOnce(t *testing.T) {
 	onceAcrossNeovims(t)
-	r := startSSHRemote(t)
-	e := remoteAgentEditor(t, r)
-	e.runDemoOn(r)
+	r, e := remoteDemo(t)
 	cmd := `bash -c 'echo named-once; sleep 300'`
 	term := e.promptRunning(cmd, "named-once")
 	backends := r.remoteBackends()
@@ -395,9 +393,7 @@ func (r *sshRemote) localSSH() []proc {
 // on there, for :AgentAttach; the ssh that reached it ends).
 func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	onceAcrossNeovims(t)
-	r := startSSHRemote(t)
-	e := remoteAgentEditor(t, r)
-	e.runDemoOn(r)
+	r, e := remoteDemo(t)
 	cmd := `bash -c 'echo hup-there; sleep 300'`
 	e.promptRunning(cmd, "hup-there")
 	if err := syscall.Kill(e.pid, syscall.SIGHUP); err != nil {
