@@ -125,14 +125,19 @@ function M.show_text(t)
   if not (buf and api.nvim_buf_is_valid(buf)) then
     return
   end
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  -- its last line with text, read from the end (a resize calls this for
+  -- every ended terminal: not its whole scrollback each time)
+  local count = api.nvim_buf_line_count(buf)
+  local from = math.max(0, count - 200)
+  local lines = api.nvim_buf_get_lines(buf, from, -1, false)
   local last = #lines
   while last > 0 and lines[last]:match("^%s*$") do
     last = last - 1
   end
   if last == 0 then
-    return
+    return -- nothing but blank rows near its end: nothing to show
   end
+  last = from + last
   for _, w in ipairs(vim.fn.win_findbuf(buf)) do
     if api.nvim_win_get_cursor(w)[1] > last then
       -- the cursor on that line, not below it: Neovim keeps a window whose
