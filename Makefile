@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The platforms a release ships a binary for (and make cross checks).
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64 darwin/amd64
 
-.PHONY: all deps build cross test test-go demo bench soak fuzz flake release clean
+.PHONY: all deps build cross check test test-go test-lua demo bench soak fuzz flake release clean
 
 all: build
 
@@ -39,8 +39,27 @@ cross:
 # scripts/vterm-src.sh, Debian's sources) adds the display filter's
 # differential fuzzing against libvterm.
 VTERM_SRC ?=
+# AGENTRUN_DEPS=1 says make deps ran: a unit test that needs what it
+# installs (bubblewrap, zsh, the npm peers) fails when it is missing,
+# where a fresh clone's go test ./... skips it (internal/testdeps).
 test-go:
-	AGENTRUN_VTERM_SRC=$(VTERM_SRC) $(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
+	AGENTRUN_DEPS=1 AGENTRUN_VTERM_SRC=$(VTERM_SRC) $(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v '/tests$$')
+
+# test-lua runs the Lua unit tests (tests/unit: pure Lua, no backend, no
+# agent) in headless Neovim, on each of NVIM_VERSIONS.
+test-lua:
+	@bash scripts/lua-unit.sh $(NVIM_VERSIONS)
+
+# check is the inner loop, under two minutes on 2 cores: luacheck, go vet,
+# the Go unit tests (no -race, the long property runs cut short) and the
+# Lua unit tests on the system's Neovim. make test runs all of it and
+# more; nothing here needs an agent, tmux or sshd.
+check:
+	@bash scripts/deps.sh --no-npm
+	@echo "== luacheck (.luacheckrc)" && luacheck lua plugin build.lua tests/unit -q --formatter plain
+	@echo "== go vet" && $(GO) vet ./...
+	@echo "== go test -short (the unit tests)" && AGENTRUN_DEPS=1 $(GO) test -short -count=1 $$($(GO) list ./... | grep -v '/tests$$')
+	@echo "== Lua unit tests" && bash scripts/lua-unit.sh 0.7
 
 # test checks every platform builds and vets, checks the Lua (luacheck),
 # runs every Go unit test,
@@ -49,8 +68,9 @@ test-go:
 # version's tests in parts, two at a time; the first version also runs
 # the tests whose subject does not change with the local Neovim).
 test: cross deps build
-	@echo "== luacheck (.luacheckrc)" && luacheck lua plugin build.lua -q --formatter plain
+	@echo "== luacheck (.luacheckrc)" && luacheck lua plugin build.lua tests/unit -q --formatter plain
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
+	@$(MAKE) --no-print-directory test-lua
 	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 
 # demo opens Neovim with the plugin and the built-in demo agent.

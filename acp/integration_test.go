@@ -1,11 +1,11 @@
 package acp
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/testdeps"
 )
 
 // tsChecks are the checks tests/node/testagent.mjs must report as passed;
@@ -42,13 +42,8 @@ func TestTypeScriptSDKAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		t.Fatalf("the TypeScript SDK is not installed in %s (%v): run make deps", dir, err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node not found (%v): run make deps", err)
-	}
+	testdeps.File(t, filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json"), "the TypeScript SDK test peers")
+	node := testdeps.Program(t, "node", "install Node.js 20 or newer")
 	r := newRecorder()
 	a, _ := start(t, AgentConfig{Name: "ts-testagent", Command: []string{node, filepath.Join(dir, "testagent.mjs")}}, r, Options{})
 	s := newSession(t, a)

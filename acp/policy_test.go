@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/testdeps"
 )
 
 func TestAllowedCwdRoots(t *testing.T) {
@@ -196,6 +197,8 @@ func TestAuditLog(t *testing.T) {
 // cannot write outside the session's cwd), the approval question and the
 // audit see it; a hook error refuses the command with its reason.
 func TestSandboxHook(t *testing.T) {
+	_, err := sandbox.Available()
+	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 	r := newRecorder()
 	var mu sync.Mutex
 	var asked, audited []string

@@ -31,6 +31,16 @@ fi
 
 if [ "${1:-}" = "--no-npm" ]; then exit 0; fi
 
+# The Go modules: this commit's (make test builds offline after this: .ci/run
+# fetches nothing later), and the agentrun from before serve-stdio that a
+# remote test installs on its box (scripts/old-agentrun.sh: its modules
+# are older ones; built once, reused).
+if ! (cd "$root" && GOPROXY=off "${GO:-go}" list -deps -test ./... >/dev/null 2>&1); then
+  echo "deps: downloading the Go modules the build and the tests need (go mod download)"
+  (cd "$root" && "${GO:-go}" mod download && "${GO:-go}" list -deps -test ./... >/dev/null)
+fi
+bash "$root/scripts/old-agentrun.sh" >/dev/null || [ $? -eq 3 ]
+
 # The libvterm sources of every supported Neovim, for the display filter's
 # differential fuzzer (make test and make fuzz); fetched ones are reused.
 bash "$root/scripts/vterm-src.sh" >/dev/null

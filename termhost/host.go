@@ -45,6 +45,7 @@ type Host struct {
 
 // NewHost returns a Host; zero Options fields take their defaults.
 func NewHost(opts Options) *Host {
+	resetIgnoredSignals()
 	if opts.ByteLimit <= 0 {
 		opts.ByteLimit = DefaultByteLimit
 	}

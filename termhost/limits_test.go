@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
+	"github.com/agentrun/agentrun.nvim/internal/testdeps"
 )
 
 // TestLimitsStopCommands: each limit stops a command that goes over it,
@@ -111,6 +112,8 @@ func TestWrappedCommandDiesWithRelease(t *testing.T) {
 	dir := t.TempDir()
 	p, _ := sandbox.Builtin("project")
 	p.Writable = []string{dir}
+	_, err := sandbox.Available()
+	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 	wrap, err := p.Prefix(dir)
 	if err != nil {
 		t.Fatalf("the sandbox cannot run here: %v", err)

@@ -48,7 +48,7 @@ func startDemoScreen(t *testing.T) *screen {
 // startScreenIn is startScreen with $XDG_RUNTIME_DIR set to rt.
 func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *screen {
 	t.Helper()
-	return startScreenWith(t, rt, cols, rows, setup, false)
+	return startScreenWith(t, rt, cols, rows, setup, false, nil)
 }
 
 // startShellScreen is startScreen with Neovim started from an interactive
@@ -57,10 +57,21 @@ func startScreenIn(t *testing.T, rt string, cols, rows int, setup string) *scree
 // rather than a SIGHUP of its own.
 func startShellScreen(t *testing.T, cols, rows int, setup string) *screen {
 	t.Helper()
-	return startScreenWith(t, runtimeDir(t), cols, rows, setup, true)
+	return startScreenWith(t, runtimeDir(t), cols, rows, setup, true, nil)
 }
 
-func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shell bool) *screen {
+// startScreenIgnoring is startScreen with Neovim started with the
+// signals sigs ignored ("INT HUP"), as nohup or a script that runs it in
+// the background starts it: what it starts inherits them ignored.
+func startScreenIgnoring(t *testing.T, cols, rows int, setup, sigs string) *screen {
+	t.Helper()
+	return startScreenWith(t, runtimeDir(t), cols, rows, setup, false, []string{"sh", "-c", "trap '' " + sigs + `; exec "$@"`, "sh"})
+}
+
+// startScreenWith starts the screen: Neovim in the tmux window (or typed
+// into an interactive shell there when shell is set), behind the argv
+// prefix wrap when given.
+func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shell bool, wrap []string) *screen {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux not found (make deps installs it)")
@@ -82,7 +93,7 @@ func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shel
 	}
 	// tmux starts the command through its default shell with the server's
 	// environment; env(1) sets ours.
-	nvimCmd := append(append([]string{"env"}, env...), nvimBin, "--clean", "-n", "--listen", filepath.Join(dir, "nvim.sock"), "-u", init)
+	nvimCmd := append(append(append(append([]string{}, wrap...), "env"), env...), nvimBin, "--clean", "-n", "--listen", filepath.Join(dir, "nvim.sock"), "-u", init)
 	cmd := append([]string{"-S", s.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir}, nvimCmd...)
 	if shell {
 		cmd = append(cmd[:len(cmd)-len(nvimCmd)], "bash", "--noprofile", "--norc")

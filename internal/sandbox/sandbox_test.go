@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/testdeps"
 )
 
 // run runs a shell line confined by p in dir and returns its combined
@@ -24,9 +26,8 @@ func run(t *testing.T, p Profile, dir, line string) (string, bool) {
 
 func needBwrap(t *testing.T) {
 	t.Helper()
-	if _, err := Available(); err != nil {
-		t.Fatalf("the sandbox tests need bubblewrap (scripts/deps.sh installs it): %v", err)
-	}
+	_, err := Available()
+	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 }
 
 // TestWritesOnlyInTheRoots: inside the sandbox a command writes in its

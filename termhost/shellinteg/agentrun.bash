@@ -140,11 +140,18 @@ if [[ -n ${bash_preexec_imported-}${__bp_imported-} ]] && builtin declare -p pre
 	precmd_functions=(__agentrun_precmd_first "${precmd_functions[@]}" __agentrun_precmd_last)
 	preexec_functions+=(__agentrun_preexec)
 else
-	if [[ -z $(builtin trap -p DEBUG) ]]; then
+	__agentrun_trap=$(builtin trap -p DEBUG)
+	if [[ -z $__agentrun_trap ]]; then
 		builtin trap '__agentrun_debug_trap' DEBUG
+	elif [[ $__agentrun_trap != *__agentrun_debug_trap* ]]; then
+		# Someone else's DEBUG trap (starship's preexec, a prompt
+		# framework's): ours runs after it, so its "$_" is still the user's.
+		__agentrun_trap=${__agentrun_trap#"trap -- '"}
+		__agentrun_trap=${__agentrun_trap%"' DEBUG"}
+		__agentrun_trap=${__agentrun_trap//"'\\''"/"'"}
+		builtin trap -- "$__agentrun_trap"$'\n''__agentrun_debug_trap' DEBUG
 	fi
-	# Without the trap (someone else holds DEBUG) prompts and the cwd are
-	# still reported, commands are not.
+	builtin unset __agentrun_trap
 	if [[ $(builtin declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
 		PROMPT_COMMAND=(__agentrun_precmd_first "${PROMPT_COMMAND[@]}" __agentrun_precmd_last)
 	else

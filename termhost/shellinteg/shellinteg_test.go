@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/testdeps"
 	"github.com/agentrun/agentrun.nvim/termhost/shellinteg"
 	"github.com/creack/pty"
 )
@@ -176,7 +177,7 @@ func TestShellSession(t *testing.T) {
 				if c.shell == "bash" {
 					t.Fatalf("bash is needed for this test: %v", err)
 				}
-				t.Skipf("%s is not installed", c.shell)
+				testdeps.Need(t, false, c.shell, "apt-get install "+c.shell)
 			}
 			home := t.TempDir()
 			for name, body := range c.files {

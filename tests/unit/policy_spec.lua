@@ -1,0 +1,17 @@
+-- policy.said: the chat's line for a command decided without asking.
+local policy = require("agentrun.policy")
+
+return {
+  ["a rule's verdict names the line once"] = function()
+    local v = { decision = "run", reason = "allowed by the rule `go test*`" }
+    eq("✓ allowed by the rule `go test*`  $ go test ./...", policy.said(v, "go test ./...", "go test ./..."))
+  end,
+  ["a line the reason quotes is not repeated"] = function()
+    local v = { decision = "refuse", reason = "refused by the rule `rm *`: `rm -rf x`" }
+    eq("✗ refused by the rule `rm *`: `rm -rf x`", policy.said(v, "rm -rf x"))
+  end,
+  ["the agent's title comes before the line when it says more"] = function()
+    local v = { decision = "run", reason = "allowed: remembered" }
+    eq("✓ allowed: remembered: Run the tests  $ make test", policy.said(v, "make test", "Run the tests"))
+  end,
+}

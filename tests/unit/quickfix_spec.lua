@@ -1,0 +1,52 @@
+-- ui/quickfix: which program ran, and its output parsed into items whose
+-- files exist, as gf finds them from the command's cwd.
+local quickfix = require("agentrun.ui.quickfix")
+local state = require("agentrun.state")
+
+-- output makes a project with files and a terminal-like buffer holding
+-- lines, registered as a terminal of cmd run in that project.
+local function output(cmd, files, lines)
+  local dir = vim.fn.tempname()
+  for name, text in pairs(files) do
+    local path = dir .. "/" .. name
+    vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+    vim.fn.writefile(vim.split(text, "\n"), path)
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  local t = { id = "unit-" .. buf, bufnr = buf, command = cmd, cwd = dir }
+  state.terminals[t.id] = t
+  return t, dir
+end
+
+return {
+  ["the program behind runners and assignments"] = function()
+    eq("jest", quickfix.program("npx jest --watch"))
+    eq("go", quickfix.program("CGO_ENABLED=0 go test ./..."))
+    eq("python", quickfix.program("python3 -m pytest"))
+    eq("cargo", quickfix.program("/usr/bin/env cargo build"))
+  end,
+  ["go test's failures, files found below the cwd"] = function()
+    local t, dir = output("go test ./...", { ["pkg/a_test.go"] = "package pkg" }, {
+      "--- FAIL: TestA (0.00s)",
+      "    a_test.go:7: want 1, got 2",
+      "FAIL",
+      "FAIL\texample.com/pkg\t0.002s",
+    })
+    local items = quickfix.items(t)
+    eq(1, #items, "items")
+    eq(dir .. "/pkg/a_test.go", items[1].filename, "file")
+    eq(7, items[1].lnum, "line")
+  end,
+  ["a file that does not exist gives no item"] = function()
+    local t = output("go test ./...", {}, { "    nosuch_test.go:3: boom" })
+    eq(0, #quickfix.items(t), "items")
+  end,
+  ["gcc's file:line:col"] = function()
+    local t, dir = output("make", { ["main.c"] = "int main;" }, { "main.c:4:2: error: expected ';'" })
+    local items = quickfix.items(t)
+    eq(1, #items, "items")
+    eq(dir .. "/main.c", items[1].filename, "file")
+    eq({ 4, 2 }, { items[1].lnum, items[1].col }, "line and column")
+  end,
+}
