@@ -17,6 +17,9 @@ import (
 // it (Notify) and drops what arrives: it still ignores it, and the
 // commands it starts do not. The signal mask needs nothing: Go's child
 // restores the mask Go runs with, which blocks nothing the commands get.
+// Linux's 32 and 33, which the C library keeps and Go does not handle
+// (GNU make ignores them in its recipes), are set to their default here
+// (resetLibcSignals): nothing sends them to a Go program.
 
 var signalsAtDefault sync.Once
 
@@ -24,9 +27,17 @@ var signalsAtDefault sync.Once
 // the commands it starts (once, at the first Host).
 func resetIgnoredSignals() {
 	signalsAtDefault.Do(func() {
+		resetLibcSignals()
 		var ignored []os.Signal
-		for s := syscall.Signal(1); s < 32; s++ {
-			if s != syscall.SIGKILL && s != syscall.SIGSTOP && signal.Ignored(s) {
+		last := syscall.Signal(31)
+		if sigrtmax > 0 {
+			last = sigrtmax
+		}
+		for s := syscall.Signal(1); s <= last; s++ {
+			if s == 32 || s == 33 || s == syscall.SIGKILL || s == syscall.SIGSTOP {
+				continue
+			}
+			if signal.Ignored(s) {
 				ignored = append(ignored, s)
 			}
 		}

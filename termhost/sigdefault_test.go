@@ -12,7 +12,7 @@ import (
 // Neovim in the background), the host's commands still start with every
 // signal at its default and none blocked: kill -HUP and kill -INT end
 // them, as <C-c> in a split must. The test runs itself again in a child
-// that ignores those signals (sh's trap '' survives exec); without the
+// that ignores those signals (sh's trap ” survives exec); without the
 // reset the commands ignore them and exit 0.
 func TestSignalsAtDefaultWhateverWeInherited(t *testing.T) {
 	if os.Getenv("AGENTRUN_SIGNALS_IGNORED") == "" {
