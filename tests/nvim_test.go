@@ -360,6 +360,9 @@ func (e *editor) startSessionWithin(d time.Duration) {
 	since := e.mark()
 	e.cmd("AgentRun")
 	e.waitEvent("AgentRunSessionStarted", since, d)
+	// The chat opens in Insert mode, where a question waits until the
+	// user stops typing (ui/ready.lua): this user is not typing.
+	e.cmd("stopinsert")
 }
 
 // idle waits until the current session's turn has ended.
