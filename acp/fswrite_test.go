@@ -36,7 +36,7 @@ func TestRealPath(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got, want := RealPath(dir + "/" + tc.path), filepath.Join(dir, tc.want); got != want {
+			if got, want := RealPath(dir+"/"+tc.path), filepath.Join(dir, tc.want); got != want {
 				t.Errorf("RealPath(%q) = %q, want %q", tc.path, got, want)
 			}
 		})

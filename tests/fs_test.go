@@ -148,7 +148,7 @@ func TestFsWriteIntoUnsavedBufferKeepsTheUsersText(t *testing.T) {
 		return { name = "" }`, &side)
 		return side.Name != "", "no agentrun://agent-version window in the current tab page"
 	})
-	if !strings.Contains(side.Name, path) || strings.Join(side.Lines, "\n") != "agent line" || !side.Diff {
+	if !strings.Contains(side.Name, "agent-version/file.txt") || strings.Join(side.Lines, "\n") != "agent line" || !side.Diff {
 		t.Errorf("the agent's version = %+v, want %s's agent line, in diff mode", side, path)
 	}
 }

@@ -51,13 +51,15 @@ end
 
 -- beside shows the agent's text for buffer b beside the user's own (a
 -- diff in a new tab page: their buffer on the left, the agent's version
--- in a scratch buffer on the right; q there closes the tab page), once
+-- in a scratch buffer agentrun://agent-version/FILE on the right, not
+-- written anywhere; q there closes the tab page), once
 -- no key typed for something else can go to it (ui/ready.lua).
 local function beside(b, path, content)
-  local short = vim.fn.fnamemodify(api.nvim_buf_get_name(b), ":~:.")
-  require("agentrun.util").notify(string.format("the agent wrote %s, which has your unsaved edits: your buffer keeps them, and the agent's version is shown beside it (do/dp take changes; q closes)", short), vim.log.levels.WARN)
+  local short = vim.fn.fnamemodify(api.nvim_buf_get_name(b), ":t")
   require("agentrun.ui.ready").show({
     what = "the agent's version of " .. short,
+    tell = string.format("%s: your unsaved edits kept; the agent's version is beside them", short),
+    waiting = string.format("%s: your unsaved edits kept; <Esc> shows the agent's version", short),
     show = function(done)
       done()
       if not api.nvim_buf_is_valid(b) then
@@ -74,7 +76,8 @@ local function beside(b, path, content)
       end
       api.nvim_buf_set_lines(sb, 0, -1, false, lines)
       vim.bo[sb].modifiable = false
-      pcall(api.nvim_buf_set_name, sb, "agentrun://agent-version" .. (path:sub(1, 1) == "/" and "" or "/") .. path .. " (the agent's, not written; yours is on the left)")
+      -- short enough for the status line: the file as the user names it
+      pcall(api.nvim_buf_set_name, sb, "agentrun://agent-version/" .. vim.fn.fnamemodify(path, ":~:."))
       require("agentrun.compat").set_filetype(sb, path)
       require("agentrun.compat").map(sb, "q", function()
         vim.cmd("tabclose")

@@ -92,7 +92,8 @@ function M.try()
   end
 end
 
--- show shows item ({ id, what, show = function(done) }) now if the user
+-- show shows item ({ id, what, show = function(done), tell, waiting })
+-- now if the user
 -- is free and nothing else is on screen, else queues it and returns
 -- false: the caller says in the chat that it waits. show(done) calls
 -- done() when the item is finished with, done(true) when the user put it
@@ -100,11 +101,16 @@ end
 function M.show(item)
   table.insert(queue, item)
   watch()
+  -- one short message (a long one would stop the screen at "Press
+  -- ENTER"): tell when shown now, waiting when it waits
   if not shown and M.free() and queue[1] == item then
+    if item.tell then
+      util.notify(item.tell, vim.log.levels.WARN)
+    end
     open(item)
     return true
   end
-  util.notify(string.format("%s waits for you: it opens when you stop typing (<Esc>), or with :AgentAnswer", item.what), vim.log.levels.WARN)
+  util.notify(item.waiting or (item.what .. " waits: <Esc> or :AgentAnswer opens it"), vim.log.levels.WARN)
   return false
 end
 
