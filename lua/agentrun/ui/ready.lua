@@ -82,7 +82,7 @@ end
 -- try shows the first item that waits (not one the user put aside), if
 -- nothing is on screen and the user is free.
 function M.try()
-  if shown or not M.free() then
+  if shown or #queue == 0 or not M.free() then
     return
   end
   for _, item in ipairs(queue) do

@@ -76,3 +76,31 @@ func TestScreenAgentWriteBesideUnsavedEdits(t *testing.T) {
 	s.keys(":messages", "Enter")
 	s.waitShows(5*time.Second, "notes.txt: your unsaved edits kept; <Esc> shows")
 }
+
+// TestPickerPluginWaitsWhileTheUserTypes: a picker plugin (any
+// vim.ui.select replacement) is not called while the user is in Insert
+// mode, so keys typed for the prompt cannot reach it; the question waits,
+// said in the chat, and is handed over once the user leaves Insert mode.
+func TestPickerPluginWaitsWhileTheUserTypes(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
+	e.stubSelect(1)
+	e.startSession()
+	if _, err := e.v.Input("i"); err != nil { // the user types in the prompt
+		t.Fatal(err)
+	}
+	e.waitFor("insert mode", 2*time.Second, func() (bool, string) {
+		var mode string
+		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
+		return mode == "i", "mode " + mode
+	})
+	e.cmd("AgentPrompt echo waited")
+	e.waitChat("the question waits until you stop typing", 10*time.Second)
+	if p := e.picked(); len(p) != 0 {
+		t.Fatalf("the picker was called while the user typed: %+v", p)
+	}
+	e.normalKeys("")
+	e.waitChat("`echo waited` exited with code 0.", 10*time.Second)
+	if p := e.picked(); len(p) != 1 || !strings.Contains(p[0].Prompt, "$ echo waited") {
+		t.Errorf("picker calls %+v, want one for the command", p)
+	}
+}
