@@ -169,7 +169,7 @@ end
 -- close it and focus it.
 function M.select(items, opts, on_choice, done)
   local fmt = opts.format_item or tostring
-  local width = math.min(math.max(40, vim.o.columns - 10), 100)
+  local width = math.max(10, math.min(math.max(40, vim.o.columns - 10), 100, vim.o.columns - 2))
   local lines = {}
   for _, l in ipairs(vim.split(opts.prompt or "Choose:", "\n", { plain = true })) do
     while #l > width - 2 do
