@@ -62,6 +62,11 @@ type Options struct {
 	// refuses the command with an error to the agent, saying the user
 	// did not allow it, and a *Refusal error says who refused it and why.
 	Approve func(ctx context.Context, cmd Command) (bool, error)
+	// CheckWrite, when set, is asked before each fs/write_text_file: nil
+	// writes the file; an error refuses the write, and the agent is told
+	// the error's text (a *Refusal: its Why alone). Like Approve, a
+	// pending answer belongs to the session's turn.
+	CheckWrite func(ctx context.Context, w FileWrite) error
 	// MaxRunTime kills a terminal's command (as terminal/kill would) after
 	// this long; zero means no limit.
 	MaxRunTime time.Duration

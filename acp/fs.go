@@ -59,7 +59,11 @@ func (a *Agent) handleWriteTextFile(ctx context.Context, params json.RawMessage)
 	if !isAbs(req.Path) {
 		return nil, invalidParams(method, "path %q is not absolute", req.Path)
 	}
-	if _, rerr := a.session(ctx, method, req.SessionId); rerr != nil {
+	s, rerr := a.session(ctx, method, req.SessionId)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if rerr := a.checkWrite(ctx, s, req.Path); rerr != nil {
 		return nil, rerr
 	}
 	resp, err := a.ed.WriteTextFile(ctx, req)

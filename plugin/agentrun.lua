@@ -104,6 +104,14 @@ local commands = {
       api().diff(arg(o))
     end,
   },
+  AgentAnswer = {
+    desc = "agentrun: open the question that waits for your answer (one that came while you typed, or that you put aside with q)",
+    usage = ":AgentAnswer",
+    most = 0,
+    run = function()
+      api().answer()
+    end,
+  },
   AgentShell = {
     desc = "agentrun: open a shell you hold (or run [cmd] through it) in a terminal split",
     nargs = "*",

@@ -56,9 +56,9 @@ func TestFsWriteThroughBufferKeepsUndo(t *testing.T) {
 		wantSaved bool
 	}{
 		// An unmodified buffer is written to disk with the agent's text.
+		// (One with unsaved edits is not written into at all:
+		// TestFsWriteIntoUnsavedBufferKeepsTheUsersText.)
 		{"unmodified buffer", "", "agent line\n", true},
-		// The user's unsaved edit is not saved behind their back.
-		{"buffer with unsaved edit", "user line", "old line\n", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +99,57 @@ func TestFsWriteThroughBufferKeepsUndo(t *testing.T) {
 				t.Errorf("after u the buffer = %q, want %q", got, before)
 			}
 		})
+	}
+}
+
+// TestFsWriteIntoUnsavedBufferKeepsTheUsersText: a write into a buffer
+// with the user's unsaved edits leaves the buffer and the file as they
+// were, opens the agent's version beside the buffer (a diff), and tells
+// the agent it was not written. (On the screen:
+// TestScreenAgentWriteBesideUnsavedEdits.)
+func TestFsWriteIntoUnsavedBufferKeepsTheUsersText(t *testing.T) {
+	e := startEditor(t, "")
+	path := filepath.Join(e.dir, "file.txt")
+	if err := os.WriteFile(path, []byte("old line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := e.loadBuffer(path)
+	e.lua(`local b = ...; vim.api.nvim_buf_set_lines(b, 0, -1, false, { "user line" })`, nil, buf)
+	e.startSession()
+	e.cmd(`AgentPrompt !write ` + path + ` agent line\n`)
+	chat := e.waitChat("Could not write", 10*time.Second)
+	if !strings.Contains(chat, "unsaved changes") {
+		t.Errorf("the agent is not told why:\n%s", chat)
+	}
+	if got := e.bufLines(buf); got != "user line" {
+		t.Errorf("the user's buffer = %q, want their text %q", got, "user line")
+	}
+	var modified bool
+	e.lua(`return vim.bo[...].modified`, &modified, buf)
+	if !modified {
+		t.Errorf("the user's buffer is no longer modified")
+	}
+	if disk, _ := os.ReadFile(path); string(disk) != "old line\n" {
+		t.Errorf("file = %q, want it untouched", disk)
+	}
+	var side struct {
+		Name  string   `msgpack:"name"`
+		Lines []string `msgpack:"lines"`
+		Diff  bool     `msgpack:"diff"`
+	}
+	eventually(t, "the agent's version beside the buffer", 5*time.Second, func() (bool, string) {
+		e.lua(`for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			local b = vim.api.nvim_win_get_buf(w)
+			local name = vim.api.nvim_buf_get_name(b)
+			if name:find("agentrun://agent-version", 1, true) then
+				return { name = name, lines = vim.api.nvim_buf_get_lines(b, 0, -1, false), diff = vim.wo[w].diff }
+			end
+		end
+		return { name = "" }`, &side)
+		return side.Name != "", "no agentrun://agent-version window in the current tab page"
+	})
+	if !strings.Contains(side.Name, "agent-version/file.txt") || strings.Join(side.Lines, "\n") != "agent line" || !side.Diff {
+		t.Errorf("the agent's version = %+v, want %s's agent line, in diff mode", side, path)
 	}
 }
 

@@ -265,19 +265,22 @@ func TestPermissionForAnEditShowsItsDiff(t *testing.T) {
 }
 
 // TestScreenPermissionViewsTheDiff: as a user sees it: asked to allow an
-// edit while typing in the prompt, they pick "view the diff", read it
-// side by side, press q, get the same question and allow it.
+// edit while typing in the prompt, they leave Insert mode (the question
+// waited for that), pick "view the diff", read it side by side, press q,
+// get the same question and allow it.
 func TestScreenPermissionViewsTheDiff(t *testing.T) {
 	s := claudeLikeScreen(t)
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
 	s.typeText("askedit /src/notes.txt")
 	s.keys("C-s")
-	s.waitShows(20*time.Second, "asks permission: Edit /src/notes.txt", "3: View the diff side by side first")
-	s.keys("3", "Enter")
+	s.waitShows(20*time.Second, "? permission: Edit /src/notes.txt", "the question waits until you stop typing")
+	s.keys("Escape")
+	s.waitShows(20*time.Second, "asks permission: Edit /src/notes.txt", "3  View the diff side by side first")
+	s.keys("3")
 	s.waitShows(10*time.Second, "notes.txt (before)", "notes.txt (after)")
 	s.keys("q")
-	s.waitShows(10*time.Second, "asks permission: Edit /src/notes.txt", "1: Allow — this time")
-	s.keys("1", "Enter")
+	s.waitShows(10*time.Second, "asks permission: Edit /src/notes.txt", "1  Allow — this time")
+	s.keys("1")
 	s.waitShows(10*time.Second, "PERMISSION allow")
 }

@@ -156,8 +156,14 @@ func startEditorIn(t *testing.T, rt, setup string) *editor {
 	if err := v.RegisterHandler("agentrun_event", func(pattern string) { e.events.add(pattern) }); err != nil {
 		t.Fatal(err)
 	}
+	// The chat opens in Insert mode, where a question waits until the
+	// user stops typing (ui/ready.lua): this user is not typing, so a
+	// session that starts leaves them in Normal mode.
 	e.lua(`local chan = ...
-vim.api.nvim_create_autocmd("User", { pattern = "AgentRun*", callback = function(a) vim.rpcnotify(chan, "agentrun_event", a.match) end })`, nil, v.ChannelID())
+vim.api.nvim_create_autocmd("User", { pattern = "AgentRun*", callback = function(a)
+	if a.match == "AgentRunSessionStarted" then vim.cmd("stopinsert") end
+	vim.rpcnotify(chan, "agentrun_event", a.match)
+end })`, nil, v.ChannelID())
 	if setup != "" {
 		e.lua(setup, nil)
 	}

@@ -334,7 +334,9 @@ func TestScreenRemoteApprovalAfterTheLinkDropped(t *testing.T) {
 	s.waitShows(20*time.Second, "demo on "+remoteAlias)
 	s.typeText(`echo hello-approve`)
 	s.keys("C-s")
-	s.waitShows(20*time.Second, "1: Run it")
+	s.waitShows(20*time.Second, "the question waits until you stop typing")
+	s.keys("Escape")
+	s.waitShows(20*time.Second, "1  Run it")
 	ssh := s.paneSSH()
 	if ssh == 0 {
 		t.Fatal("no ssh running serve-backend under Neovim")
@@ -343,7 +345,7 @@ func TestScreenRemoteApprovalAfterTheLinkDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitFor("the link's ssh-backend gone", 15*time.Second, func(string) bool { return !s.runs("ssh-backend") })
-	s.keys("1", "Enter")
+	s.keys("1")
 	said := "(agentrun) the link to " + r.URL() + " is down, so your answer did not reach the agent"
 	sc := s.waitFor("the answer said not to have reached the agent", 15*time.Second, func(sc string) bool {
 		if !strings.Contains(sc, said) && strings.HasSuffix(strings.TrimSpace(sc), "Press ENTER or type command to continue") {

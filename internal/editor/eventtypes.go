@@ -193,6 +193,13 @@ type approveEvent struct {
 	ToolCall  string   `msgpack:"tool_call,omitempty"`
 	AsksFirst string   `msgpack:"asks_first,omitempty"` // the mode that promises to ask
 	Token     string   `msgpack:"token"`
+	// File is set (and Line empty) for a question about an agent's file
+	// write (fs/write_text_file): the path as the agent gave it.
+	File string `msgpack:"file,omitempty"`
+	// Real is the file that write would change (symlinks and .. resolved).
+	Real string `msgpack:"real,omitempty"`
+	// Outside is true when it is outside the session's project.
+	Outside bool `msgpack:"outside,omitempty"`
 }
 
 // questionWithdrawnEvent: a question (name: permission_cancelled,

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,9 +97,15 @@ type bufferWrite struct {
 	WasModified bool `msgpack:"was_modified"`
 }
 
-// WriteTextFile answers an agent's fs/write_text_file (agentEditor): through a loaded buffer (one undo
-// step; written to disk only if the buffer had no unsaved changes of the
-// user's), else atomically to disk.
+// errUnsavedBuffer is the agent's answer to a write into a buffer with
+// unsaved changes of the user's.
+var errUnsavedBuffer = errors.New("the user has unsaved changes to this file in the editor, so your text was neither put into their buffer nor written to disk; they are shown your version beside theirs to take what they want. Read the file again before changing it")
+
+// WriteTextFile answers an agent's fs/write_text_file (agentEditor):
+// through a loaded buffer (one undo step, then saved), else atomically to
+// disk. A buffer with unsaved changes of the user's is left as it is: Lua
+// shows the agent's text beside it, and the agent is told it was not
+// written (errUnsavedBuffer).
 func (b *Bridge) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	if !filepath.IsAbs(req.Path) {
 		return acpsdk.WriteTextFileResponse{}, fmt.Errorf("path %q is not absolute", req.Path)
@@ -110,12 +117,12 @@ func (b *Bridge) WriteTextFile(ctx context.Context, req acpsdk.WriteTextFileRequ
 	if err != nil {
 		return acpsdk.WriteTextFileResponse{}, fmt.Errorf("write through the buffer of %q: %w", req.Path, err)
 	}
+	if r.Loaded && r.WasModified {
+		b.log.Info("fs write not made: the buffer has unsaved changes of the user's; their buffer and the agent's version are shown side by side", "path", req.Path)
+		return acpsdk.WriteTextFileResponse{}, errUnsavedBuffer
+	}
 	if r.Loaded {
-		if r.WasModified {
-			b.log.Info("fs write went into a buffer with unsaved changes; left it modified (not written to disk)", "path", req.Path)
-		} else {
-			b.log.Info("fs write through the buffer, saved", "path", req.Path)
-		}
+		b.log.Info("fs write through the buffer, saved", "path", req.Path)
 		return acpsdk.WriteTextFileResponse{}, nil
 	}
 	if err := writeFileAtomic(req.Path, []byte(req.Content)); err != nil {

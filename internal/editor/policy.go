@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/internal/cmdrule"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -33,6 +34,11 @@ type policyArgs struct {
 	Sandbox *sandboxArgs `msgpack:"sandbox"`
 	// Limits is terminal.limits, sizes in bytes.
 	Limits limitsArgs `msgpack:"limits"`
+	// Protect lists agentrun's own state on the editor's machine (the
+	// remembered answers, the state folder, the config): an agent's
+	// fs/write_text_file into one of them is refused. The socket folder
+	// is added here.
+	Protect []string `msgpack:"protect"`
 }
 
 // sandboxArgs is terminal.sandbox as config.policy() sends it.
@@ -136,6 +142,7 @@ func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 		opts.Approve = ss.approver(key, p.Approve == "agent" || p.Approve == "")
 	}
 	opts.Limits = p.Limits.limits()
+	opts.CheckWrite = ss.writeChecker(key, p)
 	if sb := p.Sandbox; sb != nil {
 		opts.Sandbox = ss.sandboxer(sb)
 	}
@@ -211,6 +218,68 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 		}
 		return id == "run", nil
 	}
+}
+
+// writeChecker decides on an agent's file write (acp.Options.CheckWrite):
+// into agentrun's own state (p.Protect, the socket folder) it is refused,
+// saying so in the chat; outside the project it is asked; inside, the
+// user's terminal.approve decides as for commands: "ask" asks, "run"
+// writes, and "agent" (and rules or a function, which judge command
+// lines) leaves it to the agent's mode (an agent whose mode asks before
+// editing asks with a permission request of its own).
+func (ss *sessions) writeChecker(key string, p policyArgs) func(ctx context.Context, w acp.FileWrite) error {
+	protect := append([]string(nil), p.Protect...)
+	if dir, err := rundir.Dir(); err == nil {
+		protect = append(protect, dir)
+	}
+	return func(ctx context.Context, w acp.FileWrite) error {
+		for _, root := range protect {
+			if root != "" && filepath.IsAbs(root) && within(acp.RealPath(root), w.Real) {
+				shown := w.Path
+				if w.Real != filepath.Clean(w.Path) {
+					shown = w.Path + " → " + w.Real
+				}
+				why := fmt.Sprintf("agentrun does not let an agent write its own state (%s)", shown)
+				ss.events.push(messageEvent{Key: key, Level: "warn", Text: "✗ refused the agent's write: " + why})
+				ss.log.Warn("fs write refused: agentrun's own state", "path", w.Path, "real", w.Real, "protected", root)
+				return &acp.Refusal{Why: why}
+			}
+		}
+		ev := approveEvent{Key: key, SessionID: w.Session, File: w.Path, Real: w.Real, Outside: w.Outside}
+		if !w.Outside {
+			switch p.Approve {
+			case "ask", "always":
+			default:
+				return nil
+			}
+		}
+		ev.AsksFirst = ss.modePromise(key)
+		token, id, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
+			ev.Token = token
+			return ev
+		})
+		if err != nil {
+			return err
+		}
+		ss.log.Info("file write approval", "token", token, "path", w.Path, "real", w.Real, "allowed", id == "write")
+		if id == "write" {
+			return nil
+		}
+		where := ""
+		if w.Outside {
+			where = ", outside the session's project"
+		}
+		return &acp.Refusal{Why: fmt.Sprintf("the user did not allow writing %s%s; it was not written", w.Path, where)}
+	}
+}
+
+// within reports whether p is root or below it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
 }
 
 // refusedBy starts the answer of a command refused by the user's rules,

@@ -468,7 +468,16 @@ function M.policy()
     local dir = vim.fn.fnamemodify(vim.fn.expand(d), ":p"):gsub("(.)/$", "%1")
     table.insert(roots, dir)
   end
+  local compat = require("agentrun.compat")
+  -- agentrun's own state, which no agent's file write may change: the
+  -- remembered answers and the log (state), the config (Neovim's, where
+  -- setup() is called, and the file Neovim started with)
+  local protect = { compat.state_dir() .. "/agentrun", compat.state_dir() .. "/agentrun.log", compat.old_state_dir() .. "/agentrun", vim.fn.stdpath("config") }
+  if vim.env.MYVIMRC and vim.env.MYVIMRC ~= "" then
+    table.insert(protect, vim.fn.fnamemodify(vim.env.MYVIMRC, ":p"))
+  end
   return {
+    protect = protect,
     allowed_cwd = #roots > 0 and roots or nil,
     approve = (type(t.approve) == "function" or type(t.approve) == "table") and "function" or old_approve[t.approve] or t.approve,
     max_run_ms = t.max_run_ms,

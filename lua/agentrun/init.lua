@@ -493,6 +493,16 @@ function M.diff(file)
   require("agentrun.disk").diff_disk(buf)
 end
 
+-- answer() opens the question that waits for an answer: one that came
+-- while the user typed (it never takes keys typed before it appeared), or
+-- one put aside with q.
+function M.answer()
+  if cmdwin_refuses(":AgentAnswer") then
+    return false
+  end
+  return require("agentrun.ui.ready").answer()
+end
+
 -- terminals() opens the terminal list.
 function M.terminals()
   if cmdwin_refuses(":AgentTerminals") then

@@ -138,6 +138,9 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field tool_call? string
 ---@field asks_first? string the mode that promises to ask
 ---@field token string
+---@field file? string set for a question about an agent's file write: the path it gave
+---@field real? string the file that write would change (symlinks and .. resolved)
+---@field outside? boolean the file is outside the session's project
 
 ---@class agentrun.event.approve_cancelled
 ---@field token string

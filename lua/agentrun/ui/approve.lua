@@ -4,8 +4,9 @@
 -- default, asks then and only then). The policy
 -- (agentrun.policy: rules on the line's simple commands, a function,
 -- remembered answers) decides; "ask" shows vim.ui.select with the command
--- line, its cwd and its machine when not this one. Closing the picker
--- refuses; the agent then gets an error saying the user did not allow it
+-- line, its cwd and its machine when not this one (an agent's file write
+-- outside the project, or any under "ask", is asked the same way: Go sends
+-- "approve" with the file). Closing a picker of the user's own refuses; the agent then gets an error saying the user did not allow it
 -- (or which rule refused it).
 -- "Always allow" remembers the line's simple commands for the project on
 -- that machine. The chat says what decided, before the tool call.
@@ -37,10 +38,38 @@ local function rememberable(v)
   return out
 end
 
+-- ask_write asks whether the agent may write file p.file (p.real once
+-- symlinks and .. are resolved): Go asks when it is outside the project,
+-- or inside under terminal.approve = "ask". No answer is remembered: a
+-- file is no command a rule could name, and "any file" is no answer.
+local function ask_write(p, s)
+  local _, host = policy.machine_of(p.key)
+  local shown = p.file
+  if p.real and p.real ~= "" and p.real ~= p.file then
+    shown = p.file .. " (that is " .. p.real .. ")"
+  end
+  if host then
+    shown = shown .. " on " .. host
+  end
+  local why = p.outside and "it is outside the project" or 'terminal.approve is "ask"'
+  note(s, string.format("? write file %s  (%s)", shown, why))
+  ask.select(p.token, { "Write it", "Refuse" }, {
+    prompt = string.format("(agentrun) %s wants to write %s%s", s and s.agent or "the agent", shown, p.outside and ", OUTSIDE the project" or ""),
+    kind = "agentrun.write",
+  }, function(_, idx)
+    note(s, idx == 1 and "  → written" or "  → refused")
+    return idx == 1 and "write" or ""
+  end, s)
+end
+
 -- ask handles one request from Go: { token, key, session_id, line, argv,
--- cwd, sandbox, asks_first }.
+-- cwd, sandbox, asks_first }, or a file write's { token, key, file, real,
+-- outside }.
 function M.ask(p)
   local s = state.sessions[p.key or ""]
+  if p.file and p.file ~= "" then
+    return ask_write(p, s)
+  end
   local machine, host = policy.machine_of(p.key)
   local project = s and s.cwd or vim.fn.getcwd()
   local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil, project = project, key = p.key, machine = machine }

@@ -1,7 +1,9 @@
 -- One question to the user on Go's behalf (a permission request, a command
--- approval): a vim.ui.select whose answer goes back to Go as
--- "answer_question", unless Go gave up on the question first.
+-- or file write approval, an elicitation): a picker (ui/ready.lua: never
+-- answered by keys typed before it appeared) whose answer goes back to Go
+-- as "answer_question", unless Go gave up on the question first.
 local rpc = require("agentrun.rpc")
+local ready = require("agentrun.ui.ready")
 
 local M = {}
 
@@ -47,17 +49,41 @@ local function guarded(ui_fn, cb, ...)
   end
 end
 
--- pick is vim.ui.select(items, opts, cb), <C-c> answering nil.
-function M.pick(items, opts, cb)
-  -- Neovim's own picker blocks the screen: what the chat just said of
-  -- the question is drawn first
-  pcall(vim.cmd, "redraw")
-  guarded(vim.ui.select, cb, items, opts)
+-- pick is vim.ui.select(items, opts, cb), <C-c> answering nil, shown
+-- only when no key the user typed for something else can answer it
+-- (ui/ready.lua): else it waits, and the chat of session s says so.
+-- Neovim's own picker (inputlist(), which any key closes) is replaced by
+-- agentrun's window, where only a choice's key answers and q puts the
+-- question aside (cb is then not called: it waits for :AgentAnswer).
+-- token names the question, so that its withdrawal closes it.
+function M.pick(items, opts, cb, token, s)
+  local item = { id = token, what = (s and s.agent or "the agent") .. "'s question" }
+  item.show = function(done)
+    if ready.builtin_select() then
+      item.close, item.focus = ready.select(items, opts, cb, done)
+      return
+    end
+    done() -- a picker of the user's own: it holds the screen its own way
+    -- what the chat just said of the question is drawn first
+    pcall(vim.cmd, "redraw")
+    guarded(vim.ui.select, cb, items, opts)
+  end
+  if not ready.show(item) then
+    M.note(s, "  (the question waits until you stop typing: press <Esc>, or :AgentAnswer)")
+  end
 end
 
--- input is vim.ui.input(opts, cb), <C-c> answering nil.
-function M.input(opts, cb)
-  guarded(vim.ui.input, cb, opts)
+-- input is vim.ui.input(opts, cb), <C-c> answering nil, shown only when
+-- no key typed for something else can answer it (as pick).
+function M.input(opts, cb, token, s)
+  local item = { id = token, what = (s and s.agent or "the agent") .. "'s question" }
+  item.show = function(done)
+    done()
+    guarded(vim.ui.input, cb, opts)
+  end
+  if not ready.show(item) then
+    M.note(s, "  (the question waits until you stop typing: press <Esc>, or :AgentAnswer)")
+  end
 end
 
 -- select shows items with opts (as vim.ui.select) for token. on_choice
@@ -86,7 +112,7 @@ function M.select(token, items, opts, on_choice, s)
     else
       answer_it()
     end
-  end)
+  end, token, s)
 end
 
 -- hold marks token's question open for a caller that asks it in several
@@ -143,6 +169,7 @@ function M.cancelled(p)
     M.note(asked_in[p.token], "  (" .. why .. ": what you pick now goes nowhere)")
   end
   open[p.token], asked_in[p.token] = nil, nil
+  ready.drop(p.token)
 end
 
 return M

@@ -92,14 +92,14 @@ local function shown(v)
 end
 
 -- choose is vim.ui.select over items ({ label, ... }) for an elicitation.
-local function choose(items, prompt, cb)
+local function choose(items, prompt, cb, p)
   ask.pick(items, {
     prompt = prompt,
     kind = "agentrun.elicitation",
     format_item = function(c)
       return c.label
     end,
-  }, cb)
+  }, cb, p.token, state.sessions[p.key or ""])
 end
 
 local DECLINE = { decline = true, label = "Decline (answer none of it)" }
@@ -218,7 +218,7 @@ local function form(p, say)
           end
           chosen[c.value] = not chosen[c.value] or nil
           again()
-        end)
+        end, p)
       end
       again()
     elseif #opts > 0 then
@@ -229,7 +229,7 @@ local function form(p, say)
         end
         answered(f, c.value, c.label)
         step(i + 1)
-      end)
+      end, p)
     else
       -- text or a number; empty leaves an optional one unanswered
       local default = sc.default ~= nil and tostring(sc.default) or nil
@@ -250,7 +250,7 @@ local function form(p, say)
         end
         answered(f, value)
         step(i + 1)
-      end)
+      end, p.token, state.sessions[p.key or ""])
     end
   end
   step(1)
@@ -273,7 +273,7 @@ local function url(p, say)
     urls[p.elicitation_id or ""] = host
     say(ok and ("  → opened " .. host .. "; the agent says when it is done") or ("  → " .. why))
     ask.finish(p.token, vim.json.encode({ action = "accept" }))
-  end)
+  end, p)
 end
 
 -- ask shows one elicitation from Go: { token, key, mode ("form" | "url"),

@@ -1,0 +1,106 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScreenQuestionWaitsWhileTyping: a question that comes while the
+// user types a prompt (digits and Enter among the keys, which Neovim's
+// own picker would take as an answer) waits, said in the chat; the
+// typed text stays in the prompt; the question opens when the user
+// leaves Insert mode, and only a choice's key answers it.
+func TestScreenQuestionWaitsWhileTyping(t *testing.T) {
+	s := startScreen(t, 100, 30, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
+	s.prompt("echo asked-1")
+	// the user goes on typing their next prompt, Enter and digits in it
+	s.typeText("next 1")
+	s.keys("Enter")
+	s.typeText("2")
+	s.keys("Enter")
+	s.typeText("q x")
+	s.waitShows(10*time.Second, "? run command", "the question waits until you stop typing")
+	sc := s.waitShows(5*time.Second, "next 1", "q x")
+	if strings.Contains(sc, "→ run") || strings.Contains(sc, "→ refused") || strings.Contains(sc, "asked-1 exited") {
+		t.Fatalf("keys typed for the prompt answered the question:\n%s", sc)
+	}
+	// leaving Insert mode opens it; a key that is no choice does nothing
+	s.keys("Escape")
+	s.waitShows(5*time.Second, "1  Run it", "2  Refuse")
+	s.keys("x")
+	s.keys("1")
+	sc = s.waitShows(10*time.Second, "echo asked-1 exited with code 0.")
+	if !strings.Contains(sc, "next 1") || !strings.Contains(sc, "q x") {
+		t.Errorf("the prompt the user typed is gone:\n%s", sc)
+	}
+}
+
+// TestScreenAgentWriteBesideUnsavedEdits: the agent writes a file the
+// user has unsaved edits in: their buffer keeps their text, they are told,
+// and once they stop typing both versions show side by side.
+func TestScreenAgentWriteBesideUnsavedEdits(t *testing.T) {
+	s := startScreen(t, 120, 30, "")
+	path := filepath.Join(s.dir, "notes.txt")
+	if err := os.WriteFile(path, []byte("first line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":e notes.txt", "Enter", "G", "o")
+	s.typeText("added by me")
+	s.keys("Escape")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
+	s.prompt(`!write ` + path + ` first line\nadded by the agent\n`)
+	s.waitShows(10*time.Second, "Could not write")
+	s.keys("Escape")
+	sc := s.waitShows(5*time.Second, "agentrun://agent-version/notes.txt", "added by me", "added by the agent")
+	// side by side: one row holds the user's line on the left and the
+	// agent's on the right
+	side := false
+	for _, l := range strings.Split(sc, "\n") {
+		if i, j := strings.Index(l, "added by me"), strings.Index(l, "added by the agent"); i >= 0 && j > i {
+			side = true
+		}
+	}
+	if !side {
+		t.Errorf("the two versions are not side by side:\n%s", sc)
+	}
+	if disk, _ := os.ReadFile(path); string(disk) != "first line\n" {
+		t.Errorf("the file = %q, want it untouched", disk)
+	}
+	s.keys("q")
+	s.keys(":messages", "Enter")
+	s.waitShows(5*time.Second, "notes.txt: your unsaved edits kept; <Esc> shows")
+}
+
+// TestPickerPluginWaitsWhileTheUserTypes: a picker plugin (any
+// vim.ui.select replacement) is not called while the user is in Insert
+// mode, so keys typed for the prompt cannot reach it; the question waits,
+// said in the chat, and is handed over once the user leaves Insert mode.
+func TestPickerPluginWaitsWhileTheUserTypes(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
+	e.stubSelect(1)
+	e.startSession()
+	if _, err := e.v.Input("i"); err != nil { // the user types in the prompt
+		t.Fatal(err)
+	}
+	e.waitFor("insert mode", 2*time.Second, func() (bool, string) {
+		var mode string
+		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
+		return mode == "i", "mode " + mode
+	})
+	e.cmd("AgentPrompt echo waited")
+	e.waitChat("the question waits until you stop typing", 10*time.Second)
+	if p := e.picked(); len(p) != 0 {
+		t.Fatalf("the picker was called while the user typed: %+v", p)
+	}
+	e.normalKeys("")
+	e.waitChat("`echo waited` exited with code 0.", 10*time.Second)
+	if p := e.picked(); len(p) != 1 || !strings.Contains(p[0].Prompt, "$ echo waited") {
+		t.Errorf("picker calls %+v, want one for the command", p)
+	}
+}
