@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/neovim/go-client/nvim"
@@ -22,9 +24,9 @@ const BackendServe = "serve-backend"
 
 // WriteBackendHello writes serve-backend's hello line to out: the one
 // line before the backend's RPC stream. lingering is Hello.Lingering (0
-// for a new backend).
-func WriteBackendHello(out io.Writer, version string, lingering int) error {
-	b, _ := json.Marshal(Hello{Agentrun: BackendServe, Version: version, Protocol: Protocol, Lingering: lingering})
+// for a new backend); pid is the backend's process id (0: none).
+func WriteBackendHello(out io.Writer, version string, lingering, pid int) error {
+	b, _ := json.Marshal(Hello{Agentrun: BackendServe, Version: version, Protocol: Protocol, Lingering: lingering, PID: pid})
 	_, err := out.Write(append(b, '\n'))
 	return err
 }
@@ -72,15 +74,16 @@ func DialBackend(ctx context.Context, t Target, version, mode string, pid int) (
 // left waiting for a new link keeps ssh's session open. The error says
 // how the link ended, for a person; nil when in ended first.
 func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error {
+	bc := newBeatConn(b.r, b.l.stdin)
 	inDone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(b.l.stdin, in)
-		b.l.stdin.Close()
+		_, _ = io.Copy(bc, in)
+		bc.CloseWrite()
 		close(inDone)
 	}()
 	outDone := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(out, b.r)
+		_, err := io.Copy(out, bc)
 		outDone <- err
 	}()
 	select {
@@ -100,11 +103,16 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 		// is told by the end of its input, and ssh goes at once if it
 		// does not end by itself (a backend left waiting for a new link
 		// keeps ssh's session open).
-		b.l.stdin.Close()
+		bc.CloseWrite()
 		select {
 		case <-outDone:
 		case <-time.After(time.Second):
 		}
+		_ = b.l.cmd.Process.Kill()
+	}
+	if errors.Is(bc.Err(), ErrSilent) {
+		// Nothing came for beatSilence (the network went away without
+		// a word): ssh may wait much longer to notice.
 		_ = b.l.cmd.Process.Kill()
 	}
 	waitErr := b.l.wait(relayGrace)
@@ -120,10 +128,33 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 	if why == "" {
 		why = exitOf(waitErr)
 	}
-	if waitErr == nil {
+	if bc.Err() == nil && b.l.backend > 0 && b.gone(ctx) {
+		return fmt.Errorf("the agentrun backend on %s is gone (killed, or it failed: its log there is ~/.local/state/agentrun/remote-backend.log)", b.l.target)
+	}
+	if err := bc.Err(); errors.Is(err, ErrSilent) && !strings.Contains(why, "not responding") {
+		// ssh's own words when it gave up first ("Timeout, server …
+		// not responding."), else ours
+		why = fmt.Sprintf("nothing came from there for %d s", int(beatSilence/time.Second))
+	} else if waitErr == nil {
 		why = "the backend there ended"
 	}
 	return fmt.Errorf("the link to %s ended (%s)", b.l.target, why)
+}
+
+// gone reports whether the backend this link reached is known to be
+// gone from its machine: a new link there (a few seconds at most) finds
+// no host of its process id. A machine that cannot be reached now says
+// nothing (false).
+func (b *Backend) gone(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	l, err := dial(ctx, b.l.target, b.l.version, true)
+	if err != nil {
+		return false
+	}
+	defer l.Close()
+	pids, err := l.Hosts(ctx)
+	return err == nil && !slices.Contains(pids, b.l.backend)
 }
 
 // relayGrace is how long ssh may take to end once Neovim has: the
@@ -181,7 +212,8 @@ func endBackend(ctx context.Context, t Target, version string, pid int) error {
 		return err
 	}
 	defer b.l.wait(10 * time.Second)
-	v, err := nvim.New(b.r, b.l.stdin, b.l.stdin, func(string, ...any) {})
+	bc := newBeatConn(b.r, b.l.stdin)
+	v, err := nvim.New(bc, bc, bc, func(string, ...any) {})
 	if err != nil {
 		b.l.Close()
 		_ = keepPending(t, pid)

@@ -62,7 +62,7 @@ package sshlink
 // Protocol is the version of the wire above; a client and a serve-stdio
 // of different versions refuse each other (the versions of agentrun must
 // match anyway).
-const Protocol = 1
+const Protocol = 2
 
 // Hello is serve-stdio's first line.
 type Hello struct {
@@ -73,6 +73,9 @@ type Hello struct {
 	// the lingering backend this link now reaches, or -1 when none of
 	// the user's waits for a link there.
 	Lingering int `json:"lingering,omitempty"`
+	// PID is serve-backend's: the process id of the backend this link
+	// reaches (a new one's, or the lingering one's).
+	PID int `json:"pid,omitempty"`
 }
 
 // Control is a message on channel 0.
