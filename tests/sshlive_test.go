@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,4 +155,87 @@ func TestRemoteAgentBackendKilled(t *testing.T) {
 	if key == "1@"+remoteAlias {
 		t.Errorf("the new session is the dead one's key %q", key)
 	}
+}
+
+// TestRemoteQuickfixOpensTheBoxsFile: the failures of a command that ran
+// on the box open the box's file, read over the link into a buffer named
+// for the machine, not the local buffer of the same path (with other,
+// unsaved text); Q, gf and <CR> alike; a file:line that is not on the box
+// is said so, and :w of the box's file says it is read-only here.
+func TestRemoteQuickfixOpensTheBoxsFile(t *testing.T) {
+	r, e := remoteDemo(t)
+	url := r.URL()
+	path := r.Home + "/calc.go"
+	cmd := `bash -c 'printf "box one\nbox two\nbox three\n" > calc.go; echo "calc.go:3: boom"; echo "nothere/gone.go:2: bad"; exit 1'`
+	term := e.promptRunning(cmd, "nothere/gone.go:2: bad")
+	e.waitEvent("AgentRunTerminalExited", 0, 15*time.Second)
+
+	// A local buffer of the same path, with other text, unsaved.
+	e.cmd("set hidden")
+	e.cmd("edit " + path)
+	e.lua(`vim.api.nvim_buf_set_lines(0, 0, -1, false, { "local edit" })`, nil)
+	var localBuf int
+	e.lua(`return vim.api.nvim_get_current_buf()`, &localBuf)
+
+	shown := func(how string) {
+		t.Helper()
+		var name, line string
+		e.lua(`return vim.api.nvim_buf_get_name(0)`, &name)
+		e.lua(`return vim.api.nvim_get_current_line()`, &line)
+		if name != url+path || line != "box three" {
+			t.Errorf("%s shows %q at a line reading %q, want the box's %s at line 3 (box three)", how, name, line, url+path)
+		}
+	}
+	e.lua(`require("agentrun.ui.quickfix").load(require("agentrun.state").terminals[...])`, nil, term.ID)
+	shown("Q")
+	var qf []string
+	e.lua(`local out = {}; for _, it in ipairs(vim.fn.getqflist()) do table.insert(out, vim.api.nvim_buf_get_name(it.bufnr) .. ":" .. it.lnum) end; return out`, &qf)
+	if len(qf) != 1 || qf[0] != url+path+":3" {
+		t.Errorf("the quickfix list is %q, want only the box's %s:3", qf, path)
+	}
+
+	// gf and <CR> on the split's line.
+	for _, key := range []string{"gf", "<CR>"} {
+		e.cmd("buffer " + fmt.Sprint(localBuf))
+		e.lua(`local t = require("agentrun.state").terminals[...]; vim.cmd("sbuffer " .. t.bufnr)`, nil, term.ID)
+		e.pressMapped(key, `calc.go:3: boom`)
+		shown(fmt.Sprintf("%q", key))
+		e.cmd("only")
+	}
+	e.lua(`local t = require("agentrun.state").terminals[...]; vim.cmd("sbuffer " .. t.bufnr); _G.notes = {}`, nil, term.ID)
+	e.pressMapped("gf", "nothere/gone.go")
+	e.waitNote("nothere/gone.go is not a file in "+r.Home+" or below it (on "+url+")", 5*time.Second)
+	e.cmd("only")
+
+	// The local buffer is as the user left it.
+	var lines []string
+	var modified bool
+	e.lua(`return vim.api.nvim_buf_get_lines(...)`, &lines, localBuf, 0, -1, false)
+	e.lua(`return vim.bo[...].modified`, &modified, localBuf)
+	if strings.Join(lines, "\n") != "local edit" || !modified {
+		t.Errorf("the local buffer of %s reads %q (modified %v), want the user's unsaved text", path, lines, modified)
+	}
+	// The box's file is not written from here.
+	e.cmd("buffer " + url + path)
+	e.lua(`_G.notes = {}; vim.cmd("silent! write")`, nil)
+	e.waitNote(path+" is "+url+"'s file, read over the link and shown here read-only", 5*time.Second)
+}
+
+// pressMapped runs what key is mapped to in the current buffer (a split's
+// own gf and <CR>) with the cursor on the
+// first line matching pattern (in one go: an ended split's text may be
+// drawn again meanwhile).
+func (e *editor) pressMapped(key, pattern string) {
+	e.t.Helper()
+	e.lua(`local key, pat = ...
+vim.cmd("stopinsert")
+vim.api.nvim_win_set_cursor(0, { 1, 0 })
+assert(vim.fn.search(pat) > 0, "no line matches " .. pat)
+local m = vim.fn.maparg(key, "n", false, true)
+assert(m.buffer == 1, "no mapping of " .. key)
+if type(m.callback) == "function" then
+  m.callback() -- (a split entered may be in Terminal mode still)
+else
+  vim.cmd("normal " .. vim.api.nvim_replace_termcodes(key, true, false, true)) -- 0.7: the callback is not given
+end`, nil, key, pattern)
 }

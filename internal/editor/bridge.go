@@ -156,6 +156,7 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.answer,
 		"check_command":    checkCommand,
+		"read_files":       readFiles,
 		"describe_rules":   describeRules,
 		"log":              b.handleLog,
 	}
