@@ -2,6 +2,10 @@ package tests
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -238,4 +242,56 @@ if type(m.callback) == "function" then
 else
   vim.cmd("normal " .. vim.api.nvim_replace_termcodes(key, true, false, true)) -- 0.7: the callback is not given
 end`, nil, key, pattern)
+}
+
+// TestRemotePortAfterTakeUp: a dev server on the box whose session a new
+// Neovim takes up (the first one killed) is known to listen on its port
+// there, and gx forwards it: the ports its command listens on are among
+// what the backend there replays.
+func TestRemotePortAfterTakeUp(t *testing.T) {
+	r, e := remoteDemo(t)
+	if out, err := r.SSH(`cd && echo after-take-up > fwd-marker.txt`).CombinedOutput(); err != nil {
+		t.Fatalf("a file on the remote: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	cmd := fmt.Sprintf("python3 -m http.server --bind 127.0.0.1 %d", port)
+	e.cmd("AgentPrompt " + cmd)
+	term := e.waitTerminal(cmd, 15*time.Second)
+	hasPort := func(e *editor) {
+		t.Helper()
+		e.waitFor("the server's port in Lua's state", 20*time.Second, func() (bool, string) {
+			var ports []int
+			e.lua(`local t = require("agentrun.state").terminals[...]; return t and t.ports or {}`, &ports, term.ID)
+			return slices.Contains(ports, port), fmt.Sprint(ports)
+		})
+	}
+	hasPort(e)
+	if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e2 := remoteAgentEditor(t, r)
+	e2.lua(`_G.opened = {}; vim.ui.open = function(url) table.insert(_G.opened, url) end`, nil)
+	e2.waitFor("the backend there lingering", 15*time.Second, func() (bool, string) {
+		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
+		return len(names) == 1, fmt.Sprint(names)
+	})
+	e2.cmd("AgentRun " + r.URL())
+	e2.waitTerminal(cmd, 20*time.Second)
+	hasPort(e2)
+	e2.lua(`require("agentrun.ui.term").browse(require("agentrun.state").terminals[...])`, nil, term.ID)
+	var opened []string
+	e2.lua(`return _G.opened`, &opened)
+	if len(opened) != 1 {
+		t.Fatalf("gx opened %q, want one URL (notes: %+v)", opened, e2.notes())
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	resp, err := client.Get(opened[0] + "/fwd-marker.txt")
+	if err != nil {
+		t.Fatalf("GET through the forward: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(body)) != "after-take-up" {
+		t.Errorf("GET through the forward: %q", body)
+	}
 }

@@ -187,7 +187,8 @@ func replayOf(log []event, live map[string]bool, open func(token string) bool) [
 				continue
 			}
 			terms[id] = true
-		case evTerminalExit, evTerminalReleased:
+		case evTerminalExit, evTerminalReleased, evTerminalActivity, evDisplayEnded:
+			// (by the terminal's id: the ports it listens on, its end)
 			if !terms[id] {
 				continue
 			}
