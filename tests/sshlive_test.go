@@ -295,3 +295,48 @@ func TestRemotePortAfterTakeUp(t *testing.T) {
 		t.Errorf("GET through the forward: %q", body)
 	}
 }
+
+// TestRemoteReplayKeepsTheApprovals: the chat a new Neovim shows after
+// taking a session up keeps the approval records of the first: what was
+// asked, refused, and remembered (always allowed here).
+func TestRemoteReplayKeepsTheApprovals(t *testing.T) {
+	r := startSSHRemote(t)
+	setup := fmt.Sprintf(`vim.env.AGENTRUN_SSH_CONFIG = %q; require("agentrun").setup({ terminal = { approve = "ask" } })`, r.Config)
+	e := startEditor(t, setup)
+	e.lua(`_G.asked = 0; vim.ui.select = function(items, opts, cb) _G.asked = _G.asked + 1; _G.late = cb end`, nil)
+	e.runDemoOn(r)
+	answer := func(n, idx int) {
+		t.Helper()
+		e.waitFor(fmt.Sprintf("the approval asked %d times", n), 20*time.Second, func() (bool, string) {
+			var got int
+			e.lua(`return _G.asked`, &got)
+			return got == n, e.chat()
+		})
+		e.lua(`_G.late(nil, ...)`, nil, idx)
+	}
+	e.cmd("AgentPrompt echo refused-one")
+	answer(1, 2) // Refuse
+	e.waitChat("→ refused", 15*time.Second)
+	e.idle(15 * time.Second)
+	e.cmd("AgentPrompt echo kept-one; sleep 300")
+	answer(2, 3) // Always allow
+	e.waitChat("→ run, and always allowed here", 15*time.Second)
+	e.waitTerminal("echo kept-one; sleep 300", 15*time.Second)
+	before := e.chat()
+
+	if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e2 := startEditor(t, setup)
+	e2.waitFor("the backend there lingering", 15*time.Second, func() (bool, string) {
+		names, _ := filepath.Glob(filepath.Join(r.RT, "agentrun", "*.backend"))
+		return len(names) == 1, fmt.Sprint(names)
+	})
+	e2.cmd("AgentRun " + r.URL())
+	chat := e2.waitChat("→ run, and always allowed here", 20*time.Second)
+	for _, want := range []string{"? run command (on " + remoteAlias, "$ echo refused-one", "→ refused", "$ echo kept-one; sleep 300", "→ run, and always allowed here"} {
+		if strings.Count(chat, want) != strings.Count(before, want) {
+			t.Errorf("the chat taken up shows %q %d times, the first showed it %d times:\n%s\n--- the first:\n%s", want, strings.Count(chat, want), strings.Count(before, want), chat, before)
+		}
+	}
+}
