@@ -173,7 +173,8 @@ func (s *screen) paneSSH() int {
 // before Neovim is gone, what goes on running there and that the next
 // :AgentRun there ends it first; it does: with the machine back, the
 // next Neovim's :AgentRun ssh://… ends that session and its command
-// there, and starts a new one rather than taking the old one up.
+// there (and says so), and starts a new one rather than taking the old
+// one up.
 func TestScreenRemoteQuitWhileTheMachineIsAway(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
@@ -221,6 +222,11 @@ func TestScreenRemoteQuitWhileTheMachineIsAway(t *testing.T) {
 	if backends := r.remoteBackends(); len(backends) != 1 {
 		t.Errorf("want the one new backend there, have %+v", backends)
 	}
+	// and it says so
+	s.keys("Escape", ":messages", "Enter")
+	s.waitFor("the note that the session left running was ended", 10*time.Second, func(sc string) bool {
+		return strings.Contains(unwrapped(sc), unwrapped("ended the agent sessions on "+url+" that a Neovim left running there when it quit"))
+	})
 }
 
 // nvimRuns reports whether a Neovim runs under the screen's pane.

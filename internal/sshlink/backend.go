@@ -178,7 +178,14 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 	if mode == "resume-or-new" {
 		// what a Neovim that quit left to end there goes first: no new
 		// link takes it up
-		err := endPending(t, func(p int) error { return endBackend(ctx, t, version, p) })
+		err := endPending(t, func(p int) error {
+			ended, err := endBackendOf(ctx, t, version, p)
+			if ended {
+				// said by Neovim (rpc.lua: a note, not an error)
+				fmt.Fprintf(os.Stderr, "agentrun: note: ended the agent sessions on %s that a Neovim left running there when it quit while the link was down\n", t)
+			}
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -200,16 +207,23 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 // reached, the end is kept (keepPending) for the next link there to do;
 // when nothing of pid waits there any more, there is nothing to end.
 func endBackend(ctx context.Context, t Target, version string, pid int) error {
+	_, err := endBackendOf(ctx, t, version, pid)
+	return err
+}
+
+// endBackendOf is endBackend, and says whether a backend was there to
+// shut down.
+func endBackendOf(ctx context.Context, t Target, version string, pid int) (bool, error) {
 	b, err := DialBackend(ctx, t, version, "resume", pid)
 	if errors.Is(err, ErrNothingLingers) {
 		_ = dropPending(t, pid)
-		return nil
+		return false, nil
 	}
 	if err != nil {
 		if kerr := keepPending(t, pid); kerr != nil {
-			return fmt.Errorf("%w; and its end could not be kept for later: %w", err, kerr)
+			return false, fmt.Errorf("%w; and its end could not be kept for later: %w", err, kerr)
 		}
-		return err
+		return false, err
 	}
 	defer b.l.wait(10 * time.Second)
 	bc := newBeatConn(b.r, b.l.stdin)
@@ -217,15 +231,15 @@ func endBackend(ctx context.Context, t Target, version string, pid int) error {
 	if err != nil {
 		b.l.Close()
 		_ = keepPending(t, pid)
-		return fmt.Errorf("the backend on %s could not be asked to shut down: %w", t, err)
+		return false, fmt.Errorf("the backend on %s could not be asked to shut down: %w", t, err)
 	}
 	go func() { _ = v.Serve() }()
 	err = v.Request("shutdown", nil)
 	v.Close() // closes ssh's stdin: the backend, asked, ends
 	if err != nil {
 		_ = keepPending(t, pid)
-		return fmt.Errorf("the backend on %s did not shut down: %w", t, err)
+		return false, fmt.Errorf("the backend on %s did not shut down: %w", t, err)
 	}
 	_ = dropPending(t, pid)
-	return nil
+	return true, nil
 }
