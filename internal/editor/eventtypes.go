@@ -81,6 +81,15 @@ type turnEndEvent struct {
 	Stopped    bool   `msgpack:"stopped,omitempty"` // by :AgentStop
 }
 
+// chatNoteEvent is a line Lua wrote in a session's chat about a question
+// (asked, answered, refused by a rule), kept for a replay: the chat shown
+// again keeps its approval records.
+type chatNoteEvent struct {
+	Key      string `msgpack:"key"`
+	Text     string `msgpack:"text"`
+	ToolCall string `msgpack:"tool_call,omitempty"`
+}
+
 type promptSentEvent struct {
 	Key  string `msgpack:"key"`
 	Text string `msgpack:"text"`
@@ -271,6 +280,7 @@ func (historyReplayedEvent) eventName() string     { return evHistoryReplayed }
 func (ourToolEvent) eventName() string             { return evOurTool }
 func (turnEndEvent) eventName() string             { return evTurnEnd }
 func (promptSentEvent) eventName() string          { return evPromptSent }
+func (chatNoteEvent) eventName() string            { return evChatNote }
 func (messageEvent) eventName() string             { return evMessage }
 func (terminalCreatedEvent) eventName() string     { return evTerminalCreated }
 func (terminalExitEvent) eventName() string        { return evTerminalExit }

@@ -211,6 +211,11 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field conn integer
 ---@field n integer
 
+---@class agentrun.event.chat_note
+---@field key string
+---@field text string
+---@field tool_call? string
+
 ---@class agentrun.event.prompt_sent
 ---@field key string
 ---@field text string
