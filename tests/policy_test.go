@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 )
 
 // The user's limits on the agent's commands (terminal.allowed_cwd,
@@ -126,7 +128,7 @@ func TestApproveFunctionDecides(t *testing.T) {
 		t.Fatalf("approve called %d times: %+v", len(asked), asked)
 	}
 	a := asked[0]
-	if a.Line != "echo fine" || strings.Join(a.Argv, "|") != "/bin/sh|-c|echo fine" || a.Cwd != e.cwd() || a.Agent != "demo" || a.Session == "" {
+	if a.Line != "echo fine" || strings.Join(a.Argv, "|") != strings.Join(lineshell.Argv("echo fine"), "|") || a.Cwd != e.cwd() || a.Agent != "demo" || a.Session == "" {
 		t.Errorf("approve got %+v", a)
 	}
 	if c := asked[1].Commands; len(c) != 2 || c[1].Program != "rm" || c[1].Text != "rm -rf nothing-here" {
@@ -218,7 +220,7 @@ func TestAuditLog(t *testing.T) {
 	})
 	var sid string
 	e.lua(`return require("agentrun.state").session().id`, &sid)
-	for _, want := range []string{"time=", "session=" + sid, "cwd=" + e.cwd(), `argv="[/bin/sh -c exit 7]"`, "exit_code=7"} {
+	for _, want := range []string{"time=", "session=" + sid, "cwd=" + e.cwd(), fmt.Sprintf("argv=%q", fmt.Sprint(lineshell.Argv("exit 7"))), "exit_code=7"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("audit line %q lacks %q", line, want)
 		}
