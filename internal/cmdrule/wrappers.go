@@ -3,6 +3,7 @@ package cmdrule
 import (
 	"strings"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -51,8 +52,11 @@ func init() {
 		"flock":   wrapDashC("c", "command"),
 		"busybox": inner(opts{}),
 	}
-	for _, sh := range []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash"} {
+	for _, sh := range []string{"sh", "bash", "dash", "ash", "posh", "rbash"} {
 		wrappers[sh] = wrapShell
+	}
+	for _, sh := range []string{"zsh", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "pwsh", "nu", "elvish", "xonsh"} {
+		wrappers[sh] = unknownWith("agentrun does not read this shell's syntax")
 	}
 }
 
@@ -377,7 +381,7 @@ func wrapWatch(a *analyzer, cmd Command, depth int) bool {
 		}
 		parts = append(parts, w.Value)
 	}
-	a.script(strings.Join(parts, " "), depth+1, "watch")
+	a.script(strings.Join(parts, " "), depth+1, "watch", AnyShell) // sh -c
 	return true
 }
 
@@ -392,7 +396,7 @@ func wrapEval(a *analyzer, cmd Command, depth int) bool {
 		}
 		parts = append(parts, w.Value)
 	}
-	a.script(strings.Join(parts, " "), depth+1, "eval")
+	a.script(strings.Join(parts, " "), depth+1, "eval", a.dialect)
 	return true
 }
 
@@ -412,7 +416,7 @@ func wrapTrap(a *analyzer, cmd Command, depth int) bool {
 		a.unknownf("trap's action is known only when it runs")
 		return true
 	}
-	a.script(cmd.Args[0].Value, depth+1, "trap")
+	a.script(cmd.Args[0].Value, depth+1, "trap", a.dialect)
 	return true
 }
 
@@ -490,10 +494,20 @@ func wrapDashC(short, long string) wrapper {
 				a.unknownf("%s -%s: the command is known only when it runs", cmd.Program, short)
 				continue
 			}
-			a.script(script.Value, depth+1, cmd.Program+" -"+short)
+			a.script(script.Value, depth+1, cmd.Program+" -"+short, AnyShell) // $SHELL -c
 		}
 		return true
 	}
+}
+
+// shellDialect is the syntax the shell named prog reads: bash's for
+// bash, either for sh (dash here, bash elsewhere) and the other POSIX
+// shells.
+func shellDialect(prog string) string {
+	if prog == "bash" || prog == "rbash" {
+		return lineshell.Bash
+	}
+	return AnyShell
 }
 
 // wrapShell: sh -c SCRIPT (and -lc, -ec, …) runs SCRIPT, which is read
@@ -550,6 +564,6 @@ func wrapShell(a *analyzer, cmd Command, depth int) bool {
 	for _, w := range cmd.Writes {
 		a.commands = append(a.commands, Command{Writes: []Redirect{w}, Via: cmd.Program + " -c"})
 	}
-	a.script(args[i].Value, depth+1, cmd.Program+" -c")
+	a.script(args[i].Value, depth+1, cmd.Program+" -c", shellDialect(cmd.Program))
 	return true
 }

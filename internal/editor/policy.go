@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/internal/cmdrule"
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -226,6 +227,12 @@ type checkArgs struct {
 	Deny       []string `msgpack:"deny"`
 	Remembered []string `msgpack:"remembered"`
 	Otherwise  string   `msgpack:"otherwise"`
+	// Argv, when set, is a command run as it is, without a shell
+	// (Codex's exec argv): judged word by word, not as Line.
+	Argv []string `msgpack:"argv"`
+	// Dialect is the shell that runs Line: "bash" for an agent's own
+	// Bash tool; "" for agentrun's terminals (internal/lineshell).
+	Dialect string `msgpack:"dialect"`
 }
 
 // checkCommand decides on a command line of session key (Lua routes the
@@ -239,7 +246,15 @@ func checkCommand(key string, args checkArgs) (cmdrule.Verdict, error) {
 		return cmdrule.Verdict{}, fmt.Errorf("terminal.approve.otherwise: want \"ask\", \"run\" or \"refuse\", not %q", args.Otherwise)
 	}
 	rules := cmdrule.Rules{Allow: args.Allow, Deny: args.Deny, Remembered: args.Remembered, Otherwise: args.Otherwise}
-	return rules.Decide(args.Line), nil
+	switch {
+	case len(args.Argv) > 0:
+		return rules.DecideAnalysis(cmdrule.AnalyzeArgv(args.Argv)), nil
+	case args.Dialect == "":
+		return rules.Decide(args.Line), nil
+	case args.Dialect == lineshell.Bash || args.Dialect == lineshell.POSIX:
+		return rules.DecideAnalysis(cmdrule.AnalyzeIn(args.Line, args.Dialect)), nil
+	}
+	return cmdrule.Verdict{}, fmt.Errorf("check_command: dialect %q is not \"bash\" or \"posix\"", args.Dialect)
 }
 
 // describeRules says, for :checkhealth, what each rule matches, or why
