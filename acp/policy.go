@@ -23,9 +23,11 @@ type Command struct {
 	// argv quoted for a shell.
 	Line string
 	// Argv is exactly what runs: lineshell.Argv(line) (bash --noprofile
-	// --norc -c line) or the command
-	// with its args.
+	// --norc -c line) or the command with its args.
 	Argv []string
+	// Env are the variables the agent set for it (terminal/create's env),
+	// NAME=value in its order: part of the command, judged and shown.
+	Env []string
 	// Cwd is the absolute working directory.
 	Cwd string
 	// Sandbox describes the confinement it runs in ("project (no

@@ -152,6 +152,9 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 	}
 	cmd := commandOf(s.id, spec)
 	cmd.ToolCall, _ = req.Meta[ToolCallMetaKey].(string)
+	for _, v := range req.Env {
+		cmd.Env = append(cmd.Env, v.Name+"="+v.Value)
+	}
 	if rerr := a.confine(ctx, s, &spec, &cmd); rerr != nil {
 		return nil, rerr
 	}

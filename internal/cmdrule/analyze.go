@@ -161,6 +161,23 @@ func AnalyzeArgv(argv []string) Analysis {
 	return a.analysis(shquote.Join(argv))
 }
 
+// WithEnv is an with the environment the command is given (NAME=value,
+// terminal/create's env): a sensitive name (Sensitive) is not known
+// before it runs, so the line is asked.
+func (an Analysis) WithEnv(env []string) Analysis {
+	var why []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if sensitive(name) {
+			why = append(why, fmt.Sprintf("its environment sets %s, which changes what it runs", name))
+		}
+	}
+	if len(why) > 0 {
+		an.Unknown = append(why, an.Unknown...)
+	}
+	return an
+}
+
 // analysis is what a found, failing closed on a line with no command.
 func (a *analyzer) analysis(line string) Analysis {
 	if len(a.commands) == 0 && len(a.unknown) == 0 {

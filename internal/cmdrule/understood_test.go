@@ -144,3 +144,25 @@ func TestArgv(t *testing.T) {
 		}
 	}
 }
+
+// TestWithEnv: the env an agent gives terminal/create is part of the
+// command: a sensitive name makes an allowed line asked.
+func TestWithEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, Run},
+		{[]string{"FOO=1", "CI=true"}, Run},
+		{[]string{"GIT_CONFIG_COUNT=1"}, Ask},
+		{[]string{"PATH=/tmp"}, Ask},
+		{[]string{"LD_PRELOAD=/tmp/x.so"}, Ask},
+		{[]string{"HOME=/tmp"}, Ask},
+		{[]string{"XDG_CONFIG_HOME=/tmp"}, Ask},
+		{[]string{"BASH_ENV=/tmp/x"}, Ask},
+	} {
+		if v := attackRules.DecideAnalysis(Analyze("git status").WithEnv(c.env)); v.Decision != c.want {
+			t.Errorf("env %q: %s (%s), want %s", c.env, v.Decision, v.Reason, c.want)
+		}
+	}
+}

@@ -119,7 +119,8 @@ local said_errors = {}
 -- gives "ask", saying why, with failed = true. how says how the line
 -- runs, when not in agentrun's terminals: { argv = { ... } } for a
 -- command run without a shell (Codex's exec argv, judged word by word),
--- { dialect = "bash" } for an agent's own Bash.
+-- { dialect = "bash" } for an agent's own Bash; its env ({ "NAME=value" },
+-- terminal/create's) is judged too.
 function M.check(key, line, rules, remembered, how)
   rules = rules or {}
   how = how or {}
@@ -131,6 +132,7 @@ function M.check(key, line, rules, remembered, how)
     remembered = remembered,
     argv = how.argv,
     dialect = how.dialect,
+    env = how.env,
   })
   if type(v) ~= "table" then
     return { decision = "ask", reason = "asked: " .. tostring(err or "the backend could not check the line"), commands = {}, unknown = {}, failed = true }

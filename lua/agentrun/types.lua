@@ -133,6 +133,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field session_id string
 ---@field line string
 ---@field argv string[]
+---@field env string[] NAME=value the agent set (terminal/create's env)
 ---@field cwd string
 ---@field sandbox string
 ---@field tool_call? string
