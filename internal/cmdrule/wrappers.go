@@ -610,6 +610,7 @@ func wrapWatch(a *analyzer, cmd Command, depth int) bool {
 		}
 		parts = append(parts, w.Value)
 	}
+	a.keepWrites(cmd, "watch")
 	a.script(strings.Join(parts, " "), depth+1, "watch", AnyShell) // sh -c
 	return true
 }
@@ -739,6 +740,7 @@ func wrapEval(a *analyzer, cmd Command, depth int) bool {
 		}
 		parts = append(parts, w.Value)
 	}
+	a.keepWrites(cmd, "eval")
 	a.script(strings.Join(parts, " "), depth+1, "eval", a.dialect)
 	return true
 }
@@ -811,6 +813,14 @@ func wrapGit(a *analyzer, cmd Command, depth int) bool {
 	return false
 }
 
+// keepWrites records the redirections written on a command whose
+// script is judged on its own (sh -c '…' > f): they write all the same.
+func (a *analyzer) keepWrites(cmd Command, via string) {
+	for _, w := range cmd.Writes {
+		a.commands = append(a.commands, Command{Writes: []Redirect{w}, Via: via})
+	}
+}
+
 // shellDialect is the syntax the shell named prog reads: bash's for
 // bash, either for sh (dash here, bash elsewhere) and the other POSIX
 // shells.
@@ -872,9 +882,7 @@ func wrapShell(a *analyzer, cmd Command, depth int) bool {
 		a.unknownf("the script of %s -c is known only when it runs", cmd.Program)
 		return true
 	}
-	for _, w := range cmd.Writes {
-		a.commands = append(a.commands, Command{Writes: []Redirect{w}, Via: cmd.Program + " -c"})
-	}
+	a.keepWrites(cmd, cmd.Program+" -c")
 	a.script(args[i].Value, depth+1, cmd.Program+" -c", shellDialect(cmd.Program))
 	return true
 }
