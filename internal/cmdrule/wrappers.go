@@ -537,9 +537,10 @@ func wrapSudo(a *analyzer, cmd Command, depth int) bool {
 		}
 	}
 	o := opts{
-		flags: "AbEHiknPSsBN", arg: "ughpCDrtUTR", assigns: true,
-		long: []string{"askpass", "background", "preserve-env", "preserve-env=", "set-home", "login", "non-interactive", "preserve-groups", "stdin", "shell", "bell",
-			"user=", "group=", "host=", "prompt=", "close-from=", "chdir=", "role=", "type=", "other-user=", "command-timeout=", "chroot="},
+		// sudo 1.9: "+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv"
+		flags: "AbBEHiKknNPSs", arg: "acCDgpRrTtUu", optional: "h", assigns: true,
+		long: []string{"askpass:A", "background:b", "preserve-env?:E", "set-home:H", "login:i", "non-interactive:n", "preserve-groups:P", "stdin:S", "shell:s", "bell:B",
+			"user=:u", "group=:g", "host=:h", "prompt=:p", "close-from=:C", "chdir=:D", "role=:r", "type=:t", "other-user=:U", "command-timeout=:T", "chroot=:R", "auth-type=:a", "login-class=:c"},
 	}
 	return outerAndInner(o)(a, cmd, depth)
 }

@@ -158,6 +158,15 @@ func TestWrapperOptions(t *testing.T) {
 		{"watch -q 3 rm x", "rm x"},
 		{"watch 'ls; rm x'", "ls; rm x"},
 		{"watch -z rm", "?"},
+		// sudo (recorded too: it must be allowed as well)
+		{"sudo rm x", "sudo rm x; rm x"},
+		{"sudo -u me rm x", "sudo -u me rm x; rm x"},
+		{"sudo -ume rm x", "sudo -ume rm x; rm x"},
+		{"sudo --preserve-env rm x", "sudo --preserve-env rm x; rm x"},
+		{"sudo --preserve-env=PATH rm x", "sudo --preserve-env=PATH rm x; rm x"},
+		{"sudo -E -H -n rm x", "sudo -E -H -n rm x; rm x"},
+		{"sudo -D /tmp rm x", "sudo -D /tmp rm x; rm x"},
+		{"sudo FOO=1 rm x", "sudo FOO=1 rm x; FOO=1 rm x"},
 		// su, runuser
 		{"su -c 'rm x'", "su -c 'rm x'; rm x"},
 		{"su -lc 'rm x' root", "su -lc 'rm x' root; rm x"},
