@@ -260,8 +260,11 @@ func (a *analyzer) script(src string, depth int, via, dialect string) {
 		case *syntax.ArithmExp:
 			a.arithm(n.X)
 		case *syntax.ParamExp:
-			if n.Index != nil || n.Slice != nil {
-				a.arithm(n)
+			// the subscript and the offsets are arithmetic, not the name
+			for _, x := range []syntax.ArithmExpr{n.Index, sliceOffset(n), sliceLength(n)} {
+				if x != nil {
+					a.arithm(x)
+				}
 			}
 		case *syntax.BinaryTest:
 			switch n.Op {
@@ -271,6 +274,20 @@ func (a *analyzer) script(src string, depth int, via, dialect string) {
 		}
 		return true
 	})
+}
+
+func sliceOffset(n *syntax.ParamExp) syntax.ArithmExpr {
+	if n.Slice == nil {
+		return nil
+	}
+	return n.Slice.Offset
+}
+
+func sliceLength(n *syntax.ParamExp) syntax.ArithmExpr {
+	if n.Slice == nil {
+		return nil
+	}
+	return n.Slice.Length
 }
 
 // dialectName names a dialect in a sentence.

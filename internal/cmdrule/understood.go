@@ -41,7 +41,7 @@ func (a *analyzer) understood(n syntax.Node) bool {
 	case *syntax.File, *syntax.Stmt, *syntax.CallExpr, *syntax.Word, *syntax.Lit, *syntax.SglQuoted, *syntax.DblQuoted,
 		*syntax.CmdSubst, *syntax.ProcSubst, *syntax.BinaryCmd, *syntax.Subshell, *syntax.Block, *syntax.IfClause,
 		*syntax.WhileClause, *syntax.CaseClause, *syntax.CaseItem, *syntax.FuncDecl, *syntax.Comment, *syntax.ExtGlob,
-		*syntax.BraceExp, *syntax.TimeClause, *syntax.Redirect, *syntax.WordIter, *syntax.DeclClause:
+		*syntax.BraceExp, *syntax.TimeClause, *syntax.Redirect, *syntax.WordIter, *syntax.DeclClause, *syntax.CStyleLoop:
 		return true
 	case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause, *syntax.BinaryArithm, *syntax.UnaryArithm, *syntax.ParenArithm:
 		return true // arithm judges them: numbers only

@@ -28,6 +28,7 @@ func TestFailClosed(t *testing.T) {
 		"(( x )) && ls",
 		"echo $((x+1))",
 		"echo ${a[x]}",
+		"echo ${x:i}",
 		": ${x@P}",
 		"echo ${x@P}",
 		"echo ${!x}",
@@ -78,6 +79,7 @@ func TestUnderstood(t *testing.T) {
 	for _, c := range []struct{ line, want, reason string }{
 		{"ls -la; echo hi", Run, "allowed: "},
 		{"echo $((1+2)) ${#x} ${x:-a} ${x/a/b} \"$HOME\" $'a\\tb'", Run, "allowed: "},
+		{"echo ${x:1:2} ${a[0]} ${a[@]}", Run, "allowed: "},
 		{"for f in a b; do echo $f; done", Run, "allowed: "},
 		{"f() { ls; }; f", Ask, ""}, // f is a program no rule allows
 		{"[[ -f x ]] && ls", Run, "allowed: "},
