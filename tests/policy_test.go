@@ -580,3 +580,16 @@ func TestScreenRefusedCommandIsSaidWhole(t *testing.T) {
 		t.Errorf("the chat says the user refused a command a rule refused:\n%s", sc)
 	}
 }
+
+// TestScreenQuestionShowsEnv (issue 47): the env an agent gives a
+// terminal is part of the command: a sensitive name makes the line asked
+// even where it would run, and the question shows the env on the screen.
+func TestScreenQuestionShowsEnv(t *testing.T) {
+	s := startScreen(t, 200, 40, `require("agentrun").setup({ terminal = { approve = { allow = { "git status*" } } } })`)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("!env GIT_CONFIG_COUNT=1,FOO=bar git status")
+	s.waitShows(10*time.Second, "wants to run (in "+s.dir+", env GIT_CONFIG_COUNT=1 FOO=bar):  $ git status")
+	s.keys("Enter") // no choice: refused
+	s.waitShows(10*time.Second, "GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment", "Could not run git status: the user did not allow the command")
+}
