@@ -197,6 +197,7 @@ type approveEvent struct {
 	SessionID string   `msgpack:"session_id"`
 	Line      string   `msgpack:"line"`
 	Argv      []string `msgpack:"argv"`
+	Env       []string `msgpack:"env"` // NAME=value the agent set (terminal/create's env)
 	Cwd       string   `msgpack:"cwd"`
 	Sandbox   string   `msgpack:"sandbox"`
 	ToolCall  string   `msgpack:"tool_call,omitempty"`
