@@ -589,7 +589,12 @@ func TestScreenQuestionShowsEnv(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("!env GIT_CONFIG_COUNT=1,FOO=bar git status")
-	s.waitShows(10*time.Second, "wants to run (in "+s.dir+", env GIT_CONFIG_COUNT=1 FOO=bar):  $ git status")
-	s.keys("Enter") // no choice: refused
+	s.waitShows(10*time.Second, "(the question waits until you stop typing")
+	s.keys("Escape") // the user stops typing: the question opens
+	// (agentrun's own picker wraps the question at its width: read it joined)
+	s.waitFor("the question with the env", 10*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "wants to run (in "+s.dir+", env GIT_CONFIG_CO") && strings.Contains(sc, "FOO=bar):  $ git status") && strings.Contains(sc, "2  Refuse")
+	})
+	s.keys("2")
 	s.waitShows(10*time.Second, "GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment", "Could not run git status: the user did not allow the command")
 }
