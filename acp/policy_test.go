@@ -198,6 +198,7 @@ func TestAuditLog(t *testing.T) {
 // cannot write outside the session's cwd), the approval question and the
 // audit see it; a hook error refuses the command with its reason.
 func TestSandboxHook(t *testing.T) {
+	testdeps.LinuxOnly(t, "the sandbox (bubblewrap)")
 	_, err := sandbox.Available()
 	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 	r := newRecorder()
