@@ -133,7 +133,8 @@ func startEditorIn(t *testing.T, rt, setup string) *editor {
 		nvim.ChildProcessCommand(nvimBin),
 		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n",
 			"--cmd", "set rtp^="+root,
-			"--cmd", "let g:agentrun_bin = '"+binary+"'"),
+			"--cmd", "let g:agentrun_bin = '"+binary+"'",
+			"--cmd", "let g:loaded_python3_provider = 0"), // as in the screens (screen_test.go)
 		nvim.ChildProcessEnv(env),
 		nvim.ChildProcessDir(dir),
 		nvim.ChildProcessLogf(t.Logf),

@@ -79,7 +79,10 @@ func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shel
 	dir := t.TempDir()
 	s := &screen{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir, rt: rt}
 	init := filepath.Join(dir, "init.lua")
-	code := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nvim.g.agentrun_bin = %q\nvim.o.shortmess = vim.o.shortmess .. 'I'\n%s\n", root, binary, setup)
+	// (Neovim's Python provider off: finding it runs the machine's python3,
+	// which behind pyenv's shims can take a minute, freezing the screen
+	// the first time a .py file is opened; nothing here tests it)
+	code := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nvim.g.agentrun_bin = %q\nvim.g.loaded_python3_provider = 0\nvim.o.shortmess = vim.o.shortmess .. 'I'\n%s\n", root, binary, setup)
 	if err := os.WriteFile(init, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
