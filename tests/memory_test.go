@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,84 @@ func TestScreenOldFinishedSplitReopensWhole(t *testing.T) {
 	eventually(t, "gf to open notes.txt", 5*time.Second, func() (bool, string) {
 		b := s.expr(`bufname()`)
 		return strings.HasSuffix(b, "notes.txt"), "current buffer: " + b + "\n" + s.capture()
+	})
+}
+
+// rssKiB reads a process's resident set size from /proc.
+func rssKiB(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("read Neovim's memory: %v", err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	var kib int
+	fmt.Sscan(string(m[1]), &kib)
+	return kib
+}
+
+// finishedCommands runs n commands, one a turn, each printing lines
+// numbered lines, and returns Neovim's RSS (KiB) after each.
+func finishedCommands(e *editor, n, lines int) []int {
+	e.t.Helper()
+	rss := make([]int, 0, n)
+	for i := 1; i <= n; i++ {
+		line := fmt.Sprintf("seq -f 'line %%.0f of command %d, wide enough to fill a terminal row like real output does' 1 %d", i, lines)
+		e.cmd("AgentPrompt " + line)
+		// its split shows its end, as a user waits for it
+		term := e.waitTerminal(line, 20*time.Second)
+		e.waitBuf(term.Bufnr, 20*time.Second, exitMarker(0))
+		e.idle(20 * time.Second)
+		rss = append(rss, rssKiB(e.t, e.pid))
+	}
+	return rss
+}
+
+// medianGrowth is the median of the growth from one sample to the next,
+// after the first skip samples (the editor's own start-up).
+func medianGrowth(rss []int, skip int) int {
+	var d []int
+	for i := skip + 1; i < len(rss); i++ {
+		d = append(d, rss[i]-rss[i-1])
+	}
+	sort.Ints(d)
+	return d[len(d)/2]
+}
+
+// TestFinishedSplitsInBoundedMemory: 200 finished commands, every split
+// kept (as a user leaves them): Neovim grows by at most 1 MiB a command
+// (median). The commands print 1,000 rows of 100 columns: small, to keep
+// the test short, yet a live terminal of that costs Neovim over 2 MiB
+// (with terminal.live_ended = 1000 the median was 2,228 KiB and this test
+// failed). An old split, reopened after all that, has all its lines, and
+// / and yank work in it.
+func TestFinishedSplitsInBoundedMemory(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	const n = 200
+	rss := finishedCommands(e, n, 1000)
+	med := medianGrowth(rss, 20)
+	t.Logf("Neovim's RSS: %d KiB after 20 commands, %d KiB after %d; median growth per command %d KiB", rss[19], rss[n-1], n, med)
+	if med > 1024 {
+		t.Errorf("Neovim grew by a median %d KiB per finished command, want at most 1024 (RSS after 20: %d KiB, after %d: %d KiB)", med, rss[19], n, rss[n-1])
+	}
+	var buffers int
+	eventually(t, "at most 4 terminal buffers (the newest 3 and the one in sight)", 10*time.Second, func() (bool, string) {
+		e.lua(`local n = 0 for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.bo[b].buftype == "terminal" then n = n + 1 end end return n`, &buffers)
+		return buffers <= 4, fmt.Sprintf("%d terminal buffers after %d finished commands", buffers, n)
+	})
+	// an old one, made again
+	e.lua(`require("agentrun.ui.term").open("term-5", { focus = true })`, nil)
+	var buf int
+	e.lua(`return vim.api.nvim_get_current_buf()`, &buf)
+	e.waitBuf(buf, 20*time.Second, "line 1 of command 5,", "line 1000 of command 5,", exitMarker(0), "[released]")
+	e.normalKeys("/line 999 of<CR>yy")
+	eventually(t, "yy on the line / found to yank it", 5*time.Second, func() (bool, string) {
+		var reg string
+		e.lua(`return vim.fn.getreg('"')`, &reg)
+		return strings.HasPrefix(reg, "line 999 of command 5,"), "the register: " + reg
 	})
 }
