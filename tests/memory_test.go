@@ -192,3 +192,34 @@ func TestFinishedSplitsInBoundedMemory(t *testing.T) {
 		return strings.HasPrefix(reg, "line 999 of command 5,"), "the register: " + reg
 	})
 }
+
+// TestQuickfixOfAWipedSplit: :AgentQuickfix of a failed command whose
+// split was wiped out of sight (terminal.live_ended = 0) makes the split
+// again and reads its failures from it.
+func TestQuickfixOfAWipedSplit(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { live_ended = 0 } })`)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.cmd("cd " + dir)
+	e.startSession()
+	e.cmd(`AgentPrompt echo "notes.txt:2: it broke"; exit 1`)
+	e.idle(20 * time.Second)
+	e.cmd("AgentPrompt echo next")
+	e.idle(20 * time.Second)
+	e.waitFor("term-1's split to be wiped", 10*time.Second, func() (bool, string) {
+		var gone bool
+		e.lua(`return require("agentrun.state").terminals["term-1"].bufnr == nil`, &gone)
+		return gone, "term-1 still has its buffer"
+	})
+	e.cmd("AgentQuickfix term-1")
+	e.waitFor("the quickfix list to hold notes.txt:2", 10*time.Second, func() (bool, string) {
+		var items []struct {
+			Lnum int    `msgpack:"lnum"`
+			Text string `msgpack:"text"`
+		}
+		e.lua(`return vim.fn.getqflist()`, &items)
+		return len(items) == 1 && items[0].Lnum == 2, fmt.Sprintf("quickfix items: %+v", items)
+	})
+}

@@ -111,8 +111,29 @@ function M.display_ended(p)
     end
     t.end_shown = true
     M.show_text(t)
+    local after = t.when_shown
+    t.when_shown = nil
+    if after then
+      after()
+    end
     M.sweep()
   end, 500)
+end
+
+-- with_output calls fn once terminal t's split holds its output: at once
+-- when it has its buffer, else (a finished split wiped out of sight) once
+-- the split made again shows its end. False when t has no output here.
+function M.with_output(t, fn)
+  if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+    fn()
+    return true
+  end
+  if t.state == "running" or t.display_only or t.remote then
+    return false
+  end
+  t.when_shown = fn
+  M.open(t.id)
+  return true
 end
 
 -- A finished split out of sight costs Neovim a live terminal (libvterm's
