@@ -36,8 +36,8 @@ func main() {
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
 	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag", "feel", "memory" or "remote"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	flag.IntVar(&memCommands, "mem-commands", 20, "memory part: how many commands, each split kept")
-	flag.IntVar(&memLines, "mem-lines", 200000, "memory part: lines each command prints")
+	flag.IntVar(&memCommands, "mem-commands", 40, "memory part: how many commands, each split kept")
+	flag.IntVar(&memLines, "mem-lines", 30000, "memory part: lines each command prints (over the 10000 of scrollback, every split costs the same)")
 	flag.IntVar(&memTurns, "mem-turns", 500, "memory part: turns of the chat whose cost is measured")
 	flag.Parse()
 	if *cpuprofile != "" {

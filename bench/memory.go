@@ -146,6 +146,9 @@ func runMemory(n, lines, turns int) error {
 	if err != nil {
 		return err
 	}
+	if os.Getenv("AGENTRUN_BENCH_SAMPLES") != "" {
+		fmt.Println("  samples (KiB), native:", nat, "\n  ours:", ours)
+	}
 	gn, go_ := growthOf(nat), growthOf(ours)
 	fmt.Printf("  native :terminal: RSS %6.1f MB after %d commands, %6.1f MB after %d: %6.0f KiB per finished command (median %6.0f)\n",
 		float64(gn.first)/1024, n/4+1, float64(gn.last)/1024, n, gn.slope, gn.median)

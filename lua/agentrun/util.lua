@@ -5,11 +5,24 @@ local M = {}
 
 local prefix = "(agentrun) "
 
+-- width is s's width in display columns: its length when it is printable
+-- ASCII (no call into Vimscript: lists of hundreds of rows measure every
+-- cell), else strdisplaywidth's.
+function M.width(s)
+  if not s:find("[^\32-\126]") then
+    return #s
+  end
+  return vim.fn.strdisplaywidth(s)
+end
+
 -- fit cuts s to at most width display columns, ending in "…" when it was
 -- wider.
 function M.fit(s, width)
-  if vim.fn.strdisplaywidth(s) <= width then
+  if M.width(s) <= width then
     return s
+  end
+  if not s:find("[^\32-\126]") then
+    return s:sub(1, math.max(width - 1, 0)) .. "…"
   end
   local out, used = {}, 0
   for _, ch in ipairs(vim.fn.split(s, "\\zs")) do
