@@ -6,13 +6,24 @@ local M = {}
 local prefix = "(agentrun) "
 
 -- width is s's width in display columns: its length when it is printable
--- ASCII (no call into Vimscript: lists of hundreds of rows measure every
--- cell), else strdisplaywidth's.
+-- ASCII, else Neovim's measure (strdisplaywidth with a tab), remembered:
+-- a list of hundreds of rows measures every cell on each refresh, most
+-- of them the same ("—", "released (exit 0)").
+local widths, nwidths = {}, 0
 function M.width(s)
   if not s:find("[^\32-\126]") then
     return #s
   end
-  return vim.fn.strdisplaywidth(s)
+  local w = widths[s]
+  if w then
+    return w
+  end
+  w = s:find("\t") and vim.fn.strdisplaywidth(s) or api.nvim_strwidth(s)
+  if nwidths > 4096 then
+    widths, nwidths = {}, 0
+  end
+  widths[s], nwidths = w, nwidths + 1
+  return w
 end
 
 -- fit cuts s to at most width display columns, ending in "…" when it was
