@@ -271,7 +271,9 @@ func (ts *terminals) dropReleasedOutput() {
 				tm.keepOutputLocked()
 			case !tm.everAttached || ts.keepShown:
 				unshown++
-				if unshown > keepReleased {
+				if unshown > keepReleased && tm.everAttached && tm.pump != nil && tm.pump.finished() {
+					tm.keepOutputLocked() // shown: its split may be made again
+				} else if unshown > keepReleased {
 					tm.dropOutputLocked()
 				}
 			}
@@ -373,6 +375,7 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 	tm.mu.Lock()
 	t := tm.t
 	kept := tm.kept
+	shown := tm.everAttached
 	old := tm.pump
 	running := tm.state == "running" && tm.exit == nil
 	tm.mu.Unlock()
@@ -381,8 +384,12 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 		// keepReleased: nothing to show, which is no error. The buffer
 		// says so (after this request returns: Lua is waiting on it).
 		send := ts.display.sender(ch)
+		msg := "[released before it was shown; its output is no longer kept]"
+		if shown {
+			msg = "[released; its output is no longer kept]"
+		}
 		go func() {
-			_ = send([]byte(vtsafe.Guard + "[released before it was shown; its output is no longer kept]"))
+			_ = send([]byte(vtsafe.Guard + msg))
 		}()
 		return nil
 	}
