@@ -34,8 +34,11 @@ func main() {
 	}
 	lines := flag.Int("lines", 1000000, "lines of output for the drain/display runs")
 	flood := flag.Duration("flood", 3*time.Second, "how long the lag flood runs")
-	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag", "feel" or "remote"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
+	only := flag.String("only", "", `run one part: "display" (a, b, c and the ratios), "scale", "outputlat", "sandbox", "host", "lag", "feel", "memory" or "remote"; "nvim" runs what depends on the Neovim (display and feel), "shared" the rest`)
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.IntVar(&memCommands, "mem-commands", 40, "memory part: how many commands, each split kept")
+	flag.IntVar(&memLines, "mem-lines", 30000, "memory part: lines each command prints (over the 10000 of scrollback, every split costs the same)")
+	flag.IntVar(&memTurns, "mem-turns", 500, "memory part: turns of the chat whose cost is measured")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -68,12 +71,14 @@ func main() {
 		err = runRemote()
 	case "feel":
 		err = runFeel()
+	case "memory":
+		err = runMemory(memCommands, memLines, memTurns)
 	case "nvim":
 		err = runNvim(*lines, *flood)
 	case "shared":
 		err = runShared(*lines)
 	default:
-		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag, feel, remote, nvim or shared", *only)
+		err = fmt.Errorf("-only %q: want display, scale, outputlat, sandbox, host, lag, feel, memory, remote, nvim or shared", *only)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -97,8 +102,14 @@ func runNvim(lines int, flood time.Duration) error {
 	if err := runDisplay(lines, flood); err != nil {
 		return err
 	}
-	return runFeel()
+	if err := runFeel(); err != nil {
+		return err
+	}
+	return runMemory(memCommands, memLines, memTurns)
 }
+
+// The memory part's sizes (flags).
+var memCommands, memLines, memTurns int
 
 // runShared runs the parts that measure the backend more than the Neovim.
 func runShared(lines int) error {

@@ -16,6 +16,8 @@ func TestBadSetupOptionsSayWhatIsWrong(t *testing.T) {
 	}{
 		{`{ terminal = { position = "left" } }`, []string{"terminal.position", `one of "below", "right", "float", "none"`, "left"}},
 		{`{ terminal = { scrollback = 0 } }`, []string{"terminal.scrollback", "from 1 to 100000"}},
+		{`{ terminal = { live_ended = -1 } }`, []string{"terminal.live_ended", "an integer >= 0"}},
+		{`{ terminal = { kept_bytes = 0 } }`, []string{"terminal.kept_bytes", "a positive integer (bytes)", "got 0"}},
 		{`{ terminal = { kill_grace_ms = "3s" } }`, []string{"terminal.kill_grace_ms", "positive integer (milliseconds)"}},
 		{`{ terminal = { kill_grace_ms = 0, byte_limit = 0 } }`, []string{"terminal.kill_grace_ms", "positive integer (milliseconds)", "got 0"}},
 		{`{ keymaps = { kill = 1 } }`, []string{"keymaps.kill", "or false to disable"}},

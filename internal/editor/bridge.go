@@ -214,6 +214,13 @@ type setupArgs struct {
 	// machine) must not hand out the ids of the last one, which that
 	// Neovim still holds.
 	IDBase int `msgpack:"id_base"`
+	// KeptBytes is terminal.kept_bytes: how much of ended terminals'
+	// output is kept in memory for their splits to be made again; nil
+	// (unset): defaultKeptBytes, never 0.
+	KeptBytes *int `msgpack:"kept_bytes"`
+	// OutputDir is where the rest goes (Lua's state folder +
+	// "/agentrun/output"; "" on another machine: the same path there).
+	OutputDir string `msgpack:"output_dir"`
 }
 
 // validSite reports whether s can end an id: letters, digits, '.', '_'
@@ -260,6 +267,9 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if err := checkVersion(b.version, args.PluginVersion); err != nil {
 		return nil, err
 	}
+	if args.KeptBytes != nil && *args.KeptBytes <= 0 {
+		return nil, fmt.Errorf("setup: kept_bytes must be a positive number of bytes (or unset), not %d", *args.KeptBytes)
+	}
 	if args.IDBase < 0 {
 		return nil, fmt.Errorf("setup: id_base must be >= 0, not %d", args.IDBase)
 	}
@@ -300,6 +310,13 @@ func (b *Bridge) applySetup(args setupArgs) error {
 		Logf: func(format string, a ...any) {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
+	}
+	kept := defaultKeptBytes
+	if args.KeptBytes != nil {
+		kept = *args.KeptBytes
+	}
+	if b.terminals != nil {
+		b.terminals.setKept(kept, keptDir(args.OutputDir))
 	}
 	b.site = args.Site
 	if args.Site != "" {
@@ -546,6 +563,9 @@ func (b *Bridge) shutdown(ctx context.Context) {
 		host.Close()
 	}
 	b.socket.close()
+	if b.terminals != nil {
+		b.terminals.removeKept()
+	}
 	b.cancel()
 	b.log.Info("shut down")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +52,9 @@ type terminal struct {
 	limit string
 	// last is what status() shows of the AHP state once t is dropped.
 	last *termState
+	// kept is what a released terminal that was shown keeps once t is let
+	// go, for a split made again (keptoutput.go).
+	kept *keptOutput
 	// spec is what it ran, for a rerun (rerun.go).
 	spec termhost.Spec
 	// waiting and ports are what watchActivity saw last (activity.go).
@@ -81,6 +85,10 @@ type terminals struct {
 	// the newest keepReleased), for the Neovim that may take this
 	// backend's sessions over (linger.go) and show them again.
 	keepShown bool
+	// keptBytes bounds the kept output held in memory (0: the default);
+	// beyond it, the oldest goes to files in keptDir (keptoutput.go).
+	keptBytes int
+	keptDir   string
 }
 
 // terminalDeps are what terminals need of the other parts.
@@ -241,28 +249,83 @@ func (ts *terminals) writeInput(tm *terminal, t *termhost.Terminal) {
 	}
 }
 
-// dropReleasedOutput lets go of the output of released terminals that are
-// fully shown (their pump finished) or that no buffer showed and are
-// beyond the newest keepReleased, so memory stays bounded.
+// dropReleasedOutput lets go of the output of released terminals: of
+// those fully shown (their pump finished) all but their display's raw
+// bytes (kept, for a split made again: within keptBytes in memory, the
+// oldest beyond it in files), and that of those no buffer showed beyond
+// the newest keepReleased, so memory stays bounded.
 func (ts *terminals) dropReleasedOutput() {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	unshown := 0
+	unshown, inMemory := 0, 0
+	budget := ts.keptBytes
+	if budget <= 0 {
+		budget = defaultKeptBytes
+	}
+	var spill []*keptOutput
 	for i := len(ts.order) - 1; i >= 0; i-- {
 		tm := ts.byID[ts.order[i]]
 		tm.mu.Lock()
 		if tm.state == "released" && tm.t != nil {
 			switch {
 			case tm.everAttached && tm.pump != nil && tm.pump.finished() && !ts.keepShown:
-				tm.dropOutputLocked()
+				tm.keepOutputLocked()
 			case !tm.everAttached || ts.keepShown:
 				unshown++
-				if unshown > keepReleased {
+				if unshown > keepReleased && tm.everAttached && tm.pump != nil && tm.pump.finished() {
+					tm.keepOutputLocked() // shown: its split may be made again
+				} else if unshown > keepReleased {
 					tm.dropOutputLocked()
 				}
 			}
 		}
+		if tm.kept != nil {
+			if n := tm.kept.inMemory(); n > 0 {
+				inMemory += n
+				if inMemory > budget {
+					spill = append(spill, tm.kept)
+				}
+			}
+		}
 		tm.mu.Unlock()
+	}
+	dir := ts.keptDir
+	ts.mu.Unlock()
+	for _, k := range spill {
+		if err := k.spill(dir); err != nil {
+			ts.log.Warn("kept output let go", "err", err)
+		}
+	}
+}
+
+// keepOutputLocked keeps the display's bytes of a released terminal that
+// was shown and lets go of the rest; tm.mu held.
+func (tm *terminal) keepOutputLocked() {
+	st, ok := tm.t.Exited()
+	if tm.exit != nil {
+		st, ok = *tm.exit, true
+	}
+	if ok {
+		tm.kept = newKeptOutput(tm.t, st)
+	}
+	tm.dropOutputLocked()
+}
+
+// setKept sets the budget of kept output in memory and the folder beyond
+// it (setup: terminal.kept_bytes).
+func (ts *terminals) setKept(bytes int, dir string) {
+	ts.mu.Lock()
+	ts.keptBytes, ts.keptDir = bytes, dir
+	ts.mu.Unlock()
+	removeStaleKept(dir)
+}
+
+// removeKept removes the folder of kept output (the backend ends).
+func (ts *terminals) removeKept() {
+	ts.mu.Lock()
+	dir := ts.keptDir
+	ts.mu.Unlock()
+	if dir != "" {
+		_ = os.RemoveAll(dir)
 	}
 }
 
@@ -311,16 +374,22 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 	}
 	tm.mu.Lock()
 	t := tm.t
+	kept := tm.kept
+	shown := tm.everAttached
 	old := tm.pump
 	running := tm.state == "running" && tm.exit == nil
 	tm.mu.Unlock()
-	if t == nil {
+	if t == nil && kept == nil {
 		// Released before any buffer showed it, and beyond the newest
 		// keepReleased: nothing to show, which is no error. The buffer
 		// says so (after this request returns: Lua is waiting on it).
 		send := ts.display.sender(ch)
+		msg := "[released before it was shown; its output is no longer kept]"
+		if shown {
+			msg = "[released; its output is no longer kept]"
+		}
 		go func() {
-			_ = send([]byte(vtsafe.Guard + "[released before it was shown; its output is no longer kept]"))
+			_ = send([]byte(vtsafe.Guard + msg))
 		}()
 		return nil
 	}
@@ -332,7 +401,11 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 			ts.log.Debug("resize on attach", "terminal", id, "err", err)
 		}
 	}
-	p := ts.display.show(t, tm.released, ch, args.Scrollback, func() {
+	var src displaySource = kept
+	if t != nil {
+		src = t
+	}
+	p := ts.display.show(src, tm.released, ch, args.Scrollback, func() {
 		ts.events.push(displayEndedEvent{ID: tm.id})
 	})
 	tm.mu.Lock()

@@ -215,3 +215,33 @@ func (l *Log) newestLines(from int64, maxLines int) (int64, bool) {
 }
 
 var nl = []byte{'\n'}
+
+// Kept returns the bytes the log still holds and the offset of the
+// first of them (the bytes before it were dropped: Size was reached).
+func (l *Log) Kept() (start int64, data []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) == l.size { // a ring: the newest size bytes
+		start = max(l.total-int64(l.size), 0)
+	}
+	return start, l.copyOut(start, l.total)
+}
+
+// Restore returns a closed log holding data as the bytes from offset
+// start on (what Kept returned): a reader of it skips the start bytes
+// before them, as it would have skipped them in the log they came from.
+func Restore(start int64, data []byte) *Log {
+	if len(data) == 0 {
+		l := New(1)
+		l.Close()
+		return l
+	}
+	size := len(data)
+	l := &Log{size: size, buf: make([]byte, size), notify: make(chan struct{}, 1), closed: true}
+	for i, b := range data {
+		l.buf[(start+int64(i))%int64(size)] = b
+	}
+	l.total = start + int64(size)
+	l.lines = int64(bytes.Count(data, nl))
+	return l
+}

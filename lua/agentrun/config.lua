@@ -28,6 +28,11 @@ M.defaults = {
     -- backend starts.
     -- byte_limit (M.unset): rendered text kept per terminal for the agent
     scrollback = 10000, -- 'scrollback' of terminal buffers (1..100000)
+    -- ended splits kept as live terminals when out of sight (the newest);
+    -- older ones are wiped and made again from the backend when opened
+    live_ended = 3,
+    -- kept_bytes (M.unset): ended terminals' output the backend keeps in
+    -- memory for that (unset: 64 MiB); beyond it, in the state folder
     allowed_cwd = {}, -- directories commands may run in, and below; {} = the session's cwd
     -- "agent" (ask when the agent's mode asks first) | "ask" | "run" |
     -- rules { allow, deny, otherwise } | function(cmd) -> true | false | "ask"
@@ -71,7 +76,7 @@ M.defaults = {
 -- applies its own, the option's one default (terminal.byte_limit:
 -- termhost.DefaultByteLimit, 16 MiB; terminal.kill_grace_ms:
 -- termhost.DefaultKillGrace, 3000). No zero stands for "the default".
-M.unset = { chat = { size = true }, terminal = { byte_limit = true, kill_grace_ms = true, size = true } }
+M.unset = { chat = { size = true }, terminal = { byte_limit = true, kill_grace_ms = true, kept_bytes = true, size = true } }
 
 -- chat_size is chat.size for a chat at position, and whether the user set
 -- it: unset, a chat beside the code is 70 columns wide and one below 15
@@ -323,6 +328,8 @@ local function validate(opts)
   check("terminal.kill_grace_ms", c.terminal.kill_grace_ms, int_in(1), "a positive integer (milliseconds)", true)
   check("terminal.byte_limit", c.terminal.byte_limit, int_in(1), "a positive integer (bytes)", true)
   check("terminal.scrollback", c.terminal.scrollback, int_in(1, 100000), "an integer from 1 to 100000")
+  check("terminal.live_ended", c.terminal.live_ended, int_in(0), "an integer >= 0 (ended splits kept live out of sight)")
+  check("terminal.kept_bytes", c.terminal.kept_bytes, int_in(1), "a positive integer (bytes)", true)
   check("terminal.allowed_cwd", c.terminal.allowed_cwd, absolute_dirs, "a list of absolute directories, e.g. { \"~/src\", \"/tmp\" } ({} = the session's cwd)")
   check("terminal.approve", c.terminal.approve, approve_mode, "\"agent\", \"ask\", \"run\", rules { allow = { \"go test ./...\" }, deny = { \"rm *\" }, otherwise = \"ask\" | \"run\" | \"refuse\" } or a function(cmd) returning true, false or \"ask\"")
   if old_approve[c.terminal.approve] then

@@ -179,6 +179,19 @@ function M.check()
   else
     info("terminal.limits: none")
   end
+
+  -- What finished splits cost (issue 48): the newest few stay live
+  -- terminals, the rest are made again from the backend's copy.
+  local tc = config.get().terminal
+  local kept_bytes = tc.kept_bytes or 64 * 1024 * 1024
+  info(string.format(
+    "finished splits: the newest %d stay live terminals; older ones out of sight are wiped and made again when opened. "
+      .. "The backend keeps their output within terminal.kept_bytes = %s%s in memory, the rest in %s (removed when it ends)",
+    tc.live_ended,
+    tostring(kept_bytes),
+    tc.kept_bytes and "" or " (unset: 64 MiB)",
+    require("agentrun.compat").state_dir() .. "/agentrun/output"
+  ))
 end
 
 return M

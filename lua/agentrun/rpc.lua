@@ -10,6 +10,7 @@
 -- other machine) starts, restarts and routes calls here, with the sentences
 -- for each way a backend can fail to start.
 local binary = require("agentrun.binary")
+local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local state = require("agentrun.state")
 local util = require("agentrun.util")
@@ -107,6 +108,10 @@ local function setup_args(site)
     kill_grace_ms = cfg.terminal.kill_grace_ms, -- nil: the backend's one default
     byte_limit = cfg.terminal.byte_limit, -- nil: the backend's one default
     scrollback = cfg.terminal.scrollback,
+    kept_bytes = cfg.terminal.kept_bytes, -- nil: the backend's one default
+    -- ended terminals' output beyond kept_bytes; another machine's
+    -- backend uses the same folder there
+    output_dir = not site and (compat.state_dir() .. "/agentrun/output") or "",
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
     plugin_version = binary.expected_version(),
     site = site or "",

@@ -28,6 +28,8 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field kill_grace_ms? integer SIGTERM to SIGKILL delay in ms (unset: 3000)
 ---@field byte_limit? integer rendered text kept per terminal for the agent (unset: 16 MiB)
 ---@field scrollback? integer 'scrollback' of the splits (1..100000)
+---@field live_ended? integer ended splits kept as live terminals out of sight (the newest; 3)
+---@field kept_bytes? integer ended terminals' output the backend keeps in memory (unset: 64 MiB)
 ---@field allowed_cwd? string[] directories commands may run in, and below ({}: the session's cwd)
 ---@field approve? "agent"|"ask"|"run"|agentrun.Rules|fun(cmd: agentrun.Command): boolean|"ask"
 ---@field max_run_ms? integer kill a command after this long (0: no limit)

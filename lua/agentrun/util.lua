@@ -5,11 +5,35 @@ local M = {}
 
 local prefix = "(agentrun) "
 
+-- width is s's width in display columns: its length when it is printable
+-- ASCII, else Neovim's measure (strdisplaywidth with a tab), remembered:
+-- a list of hundreds of rows measures every cell on each refresh, most
+-- of them the same ("—", "released (exit 0)").
+local widths, nwidths = {}, 0
+function M.width(s)
+  if not s:find("[^\32-\126]") then
+    return #s
+  end
+  local w = widths[s]
+  if w then
+    return w
+  end
+  w = s:find("\t") and vim.fn.strdisplaywidth(s) or api.nvim_strwidth(s)
+  if nwidths > 4096 then
+    widths, nwidths = {}, 0
+  end
+  widths[s], nwidths = w, nwidths + 1
+  return w
+end
+
 -- fit cuts s to at most width display columns, ending in "…" when it was
 -- wider.
 function M.fit(s, width)
-  if vim.fn.strdisplaywidth(s) <= width then
+  if M.width(s) <= width then
     return s
+  end
+  if not s:find("[^\32-\126]") then
+    return s:sub(1, math.max(width - 1, 0)) .. "…"
   end
   local out, used = {}, 0
   for _, ch in ipairs(vim.fn.split(s, "\\zs")) do

@@ -184,7 +184,14 @@ M.actions = {
     where = { split = true, list = true },
     condition = always,
     run = function(t)
-      return require("agentrun.ui.quickfix").load(t)
+      local qf = require("agentrun.ui.quickfix")
+      if t.bufnr and vim.api.nvim_buf_is_valid(t.bufnr) then
+        return qf.load(t)
+      end
+      -- a finished split wiped out of sight is made again first
+      return term.with_output(t, function()
+        qf.load(t)
+      end) or qf.load(t)
     end,
   },
   {

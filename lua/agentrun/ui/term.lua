@@ -111,7 +111,63 @@ function M.display_ended(p)
     end
     t.end_shown = true
     M.show_text(t)
+    local after = t.when_shown
+    t.when_shown = nil
+    if after then
+      after()
+    end
+    M.sweep()
   end, 500)
+end
+
+-- with_output calls fn once terminal t's split holds its output: at once
+-- when it has its buffer, else (a finished split wiped out of sight) once
+-- the split made again shows its end. False when t has no output here.
+function M.with_output(t, fn)
+  if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+    fn()
+    return true
+  end
+  if t.state == "running" or t.display_only or t.remote then
+    return false
+  end
+  t.when_shown = fn
+  M.open(t.id)
+  return true
+end
+
+-- A finished split out of sight costs Neovim a live terminal (libvterm's
+-- scrollback: megabytes). Beyond the newest terminal.live_ended ended
+-- ones, the buffer of one no window shows is wiped; the backend keeps
+-- its output (terminal.kept_bytes), and opening it again makes a new
+-- buffer fed from there (attach), colours, keys, end marker and all.
+local sweep_pending = false
+local function sweep()
+  sweep_pending = false
+  local keep = config.get().terminal.live_ended
+  local current = api.nvim_get_current_buf()
+  local ended = 0
+  for i = #state.terminal_order, 1, -1 do
+    local t = state.terminals[state.terminal_order[i]]
+    -- ours (the backend holds its output), shown to its end
+    if t and t.state ~= "running" and t.end_shown and not t.display_only and not t.remote and t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+      ended = ended + 1
+      if ended > keep and t.bufnr ~= current and #vim.fn.win_findbuf(t.bufnr) == 0 then
+        local buf = t.bufnr
+        t.bufnr, t.chan, t.end_shown = nil, nil, nil
+        pcall(api.nvim_buf_delete, buf, { force = true })
+      end
+    end
+  end
+end
+
+-- sweep wipes, soon, the buffers of ended splits out of sight beyond the
+-- newest terminal.live_ended.
+function M.sweep()
+  if not sweep_pending then
+    sweep_pending = true
+    vim.defer_fn(sweep, 200)
+  end
 end
 
 -- show_text puts each window of ended terminal t on its last line with
@@ -172,6 +228,7 @@ local function mend_ends()
   end
 end
 table.insert(window.on_layout, function()
+  M.sweep() -- a split taken by another buffer may be out of sight now
   if not mend_pending then
     mend_pending = true
     vim.defer_fn(mend_ends, 300) -- once Neovim has redrawn the resized splits
@@ -232,9 +289,21 @@ function M.open(id, opts)
     win = window.place(buf, position)
     restore = { win = win, buf = shown_before[win], prev = prev }
   end
-  local chan = compat.open_term(buf, function(_, _, _, data)
-    M.input(t, data)
-  end)
+  local function open_term()
+    return compat.open_term(buf, function(_, _, _, data)
+      M.input(t, data)
+    end)
+  end
+  local chan
+  if win and t.state ~= "running" then
+    -- An ended split made again gets its whole output at once: its
+    -- terminal must start at its window's size (Neovim makes it the
+    -- current window's, then resizes it: 0.7 and 0.10 resized under a
+    -- flood put blank lines at its top and the colours off by as many).
+    chan = api.nvim_win_call(win, open_term)
+  else
+    chan = open_term()
+  end
   t.bufnr, t.chan = buf, chan
   require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback

@@ -176,9 +176,11 @@ function M.running_first(list)
   return out
 end
 
+local width_of = require("agentrun.util").width
+
 -- pad fills s with spaces to width display columns.
 local function pad(s, width)
-  return s .. string.rep(" ", width - vim.fn.strdisplaywidth(s))
+  return s .. string.rep(" ", width - width_of(s))
 end
 
 local fit = require("agentrun.util").fit
@@ -214,13 +216,13 @@ local function layout(rows, width)
   local widths = {}
   for _, r in ipairs(rows) do
     for i = 1, #r - 1 do
-      widths[i] = math.max(widths[i] or 0, vim.fn.strdisplaywidth(r[i]))
+      widths[i] = math.max(widths[i] or 0, width_of(r[i]))
     end
   end
   local n = #rows[1]
   local last = 0
   for _, r in ipairs(rows) do
-    last = math.max(last, vim.fn.strdisplaywidth(r[n]))
+    last = math.max(last, width_of(r[n]))
   end
   local function over()
     local used = math.min(last, min_last)
@@ -240,11 +242,11 @@ local function layout(rows, width)
         local used = g[2]
         for k, r in ipairs(rows) do
           local cell = r[i]
-          if k > 1 and shorter[g[1]] and vim.fn.strdisplaywidth(cell) > widths[i] then
+          if k > 1 and shorter[g[1]] and width_of(cell) > widths[i] then
             cell = shorter[g[1]](cell)
           end
           r[i] = fit(cell, widths[i])
-          used = math.max(used, vim.fn.strdisplaywidth(r[i]))
+          used = math.max(used, width_of(r[i]))
         end
         widths[i] = used -- shorter cells may leave room for the last line
       end
