@@ -104,6 +104,13 @@ local commands = {
       api().diff(arg(o))
     end,
   },
+  AgentRewind = {
+    desc = "agentrun: put the files the current session's last turn changed back as they were before it (asks for each you changed since)",
+    usage = ":AgentRewind", -- no argument
+    run = function()
+      api().rewind()
+    end,
+  },
   AgentAnswer = {
     desc = "agentrun: open the question that waits for your answer (one that came while you typed, or that you put aside with q)",
     usage = ":AgentAnswer",

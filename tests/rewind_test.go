@@ -1,0 +1,103 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// gitRepo makes dir a git work tree holding files, committed (the
+// screen's own files ignored).
+func gitRepo(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	files[".gitignore"] = "/state/\n/cache/\n/data/\n/config/\n/tmux.sock\n/init.lua\n"
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func fileText(t *testing.T, path string) (string, bool) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw), true
+}
+
+// TestScreenRewindKeepsMine: a turn's command changes two
+// files (sed -i, one uncommitted already) and makes a new one; the user
+// then edits one of them and saves it. :AgentRewind asks about that one
+// only; "Keep mine" keeps the user's version, the other is put back as
+// before the turn (its buffer too), the new file is removed, and the chat
+// says so. The user's index is untouched (git status as before).
+func TestScreenRewindKeepsMine(t *testing.T) {
+	s := startScreen(t, 150, 35, "")
+	dir := s.dir
+	gitRepo(t, dir, map[string]string{"a.txt": "one\n", "c.txt": "cee\n"})
+	if err := os.WriteFile(filepath.Join(dir, "c.txt"), []byte("cee\nmine before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		out, err := exec.Command("git", "-C", dir, "status", "--porcelain").CombinedOutput()
+		if err != nil {
+			t.Fatalf("git status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	statusBefore := status()
+	s.keys(":e c.txt", "Enter")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`sed -i 's/one/ONE/' a.txt; sed -i 's/cee/CEE/' c.txt; echo new > b.txt`)
+	s.waitShows(10*time.Second, "files changed this turn (3;")
+	// the user's own edit of a.txt, after the turn
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("ONE\nthe user's line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys("Escape", ":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "You changed a.txt since the turn", "[K]eep mine")
+	s.keys("k")
+	s.waitShows(5*time.Second, "rewind: put back as before the turn: b.txt (removed: the turn made", "it), c.txt", "rewind: kept: a.txt (your version")
+	if got, _ := fileText(t, filepath.Join(dir, "a.txt")); got != "ONE\nthe user's line\n" {
+		t.Errorf("a.txt = %q, want the user's version kept", got)
+	}
+	if got, _ := fileText(t, filepath.Join(dir, "c.txt")); got != "cee\nmine before\n" {
+		t.Errorf("c.txt = %q, want it as before the turn", got)
+	}
+	if _, ok := fileText(t, filepath.Join(dir, "b.txt")); ok {
+		t.Errorf("b.txt, which the turn made, is still there")
+	}
+	if got := status(); got != statusBefore+"?? a.txt\n" && got != " M a.txt\n"+statusBefore {
+		t.Errorf("git status after the rewind:\n%s\nwant as before but for a.txt:\n%s", got, statusBefore)
+	}
+	// c.txt's buffer shows it as before the turn
+	s.waitShows(5*time.Second, "cee ", "mine before")
+	// again: nothing more to put back
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "no turn of this session changed files")
+}
+
+// TestScreenRewindBadUse: :AgentRewind with an argument, and with no
+// session, answers with a sentence.
+func TestScreenRewindBadUse(t *testing.T) {
+	s := startScreen(t, 120, 20, "")
+	s.keys(":AgentRewind nonsense", "Enter")
+	s.waitShows(5*time.Second, ":AgentRewind takes no arguments")
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "no session; :AgentRewind puts back")
+}
