@@ -6,10 +6,11 @@
 -- under their edits, with :AgentDiff to compare them. A turn also
 -- records which files changed while it ran, whichever way (our fs
 -- writes, the agent's own edit tools, its commands): in a git work tree
--- by a checkpoint of every file before and after it (see snapshot),
+-- by a checkpoint of every file before and after it (checkpoint.lua),
 -- outside one the files of loaded buffers; its end lists them, each with
 -- its diff against how it was before the turn, and :AgentRewind puts
 -- them back.
+local checkpoint = require("agentrun.checkpoint")
 local compat = require("agentrun.compat")
 local state = require("agentrun.state")
 local util = require("agentrun.util")
@@ -144,88 +145,6 @@ local function read(path)
   return text
 end
 
--- A checkpoint (in a git work tree) is a tree object of the whole work
--- tree as it is, tracked files and untracked ones git does not ignore:
--- `git add -A` into agentrun's own index file (GIT_INDEX_FILE under
--- stdpath("state")/agentrun/checkpoint/, one per work tree, seeded from a
--- copy of the repository's index so only changed files are read again),
--- then `git write-tree`. The user's index, stash, branches and refs are
--- never touched; the blobs and trees go into the repository's object
--- store, referenced by nothing, so `git gc` prunes them after its
--- gc.pruneExpire (two weeks by default). An untracked file larger than
--- checkpoint_bytes is left out (its changes are not seen).
-local checkpoint_bytes = 1024 * 1024
-
--- with_index runs fn with GIT_INDEX_FILE set to index (the variable as
--- it was afterwards: the calls are synchronous).
-local function with_index(index, fn)
-  local was = vim.env.GIT_INDEX_FILE
-  vim.env.GIT_INDEX_FILE = index
-  local ok, a, b = pcall(fn)
-  vim.env.GIT_INDEX_FILE = was
-  if not ok then
-    error(a, 0)
-  end
-  return a, b
-end
-
-local function index_of(top)
-  local dir = compat.state_dir() .. "/agentrun/checkpoint"
-  vim.fn.mkdir(dir, "p")
-  return dir .. "/" .. top:gsub("[/\\:]", "%%") .. ".index"
-end
-
--- snapshot returns the tree id of the work tree at top as it is now,
--- or nil when git cannot make one.
-local function snapshot(top)
-  local index = index_of(top)
-  if not compat.uv.fs_stat(index) then
-    -- seed from the repository's index (read only): its stat data
-    -- spares re-reading every tracked file
-    local p = git(top, { "rev-parse", "--path-format=absolute", "--git-path", "index" })
-    local text = p and p[1] and read(p[1])
-    if text then
-      local f = io.open(index, "wb")
-      if f then
-        f:write(text)
-        f:close()
-      end
-    end
-  end
-  return with_index(index, function()
-    local args = { "-c", "core.quotePath=false", "add", "-A", "--", "." }
-    for _, path in ipairs(git(top, { "-c", "core.quotePath=false", "ls-files", "-o", "--exclude-standard" }) or {}) do
-      local st = compat.uv.fs_stat(top .. "/" .. path)
-      if st and st.size > checkpoint_bytes then
-        table.insert(args, ":(exclude,literal)" .. path)
-      end
-    end
-    if not git(top, args) then
-      return nil
-    end
-    return (git(top, { "write-tree" }) or {})[1]
-  end)
-end
-
--- changed_paths lists the paths that differ between trees a and b:
--- { path, status } (status A added, D deleted, M modified).
-local function changed_paths(top, a, b)
-  local out = {}
-  for _, l in ipairs(git(top, { "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames", "--name-status", a, b }) or {}) do
-    local st, path = l:match("^(%a)%d*\t(.*)$")
-    if st then
-      table.insert(out, { path = path, status = st })
-    end
-  end
-  return out
-end
-
--- blob_id is the object id of path in tree (nil: not there).
-local function blob_id(top, tree, path)
-  local out = git(top, { "rev-parse", "-q", "--verify", tree .. ":" .. path })
-  return out and out[1]
-end
-
 -- turns[key] is what session key's turn started from; done[key] the
 -- turns it finished, oldest first (at most keep_turns), for :AgentRewind.
 local turns, done = {}, {}
@@ -243,7 +162,7 @@ function M.turn_start(s)
   local t = { bufs = {} }
   local top = git(s.cwd or vim.fn.getcwd(), { "rev-parse", "--show-toplevel" })
   t.top = top and top[1]
-  t.tree = t.top and snapshot(t.top)
+  t.tree = t.top and checkpoint.snapshot(t.top)
   if not t.tree then
     t.top = nil
     -- no git: the files of loaded buffers, as they are now
@@ -272,15 +191,14 @@ function M.turn_end(s)
     table.insert(found, { path = full, name = vim.fn.fnamemodify(full, ":~:."), before = before })
   end
   if t.tree then
-    t.after = snapshot(t.top)
-    t.files = t.after and changed_paths(t.top, t.tree, t.after) or {}
+    t.after = checkpoint.snapshot(t.top)
+    t.files = t.after and checkpoint.changed(t.top, t.tree, t.after) or {}
     for _, c in ipairs(t.files) do
       add(t.top .. "/" .. c.path, function()
         if c.status == "A" then
           return nil
         end
-        local out = vim.fn.system({ "git", "-C", t.top, "cat-file", "blob", t.tree .. ":" .. c.path })
-        return vim.v.shell_error == 0 and out or nil
+        return checkpoint.text(t.top, t.tree, c.path)
       end)
     end
     if #t.files > 0 then
@@ -342,8 +260,8 @@ function M.rewind(s, ask)
     local name = vim.fn.fnamemodify(full, ":~:.")
     local buf = buffer_of(full)
     local now = compat.uv.fs_stat(full) and (git(t.top, { "hash-object", "--", c.path }) or {})[1] or nil
-    local after = blob_id(t.top, t.after, c.path)
-    local before = blob_id(t.top, t.tree, c.path)
+    local after = checkpoint.blob(t.top, t.after, c.path)
+    local before = checkpoint.blob(t.top, t.tree, c.path)
     if buf and vim.bo[buf].modified then
       again = true
       table.insert(kept, name .. " (unsaved edits in its buffer: save or :e! it, then :AgentRewind again)")
@@ -354,9 +272,7 @@ function M.rewind(s, ask)
       if before == nil then
         ok = os.remove(full) ~= nil
       else
-        ok = with_index(index_of(t.top), function()
-          return git(t.top, { "restore", "--source=" .. t.tree, "--worktree", "--", ":(literal)" .. c.path }) ~= nil
-        end)
+        ok = checkpoint.restore(t.top, t.tree, c.path)
       end
       if ok then
         table.insert(restored, name .. (before == nil and " (removed: the turn made it)" or ""))
