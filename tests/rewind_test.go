@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,4 +101,50 @@ func TestScreenRewindBadUse(t *testing.T) {
 	s.waitShows(5*time.Second, ":AgentRewind takes no arguments")
 	s.keys(":AgentRewind", "Enter")
 	s.waitShows(5*time.Second, "no session; :AgentRewind puts back")
+}
+
+// TestScreenReviewHunks: a turn's command (sed -i, not an fs write)
+// changes two far-apart lines of one file and makes a new file.
+// :AgentReview lists both files' hunks; a accepts the first hunk and r
+// rejects the second, so the file on disk and its buffer keep the first
+// change only; R on the new file removes it; then nothing is left.
+func TestScreenReviewHunks(t *testing.T) {
+	s := startScreen(t, 150, 40, "")
+	dir := s.dir
+	var lines string
+	for i := 1; i <= 20; i++ {
+		lines += "line" + string(rune('a'+i)) + "\n"
+	}
+	gitRepo(t, dir, map[string]string{"f.txt": lines})
+	s.keys(":e f.txt", "Enter")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed files")
+	s.keys(":AgentReview nonsense", "Enter")
+	s.waitShows(5*time.Second, `"nonsense" is not turn or session; usage: :AgentReview [turn|session]`)
+	s.keys(":wincmd l", "Enter", "i")
+	s.prompt(`sed -i -e 's/^linec$/LINEC/' -e 's/^liner$/LINER/' f.txt; echo new > n.txt`)
+	s.waitShows(10*time.Second, "files changed this turn (2;", "LINEC")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "f.txt  (2 hunks)", "n.txt  (new file)", "-linec", "+LINEC", "-liner", "+LINER", "+new")
+	s.keys("/^-linec", "Enter", "a")
+	s.waitFor("the first hunk accepted", 5*time.Second, func(screen string) bool {
+		return strings.Contains(screen, "f.txt  (1 hunk)") && !strings.Contains(screen, "+LINEC")
+	})
+	s.keys("/^-liner", "Enter", "r")
+	s.waitFor("the second hunk rejected", 5*time.Second, func(screen string) bool {
+		return !strings.Contains(screen, "f.txt  (") && strings.Contains(screen, "n.txt  (new file)")
+	})
+	if got, _ := fileText(t, filepath.Join(dir, "f.txt")); !strings.Contains(got, "LINEC\n") || !strings.Contains(got, "liner\n") || strings.Contains(got, "LINER") {
+		t.Errorf("f.txt = %q, want LINEC kept and liner back", got)
+	}
+	s.keys("/^n.txt", "Enter", "R")
+	s.waitShows(5*time.Second, "review: nothing left to review")
+	if _, ok := fileText(t, filepath.Join(dir, "n.txt")); ok {
+		t.Errorf("n.txt, whose creation was rejected, is still there")
+	}
+	// f.txt's buffer shows what was kept
+	s.keys(":wincmd t", "Enter", "/liner", "Enter")
+	s.waitShows(5*time.Second, "LINEC", "liner")
 }

@@ -118,4 +118,25 @@ function M.restore(top, tree, path)
   end)
 end
 
+-- diff returns `git diff` from tree a to tree b of paths, as lines.
+function M.diff(top, a, b, paths)
+  local args = { "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-renames", "--no-textconv", a, b, "--" }
+  for _, p in ipairs(paths) do
+    table.insert(args, ":(literal)" .. p)
+  end
+  return git(top, args) or {}
+end
+
+-- unapply takes patch (lines of one file's header and one or more of its
+-- hunks) back out of the work tree at top (never the index); true when
+-- it applied, else false and git's first line.
+function M.unapply(top, patch)
+  local file = vim.fn.tempname()
+  vim.fn.writefile(patch, file)
+  local out = vim.fn.systemlist({ "git", "-C", top, "apply", "-R", "--whitespace=nowarn", file })
+  local ok = vim.v.shell_error == 0
+  os.remove(file)
+  return ok, out[1]
+end
+
 return M

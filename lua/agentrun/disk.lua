@@ -230,8 +230,14 @@ function M.turn_end(s)
   return found
 end
 
+-- turns_of returns the turns of session key that changed files, oldest
+-- first: { top, tree (before), after, files = { { path, status } } }.
+function M.turns_of(key)
+  return done[key] or {}
+end
+
 -- buffer_of returns the loaded buffer that edits path, or nil.
-local function buffer_of(path)
+function M.buffer_of(path)
   for _, f in ipairs(file_buffers()) do
     if f.name == path then
       return f.buf
@@ -258,7 +264,7 @@ function M.rewind(s, ask)
   for _, c in ipairs(t.files) do
     local full = t.top .. "/" .. c.path
     local name = vim.fn.fnamemodify(full, ":~:.")
-    local buf = buffer_of(full)
+    local buf = M.buffer_of(full)
     local now = compat.uv.fs_stat(full) and (git(t.top, { "hash-object", "--", c.path }) or {})[1] or nil
     local after = checkpoint.blob(t.top, t.after, c.path)
     local before = checkpoint.blob(t.top, t.tree, c.path)

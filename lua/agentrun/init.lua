@@ -493,6 +493,29 @@ function M.diff(file)
   require("agentrun.disk").diff_disk(buf)
 end
 
+-- review(what, key) opens the review of what session key (default: the
+-- current one) changed: what is "turn" (its last turn, the default) or
+-- "session" (every turn agentrun keeps).
+function M.review(what, key)
+  if cmdwin_refuses(":AgentReview") then
+    return
+  end
+  if what ~= nil and what ~= "turn" and what ~= "session" then
+    warn(string.format("%s is not turn or session; usage: :AgentReview [turn|session]", vim.inspect(what)))
+    return
+  end
+  local s = state.session(key)
+  if not s then
+    warn("no session; :AgentReview shows what a session's turns changed")
+    return
+  end
+  if state.site_of(s.key) then
+    warn("this session runs on another machine; :AgentReview shows files on this one only")
+    return
+  end
+  require("agentrun.ui.review").open(s, what)
+end
+
 -- rewind(key) puts the files that session key's (default: the current
 -- one's) last turn changed back as they were before it; a file changed
 -- since the turn is kept unless the user chooses otherwise. Again goes
