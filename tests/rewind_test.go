@@ -93,21 +93,26 @@ func TestScreenRewindKeepsMine(t *testing.T) {
 	s.waitShows(5*time.Second, "no turn of this session changed files")
 }
 
-// TestScreenRewindBadUse: :AgentRewind with an argument, and with no
-// session, answers with a sentence.
+// TestScreenRewindBadUse: :AgentRewind and :AgentReview with too many
+// arguments, and with no session, answer with a sentence.
 func TestScreenRewindBadUse(t *testing.T) {
 	s := startScreen(t, 120, 20, "")
 	s.keys(":AgentRewind nonsense", "Enter")
 	s.waitShows(5*time.Second, ":AgentRewind takes no arguments")
 	s.keys(":AgentRewind", "Enter")
 	s.waitShows(5*time.Second, "no session; :AgentRewind puts back")
+	s.keys(":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "no session; :AgentReview shows")
+	s.keys(":AgentReview turn session", "Enter")
+	s.waitShows(5*time.Second, "too many arguments; usage: :AgentReview [turn|session]")
 }
 
 // TestScreenReviewHunks: a turn's command (sed -i, not an fs write)
 // changes two far-apart lines of one file and makes a new file.
 // :AgentReview lists both files' hunks; a accepts the first hunk and r
-// rejects the second, so the file on disk and its buffer keep the first
-// change only; R on the new file removes it; then nothing is left.
+// rejects the second (refused while the file's buffer has unsaved
+// edits, told), so the file on disk and its buffer keep the first change
+// only; R on the new file removes it; then nothing is left.
 func TestScreenReviewHunks(t *testing.T) {
 	s := startScreen(t, 150, 40, "")
 	dir := s.dir
@@ -132,7 +137,15 @@ func TestScreenReviewHunks(t *testing.T) {
 	s.waitFor("the first hunk accepted", 5*time.Second, func(screen string) bool {
 		return strings.Contains(screen, "f.txt  (1 hunk)") && !strings.Contains(screen, "+LINEC")
 	})
+	// unsaved edits in f.txt's buffer: nothing is rejected, the user is told
+	s.keys(`:call nvim_buf_set_lines(bufnr('f.txt'), 0, 0, 0, ['mine'])`, "Enter")
 	s.keys("/^-liner", "Enter", "r")
+	s.waitShows(5*time.Second, "f.txt has unsaved edits: save them (or :e! to drop them) and reject again")
+	if got, _ := fileText(t, filepath.Join(dir, "f.txt")); !strings.Contains(got, "LINER") {
+		t.Errorf("f.txt = %q, rejected under unsaved edits", got)
+	}
+	s.keys(`:lua vim.api.nvim_buf_call(vim.fn.bufnr('f.txt'), function() vim.cmd('edit!') end)`, "Enter")
+	s.keys("r")
 	s.waitFor("the second hunk rejected", 5*time.Second, func(screen string) bool {
 		return !strings.Contains(screen, "f.txt  (") && strings.Contains(screen, "n.txt  (new file)")
 	})
