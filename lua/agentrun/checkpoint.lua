@@ -33,17 +33,14 @@ end
 
 local checkpoint_bytes = 1024 * 1024
 
--- with_index runs fn with GIT_INDEX_FILE set to index (the variable as
--- it was afterwards: the calls are synchronous).
-local function with_index(index, fn)
-  local was = vim.env.GIT_INDEX_FILE
-  vim.env.GIT_INDEX_FILE = index
-  local ok, a, b = pcall(fn)
-  vim.env.GIT_INDEX_FILE = was
-  if not ok then
-    error(a, 0)
+-- git_in runs git in dir with index as its index file (env(1) sets it
+-- for git alone: Neovim's own environment stays as it is).
+local function git_in(index, dir, args)
+  local out = vim.fn.systemlist(vim.list_extend({ "env", "GIT_INDEX_FILE=" .. index, "git", "-C", dir }, args))
+  if vim.v.shell_error ~= 0 then
+    return nil
   end
-  return a, b
+  return out
 end
 
 local function index_of(top)
@@ -69,19 +66,17 @@ function M.snapshot(top)
       end
     end
   end
-  return with_index(index, function()
-    local args = { "-c", "core.quotePath=false", "add", "-A", "--", "." }
-    for _, path in ipairs(git(top, { "-c", "core.quotePath=false", "ls-files", "-o", "--exclude-standard" }) or {}) do
-      local st = compat.uv.fs_stat(top .. "/" .. path)
-      if st and st.size > checkpoint_bytes then
-        table.insert(args, ":(exclude,literal)" .. path)
-      end
+  local args = { "-c", "core.quotePath=false", "add", "-A", "--", "." }
+  for _, path in ipairs(git_in(index, top, { "-c", "core.quotePath=false", "ls-files", "-o", "--exclude-standard" }) or {}) do
+    local st = compat.uv.fs_stat(top .. "/" .. path)
+    if st and st.size > checkpoint_bytes then
+      table.insert(args, ":(exclude,literal)" .. path)
     end
-    if not git(top, args) then
-      return nil
-    end
-    return (git(top, { "write-tree" }) or {})[1]
-  end)
+  end
+  if not git_in(index, top, args) then
+    return nil
+  end
+  return (git_in(index, top, { "write-tree" }) or {})[1]
 end
 
 -- changed_paths lists the paths that differ between trees a and b:
@@ -113,9 +108,7 @@ end
 -- restore writes path (relative to top) back as it is in tree, through
 -- agentrun's own index file (the user's is untouched); true when done.
 function M.restore(top, tree, path)
-  return with_index(index_of(top), function()
-    return git(top, { "restore", "--source=" .. tree, "--worktree", "--", ":(literal)" .. path }) ~= nil
-  end)
+  return git_in(index_of(top), top, { "restore", "--source=" .. tree, "--worktree", "--", ":(literal)" .. path }) ~= nil
 end
 
 -- diff returns `git diff` from tree a to tree b of paths, as lines.
