@@ -161,3 +161,26 @@ func TestScreenReviewHunks(t *testing.T) {
 	s.keys(":wincmd t", "Enter", "/liner", "Enter")
 	s.waitShows(5*time.Second, "LINEC", "liner")
 }
+
+// TestScreenReviewFsWrite: a file the agent writes through
+// fs/write_text_file (not a command) is in the turn's review, and R on
+// it removes the new file.
+func TestScreenReviewFsWrite(t *testing.T) {
+	s := startScreen(t, 150, 40, "")
+	dir := s.dir
+	gitRepo(t, dir, map[string]string{"f.txt": "f\n"})
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("!write " + filepath.Join(dir, "g.txt") + " written by the agent")
+	s.waitShows(10*time.Second, "files changed this turn (1;")
+	if _, ok := fileText(t, filepath.Join(dir, "g.txt")); !ok {
+		t.Fatal("the agent's fs write made no g.txt")
+	}
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "g.txt  (new file)", "+written by the agent")
+	s.keys("/^g.txt", "Enter", "R")
+	s.waitShows(5*time.Second, "review: nothing left to review")
+	if _, ok := fileText(t, filepath.Join(dir, "g.txt")); ok {
+		t.Errorf("g.txt, whose creation was rejected, is still there")
+	}
+}
