@@ -163,8 +163,10 @@ func TestScreenReviewHunks(t *testing.T) {
 }
 
 // TestScreenReviewFsWrite: a file the agent writes through
-// fs/write_text_file (not a command) is in the turn's review, and R on
-// it removes the new file.
+// fs/write_text_file (not a command) is in the turn's review, opened by
+// <CR> on the chat's list; after a second turn, :AgentReview shows only
+// that turn's file and :AgentReview session both; R removes the new
+// file, Y accepts the rest.
 func TestScreenReviewFsWrite(t *testing.T) {
 	s := startScreen(t, 150, 40, "")
 	dir := s.dir
@@ -176,11 +178,34 @@ func TestScreenReviewFsWrite(t *testing.T) {
 	if _, ok := fileText(t, filepath.Join(dir, "g.txt")); !ok {
 		t.Fatal("the agent's fs write made no g.txt")
 	}
-	s.keys("Escape", ":AgentReview", "Enter")
+	// <CR> on the chat's list of the turn's files opens the review
+	s.keys("Escape", ":wincmd k", "Enter", "/^files changed this turn", "Enter", "Enter")
 	s.waitShows(5*time.Second, "g.txt  (new file)", "+written by the agent")
+	s.keys("q")
+	// a second turn's command: the turn's review shows only its file, the
+	// session's both
+	s.keys(":wincmd j", "Enter", "i")
+	s.prompt(`sed -i 's/f/F/' f.txt`)
+	s.waitFor("the second turn's list", 10*time.Second, func(screen string) bool {
+		return strings.Count(screen, "files changed this turn (1;") == 2
+	})
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "f.txt  (1 hunk)", "+F")
+	if strings.Contains(s.capture(), "g.txt  (") {
+		t.Errorf("the last turn's review shows the turn before's g.txt:\n%s", s.capture())
+	}
+	s.keys("q", ":AgentReview session", "Enter")
+	s.waitShows(5*time.Second, "f.txt  (1 hunk)", "g.txt  (new file)")
 	s.keys("/^g.txt", "Enter", "R")
-	s.waitShows(5*time.Second, "review: nothing left to review")
+	s.waitFor("g.txt gone from the review", 5*time.Second, func(screen string) bool {
+		return !strings.Contains(screen, "g.txt  (") && strings.Contains(screen, "f.txt  (1 hunk)")
+	})
 	if _, ok := fileText(t, filepath.Join(dir, "g.txt")); ok {
 		t.Errorf("g.txt, whose creation was rejected, is still there")
+	}
+	s.keys("Y")
+	s.waitShows(5*time.Second, "review: nothing left to review")
+	if got, _ := fileText(t, filepath.Join(dir, "f.txt")); got != "F\n" {
+		t.Errorf("f.txt = %q after accepting everything, want the agent's F", got)
 	}
 }
