@@ -109,7 +109,8 @@ func TestScreenRewindBadUse(t *testing.T) {
 
 // TestScreenReviewHunks: a turn's command (sed -i, not an fs write)
 // changes two far-apart lines of one file and makes a new file.
-// :AgentReview lists both files' hunks; a accepts the first hunk and r
+// :AgentReview lists both files' hunks; <CR> on one goes to its line in
+// the editor window; a accepts the first hunk and r
 // rejects the second (refused while the file's buffer has unsaved
 // edits, told), so the file on disk and its buffer keep the first change
 // only; R on the new file removes it; then nothing is left.
@@ -133,6 +134,12 @@ func TestScreenReviewHunks(t *testing.T) {
 	s.waitShows(10*time.Second, "files changed this turn (2;", "LINEC")
 	s.keys("Escape", ":AgentReview", "Enter")
 	s.waitShows(5*time.Second, "f.txt  (2 hunks)", "n.txt  (new file)", "-linec", "+LINEC", "-liner", "+LINER", "+new")
+	// <CR> on a changed line goes to it in the editor window
+	s.keys("/^+LINER", "Enter", "Enter")
+	s.keys(`:echo "at " . expand("%:t") . " line " . line(".")`, "Enter")
+	s.waitShows(5*time.Second, "at f.txt line 17")
+	s.keys(":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "f.txt  (2 hunks)")
 	s.keys("/^-linec", "Enter", "a")
 	s.waitFor("the first hunk accepted", 5*time.Second, func(screen string) bool {
 		return strings.Contains(screen, "f.txt  (1 hunk)") && !strings.Contains(screen, "+LINEC")
@@ -194,7 +201,16 @@ func TestScreenReviewFsWrite(t *testing.T) {
 	if strings.Contains(s.capture(), "g.txt  (") {
 		t.Errorf("the last turn's review shows the turn before's g.txt:\n%s", s.capture())
 	}
-	s.keys("q", ":AgentReview session", "Enter")
+	// <CR> on the hunk: the review closes, f.txt opens in the editor window
+	// at the line under the cursor
+	s.keys("/^+F", "Enter", "Enter")
+	s.waitFor("f.txt in the editor window", 5*time.Second, func(screen string) bool {
+		return !strings.Contains(screen, "agentrun://review") && strings.Contains(screen, "f.txt ")
+	})
+	if got := s.inside(); !strings.Contains(got, "buf: "+filepath.Join(dir, "f.txt")) && !strings.Contains(got, "buf: f.txt") {
+		t.Errorf("after <CR> on the hunk, the current buffer is not f.txt: %s", got)
+	}
+	s.keys(":AgentReview session", "Enter")
 	s.waitShows(5*time.Second, "f.txt  (1 hunk)", "g.txt  (new file)")
 	s.keys("/^g.txt", "Enter", "R")
 	s.waitFor("g.txt gone from the review", 5*time.Second, func(screen string) bool {

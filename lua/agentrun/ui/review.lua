@@ -91,9 +91,9 @@ local function render(v)
       table.insert(lines, string.format("%s  (%s)", f.path, kind))
       at[#lines] = { file = f }
       for _, h in ipairs(shown) do
-        for _, l in ipairs(h.lines) do
+        for i, l in ipairs(h.lines) do
           table.insert(lines, l)
-          at[#lines] = { file = f, hunk = h }
+          at[#lines] = { file = f, hunk = h, i = i }
         end
       end
       table.insert(lines, "")
@@ -241,7 +241,15 @@ function M.open(s, what)
         local w = require("agentrun.ui.gotofile").editor_window()
         api.nvim_set_current_win(w)
         vim.cmd("edit " .. vim.fn.fnameescape(v.top .. "/" .. x.file.path))
-        pcall(api.nvim_win_set_cursor, w, { x.hunk and x.hunk.line or 1, 0 })
+        -- the line under the cursor, in the file as it is now
+        local line = x.hunk and x.hunk.line or 1
+        for i = 2, (x.i or 1) - 1 do
+          local c = x.hunk.lines[i]:sub(1, 1)
+          if c == " " or c == "+" then
+            line = line + 1
+          end
+        end
+        pcall(api.nvim_win_set_cursor, w, { math.max(line, 1), 0 })
       end
     end },
     d = { "its diff against before", function()
