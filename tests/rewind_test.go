@@ -225,3 +225,30 @@ func TestScreenReviewFsWrite(t *testing.T) {
 		t.Errorf("f.txt = %q after accepting everything, want the agent's F", got)
 	}
 }
+
+// TestScreenReviewBinary: binary files a command changed or made have no
+// hunks; the review lists them, and R puts the changed one back as it
+// was and removes the new one.
+func TestScreenReviewBinary(t *testing.T) {
+	s := startScreen(t, 150, 40, "")
+	dir := s.dir
+	gitRepo(t, dir, map[string]string{"old.dat": "o\x00p"})
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`printf 'x\0y' > old.dat; printf 'a\0b' > new.dat`)
+	s.waitShows(10*time.Second, "files changed this turn (2;")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "new.dat  (new file, binary)", "old.dat  (binary)")
+	s.keys("/^old.dat", "Enter", "R")
+	s.waitFor("old.dat gone from the review", 5*time.Second, func(screen string) bool {
+		return !strings.Contains(screen, "old.dat  (") && strings.Contains(screen, "new.dat  (")
+	})
+	s.keys("/^new.dat", "Enter", "R")
+	s.waitShows(5*time.Second, "review: nothing left to review")
+	if got, _ := fileText(t, filepath.Join(dir, "old.dat")); got != "o\x00p" {
+		t.Errorf("old.dat = %q, want it as before the turn", got)
+	}
+	if _, ok := fileText(t, filepath.Join(dir, "new.dat")); ok {
+		t.Errorf("new.dat, whose creation was rejected, is still there")
+	}
+}

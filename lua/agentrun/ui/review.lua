@@ -47,7 +47,7 @@ local function parse(lines)
   local files, f, h = {}, nil, nil
   for _, l in ipairs(lines) do
     if l:sub(1, 11) == "diff --git " then
-      f = { head = { l }, hunks = {} }
+      f = { head = { l }, hunks = {}, path = l:match("^diff %-%-git a/.- b/(.*)$") }
       table.insert(files, f)
       h = nil
     elseif f and l:sub(1, 3) == "@@ " then
@@ -57,10 +57,7 @@ local function parse(lines)
       table.insert(h.lines, l)
     elseif f then
       table.insert(f.head, l)
-      f.path = l:match("^%+%+%+ b/(.*)$") or f.path
-      if not f.path then
-        f.path = l:match("^%-%-%- a/(.*)$")
-      end
+      f.path = l:match("^%+%+%+ b/(.*)$") or l:match("^%-%-%- a/(.*)$") or f.path
     end
   end
   return files
@@ -84,10 +81,16 @@ local function render(v)
         table.insert(shown, h)
       end
     end
-    if #shown > 0 then
+    local binary = #f.hunks == 0 and not acc[f.path .. "\0"]
+    if #shown > 0 or binary then
       f.hunks = shown
       table.insert(v.files, f)
-      local kind = table.concat(f.head, "\n"):find("\nnew file mode") and "new file" or table.concat(f.head, "\n"):find("\ndeleted file mode") and "deleted" or string.format("%d hunk%s", #shown, #shown == 1 and "" or "s")
+      local head = table.concat(f.head, "\n")
+      local kind = head:find("\nnew file mode") and "new file" or head:find("\ndeleted file mode") and "deleted" or nil
+      if binary then
+        kind = kind and kind .. ", binary" or "binary"
+      end
+      kind = kind or string.format("%d hunk%s", #shown, #shown == 1 and "" or "s")
       table.insert(lines, string.format("%s  (%s)", f.path, kind))
       at[#lines] = { file = f }
       for _, h in ipairs(shown) do
@@ -171,16 +174,27 @@ local function reject(v, x, whole)
   if unsaved(v, f) then
     return
   end
-  local patch = vim.list_extend({}, f.head)
-  for _, h in ipairs(whole and f.hunks or { x.hunk }) do
-    vim.list_extend(patch, h.lines)
+  local full = v.top .. "/" .. f.path
+  local ok, why
+  if #f.hunks == 0 then
+    -- no hunks to take out (a binary file): the whole file goes back
+    if table.concat(f.head, "\n"):find("\nnew file mode") then
+      ok = os.remove(full) ~= nil
+    else
+      ok = checkpoint.restore(v.top, v.tree, f.path)
+    end
+  else
+    local patch = vim.list_extend({}, f.head)
+    for _, h in ipairs(whole and f.hunks or { x.hunk }) do
+      vim.list_extend(patch, h.lines)
+    end
+    ok, why = checkpoint.unapply(v.top, patch)
   end
-  local ok, why = checkpoint.unapply(v.top, patch)
   if not ok then
     util.notify(string.format("%s could not be put back (%s); it is as it was", f.path, why or "git apply failed"), vim.log.levels.WARN)
     return
   end
-  reload(v.top .. "/" .. f.path)
+  reload(full)
   after(v)
 end
 
@@ -189,6 +203,9 @@ local function accept(v, x, whole)
     return
   end
   accepted[v.key] = accepted[v.key] or {}
+  if #x.file.hunks == 0 then
+    accepted[v.key][x.file.path .. "\0"] = true
+  end
   for _, h in ipairs(whole and x.file.hunks or { x.hunk }) do
     accepted[v.key][x.file.path .. "\0" .. body(h)] = true
   end
@@ -228,6 +245,7 @@ function M.open(s, what)
     Y = { "accept everything", function()
       accepted[v.key] = accepted[v.key] or {}
       for _, f in ipairs(v.files) do
+        accepted[v.key][f.path .. "\0"] = #f.hunks == 0 or nil
         for _, h in ipairs(f.hunks) do
           accepted[v.key][f.path .. "\0" .. body(h)] = true
         end
