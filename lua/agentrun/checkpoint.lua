@@ -49,11 +49,10 @@ local function index_of(top)
   return dir .. "/" .. top:gsub("[/\\:]", "%%") .. ".index"
 end
 
--- snapshot returns the tree id of the work tree at top as it is now,
--- or nil when git cannot make one.
-function M.snapshot(top)
-  local index = index_of(top)
-  if not compat.uv.fs_stat(index) then
+-- take writes the tree of the work tree at top through index (seeded
+-- from the repository's when seed and there is none yet): its id or nil.
+local function take(top, index, seed)
+  if seed and not compat.uv.fs_stat(index) then
     -- seed from the repository's index (read only): its stat data
     -- spares re-reading every tracked file
     local p = git(top, { "rev-parse", "--path-format=absolute", "--git-path", "index" })
@@ -77,6 +76,19 @@ function M.snapshot(top)
     return nil
   end
   return (git_in(index, top, { "write-tree" }) or {})[1]
+end
+
+-- snapshot returns the tree id of the work tree at top as it is now,
+-- or nil when git cannot make one. An index file git refuses (a copy of
+-- a split or newer index, a damaged one) is made again from nothing.
+function M.snapshot(top)
+  local index = index_of(top)
+  local tree = take(top, index, true)
+  if not tree and compat.uv.fs_stat(index) then
+    os.remove(index)
+    tree = take(top, index, false)
+  end
+  return tree
 end
 
 -- changed_paths lists the paths that differ between trees a and b:
