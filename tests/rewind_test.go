@@ -252,3 +252,43 @@ func TestScreenReviewBinary(t *testing.T) {
 		t.Errorf("new.dat, whose creation was rejected, is still there")
 	}
 }
+
+// TestScreenRewindTurnByTurn: two turns change one file; while its
+// buffer has unsaved edits :AgentRewind keeps it and says why; after
+// :e! it goes back to before the second turn, then the first, then says
+// there is nothing more.
+func TestScreenRewindTurnByTurn(t *testing.T) {
+	s := startScreen(t, 150, 40, "")
+	dir := s.dir
+	gitRepo(t, dir, map[string]string{"x.txt": "0\n"})
+	s.keys(":e x.txt", "Enter")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`echo 1 > x.txt`)
+	s.waitShows(10*time.Second, "files changed this turn (1;")
+	s.prompt(`echo 2 > x.txt`)
+	s.waitFor("the second turn's list", 10*time.Second, func(screen string) bool {
+		return strings.Count(screen, "files changed this turn (1;") == 2
+	})
+	want := func(text string) {
+		t.Helper()
+		if got, _ := fileText(t, filepath.Join(dir, "x.txt")); got != text {
+			t.Errorf("x.txt = %q, want %q", got, text)
+		}
+	}
+	s.keys("Escape", `:call nvim_buf_set_lines(bufnr('x.txt'), 0, 0, 0, ['mine'])`, "Enter")
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "rewind: kept: x.txt (unsaved edits in its buffer")
+	want("2\n")
+	s.keys(`:lua vim.api.nvim_buf_call(vim.fn.bufnr('x.txt'), function() vim.cmd('edit!') end)`, "Enter")
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "rewind: put back as before the turn: x.txt")
+	want("1\n")
+	s.keys(":AgentRewind", "Enter")
+	s.waitFor("the second put back", 5*time.Second, func(screen string) bool {
+		return strings.Count(screen, "rewind: put back as before the turn: x.txt") == 2
+	})
+	want("0\n")
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "no turn of this session changed files")
+}
