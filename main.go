@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
 	"github.com/agentrun/agentrun.nvim/internal/editor"
@@ -211,13 +213,20 @@ func main() {
 				break
 			}
 			c, got, derr := editor.DialLingering(pid)
+			if errors.Is(derr, sshlink.ErrNothingLingers) && sshlink.TakeOver(pid) {
+				// Its Neovim took the link as lost before this machine
+				// noticed: the old link is told, and the backend lingers.
+				c, got, derr = waitLingering(pid)
+			}
 			switch {
 			case derr == nil:
-				if err = sshlink.WriteBackendHello(os.Stdout, version, got); err == nil {
-					editor.RelayTo(ctx, c, os.Stdin, os.Stdout)
+				if err = sshlink.WriteBackendHello(os.Stdout, version, got, got); err == nil {
+					link := sshlink.BoxEnd(os.Stdin, os.Stdout, got)
+					editor.RelayTo(ctx, c, link, link)
+					link.Close()
 				}
 			case args[1] == "--resume" && errors.Is(derr, sshlink.ErrNothingLingers):
-				err = sshlink.WriteBackendHello(os.Stdout, version, -1)
+				err = sshlink.WriteBackendHello(os.Stdout, version, -1, 0)
 			case args[1] == "--resume":
 				err = derr
 			}
@@ -242,8 +251,12 @@ func main() {
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 		bctx, bstop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer bstop()
-		if err = sshlink.WriteBackendHello(os.Stdout, version, 0); err == nil {
-			err = editor.Serve(bctx, version)
+		if err = sshlink.WriteBackendHello(os.Stdout, version, 0, os.Getpid()); err == nil {
+			// The RPC stream owns the real stdout (in frames, with
+			// beats: sshlink.BoxEnd); anything printed goes to stderr.
+			link := sshlink.BoxEnd(os.Stdin, os.Stdout, os.Getpid())
+			os.Stdout = os.Stderr
+			err = editor.ServeOn(bctx, version, link, link)
 		}
 	case "mcp":
 		err = mcptool.Run(ctx, version)
@@ -275,5 +288,19 @@ func runGuard() {
 	if err != nil {
 		log.Error("guard failed", "err", err)
 		os.Exit(1)
+	}
+}
+
+// waitLingering waits (a few seconds at most) for the backend pid, whose
+// stale link was just told to end (sshlink.TakeOver), to linger, and
+// joins it.
+func waitLingering(pid int) (net.Conn, int, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, got, err := editor.DialLingering(pid)
+		if err == nil || !errors.Is(err, sshlink.ErrNothingLingers) || time.Now().After(deadline) {
+			return c, got, err
+		}
+		time.Sleep(100 * time.Millisecond) // it closes its old link's input, then listens
 	}
 }

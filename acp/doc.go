@@ -42,8 +42,8 @@
 //
 // terminal.go maps the terminal methods onto termhost: the id returns at
 // once (the editor hears of the terminal first), args mean exec without a
-// shell, no args mean a /bin/sh -c line, cwd must be absolute and defaults
-// to the session's, env is our environment plus agent-friendly defaults
+// shell, no args mean a line run by bash --noprofile --norc -c
+// (internal/lineshell), cwd must be absolute and defaults to the session's, env is our environment plus agent-friendly defaults
 // plus the agent's entries. A session sees only its own terminals.
 // Terminals never released are released when their session ends.
 // terminal/output's text (up to the byte limit, often a MiB) does not go

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -21,9 +22,12 @@ type Command struct {
 	// Line is the command as a person reads it: the shell line, or the
 	// argv quoted for a shell.
 	Line string
-	// Argv is exactly what runs: ["/bin/sh", "-c", line] or the command
-	// with its args.
+	// Argv is exactly what runs: lineshell.Argv(line) (bash --noprofile
+	// --norc -c line) or the command with its args.
 	Argv []string
+	// Env are the variables the agent set for it (terminal/create's env),
+	// NAME=value in its order: part of the command, judged and shown.
+	Env []string
 	// Cwd is the absolute working directory.
 	Cwd string
 	// Sandbox describes the confinement it runs in ("project (no
@@ -53,7 +57,7 @@ func commandOf(session string, spec termhost.Spec) Command {
 	c := Command{Session: session, Cwd: spec.Dir}
 	if spec.Shell {
 		c.Line = spec.Command
-		c.Argv = []string{"/bin/sh", "-c", spec.Command}
+		c.Argv = lineshell.Argv(spec.Command)
 	} else {
 		c.Argv = append([]string{spec.Command}, spec.Args...)
 		c.Line = shquote.Join(c.Argv)

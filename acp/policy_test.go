@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 	"github.com/agentrun/agentrun.nvim/internal/testdeps"
 )
@@ -103,9 +104,9 @@ func TestApproveHook(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	want := []Command{
-		{Session: s.ID(), Line: "rm -rf important", Argv: []string{"/bin/sh", "-c", "rm -rf important"}, Cwd: s.Cwd()},
+		{Session: s.ID(), Line: "rm -rf important", Argv: lineshell.Argv("rm -rf important"), Cwd: s.Cwd()},
 		{Session: s.ID(), Line: `printf '%s` + "\n" + `' 'a b'`, Argv: []string{"printf", "%s\n", "a b"}, Cwd: s.Cwd()},
-		{Session: s.ID(), Line: "chmod 777 x", Argv: []string{"/bin/sh", "-c", "chmod 777 x"}, Cwd: s.Cwd()},
+		{Session: s.ID(), Line: "chmod 777 x", Argv: lineshell.Argv("chmod 777 x"), Cwd: s.Cwd()},
 	}
 	if fmt.Sprint(asked) != fmt.Sprint(want) {
 		t.Errorf("asked %q\nwant  %q", asked, want)
@@ -186,7 +187,7 @@ func TestAuditLog(t *testing.T) {
 			line = l
 		}
 	}
-	for _, want := range []string{"time=", "session=" + s.ID(), "cwd=" + s.Cwd(), `argv="[/bin/sh -c exit 5]"`, "exit_code=5"} {
+	for _, want := range []string{"time=", "session=" + s.ID(), "cwd=" + s.Cwd(), fmt.Sprintf("argv=%q", fmt.Sprint(lineshell.Argv("exit 5"))), "exit_code=5"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("audit line %q lacks %q", line, want)
 		}
@@ -197,6 +198,7 @@ func TestAuditLog(t *testing.T) {
 // cannot write outside the session's cwd), the approval question and the
 // audit see it; a hook error refuses the command with its reason.
 func TestSandboxHook(t *testing.T) {
+	testdeps.LinuxOnly(t, "the sandbox (bubblewrap)")
 	_, err := sandbox.Available()
 	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 	r := newRecorder()

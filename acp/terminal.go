@@ -78,7 +78,7 @@ func toExitJSON(st termhost.ExitStatus) exitStatusJSON {
 
 // handleTerminalCreate starts a command in a new pty and returns its id at
 // once. With args the command is exec'd as is; without, command is a shell
-// line for /bin/sh -c (agents send whole lines).
+// line for bash --noprofile --norc -c (lineshell; agents send whole lines).
 func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage) (any, *acpsdk.RequestError) {
 	const method = acpsdk.ClientMethodTerminalCreate
 	var req acpsdk.CreateTerminalRequest
@@ -152,6 +152,9 @@ func (a *Agent) handleTerminalCreate(ctx context.Context, params json.RawMessage
 	}
 	cmd := commandOf(s.id, spec)
 	cmd.ToolCall, _ = req.Meta[ToolCallMetaKey].(string)
+	for _, v := range req.Env {
+		cmd.Env = append(cmd.Env, v.Name+"="+v.Value)
+	}
 	if rerr := a.confine(ctx, s, &spec, &cmd); rerr != nil {
 		return nil, rerr
 	}

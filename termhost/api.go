@@ -39,7 +39,7 @@ type Output struct {
 // Spec describes the command a terminal runs.
 type Spec struct {
 	// Command is the program to exec with Args, or, when Shell is set, a
-	// whole command line for /bin/sh -c.
+	// whole command line for bash --noprofile --norc -c (internal/lineshell).
 	Command string
 	Args    []string
 	Shell   bool

@@ -5,7 +5,8 @@
 // # Lifecycle
 //
 // Host.Create validates the spec (absolute, existing Dir; a command found
-// on the PATH of the terminal's own environment, or a /bin/sh -c line when
+// on the PATH of the terminal's own environment, or a line run by bash
+// --noprofile --norc -c (/bin/sh without bash: internal/lineshell) when
 // Spec.Shell), starts the command on a new pty with Setsid and Setctty, and
 // returns at once. The command leads its own session and process group
 // (pgid == pid), so Kill, Signal and Release act on the group: background

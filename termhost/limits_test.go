@@ -112,6 +112,7 @@ func TestWrappedCommandDiesWithRelease(t *testing.T) {
 	dir := t.TempDir()
 	p, _ := sandbox.Builtin("project")
 	p.Writable = []string{dir}
+	testdeps.LinuxOnly(t, "the sandbox (bubblewrap)")
 	_, err := sandbox.Available()
 	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 	wrap, err := p.Prefix(dir)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/creack/pty"
 )
 
@@ -21,7 +22,8 @@ func resolveCommand(spec Spec, pathList, dir string) (path string, argv []string
 		if strings.TrimSpace(spec.Command) == "" {
 			return "", nil, errors.New("empty command line")
 		}
-		return "/bin/sh", []string{"sh", "-c", spec.Command}, nil
+		argv := lineshell.Argv(spec.Command)
+		return argv[0], argv, nil
 	}
 	if spec.Command == "" {
 		return "", nil, errors.New("empty command")

@@ -142,7 +142,7 @@ func TestDetachedTerminalSurvivesNeovim(t *testing.T) {
 		b, err := os.ReadFile(logFile)
 		return bytes.Contains(b, []byte("editor gone; serving detached terminals")), fmt.Sprintf("%s (%v)\n%s", logFile, err, b)
 	})
-	if len(findProcesses("sh -c "+devServer)) == 0 {
+	if len(findProcesses(lineCmdline(devServer))) == 0 {
 		t.Fatal("the detached dev server died with Neovim")
 	}
 	if !alive(backend) {
@@ -164,7 +164,7 @@ func TestDetachedTerminalSurvivesNeovim(t *testing.T) {
 	}
 	eventually(t, "the dev server to end", 10*time.Second, func() (bool, string) {
 		b, _ := os.ReadFile(logFile)
-		return len(findProcesses("sh -c "+devServer)) == 0, "still running; the old backend's log:\n" + string(b)
+		return len(findProcesses(lineCmdline(devServer))) == 0, "still running; the old backend's log:\n" + string(b)
 	})
 	eventually(t, "the old backend to exit", 10*time.Second, func() (bool, string) {
 		return !alive(backend), "alive"
@@ -286,7 +286,7 @@ func TestNothingOutlivesNeovimByDefault(t *testing.T) {
 	}
 	_ = e.v.Command("qa!")
 	eventually(t, "the backend to exit", 10*time.Second, func() (bool, string) { return !alive(backend), "alive" })
-	if n := len(findProcesses("sh -c " + devServer)); n != 0 {
+	if n := len(findProcesses(lineCmdline(devServer))); n != 0 {
 		t.Errorf("%d dev servers still run", n)
 	}
 	if _, err := os.Stat(socket); err == nil {
@@ -320,7 +320,7 @@ func TestKilledHostLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the guard to end the dev server", 10*time.Second, func() (bool, string) {
-		pids := findProcesses("sh -c " + devServer)
+		pids := findProcesses(lineCmdline(devServer))
 		return len(pids) == 0, fmt.Sprintf("still running: %v", pids)
 	})
 }

@@ -164,9 +164,15 @@ func TestInstallBinary(t *testing.T) {
 				e.lua(`vim.env.PATH = ...`, nil, tc.path)
 			}
 			var res []any
-			e.lua(`return { require("agentrun.install").run(...) }`, &res, tc.method)
+			e.lua(`local steps = {}
+local ok, msg = require("agentrun.install").run(..., function(s) table.insert(steps, s) end)
+return { ok, msg, table.concat(steps, "\n") }`, &res, tc.method)
 			msg := fmt.Sprint(res[1])
-			t.Logf("install says: %s", msg)
+			t.Logf("install says: %s (its steps: %s)", msg, res[2])
+			// each step is said as it starts: a build names its Go
+			if steps := fmt.Sprint(res[2]); tc.origin == "build" && !strings.Contains(steps, "building the binary with Go ") {
+				t.Errorf("a build did not say it builds with Go: steps %q", steps)
+			}
 			if res[0] != tc.ok {
 				t.Fatalf("install ok = %v, want %v: %s", res[0], tc.ok, msg)
 			}
@@ -250,7 +256,8 @@ func TestInstallBinary(t *testing.T) {
 		e.lua(`_G.notes = {}`, nil)
 		e.cmd("AgentBuild")
 		e.cmd("AgentBuild download")
-		if n := notes(); len(n) != 2 || !strings.Contains(n[0], "installing the backend binary (auto)") || !strings.Contains(n[1], "an install is already under way") {
+		// at once, what it does: what it downloads, from where
+		if n := notes(); len(n) != 2 || !strings.Contains(n[0], "downloading agentrun-") || !strings.Contains(n[0], " "+version+" from "+srv.URL+"/slow/v"+version+"/ …") || !strings.Contains(n[1], "an install is already under way") {
 			t.Fatalf("while the download waits, :AgentBuild twice said %q", n)
 		}
 		close(gate)

@@ -155,7 +155,7 @@ func TestJourneyDetachSurvivesEveryQuit(t *testing.T) {
 			eventually(t, "the host to exit once its detached terminal ended", 10*time.Second, func() (bool, string) {
 				return !alive(backend), "alive"
 			})
-			if n := len(findProcesses("sh -c " + ticker)); n != 0 {
+			if n := len(findProcesses(lineCmdline(ticker))); n != 0 {
 				t.Errorf("%d tickers still run", n)
 			}
 		})

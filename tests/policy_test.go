@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 )
 
 // The user's limits on the agent's commands (terminal.allowed_cwd,
@@ -126,7 +128,7 @@ func TestApproveFunctionDecides(t *testing.T) {
 		t.Fatalf("approve called %d times: %+v", len(asked), asked)
 	}
 	a := asked[0]
-	if a.Line != "echo fine" || strings.Join(a.Argv, "|") != "/bin/sh|-c|echo fine" || a.Cwd != e.cwd() || a.Agent != "demo" || a.Session == "" {
+	if a.Line != "echo fine" || strings.Join(a.Argv, "|") != strings.Join(lineshell.Argv("echo fine"), "|") || a.Cwd != e.cwd() || a.Agent != "demo" || a.Session == "" {
 		t.Errorf("approve got %+v", a)
 	}
 	if c := asked[1].Commands; len(c) != 2 || c[1].Program != "rm" || c[1].Text != "rm -rf nothing-here" {
@@ -218,7 +220,7 @@ func TestAuditLog(t *testing.T) {
 	})
 	var sid string
 	e.lua(`return require("agentrun.state").session().id`, &sid)
-	for _, want := range []string{"time=", "session=" + sid, "cwd=" + e.cwd(), `argv="[/bin/sh -c exit 7]"`, "exit_code=7"} {
+	for _, want := range []string{"time=", "session=" + sid, "cwd=" + e.cwd(), fmt.Sprintf("argv=%q", fmt.Sprint(lineshell.Argv("exit 7"))), "exit_code=7"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("audit line %q lacks %q", line, want)
 		}
@@ -400,17 +402,18 @@ func TestOnePolicyForEveryAgent(t *testing.T) {
 // it is spelled. What the refused lines would have removed is still
 // there.
 func TestRulesCannotBeWalkedAround(t *testing.T) {
+	type tcase struct{ line, want string }
 	for _, tc := range []struct {
 		name, rules string
-		cases       []struct{ line, want string }
+		cases       []tcase
 	}{
-		{"the README's rules", `{ allow = { "go test ./...", "git status*" }, deny = { "rm -rf *" }, otherwise = "ask" }`, []struct{ line, want string }{
+		{"the README's rules", `{ allow = { "go test ./...", "git status*" }, deny = { "rm -rf *" }, otherwise = "ask" }`, []tcase{
 			{"git status --short; rm -rf victim-1", "✗ refused: `rm -rf victim-1` matches deny \"rm -rf *\""},
 			{"git status --short && touch made-1", "? run command (in "},
 			{"git status $(touch made-2)", "? run command (in "},
 			{"git status > made-3", "? run command (in "},
 		}},
-		{"deny with otherwise run", `{ deny = { "rm -rf *" }, otherwise = "run" }`, []struct{ line, want string }{
+		{"deny with otherwise run", `{ deny = { "rm -rf *" }, otherwise = "run" }`, []tcase{
 			{"/bin/rm -rf victim-2", "✗ refused: `rm -rf victim-2` matches deny"},
 			{"cd . && rm -rf victim-3", "✗ refused: `rm -rf victim-3` matches deny"},
 			{"true; rm -rf victim-4", "✗ refused: `rm -rf victim-4` matches deny"},
@@ -418,6 +421,25 @@ func TestRulesCannotBeWalkedAround(t *testing.T) {
 			{"command rm -rf victim-6", "✗ refused: `rm -rf victim-6` matches deny"},
 			{"env rm -rf victim-7", "✗ refused: `rm -rf victim-7` matches deny"},
 			{"X=rm; $X -rf victim-8", "? run command (in "},
+		}},
+		// issue 47: lines built for the analyzer's blind spots are asked
+		// (the stub refuses), or refused by the deny rule they hid from
+		{"issue 47's lines", `{ allow = { "ls *", "echo *", "git status*" }, deny = { "rm *" }, otherwise = "ask" }`, []tcase{
+			{"[[ a || rm -r == victim-1 ]]", "? run command (in "},
+			{"echo x | xargs -i rm -r victim-2", "✗ refused: `rm -r victim-2` matches deny \"rm *\""},
+			{"echo x | xargs -i touch ls made-1", "? run command (in "},
+			{"x='a[$(touch made-2)]'; b[x]=1; ls", "? run command (in "},
+			{"x='a[$(touch made-3)]'; for ((i=x;0;)); do ls; done", "? run command (in "}, // (${x@P}: AgentPrompt reads @P as a file)
+			{"HOME=.; git status", "? run command (in "},
+			{"env -C .. ls", "? run command (in "},
+			{"script -qc 'rm -r victim-3' /dev/null", "✗ refused: `rm -r victim-3` matches deny \"rm *\""},
+		}},
+		{"issue 47's lines with otherwise run", `{ allow = { "ls *" }, deny = { "rm *" }, otherwise = "run" }`, []tcase{
+			{"[[ a || rm -r == victim-4 ]]", "? run command (in "},
+			{"echo x | xargs -i rm -r victim-5", "✗ refused: `rm -r victim-5` matches deny \"rm *\""},
+			{"flock lockf rm -r victim-6", "✗ refused: `rm -r victim-6` matches deny \"rm *\""},
+			{"env -S 'rm\\_-r\\_victim-7'", "✗ refused: `rm -r victim-7` matches deny \"rm *\""},
+			{"x='a[$(touch made-4)]'; (( x ))", "? run command (in "},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -448,6 +470,73 @@ func TestRulesCannotBeWalkedAround(t *testing.T) {
 				t.Errorf("refused lines got terminals: %+v", ts)
 			}
 		})
+	}
+}
+
+// TestApproveAskJudgesTheShellThatRuns (issue 47): under approve = "ask"
+// a line runs unasked only when bash, which runs it, runs builtins alone,
+// and the chat does not call that "allowed": `: &>/dev/null touch x` is
+// `:` with words in bash (dash read `: &` and then touch); `[[ a || rm
+// … ]]` has no command and is asked; an env with a sensitive name is
+// asked and shown in the question.
+func TestApproveAskJudgesTheShellThatRuns(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
+	e.stubSelect(2) // refuse whatever is asked
+	dir := e.cwd()
+	if err := os.WriteFile(filepath.Join(dir, "victim"), []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.startSession()
+	e.cmd("AgentPrompt : &>/dev/null touch made")
+	e.waitChat("✓ not asked: it runs only builtins that change nothing (`: touch made`)", 10*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt [[ a || rm == victim ]]")
+	e.waitChat("? run command (in "+dir+"): $ [[ a || rm == victim ]]  (asked: the line runs no command agentrun can name)", 10*time.Second)
+	e.waitChat("Could not run `[[ a || rm == victim ]]`", 10*time.Second)
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt !env GIT_CONFIG_COUNT=1,FOO=bar git status")
+	e.waitChat("? run command (in "+dir+", env GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment sets GIT_CONFIG_COUNT, which changes what it runs)", 10*time.Second)
+	e.waitChat("Could not run `git status`", 10*time.Second)
+	e.idle(10 * time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "made")); err == nil {
+		t.Errorf("made was made: the line ran in a shell that reads it otherwise than the rules did")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "victim")); err != nil {
+		t.Errorf("victim is gone: %v", err)
+	}
+	if strings.Contains(e.chat(), "allowed: only builtins") {
+		t.Errorf("the chat calls builtins alone allowed:\n%s", e.chat())
+	}
+}
+
+// TestAgentsOwnCommandInItsDialect (issue 47): an agent's own command is
+// judged as it runs: Codex's exec argv word by word (bash -lc runs its
+// script, which the deny rule refuses; an argument is one word, however
+// it reads), Claude's Bash line as bash reads it.
+func TestAgentsOwnCommandInItsDialect(t *testing.T) {
+	e := claudeLike(t, `approve = { allow = { "ls *" }, deny = { "rm -rf *" } }`)
+	e.lua(`_G.asked = {}; vim.ui.select = function(items, opts, cb)
+		table.insert(_G.asked, opts.prompt)
+		cb(nil, nil)
+	end`, nil)
+	say := func(prompt, want string) {
+		t.Helper()
+		e.cmd("AgentPrompt " + prompt)
+		e.waitChat(want, 20*time.Second)
+		e.idle(10 * time.Second)
+	}
+	say(`askargv ["/bin/bash","-lc","rm -rf x"]`, "PERMISSION /bin/bash -lc rm -rf x: reject")
+	say(`askargv ["ls","-la","; rm -rf x"]`, "PERMISSION ls -la ; rm -rf x: allow")
+	var n int
+	e.lua(`return #_G.asked`, &n)
+	if n != 0 {
+		t.Fatalf("asked %d times for argvs the rules decide", n)
+	}
+	say(`askrun [[ a || rm -rf x ]]`, "PERMISSION [[ a || rm -rf x ]]: cancelled")
+	say(`askargv ["bash","-c","x='a[$(touch P)]'; b[x]=1; ls"]`, "PERMISSION bash -c x='a[$(touch P)]'; b[x]=1; ls: cancelled")
+	e.lua(`return #_G.asked`, &n)
+	if n != 2 {
+		t.Errorf("asked %d times, want twice (a line with no command, an array)", n)
 	}
 }
 
@@ -490,4 +579,22 @@ func TestScreenRefusedCommandIsSaidWhole(t *testing.T) {
 	if strings.Contains(sc, "the user did not allow") {
 		t.Errorf("the chat says the user refused a command a rule refused:\n%s", sc)
 	}
+}
+
+// TestScreenQuestionShowsEnv (issue 47): the env an agent gives a
+// terminal is part of the command: a sensitive name makes the line asked
+// even where it would run, and the question shows the env on the screen.
+func TestScreenQuestionShowsEnv(t *testing.T) {
+	s := startScreen(t, 200, 40, `require("agentrun").setup({ terminal = { approve = { allow = { "git status*" } } } })`)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("!env GIT_CONFIG_COUNT=1,FOO=bar git status")
+	s.waitShows(10*time.Second, "(the question waits until you stop typing")
+	s.keys("Escape") // the user stops typing: the question opens
+	// (agentrun's own picker wraps the question at its width: read it joined)
+	s.waitFor("the question with the env", 10*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "wants to run (in "+s.dir+", env GIT_CONFIG_CO") && strings.Contains(sc, "FOO=bar):  $ git status") && strings.Contains(sc, "2  Refuse")
+	})
+	s.keys("2")
+	s.waitShows(10*time.Second, "GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment", "Could not run git status: the user did not allow the command")
 }

@@ -123,7 +123,8 @@ func startScreenWith(t *testing.T, rt string, cols, rows int, setup string, shel
 			eventually(t, "the screen's Neovim to exit", 10*time.Second, func() (bool, string) { return !alive(pid), "alive" })
 		}
 	})
-	s.waitFor("Neovim to draw its screen", 10*time.Second, func(sc string) bool { return strings.Contains(sc, "~") })
+	// (or to ask something at startup: vim.pack's "Proceed?")
+	s.waitFor("Neovim to draw its screen", 10*time.Second, func(sc string) bool { return strings.Contains(sc, "~") || strings.Contains(sc, "Proceed?") })
 	return s
 }
 

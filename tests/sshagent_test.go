@@ -484,7 +484,7 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	if strings.Contains(sc, "Press ENTER") {
 		s.keys("Enter")
 	}
-	sc = s.waitShows(5*time.Second, "agentrun · demo · link lost", ":AgentRun "+r.URL()+" takes it up")
+	sc = s.waitShows(5*time.Second, "agentrun · demo · link lost: agentrun-remote", ":AgentRun "+r.URL()+" takes it up")
 	// The chat's note wraps, but never inside the machine's URL.
 	for _, m := range regexp.MustCompile(`(?m)ssh://[A-Za-z0-9.-]*$`).FindAllString(sc, -1) {
 		if m != r.URL() {

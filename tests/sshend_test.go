@@ -44,8 +44,9 @@ func (e *editor) eventSince(pattern string, since int) bool {
 // approval answered says that the answer did not reach the agent and
 // that the question comes again (it does, once the session is taken up);
 // <C-c> in the prompt (Insert mode) and X in the chat say the link is
-// down and how to take the session up, in the chat too. Then the backend
-// there dies (kill -9, as an OOM or a reboot would): :AgentRun ssh://…
+// down and how to take the session up, in the chat too. Then the link
+// drops again and the backend there dies meanwhile (kill -9, as an OOM
+// or a reboot would; with the link up: TestRemoteAgentBackendKilled): :AgentRun ssh://…
 // says the session is gone with it, its chat says so and reads "ended",
 // its command's split reads ended (not "link lost"), and no new session
 // starts in its place; the next :AgentRun starts one.
@@ -102,16 +103,17 @@ func TestRemoteAgentEndsHonestly(t *testing.T) {
 	term := e.waitTerminal(cmd, 15*time.Second)
 	e.waitBuf(term.Bufnr, 15*time.Second, "started-there")
 
-	// The backend there dies.
+	// The link drops again, and the backend there dies meanwhile.
 	backends := r.remoteBackends()
 	if len(backends) != 1 {
 		t.Fatalf("want one backend there, have %+v", backends)
 	}
 	e.lua(`_G.notes = {}`, nil)
+	e.killLink()
+	e.waitNote("link lost", 15*time.Second)
 	if err := syscall.Kill(backends[0].PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	e.waitNote("link lost", 15*time.Second)
 	since := e.mark()
 	e.cmd("AgentRun " + url + " demo")
 	e.waitNote("(agentrun) the demo session on "+url+" is gone (its chat says why); :AgentRun "+url+" demo starts a new one", 20*time.Second)
@@ -171,7 +173,8 @@ func (s *screen) paneSSH() int {
 // before Neovim is gone, what goes on running there and that the next
 // :AgentRun there ends it first; it does: with the machine back, the
 // next Neovim's :AgentRun ssh://… ends that session and its command
-// there, and starts a new one rather than taking the old one up.
+// there (and says so), and starts a new one rather than taking the old
+// one up.
 func TestScreenRemoteQuitWhileTheMachineIsAway(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
@@ -219,6 +222,11 @@ func TestScreenRemoteQuitWhileTheMachineIsAway(t *testing.T) {
 	if backends := r.remoteBackends(); len(backends) != 1 {
 		t.Errorf("want the one new backend there, have %+v", backends)
 	}
+	// and it says so
+	s.keys("Escape", ":messages", "Enter")
+	s.waitFor("the note that the session left running was ended", 10*time.Second, func(sc string) bool {
+		return strings.Contains(unwrapped(sc), unwrapped("ended the agent sessions on "+url+" that a Neovim left running there when it quit"))
+	})
 }
 
 // nvimRuns reports whether a Neovim runs under the screen's pane.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/proctest"
 )
 
@@ -94,6 +95,12 @@ func findProcesses(cmdline string) []string {
 		}
 	}
 	return pids
+}
+
+// lineCmdline is the command line (/proc/PID/cmdline, spaces between
+// the arguments) of the shell that runs line in our terminals.
+func lineCmdline(line string) string {
+	return strings.Join(lineshell.Argv(line), " ")
 }
 
 // ofThisRun reports whether process pid carries this test run's marker in

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -122,16 +123,75 @@ type Analysis struct {
 // maxDepth bounds nested shells (sh -c "sh -c '…'") and wrappers.
 const maxDepth = 16
 
-// Analyze parses line as bash does and returns its simple commands.
+// Analyze parses line in the dialect of the shell that runs agentrun's
+// terminal lines (internal/lineshell: bash, or POSIX without it) and
+// returns its simple commands.
 func Analyze(line string) Analysis {
+	return AnalyzeIn(line, lineshell.Dialect())
+}
+
+// The dialects AnalyzeIn reads a line in: lineshell.Bash,
+// lineshell.POSIX, or AnyShell for a line a shell the line does not name
+// runs ($SHELL -c, sh -c where sh may be dash or bash): it is read as
+// both, and what either reading runs counts.
+const AnyShell = "any"
+
+// AnalyzeIn parses line in dialect (lineshell.Bash, lineshell.POSIX or
+// AnyShell) and returns its simple commands.
+func AnalyzeIn(line, dialect string) Analysis {
 	a := &analyzer{}
-	a.script(line, 0, "")
+	a.script(line, 0, "", dialect)
+	return a.analysis(line)
+}
+
+// AnalyzeArgv returns what argv runs when it is executed as it is, with
+// no shell (Codex's exec argv): each element is one word, and a shell in
+// it (["bash", "-lc", "rm -rf x"]) runs its script in its own dialect.
+func AnalyzeArgv(argv []string) Analysis {
+	a := &analyzer{}
+	if len(argv) == 0 || argv[0] == "" {
+		a.unknownf("the command is empty")
+		return a.analysis("")
+	}
+	words := make([]Word, len(argv))
+	for i, s := range argv {
+		words[i] = Word{Value: s, Source: shquote.Quote(s), Known: true}
+	}
+	a.words(nil, words, nil, false, 0, "")
+	return a.analysis(shquote.Join(argv))
+}
+
+// WithEnv is an with the environment the command is given (NAME=value,
+// terminal/create's env): a sensitive name (Sensitive) is not known
+// before it runs, so the line is asked.
+func (an Analysis) WithEnv(env []string) Analysis {
+	var why []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if sensitive(name) {
+			why = append(why, fmt.Sprintf("its environment sets %s, which changes what it runs", name))
+		}
+	}
+	if len(why) > 0 {
+		an.Unknown = append(why, an.Unknown...)
+	}
+	return an
+}
+
+// analysis is what a found, failing closed on a line with no command.
+func (a *analyzer) analysis(line string) Analysis {
+	if len(a.commands) == 0 && len(a.unknown) == 0 {
+		a.unknownf("the line runs no command agentrun can name")
+	}
 	return Analysis{Line: line, Commands: a.commands, Unknown: a.unknown}
 }
 
 type analyzer struct {
 	commands []Command
 	unknown  []string
+	// dialect is that of the script being walked (eval and trap run
+	// their text in it).
+	dialect string
 }
 
 func (a *analyzer) unknownf(format string, args ...any) {
@@ -144,18 +204,54 @@ func (a *analyzer) unknownf(format string, args ...any) {
 	a.unknown = append(a.unknown, msg)
 }
 
-// script analyses a whole script: the line, or the script of a sh -c.
-func (a *analyzer) script(src string, depth int, via string) {
+// script analyses a whole script: the line, or the script of a sh -c,
+// in dialect (AnyShell: in bash's and in POSIX's).
+func (a *analyzer) script(src string, depth int, via, dialect string) {
 	if depth > maxDepth {
 		a.unknownf("shells are nested more than %d deep", maxDepth)
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	switch dialect {
+	case AnyShell:
+		a.script(src, depth, via, lineshell.Bash)
+		seen := map[string]bool{}
+		for _, c := range a.commands {
+			seen[c.Via+"\x00"+c.Text()] = true
+		}
+		posix := &analyzer{dialect: a.dialect}
+		posix.script(src, depth, via, lineshell.POSIX)
+		for _, c := range posix.commands {
+			if !seen[c.Via+"\x00"+c.Text()] {
+				a.commands = append(a.commands, c)
+			}
+		}
+		for _, u := range posix.unknown {
+			a.unknownf("%s", u)
+		}
+		return
+	case lineshell.POSIX:
+	default:
+		dialect = lineshell.Bash
+	}
+	outer := a.dialect
+	a.dialect = dialect
+	defer func() { a.dialect = outer }()
+	lang := syntax.LangBash
+	if dialect == lineshell.POSIX {
+		lang = syntax.LangPOSIX
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
 	if err != nil {
-		a.unknownf("the line does not parse as a shell command: %v", err)
+		a.unknownf("the line does not parse as a %s command: %v", dialectName(dialect), err)
 		return
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			return true
+		}
+		if !a.understood(n) {
+			return false
+		}
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			a.stmt(n, depth, via)
@@ -164,11 +260,11 @@ func (a *analyzer) script(src string, depth int, via string) {
 		case *syntax.ArithmExp:
 			a.arithm(n.X)
 		case *syntax.ParamExp:
-			if n.Index != nil || n.Slice != nil {
-				a.arithm(n)
-			}
-			if n.Excl && !n.Short {
-				a.unknownf("${!…} names a variable only when it runs")
+			// the subscript and the offsets are arithmetic, not the name
+			for _, x := range []syntax.ArithmExpr{n.Index, sliceOffset(n), sliceLength(n)} {
+				if x != nil {
+					a.arithm(x)
+				}
 			}
 		case *syntax.BinaryTest:
 			switch n.Op {
@@ -178,6 +274,28 @@ func (a *analyzer) script(src string, depth int, via string) {
 		}
 		return true
 	})
+}
+
+func sliceOffset(n *syntax.ParamExp) syntax.ArithmExpr {
+	if n.Slice == nil {
+		return nil
+	}
+	return n.Slice.Offset
+}
+
+func sliceLength(n *syntax.ParamExp) syntax.ArithmExpr {
+	if n.Slice == nil {
+		return nil
+	}
+	return n.Slice.Length
+}
+
+// dialectName names a dialect in a sentence.
+func dialectName(d string) string {
+	if d == lineshell.POSIX {
+		return "POSIX shell"
+	}
+	return "bash"
 }
 
 // arithm: bash evaluates a variable's text inside arithmetic again, and
@@ -267,17 +385,19 @@ func isDigits(s string) bool {
 }
 
 // decl records export/declare/local/readonly/typeset as a command of
-// that name whose arguments are its assignments.
+// that name whose arguments are its flags and assignments, checked as
+// the builtin is (checkBuiltin).
 func (a *analyzer) decl(d *syntax.DeclClause, writes []Redirect, via string) {
 	c := Command{Program: d.Variant.Value, Writes: writes, Via: via}
 	for _, as := range d.Args {
-		if as.Naked && as.Value == nil && as.Name == nil {
-			// a flag or a word given as is
+		if as.Naked && as.Name == nil {
+			c.Args = append(c.Args, word(as.Value)) // a flag or a word given as is
 			continue
 		}
 		a.checkAssign(as)
 		c.Args = append(c.Args, assignWord(as))
 	}
+	a.checkBuiltin(c)
 	a.commands = append(a.commands, c)
 }
 
@@ -286,17 +406,25 @@ func (a *analyzer) decl(d *syntax.DeclClause, writes []Redirect, via string) {
 // line runs.
 func sensitive(name string) bool {
 	switch name {
-	case "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH",
-		"PAGER", "EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "MANPAGER", "SHELL", "TERMINAL":
+	case "PATH", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "CDPATH", "HOME", "ZDOTDIR", "INPUTRC", "GLOBIGNORE",
+		"PAGER", "EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "MANPAGER", "SHELL", "TERMINAL", "TMPDIR",
+		"NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
+		"GOFLAGS", "MAKEFLAGS", "SSH_ASKPASS", "SUDO_ASKPASS":
 		return true
 	}
-	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_"} {
+	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "XDG_", "CARGO_", "npm_config_", "NPM_CONFIG_"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
 	}
 	return strings.HasSuffix(name, "_COMMAND") || strings.HasSuffix(name, "_EDITOR") || strings.HasSuffix(name, "_PAGER")
 }
+
+// Sensitive says whether setting the environment variable name can
+// change what a command runs or which files it reads (PATH, HOME,
+// XDG_*, GIT_*, LD_*, BASH_ENV, ENV, …): a line or a terminal's env that
+// sets one is asked.
+func Sensitive(name string) bool { return sensitive(name) }
 
 func (a *analyzer) checkAssign(as *syntax.Assign) {
 	if as.Name != nil && sensitive(as.Name.Value) {
@@ -495,6 +623,12 @@ func (a *analyzer) words(assigns, words []Word, writes []Redirect, more bool, de
 		return
 	}
 	cmd := Command{Program: name, Args: words[1:], Assigns: assigns, Writes: writes, MoreArgs: more, Via: via}
+	if builtins[name] && !strings.Contains(prog.Value, "/") {
+		if !understoodBuiltins[name] {
+			a.unknownf("the builtin %s is not one agentrun understands", name)
+		}
+		a.checkBuiltin(cmd)
+	}
 	if w, ok := wrappers[name]; ok {
 		if handled := w(a, cmd, depth); handled {
 			return

@@ -193,7 +193,12 @@ func (rs Rules) DecideAnalysis(an Analysis) Verdict {
 		v.Reason = fmt.Sprintf("asked: %s might match deny %q once its words are known", quoteCmd(unsure[0]), unsure[0].Unsure)
 	case len(notAllowed) == 0 && len(unsure) == 0:
 		v.Decision = Run
-		v.Reason = "allowed: " + allowedBy(v.Commands)
+		if by := allowedBy(v.Commands); by != "" {
+			v.Reason = "allowed: " + by
+		} else {
+			// no rule, answer or user allowed it: say what it is
+			v.Reason = "not asked: it runs only builtins that change nothing (" + builtinsOf(v.Commands) + ")"
+		}
 	case otherwise == Run && len(unsure) == 0:
 		v.Decision = Run
 		v.Reason = fmt.Sprintf("run: %s matches no rule, and otherwise = \"run\"", quoteCmd(notAllowed[0]))
@@ -226,8 +231,18 @@ func allowedBy(cs []Checked) string {
 		seen[c.By] = true
 		parts = append(parts, c.By)
 	}
-	if len(parts) == 0 {
-		return "only builtins that change nothing"
-	}
 	return strings.Join(parts, ", ")
+}
+
+// builtinsOf names the builtins of a line that runs nothing else.
+func builtinsOf(cs []Checked) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if !seen[c.Text] {
+			seen[c.Text] = true
+			names = append(names, "`"+c.Text+"`")
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -212,6 +212,15 @@ func (d *demo) turn(ctx context.Context, s *session, text string) (acpsdk.StopRe
 		return d.outputLatency(ctx, s, arg)
 	case "!replay":
 		return d.replay(ctx, s, arg)
+	case "!env":
+		// !env NAME=VALUE[,NAME=VALUE…] CMD: CMD with that env
+		vars, line, _ := strings.Cut(arg, " ")
+		var env []acpsdk.EnvVariable
+		for _, kv := range strings.Split(vars, ",") {
+			name, value, _ := strings.Cut(kv, "=")
+			env = append(env, acpsdk.EnvVariable{Name: name, Value: value})
+		}
+		return d.runEnv(ctx, s, strings.TrimSpace(line), "", env)
 	}
 	return d.run(ctx, s, text, "")
 }
@@ -237,7 +246,7 @@ func (d *demo) capabilities() acpsdk.ClientCapabilities {
 }
 
 const helpText = "Prompts: a shell command line runs in a client terminal. " +
-	"`!permission CMD` asks first. `!read PATH` / `!write PATH TEXT` use the client's files. " +
+	"`!permission CMD` asks first. `!env NAME=V[,NAME=V] CMD` runs CMD with that env. `!read PATH` / `!write PATH TEXT` use the client's files. " +
 	"`!meta CMD` runs CMD myself and streams it as a display-only terminal. " +
 	"`!updates` sends every kind of session update. `!flood N` sends N messages. " +
 	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N. " +

@@ -41,6 +41,7 @@
 //	                   says "Permission denied: not running `CMD`." and ends
 //	                   the turn; a "cancelled" outcome says "Permission
 //	                   request cancelled." and stops with cancelled.
+//	!env N=V[,N=V] CMD runs CMD as above with that env in terminal/create.
 //	!read PATH         fs/read_text_file; sends "Contents of `PATH`:\n" and
 //	                   then the text as its own agent_message_chunk.
 //	!write PATH TEXT   fs/write_text_file with TEXT (the two characters \n

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -39,7 +40,8 @@ func (d *demo) runDisplayOnly(ctx context.Context, s *session, line string) (acp
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("/bin/sh", "-c", line)
+	argv := lineshell.Argv(line)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.cwd
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -14,6 +14,11 @@ import (
 // report, release. A cancelled turn kills the command first. toolID names
 // an existing tool call (after a permission request) or is empty.
 func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk.StopReason, error) {
+	return d.runEnv(ctx, s, line, toolID, nil)
+}
+
+// runEnv is run with env given to terminal/create.
+func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env []acpsdk.EnvVariable) (acpsdk.StopReason, error) {
 	if !d.capabilities().Terminal {
 		return d.say(s, fmt.Sprintf("The client lacks terminals (clientCapabilities.terminal is not true), so I cannot run %s.", codeSpan(line)))
 	}
@@ -26,6 +31,7 @@ func (d *demo) run(ctx context.Context, s *session, line, toolID string) (acpsdk
 		SessionId:       sid,
 		Command:         line,
 		Cwd:             &cwd,
+		Env:             env,
 		OutputByteLimit: acpsdk.Ptr(DefaultOutputByteLimit),
 	})
 	if err != nil {

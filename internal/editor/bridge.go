@@ -69,6 +69,8 @@ type Bridge struct {
 	// shutdownAsked: Lua asked to shut down (Neovim quits) before its
 	// channel ended.
 	shutdownAsked bool
+	// keptNotes are the chat lines kept for a replay (handleKeepNote), once each.
+	keptNotes map[string]bool
 }
 
 // newBridge makes the parts and wires them to each other with function
@@ -156,6 +158,8 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.answer,
 		"check_command":    checkCommand,
+		"read_files":       readFiles,
+		"keep_note":        b.handleKeepNote,
 		"describe_rules":   describeRules,
 		"log":              b.handleLog,
 	}

@@ -67,7 +67,8 @@ func TestJSONValueDropsNulls(t *testing.T) {
 
 // TestReplayPicksWhatATakeoverNeeds: a Neovim taking sessions over gets
 // every event of the sessions still running, in order, the user's
-// prompts included; not the events of sessions that ended, of their
+// prompts included, and what their terminals do (the ports they listen
+// on); not the events of sessions that ended, of their
 // terminals, of questions answered or withdrawn, or of nothing of theirs.
 func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
 	q := newEventQueue()
@@ -81,6 +82,8 @@ func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
 	q.push(sessionStartedEvent{Key: "2@d"})
 	q.push(terminalCreatedEvent{ID: "term-1@d", Session: "1@d"})
 	q.push(terminalCreatedEvent{ID: "term-2@d", Session: "2@d"})
+	q.push(terminalActivityEvent{ID: "term-1@d", Ports: []int{8000}})
+	q.push(terminalActivityEvent{ID: "term-2@d", Ports: []int{8001}})
 	q.push(messageEvent{Text: "of nothing"})
 	q.push(permissionEvent{Key: "1@d", Token: "p-1@d"})
 	q.push(permissionEvent{Key: "1@d", Token: "p-2@d"})
@@ -97,7 +100,7 @@ func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
 	open := func(token string) bool { return token == "p-2@d" }
 	q.replay(func(log []event) []event { return replayOf(log, map[string]bool{"1@d": true}, open) })
 	var names []string
-	for len(names) < 6 {
+	for len(names) < 7 {
 		select {
 		case b := <-got:
 			for _, e := range b {
@@ -107,7 +110,7 @@ func TestReplayPicksWhatATakeoverNeeds(t *testing.T) {
 			t.Fatalf("replayed only %q", names)
 		}
 	}
-	want := []string{"session_started", "prompt_sent", "terminal_created", "permission p-2@d", "terminal_exit", "turn_end"}
+	want := []string{"session_started", "prompt_sent", "terminal_created", "terminal_activity", "permission p-2@d", "terminal_exit", "turn_end"}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("replayed %q\nwant     %q", names, want)
 	}

@@ -81,6 +81,15 @@ type turnEndEvent struct {
 	Stopped    bool   `msgpack:"stopped,omitempty"` // by :AgentStop
 }
 
+// chatNoteEvent is a line Lua wrote in a session's chat about a question
+// (asked, answered, refused by a rule), kept for a replay: the chat shown
+// again keeps its approval records.
+type chatNoteEvent struct {
+	Key      string `msgpack:"key"`
+	Text     string `msgpack:"text"`
+	ToolCall string `msgpack:"tool_call,omitempty"`
+}
+
 type promptSentEvent struct {
 	Key  string `msgpack:"key"`
 	Text string `msgpack:"text"`
@@ -188,6 +197,7 @@ type approveEvent struct {
 	SessionID string   `msgpack:"session_id"`
 	Line      string   `msgpack:"line"`
 	Argv      []string `msgpack:"argv"`
+	Env       []string `msgpack:"env"` // NAME=value the agent set (terminal/create's env)
 	Cwd       string   `msgpack:"cwd"`
 	Sandbox   string   `msgpack:"sandbox"`
 	ToolCall  string   `msgpack:"tool_call,omitempty"`
@@ -271,6 +281,7 @@ func (historyReplayedEvent) eventName() string     { return evHistoryReplayed }
 func (ourToolEvent) eventName() string             { return evOurTool }
 func (turnEndEvent) eventName() string             { return evTurnEnd }
 func (promptSentEvent) eventName() string          { return evPromptSent }
+func (chatNoteEvent) eventName() string            { return evChatNote }
 func (messageEvent) eventName() string             { return evMessage }
 func (terminalCreatedEvent) eventName() string     { return evTerminalCreated }
 func (terminalExitEvent) eventName() string        { return evTerminalExit }

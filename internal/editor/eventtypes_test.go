@@ -18,7 +18,7 @@ import (
 var everyPayload = []payload{
 	sessionStartedEvent{}, sessionFailedEvent{}, sessionEndedEvent{}, sessionQuietEvent{},
 	&sessionUpdateEvent{}, historyReplayedEvent{}, ourToolEvent{}, turnEndEvent{}, promptSentEvent{}, messageEvent{},
-	terminalCreatedEvent{}, terminalExitEvent{}, terminalReleasedEvent{}, terminalActivityEvent{},
+	chatNoteEvent{}, terminalCreatedEvent{}, terminalExitEvent{}, terminalReleasedEvent{}, terminalActivityEvent{},
 	displayEndedEvent{}, &agentTerminalEvent{}, toolTerminalEvent{}, permissionEvent{},
 	elicitationEvent{}, elicitationCompleteEvent{}, approveEvent{},
 	questionWithdrawnEvent{name: evPermissionCancelled}, questionWithdrawnEvent{name: evApproveCancelled},

@@ -171,6 +171,33 @@ func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 	return map[string]any{"version": b.version, "pid": os.Getpid(), "site": site, "sessions": list, "dropped_events": dropped}, nil
 }
 
+// keepNoteArgs is a chat's record of a question (ask.lua's note).
+type keepNoteArgs struct {
+	Text     string `msgpack:"text"`
+	ToolCall string `msgpack:"tool_call"`
+}
+
+// handleKeepNote ("keep_note", a notification) keeps a line session key's
+// chat shows about a question for a replay (only a backend on another
+// machine replays); the same line again (written again by a replay) is
+// kept once.
+func (b *Bridge) handleKeepNote(key string, args keepNoteArgs) {
+	b.mu.Lock()
+	remote := b.site != ""
+	id := key + "\x00" + args.ToolCall + "\x00" + args.Text
+	seen := b.keptNotes[id]
+	if remote && !seen {
+		if b.keptNotes == nil {
+			b.keptNotes = map[string]bool{}
+		}
+		b.keptNotes[id] = true
+	}
+	b.mu.Unlock()
+	if remote && !seen {
+		b.events.pushReplayOnly(chatNoteEvent{Key: key, Text: args.Text, ToolCall: args.ToolCall})
+	}
+}
+
 // replayOf picks from the kept events those a Neovim taking sessions live
 // over must have, in order: everything of those sessions (their
 // terminals' too) but questions already answered or withdrawn. Events
@@ -187,7 +214,8 @@ func replayOf(log []event, live map[string]bool, open func(token string) bool) [
 				continue
 			}
 			terms[id] = true
-		case evTerminalExit, evTerminalReleased:
+		case evTerminalExit, evTerminalReleased, evTerminalActivity, evDisplayEnded:
+			// (by the terminal's id: the ports it listens on, its end)
 			if !terms[id] {
 				continue
 			}

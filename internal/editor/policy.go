@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/internal/cmdrule"
+	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -199,7 +200,7 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
 		ev := approveEvent{
 			Key: key, SessionID: cmd.Session,
-			Line: cmd.Line, Argv: cmd.Argv, Cwd: cmd.Cwd, Sandbox: cmd.Sandbox, ToolCall: cmd.ToolCall,
+			Line: cmd.Line, Argv: cmd.Argv, Env: cmd.Env, Cwd: cmd.Cwd, Sandbox: cmd.Sandbox, ToolCall: cmd.ToolCall,
 		}
 		ev.AsksFirst = ss.modePromise(key)
 		if ev.AsksFirst == "" && followMode {
@@ -295,6 +296,15 @@ type checkArgs struct {
 	Deny       []string `msgpack:"deny"`
 	Remembered []string `msgpack:"remembered"`
 	Otherwise  string   `msgpack:"otherwise"`
+	// Argv, when set, is a command run as it is, without a shell
+	// (Codex's exec argv): judged word by word, not as Line.
+	Argv []string `msgpack:"argv"`
+	// Dialect is the shell that runs Line: "bash" for an agent's own
+	// Bash tool; "" for agentrun's terminals (internal/lineshell).
+	Dialect string `msgpack:"dialect"`
+	// Env are the NAME=value the agent set for the command
+	// (terminal/create's env): a sensitive name makes it asked.
+	Env []string `msgpack:"env"`
 }
 
 // checkCommand decides on a command line of session key (Lua routes the
@@ -308,7 +318,18 @@ func checkCommand(key string, args checkArgs) (cmdrule.Verdict, error) {
 		return cmdrule.Verdict{}, fmt.Errorf("terminal.approve.otherwise: want \"ask\", \"run\" or \"refuse\", not %q", args.Otherwise)
 	}
 	rules := cmdrule.Rules{Allow: args.Allow, Deny: args.Deny, Remembered: args.Remembered, Otherwise: args.Otherwise}
-	return rules.Decide(args.Line), nil
+	var an cmdrule.Analysis
+	switch {
+	case len(args.Argv) > 0:
+		an = cmdrule.AnalyzeArgv(args.Argv)
+	case args.Dialect == "":
+		an = cmdrule.Analyze(args.Line)
+	case args.Dialect == lineshell.Bash || args.Dialect == lineshell.POSIX:
+		an = cmdrule.AnalyzeIn(args.Line, args.Dialect)
+	default:
+		return cmdrule.Verdict{}, fmt.Errorf("check_command: dialect %q is not \"bash\" or \"posix\"", args.Dialect)
+	}
+	return rules.DecideAnalysis(an.WithEnv(args.Env)), nil
 }
 
 // describeRules says, for :checkhealth, what each rule matches, or why

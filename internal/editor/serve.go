@@ -23,6 +23,13 @@ func Serve(ctx context.Context, version string) error {
 	// The RPC stream owns the real stdout; anything printed goes to stderr.
 	rpcOut := os.Stdout
 	os.Stdout = os.Stderr
+	return ServeOn(ctx, version, os.Stdin, rpcOut)
+}
+
+// ServeOn is Serve on in and out in place of stdio: serve-backend's
+// framed stream over the link (sshlink.BoxEnd). The caller has made
+// sure nothing else writes to the stream.
+func ServeOn(ctx context.Context, version string, in io.ReadCloser, rpcOut io.WriteCloser) error {
 
 	// Neovim may be gone before we read the end of our stdin: a write into
 	// the broken pipe must fail (EPIPE) rather than kill us (SIGPIPE, for
@@ -46,7 +53,7 @@ func Serve(ctx context.Context, version string) error {
 	logger.Info("agentrun starting", "version", version, "pid", os.Getpid())
 
 	b := newBridge(version, logger, startGuard(logger))
-	v, served, err := b.serveLink(os.Stdin, rpcOut)
+	v, served, err := b.serveLink(in, rpcOut)
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func openSchema[T any]() *jsonschema.Schema {
 	return s
 }
 
-const runDescription = `Run a shell command (a /bin/sh command line) in a real terminal in the user's editor. ` +
+const runDescription = `Run a shell command (a bash command line, run by bash --noprofile --norc -c) in a real terminal in the user's editor. ` +
 	`The user sees its output live, may have to approve it first, and may stop it; commands may run in a sandbox with limits the user chose. ` +
 	`By default this waits for the command to end (at most timeout_seconds, default 120) and returns its output (the newest part when it is long) and exit status. ` +
 	`For servers, watchers and anything that does not end by itself, set background: true: it returns the terminal id at once, and the command keeps running; ` +

@@ -26,6 +26,7 @@ func run(t *testing.T, p Profile, dir, line string) (string, bool) {
 
 func needBwrap(t *testing.T) {
 	t.Helper()
+	testdeps.LinuxOnly(t, "the sandbox (bubblewrap)")
 	_, err := Available()
 	testdeps.Need(t, err == nil, "bubblewrap (bwrap)", "apt-get install bubblewrap")
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/neovim/go-client/nvim"
@@ -22,9 +24,9 @@ const BackendServe = "serve-backend"
 
 // WriteBackendHello writes serve-backend's hello line to out: the one
 // line before the backend's RPC stream. lingering is Hello.Lingering (0
-// for a new backend).
-func WriteBackendHello(out io.Writer, version string, lingering int) error {
-	b, _ := json.Marshal(Hello{Agentrun: BackendServe, Version: version, Protocol: Protocol, Lingering: lingering})
+// for a new backend); pid is the backend's process id (0: none).
+func WriteBackendHello(out io.Writer, version string, lingering, pid int) error {
+	b, _ := json.Marshal(Hello{Agentrun: BackendServe, Version: version, Protocol: Protocol, Lingering: lingering, PID: pid})
 	_, err := out.Write(append(b, '\n'))
 	return err
 }
@@ -72,15 +74,16 @@ func DialBackend(ctx context.Context, t Target, version, mode string, pid int) (
 // left waiting for a new link keeps ssh's session open. The error says
 // how the link ended, for a person; nil when in ended first.
 func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error {
+	bc := newBeatConn(b.r, b.l.stdin)
 	inDone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(b.l.stdin, in)
-		b.l.stdin.Close()
+		_, _ = io.Copy(bc, in)
+		bc.CloseWrite()
 		close(inDone)
 	}()
 	outDone := make(chan error, 1)
 	go func() {
-		_, err := io.Copy(out, b.r)
+		_, err := io.Copy(out, bc)
 		outDone <- err
 	}()
 	select {
@@ -100,11 +103,16 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 		// is told by the end of its input, and ssh goes at once if it
 		// does not end by itself (a backend left waiting for a new link
 		// keeps ssh's session open).
-		b.l.stdin.Close()
+		bc.CloseWrite()
 		select {
 		case <-outDone:
 		case <-time.After(time.Second):
 		}
+		_ = b.l.cmd.Process.Kill()
+	}
+	if errors.Is(bc.Err(), ErrSilent) {
+		// Nothing came for beatSilence (the network went away without
+		// a word): ssh may wait much longer to notice.
 		_ = b.l.cmd.Process.Kill()
 	}
 	waitErr := b.l.wait(relayGrace)
@@ -120,10 +128,33 @@ func (b *Backend) Relay(ctx context.Context, in io.Reader, out io.Writer) error 
 	if why == "" {
 		why = exitOf(waitErr)
 	}
-	if waitErr == nil {
+	if bc.Err() == nil && b.l.backend > 0 && b.gone(ctx) {
+		return fmt.Errorf("the agentrun backend on %s is gone (killed, or it failed: its log there is ~/.local/state/agentrun/remote-backend.log)", b.l.target)
+	}
+	if err := bc.Err(); errors.Is(err, ErrSilent) && !strings.Contains(why, "not responding") {
+		// ssh's own words when it gave up first ("Timeout, server …
+		// not responding."), else ours
+		why = fmt.Sprintf("nothing came from there for %d s", int(beatSilence/time.Second))
+	} else if waitErr == nil {
 		why = "the backend there ended"
 	}
 	return fmt.Errorf("the link to %s ended (%s)", b.l.target, why)
+}
+
+// gone reports whether the backend this link reached is known to be
+// gone from its machine: a new link there (a few seconds at most) finds
+// no host of its process id. A machine that cannot be reached now says
+// nothing (false).
+func (b *Backend) gone(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	l, err := dial(ctx, b.l.target, b.l.version, true)
+	if err != nil {
+		return false
+	}
+	defer l.Close()
+	pids, err := l.Hosts(ctx)
+	return err == nil && !slices.Contains(pids, b.l.backend)
 }
 
 // relayGrace is how long ssh may take to end once Neovim has: the
@@ -147,7 +178,14 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 	if mode == "resume-or-new" {
 		// what a Neovim that quit left to end there goes first: no new
 		// link takes it up
-		err := endPending(t, func(p int) error { return endBackend(ctx, t, version, p) })
+		err := endPending(t, func(p int) error {
+			ended, err := endBackendOf(ctx, t, version, p)
+			if ended {
+				// said by Neovim (rpc.lua: a note, not an error)
+				fmt.Fprintf(os.Stderr, "agentrun: note: ended the agent sessions on %s that a Neovim left running there when it quit while the link was down\n", t)
+			}
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -169,31 +207,39 @@ func RunBackend(ctx context.Context, url, version, mode string, pid int) error {
 // reached, the end is kept (keepPending) for the next link there to do;
 // when nothing of pid waits there any more, there is nothing to end.
 func endBackend(ctx context.Context, t Target, version string, pid int) error {
+	_, err := endBackendOf(ctx, t, version, pid)
+	return err
+}
+
+// endBackendOf is endBackend, and says whether a backend was there to
+// shut down.
+func endBackendOf(ctx context.Context, t Target, version string, pid int) (bool, error) {
 	b, err := DialBackend(ctx, t, version, "resume", pid)
 	if errors.Is(err, ErrNothingLingers) {
 		_ = dropPending(t, pid)
-		return nil
+		return false, nil
 	}
 	if err != nil {
 		if kerr := keepPending(t, pid); kerr != nil {
-			return fmt.Errorf("%w; and its end could not be kept for later: %w", err, kerr)
+			return false, fmt.Errorf("%w; and its end could not be kept for later: %w", err, kerr)
 		}
-		return err
+		return false, err
 	}
 	defer b.l.wait(10 * time.Second)
-	v, err := nvim.New(b.r, b.l.stdin, b.l.stdin, func(string, ...any) {})
+	bc := newBeatConn(b.r, b.l.stdin)
+	v, err := nvim.New(bc, bc, bc, func(string, ...any) {})
 	if err != nil {
 		b.l.Close()
 		_ = keepPending(t, pid)
-		return fmt.Errorf("the backend on %s could not be asked to shut down: %w", t, err)
+		return false, fmt.Errorf("the backend on %s could not be asked to shut down: %w", t, err)
 	}
 	go func() { _ = v.Serve() }()
 	err = v.Request("shutdown", nil)
 	v.Close() // closes ssh's stdin: the backend, asked, ends
 	if err != nil {
 		_ = keepPending(t, pid)
-		return fmt.Errorf("the backend on %s did not shut down: %w", t, err)
+		return false, fmt.Errorf("the backend on %s did not shut down: %w", t, err)
 	}
 	_ = dropPending(t, pid)
-	return nil
+	return true, nil
 }

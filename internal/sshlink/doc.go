@@ -40,13 +40,15 @@
 //
 // `agentrun ssh-backend URL` (RunBackend; what Neovim starts for an agent
 // on another machine) runs `ssh host agentrun serve-backend`, which writes
-// the same hello line with "serve-backend", then serves the Neovim
-// backend's msgpack-RPC on its stdio; ssh-backend checks the hello and
-// from then on copies bytes both ways. Its errors are the same sentences.
-// With --resume PID, serve-backend instead joins the link to the backend
-// there whose link dropped (package editor: ResumeRelay); its hello's
-// Lingering names it, or is -1 when none waits (DialBackend's
-// ErrNothingLingers).
+// the same hello line with "serve-backend" (and PID, the backend's), then
+// serves the Neovim backend's msgpack-RPC on its stdio in frames with
+// beats (beat.go: a link silent for 20 s is taken as dead on both
+// sides); ssh-backend checks the hello and from then on relays the data
+// both ways. Its errors are the same sentences. With --resume PID,
+// serve-backend instead joins the link to the backend there whose link
+// dropped (package editor: RelayTo), first telling a stale link that
+// still holds it to end (TakeOver); its hello's Lingering names it, or
+// is -1 when none waits (DialBackend's ErrNothingLingers).
 //
 // # Who uses it
 //
@@ -62,7 +64,7 @@ package sshlink
 // Protocol is the version of the wire above; a client and a serve-stdio
 // of different versions refuse each other (the versions of agentrun must
 // match anyway).
-const Protocol = 1
+const Protocol = 2
 
 // Hello is serve-stdio's first line.
 type Hello struct {
@@ -73,6 +75,9 @@ type Hello struct {
 	// the lingering backend this link now reaches, or -1 when none of
 	// the user's waits for a link there.
 	Lingering int `json:"lingering,omitempty"`
+	// PID is serve-backend's: the process id of the backend this link
+	// reaches (a new one's, or the lingering one's).
+	PID int `json:"pid,omitempty"`
 }
 
 // Control is a message on channel 0.

@@ -129,8 +129,13 @@ func sshArgs(t Target, batch bool, command string) []string {
 		args = append(args, "-o", "BatchMode=yes")
 	}
 	// No tty, no forwarding of anything; a host that does not answer is
-	// given up on after 15 s, a dead link noticed within half a minute.
-	args = append(args, "-T", "-x", "-a", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3")
+	// given up on after 15 s, a dead link noticed within half a minute
+	// (by ssh's keepalives, unless the user's ssh config sets its own,
+	// and by the beats of the framed stream: beat.go).
+	args = append(args, "-T", "-x", "-a", "-o", "ConnectTimeout=15")
+	if !ownKeepalive(t) {
+		args = append(args, "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=4")
+	}
 	if t.Port != 0 {
 		args = append(args, "-p", strconv.Itoa(t.Port))
 	}
@@ -138,6 +143,40 @@ func sshArgs(t Target, batch bool, command string) []string {
 		args = append(args, "-l", t.User)
 	}
 	return append(args, "--", t.Host, command)
+}
+
+// keepalives caches ownKeepalive's answer per target.
+var keepalives sync.Map
+
+// ownKeepalive reports whether the user's ssh config sets
+// ServerAliveInterval for t (`ssh -G` says what ssh would use): then the
+// links keep it rather than agentrun's.
+func ownKeepalive(t Target) bool {
+	if v, ok := keepalives.Load(t); ok {
+		return v.(bool)
+	}
+	var args []string
+	if cfg := os.Getenv(ConfigEnv); cfg != "" {
+		args = append(args, "-F", cfg)
+	}
+	args = append(args, "-G")
+	if t.Port != 0 {
+		args = append(args, "-p", strconv.Itoa(t.Port))
+	}
+	if t.User != "" {
+		args = append(args, "-l", t.User)
+	}
+	out, err := exec.Command("ssh", append(args, "--", t.Host)...).Output()
+	own := false
+	if err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(line, "serveraliveinterval "); ok {
+				own = strings.TrimSpace(v) != "0"
+			}
+		}
+	}
+	keepalives.Store(t, own)
+	return own
 }
 
 // Link is one running `ssh host agentrun serve-stdio`.
@@ -151,6 +190,7 @@ type Link struct {
 	version string // the remote agentrun's
 	// lingering is the hello's Lingering: the backend a resume joined.
 	lingering int
+	backend   int // the hello's PID: the backend's process id there
 	done      chan struct{}
 
 	wmu sync.Mutex // one line at a time to ssh
@@ -238,6 +278,7 @@ func handshake(ctx context.Context, t Target, version string, batch bool, serve 
 	}
 	l.version = res.h.Version
 	l.lingering = res.h.Lingering
+	l.backend = res.h.PID
 	if res.h.Version != version || res.h.Protocol != Protocol {
 		l.Close()
 		if newer(res.h.Version, version) {

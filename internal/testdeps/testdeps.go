@@ -3,6 +3,7 @@ package testdeps
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 )
 
@@ -37,4 +38,13 @@ func File(t testing.TB, path, what string) {
 	t.Helper()
 	_, err := os.Stat(path)
 	Need(t, err == nil, what+" ("+path+")", "run make deps")
+}
+
+// LinuxOnly skips t outside Linux, where what (bubblewrap, /proc) does
+// not exist at all: nothing to install there.
+func LinuxOnly(t testing.TB, what string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skipf("%s is Linux only", what)
+	}
 }

@@ -16,6 +16,7 @@ M.names = {
   "approve",
   "approve_cancelled",
   "auth_required",
+  "chat_note",
   "display_ended",
   "elicitation",
   "elicitation_complete",

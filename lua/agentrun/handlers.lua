@@ -245,6 +245,20 @@ function handlers.prompt_sent(p)
   end
 end
 
+-- chat_note: a line a chat showed about a question (asked, answered,
+-- refused by a rule), replayed to a Neovim taking the session up again.
+function handlers.chat_note(p)
+  local s, chat = chat_of(p)
+  if not chat or (s.noted and s.noted[(p.tool_call or "") .. "\0" .. tostring(p.text)]) then
+    return -- (written already: a question still open, asked again)
+  end
+  if p.tool_call and p.tool_call ~= "" then
+    chat:note_before(p.tool_call, tostring(p.text), "AgentRunPermission")
+  else
+    chat:note(tostring(p.text), "AgentRunPermission")
+  end
+end
+
 function handlers.message(p)
   local msg = tostring(p.text)
   if msg:sub(1, 11) ~= "(agentrun) " then

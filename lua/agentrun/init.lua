@@ -26,6 +26,10 @@ table.insert(rpc.on_start, function()
   require("agentrun.ui.window").send_expected_size(true)
 end)
 table.insert(rpc.on_exit, function(site, why, kept)
+  if site and why and why:match("^the agentrun backend on %S+ is gone") then
+    -- it died there, and its commands with it (its guard ends them)
+    require("agentrun.ui.term").backend_gone(site, rpc.site_url(site) or site, nil, false)
+  end
   conversation.backend_exited(site, why, kept)
   if kept then
     require("agentrun.ui.term").link_dropped(kept)
@@ -64,6 +68,22 @@ function M.setup(opts)
   return true
 end
 
+-- gone_session opens the chat of the session (of agent name, else the
+-- newest) the user came to take up on host, which is gone (gone lists
+-- them: its chat says why), and says so; a new one is for the next
+-- :AgentRun.
+local function gone_session(gone, name, host)
+  local g = gone[#gone]
+  for _, x in ipairs(gone) do
+    g = x.agent == name and x or g
+  end
+  state.current = g.key
+  g.chat:open()
+  local where = g.host or rpc.machine(host)
+  err(string.format("the %s session on %s is gone (its chat says why); :AgentRun %s %s starts a new one", g.agent, where, where, name or g.agent))
+  return nil
+end
+
 -- run(agent, continue, host) starts a session with agent (default:
 -- default_agent) or opens the chat of the running one; continue (or
 -- chat.continue_last) opens the cwd's most recent earlier session
@@ -92,6 +112,28 @@ function M.run(name, continue, host)
       return s
     end
   end
+  if not name and host then
+    -- :AgentRun ssh://host (what a lost link's note says): what runs
+    -- there, whichever agent (a link that dropped is taken up first);
+    -- a new session of the default agent only when nothing does
+    local s = launch.live(nil, host)
+    if not s then
+      local ok, msg, gone = launch.connect(host)
+      if not ok then
+        util.notify(msg, vim.log.levels.ERROR)
+        return nil
+      end
+      s = launch.live(nil, host)
+      if not s and #gone > 0 then
+        return gone_session(gone, nil, host)
+      end
+    end
+    if s then
+      state.current = s.key
+      s.chat:open()
+      return s
+    end
+  end
   if not name and config.rejected then
     warn(string.format("setup() was rejected, so :AgentRun starts the default agent %q; fix the options it named (:messages) and call setup() again", config.get().default_agent))
   end
@@ -115,16 +157,7 @@ function M.run(name, continue, host)
     end
     s = launch.live(name, host or a.host)
     if not s and #gone > 0 then
-      -- the user came to take a session up, and it is gone: its chat
-      -- says so; a new one is for the next :AgentRun
-      local g = gone[#gone]
-      for _, x in ipairs(gone) do
-        g = x.agent == name and x or g
-      end
-      state.current = g.key
-      g.chat:open()
-      err(string.format("the %s session on %s is gone (its chat says why); :AgentRun %s %s starts a new one", g.agent, g.host or rpc.machine(host or a.host), g.host or rpc.machine(host or a.host), name))
-      return nil
+      return gone_session(gone, name, host or a.host)
     end
   end
   if s then

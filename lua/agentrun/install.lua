@@ -234,13 +234,16 @@ end
 -- and whether it was refused (a checksum or version that does not
 -- match: something is wrong with the release, so no fallback) rather
 -- than not found or not fetched.
-function M.download(want)
+function M.download(want, step)
   local asset, why = M.platform()
   if not asset then
     return false, why
   end
   asset = "agentrun-" .. asset
   local base = string.format("%s/v%s/", M.release_url(), want)
+  if step then
+    step(string.format("downloading %s %s from %s …", asset, want, base))
+  end
   local dest = M.dest()
   local tmp = temp_for(dest)
   local sums = tmp .. ".sums"
@@ -308,10 +311,13 @@ local function go_version()
 end
 
 -- build builds the binary from the plugin's source with Go.
-function M.build(want)
+function M.build(want, step)
   local gov, why = go_version()
   if not gov then
     return false, why
+  end
+  if step then
+    step(string.format("building the binary with Go %s (a minute or two the first time) …", gov))
   end
   local dest = M.dest()
   local tmp = temp_for(dest)
@@ -330,21 +336,22 @@ end
 -- run installs the binary by method: "auto" (the default: download, and
 -- build with Go when the download fails), "download" or "go". It returns
 -- ok and a sentence saying what it did (and why), or what went wrong and
--- what to do.
-function M.run(method)
+-- what to do. step, when given, is told each step as it starts (what is
+-- downloaded from where, or built with which Go, and why).
+function M.run(method, step)
   method = method or "auto"
   local want = binary.expected_version()
   if not want or want == "" then
     return false, "the plugin has no VERSION file at " .. binary.root .. ": reinstall it"
   end
   if method == "go" then
-    local ok, msg = M.build(want)
+    local ok, msg = M.build(want, step)
     if not ok then
       return false, "could not build the binary: " .. msg .. "; install Go (see go.mod's go line) or run :AgentBuild download"
     end
     return true, msg
   end
-  local ok, msg, refused = M.download(want)
+  local ok, msg, refused = M.download(want, step)
   if ok then
     return true, msg
   end
@@ -353,7 +360,10 @@ function M.run(method)
   elseif method == "download" then
     return false, "the download failed: " .. msg
   end
-  local built, bmsg = M.build(want)
+  if step then
+    step("the download failed (" .. msg .. "); building with Go instead")
+  end
+  local built, bmsg = M.build(want, step)
   if built then
     return true, bmsg .. ", because the download failed: " .. msg
   end
@@ -381,9 +391,10 @@ function M.command(arg)
     return
   end
   busy = true
-  util.notify("installing the backend binary (" .. arg .. ") …", vim.log.levels.INFO)
   local co = coroutine.create(function()
-    local ok, msg = M.run(arg)
+    local ok, msg = M.run(arg, function(what)
+      util.notify(what, vim.log.levels.INFO)
+    end)
     busy = false
     if ok and require("agentrun.rpc").running() then
       msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"

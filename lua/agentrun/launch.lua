@@ -111,6 +111,7 @@ local function adopt(site, res)
       -- this Neovim's, ended when the link dropped: the same chat again
       s.ended, s.busy, s.starting, s.tool_calls, s.queue, s.link_dropped = false, false, true, {}, {}, nil
       s.chat:reset()
+      s.noted = nil -- the records of its questions come again (chat_note)
     else
       s = state.add_session(r.key, r.agent)
       s.host = rpc.site_url(site)

@@ -116,15 +116,23 @@ local said_errors = {}
 -- rules (and the remembered answers) say of it: { decision = "run" |
 -- "refuse" | "ask", reason, commands = { { text, program, allowed, by,
 -- denied, exact } }, unknown = { why } }. A backend that cannot answer
--- gives "ask", saying why, with failed = true.
-function M.check(key, line, rules, remembered)
+-- gives "ask", saying why, with failed = true. how says how the line
+-- runs, when not in agentrun's terminals: { argv = { ... } } for a
+-- command run without a shell (Codex's exec argv, judged word by word),
+-- { dialect = "bash" } for an agent's own Bash; its env ({ "NAME=value" },
+-- terminal/create's) is judged too.
+function M.check(key, line, rules, remembered, how)
   rules = rules or {}
+  how = how or {}
   local v, err = rpc.request("check_command", key, {
     line = line,
     allow = rules.allow or {},
     deny = rules.deny or {},
     otherwise = rules.otherwise or "ask",
     remembered = remembered,
+    argv = how.argv,
+    dialect = how.dialect,
+    env = how.env,
   })
   if type(v) ~= "table" then
     return { decision = "ask", reason = "asked: " .. tostring(err or "the backend could not check the line"), commands = {}, unknown = {}, failed = true }
@@ -137,7 +145,7 @@ function M.check(key, line, rules, remembered)
 end
 
 -- verdict decides for cmd ({ line, argv, cwd, session, agent, project,
--- key, machine }): { decision = "run" | "refuse" | "ask", reason,
+-- key, machine, how }; how as for check): { decision = "run" | "refuse" | "ask", reason,
 -- commands, unknown }, or nil for an agent's own permission request
 -- (own = true) that no rule or answer decides: its own question is shown
 -- as it comes. By terminal.approve:
@@ -154,9 +162,9 @@ function M.verdict(cmd, own)
   local approve = config.get().terminal.approve
   local kept = M.remembered(cmd.project, cmd.machine)
   if type(approve) == "table" then
-    return M.check(cmd.key, cmd.line, approve, kept)
+    return M.check(cmd.key, cmd.line, approve, kept, cmd.how)
   end
-  local v = M.check(cmd.key, cmd.line, nil, kept)
+  local v = M.check(cmd.key, cmd.line, nil, kept, cmd.how)
   if type(approve) == "function" then
     local arg = vim.deepcopy(cmd)
     arg.commands = vim.tbl_map(function(c)

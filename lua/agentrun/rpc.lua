@@ -268,6 +268,16 @@ local function start_link(site, s, args, first)
       on_site_exit(s.site or site, job, code) -- s.site: renamed by ensure_site
     end,
     on_stderr = function(_, data)
+      for _, line in ipairs(data or {}) do
+        local note = line:match("^agentrun: note: (.+)$")
+        if note then
+          -- what ssh-backend did first (it ended what a Neovim that quit
+          -- left running there): said, not an error
+          vim.schedule(function()
+            util.notify(note, vim.log.levels.INFO)
+          end)
+        end
+      end
       keep_tail(s.stderr_tail, data)
     end,
   })

@@ -124,7 +124,7 @@ function M.backend_exited(site, kept)
       t.stale = true
       if kept and t.state == "running" then
         t.link_dropped = kept
-      elseif not t.display_only and t.state ~= "released" then
+      elseif not t.display_only and t.state ~= "released" and t.ended_by ~= "backend gone" then
         t.state = "released"
       end
     end

@@ -50,7 +50,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 
 ---@class agentrun.Command what a terminal.approve function gets
 ---@field line string the command line as you would type it
----@field argv string[] exactly what is executed ({ "/bin/sh", "-c", line })
+---@field argv string[] exactly what is executed ({ "/bin/bash", "--noprofile", "--norc", "-c", line })
 ---@field cwd string
 ---@field agent string
 ---@field session string
@@ -133,6 +133,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field session_id string
 ---@field line string
 ---@field argv string[]
+---@field env string[] NAME=value the agent set (terminal/create's env)
 ---@field cwd string
 ---@field sandbox string
 ---@field tool_call? string
@@ -210,6 +211,11 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@class agentrun.event.port_written
 ---@field conn integer
 ---@field n integer
+
+---@class agentrun.event.chat_note
+---@field key string
+---@field text string
+---@field tool_call? string
 
 ---@class agentrun.event.prompt_sent
 ---@field key string

@@ -24,7 +24,8 @@
 // thought, markdown and a tool call with 30 lines of output; "edit PATH"
 // an edit of PATH shown as a diff; "askedit PATH" asks permission for
 // one first and says the answer; "askrun CMD" asks permission for a
-// command it runs itself and says the answer.
+// command it runs itself and says the answer ("askargv JSON" for an argv,
+// as Codex's exec).
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -298,11 +299,13 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     await say(`PERMISSION ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
     return { stopReason: "end_turn" };
   }
-  if (text.startsWith("askrun ")) {
+  if (text.startsWith("askrun ") || text.startsWith("askargv ")) {
     // A command it runs itself and asks permission for first, as Claude
-    // Code's Bash and Codex's exec do; it reports the answer.
-    const command = text.slice(7);
-    const toolCall = { toolCallId: `askrun-${++calls}`, title: command, kind: "execute", status: "pending", rawInput: { command } };
+    // Code's Bash (a line) and Codex's exec (askargv JSON: an argv) do;
+    // it reports the answer.
+    const command = text.startsWith("askargv ") ? JSON.parse(text.slice(8)) : text.slice(7);
+    const title = Array.isArray(command) ? command.join(" ") : command; // Codex's title is the argv joined
+    const toolCall = { toolCallId: `askrun-${++calls}`, title, kind: "execute", status: "pending", rawInput: { command } };
     await update({ sessionUpdate: "tool_call", ...toolCall });
     const res = await client.request(acp.methods.client.session.requestPermission, {
       sessionId,
@@ -313,7 +316,7 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
         { optionId: "reject", name: "Reject", kind: "reject_once" },
       ],
     });
-    await say(`PERMISSION ${command}: ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
+    await say(`PERMISSION ${title}: ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("edit ")) {

@@ -393,7 +393,10 @@ table.insert(term.on_buffer, function(t)
   local gotofile = require("agentrun.ui.gotofile")
   gotofile.map(t.bufnr)
   compat.map(t.bufnr, "<CR>", function()
-    if not gotofile.open() then
+    local opened, why = gotofile.open()
+    if why then
+      util.notify(why, vim.log.levels.INFO) -- a file of another machine that could not be read
+    elseif not opened then
       vim.cmd("normal! +") -- what <CR> does elsewhere
     end
   end, "agentrun: open the file:line under the cursor in the editor window")

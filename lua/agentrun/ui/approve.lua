@@ -63,8 +63,9 @@ local function ask_write(p, s)
 end
 
 -- ask handles one request from Go: { token, key, session_id, line, argv,
--- cwd, sandbox, asks_first }, or a file write's { token, key, file, real,
--- outside }.
+-- env, cwd, sandbox, asks_first }, or a file write's { token, key, file,
+-- real, outside }. env ({ "NAME=value" }, what the agent set for the
+-- command) is judged with the line and shown with it.
 function M.ask(p)
   local s = state.sessions[p.key or ""]
   if p.file and p.file ~= "" then
@@ -72,7 +73,8 @@ function M.ask(p)
   end
   local machine, host = policy.machine_of(p.key)
   local project = s and s.cwd or vim.fn.getcwd()
-  local cmd = { line = p.line, argv = p.argv, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil, project = project, key = p.key, machine = machine }
+  local env = type(p.env) == "table" and p.env or {}
+  local cmd = { line = p.line, argv = p.argv, env = env, how = { env = #env > 0 and env or nil }, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil, project = project, key = p.key, machine = machine }
   local approve = require("agentrun.config").get().terminal.approve
   if approve == "run" or (approve == "agent" and not p.asks_first) then
     -- nothing asks first: it runs as the agent asked
@@ -88,6 +90,9 @@ function M.ask(p)
   local where = (host and ("on " .. host .. ", ") or "") .. "in " .. p.cwd
   if p.sandbox and p.sandbox ~= "" then
     where = where .. ", sandbox " .. p.sandbox
+  end
+  if #env > 0 then
+    where = where .. ", env " .. table.concat(env, " ")
   end
   local why = p.asks_first and string.format("the agent's mode %s asks first", p.asks_first) or v.reason
   note(s, string.format("? run command (%s): $ %s  (%s)", where, p.line, why), p.tool_call)

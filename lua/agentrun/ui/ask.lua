@@ -15,6 +15,14 @@ local asked_in = {} -- token -> the session whose chat shows the question
 -- note writes text to the session's chat, if it has one: above tool call
 -- tool_call's block when given (what was decided on it reads first).
 function M.note(s, text, tool_call)
+  if s and require("agentrun.state").site_of(s.key) then
+    -- a backend on another machine keeps it for a chat shown again
+    -- after a take-up (chat_note); a question still open there is asked
+    -- again by the replay, which writes its line itself
+    s.noted = s.noted or {}
+    s.noted[(tool_call or "") .. "\0" .. text] = true
+    rpc.notify("keep_note", s.key, { text = text, tool_call = tool_call or "" })
+  end
   if s and s.chat then
     if tool_call then
       s.chat:note_before(tool_call, text, "AgentRunPermission")

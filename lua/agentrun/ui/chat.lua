@@ -498,9 +498,10 @@ end
 -- ("demo on devbox" when the agent runs on another machine).
 function Chat:status()
   local s = self.session
-  -- (the machine goes when its link is lost: the state must fit)
+  -- (the machine moves after the state when its link is lost: the
+  -- state reads first in a narrow window)
   local who = s.host and not s.link_dropped and string.format("%s on %s", s.agent, s.host:gsub("^ssh://", "")) or s.agent
-  local state = s.link_dropped and "link lost" or s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
+  local state = s.link_dropped and string.format("link lost: %s", (tostring(s.link_dropped):gsub("^ssh://", ""))) or s.ended and "ended" or s.signin and "waiting for you to sign in (:AgentLogin)" or s.starting and (s.quiet and "starting… (no answer yet)" or "starting…") or s.busy and "working…" or "ready"
   local queued = #(s.queue or {}) > 0 and string.format(" · %d queued", #s.queue) or ""
   local mode = require("agentrun.modes").label(s)
   mode = mode ~= "" and (" · " .. mode) or ""

@@ -119,40 +119,74 @@ function M.resolve_in(path, buf)
   return resolve(path, dirs(buf))
 end
 
--- target returns the file, line and column under the cursor, or nil.
-function M.target()
-  local buf = api.nvim_get_current_buf()
+-- candidates are the paths under the cursor, with their lines and
+-- columns, best first.
+local function candidates()
   local line = api.nvim_get_current_line()
-  local word = vim.fn.expand("<cWORD>")
-  local candidates = { word }
+  local words = { vim.fn.expand("<cWORD>") }
   -- Python: File "x.py", line 3 — the words around the cursor's
   local py = line:match('File "[^"]+", line %d+')
   if py then
-    table.insert(candidates, 1, (py:gsub('^File "([^"]+)", line (%d+)', "%1:%2")))
+    table.insert(words, 1, (py:gsub('^File "([^"]+)", line (%d+)', "%1:%2")))
   end
-  for _, c in ipairs(candidates) do
+  local out = {}
+  for _, c in ipairs(words) do
     local path, lnum, col = M.parse(c)
     if path then
-      local file = resolve(path, dirs(buf))
-      if file then
-        return file, lnum, col
+      table.insert(out, { path = path, lnum = lnum, col = col })
+    end
+  end
+  return out
+end
+
+-- target returns what to open for the file:line under the cursor: {
+-- file } (here) or { buf } (another machine's file, read over the link),
+-- its line and column; nil and, for another machine's output, why not.
+function M.target()
+  local buf = api.nvim_get_current_buf()
+  local where = require("agentrun.ui.boxfile").of(buf)
+  local cands = candidates()
+  if where then
+    -- it ran on another machine: its files are there, never the ones
+    -- here at the same paths
+    local paths = {}
+    for _, c in ipairs(cands) do
+      if c.path:find("/", 1, true) or c.path:match("%.%w+$") then -- a file's name
+        table.insert(paths, c.path)
       end
+    end
+    if #paths == 0 then
+      return nil
+    end
+    local found, why = require("agentrun.ui.boxfile").find(where, paths)
+    for _, c in ipairs(cands) do
+      if found and found[c.path] then
+        return { buf = found[c.path] }, c.lnum, c.col
+      end
+    end
+    return nil, why
+  end
+  for _, c in ipairs(cands) do
+    local file = resolve(c.path, dirs(buf))
+    if file then
+      return { file = file }, c.lnum, c.col
     end
   end
 end
 
 -- open opens the file:line under the cursor in the editor window; false
--- when there is none under it.
+-- when there is none under it (and, for another machine's output, why).
 function M.open()
-  local file, lnum, col = M.target()
-  if not file then
-    return false
+  local what, lnum, col = M.target()
+  if not what then
+    return false, lnum
   end
   local w = M.editor_window()
   api.nvim_set_current_win(w)
-  if not pcall(vim.cmd, "edit " .. vim.fn.fnameescape(file)) then
+  local cmd = what.buf and ("buffer " .. what.buf) or ("edit " .. vim.fn.fnameescape(what.file))
+  if not pcall(vim.cmd, cmd) then
     -- its buffer has unsaved edits ('nohidden'): keep them, open beside
-    vim.cmd("split " .. vim.fn.fnameescape(file))
+    vim.cmd(what.buf and ("sbuffer " .. what.buf) or ("split " .. vim.fn.fnameescape(what.file)))
     w = api.nvim_get_current_win()
   end
   if lnum then
@@ -165,12 +199,17 @@ end
 -- key is what gf and gF do in our buffers: open the file there, or say
 -- that there is none.
 function M.key()
-  if M.open() then
+  local opened, why = M.open()
+  if opened then
     return
   end
   local word = vim.fn.expand("<cWORD>")
   local path = M.parse(word)
   if path and (path:find("/", 1, true) or path:match("%.%w+$")) then
+    if why then
+      util.notify(why, vim.log.levels.INFO)
+      return
+    end
     -- a file's name, but no such file where the command ran
     local where = dirs(vim.api.nvim_get_current_buf())[1]
     util.notify(string.format("%s is not a file in %s or below it (the command may have run elsewhere)", path, vim.fn.fnamemodify(where, ":~")), vim.log.levels.INFO)

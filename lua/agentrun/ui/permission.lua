@@ -7,16 +7,29 @@ local state = require("agentrun.state")
 
 local M = {}
 
+-- quote writes one argv word as a shell reads it back (for the line a
+-- person reads).
+local function quote(w)
+  if w ~= "" and not w:find("[^%w%-_./=:,+@%%]") then
+    return w
+  end
+  return "'" .. w:gsub("'", "'\\''") .. "'"
+end
+
 -- command_line finds the command a tool call will run: rawInput.command
--- (a string or a list), or the command of a terminal it embeds.
+-- (a string or a list), or the command of a terminal it embeds, and how
+-- it runs (policy.check's how): a list is an argv run as it is, judged
+-- word by word (Codex's ["/bin/bash", "-lc", "rm -rf x"] is bash running
+-- the script "rm -rf x"), a string is a line for the agent's bash.
 local function command_line(tc)
   local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
   local cmd = raw.command or raw.cmd
-  if type(cmd) == "table" then
-    cmd = table.concat(vim.tbl_map(tostring, cmd), " ")
+  if type(cmd) == "table" and #cmd > 0 then
+    local argv = vim.tbl_map(tostring, cmd)
+    return table.concat(vim.tbl_map(quote, argv), " "), { argv = argv }
   end
   if type(cmd) == "string" and cmd ~= "" then
-    return cmd
+    return cmd, { dialect = "bash" }
   end
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
     local t = c.type == "terminal" and state.terminals[c.terminalId]
@@ -74,7 +87,7 @@ function M.ask(p, again)
   local known = s and s.tool_calls[tc.toolCallId or ""] or {}
   local merged = vim.tbl_extend("force", known, tc)
   local title = merged.title or "a tool call"
-  local cmd = command_line(merged)
+  local cmd, how = command_line(merged)
   local prompt = string.format("(agentrun) %s asks permission: %s", s and s.agent or "the agent", title)
   if cmd and cmd ~= title then
     prompt = prompt .. "  $ " .. cmd
@@ -88,7 +101,7 @@ function M.ask(p, again)
   end
   local v
   if cmd then
-    v = policy.verdict({ line = cmd, cwd = merged.rawInput and merged.rawInput.cwd or project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
+    v = policy.verdict({ line = cmd, how = how, cwd = merged.rawInput and merged.rawInput.cwd or project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
   end
   if v and not again and v.decision ~= "ask" then
     local run = v.decision == "run"
@@ -102,7 +115,7 @@ function M.ask(p, again)
   -- word, not what we would run, so nothing is allowed unasked on it.
   local named = not cmd and merged.kind == "execute" and type(merged.title) == "string" and merged.title ~= "" and merged.title or nil
   if named and not again then
-    local nv = policy.verdict({ line = named, cwd = project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
+    local nv = policy.verdict({ line = named, how = { dialect = "bash" }, cwd = project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
     if nv and nv.decision == "refuse" then
       local opt = option(p.options, { "reject_once", "reject_always" })
       ask.note(s, string.format("✗ %s: %s (the command as the agent names it)", nv.reason, named), tc.toolCallId)
@@ -139,7 +152,7 @@ function M.ask(p, again)
     end
     local id = type(choice) == "table" and choice.optionId or ""
     if cmd and type(choice) == "table" and choice.kind == "allow_always" then
-      policy.remember(project, machine, v or policy.check(p.key, cmd, nil, policy.remembered(project, machine)))
+      policy.remember(project, machine, v or policy.check(p.key, cmd, nil, policy.remembered(project, machine), how))
     end
     ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"), tc.toolCallId)
     return id

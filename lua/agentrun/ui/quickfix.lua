@@ -4,6 +4,7 @@
 -- Python's tracebacks and pytest's file:line; else the user's
 -- 'errorformat'), each path found as gf finds it (from the command's
 -- cwd, then below it: `go test` names files of the package's directory).
+local boxfile = require("agentrun.ui.boxfile")
 local gotofile = require("agentrun.ui.gotofile")
 local util = require("agentrun.util")
 
@@ -66,7 +67,10 @@ function M.errorformat(line)
   return efm, name
 end
 
--- items parses terminal t's output into quickfix items whose files exist.
+-- items parses terminal t's output into quickfix items whose files exist
+-- (where it ran: another machine's are read over the link, into buffers
+-- named for it, ui/boxfile.lua). Its third result says why another
+-- machine's named files could not be had.
 function M.items(t)
   local lines = api.nvim_buf_get_lines(t.bufnr, 0, -1, false)
   local efm, name = M.errorformat(t.command or t.title)
@@ -75,16 +79,35 @@ function M.items(t)
     before[b] = true
   end
   local parsed = vim.fn.getqflist({ lines = lines, efm = efm }).items or {}
+  local where = boxfile.of(t.bufnr)
+  local found, why
+  if where then
+    -- it ran on another machine: the files it names are there
+    local paths, asked = {}, {}
+    for _, it in ipairs(parsed) do
+      local p = it.valid == 1 and it.bufnr > 0 and vim.fn.bufname(it.bufnr)
+      if p and not asked[p] then
+        asked[p] = true
+        table.insert(paths, p)
+      end
+    end
+    if #paths > 0 then
+      found, why = boxfile.find(where, paths)
+      found = found or {}
+    end
+  end
   local items, seen = {}, {}
   for _, it in ipairs(parsed) do
     if it.valid == 1 and it.bufnr > 0 then
-      local file = gotofile.resolve_in(vim.fn.bufname(it.bufnr), t.bufnr)
-      local key = file and (file .. ":" .. it.lnum .. ":" .. it.text)
-      if file and not seen[key] then
+      local name = vim.fn.bufname(it.bufnr)
+      local buf = found and found[name]
+      local file = not where and gotofile.resolve_in(name, t.bufnr) or nil
+      local key = (file or buf) and ((file or ("#" .. buf)) .. ":" .. it.lnum .. ":" .. it.text)
+      if key and not seen[key] then
         seen[key] = true
         -- a message of several lines (a traceback's) as one
         local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
-        table.insert(items, { filename = file, lnum = it.lnum, col = it.col, text = text, type = it.type })
+        table.insert(items, { filename = file, bufnr = buf, lnum = it.lnum, col = it.col, text = text, type = it.type })
       end
     end
   end
@@ -94,7 +117,7 @@ function M.items(t)
       pcall(api.nvim_buf_delete, b, { force = true })
     end
   end
-  return items, name
+  return items, name, #items == 0 and why or nil
 end
 
 -- ns is the namespace of the failures shown as diagnostics; shown_for
@@ -110,7 +133,7 @@ function M.diagnose(items, source, program)
   shown_for = #(items or {}) > 0 and program or nil
   local by_buf = {}
   for _, it in ipairs(items or {}) do
-    local b = vim.fn.bufadd(it.filename)
+    local b = it.bufnr or vim.fn.bufadd(it.filename)
     by_buf[b] = by_buf[b] or {}
     table.insert(by_buf[b], {
       lnum = math.max((it.lnum or 1) - 1, 0),
@@ -195,9 +218,9 @@ function M.load(t)
     util.notify(string.format("%s has no output here to read; open it first (:AgentTerminals)", t.id))
     return false
   end
-  local items, name = M.items(t)
+  local items, name, why = M.items(t)
   if #items == 0 then
-    util.notify(string.format("%s: no file:line in its output (read with %s)", t.id, name), vim.log.levels.INFO)
+    util.notify(why and string.format("%s: %s", t.id, why) or string.format("%s: no file:line in its output (read with %s)", t.id, name), vim.log.levels.INFO)
     return false
   end
   vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })

@@ -418,15 +418,18 @@ end
 
 -- backend_gone ends the splits of the commands of the sessions gone
 -- (they waited on url's machine, site, and a new link did not find
--- them): they read as ended, not as lost.
+-- them): they read as ended, not as lost. gone nil: the link said its
+-- backend died (killed, or failed); every running command of site ends.
 function M.backend_gone(site, url, gone, backend_found)
   local host = url:gsub("^ssh://", "")
   local of = {}
-  for _, s in ipairs(gone) do
+  for _, s in ipairs(gone or {}) do
     of[s.key] = true
   end
   for _, t in pairs(state.terminals) do
-    if t.link_dropped == url and state.site_of(t.id) == site and of[t.session] then
+    -- gone == nil: the link said the backend died; its running ones end
+    local mine = gone == nil and not t.remote and t.state == "running" or (t.link_dropped == url and of[t.session])
+    if mine and state.site_of(t.id) == site then
       t.link_dropped = nil
       M.record_exit(t, { ended_by = backend_found and "its session ended" or "backend gone" })
       local why = backend_found and "ended there while the link was down" or string.format("ended: the backend on %s is gone", host)

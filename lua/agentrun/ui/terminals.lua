@@ -277,6 +277,11 @@ local function hint(width)
 end
 
 local function render()
+  if vim.v.exiting ~= vim.NIL or not (buf and api.nvim_buf_is_valid(buf)) then
+    -- Neovim quits: the list's buffer may be half gone (0.7.2 said E322
+    -- setting its lines as :qa ended the terminals)
+    return
+  end
   local st = require("agentrun.status").describe()
   local marks = {}
   local cursor_id = nil
