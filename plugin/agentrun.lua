@@ -104,6 +104,25 @@ local commands = {
       api().diff(arg(o))
     end,
   },
+  AgentReview = {
+    desc = "agentrun: review every hunk the current session's last turn (or the whole session) changed: accept or reject each",
+    usage = ":AgentReview [turn|session]",
+    complete = function(lead)
+      return vim.tbl_filter(function(x)
+        return x:sub(1, #lead) == lead
+      end, { "turn", "session" })
+    end,
+    run = function(o)
+      api().review(arg(o))
+    end,
+  },
+  AgentRewind = {
+    desc = "agentrun: put the files the current session's last turn changed back as they were before it (asks for each you changed since)",
+    usage = ":AgentRewind", -- no argument
+    run = function()
+      api().rewind()
+    end,
+  },
   AgentAnswer = {
     desc = "agentrun: open the question that waits for your answer (one that came while you typed, or that you put aside with q)",
     usage = ":AgentAnswer",

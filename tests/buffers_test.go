@@ -40,7 +40,7 @@ func TestScreenBuffersStayTrue(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt(`sed -i 's/+/*/' calc.go; echo agent-line >> notes.txt`)
 	// the saved buffer shows the agent's change; the other keeps its edits
-	s.waitShows(10*time.Second, "return a * b", "files changed this turn (2; <CR> on one shows its diff):", "⚠ you have unsaved edits in it")
+	s.waitShows(10*time.Second, "return a * b", "files changed this turn (2; <CR> on one shows its diff", "⚠ you have unsaved edits in it")
 	// the notes window is the left one: what stands before the first │
 	var left []string
 	for _, l := range strings.Split(s.capture(), "\n") {

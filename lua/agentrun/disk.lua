@@ -4,10 +4,13 @@
 -- with :checktime would, without the user turning them on); a buffer with
 -- unsaved changes is never touched: the user is told which file changed
 -- under their edits, with :AgentDiff to compare them. A turn also
--- records which files changed while it ran (what `git status` newly
--- shows, or changed contents of files that were already dirty; outside a
--- git work tree, the files of loaded buffers), so its end can list them,
--- each with its diff against how it was before the turn.
+-- records which files changed while it ran, whichever way (our fs
+-- writes, the agent's own edit tools, its commands): in a git work tree
+-- by a checkpoint of every file before and after it (checkpoint.lua),
+-- outside one the files of loaded buffers; its end lists them, each with
+-- its diff against how it was before the turn, and :AgentRewind puts
+-- them back.
+local checkpoint = require("agentrun.checkpoint")
 local compat = require("agentrun.compat")
 local state = require("agentrun.state")
 local util = require("agentrun.util")
@@ -142,31 +145,13 @@ local function read(path)
   return text
 end
 
--- status is `git status` of the work tree at top: path -> XY code (a
--- renamed file under its new name; names git quotes, with their quotes
--- taken off).
-local function status(top)
-  local lines = git(top, { "status", "--porcelain=v1", "--untracked-files=all" })
-  if not lines then
-    return nil
-  end
-  local out = {}
-  for _, l in ipairs(lines) do
-    if #l > 3 then
-      local code, path = l:sub(1, 2), l:sub(4)
-      path = path:match(" %-> (.*)$") or path
-      path = path:match('^"(.*)"$') or path
-      out[path] = code
-    end
-  end
-  return out
-end
+-- turns[key] is what session key's turn started from; done[key] the
+-- turns it finished, oldest first (at most keep_turns), for :AgentRewind.
+local turns, done = {}, {}
+local keep_turns = 20
 
--- turns[key] is what session key's turn started from.
-local turns = {}
-
--- most dirty files whose contents a turn keeps, and their largest size
-local keep_files, keep_bytes = 200, 1024 * 1024
+-- the largest file whose text a turn outside git keeps
+local keep_bytes = 1024 * 1024
 
 -- turn_start records the project of session s as its turn starts.
 function M.turn_start(s)
@@ -176,7 +161,10 @@ function M.turn_start(s)
   end
   local t = { bufs = {} }
   local top = git(s.cwd or vim.fn.getcwd(), { "rev-parse", "--show-toplevel" })
-  if not (top and top[1]) then
+  t.top = top and top[1]
+  t.tree = t.top and checkpoint.snapshot(t.top)
+  if not t.tree then
+    t.top = nil
     -- no git: the files of loaded buffers, as they are now
     for _, f in ipairs(file_buffers()) do
       local st = compat.uv.fs_stat(f.name)
@@ -184,85 +172,40 @@ function M.turn_start(s)
         t.bufs[f.name] = { stat = stat(f.name), text = read(f.name) }
       end
     end
-  else
-    t.top = top[1]
-    t.head = (git(t.top, { "rev-parse", "-q", "--verify", "HEAD" }) or {})[1]
-    t.status = status(t.top)
-    t.before = {}
-    local n = 0
-    for path in pairs(t.status or {}) do
-      n = n + 1
-      if n > keep_files then
-        break
-      end
-      local full = t.top .. "/" .. path
-      local st = compat.uv.fs_stat(full)
-      if st and st.type == "file" and st.size <= keep_bytes then
-        t.before[path] = read(full)
-      end
-    end
   end
   turns[s.key] = t
 end
 
--- before_text returns the text of path (relative to the work tree) as it
--- was when turn t started (nil: it did not exist).
-local function before_text(t, path)
-  if t.before and t.before[path] ~= nil then
-    return t.before[path]
-  end
-  if t.status and t.status[path] == "??" or not t.head then
-    return nil
-  end
-  local out = vim.fn.system({ "git", "-C", t.top, "show", t.head .. ":" .. path })
-  return vim.v.shell_error == 0 and out or nil
-end
-
 -- turn_end returns what changed on disk while session s's turn ran:
 -- { { path (absolute), name (as shown), before = function() -> text|nil,
--- conflict = buffer with unsaved edits } }, and forgets the turn.
+-- conflict = buffer with unsaved edits } }, and keeps the turn for
+-- :AgentRewind.
 function M.turn_end(s)
   local t = s and turns[s.key]
   if not t then
     return {}
   end
   turns[s.key] = nil
-  local found, seen_path = {}, {}
+  local found = {}
   local function add(full, before)
-    if seen_path[full] then
-      return
-    end
-    seen_path[full] = true
     table.insert(found, { path = full, name = vim.fn.fnamemodify(full, ":~:."), before = before })
   end
-  if t.top and t.status then
-    local now = status(t.top) or {}
-    for path in pairs(now) do
-      local was = t.status[path]
-      local full = t.top .. "/" .. path
-      if was == nil then
-        add(full, function()
-          return before_text(t, path)
-        end)
-      elseif t.before[path] ~= nil and read(full) ~= t.before[path] then
-        add(full, function()
-          return t.before[path]
-        end)
-      end
+  if t.tree then
+    t.after = checkpoint.snapshot(t.top)
+    t.files = t.after and checkpoint.changed(t.top, t.tree, t.after) or {}
+    for _, c in ipairs(t.files) do
+      add(t.top .. "/" .. c.path, function()
+        if c.status == "A" then
+          return nil
+        end
+        return checkpoint.text(t.top, t.tree, c.path)
+      end)
     end
-    for path in pairs(t.status) do
-      if now[path] == nil and t.before[path] ~= nil and read(t.top .. "/" .. path) ~= t.before[path] then
-        add(t.top .. "/" .. path, function()
-          return t.before[path]
-        end)
-      end
-    end
-    local head = (git(t.top, { "rev-parse", "-q", "--verify", "HEAD" }) or {})[1]
-    if t.head and head and head ~= t.head then
-      for _, path in ipairs(git(t.top, { "diff", "--name-only", t.head, head }) or {}) do
-        add(t.top .. "/" .. path, function()
-          return before_text(t, path)
-        end)
+    if #t.files > 0 then
+      done[s.key] = done[s.key] or {}
+      table.insert(done[s.key], t)
+      if #done[s.key] > keep_turns then
+        table.remove(done[s.key], 1)
       end
     end
   else
@@ -285,6 +228,87 @@ function M.turn_end(s)
     f.conflict = conflicts[f.path]
   end
   return found
+end
+
+-- turns_of returns the turns of session key that changed files, oldest
+-- first: { top, tree (before), after, files = { { path, status } } }.
+function M.turns_of(key)
+  return done[key] or {}
+end
+
+-- buffer_of returns the loaded buffer that edits path, or nil.
+function M.buffer_of(path)
+  for _, f in ipairs(file_buffers()) do
+    if f.name == path then
+      return f.buf
+    end
+  end
+end
+
+-- rewind puts the files of session s's last turn that changed (and was
+-- not rewound yet) back as they were before it. A file the user changed
+-- since the turn ended is kept unless ask(name) returns true; one whose
+-- buffer has unsaved edits is kept (told), and the turn stays the one
+-- the next rewind puts back; else that is the turn before. Returns a list of sentences
+-- saying what was done, or nil and why not.
+function M.rewind(s, ask)
+  if s and state.site_of(s.key) then
+    return nil, "this session runs on another machine; :AgentRewind puts back files on this one only"
+  end
+  local list = s and done[s.key]
+  local t = list and list[#list]
+  if not t then
+    return nil, "no turn of this session changed files agentrun can put back (in a git work tree, the last 20 turns that changed any)"
+  end
+  local said, restored, kept, again = {}, {}, {}, false
+  for _, c in ipairs(t.files) do
+    local full = t.top .. "/" .. c.path
+    local name = vim.fn.fnamemodify(full, ":~:.")
+    local buf = M.buffer_of(full)
+    local now = compat.uv.fs_stat(full) and (git(t.top, { "hash-object", "--", c.path }) or {})[1] or nil
+    local after = checkpoint.blob(t.top, t.after, c.path)
+    local before = checkpoint.blob(t.top, t.tree, c.path)
+    if buf and vim.bo[buf].modified then
+      again = true
+      table.insert(kept, name .. " (unsaved edits in its buffer: save or :e! it, then :AgentRewind again)")
+    elseif now ~= after and now ~= before and not ask(name) then
+      table.insert(kept, name .. " (your version, changed since the turn)")
+    elseif now ~= before then
+      local ok
+      if before == nil then
+        ok = os.remove(full) ~= nil
+      else
+        ok = checkpoint.restore(t.top, t.tree, c.path)
+      end
+      if ok then
+        table.insert(restored, name .. (before == nil and " (removed: the turn made it)" or ""))
+        if buf then
+          if before == nil then
+            vim.cmd("silent! bwipeout " .. buf)
+          else
+            api.nvim_buf_call(buf, function()
+              vim.cmd("silent! edit")
+            end)
+          end
+        end
+      else
+        again = true
+        table.insert(kept, name .. " (could not be written back)")
+      end
+    end
+  end
+  if not again then
+    table.remove(list) -- the next :AgentRewind goes back one turn more
+  end
+  if #restored > 0 then
+    table.insert(said, "put back as before the turn: " .. table.concat(restored, ", "))
+  else
+    table.insert(said, "nothing put back")
+  end
+  if #kept > 0 then
+    table.insert(said, "kept: " .. table.concat(kept, ", "))
+  end
+  return said
 end
 
 -- diff_disk opens buffer buf's unsaved text beside its file on disk.

@@ -141,7 +141,10 @@ changed_files = function(s, chat)
   if #changes == 0 then
     return
   end
-  chat:note(string.format("files changed this turn (%d; <CR> on one shows its diff):", #changes))
+  local head = chat:note(string.format("files changed this turn (%d; <CR> on one shows its diff, here reviews them all):", #changes))
+  head.opens = { [0] = function()
+    require("agentrun.ui.review").open(s, "turn")
+  end }
   for i, c in ipairs(changes) do
     if i > most_listed then
       chat:note(string.format("  … and %d more (git status lists them)", #changes - most_listed))

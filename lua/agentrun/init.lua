@@ -526,6 +526,62 @@ function M.diff(file)
   require("agentrun.disk").diff_disk(buf)
 end
 
+-- review(what, key) opens the review of what session key (default: the
+-- current one) changed: what is "turn" (its last turn, the default) or
+-- "session" (every turn agentrun keeps).
+function M.review(what, key)
+  if cmdwin_refuses(":AgentReview") then
+    return
+  end
+  if what ~= nil and what ~= "turn" and what ~= "session" then
+    warn(string.format("%s is not turn or session; usage: :AgentReview [turn|session]", vim.inspect(what)))
+    return
+  end
+  local s = state.session(key)
+  if not s then
+    warn("no session; :AgentReview shows what a session's turns changed")
+    return
+  end
+  if state.site_of(s.key) then
+    warn("this session runs on another machine; :AgentReview shows files on this one only")
+    return
+  end
+  require("agentrun.ui.review").open(s, what)
+end
+
+-- rewind(key) puts the files that session key's (default: the current
+-- one's) last turn changed back as they were before it; a file changed
+-- since the turn is kept unless the user chooses otherwise. Again goes
+-- back one more turn. The chat says what was put back.
+function M.rewind(key)
+  if cmdwin_refuses(":AgentRewind") then
+    return
+  end
+  local s = state.session(key)
+  if not s then
+    warn("no session; :AgentRewind puts back what a session's last turn changed")
+    return
+  end
+  if s.busy then
+    warn("the agent is still working on this turn; :AgentCancel it or wait, then :AgentRewind")
+    return
+  end
+  local said, why = require("agentrun.disk").rewind(s, function(name)
+    return vim.fn.confirm(string.format("You changed %s since the turn. Put back the version from before the turn?", name), "&Keep mine\n&Put back", 1) == 2
+  end)
+  if not said then
+    warn(why)
+    return
+  end
+  if s.chat then
+    for _, l in ipairs(said) do
+      s.chat:note("rewind: " .. l)
+    end
+  else
+    util.notify("rewind: " .. table.concat(said, "; "), vim.log.levels.INFO)
+  end
+end
+
 -- answer() opens the question that waits for an answer: one that came
 -- while the user typed (it never takes keys typed before it appeared), or
 -- one put aside with q.
