@@ -6,6 +6,7 @@
 //	attach [--take] ID  show terminal ID live; --take holds it to type into it (hostcli)
 //	kill ID             kill terminal ID: SIGTERM, then SIGKILL (hostcli)
 //	serve-stdio         AHP to the user's hosts on stdio: what ssh runs for ls/attach/kill ssh://… (package sshlink)
+//	ssh-forward URL PORT  a port there reached from 127.0.0.1 here; serve-port PORT its far end (sshlink)
 //	ssh-backend URL     what Neovim runs for an agent on URL's machine: relays to serve-backend there (sshlink)
 //	serve-backend       ssh-backend's far end: the backend on stdio; --resume[-or-new] PID joins one whose link dropped
 //	mcp                 the MCP server with agentrun's terminal tools, started by an agent (package mcptool)
@@ -174,6 +175,25 @@ func main() {
 			break
 		}
 		err = hostcli.Kill(ctx, os.Stdout, args[1])
+	case "ssh-forward", sshlink.ForwardServe:
+		// ssh-forward URL PORT: a port of a command on URL's machine
+		// reached from 127.0.0.1 here (Neovim starts it, per forward);
+		// serve-port PORT is its far end (sshlink/forward.go).
+		n := len(args) - 1
+		port := 0
+		if n >= 1 {
+			port, err = strconv.Atoi(args[n])
+		}
+		switch {
+		case args[0] == "ssh-forward" && (n != 2 || err != nil || port <= 0 || port > 65535):
+			err = fmt.Errorf("usage: agentrun ssh-forward ssh://[user@]host[:port] PORT (Neovim starts it)")
+		case args[0] == "ssh-forward":
+			err = sshlink.RunForward(ctx, os.Stdin, os.Stdout, args[1], port)
+		case n != 1 || err != nil || port <= 0 || port > 65535:
+			err = fmt.Errorf("usage: agentrun serve-port PORT (what ssh-forward runs there)")
+		default:
+			err = sshlink.ServePort(ctx, os.Stdin, os.Stdout, port)
+		}
 	case "serve-stdio":
 		// The far end of `agentrun ls/attach ssh://host`: AHP to this
 		// user's hosts over stdin and stdout (package sshlink).
