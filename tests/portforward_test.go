@@ -206,3 +206,45 @@ func TestRemoteDevServerPortForwarded(t *testing.T) {
 		t.Errorf("gx with the link down: %q", why)
 	}
 }
+
+// TestScreenRemoteForwardDuringHitEnterPrompt: a port of a command on
+// another machine, forwarded, answers while Neovim shows a hit-enter
+// prompt (a long :echo): the relay is agentrun ssh-forward's, not
+// Neovim's loop, which the prompt holds (it stalled until Enter when
+// Lua relayed).
+func TestScreenRemoteForwardDuringHitEnterPrompt(t *testing.T) {
+	r := startSSHRemote(t)
+	if out, err := r.SSH(`cd && echo during-the-prompt > hitenter-marker.txt`).CombinedOutput(); err != nil {
+		t.Fatalf("a file on the remote: %v\n%s", err, out)
+	}
+	s := startScreen(t, 100, 30, fmt.Sprintf(`vim.env.AGENTRUN_SSH_CONFIG = %q; vim.ui.open = function() end`, r.Config))
+	s.waitShows(10*time.Second, "~")
+	s.keys(":AgentRun "+r.URL()+" demo", "Enter")
+	s.waitShows(20*time.Second, "demo on "+remoteAlias)
+	port := freePort(t)
+	s.typeText(fmt.Sprintf("cd && python3 -m http.server --bind 127.0.0.1 %d", port))
+	s.keys("C-s")
+	var url string
+	eventually(t, "the server's port forwarded", 30*time.Second, func() (bool, string) {
+		s.luaValue(fmt.Sprintf(`(function() for _, t in pairs(require("agentrun.state").terminals) do if vim.tbl_contains(t.ports or {}, %d) then return require("agentrun.portforward").url(t, %d) end end return "" end)()`, port, port), &url)
+		return url != "", "no terminal listens on it yet"
+	})
+	s.keys("Escape", `:echo join(range(1, 20), "\n")`, "Enter")
+	s.waitShows(5*time.Second, "Press ENTER or type command to continue")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	start := time.Now()
+	resp, err := client.Get(url + "/hitenter-marker.txt")
+	if err != nil {
+		t.Fatalf("GET through the forward during the hit-enter prompt: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "during-the-prompt\n" {
+		t.Fatalf("GET through the forward during the hit-enter prompt: %q, %v", body, err)
+	}
+	took := time.Since(start)
+	if sc := s.capture(); !strings.Contains(sc, "Press ENTER or type command to continue") {
+		t.Fatalf("the hit-enter prompt went away before the answer came (%s): the test proves nothing\n%s", took, sc)
+	}
+	s.keys("Enter")
+}
