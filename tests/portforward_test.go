@@ -248,3 +248,47 @@ func TestScreenRemoteForwardDuringHitEnterPrompt(t *testing.T) {
 	}
 	s.keys("Enter")
 }
+
+// TestRemotePortAfterAttach: a dev server a Neovim on another machine
+// runs (its agent's command), attached here with :AgentAttach
+// ssh://host/PID:term-N, is known to listen on its port, and gx forwards
+// it: the URL opened answers with the server's files.
+func TestRemotePortAfterAttach(t *testing.T) {
+	r := startSSHRemote(t)
+	if out, err := r.SSH(`cd && echo after-attach > fwd-marker.txt`).CombinedOutput(); err != nil {
+		t.Fatalf("a file on the remote: %v\n%s", err, out)
+	}
+	there := r.StartEditor()
+	there.startSession()
+	port := freePort(t)
+	cmd := fmt.Sprintf("cd && python3 -m http.server --bind 127.0.0.1 %d", port)
+	there.cmd("AgentPrompt " + cmd)
+	term := there.waitTerminal(cmd, 15*time.Second)
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), there.backendPid(), term.ID)
+
+	e := remoteAgentEditor(t, r)
+	e.lua(`_G.opened = {}; vim.ui.open = function(url) table.insert(_G.opened, url) end`, nil)
+	e.cmd("AgentAttach " + name)
+	e.waitFor("the attached terminal's port known", 30*time.Second, func() (bool, string) {
+		var ports []int
+		e.lua(`local t = require("agentrun.ui.actions").terminal(...); return t and t.ports or {}`, &ports, name)
+		return slices.Contains(ports, port), fmt.Sprint(ports)
+	})
+	e.lua(`require("agentrun.ui.term").browse(require("agentrun.ui.actions").terminal(...))`, nil, name)
+	var opened []string
+	e.lua(`return _G.opened`, &opened)
+	if len(opened) != 1 {
+		t.Fatalf("gx opened %q, want one URL (notes: %+v)", opened, e.notes())
+	}
+	e.waitNote(fmt.Sprintf("%s: port %d on %s is forwarded to %s (until the command ends)", name, port, r.URL(), opened[0]), 5*time.Second)
+	client := &http.Client{Timeout: 20 * time.Second}
+	resp, err := client.Get(opened[0] + "/fwd-marker.txt")
+	if err != nil {
+		t.Fatalf("GET through the forward: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(body)) != "after-attach" {
+		t.Errorf("GET through the forward: %q", body)
+	}
+}

@@ -537,12 +537,13 @@ function M.rerun(t)
 end
 
 -- browse opens http://localhost:PORT of a port terminal t listens on
--- (asking which when several). For a command on another machine the
--- port is forwarded here first (agentrun.portforward).
+-- (asking which when several). For a command on another machine (an
+-- agent's there, or one attached with :AgentAttach ssh://…) the port is
+-- forwarded here first (agentrun.portforward).
 function M.browse(t)
   local function open(port)
     local url = "http://localhost:" .. tostring(port)
-    if state.site_of(t.id) then
+    if state.site_of(t.id) or tostring(t.id):match("^ssh://") then
       local u, err = require("agentrun.portforward").url(t, port)
       if not u then
         notify(err)
