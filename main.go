@@ -62,6 +62,8 @@ Usage:
                                  the plugin's backend on stdio, for a Neovim on another machine
                                  (what ssh runs for agents.<name>.host = "ssh://…"); --resume:
                                  the one here whose link dropped, with its sessions
+  agentrun serve-port PORT       this machine's port PORT on stdin/stdout (what ssh runs for
+                                 a port forwarded to another machine's Neovim)
   agentrun version               print the version
   agentrun build-info            how this binary was built (for :checkhealth)
   agentrun help                  print this
@@ -71,7 +73,7 @@ ssh://[user@]host[:port]/PID:term-N on another machine. $AGENTRUN_SSH_CONFIG nam
 an ssh_config file for these links (ssh -F).
 
 Neovim starts agentrun itself (no subcommand: the RPC host on stdio); agentrun mcp,
-demo-agent, check-sandbox and ssh-backend are started by it too. See :help agentrun.
+demo-agent, check-sandbox, ssh-backend and ssh-forward are started by it too. See :help agentrun.
 `
 
 // version is set at build time from the VERSION file.
