@@ -486,3 +486,37 @@ return { FirstEnded = a.ended, FirstLost = a.link_dropped ~= nil, SecondEnded = 
 	}
 	e.waitBuf(term.Bufnr, 5*time.Second, "[agentrun: ended there while the link was down]")
 }
+
+// TestScreenRemoteQuitWithTheListOpen: :qa with :AgentTerminals open
+// while a command of an agent on another machine runs quits without an
+// error, again and again (0.7.2 printed E322 from the list's drawing in
+// 2 of 4 quits).
+func TestScreenRemoteQuitWithTheListOpen(t *testing.T) {
+	r := startSSHRemote(t)
+	s := startShellScreen(t, 80, 30, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
+	for i := range 4 {
+		if i > 0 {
+			s.keys("C-l", "Up", "Enter")
+		}
+		s.waitShows(10*time.Second, "~")
+		s.keys(":AgentRun "+r.URL()+" demo", "Enter")
+		s.waitShows(20*time.Second, "demo on "+remoteAlias)
+		s.typeText(fmt.Sprintf(`bash -c 'echo up-%d; sleep 300'`, i))
+		s.keys("C-s")
+		s.waitShows(20*time.Second, fmt.Sprintf("\nup-%d", i))
+		s.keys("Escape", `C-\`, "C-n", ":AgentTerminals", "Enter")
+		s.waitShows(10*time.Second, "agentrun terminals —")
+		s.keys(":qa", "Enter")
+		sc := s.waitFor("Neovim gone, the shell back", 20*time.Second, func(sc string) bool {
+			if strings.Contains(sc, "Press ENTER") {
+				return true
+			}
+			return s.paneSSH() == 0 && !s.nvimRuns()
+		})
+		for _, bad := range []string{"E322", "Error", "line number out of range"} {
+			if strings.Contains(sc, bad) {
+				t.Fatalf("quit %d with the list open shows %q:\n%s", i+1, bad, sc)
+			}
+		}
+	}
+}
