@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -422,6 +423,19 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	t2 := e2.waitTerminal(cmd, 20*time.Second)
 	e2.cmd("AgentDetach " + t2.ID)
 	e2.waitNote("detached", 10*time.Second)
+	// The hint names it as ls does: ssh://host/PID:term-N, the host once.
+	hint := regexp.MustCompile(`^\(agentrun\) ` + regexp.QuoteMeta(t2.ID) + ` is detached \(it outlives Neovim\): :AgentAttach (` + regexp.QuoteMeta(r.URL()) + `/\d+:term-\d+)$`)
+	var name string
+	for _, n := range e2.notes() {
+		if m := hint.FindStringSubmatch(n.Msg); m != nil {
+			name = m[1]
+		}
+	}
+	if name == "" {
+		t.Errorf("no detach hint of the form %s in %+v", hint, e2.notes())
+	} else if ls, err := r.CLI("ls", r.URL()).CombinedOutput(); err != nil || !strings.Contains(string(ls), name+" ") {
+		t.Errorf("the hint's %s is not how agentrun ls names it (%v):\n%s", name, err, ls)
+	}
 	_ = e2.v.Command("qa")
 	eventually(t, "no ssh of ours left after :AgentDetach and :qa", 10*time.Second, func() (bool, string) {
 		return len(r.localSSH()) == 0, fmt.Sprintf("%+v", r.localSSH())

@@ -825,8 +825,12 @@ function M.detach(id)
     changed(t)
   end
   local site = state.site_of(id)
-  local where = site and rpc.site_url(site) and (rpc.site_url(site) .. "/") or "" -- another machine's: named as attach reaches it
-  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %s%d:%s", id, where, res.host, id), vim.log.levels.INFO)
+  local url = site and rpc.site_url(site)
+  -- another machine's: named as attach reaches it, ssh://host/PID:term-N
+  -- (the URL says the machine: no "@site" after the id)
+  local name = url and string.format("%s/%d:%s", rpc.machine(url), res.host, (id:gsub("@[^@]*$", "")))
+    or string.format("%d:%s", res.host, id)
+  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %s", id, name), vim.log.levels.INFO)
   return true
 end
 
