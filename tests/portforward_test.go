@@ -19,15 +19,15 @@ import (
 
 // TestRemoteDevServerPortForwarded: a dev server an agent on another
 // machine runs (the demo agent over the real sshd, as the remote user)
-// listens on 127.0.0.1 there; gx forwards its port over the link the
-// agent already uses and opens a URL here (vim.ui.open, recorded) that
-// answers with the server's directory listing of the remote's home, big
-// files and several connections at once included; gx again gives the
-// same URL; a port it does not listen on and a terminal of this machine
-// get a sentence; the listener here is on 127.0.0.1 only and stops when
-// the command ends; another's stops when the link drops, and what was
-// connected through it is closed. (Not onceAcrossNeovims: the relay is this Neovim's
-// libuv.)
+// listens on 127.0.0.1 there; gx forwards its port (agentrun ssh-forward,
+// an ssh per connection running serve-port there) and opens a URL here
+// (vim.ui.open, recorded) that answers with the server's directory
+// listing of the remote's home, big files and several connections at
+// once included; gx again gives the same URL; a port it does not listen
+// on and a terminal of this machine get a sentence; the listener here is
+// on 127.0.0.1 only and stops when the command ends; another's stops
+// when the link drops, and what was connected through it is closed.
+// (Not onceAcrossNeovims: Lua starts and stops the forward.)
 func TestRemoteDevServerPortForwarded(t *testing.T) {
 	r := startSSHRemote(t)
 	const big = 3_000_000
