@@ -274,7 +274,7 @@ func TestRemotePortAfterAttach(t *testing.T) {
 		e.lua(`local t = require("agentrun.ui.actions").terminal(...); return t and t.ports or {}`, &ports, name)
 		return slices.Contains(ports, port), fmt.Sprint(ports)
 	})
-	e.lua(`require("agentrun.ui.term").browse(require("agentrun.ui.actions").terminal(...))`, nil, name)
+	e.lua(`require("agentrun.ui.actions").perform("browse", ...)`, nil, name) // what gx in its split does
 	var opened []string
 	e.lua(`return _G.opened`, &opened)
 	if len(opened) != 1 {
