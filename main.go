@@ -6,6 +6,7 @@
 //	attach [--take] ID  show terminal ID live; --take holds it to type into it (hostcli)
 //	kill ID             kill terminal ID: SIGTERM, then SIGKILL (hostcli)
 //	serve-stdio         AHP to the user's hosts on stdio: what ssh runs for ls/attach/kill ssh://… (package sshlink)
+//	ssh-forward URL PORT  a port there reached from 127.0.0.1 here; serve-port PORT its far end (sshlink)
 //	ssh-backend URL     what Neovim runs for an agent on URL's machine: relays to serve-backend there (sshlink)
 //	serve-backend       ssh-backend's far end: the backend on stdio; --resume[-or-new] PID joins one whose link dropped
 //	mcp                 the MCP server with agentrun's terminal tools, started by an agent (package mcptool)
@@ -61,6 +62,8 @@ Usage:
                                  the plugin's backend on stdio, for a Neovim on another machine
                                  (what ssh runs for agents.<name>.host = "ssh://…"); --resume:
                                  the one here whose link dropped, with its sessions
+  agentrun serve-port PORT       this machine's port PORT on stdin/stdout (what ssh runs for
+                                 a port forwarded to another machine's Neovim)
   agentrun version               print the version
   agentrun build-info            how this binary was built (for :checkhealth)
   agentrun help                  print this
@@ -70,7 +73,7 @@ ssh://[user@]host[:port]/PID:term-N on another machine. $AGENTRUN_SSH_CONFIG nam
 an ssh_config file for these links (ssh -F).
 
 Neovim starts agentrun itself (no subcommand: the RPC host on stdio); agentrun mcp,
-demo-agent, check-sandbox and ssh-backend are started by it too. See :help agentrun.
+demo-agent, check-sandbox, ssh-backend and ssh-forward are started by it too. See :help agentrun.
 `
 
 // version is set at build time from the VERSION file.
@@ -174,6 +177,25 @@ func main() {
 			break
 		}
 		err = hostcli.Kill(ctx, os.Stdout, args[1])
+	case "ssh-forward", sshlink.ForwardServe:
+		// ssh-forward URL PORT: a port of a command on URL's machine
+		// reached from 127.0.0.1 here (Neovim starts it, per forward);
+		// serve-port PORT is its far end (sshlink/forward.go).
+		n := len(args) - 1
+		port := 0
+		if n >= 1 {
+			port, err = strconv.Atoi(args[n])
+		}
+		switch {
+		case args[0] == "ssh-forward" && (n != 2 || err != nil || port <= 0 || port > 65535):
+			err = fmt.Errorf("usage: agentrun ssh-forward ssh://[user@]host[:port] PORT (Neovim starts it)")
+		case args[0] == "ssh-forward":
+			err = sshlink.RunForward(ctx, os.Stdin, os.Stdout, args[1], port)
+		case n != 1 || err != nil || port <= 0 || port > 65535:
+			err = fmt.Errorf("usage: agentrun serve-port PORT (what ssh-forward runs there)")
+		default:
+			err = sshlink.ServePort(ctx, os.Stdin, os.Stdout, port)
+		}
 	case "serve-stdio":
 		// The far end of `agentrun ls/attach ssh://host`: AHP to this
 		// user's hosts over stdin and stdout (package sshlink).

@@ -19,15 +19,15 @@ import (
 
 // TestRemoteDevServerPortForwarded: a dev server an agent on another
 // machine runs (the demo agent over the real sshd, as the remote user)
-// listens on 127.0.0.1 there; gx forwards its port over the link the
-// agent already uses and opens a URL here (vim.ui.open, recorded) that
-// answers with the server's directory listing of the remote's home, big
-// files and several connections at once included; gx again gives the
-// same URL; a port it does not listen on and a terminal of this machine
-// get a sentence; the listener here is on 127.0.0.1 only and stops when
-// the command ends; another's stops when the link drops, and what was
-// connected through it is closed. (Not onceAcrossNeovims: the relay is this Neovim's
-// libuv.)
+// listens on 127.0.0.1 there; gx forwards its port (agentrun ssh-forward,
+// an ssh per connection running serve-port there) and opens a URL here
+// (vim.ui.open, recorded) that answers with the server's directory
+// listing of the remote's home, big files and several connections at
+// once included; gx again gives the same URL; a port it does not listen
+// on and a terminal of this machine get a sentence; the listener here is
+// on 127.0.0.1 only and stops when the command ends; another's stops
+// when the link drops, and what was connected through it is closed.
+// (Not onceAcrossNeovims: Lua starts and stops the forward.)
 func TestRemoteDevServerPortForwarded(t *testing.T) {
 	r := startSSHRemote(t)
 	const big = 3_000_000
@@ -204,5 +204,91 @@ func TestRemoteDevServerPortForwarded(t *testing.T) {
 	e.lua(`local _, err = require("agentrun.portforward").url(require("agentrun.state").terminals[...], ...); return err`, &why, term.ID, port)
 	if !strings.Contains(why, "link lost; its sessions go on there: :AgentRun "+r.URL()) {
 		t.Errorf("gx with the link down: %q", why)
+	}
+}
+
+// TestScreenRemoteForwardDuringHitEnterPrompt: a port of a command on
+// another machine, forwarded, answers while Neovim shows a hit-enter
+// prompt (a long :echo): the relay is agentrun ssh-forward's, not
+// Neovim's loop, which the prompt holds (it stalled until Enter when
+// Lua relayed).
+func TestScreenRemoteForwardDuringHitEnterPrompt(t *testing.T) {
+	r := startSSHRemote(t)
+	if out, err := r.SSH(`cd && echo during-the-prompt > hitenter-marker.txt`).CombinedOutput(); err != nil {
+		t.Fatalf("a file on the remote: %v\n%s", err, out)
+	}
+	s := startScreen(t, 100, 30, fmt.Sprintf(`vim.env.AGENTRUN_SSH_CONFIG = %q; vim.ui.open = function() end`, r.Config))
+	s.waitShows(10*time.Second, "~")
+	s.keys(":AgentRun "+r.URL()+" demo", "Enter")
+	s.waitShows(20*time.Second, "demo on "+remoteAlias)
+	port := freePort(t)
+	s.typeText(fmt.Sprintf("cd && python3 -m http.server --bind 127.0.0.1 %d", port))
+	s.keys("C-s")
+	var url string
+	eventually(t, "the server's port forwarded", 30*time.Second, func() (bool, string) {
+		s.luaValue(fmt.Sprintf(`(function() for _, t in pairs(require("agentrun.state").terminals) do if vim.tbl_contains(t.ports or {}, %d) then return require("agentrun.portforward").url(t, %d) end end return "" end)()`, port, port), &url)
+		return url != "", "no terminal listens on it yet"
+	})
+	s.keys("Escape", `:echo join(range(1, 20), "\n")`, "Enter")
+	s.waitShows(5*time.Second, "Press ENTER or type command to continue")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	start := time.Now()
+	resp, err := client.Get(url + "/hitenter-marker.txt")
+	if err != nil {
+		t.Fatalf("GET through the forward during the hit-enter prompt: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "during-the-prompt\n" {
+		t.Fatalf("GET through the forward during the hit-enter prompt: %q, %v", body, err)
+	}
+	took := time.Since(start)
+	if sc := s.capture(); !strings.Contains(sc, "Press ENTER or type command to continue") {
+		t.Fatalf("the hit-enter prompt went away before the answer came (%s): the test proves nothing\n%s", took, sc)
+	}
+	s.keys("Enter")
+}
+
+// TestRemotePortAfterAttach: a dev server a Neovim on another machine
+// runs (its agent's command), attached here with :AgentAttach
+// ssh://host/PID:term-N, is known to listen on its port, and gx forwards
+// it: the URL opened answers with the server's files.
+func TestRemotePortAfterAttach(t *testing.T) {
+	r := startSSHRemote(t)
+	if out, err := r.SSH(`cd && echo after-attach > fwd-marker.txt`).CombinedOutput(); err != nil {
+		t.Fatalf("a file on the remote: %v\n%s", err, out)
+	}
+	there := r.StartEditor()
+	there.startSession()
+	port := freePort(t)
+	cmd := fmt.Sprintf("cd && python3 -m http.server --bind 127.0.0.1 %d", port)
+	there.cmd("AgentPrompt " + cmd)
+	term := there.waitTerminal(cmd, 15*time.Second)
+	name := fmt.Sprintf("%s/%d:%s", r.URL(), there.backendPid(), term.ID)
+
+	e := remoteAgentEditor(t, r)
+	e.lua(`_G.opened = {}; vim.ui.open = function(url) table.insert(_G.opened, url) end`, nil)
+	e.cmd("AgentAttach " + name)
+	e.waitFor("the attached terminal's port known", 30*time.Second, func() (bool, string) {
+		var ports []int
+		e.lua(`local t = require("agentrun.ui.actions").terminal(...); return t and t.ports or {}`, &ports, name)
+		return slices.Contains(ports, port), fmt.Sprint(ports)
+	})
+	e.lua(`require("agentrun.ui.actions").perform("browse", ...)`, nil, name) // what gx in its split does
+	var opened []string
+	e.lua(`return _G.opened`, &opened)
+	if len(opened) != 1 {
+		t.Fatalf("gx opened %q, want one URL (notes: %+v)", opened, e.notes())
+	}
+	e.waitNote(fmt.Sprintf("%s: port %d on %s is forwarded to %s (until the command ends)", name, port, r.URL(), opened[0]), 5*time.Second)
+	client := &http.Client{Timeout: 20 * time.Second}
+	resp, err := client.Get(opened[0] + "/fwd-marker.txt")
+	if err != nil {
+		t.Fatalf("GET through the forward: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(body)) != "after-attach" {
+		t.Errorf("GET through the forward: %q", body)
 	}
 }

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -422,6 +423,19 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	t2 := e2.waitTerminal(cmd, 20*time.Second)
 	e2.cmd("AgentDetach " + t2.ID)
 	e2.waitNote("detached", 10*time.Second)
+	// The hint names it as ls does: ssh://host/PID:term-N, the host once.
+	hint := regexp.MustCompile(`^\(agentrun\) ` + regexp.QuoteMeta(t2.ID) + ` is detached \(it outlives Neovim\): :AgentAttach (` + regexp.QuoteMeta(r.URL()) + `/\d+:term-\d+)$`)
+	var name string
+	for _, n := range e2.notes() {
+		if m := hint.FindStringSubmatch(n.Msg); m != nil {
+			name = m[1]
+		}
+	}
+	if name == "" {
+		t.Errorf("no detach hint of the form %s in %+v", hint, e2.notes())
+	} else if ls, err := r.CLI("ls", r.URL()).CombinedOutput(); err != nil || !strings.Contains(string(ls), name+" ") {
+		t.Errorf("the hint's %s is not how agentrun ls names it (%v):\n%s", name, err, ls)
+	}
 	_ = e2.v.Command("qa")
 	eventually(t, "no ssh of ours left after :AgentDetach and :qa", 10*time.Second, func() (bool, string) {
 		return len(r.localSSH()) == 0, fmt.Sprintf("%+v", r.localSSH())
@@ -485,4 +499,38 @@ return { FirstEnded = a.ended, FirstLost = a.link_dropped ~= nil, SecondEnded = 
 		t.Errorf("after :AgentRun: %+v; want the first ended (not lost) with its command exited, the second taken up", st)
 	}
 	e.waitBuf(term.Bufnr, 5*time.Second, "[agentrun: ended there while the link was down]")
+}
+
+// TestScreenRemoteQuitWithTheListOpen: :qa with :AgentTerminals open
+// while a command of an agent on another machine runs quits without an
+// error, again and again (0.7.2 printed E322 from the list's drawing in
+// 2 of 4 quits).
+func TestScreenRemoteQuitWithTheListOpen(t *testing.T) {
+	r := startSSHRemote(t)
+	s := startShellScreen(t, 80, 30, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
+	for i := range 4 {
+		if i > 0 {
+			s.keys("C-l", "Up", "Enter")
+		}
+		s.waitShows(10*time.Second, "~")
+		s.keys(":AgentRun "+r.URL()+" demo", "Enter")
+		s.waitShows(20*time.Second, "demo on "+remoteAlias)
+		s.typeText(fmt.Sprintf(`bash -c 'echo up-%d; sleep 300'`, i))
+		s.keys("C-s")
+		s.waitShows(20*time.Second, fmt.Sprintf("\nup-%d", i))
+		s.keys("Escape", `C-\`, "C-n", ":AgentTerminals", "Enter")
+		s.waitShows(10*time.Second, "agentrun terminals —")
+		s.keys(":qa", "Enter")
+		sc := s.waitFor("Neovim gone, the shell back", 20*time.Second, func(sc string) bool {
+			if strings.Contains(sc, "Press ENTER") {
+				return true
+			}
+			return s.paneSSH() == 0 && !s.nvimRuns()
+		})
+		for _, bad := range []string{"E322", "Error", "line number out of range"} {
+			if strings.Contains(sc, bad) {
+				t.Fatalf("quit %d with the list open shows %q:\n%s", i+1, bad, sc)
+			}
+		}
+	}
 }

@@ -46,13 +46,12 @@ type Bridge struct {
 	cancel context.CancelFunc
 
 	// The parts, each with its own state and lock.
-	questions *questions    // the user's open questions (permission.go)
-	sessions  *sessions     // ACP sessions and their agents (sessions.go)
-	display   *displays     // starts the terminal buffers' pumps (display.go)
-	terminals *terminals    // our host's terminals shown here (terminal.go)
-	remotes   *remotes      // other hosts' terminals shown here (remote.go)
-	socket    *socketHost   // serves the host to other clients (hostserve.go)
-	ports     *portForwards // terminals' ports reached from Neovim's machine (portfwd.go)
+	questions *questions  // the user's open questions (permission.go)
+	sessions  *sessions   // ACP sessions and their agents (sessions.go)
+	display   *displays   // starts the terminal buffers' pumps (display.go)
+	terminals *terminals  // our host's terminals shown here (terminal.go)
+	remotes   *remotes    // other hosts' terminals shown here (remote.go)
+	socket    *socketHost // serves the host to other clients (hostserve.go)
 
 	ids *ids // session keys and question tokens
 
@@ -106,7 +105,6 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 		},
 	})
 	b.terminals.closing = b.sessions.isClosing
-	b.ports = newPortForwards(ctx, log, events, b.terminals.portTarget)
 	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, version: version, displayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -148,10 +146,6 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"remote_input":     b.remotes.input,
 		"remote_dispose":   b.remotes.dispose,
 		"dispose":          b.terminals.dispose,
-		"port_open":        b.ports.open,
-		"port_write":       b.ports.write,
-		"port_ack":         b.ports.ack,
-		"port_close":       b.ports.close,
 		"resize":           b.handleResize,
 		"terminal_size":    b.terminals.setSize,
 		"status":           b.handleStatus,
@@ -551,7 +545,6 @@ func (b *Bridge) endSessions() {
 // shutdown ends the backend: the sessions, then (Neovim gone) the
 // detached terminals' service until they end or ctx does, then the host.
 func (b *Bridge) shutdown(ctx context.Context) {
-	b.ports.closeAll()
 	b.endSessions()
 	b.mu.Lock()
 	host := b.host

@@ -33,9 +33,6 @@ const (
 	evSSHConnected         = "ssh_connected"    // a remote machine's link is up, or why not (remote.go)
 	evPromptSent           = "prompt_sent"      // the user's prompt: only in a replay (linger.go)
 	evChatNote             = "chat_note"        // a question's record in a chat (asked, answered): only in a replay (keep_note)
-	evPortData             = "port_data"        // a forwarded port's bytes for Lua (portfwd.go; never kept)
-	evPortWritten          = "port_written"     // Lua's bytes reached the forwarded port's server
-	evPortClosed           = "port_closed"      // a forwarded port's connection ended, or was refused
 )
 
 // question is something the backend asks the user (questions.ask): the

@@ -10,10 +10,6 @@ type event struct {
 	// already: the user's prompt), only in a replay to a Neovim that
 	// takes the sessions over (linger.go).
 	replayOnly bool
-	// transient: sent as it happens, never kept for a replay (a
-	// forwarded port's bytes: the lingering backend closes those
-	// connections, portfwd.go).
-	transient bool
 }
 
 // eventQueue is an unbounded FIFO drained by one goroutine, so producers
@@ -52,12 +48,6 @@ func (q *eventQueue) push(p payload) {
 	q.add(event{name: p.eventName(), payload: p})
 }
 
-// pushTransient appends an event that is never kept for a replay; it
-// never blocks.
-func (q *eventQueue) pushTransient(p payload) {
-	q.add(event{name: p.eventName(), payload: p, transient: true})
-}
-
 // pushReplayOnly keeps an event for a replay without sending it now.
 func (q *eventQueue) pushReplayOnly(p payload) {
 	q.add(event{name: p.eventName(), payload: p, replayOnly: true})
@@ -69,7 +59,7 @@ func (q *eventQueue) add(e event) {
 	if q.closed {
 		return
 	}
-	if q.keep && !e.transient {
+	if q.keep {
 		if len(q.log) >= maxKept {
 			n := maxKept / 10
 			q.log = append(q.log[:0:0], q.log[n:]...)

@@ -257,21 +257,6 @@ type sshConnectedEvent struct {
 	Error string `msgpack:"error,omitempty"`
 }
 
-type portDataEvent struct {
-	Conn int    `msgpack:"conn"`
-	Data []byte `msgpack:"data"`
-}
-
-type portWrittenEvent struct {
-	Conn int `msgpack:"conn"`
-	N    int `msgpack:"n"`
-}
-
-type portClosedEvent struct {
-	Conn  int    `msgpack:"conn"`
-	Error string `msgpack:"error,omitempty"`
-}
-
 func (sessionStartedEvent) eventName() string      { return evSessionStarted }
 func (sessionFailedEvent) eventName() string       { return evSessionFailed }
 func (sessionEndedEvent) eventName() string        { return evSessionEnded }
@@ -299,9 +284,6 @@ func (authRequiredEvent) eventName() string        { return evAuthRequired }
 func (sessionListEvent) eventName() string         { return evSessionList }
 func (remoteClaimedEvent) eventName() string       { return evRemoteClaimed }
 func (sshConnectedEvent) eventName() string        { return evSSHConnected }
-func (portDataEvent) eventName() string            { return evPortData }
-func (portWrittenEvent) eventName() string         { return evPortWritten }
-func (portClosedEvent) eventName() string          { return evPortClosed }
 
 // sessionKeyed is an event an agent sends about its session, queued
 // before the session's key is known to it (updates.go).

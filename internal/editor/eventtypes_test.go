@@ -24,7 +24,6 @@ var everyPayload = []payload{
 	questionWithdrawnEvent{name: evPermissionCancelled}, questionWithdrawnEvent{name: evApproveCancelled},
 	questionWithdrawnEvent{name: evElicitationWithdrawn},
 	authRequiredEvent{}, sessionListEvent{}, remoteClaimedEvent{}, sshConnectedEvent{},
-	portDataEvent{}, portWrittenEvent{}, portClosedEvent{},
 }
 
 // TestEventPayloadsAgree: every event Go sends has one payload struct;

@@ -58,11 +58,9 @@ func (b *Bridge) shouldLinger() bool {
 // linger waits on the backend's socket for a link to take the sessions
 // over and returns its connection; nil when no session runs any more or
 // ctx ends first. Meanwhile nothing goes to any Neovim: events wait (and
-// are kept) and the displays' pumps stop; forwarded ports' connections
-// close.
+// are kept) and the displays' pumps stop.
 func (b *Bridge) linger(ctx context.Context) net.Conn {
 	b.events.pause()
-	b.ports.closeAll()      // their bytes went to the Neovim that is gone
 	b.terminals.stopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
 	dir, err := rundir.Dir()
 	if err != nil {

@@ -156,15 +156,19 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 	widths[1] = cmdW
 	var b strings.Builder
 	for _, c := range cells {
+		var line strings.Builder
 		for i, v := range c {
 			if i == len(c)-1 {
-				b.WriteString(cut(v, lastW))
+				line.WriteString(cut(v, lastW))
 				break
 			}
 			v = cut(v, widths[i])
-			b.WriteString(v)
-			b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(v))+gap))
+			line.WriteString(v)
+			line.WriteString(strings.Repeat(" ", widths[i]-len([]rune(v))+gap))
 		}
+		// Still too wide (another machine's ids are long: ssh://host/
+		// PID:term-N): what is rightmost gives way, never the id.
+		b.WriteString(cut(strings.TrimRight(line.String(), " "), width))
 		b.WriteString("\n")
 	}
 	_, err := io.WriteString(out, b.String())

@@ -14,6 +14,24 @@ func TestLsTableFits(t *testing.T) {
 		{ID: "12345:term-1", Title: "python3 -m http.server --bind 127.0.0.1 8765 --directory /srv/a/very/long/path", State: "running", Holder: "agent (tool call)", Ports: []int{8765, 40123}, LastLine: "Serving HTTP on 127.0.0.1 port 8765 (http://127.0.0.1:8765/) ..."},
 		{ID: "12345:term-2", Title: "go test ./...", State: "exit 1", Holder: "agent", LastLine: "FAIL"},
 	}
+	remote := []lsRow{ // another machine's ids are long; still one line each
+		{ID: "ssh://agentrun-remote-test/123456:term-12", Title: "python3 -m http.server --bind 127.0.0.1 8765", State: "running", Holder: "agent (tool call)", Ports: []int{8765}, LastLine: "Serving HTTP on 127.0.0.1 port 8765"},
+		{ID: "ssh://agentrun-remote-test/123456:term-3", Title: "go test ./...", State: "exit 1", Holder: "you (T)", LastLine: "FAIL"},
+	}
+	var rb bytes.Buffer
+	if err := writeTable(&rb, remote, 80); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(rb.String(), "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("another machine's at 80 columns: a line of %d: %q", n, line)
+		}
+	}
+	for _, r := range remote {
+		if !strings.Contains(rb.String(), r.ID+" ") {
+			t.Errorf("another machine's at 80 columns: the id %s is not whole:\n%s", r.ID, rb.String())
+		}
+	}
 	for _, width := range []int{80, 100, 160} {
 		var b bytes.Buffer
 		if err := writeTable(&b, rows, width); err != nil {

@@ -334,7 +334,7 @@ func (l *Link) why(ctx context.Context, waitErr error, version string) error {
 		return fmt.Errorf("the agentrun on %s is %s, which %s, and this one is %s: upgrade it there to agentrun %s", l.target, remote, what, version, version)
 	case code == 255:
 		if stderr == "" {
-			stderr = "ssh exited with status 255"
+			stderr = silent255
 		}
 		check := l.target.checkCommand()
 		switch {
@@ -379,10 +379,18 @@ func exitOf(err error) string {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return "ssh was killed by " + unix.SignalName(ws.Signal())
 		}
+		if exit.ExitCode() == 255 {
+			return silent255
+		}
 		return fmt.Sprintf("ssh exited with status %d", exit.ExitCode())
 	}
 	return "ssh ended"
 }
+
+// silent255 is what ssh's exit status 255 (its own failure, not the
+// command's) means when it said nothing on stderr: a connection that
+// failed or timed out.
+const silent255 = "the connection failed or timed out: the network, or the machine stopped answering (ssh gave up without a word)"
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)

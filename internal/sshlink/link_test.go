@@ -1,6 +1,7 @@
 package sshlink
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -73,6 +74,24 @@ func TestNewer(t *testing.T) {
 	} {
 		if got := newer(tt.a, tt.b); got != tt.want {
 			t.Errorf("newer(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestExitOfSaysWhatSSHMeant: how ssh ended reads as a person would say
+// it: its own failure with nothing on stderr (status 255, a timeout) as
+// a connection that failed or timed out, not as a number.
+func TestExitOfSaysWhatSSHMeant(t *testing.T) {
+	for _, tc := range []struct {
+		script, want string
+	}{
+		{"exit 255", "the connection failed or timed out: the network, or the machine stopped answering (ssh gave up without a word)"},
+		{"exit 3", "ssh exited with status 3"},
+		{"kill -TERM $$", "ssh was killed by SIGTERM"},
+	} {
+		err := exec.Command("sh", "-c", tc.script).Run()
+		if got := exitOf(err); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.script, got, tc.want)
 		}
 	}
 }

@@ -14,7 +14,6 @@ local events = require("agentrun.events")
 local modes = require("agentrun.modes")
 local permission = require("agentrun.ui.permission")
 local elicit = require("agentrun.ui.elicit")
-local portforward = require("agentrun.portforward")
 local signin = require("agentrun.ui.signin")
 local state = require("agentrun.state")
 local term = require("agentrun.ui.term")
@@ -305,9 +304,6 @@ handlers.elicitation_withdrawn = ask.cancelled
 handlers.elicitation_complete = elicit.complete
 handlers.approve = approve.ask
 handlers.approve_cancelled = ask.cancelled
-handlers.port_data = portforward.data
-handlers.port_written = portforward.written
-handlers.port_closed = portforward.closed
 
 for name, fn in pairs(handlers) do
   events.on(name, fn)

@@ -202,18 +202,6 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field token string
 ---@field why string "turn" or "withdrawn"
 
----@class agentrun.event.port_closed
----@field conn integer
----@field error? string
-
----@class agentrun.event.port_data
----@field conn integer
----@field data string
-
----@class agentrun.event.port_written
----@field conn integer
----@field n integer
-
 ---@class agentrun.event.chat_note
 ---@field key string
 ---@field text string

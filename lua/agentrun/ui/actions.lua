@@ -282,10 +282,13 @@ function M.terminal(id)
   end
   id = state.short_name(id)
   local known = state.terminals[id]
-  if known and known.remote and id:match("^%d+:") and rpc.running() then
-    -- another host's, shown here: the ports it listens on as its host
-    -- says now (no activity events come from there)
-    for _, r in ipairs(rpc.request("remote_terminals") or {}) do
+  local at = id:match("^(ssh://[^/]+)/%d+:")
+  if known and known.remote and (at or id:match("^%d+:")) and rpc.running() then
+    -- another host's, shown here (another machine's: attached with
+    -- :AgentAttach ssh://…): the ports it listens on as its host says
+    -- now (no activity events come from there)
+    local list = at and rpc.request("ssh_terminals", at) or rpc.request("remote_terminals")
+    for _, r in ipairs(type(list) == "table" and list or {}) do
       if r.id == id then
         known.ports = r.ports or {}
       end

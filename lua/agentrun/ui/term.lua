@@ -606,12 +606,13 @@ function M.rerun(t)
 end
 
 -- browse opens http://localhost:PORT of a port terminal t listens on
--- (asking which when several). For a command on another machine the
--- port is forwarded here first (agentrun.portforward).
+-- (asking which when several). For a command on another machine (an
+-- agent's there, or one attached with :AgentAttach ssh://…) the port is
+-- forwarded here first (agentrun.portforward).
 function M.browse(t)
   local function open(port)
     local url = "http://localhost:" .. tostring(port)
-    if state.site_of(t.id) then
+    if state.site_of(t.id) or tostring(t.id):match("^ssh://") then
       local u, err = require("agentrun.portforward").url(t, port)
       if not u then
         notify(err)
@@ -893,8 +894,12 @@ function M.detach(id)
     changed(t)
   end
   local site = state.site_of(id)
-  local where = site and rpc.site_url(site) and (rpc.site_url(site) .. "/") or "" -- another machine's: named as attach reaches it
-  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %s%d:%s", id, where, res.host, id), vim.log.levels.INFO)
+  local url = site and rpc.site_url(site)
+  -- another machine's: named as attach reaches it, ssh://host/PID:term-N
+  -- (the URL says the machine: no "@site" after the id)
+  local name = url and string.format("%s/%d:%s", rpc.machine(url), res.host, (id:gsub("@[^@]*$", "")))
+    or string.format("%d:%s", res.host, id)
+  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %s", id, name), vim.log.levels.INFO)
   return true
 end
 
