@@ -26,10 +26,12 @@ func TestSignalsAtDefaultWhateverWeInherited(t *testing.T) {
 	}
 	h := testHost(t, Options{})
 	for _, tc := range []struct{ line, want string }{
-		{"kill -HUP $$", "signal SIGHUP"},
-		{"kill -INT $$", "signal SIGINT"},
-		{"kill -QUIT $$", "signal SIGQUIT"},
-		{"kill -PIPE $$", "signal SIGPIPE"},
+		// the command the line runs (bash itself keeps SIGQUIT away even
+		// when not interactive)
+		{"exec sh -c 'kill -HUP $$'", "signal SIGHUP"},
+		{"exec sh -c 'kill -INT $$'", "signal SIGINT"},
+		{"exec sh -c 'kill -QUIT $$'", "signal SIGQUIT"},
+		{"exec sh -c 'kill -PIPE $$'", "signal SIGPIPE"},
 		// Linux says which signals a process ignores and blocks
 		{"grep -q '^SigIgn:[[:space:]]*0*$' /proc/self/status || [ ! -e /proc/self/status ]", exitCode(0)},
 		{"grep -q '^SigBlk:[[:space:]]*0*$' /proc/self/status || [ ! -e /proc/self/status ]", exitCode(0)},
