@@ -274,3 +274,40 @@ func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
 	s.keys("/term-1", "Enter", "R")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "-- TERMINAL --")
 }
+
+// TestScreenRerunInPlace: R on a server you took over restarts it in
+// place: the list keeps one row for it, where it was, with the number of
+// runs, and its stop is no failure to announce (R made a new terminal
+// each time, the list grew a row per run, and "term-1 ended (signal
+// SIGTERM)" was notified).
+func TestScreenRerunInPlace(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo before")
+	s.waitShows(10*time.Second, "echo before exited with code 0.")
+	s.prompt("echo serving; sleep 300")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys("Escape", ":AgentTakeover term-2", "Enter")
+	s.waitShows(5*time.Second, "term-2 is yours now")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "echo serving; sleep 300  ")
+	s.keys("/sleep 300", "Enter", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3", "serving")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "sleep 300 (run 2)")
+	s.keys("/sleep 300", "Enter", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4", "serving")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(10*time.Second, "sleep 300 (run 3)")
+	var list string
+	s.luaValue(`table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+	if n := strings.Count(list, "sleep 300"); n != 1 {
+		t.Errorf("the list shows %d rows of the server, want 1:\n%s", n, list)
+	}
+	var msgs string
+	s.luaValue(`vim.fn.execute("messages")`, &msgs)
+	if strings.Contains(msgs, "ended (signal") {
+		t.Errorf("a restart was announced as an end:\n%s", msgs)
+	}
+}

@@ -327,7 +327,7 @@ end
 -- it too). Not once the session ended or Neovim quits.
 function M.ended_unseen(t, last)
   local s = state.sessions[t.session or ""]
-  if t.end_noticed or not s or s.ended or vim.v.exiting ~= vim.NIL then
+  if t.end_noticed or t.restarting or not s or s.ended or vim.v.exiting ~= vim.NIL then
     return
   end
   if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr) and vim.b[t.bufnr].agentrun_was_shown) then
@@ -394,7 +394,9 @@ function M.exited(p)
     -- an agent's command ended: the files it changed show as they are
     require("agentrun.disk").refresh()
     M.ended_unseen(t, p.last_line)
-    require("agentrun.ui.quickfix").on_exit(t) -- terminal.on_failure
+    if not t.restarting then
+      require("agentrun.ui.quickfix").on_exit(t) -- terminal.on_failure
+    end
   end
   -- The command is gone: a user typing into its split in terminal mode
   -- would only feed a dead pty. Back to normal mode, where q, X and
@@ -524,11 +526,20 @@ function M.rerun(t)
       return false
     end
   end
+  -- one of yours still running is stopped to restart: its end is no
+  -- failure to announce (not "ended (signal SIGTERM)")
+  t.restarting = t.state == "running" or nil
   local res, err = rpc.request("rerun", t.id)
   if not res then
+    t.restarting = nil
     notify(err)
     return false
   end
+  -- The new run takes the old one's place: its row in the list (which
+  -- no longer shows the old), with the number of runs.
+  local nt = state.add_terminal({ id = res.id, command = res.command, cwd = t.cwd or vim.fn.getcwd() })
+  nt.runs, nt.row_of = (t.runs or 1) + 1, t.row_of or t.id
+  t.rerun_as = nt.id
   M.open_user(res)
   return true
 end
