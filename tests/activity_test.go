@@ -311,3 +311,38 @@ func TestScreenRerunInPlace(t *testing.T) {
 		t.Errorf("a restart was announced as an end:\n%s", msgs)
 	}
 }
+
+// TestScreenYourCommandsAsTheAgents: a command you run (:AgentShell cmd,
+// an R rerun) gets what the agent's get: its failures in the quickfix
+// list and as diagnostics (terminal.on_failure), a passing run of the
+// same program clearing them, and a notice when it ends out of sight.
+// They got none of these.
+func TestScreenYourCommandsAsTheAgents(t *testing.T) {
+	s := startScreen(t, 120, 35, `require("agentrun").setup({ terminal = { on_failure = { "quickfix", "diagnostics" } } })`)
+	if err := os.WriteFile(filepath.Join(s.dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":edit notes.txt", "Enter")
+	s.keys(`:AgentShell sh -c 'echo notes.txt:2:1: boom; exit 1'`, "Enter")
+	s.waitShows(10*time.Second, "term-1 failed: 1 in the quickfix list (:copen) and diagnostics")
+	var n []int
+	s.luaValue(`{ #vim.fn.getqflist(), #vim.diagnostic.get(vim.fn.bufnr("notes.txt")) }`, &n)
+	if len(n) != 2 || n[0] != 1 || n[1] != 1 {
+		t.Errorf("quickfix items and diagnostics: %v, want 1 and 1", n)
+	}
+	// R: the rerun fails the same way, and says so
+	s.keys(`C-\`, "C-n", ":messages clear", "Enter", "R")
+	s.waitShows(10*time.Second, "term-2 failed: 1 in the quickfix list (:copen) and diagnostics")
+	// the same program passing clears them
+	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'echo fine'`, "Enter")
+	s.waitShows(10*time.Second, "fine", exitMarker(0))
+	eventually(t, "the failures to clear", 5*time.Second, func() (bool, string) {
+		s.luaValue(`{ #vim.fn.getqflist(), #vim.diagnostic.get(vim.fn.bufnr("notes.txt")) }`, &n)
+		return len(n) == 2 && n[0] == 0 && n[1] == 0, fmt.Sprint(n)
+	})
+	// one that ends out of sight is told
+	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'sleep 1; echo last words; exit 3'`, "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4")
+	s.keys(`C-\`, "C-n", ":q", "Enter")
+	s.waitShows(10*time.Second, "term-4 ended (exit 3): last words")
+}

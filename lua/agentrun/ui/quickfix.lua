@@ -101,6 +101,7 @@ end
 -- the program whose failures they are.
 local ns = api.nvim_create_namespace("agentrun_failures")
 local shown_for
+local qf_set -- { id, program }: the quickfix list on_exit filled last
 
 -- diagnose shows items (quickfix items with filenames) as diagnostics on
 -- their files' buffers (loaded ones: a file not open shows them when it
@@ -144,6 +145,12 @@ function M.on_exit(t)
     if want.diagnostics and shown_for and shown_for == M.program(t.command) then
       M.diagnose({})
     end
+    -- and the quickfix list it filled, while it is still the current one
+    local program = M.program(t.command)
+    if want.quickfix and qf_set and qf_set.program == program and vim.fn.getqflist({ id = 0 }).id == qf_set.id then
+      vim.fn.setqflist({}, "r", { id = qf_set.id, items = {}, title = "agentrun " .. t.id .. ": " .. (t.command or "") .. " passed" })
+      qf_set = nil
+    end
     return
   end
   local tries = 0
@@ -168,6 +175,7 @@ function M.on_exit(t)
     local where = {}
     if want.quickfix then
       vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+      qf_set = { id = vim.fn.getqflist({ id = 0 }).id, program = M.program(t.command) }
       table.insert(where, "the quickfix list (:copen)")
     end
     if want.diagnostics then

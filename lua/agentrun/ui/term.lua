@@ -318,6 +318,13 @@ function M.created(p)
   end
 end
 
+-- yours reports whether t is a command you ran (an R rerun, :AgentShell
+-- cmd): its end is told and its failures loaded as the agent's are. Not
+-- an interactive shell (:AgentShell alone), whose end you typed.
+function M.yours(t)
+  return t.user and not t.session and not t.interactive and (t.command or "") ~= "" and true or false
+end
+
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
 -- ended_unseen tells, once, that the agent's command t ended while no
 -- window of this tab page shows it, though one did (its split was closed,
@@ -327,7 +334,8 @@ end
 -- it too). Not once the session ended or Neovim quits.
 function M.ended_unseen(t, last)
   local s = state.sessions[t.session or ""]
-  if t.end_noticed or t.restarting or not s or s.ended or vim.v.exiting ~= vim.NIL then
+  -- (a command of yours, an R rerun or :AgentShell cmd, as the agent's)
+  if t.end_noticed or t.restarting or not (s or M.yours(t)) or (s and s.ended) or vim.v.exiting ~= vim.NIL then
     return
   end
   if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr) and vim.b[t.bufnr].agentrun_was_shown) then
@@ -390,8 +398,8 @@ function M.exited(p)
   end
   M.record_exit(t, p)
   require("agentrun.portforward").ended(t.id) -- its ports no longer forwarded here
-  if t.session then
-    -- an agent's command ended: the files it changed show as they are
+  if t.session or M.yours(t) then
+    -- a command ended: the files it changed show as they are
     require("agentrun.disk").refresh()
     M.ended_unseen(t, p.last_line)
     if not t.restarting then
@@ -538,7 +546,7 @@ function M.rerun(t)
   -- The new run takes the old one's place: its row in the list (which
   -- no longer shows the old), with the number of runs.
   local nt = state.add_terminal({ id = res.id, command = res.command, cwd = t.cwd or vim.fn.getcwd() })
-  nt.runs, nt.row_of = (t.runs or 1) + 1, t.row_of or t.id
+  nt.runs, nt.row_of, nt.interactive = (t.runs or 1) + 1, t.row_of or t.id, t.interactive
   t.rerun_as = nt.id
   M.open_user(res)
   return true
@@ -647,6 +655,7 @@ function M.shell(cmd)
     return nil
   end
   local t = M.open_user(res)
+  t.interactive = (cmd or "") == "" or nil
   if config.get().terminal.persist then
     local ok, derr = rpc.request("detach", t.id)
     t.detached = ok and true or nil
