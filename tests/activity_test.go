@@ -346,3 +346,33 @@ func TestScreenYourCommandsAsTheAgents(t *testing.T) {
 	s.keys(`C-\`, "C-n", ":q", "Enter")
 	s.waitShows(10*time.Second, "term-4 ended (exit 3): last words")
 }
+
+// TestScreenTracebackEveryFrame: a Python traceback puts every frame in
+// the quickfix list, innermost first (it gave one item, the outermost
+// frame, not the line where the error is).
+func TestScreenTracebackEveryFrame(t *testing.T) {
+	s := startScreen(t, 120, 35, `require("agentrun").setup({ terminal = { on_failure = { "quickfix" } } })`)
+	app := "from lib.util import helper\n\n\ndef main():\n    helper(0)\n\n\nmain()\n"
+	util := "def helper(n):\n    return 1 / n\n"
+	if err := os.MkdirAll(filepath.Join(s.dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"app.py": app, "lib/__init__.py": "", "lib/util.py": util} {
+		if err := os.WriteFile(filepath.Join(s.dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.keys(":AgentShell python3 app.py", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminal/term-1")
+	s.keys(`C-\`, "C-n") // (luaValue types its command)
+	eventually(t, "the failure to be said", 30*time.Second, func() (bool, string) {
+		var msgs string
+		s.luaValue(`vim.fn.execute("messages")`, &msgs)
+		return strings.Contains(msgs, "term-1 failed: 3 in the quickfix list (:copen)"), msgs
+	})
+	s.keys(":copen", "Enter")
+	sc := s.waitShows(5*time.Second, "lib/util.py|2| ZeroDivisionError: division by zero (in helper)")
+	if i, j, k := strings.Index(sc, "lib/util.py|2|"), strings.Index(sc, "app.py|5|"), strings.Index(sc, "app.py|8|"); !(i >= 0 && i < j && j < k) {
+		t.Errorf("the frames are not innermost first:\n%s", sc)
+	}
+}

@@ -21,9 +21,8 @@ local compilers = {
 -- (the indented "file:13: msg" lines of go test), or the whole format.
 local extra = {
   go = [[vet: %f:%l:%c: %m,%\s%#%f:%l:%c: %m,%\s%#%f:%l: %m]], -- go vet prefixes "vet: "
-  -- a traceback's frame, its message the error line after it (Neovim's
-  -- pyunit), or pytest's "file:line: message"
-  python = [[%C %.%#,%A  File "%f"\, line %l%.%#,%Z%[%^ ]%\@=%m,%f:%l: %m,%-G%.%#]],
+  -- pytest's "file:line: message" (tracebacks: M.tracebacks)
+  python = [[%f:%l: %m,%-G%.%#]],
 }
 
 -- runners are words before the program that only run it.
@@ -66,6 +65,38 @@ function M.errorformat(line)
   return efm, name
 end
 
+-- tracebacks reads Python's tracebacks in lines: every frame of each
+-- (File "f", line N, in fn), innermost first (where the error is), as
+-- { name, lnum, text }, the text the error line after the frames.
+function M.tracebacks(lines)
+  local out = {}
+  local i = 1
+  while i <= #lines do
+    if lines[i]:match("^%s*Traceback %(most recent call last%):") then
+      local frames = {}
+      i = i + 1
+      while i <= #lines do
+        local l = lines[i]
+        local f, n = l:match('^%s*File "(.-)", line (%d+)')
+        if f then
+          table.insert(frames, { f, tonumber(n), l:match(", in (.-)%s*$") })
+        elseif l == "" or not l:match("^%s") then
+          break -- the error line (or the end)
+        end
+        i = i + 1 -- (a frame's code line, its ^^^^ marks)
+      end
+      local msg = vim.trim(lines[i] or "")
+      for k = #frames, 1, -1 do
+        local fr = frames[k]
+        table.insert(out, { name = fr[1], lnum = fr[2], text = fr[3] and (msg .. " (in " .. fr[3] .. ")") or msg })
+      end
+    else
+      i = i + 1
+    end
+  end
+  return out
+end
+
 -- items parses terminal t's output into quickfix items whose files exist.
 function M.items(t)
   local lines = api.nvim_buf_get_lines(t.bufnr, 0, -1, false)
@@ -74,18 +105,24 @@ function M.items(t)
   for _, b in ipairs(api.nvim_list_bufs()) do
     before[b] = true
   end
-  local parsed = vim.fn.getqflist({ lines = lines, efm = efm }).items or {}
+  local parsed = {}
+  if M.program(t.command or t.title) == "python" then
+    parsed = M.tracebacks(lines)
+  end
+  for _, it in ipairs(vim.fn.getqflist({ lines = lines, efm = efm }).items or {}) do
+    if it.valid == 1 and it.bufnr > 0 then
+      table.insert(parsed, { name = vim.fn.bufname(it.bufnr), lnum = it.lnum, col = it.col, text = it.text, type = it.type })
+    end
+  end
   local items, seen = {}, {}
   for _, it in ipairs(parsed) do
-    if it.valid == 1 and it.bufnr > 0 then
-      local file = gotofile.resolve_in(vim.fn.bufname(it.bufnr), t.bufnr)
-      local key = file and (file .. ":" .. it.lnum .. ":" .. it.text)
-      if file and not seen[key] then
-        seen[key] = true
-        -- a message of several lines (a traceback's) as one
-        local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
-        table.insert(items, { filename = file, lnum = it.lnum, col = it.col, text = text, type = it.type })
-      end
+    local file = gotofile.resolve_in(it.name, t.bufnr)
+    local key = file and (file .. ":" .. it.lnum .. ":" .. it.text)
+    if file and not seen[key] then
+      seen[key] = true
+      -- a message of several lines (a traceback's) as one
+      local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
+      table.insert(items, { filename = file, lnum = it.lnum, col = it.col, text = text, type = it.type })
     end
   end
   -- the buffers parsing made for names, which are not the user's
