@@ -376,3 +376,31 @@ func TestScreenTracebackEveryFrame(t *testing.T) {
 		t.Errorf("the frames are not innermost first:\n%s", sc)
 	}
 }
+
+// TestScreenGxOpensTheURLUnderTheCursor: gx in a split on a URL opens
+// that URL, as Neovim's own gx does; elsewhere it opens the server's
+// port, with the path of the URL the server printed (gx opened
+// http://localhost:PORT wherever the cursor was, without the path).
+func TestScreenGxOpensTheURLUnderTheCursor(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	opened := filepath.Join(t.TempDir(), "opened")
+	s := startScreen(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
+	s.keys(fmt.Sprintf(`:AgentShell sh -c 'echo see https://example.com/docs/page.html, then; echo app at http://127.0.0.1:%d/app/; exec python3 -m http.server --bind 127.0.0.1 %d'`, port, port), "Enter")
+	s.waitShows(20*time.Second, fmt.Sprintf("agentrun://terminal/term-1 :%d", port))
+	s.keys(`C-\`, "C-n", "gg", "/docs", "Enter", "gx")
+	eventually(t, "gx to open the URL under the cursor", 5*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(opened)
+		return strings.TrimSpace(string(b)) == "https://example.com/docs/page.html", string(b)
+	})
+	s.keys("G", "gx")
+	eventually(t, "gx to open the server's URL with its path", 5*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(opened)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		return len(lines) == 2 && lines[1] == fmt.Sprintf("http://localhost:%d/app/", port), string(b)
+	})
+}

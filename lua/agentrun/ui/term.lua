@@ -557,14 +557,23 @@ end
 -- port is forwarded here first (agentrun.portforward).
 function M.browse(t)
   local function open(port)
-    local url = "http://localhost:" .. tostring(port)
+    -- the URL it printed for that port, with its path (/docs/, /app/)
+    local path = ""
+    for _, l in ipairs(t.bufnr and api.nvim_buf_is_valid(t.bufnr) and api.nvim_buf_get_lines(t.bufnr, 0, -1, false) or {}) do
+      local p = l:match("https?://[%w.%-%[%]:]-:" .. tostring(port) .. "(/[^%s\"'<>`]*)")
+      if p then
+        path = p:gsub("[.,;:!?)%]}]+$", ""):gsub("^/$", "")
+        break
+      end
+    end
+    local url = "http://localhost:" .. tostring(port) .. path
     if state.site_of(t.id) then
       local u, err = require("agentrun.portforward").url(t, port)
       if not u then
         notify(err)
         return
       end
-      url = u
+      url = u:gsub("/$", "") .. path
     end
     local ok, err = compat.open_url(url)
     if not ok then
