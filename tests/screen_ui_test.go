@@ -464,3 +464,20 @@ func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	s.keys("Enter") // the prompt, normal mode: send
 	s.waitShows(10*time.Second, "echo queued-after exited with code 0.")
 }
+
+// TestScreenInterruptAgainCancelsTheTurn: <C-c> again cancels the turn,
+// as its hint says, also pressed later than 3 s after the first (it did
+// nothing then), and the hint goes with the turn.
+func TestScreenInterruptAgainCancelsTheTurn(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("trap '' INT; sleep 30") // it does not stop at SIGINT
+	s.waitShows(10*time.Second, "sleep 30 [execute] · in progress")
+	s.keys("C-c")
+	s.waitShows(3*time.Second, "(interrupted `trap", "cancels the turn)")
+	time.Sleep(3500 * time.Millisecond) // the user presses it again, later
+	s.keys("C-c")
+	sc := s.waitShows(10*time.Second, "(turn ended: cancelled)", "agentrun · demo · ready")
+	if strings.Contains(sc, "cancels the turn)") {
+		t.Errorf("the hint stays after the turn ended:\n%s", sc)
+	}
+}
