@@ -232,7 +232,7 @@ func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
 func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	s := startScreen(t, 80, 30, "")
 	for _, c := range []struct{ cmd, says string }{
-		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch"; configured: demo`},
+		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch"; see :h agentrun-config-agents`},
 		{"AgentRun demo extra", "(agentrun) :AgentRun takes [ssh://host] [agent], not: demo extra"},
 		{"AgentKill term-1 term-2", "(agentrun) too many arguments; usage: :AgentKill[!] [id]"},
 		{"AgentDetach a b", "(agentrun) too many arguments; usage: :AgentDetach [id]"},

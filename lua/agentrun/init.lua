@@ -101,7 +101,13 @@ function M.run(name, continue, host)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    warn(string.format("unknown agent %s; configured: %s", vim.inspect(name), table.concat(names, ", ")))
+    -- how to add one, and (where it fits one line) the ones there are
+    local add = "to add one, see :h agentrun-config-agents"
+    local msg = string.format("unknown agent %s; configured: %s; %s", vim.inspect(name), table.concat(names, ", "), add)
+    if vim.fn.strdisplaywidth(msg) > vim.o.columns - 24 then
+      msg = string.format("unknown agent %s; see :h agentrun-config-agents", vim.inspect(name))
+    end
+    warn(msg)
     return nil
   end
   local s = launch.live(name, host or a.host)
