@@ -28,7 +28,7 @@ func (e *editor) waitHeader(want string) string {
 
 // TestModesAndModel: the agent's mode and model show in the chat's status
 // line; :AgentMode and :AgentModel ask the agent (it then reports them
-// set), complete the names the pickers show and the ids and take either
+// set), complete the names the pickers show, each once, and take them or the ids
 // ("Haiku 4.5"), refuse unknown ones with the known ones named;
 // a mode change the agent makes itself shows at once.
 func TestModesAndModel(t *testing.T) {
@@ -37,7 +37,7 @@ func TestModesAndModel(t *testing.T) {
 	var modes, models []string
 	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
 	e.lua(`return vim.fn.getcompletion("AgentModel o", "cmdline")`, &models)
-	if strings.Join(modes, ",") != "Default,Plan,default,plan" || strings.Join(models, ",") != "Opus,opus" {
+	if strings.Join(modes, ",") != "Default,Plan" || strings.Join(models, ",") != "Opus" {
 		t.Errorf("completion: modes %q, models %q", modes, models)
 	}
 	e.cmd("AgentMode plan")
@@ -270,7 +270,7 @@ func TestModeAsConfigOption(t *testing.T) {
 	e.waitHeader("· Build · Sonnet")
 	var modes []string
 	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
-	if strings.Join(modes, ",") != "Build,Plan,default,plan" {
+	if strings.Join(modes, ",") != "Build,Plan" {
 		t.Errorf("completion: %q", modes)
 	}
 	e.switchMode("Plan", "· Plan · Sonnet", "plan")
