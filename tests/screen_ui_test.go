@@ -481,3 +481,26 @@ func TestScreenInterruptAgainCancelsTheTurn(t *testing.T) {
 		t.Errorf("the hint stays after the turn ended:\n%s", sc)
 	}
 }
+
+// TestScreenKillCompletesRunningOnly: :AgentKill <Tab> offers the
+// running terminals, not the ended or released ones (nothing to kill).
+func TestScreenKillCompletesRunningOnly(t *testing.T) {
+	s := startScreen(t, 100, 30, "")
+	s.keys(":AgentShell echo done", "Enter")
+	s.waitShows(10*time.Second, "done", exitMarker(0))
+	s.keys(`C-\`, "C-n", ":AgentShell sleep 300", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys(`C-\`, "C-n", ":AgentKill ", "Tab")
+	sc := s.waitShows(5*time.Second, ":AgentKill term-2")
+	s.keys("Tab")
+	sc = s.waitShows(5*time.Second, ":AgentKill term-2")
+	if strings.Contains(sc, "term-1  ") || strings.Contains(sc, ":AgentKill term-1") {
+		t.Errorf(":AgentKill <Tab> offers the ended term-1:\n%s", sc)
+	}
+	var got []string
+	s.keys("C-u", "Escape")
+	s.luaValue(`vim.fn.getcompletion("AgentKill ", "cmdline")`, &got)
+	if strings.Join(got, ",") != "term-2" {
+		t.Errorf(":AgentKill completes %q, want term-2", got)
+	}
+}

@@ -527,13 +527,13 @@ end
 -- `agentrun ls` show, running ones first (this editor's, then other
 -- hosts' PID:term-N), then the ended; after "ssh://host/", that remote
 -- machine's terminals, running first.
-function M._complete_attach(lead)
+function M._complete_attach(lead, running_only)
   local url = type(lead) == "string" and lead:match("^(ssh://[^/]+)/")
   if url then
     local list = rpc.request("ssh_terminals", url)
     local ids = {}
     for _, r in ipairs(type(list) == "table" and require("agentrun.ui.terminals").running_first(list) or {}) do
-      if vim.startswith(r.id, lead) then
+      if vim.startswith(r.id, lead) and not (running_only and r.state ~= "running") then
         table.insert(ids, r.id)
       end
     end
@@ -554,7 +554,13 @@ function M._complete_attach(lead)
       add(r.id, r.state)
     end
   end
-  return vim.list_extend(running, ended)
+  return running_only and running or vim.list_extend(running, ended)
+end
+
+-- _complete_running completes :AgentKill: the running terminals only
+-- (one released or ended has nothing left to kill).
+function M._complete_running(lead)
+  return M._complete_attach(lead, true)
 end
 
 -- _complete_terminals completes terminal ids for :AgentKill,
