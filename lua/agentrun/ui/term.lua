@@ -618,20 +618,25 @@ function M.released(p)
   changed(t)
 end
 
--- name_buffer names t's buffer after its id and, for a terminal the agent
--- runs itself, its command (the split's status line shows it).
+-- name_buffer names t's buffer after its id (term-N, what the commands
+-- take) and, for a terminal the agent runs itself, after its command
+-- alone (the split's status line shows it): the agent's id for it
+-- (run_shell_command__call_1) means nothing to the user. Its id comes
+-- back only to tell two of the same command apart.
 name_buffer = function(t)
   if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
     local name = "agentrun://terminal/" .. t.id
+    local short
     if t.display_only and t.command and t.command ~= t.id then
+      short = "agentrun://terminal/" .. t.command:gsub("%s+", " ")
       name = name .. " " .. t.command:gsub("%s+", " ")
     elseif t.title and t.title ~= "" then
       name = name .. " " .. t.title -- the description the agent gave it
     end
-    if t.sandbox and t.sandbox ~= "" then
-      name = name .. " [sandbox: " .. t.sandbox:match("^%S+") .. "]"
+    local sandbox = t.sandbox and t.sandbox ~= "" and (" [sandbox: " .. t.sandbox:match("^%S+") .. "]") or ""
+    if not (short and pcall(api.nvim_buf_set_name, t.bufnr, short .. sandbox)) then
+      pcall(api.nvim_buf_set_name, t.bufnr, name .. sandbox)
     end
-    pcall(api.nvim_buf_set_name, t.bufnr, name)
   end
 end
 
