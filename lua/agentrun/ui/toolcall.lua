@@ -160,6 +160,12 @@ function M.render(tc)
       status = "in_progress"
     end
   end
+  -- A call of our tool that ran nothing (a rule or the user refused it)
+  -- reads as the command it asked for, not as the tool's name and kind.
+  local asked = type(tc.rawInput) == "table" and tc.rawInput.command
+  if not t and title and (title:match("^mcp__agentrun__") or title:match("^agentrun_")) and type(asked) == "string" and asked ~= "" then
+    title, kind = asked:match("^[^\n]*") .. (asked:find("\n") and " …" or ""), nil
+  end
   -- A command titled with the model's description of it (Copilot CLI:
   -- "Run the test suite", its own shell's or our tool's) reads as the
   -- command it runs, as its split is named.
