@@ -10,4 +10,10 @@ return {
     local lines = toolcall.render({ title = "Read file", kind = "read", status = "completed" })
     eq("● Read file [read] · completed", lines[1])
   end,
+  ["tool output without fences or Copilot's shellId line"] = function()
+    local lines = toolcall.render({ title = "ls", kind = "execute", status = "completed", content = {
+      { type = "content", content = { type = "text", text = "```console\na.txt\nb.txt\n```\n<shellId: 0 completed with exit code 0>\n" } },
+    } })
+    eq({ "● ls [execute] · completed", "  a.txt", "  b.txt" }, lines)
+  end,
 }

@@ -235,7 +235,12 @@ function M.render(tc)
     elseif c.type == "content" then
       local rows = {}
       for _, l in ipairs(split_lines(M.content_text(c.content))) do
-        table.insert(rows, { "  " .. l })
+        -- the fences agents put around output (the chat shows it as
+        -- output already), and Copilot's "<shellId: 0 completed with exit
+        -- code 0>" (the head line says how it ended)
+        if not (l:match("^%s*```+[%w_+-]*%s*$") or l:match("^%s*~~~+[%w_+-]*%s*$") or l:match("^<shellId: [^>]*>%s*$")) then
+          table.insert(rows, { "  " .. l })
+        end
       end
       if #rows > 1 and rows[#rows][1] == "  " then
         table.remove(rows) -- the newline that ends the output
