@@ -314,3 +314,20 @@ func TestScreenModeMarkRangeAndSecondAgent(t *testing.T) {
 	s.keys("Escape", ":AgentRun claudelike", "Enter")
 	s.waitShows(10*time.Second, "agentrun · claudelike · ready")
 }
+
+// TestNarrowChatStatusLineKeepsWholeWords: a chat window too narrow for
+// its status line drops its last parts whole, not a word cut in two
+// ("Auto · Default (recommende…").
+func TestNarrowChatStatusLineKeepsWholeWords(t *testing.T) {
+	e := claudeLike(t, "")
+	full := e.waitHeader("· Default · Sonnet")
+	var sl string
+	e.lua(`local s = require("agentrun.state").session()
+local w = vim.fn.bufwinid(s.chat.buf)
+vim.api.nvim_win_set_width(w, #(...) - 4)
+s.chat:set_statusline()
+return vim.wo[w].statusline`, &sl, " "+full)
+	if strings.Contains(sl, "…") || !strings.HasSuffix(strings.TrimSpace(sl), "Default") {
+		t.Errorf("the status line of %q in a narrow window reads %q", full, sl)
+	}
+}

@@ -534,8 +534,9 @@ end
 -- far the transcript scrolls.
 -- set_statusline puts the session's state in the status line of the
 -- chat's windows, the line counter at its right, a space at least
--- between them; a window too narrow for both drops the counter and cuts
--- the state with "…".
+-- between them; a window too narrow for both drops the counter, then the
+-- remarks in parentheses and the last parts (util.fit_parts), whole: a
+-- word is cut with "…" only when the state itself does not fit.
 function Chat:set_statusline()
   local text = " " .. self:status()
   local n = #tostring(api.nvim_buf_line_count(self.buf))
@@ -545,7 +546,7 @@ function Chat:set_statusline()
     if vim.fn.strdisplaywidth(text) + 1 + (2 * n + 2) <= width then
       sl = text:gsub("%%", "%%%%") .. " %=%l/%L "
     else
-      sl = require("agentrun.util").fit(text, math.max(1, width - 1)):gsub("%%", "%%%%")
+      sl = require("agentrun.util").fit_parts(text, math.max(1, width - 1)):gsub("%%", "%%%%")
     end
     if vim.wo[w].statusline ~= sl then
       vim.wo[w].statusline = sl
