@@ -239,7 +239,7 @@ local commands = {
     usage = ":AgentKill[!] [id]", -- at most one argument
     bang = true,
     complete = function(lead)
-      return api()._complete_terminals(lead)
+      return api()._complete_running(lead)
     end,
     run = function(o)
       api().kill(arg(o), o.bang)

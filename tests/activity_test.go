@@ -274,3 +274,133 @@ func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
 	s.keys("/term-1", "Enter", "R")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "-- TERMINAL --")
 }
+
+// TestScreenRerunInPlace: R on a server you took over restarts it in
+// place: the list keeps one row for it, where it was, with the number of
+// runs, and its stop is no failure to announce (R made a new terminal
+// each time, the list grew a row per run, and "term-1 ended (signal
+// SIGTERM)" was notified).
+func TestScreenRerunInPlace(t *testing.T) {
+	s := startScreen(t, 120, 35, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo before")
+	s.waitShows(10*time.Second, "echo before exited with code 0.")
+	s.prompt("echo serving; sleep 300")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys("Escape", ":AgentTakeover term-2", "Enter")
+	s.waitShows(5*time.Second, "term-2 is yours now")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "echo serving; sleep 300  ")
+	s.keys("/sleep 300", "Enter", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3", "serving")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "sleep 300 (run 2)")
+	s.keys("/sleep 300", "Enter", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4", "serving")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	s.waitShows(10*time.Second, "sleep 300 (run 3)")
+	var list string
+	s.luaValue(`table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+	if n := strings.Count(list, "sleep 300"); n != 1 {
+		t.Errorf("the list shows %d rows of the server, want 1:\n%s", n, list)
+	}
+	var msgs string
+	s.luaValue(`vim.fn.execute("messages")`, &msgs)
+	if strings.Contains(msgs, "ended (signal") {
+		t.Errorf("a restart was announced as an end:\n%s", msgs)
+	}
+}
+
+// TestScreenYourCommandsAsTheAgents: a command you run (:AgentShell cmd,
+// an R rerun) gets what the agent's get: its failures in the quickfix
+// list and as diagnostics (terminal.on_failure), a passing run of the
+// same program clearing them, and a notice when it ends out of sight.
+// They got none of these.
+func TestScreenYourCommandsAsTheAgents(t *testing.T) {
+	s := startScreen(t, 120, 35, `require("agentrun").setup({ terminal = { on_failure = { "quickfix", "diagnostics" } } })`)
+	if err := os.WriteFile(filepath.Join(s.dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":edit notes.txt", "Enter")
+	s.keys(`:AgentShell sh -c 'echo notes.txt:2:1: boom; exit 1'`, "Enter")
+	s.waitShows(10*time.Second, "term-1 failed: 1 in the quickfix list (:copen) and diagnostics")
+	var n []int
+	s.luaValue(`{ #vim.fn.getqflist(), #vim.diagnostic.get(vim.fn.bufnr("notes.txt")) }`, &n)
+	if len(n) != 2 || n[0] != 1 || n[1] != 1 {
+		t.Errorf("quickfix items and diagnostics: %v, want 1 and 1", n)
+	}
+	// R: the rerun fails the same way, and says so
+	s.keys(`C-\`, "C-n", ":messages clear", "Enter", "R")
+	s.waitShows(10*time.Second, "term-2 failed: 1 in the quickfix list (:copen) and diagnostics")
+	// the same program passing clears them
+	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'echo fine'`, "Enter")
+	s.waitShows(10*time.Second, "fine", exitMarker(0))
+	eventually(t, "the failures to clear", 5*time.Second, func() (bool, string) {
+		s.luaValue(`{ #vim.fn.getqflist(), #vim.diagnostic.get(vim.fn.bufnr("notes.txt")) }`, &n)
+		return len(n) == 2 && n[0] == 0 && n[1] == 0, fmt.Sprint(n)
+	})
+	// one that ends out of sight is told
+	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'sleep 1; echo last words; exit 3'`, "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4")
+	s.keys(`C-\`, "C-n", ":q", "Enter")
+	s.waitShows(10*time.Second, "term-4 ended (exit 3): last words")
+}
+
+// TestScreenTracebackEveryFrame: a Python traceback puts every frame in
+// the quickfix list, innermost first (it gave one item, the outermost
+// frame, not the line where the error is).
+func TestScreenTracebackEveryFrame(t *testing.T) {
+	s := startScreen(t, 120, 35, `require("agentrun").setup({ terminal = { on_failure = { "quickfix" } } })`)
+	app := "from lib.util import helper\n\n\ndef main():\n    helper(0)\n\n\nmain()\n"
+	util := "def helper(n):\n    return 1 / n\n"
+	if err := os.MkdirAll(filepath.Join(s.dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"app.py": app, "lib/__init__.py": "", "lib/util.py": util} {
+		if err := os.WriteFile(filepath.Join(s.dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.keys(":AgentShell python3 app.py", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminal/term-1")
+	s.keys(`C-\`, "C-n") // (luaValue types its command)
+	eventually(t, "the failure to be said", 30*time.Second, func() (bool, string) {
+		var msgs string
+		s.luaValue(`vim.fn.execute("messages")`, &msgs)
+		return strings.Contains(msgs, "term-1 failed: 3 in the quickfix list (:copen)"), msgs
+	})
+	s.keys(":copen", "Enter")
+	sc := s.waitShows(5*time.Second, "lib/util.py|2| ZeroDivisionError: division by zero (in helper)")
+	if i, j, k := strings.Index(sc, "lib/util.py|2|"), strings.Index(sc, "app.py|5|"), strings.Index(sc, "app.py|8|"); !(i >= 0 && i < j && j < k) {
+		t.Errorf("the frames are not innermost first:\n%s", sc)
+	}
+}
+
+// TestScreenGxOpensTheURLUnderTheCursor: gx in a split on a URL opens
+// that URL, as Neovim's own gx does; elsewhere it opens the server's
+// port, with the path of the URL the server printed (gx opened
+// http://localhost:PORT wherever the cursor was, without the path).
+func TestScreenGxOpensTheURLUnderTheCursor(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	opened := filepath.Join(t.TempDir(), "opened")
+	s := startScreen(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
+	s.keys(fmt.Sprintf(`:AgentShell sh -c 'echo see https://example.com/docs/page.html, then; echo app at http://127.0.0.1:%d/app/; exec python3 -m http.server --bind 127.0.0.1 %d'`, port, port), "Enter")
+	s.waitShows(20*time.Second, fmt.Sprintf("agentrun://terminal/term-1 :%d", port))
+	s.keys(`C-\`, "C-n", "gg", "/docs", "Enter", "gx")
+	eventually(t, "gx to open the URL under the cursor", 5*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(opened)
+		return strings.TrimSpace(string(b)) == "https://example.com/docs/page.html", string(b)
+	})
+	s.keys("G", "gx")
+	eventually(t, "gx to open the server's URL with its path", 5*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(opened)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		return len(lines) == 2 && lines[1] == fmt.Sprintf("http://localhost:%d/app/", port), string(b)
+	})
+}

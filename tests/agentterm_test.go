@@ -274,15 +274,20 @@ func TestAgentOwnedTerminalCancelledClaude101(t *testing.T) {
 // TestAgentOwnedTerminalSaidOfAfterTheCancel: Claude Code may send a
 // cancelled command's tool call after the turn ended; its split ends with
 // "[cancelled]" (no placeholder waiting for output that never comes) and
-// the chat shows the tool call cancelled, not pending.
+// the chat shows the tool call cancelled, not pending. Its split is named
+// after its command (it was terminal/toolu_02 sleep 100).
 func TestAgentOwnedTerminalSaidOfAfterTheCancel(t *testing.T) {
 	s := startRunScreen(t, runtimeDir(t), 120, 35)
 	s.prompt("!replay " + filepath.Join(root, "tests", "testdata", "agentterm", "claude-cancel-late.jsonl"))
 	s.waitShows(10*time.Second, "agentrun · demo · working")
 	s.keys("Escape", ":AgentCancel", "Enter")
-	sc := s.waitShows(10*time.Second, "agentrun://terminal/toolu_02", "[cancelled]", "sleep 100 [execute] · cancelled")
+	sc := s.waitShows(10*time.Second, "agentrun://terminal/sleep 100", "[cancelled]", "sleep 100 [execute] · cancelled")
 	if strings.Contains(sc, "the agent runs this command itself") || strings.Contains(sc, "· pending") {
 		t.Errorf("a command said of after the cancel still waits:\n%s", sc)
+	}
+	// the split is named after its command, not the agent's id for it
+	if strings.Contains(sc, "terminal/toolu_02") {
+		t.Errorf("the split's name carries the agent's id:\n%s", sc)
 	}
 }
 

@@ -181,3 +181,46 @@ func TestChatSurvivesBufferDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestScreenChatSurvivesEdit: :e or :e! in the chat or its prompt reads
+// no file: the transcript stays whole (it was emptied to one line, u gave
+// E21), the prompt keeps its unsent text, and the next tool call is drawn
+// once, in its own block (it was drawn three times with stale states).
+func TestScreenChatSurvivesEdit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{
+		{"e in the chat", []string{"Escape", "C-w", "k", ":e", "Enter", "C-w", "j"}},
+		{"e! in the chat", []string{"Escape", "C-w", "k", ":e!", "Enter", "C-w", "j"}},
+		{"e in the prompt", []string{"Escape", ":e", "Enter"}},
+		{"e! in the prompt", []string{"Escape", ":e!", "Enter"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startScreen(t, 120, 35, "")
+			s.keys(":AgentRun", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt("echo x")
+			s.waitShows(10*time.Second, "echo x exited with code 0.")
+			s.typeText("half typed")
+			s.keys(c.keys...)
+			s.waitShows(5*time.Second, "agentrun · demo · ready", "> echo x", "echo x exited with code 0.", "half typed")
+			s.keys("A", "C-u")
+			s.prompt("sleep 2; echo after-e")
+			s.waitShows(10*time.Second, "sleep 2; echo after-e exited with code 0.")
+			text := s.chatText()
+			if n := strings.Count(text, "sleep 2; echo after-e [execute]"); n != 1 {
+				t.Errorf("the tool call shows in %d blocks, want 1:\n%s", n, text)
+			}
+			if strings.Contains(text, "in progress") {
+				t.Errorf("a block still says in progress:\n%s", text)
+			}
+			if !strings.Contains(text, "`echo x` exited with code 0.\n\n> sleep 2; echo after-e\n") {
+				t.Errorf("the conversation does not read on from where it was:\n%s", text)
+			}
+			if strings.Count(text, "Demo agent: each prompt") != 1 {
+				t.Errorf("the header is not there once:\n%s", text)
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ func (e *editor) waitHeader(want string) string {
 
 // TestModesAndModel: the agent's mode and model show in the chat's status
 // line; :AgentMode and :AgentModel ask the agent (it then reports them
-// set), complete the names the pickers show and the ids and take either
+// set), complete the names the pickers show, each once, and take them or the ids
 // ("Haiku 4.5"), refuse unknown ones with the known ones named;
 // a mode change the agent makes itself shows at once.
 func TestModesAndModel(t *testing.T) {
@@ -37,7 +37,7 @@ func TestModesAndModel(t *testing.T) {
 	var modes, models []string
 	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
 	e.lua(`return vim.fn.getcompletion("AgentModel o", "cmdline")`, &models)
-	if strings.Join(modes, ",") != "Default,Plan,default,plan" || strings.Join(models, ",") != "Opus,opus" {
+	if strings.Join(modes, ",") != "Default,Plan" || strings.Join(models, ",") != "Opus" {
 		t.Errorf("completion: modes %q, models %q", modes, models)
 	}
 	e.cmd("AgentMode plan")
@@ -270,7 +270,7 @@ func TestModeAsConfigOption(t *testing.T) {
 	e.waitHeader("· Build · Sonnet")
 	var modes []string
 	e.lua(`return vim.fn.getcompletion("AgentMode ", "cmdline")`, &modes)
-	if strings.Join(modes, ",") != "Build,Plan,default,plan" {
+	if strings.Join(modes, ",") != "Build,Plan" {
 		t.Errorf("completion: %q", modes)
 	}
 	e.switchMode("Plan", "· Plan · Sonnet", "plan")
@@ -313,4 +313,21 @@ func TestScreenModeMarkRangeAndSecondAgent(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready", "the claudelike session (1) still runs in the")
 	s.keys("Escape", ":AgentRun claudelike", "Enter")
 	s.waitShows(10*time.Second, "agentrun · claudelike · ready")
+}
+
+// TestNarrowChatStatusLineKeepsWholeWords: a chat window too narrow for
+// its status line drops its last parts whole, not a word cut in two
+// ("Auto · Default (recommende…").
+func TestNarrowChatStatusLineKeepsWholeWords(t *testing.T) {
+	e := claudeLike(t, "")
+	full := e.waitHeader("· Default · Sonnet")
+	var sl string
+	e.lua(`local s = require("agentrun.state").session()
+local w = vim.fn.bufwinid(s.chat.buf)
+vim.api.nvim_win_set_width(w, #(...) - 4)
+s.chat:set_statusline()
+return vim.wo[w].statusline`, &sl, " "+full)
+	if strings.Contains(sl, "…") || !strings.HasSuffix(strings.TrimSpace(sl), "Default") {
+		t.Errorf("the status line of %q in a narrow window reads %q", full, sl)
+	}
 }

@@ -232,7 +232,7 @@ func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
 func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	s := startScreen(t, 80, 30, "")
 	for _, c := range []struct{ cmd, says string }{
-		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch"; configured: demo`},
+		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch"; see :h agentrun-config-agents`},
 		{"AgentRun demo extra", "(agentrun) :AgentRun takes [ssh://host] [agent], not: demo extra"},
 		{"AgentKill term-1 term-2", "(agentrun) too many arguments; usage: :AgentKill[!] [id]"},
 		{"AgentDetach a b", "(agentrun) too many arguments; usage: :AgentDetach [id]"},
@@ -463,4 +463,61 @@ func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	}
 	s.keys("Enter") // the prompt, normal mode: send
 	s.waitShows(10*time.Second, "echo queued-after exited with code 0.")
+}
+
+// TestScreenInterruptAgainCancelsTheTurn: <C-c> again cancels the turn,
+// as its hint says, also pressed later than 3 s after the first (it did
+// nothing then), and the hint goes with the turn.
+func TestScreenInterruptAgainCancelsTheTurn(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("trap '' INT; sleep 30") // it does not stop at SIGINT
+	s.waitShows(10*time.Second, "sleep 30 [execute] · in progress")
+	s.keys("C-c")
+	s.waitShows(3*time.Second, "(interrupted `trap", "cancels the turn)")
+	time.Sleep(3500 * time.Millisecond) // the user presses it again, later
+	s.keys("C-c")
+	sc := s.waitShows(10*time.Second, "(turn ended: cancelled)", "agentrun · demo · ready")
+	if strings.Contains(sc, "cancels the turn)") {
+		t.Errorf("the hint stays after the turn ended:\n%s", sc)
+	}
+}
+
+// TestScreenKillCompletesRunningOnly: :AgentKill <Tab> offers the
+// running terminals, not the ended or released ones (nothing to kill).
+func TestScreenKillCompletesRunningOnly(t *testing.T) {
+	s := startScreen(t, 100, 30, "")
+	s.keys(":AgentShell echo done", "Enter")
+	s.waitShows(10*time.Second, "done", exitMarker(0))
+	s.keys(`C-\`, "C-n", ":AgentShell sleep 300", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys(`C-\`, "C-n", ":AgentKill ", "Tab")
+	sc := s.waitShows(5*time.Second, ":AgentKill term-2")
+	s.keys("Tab")
+	sc = s.waitShows(5*time.Second, ":AgentKill term-2")
+	if strings.Contains(sc, "term-1  ") || strings.Contains(sc, ":AgentKill term-1") {
+		t.Errorf(":AgentKill <Tab> offers the ended term-1:\n%s", sc)
+	}
+	var got []string
+	s.keys("C-u", "Escape")
+	s.luaValue(`vim.fn.getcompletion("AgentKill ", "cmdline")`, &got)
+	if strings.Join(got, ",") != "term-2" {
+		t.Errorf(":AgentKill completes %q, want term-2", got)
+	}
+}
+
+// TestScreenSplitStatusLineSaysHowItStands: a split's status line says
+// whether its command runs or how it ended, and whose it is; at 80
+// columns the name stays whole (it was cut from the left).
+func TestScreenSplitStatusLineSaysHowItStands(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentShell sleep 300", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · running, yours")
+	s.keys(`C-\`, "C-n", "X")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · signal SIGTERM, yours")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("sleep 300 # a long line that the status line of a split at 80 columns would cut")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.keys("Escape", ":AgentTerminals", "Enter", "/term-2", "Enter", "Enter")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · running, the agent's")
 }

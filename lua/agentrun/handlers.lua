@@ -162,6 +162,7 @@ function handlers.turn_end(p)
     return
   end
   s.busy = false
+  s.interrupted = nil -- (a <C-c> of the next turn starts anew)
   local interrupted = s.interrupted_note ~= nil -- the user pressed <C-c> in this turn
   if chat then
     chat:end_message() -- the next turn's answer starts a line of its own

@@ -143,7 +143,13 @@ function M.run(name, continue, host)
   if not a then
     local names = vim.tbl_keys(agents)
     table.sort(names)
-    warn(string.format("unknown agent %s; configured: %s", vim.inspect(name), table.concat(names, ", ")))
+    -- how to add one, and (where it fits one line) the ones there are
+    local add = "to add one, see :h agentrun-config-agents"
+    local msg = string.format("unknown agent %s; configured: %s; %s", vim.inspect(name), table.concat(names, ", "), add)
+    if vim.fn.strdisplaywidth(msg) > vim.o.columns - 24 then
+      msg = string.format("unknown agent %s; see :h agentrun-config-agents", vim.inspect(name))
+    end
+    warn(msg)
     return nil
   end
   local s = launch.live(name, host or a.host)
@@ -620,13 +626,13 @@ end
 -- `agentrun ls` show, running ones first (this editor's, then other
 -- hosts' PID:term-N), then the ended; after "ssh://host/", that remote
 -- machine's terminals, running first.
-function M._complete_attach(lead)
+function M._complete_attach(lead, running_only)
   local url = type(lead) == "string" and lead:match("^(ssh://[^/]+)/")
   if url then
     local list = rpc.request("ssh_terminals", url)
     local ids = {}
     for _, r in ipairs(type(list) == "table" and require("agentrun.ui.terminals").running_first(list) or {}) do
-      if vim.startswith(r.id, lead) then
+      if vim.startswith(r.id, lead) and not (running_only and r.state ~= "running") then
         table.insert(ids, r.id)
       end
     end
@@ -647,7 +653,13 @@ function M._complete_attach(lead)
       add(r.id, r.state)
     end
   end
-  return vim.list_extend(running, ended)
+  return running_only and running or vim.list_extend(running, ended)
+end
+
+-- _complete_running completes :AgentKill: the running terminals only
+-- (one released or ended has nothing left to kill).
+function M._complete_running(lead)
+  return M._complete_attach(lead, true)
 end
 
 -- _complete_terminals completes terminal ids for :AgentKill,

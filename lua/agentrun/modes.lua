@@ -272,31 +272,25 @@ function M.complete(s, what, lead)
   if not s then
     return out
   end
-  -- the names the pickers show, then the ids (either is taken)
+  -- each once: the name the pickers show, or its id when only the id
+  -- starts with what was typed (either is taken)
+  local function matches(x)
+    return type(x) == "string" and vim.startswith(x:lower(), (lead or ""):lower())
+  end
+  local function each(list, name_of, id_of)
+    for _, v in ipairs(list) do
+      local name, id = v[name_of], v[id_of]
+      table.insert(out, (matches(name) or not matches(id)) and name or id)
+    end
+  end
   local mo = what == "mode" and mode_option(s)
   if mo then
-    for _, v in ipairs(option_values(mo)) do
-      table.insert(out, v.name)
-    end
-    for _, v in ipairs(option_values(mo)) do
-      table.insert(out, v.value)
-    end
+    each(option_values(mo), "name", "value")
   elseif what == "mode" then
-    local modes = s.modes and s.modes.availableModes or {}
-    for _, m in ipairs(modes) do
-      table.insert(out, m.name)
-    end
-    for _, m in ipairs(modes) do
-      table.insert(out, m.id)
-    end
+    each(s.modes and s.modes.availableModes or {}, "name", "id")
   elseif what == "model" then
     local o = model_option(s)
-    for _, v in ipairs(o and option_values(o) or {}) do
-      table.insert(out, v.name)
-    end
-    for _, v in ipairs(o and option_values(o) or {}) do
-      table.insert(out, v.value)
-    end
+    each(o and option_values(o) or {}, "name", "value")
   else
     for _, o in ipairs(s.config or {}) do
       table.insert(out, o.id)

@@ -62,6 +62,15 @@ function M.remembered(cwd, machine)
   return out
 end
 
+-- keepable says "Always allow" may keep simple command c (of a verdict's
+-- commands): one not allowed yet, whose words are all known before it
+-- runs, and no cd (pushd, popd) out of the project, which is asked each
+-- time (kept, it would allow what comes after it anywhere).
+function M.keepable(c)
+  local program = (c.text or ""):match("^%s*(%S+)")
+  return not c.allowed and c.exact and c.text ~= "" and program ~= "cd" and program ~= "pushd" and program ~= "popd"
+end
+
 -- remember keeps each simple command of verdict (check_command's answer)
 -- not allowed yet as always allowed in the project at cwd (on machine).
 -- It returns the texts kept, and those that cannot be kept: a command
@@ -74,7 +83,7 @@ function M.remember(cwd, machine, verdict)
     have[p] = true
   end
   for _, c in ipairs(verdict and verdict.commands or {}) do
-    if not c.allowed and c.text ~= "" then
+    if not c.allowed and c.text ~= "" and (M.keepable(c) or not c.exact) then
       if not c.exact then
         table.insert(skipped, c.text)
       elseif not have[c.text] then

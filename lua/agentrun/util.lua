@@ -47,6 +47,23 @@ function M.fit(s, width)
   return table.concat(out) .. "…"
 end
 
+-- fit_parts fits a line of parts joined by " · " (a status line) in
+-- width display columns without cutting a word: first without its
+-- remarks in parentheses ("Default (recommended)" → "Default"), then
+-- without its last parts (keeping keep of them, default 3), and only then
+-- cut with "…".
+function M.fit_parts(s, width, keep)
+  if vim.fn.strdisplaywidth(s) <= width then
+    return s
+  end
+  s = s:gsub(" %b()", "")
+  local parts = vim.split(s, " · ", { plain = true })
+  while #parts > (keep or 3) and vim.fn.strdisplaywidth(table.concat(parts, " · ")) > width do
+    table.remove(parts)
+  end
+  return M.fit(table.concat(parts, " · "), width)
+end
+
 -- notify tells the user msg, with the "(agentrun) " prefix (added when
 -- msg lacks it), at level (default WARN): the plugin's one way to speak.
 -- Each line it adds stops the screen at "Press ENTER" when an action says

@@ -14,4 +14,19 @@ return {
     local v = { decision = "run", reason = "allowed: remembered" }
     eq("✓ allowed: remembered: Run the tests  $ make test", policy.said(v, "make test", "Run the tests"))
   end,
+  ["Always allow keeps no cd out of the project"] = function()
+    local v = { commands = {
+      { text = "cd /tmp", exact = true, allowed = false },
+      { text = "go test ./...", exact = true, allowed = false },
+    } }
+    eq(false, policy.keepable(v.commands[1]), "cd /tmp")
+    eq(true, policy.keepable(v.commands[2]), "go test")
+    local dir = vim.fn.tempname()
+    vim.fn.mkdir(dir, "p")
+    local old = vim.env.XDG_STATE_HOME
+    vim.env.XDG_STATE_HOME = dir .. "/state"
+    local kept = policy.remember(dir, nil, v)
+    vim.env.XDG_STATE_HOME = old
+    eq({ "go test ./..." }, kept, "kept")
+  end,
 }

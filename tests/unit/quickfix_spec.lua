@@ -49,4 +49,49 @@ return {
     eq(dir .. "/main.c", items[1].filename, "file")
     eq({ 4, 2 }, { items[1].lnum, items[1].col }, "line and column")
   end,
+  ["a Python traceback: every frame, innermost first"] = function()
+    local t, dir = output("python3 app.py", { ["app.py"] = "x", ["lib/util.py"] = "y" }, {
+      "Traceback (most recent call last):",
+      '  File "app.py", line 15, in <module>',
+      "    main()",
+      '  File "app.py", line 11, in main',
+      "    helper(0)",
+      "    ~~~~~~^^^",
+      '  File "lib/util.py", line 5, in helper',
+      "    return 1 / n",
+      "           ~~^~~",
+      "ZeroDivisionError: division by zero",
+    })
+    local items = quickfix.items(t)
+    eq(3, #items, "items")
+    eq({ dir .. "/lib/util.py", 5 }, { items[1].filename, items[1].lnum }, "innermost")
+    eq({ dir .. "/app.py", 11 }, { items[2].filename, items[2].lnum }, "middle")
+    eq({ dir .. "/app.py", 15 }, { items[3].filename, items[3].lnum }, "outermost")
+    eq("ZeroDivisionError: division by zero (in helper)", items[1].text, "text")
+  end,
+  ["chained tracebacks and a frame outside the project"] = function()
+    local frames = quickfix.tracebacks({
+      "Traceback (most recent call last):",
+      '  File "/usr/lib/python3/json/__init__.py", line 346, in loads',
+      "ValueError: bad",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      '  File "a.py", line 2',
+      "    x = (",
+      "SyntaxError: '(' was never closed",
+    })
+    eq(2, #frames, "frames")
+    eq({ "/usr/lib/python3/json/__init__.py", 346, "ValueError: bad (in loads)" }, { frames[1].name, frames[1].lnum, frames[1].text })
+    eq({ "a.py", 2, "SyntaxError: '(' was never closed" }, { frames[2].name, frames[2].lnum, frames[2].text })
+  end,
+  ["pytest's file:line beside its tracebacks"] = function()
+    local t, dir = output("pytest -q", { ["test_a.py"] = "x" }, {
+      "test_a.py:7: AssertionError",
+    })
+    local items = quickfix.items(t)
+    eq(1, #items, "items")
+    eq({ dir .. "/test_a.py", 7 }, { items[1].filename, items[1].lnum })
+  end,
 }

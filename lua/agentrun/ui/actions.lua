@@ -340,6 +340,25 @@ function M.perform(name, t, ...)
   return res
 end
 
+-- url_at_cursor returns the URL under the cursor in the current window
+-- (scheme://…, without the punctuation that ends a sentence), or nil.
+function M.url_at_cursor()
+  local line = vim.api.nvim_get_current_line()
+  local col = vim.api.nvim_win_get_cursor(0)[2] + 1
+  local from = 1
+  while true do
+    local s, e = line:find("%a[%w+.-]*://[^%s<>\"'`]+", from)
+    if not s then
+      return nil
+    end
+    if col >= s and col <= e then
+      local url = line:sub(s, e):gsub("[.,;:!?)%]}]+$", "")
+      return url
+    end
+    from = e + 1
+  end
+end
+
 -- map maps, in buf, the key of every action for `where` ("split" or
 -- "list"); get() returns the terminal id the key acts on (nil: none:
 -- close still closes, another key says to move to a terminal's row). A
@@ -352,7 +371,14 @@ function M.map(buf, where, get)
       local id = get()
       compat.map(buf, key, function()
         local target = get()
-        if target then
+        local url = a.name == "browse" and where == "split" and M.url_at_cursor()
+        if url then
+          -- Neovim's own gx: the URL under the cursor
+          local ok, err = compat.open_url(url)
+          if not ok then
+            util.notify(err)
+          end
+        elseif target then
           M.perform(a.name, target)
         elseif a.needs_no_terminal then
           a.run()

@@ -31,7 +31,7 @@ local function rememberable(v)
     return out -- the line would be asked again anyway
   end
   for _, c in ipairs(v.commands or {}) do
-    if not c.allowed and c.exact and c.text ~= "" then
+    if policy.keepable(c) then
       table.insert(out, c.text)
     end
   end

@@ -19,6 +19,8 @@ require("agentrun.ui.stream").install(Chat)
 
 local ns = api.nvim_create_namespace("agentrun_chat")
 
+local windows_of, show_end -- (below)
+
 local function split_lines(text)
   return vim.split(text or "", "\n", { plain = true })
 end
@@ -97,10 +99,24 @@ function Chat:make_chat_buf()
   local rebuild = self.buf ~= nil
   self.buf = rebuild and revive(self.buf, name, "agentrun") or scratch(name, "agentrun")
   vim.b[self.buf].agentrun_chat_buffer = true
-  -- :w here writes nothing, so :wq and :x quit (ui/window.lua)
-  require("agentrun.ui.writes").accept_write(self.buf)
+  -- :w here writes nothing, so :wq and :x quit (ui/window.lua); :e and
+  -- :e! read no file: they draw the transcript again, as it was.
+  require("agentrun.ui.writes").accept_write(self.buf, nil, function()
+    self:render_all()
+    local last = api.nvim_buf_line_count(self.buf)
+    for _, w in ipairs(windows_of(self.buf)) do
+      show_end(w, last)
+    end
+  end)
   self:map_keys({ [self.buf] = true })
+  self:render_all()
+end
+
+-- render_all writes every block into the transcript's buffer, with its
+-- highlights: when the buffer was made again (:bd, :bw) or emptied (:e).
+function Chat:render_all()
   vim.bo[self.buf].modifiable = true
+  api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
   local lines, at = {}, {}
   for _, b in ipairs(self.blocks) do
     at[b] = #lines
@@ -135,6 +151,12 @@ function Chat:make_prompt_buf()
     if text ~= "" then
       local km = config.get().keymaps
       return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", km.send_insert or km.send or ":AgentPrompt")
+    end
+  end, function()
+    -- :e here: the text kept as the buffer was emptied comes back
+    if self.prompt_kept then
+      api.nvim_buf_set_lines(buf, 0, -1, false, self.prompt_kept)
+      self.prompt_kept = nil
     end
   end)
   -- what :bd or :bw takes with the buffer comes back with the next one
@@ -230,7 +252,7 @@ function Chat:map_keys(only)
 end
 
 -- windows returns the windows (in the current tab) showing buf.
-local function windows_of(buf)
+function windows_of(buf)
   local wins = {}
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     if api.nvim_win_get_buf(w) == buf then
@@ -452,7 +474,7 @@ end
 -- chat shown again in a new window, on 0.7 and 0.10, starts at its last
 -- line with the rows below it empty, and a window that grew keeps its
 -- top line, its end no longer at its bottom.)
-local function show_end(w, last)
+function show_end(w, last)
   pcall(api.nvim_win_set_cursor, w, { last, 0 })
   pcall(api.nvim_win_call, w, function()
     vim.cmd("normal! zb")
@@ -513,8 +535,9 @@ end
 -- far the transcript scrolls.
 -- set_statusline puts the session's state in the status line of the
 -- chat's windows, the line counter at its right, a space at least
--- between them; a window too narrow for both drops the counter and cuts
--- the state with "…".
+-- between them; a window too narrow for both drops the counter, then the
+-- remarks in parentheses and the last parts (util.fit_parts), whole: a
+-- word is cut with "…" only when the state itself does not fit.
 function Chat:set_statusline()
   local text = " " .. self:status()
   local n = #tostring(api.nvim_buf_line_count(self.buf))
@@ -524,7 +547,7 @@ function Chat:set_statusline()
     if vim.fn.strdisplaywidth(text) + 1 + (2 * n + 2) <= width then
       sl = text:gsub("%%", "%%%%") .. " %=%l/%L "
     else
-      sl = require("agentrun.util").fit(text, math.max(1, width - 1)):gsub("%%", "%%%%")
+      sl = require("agentrun.util").fit_parts(text, math.max(1, width - 1)):gsub("%%", "%%%%")
     end
     if vim.wo[w].statusline ~= sl then
       vim.wo[w].statusline = sl

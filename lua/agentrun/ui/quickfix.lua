@@ -22,9 +22,8 @@ local compilers = {
 -- (the indented "file:13: msg" lines of go test), or the whole format.
 local extra = {
   go = [[vet: %f:%l:%c: %m,%\s%#%f:%l:%c: %m,%\s%#%f:%l: %m]], -- go vet prefixes "vet: "
-  -- a traceback's frame, its message the error line after it (Neovim's
-  -- pyunit), or pytest's "file:line: message"
-  python = [[%C %.%#,%A  File "%f"\, line %l%.%#,%Z%[%^ ]%\@=%m,%f:%l: %m,%-G%.%#]],
+  -- pytest's "file:line: message" (tracebacks: M.tracebacks)
+  python = [[%f:%l: %m,%-G%.%#]],
 }
 
 -- runners are words before the program that only run it.
@@ -67,10 +66,43 @@ function M.errorformat(line)
   return efm, name
 end
 
+-- tracebacks reads Python's tracebacks in lines: every frame of each
+-- (File "f", line N, in fn), innermost first (where the error is), as
+-- { name, lnum, text }, the text the error line after the frames.
+function M.tracebacks(lines)
+  local out = {}
+  local i = 1
+  while i <= #lines do
+    if lines[i]:match("^%s*Traceback %(most recent call last%):") then
+      local frames = {}
+      i = i + 1
+      while i <= #lines do
+        local l = lines[i]
+        local f, n = l:match('^%s*File "(.-)", line (%d+)')
+        if f then
+          table.insert(frames, { f, tonumber(n), l:match(", in (.-)%s*$") })
+        elseif l == "" or not l:match("^%s") then
+          break -- the error line (or the end)
+        end
+        i = i + 1 -- (a frame's code line, its ^^^^ marks)
+      end
+      local msg = vim.trim(lines[i] or "")
+      for k = #frames, 1, -1 do
+        local fr = frames[k]
+        table.insert(out, { name = fr[1], lnum = fr[2], text = fr[3] and (msg .. " (in " .. fr[3] .. ")") or msg })
+      end
+    else
+      i = i + 1
+    end
+  end
+  return out
+end
+
 -- items parses terminal t's output into quickfix items whose files exist
 -- (where it ran: another machine's are read over the link, into buffers
--- named for it, ui/boxfile.lua). Its third result says why another
--- machine's named files could not be had.
+-- named for it, ui/boxfile.lua); Python's tracebacks give every frame,
+-- innermost first. Its third result says why another machine's named
+-- files could not be had.
 function M.items(t)
   local lines = api.nvim_buf_get_lines(t.bufnr, 0, -1, false)
   local efm, name = M.errorformat(t.command or t.title)
@@ -78,17 +110,24 @@ function M.items(t)
   for _, b in ipairs(api.nvim_list_bufs()) do
     before[b] = true
   end
-  local parsed = vim.fn.getqflist({ lines = lines, efm = efm }).items or {}
+  local parsed = {}
+  if M.program(t.command or t.title) == "python" then
+    parsed = M.tracebacks(lines)
+  end
+  for _, it in ipairs(vim.fn.getqflist({ lines = lines, efm = efm }).items or {}) do
+    if it.valid == 1 and it.bufnr > 0 then
+      table.insert(parsed, { name = vim.fn.bufname(it.bufnr), lnum = it.lnum, col = it.col, text = it.text, type = it.type })
+    end
+  end
   local where = boxfile.of(t.bufnr)
   local found, why
   if where then
     -- it ran on another machine: the files it names are there
     local paths, asked = {}, {}
     for _, it in ipairs(parsed) do
-      local p = it.valid == 1 and it.bufnr > 0 and vim.fn.bufname(it.bufnr)
-      if p and not asked[p] then
-        asked[p] = true
-        table.insert(paths, p)
+      if not asked[it.name] then
+        asked[it.name] = true
+        table.insert(paths, it.name)
       end
     end
     if #paths > 0 then
@@ -98,17 +137,14 @@ function M.items(t)
   end
   local items, seen = {}, {}
   for _, it in ipairs(parsed) do
-    if it.valid == 1 and it.bufnr > 0 then
-      local name = vim.fn.bufname(it.bufnr)
-      local buf = found and found[name]
-      local file = not where and gotofile.resolve_in(name, t.bufnr) or nil
-      local key = (file or buf) and ((file or ("#" .. buf)) .. ":" .. it.lnum .. ":" .. it.text)
-      if key and not seen[key] then
-        seen[key] = true
-        -- a message of several lines (a traceback's) as one
-        local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
-        table.insert(items, { filename = file, bufnr = buf, lnum = it.lnum, col = it.col, text = text, type = it.type })
-      end
+    local buf = found and found[it.name]
+    local file = not where and gotofile.resolve_in(it.name, t.bufnr) or nil
+    local key = (file or buf) and ((file or ("#" .. buf)) .. ":" .. it.lnum .. ":" .. it.text)
+    if key and not seen[key] then
+      seen[key] = true
+      -- a message of several lines (a traceback's) as one
+      local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))
+      table.insert(items, { filename = file, bufnr = buf, lnum = it.lnum, col = it.col, text = text, type = it.type })
     end
   end
   -- the buffers parsing made for names, which are not the user's
@@ -124,6 +160,7 @@ end
 -- the program whose failures they are.
 local ns = api.nvim_create_namespace("agentrun_failures")
 local shown_for
+local qf_set -- { id, program }: the quickfix list on_exit filled last
 
 -- diagnose shows items (quickfix items with filenames) as diagnostics on
 -- their files' buffers (loaded ones: a file not open shows them when it
@@ -167,6 +204,12 @@ function M.on_exit(t)
     if want.diagnostics and shown_for and shown_for == M.program(t.command) then
       M.diagnose({})
     end
+    -- and the quickfix list it filled, while it is still the current one
+    local program = M.program(t.command)
+    if want.quickfix and qf_set and qf_set.program == program and vim.fn.getqflist({ id = 0 }).id == qf_set.id then
+      vim.fn.setqflist({}, "r", { id = qf_set.id, items = {}, title = "agentrun " .. t.id .. ": " .. (t.command or "") .. " passed" })
+      qf_set = nil
+    end
     return
   end
   local tries = 0
@@ -191,6 +234,7 @@ function M.on_exit(t)
     local where = {}
     if want.quickfix then
       vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+      qf_set = { id = vim.fn.getqflist({ id = 0 }).id, program = M.program(t.command) }
       table.insert(where, "the quickfix list (:copen)")
     end
     if want.diagnostics then

@@ -1,7 +1,7 @@
 -- Stopping a session's running command from wherever the user is: <C-c>
 -- and X in the chat and the prompt, require("agentrun").stop_command().
 -- The session's newest running terminal gets SIGINT (or is killed);
--- <C-c> again on the same command soon after, or with no command
+-- <C-c> again on the same command in the same turn, or with no command
 -- running, cancels the turn.
 local compat = require("agentrun.compat")
 local config = require("agentrun.config")
@@ -18,8 +18,8 @@ end
 
 -- command(key, kill) stops the running command of a session (default:
 -- the current one) from wherever the user is: its newest running terminal
--- gets SIGINT (kill: killed). <C-c> again on the same command within a few
--- seconds, or with no command running, cancels the turn.
+-- gets SIGINT (kill: killed). <C-c> again on the same command in the same
+-- turn, or with no command running, cancels the turn.
 function M.command(key, kill)
   local s = state.session(key)
   if s and s.link_dropped then
@@ -39,7 +39,9 @@ function M.command(key, kill)
     end
   end
   local now = compat.uv.now()
-  local again = newest and s.interrupted and s.interrupted.id == newest.id and now - s.interrupted.at < M._again_ms
+  -- again on the command it interrupted in this turn, however late: the
+  -- hint said it cancels the turn
+  local again = newest and s.busy and s.interrupted and s.interrupted.id == newest.id
   if not newest or (again and not kill) then
     if s.busy or (s.starting and #s.queue > 0) then
       return conversation.cancel(s.key) -- starting: drops what waits for it
@@ -52,7 +54,10 @@ function M.command(key, kill)
   else
     s.interrupted = { id = newest.id, at = now }
     term.interrupt(newest.id)
-    if not newest.display_only then
+    if not newest.display_only and not s.busy then
+      -- no turn runs (a command the agent left running): none to cancel
+      s.chat:note(string.format("(interrupted `%s`)", newest.command or newest.id))
+    elseif not newest.display_only then
       if s.interrupted_note then
         s.chat:remove(s.interrupted_note)
       end
@@ -64,8 +69,5 @@ function M.command(key, kill)
   end
   return true
 end
-
--- _again_ms is how soon a second <C-c> on the same command cancels the turn.
-M._again_ms = 3000
 
 return M

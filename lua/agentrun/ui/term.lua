@@ -38,6 +38,10 @@ local function changed(t)
   if chat then
     chat:terminal_changed(t.id)
   end
+  -- its split's status line: running or how it ended, and whose it is
+  for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
+    window.set_statusline(w)
+  end
   listed_changed()
 end
 
@@ -308,6 +312,9 @@ function M.open(id, opts)
   require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
   name_buffer(t)
+  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+    window.set_statusline(w) -- (placed before it was t's)
+  end
   api.nvim_buf_set_var(buf, "agentrun_terminal", id)
   for _, fn in ipairs(M.on_buffer) do
     fn(t)
@@ -387,6 +394,13 @@ function M.created(p)
   end
 end
 
+-- yours reports whether t is a command you ran (an R rerun, :AgentShell
+-- cmd): its end is told and its failures loaded as the agent's are. Not
+-- an interactive shell (:AgentShell alone), whose end you typed.
+function M.yours(t)
+  return t.user and not t.session and not t.interactive and (t.command or "") ~= "" and true or false
+end
+
 -- exited records a terminal's exit (Go writes "[exit N]" in its buffer).
 -- ended_unseen tells, once, that the agent's command t ended while no
 -- window of this tab page shows it, though one did (its split was closed,
@@ -396,7 +410,8 @@ end
 -- it too). Not once the session ended or Neovim quits.
 function M.ended_unseen(t, last)
   local s = state.sessions[t.session or ""]
-  if t.end_noticed or not s or s.ended or vim.v.exiting ~= vim.NIL then
+  -- (a command of yours, an R rerun or :AgentShell cmd, as the agent's)
+  if t.end_noticed or t.restarting or not (s or M.yours(t)) or (s and s.ended) or vim.v.exiting ~= vim.NIL then
     return
   end
   if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr) and vim.b[t.bufnr].agentrun_was_shown) then
@@ -459,11 +474,13 @@ function M.exited(p)
   end
   M.record_exit(t, p)
   require("agentrun.portforward").ended(t.id) -- its ports no longer forwarded here
-  if t.session then
-    -- an agent's command ended: the files it changed show as they are
+  if t.session or M.yours(t) then
+    -- a command ended: the files it changed show as they are
     require("agentrun.disk").refresh()
     M.ended_unseen(t, p.last_line)
-    require("agentrun.ui.quickfix").on_exit(t) -- terminal.on_failure
+    if not t.restarting then
+      require("agentrun.ui.quickfix").on_exit(t) -- terminal.on_failure
+    end
   end
   -- The command is gone: a user typing into its split in terminal mode
   -- would only feed a dead pty. Back to normal mode, where q, X and
@@ -596,11 +613,20 @@ function M.rerun(t)
       return false
     end
   end
+  -- one of yours still running is stopped to restart: its end is no
+  -- failure to announce (not "ended (signal SIGTERM)")
+  t.restarting = t.state == "running" or nil
   local res, err = rpc.request("rerun", t.id)
   if not res then
+    t.restarting = nil
     notify(err)
     return false
   end
+  -- The new run takes the old one's place: its row in the list (which
+  -- no longer shows the old), with the number of runs.
+  local nt = state.add_terminal({ id = res.id, command = res.command, cwd = t.cwd or vim.fn.getcwd() })
+  nt.runs, nt.row_of, nt.interactive = (t.runs or 1) + 1, t.row_of or t.id, t.interactive
+  t.rerun_as = nt.id
   M.open_user(res)
   return true
 end
@@ -611,14 +637,23 @@ end
 -- forwarded here first (agentrun.portforward).
 function M.browse(t)
   local function open(port)
-    local url = "http://localhost:" .. tostring(port)
+    -- the URL it printed for that port, with its path (/docs/, /app/)
+    local path = ""
+    for _, l in ipairs(t.bufnr and api.nvim_buf_is_valid(t.bufnr) and api.nvim_buf_get_lines(t.bufnr, 0, -1, false) or {}) do
+      local p = l:match("https?://[%w.%-%[%]:]-:" .. tostring(port) .. "(/[^%s\"'<>`]*)")
+      if p then
+        path = p:gsub("[.,;:!?)%]}]+$", ""):gsub("^/$", "")
+        break
+      end
+    end
+    local url = "http://localhost:" .. tostring(port) .. path
     if state.site_of(t.id) or tostring(t.id):match("^ssh://") then
       local u, err = require("agentrun.portforward").url(t, port)
       if not u then
         notify(err)
         return
       end
-      url = u
+      url = u:gsub("/$", "") .. path
     end
     local ok, err = compat.open_url(url)
     if not ok then
@@ -663,20 +698,25 @@ function M.released(p)
   changed(t)
 end
 
--- name_buffer names t's buffer after its id and, for a terminal the agent
--- runs itself, its command (the split's status line shows it).
+-- name_buffer names t's buffer after its id (term-N, what the commands
+-- take) and, for a terminal the agent runs itself, after its command
+-- alone (the split's status line shows it): the agent's id for it
+-- (run_shell_command__call_1) means nothing to the user. Its id comes
+-- back only to tell two of the same command apart.
 name_buffer = function(t)
   if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
     local name = "agentrun://terminal/" .. t.id
+    local short
     if t.display_only and t.command and t.command ~= t.id then
+      short = "agentrun://terminal/" .. t.command:gsub("%s+", " ")
       name = name .. " " .. t.command:gsub("%s+", " ")
     elseif t.title and t.title ~= "" then
       name = name .. " " .. t.title -- the description the agent gave it
     end
-    if t.sandbox and t.sandbox ~= "" then
-      name = name .. " [sandbox: " .. t.sandbox:match("^%S+") .. "]"
+    local sandbox = t.sandbox and t.sandbox ~= "" and (" [sandbox: " .. t.sandbox:match("^%S+") .. "]") or ""
+    if not (short and pcall(api.nvim_buf_set_name, t.bufnr, short .. sandbox)) then
+      pcall(api.nvim_buf_set_name, t.bufnr, name .. sandbox)
     end
-    pcall(api.nvim_buf_set_name, t.bufnr, name)
   end
 end
 
@@ -709,6 +749,7 @@ function M.shell(cmd)
     return nil
   end
   local t = M.open_user(res)
+  t.interactive = (cmd or "") == "" or nil
   if config.get().terminal.persist then
     local ok, derr = rpc.request("detach", t.id)
     t.detached = ok and true or nil

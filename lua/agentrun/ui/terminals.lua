@@ -104,6 +104,10 @@ local function fields(t, with_session, with_ports)
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
+  local lt = require("agentrun.state").terminals[t.id]
+  if lt and lt.runs then
+    name = name .. " (run " .. lt.runs .. ")" -- R ran it again
+  end
   local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
   local row = { t.id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_ports then
@@ -136,10 +140,16 @@ end
 -- id_before says terminal a comes before b by id: of the same host or
 -- machine (the same prefix), by the number of term-N (term-9 before
 -- term-10; commands started in parallel may be heard of out of order);
--- other ids keep the order they were heard of.
+-- other ids keep the order they were heard of. A command R ran again
+-- stands where its first run stood.
+local function row_id(t)
+  local lt = require("agentrun.state").terminals[t.id]
+  return tostring(lt and lt.row_of or t.id)
+end
+
 local function id_before(a, b)
-  local pa, na = tostring(a.id):match("^(.-)term%-(%d+)")
-  local pb, nb = tostring(b.id):match("^(.-)term%-(%d+)")
+  local pa, na = row_id(a):match("^(.-)term%-(%d+)")
+  local pb, nb = row_id(b):match("^(.-)term%-(%d+)")
   return pa ~= nil and pa == pb and tonumber(na) < tonumber(nb)
 end
 
@@ -291,11 +301,24 @@ local function render()
   local lines = { hint(w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns) }
   if w ~= -1 then
     cursor_id = ids[api.nvim_win_get_cursor(w)[1]]
+    -- on a command R ran again: on its new run (in view, where it stands)
+    local lt = cursor_id and require("agentrun.state").terminals[cursor_id]
+    while lt and lt.rerun_as do
+      cursor_id = lt.rerun_as
+      lt = require("agentrun.state").terminals[cursor_id]
+    end
   end
   ids, running_rows = {}, {}
   -- Then the terminals of other hosts (another Neovim, or one that
   -- stayed for detached terminals), named PID:term-N.
-  local all = by_id(st.terminals)
+  local all = {}
+  for _, t in ipairs(st.terminals) do
+    local lt = require("agentrun.state").terminals[t.id]
+    if not (lt and lt.rerun_as) then -- (R ran it again: its new run has its row)
+      table.insert(all, t)
+    end
+  end
+  all = by_id(all)
   if require("agentrun.rpc").running() then
     for _, r in ipairs(require("agentrun.rpc").request("remote_terminals") or {}) do
       r.command = r.command or r.title

@@ -160,6 +160,12 @@ function M.render(tc)
       status = "in_progress"
     end
   end
+  -- A call of our tool that ran nothing (a rule or the user refused it)
+  -- reads as the command it asked for, not as the tool's name and kind.
+  local asked = type(tc.rawInput) == "table" and tc.rawInput.command
+  if not t and title and (title:match("^mcp__agentrun__") or title:match("^agentrun_")) and type(asked) == "string" and asked ~= "" then
+    title, kind = asked:match("^[^\n]*") .. (asked:find("\n") and " …" or ""), nil
+  end
   -- A command titled with the model's description of it (Copilot CLI:
   -- "Run the test suite", its own shell's or our tool's) reads as the
   -- command it runs, as its split is named.
@@ -229,7 +235,12 @@ function M.render(tc)
     elseif c.type == "content" then
       local rows = {}
       for _, l in ipairs(split_lines(M.content_text(c.content))) do
-        table.insert(rows, { "  " .. l })
+        -- the fences agents put around output (the chat shows it as
+        -- output already), and Copilot's "<shellId: 0 completed with exit
+        -- code 0>" (the head line says how it ended)
+        if not (l:match("^%s*```+[%w_+-]*%s*$") or l:match("^%s*~~~+[%w_+-]*%s*$") or l:match("^<shellId: [^>]*>%s*$")) then
+          table.insert(rows, { "  " .. l })
+        end
       end
       if #rows > 1 and rows[#rows][1] == "  " then
         table.remove(rows) -- the newline that ends the output

@@ -14,10 +14,24 @@ M.nothing = {}
 -- nothing ('buftype' acwrite, not nofile which refuses with E382), so
 -- :wq and :x in it quit as in the user's window. refuse(buf) returns a
 -- sentence when a write must fail instead: the prompt's unsent text,
--- which :wq would otherwise lose without a word.
-function M.accept_write(buf, refuse)
+-- which :wq would otherwise lose without a word. :e and :e! there read
+-- no file (Neovim empties the buffer first): reread(buf) puts its text
+-- back.
+function M.accept_write(buf, refuse, reread)
   M.nothing[buf] = refuse or function() end
   vim.bo[buf].buftype = "acwrite"
+  local group = api.nvim_create_augroup("agentrun_reread_" .. buf, { clear = true })
+  api.nvim_create_autocmd("BufReadCmd", {
+    group = group,
+    buffer = buf,
+    desc = "agentrun: :e here reads no file, it draws the buffer again",
+    callback = function()
+      if reread then
+        reread(buf)
+      end
+      vim.bo[buf].modified = false
+    end,
+  })
   api.nvim_create_autocmd("BufWriteCmd", {
     buffer = buf,
     desc = "agentrun: nothing to write here (the chat and the prompt are no files)",
