@@ -12,16 +12,20 @@ local compat = require("agentrun.compat")
 
 local M = {}
 
--- git runs git in dir and returns its output lines, or nil.
-local function git(dir, args)
+-- git runs git in dir and returns its output lines, or nil. (No input:
+-- one given is written to git's stdin, which fails once git has exited.)
+-- disk.lua uses it too.
+function M.git(dir, args)
   local out = vim.fn.systemlist(vim.list_extend({ "git", "-C", dir }, args))
   if vim.v.shell_error ~= 0 then
     return nil
   end
   return out
 end
+local git = M.git
 
-local function read(path)
+-- read returns the whole of file path, or nil.
+function M.read(path)
   local f = io.open(path, "rb")
   if not f then
     return nil
@@ -29,6 +33,20 @@ local function read(path)
   local text = f:read("*a")
   f:close()
   return text
+end
+local read = M.read
+
+-- reload shows buffer buf's file as it is on disk again after agentrun
+-- put it back (disk.lua's rewind, ui/review.lua's reject): read again,
+-- or wiped when the file is gone.
+function M.reload(buf)
+  if vim.fn.filereadable(vim.api.nvim_buf_get_name(buf)) == 0 then
+    vim.cmd("silent! bwipeout " .. buf)
+  else
+    vim.api.nvim_buf_call(buf, function()
+      vim.cmd("silent! edit")
+    end)
+  end
 end
 
 local checkpoint_bytes = 1024 * 1024

@@ -125,25 +125,7 @@ function M.refresh()
   return reloaded, conflicted
 end
 
--- git runs git in dir and returns its output lines, or nil. (No input:
--- one given is written to git's stdin, which fails once git has exited.)
-local function git(dir, args)
-  local out = vim.fn.systemlist(vim.list_extend({ "git", "-C", dir }, args))
-  if vim.v.shell_error ~= 0 then
-    return nil
-  end
-  return out
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local git, read = checkpoint.git, checkpoint.read
 
 -- turns[key] is what session key's turn started from; done[key] the
 -- turns it finished, oldest first (at most keep_turns), for :AgentRewind.
@@ -283,13 +265,7 @@ function M.rewind(s, ask)
       if ok then
         table.insert(restored, name .. (before == nil and " (removed: the turn made it)" or ""))
         if buf then
-          if before == nil then
-            vim.cmd("silent! bwipeout " .. buf)
-          else
-            api.nvim_buf_call(buf, function()
-              vim.cmd("silent! edit")
-            end)
-          end
+          checkpoint.reload(buf)
         end
       else
         again = true

@@ -138,13 +138,7 @@ local function reload(full)
   if not buf then
     return
   end
-  if not compat.uv.fs_stat(full) then
-    vim.cmd("silent! bwipeout " .. buf)
-  else
-    api.nvim_buf_call(buf, function()
-      vim.cmd("silent! edit")
-    end)
-  end
+  checkpoint.reload(buf)
 end
 
 -- unsaved tells when the file of x has unsaved edits in a buffer.
