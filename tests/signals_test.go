@@ -45,15 +45,7 @@ PROMPT_COMMAND="starship_precmd;${PROMPT_COMMAND-}"
 	if err := os.WriteFile(filepath.Join(e.dir, ".bashrc"), []byte(rc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.lua(`vim.env.SHELL = "/bin/bash"; vim.env.HOME = ...; vim.env.PS1 = nil`, nil, e.dir)
-	e.cmd("AgentShell")
-	var id string
-	e.lua(`return require("agentrun.state").terminal_for_buf(vim.api.nvim_get_current_buf()).id`, &id)
-	e.waitFor("terminal mode after :AgentShell", 2*time.Second, func() (bool, string) {
-		var mode string
-		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
-		return mode == "t", "mode " + mode
-	})
+	id := e.agentShell()
 	// typed at once, while the rc sleeps
 	if _, err := e.v.Input("echo early<CR>false<CR>cd /tmp<CR>"); err != nil {
 		t.Fatal(err)

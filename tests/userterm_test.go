@@ -61,15 +61,10 @@ func alive(pid int) bool {
 	return err == nil && len(out) > 0 && !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
 }
 
-// TestAgentShellReportsCommands: :AgentShell opens bash with our shell
-// integration in terminal mode; what the user types there shows up in
-// status() as command parts with their exit codes, and the cwd follows cd.
-// The markers never reach the buffer.
-func TestAgentShellReportsCommands(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
-	e := startEditor(t, "")
+// agentShell opens :AgentShell (bash, HOME the editor's folder) and
+// returns its terminal's id once the split is in terminal mode.
+func (e *editor) agentShell() string {
+	e.t.Helper()
 	e.lua(`vim.env.SHELL = "/bin/bash"; vim.env.HOME = ...; vim.env.PS1 = nil`, nil, e.dir)
 	e.cmd("AgentShell")
 	var id string
@@ -82,6 +77,19 @@ func TestAgentShellReportsCommands(t *testing.T) {
 		e.lua(`return vim.api.nvim_get_mode().mode`, &mode)
 		return mode == "t", "mode " + mode
 	})
+	return id
+}
+
+// TestAgentShellReportsCommands: :AgentShell opens bash with our shell
+// integration in terminal mode; what the user types there shows up in
+// status() as command parts with their exit codes, and the cwd follows cd.
+// The markers never reach the buffer.
+func TestAgentShellReportsCommands(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	e := startEditor(t, "")
+	id := e.agentShell()
 	sh := e.waitAHP(id, "the shell's integration to load", func(x ahpTerm) bool { return x.SupportsCommandDetection })
 	if sh.Claim["kind"] != "client" || sh.Title != "bash" || sh.State != "running" {
 		t.Fatalf("shell terminal %+v", sh)
