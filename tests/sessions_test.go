@@ -189,6 +189,7 @@ func TestSignInWithAgentMethod(t *testing.T) {
 	e.stubSelect(1)
 	since := e.mark()
 	e.cmd("AgentRun")
+	e.answerSignIn(1)
 	e.waitEvent("AgentRunSessionStarted", since, 20*time.Second)
 	var labels []string
 	e.lua(`return vim.tbl_map(function(m) return m.name .. "/" .. m.type end, _G.picked[1].items)`, &labels)
@@ -205,6 +206,18 @@ func TestSignInWithAgentMethod(t *testing.T) {
 	e.say("hello after sign-in")
 }
 
+// answerSignIn waits until the n-th sign-in offer waits for the user to
+// stop typing (the agent asked for it unasked, while they typed) and opens
+// it with :AgentAnswer.
+func (e *editor) answerSignIn(n int) {
+	e.t.Helper()
+	e.waitFor("the sign-in offer to wait", 20*time.Second, func() (bool, string) {
+		c := e.chat()
+		return strings.Count(c, "the question waits until you stop typing") >= n, c
+	})
+	e.cmd("AgentAnswer")
+}
+
 // TestSignInWithEnvVars: a way that needs environment variables says
 // which and where to set them; the session keeps waiting.
 func TestSignInWithEnvVars(t *testing.T) {
@@ -212,6 +225,7 @@ func TestSignInWithEnvVars(t *testing.T) {
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth), "")
 	e.stubSelect(3)
 	e.cmd("AgentRun")
+	e.answerSignIn(1)
 	e.waitFor("the instructions", 20*time.Second, func() (bool, string) {
 		chat := e.chat()
 		return strings.Contains(chat, `sign in with "API key": set CL_API_KEY (in agents.claudelike.env or your shell) and :AgentRun again`), chat
@@ -230,6 +244,7 @@ func TestSignInInTerminal(t *testing.T) {
 	e := claudeLikeEditor(t, "", fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth), "")
 	e.stubSelect(2)
 	e.cmd("AgentRun")
+	e.answerSignIn(1)
 	login := e.waitTerminal("sign in: "+claudeLikeCommand(t)+" --login", 20*time.Second)
 	e.waitBuf(login.Bufnr, 20*time.Second, "AGENTRUN_TEST_LOGIN=1", "Paste your code:")
 	var cur int
@@ -239,6 +254,7 @@ func TestSignInInTerminal(t *testing.T) {
 	}
 	var ok bool
 	e.lua(`return require("agentrun").input(..., "nope\r")`, &ok, login.ID)
+	e.answerSignIn(2) // the user is typing in the sign-in terminal
 	e.waitFor("a second offer after the wrong code", 20*time.Second, func() (bool, string) {
 		var n int
 		e.lua(`return #_G.picked`, &n)
@@ -282,8 +298,11 @@ func TestScreenSignInInTerminal(t *testing.T) {
 	auth := t.TempDir()
 	s := claudeLikeScreenEnv(t, 120, 30, fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth))
 	s.keys(":AgentRun", "Enter")
-	s.waitShows(20*time.Second, "Sign in to claudelike with:", "2: Log in (in a terminal)", "waiting for you to sign in")
-	s.keys("2", "Enter")
+	// the prompt is in Insert mode: the offer waits, typed keys cannot answer it
+	s.waitShows(20*time.Second, "the question waits until you stop typing", "waiting for you to sign in")
+	s.keys("Escape")
+	s.waitShows(20*time.Second, "Sign in to claudelike with:", "2  Log in (in a terminal)")
+	s.keys("2")
 	s.waitShows(20*time.Second, "Paste your code:", "-- TERMINAL --")
 	s.typeText("ok")
 	s.keys("Enter")

@@ -95,7 +95,22 @@ func TestDecide(t *testing.T) {
 		{"assignment must be allowed", readmeRules, "GOFLAGS=-exec=/tmp/x go test ./...", Ask},
 		{"assignment in rule", Rules{Allow: []string{"CGO_ENABLED=0 go build*"}}, "CGO_ENABLED=0 go build ./...", Run},
 		{"sudo must be allowed too", Rules{Allow: []string{"git status*"}}, "sudo git status", Ask},
-		{"wrapper that changes nothing", Rules{Allow: []string{"git status*"}}, "nohup git status", Run},
+		{"wrapper that changes nothing", Rules{Allow: []string{"git status*"}}, "setsid git status", Run},
+		// nohup writes nohup.out when its output is the terminal
+		{"nohup writes nohup.out", Rules{Allow: []string{"git status*"}}, "nohup git status", Ask},
+		{"nohup.out named by the rule", Rules{Allow: []string{"git status* >>nohup.out"}}, "nohup git status", Run},
+		{"nohup with its output elsewhere", Rules{Allow: []string{"git status* >log"}}, "nohup git status >log", Run},
+		// find's actions that write or delete count as what they are
+		{"find reads", Rules{Allow: []string{"find *"}}, "find . -name '*.go'", Run},
+		{"find -delete is rm", Rules{Allow: []string{"find *"}}, "find . -name '*.o' -delete", Ask},
+		{"find -delete and deny rm", Rules{Allow: []string{"find *"}, Deny: []string{"rm *"}}, "find . -delete", Refuse},
+		{"find -fprint writes", Rules{Allow: []string{"find *"}}, "find . -fprint list", Ask},
+		{"find -fprint0 writes", Rules{Allow: []string{"find *"}}, "find . -fprint0 list", Ask},
+		{"find -fprintf writes", Rules{Allow: []string{"find *"}}, "find . -fprintf list %p", Ask},
+		{"find -fls writes", Rules{Allow: []string{"find *"}}, "find . -fls list", Ask},
+		{"find -fprint named by the rule", Rules{Allow: []string{"find * >list"}}, "find . -fprint list", Run},
+		{"find -exec", Rules{Allow: []string{"find *"}}, "find . -exec touch {} +", Ask},
+		{"find -okdir", Rules{Allow: []string{"find *"}}, "find . -okdir touch {} ;", Ask},
 		{"xargs adds words", Rules{Allow: []string{"ls"}}, "echo a | xargs ls", Ask},
 		{"xargs into a star", Rules{Allow: []string{"ls *", "echo *"}}, "echo a | xargs ls", Run},
 	}

@@ -26,7 +26,7 @@ func init() {
 		"command": wrapCommand,
 		"builtin": inner(opts{}),
 		"exec":    wrapExec,
-		"nohup":   inner(opts{long: []string{"help", "version"}}),
+		"nohup":   wrapNohup,
 		"nice":    inner(opts{arg: "n", long: []string{"adjustment=:n", "help", "version"}, numeric: true}),
 		"time":    wrapTime,
 		"timeout": wrapTimeout,
@@ -560,10 +560,34 @@ func wrapChroot(a *analyzer, cmd Command, depth int) bool {
 }
 
 // wrapFind records find itself and each program its -exec, -execdir,
-// -ok and -okdir run.
+// -ok and -okdir run. Its actions that write count as what they are:
+// -fprint, -fprint0, -fprintf and -fls FILE write FILE (as > FILE does),
+// -delete removes what find finds (an rm run by find): a rule allowing
+// "find *" allows neither.
 func wrapFind(a *analyzer, cmd Command, depth int) bool {
-	a.commands = append(a.commands, cmd)
 	args := cmd.Args
+	var writes []Redirect
+	deletes := false
+	for i := 0; i < len(args); i++ {
+		if !args[i].Known {
+			continue
+		}
+		switch args[i].Value {
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(args) {
+				writes = append(writes, Redirect{Op: ">", Target: args[i+1]})
+			}
+		case "-delete":
+			deletes = true
+		}
+	}
+	if len(writes) > 0 {
+		cmd.Writes = append(append([]Redirect(nil), cmd.Writes...), writes...)
+	}
+	a.commands = append(a.commands, cmd)
+	if deletes {
+		a.commands = append(a.commands, Command{Program: "rm", MoreArgs: true, Via: "find -delete"})
+	}
 	for i := 0; i < len(args); i++ {
 		if !args[i].Known {
 			continue
@@ -583,6 +607,27 @@ func wrapFind(a *analyzer, cmd Command, depth int) bool {
 		i = j
 	}
 	return true
+}
+
+// wrapNohup: nohup runs its program with output to nohup.out (appended)
+// when its standard output is a terminal, as it is in agentrun's ptys:
+// unless the line sends its output elsewhere, the program is judged with
+// that write. (A redirection to /dev/null is not among the writes, so
+// nohup CMD >/dev/null is judged as writing nohup.out too: asked, never
+// run by mistake.)
+func wrapNohup(a *analyzer, cmd Command, depth int) bool {
+	stdout := false
+	for _, w := range cmd.Writes {
+		switch strings.TrimPrefix(w.Op, "1") {
+		case ">", ">>", ">|", "&>", "&>>", ">&":
+			stdout = true
+		}
+	}
+	if !stdout {
+		out := "nohup.out"
+		cmd.Writes = append(append([]Redirect(nil), cmd.Writes...), Redirect{Op: ">>", Target: Word{Value: out, Source: out, Known: true}})
+	}
+	return inner(opts{long: []string{"help", "version"}})(a, cmd, depth)
 }
 
 // wrapWatch: procps' watch, "+bcCd::egq:n:prtwxhv": -d takes an

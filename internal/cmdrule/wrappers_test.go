@@ -109,7 +109,9 @@ func TestWrapperOptions(t *testing.T) {
 		{"stdbuf -o L rm", "rm"},
 		{"stdbuf --output=L -e0 rm", "rm"},
 		// nohup
-		{"nohup rm", "rm"},
+		{"nohup rm", "rm >>nohup.out"}, // its output is the terminal: nohup writes nohup.out
+		{"nohup rm >x", "rm >x"},
+		{"nohup rm 2>&1 >>x", "rm >>x"},
 		// setsid
 		{"setsid -w rm", "rm"},
 		{"setsid -cfw rm", "rm"},

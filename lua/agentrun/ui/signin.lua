@@ -1,6 +1,7 @@
 -- Signing in to an agent (ACP authenticate). When an agent answers a new
 -- session with auth_required, or the user runs :AgentLogin, the agent's
--- ways to sign in are offered with vim.ui.select. A "terminal" way runs
+-- ways to sign in are offered with vim.ui.select (the agent's ask, unasked
+-- by the user, through ui/ask.lua: never answered by keys typed before). A "terminal" way runs
 -- the agent's own login in one of our terminals, focused for typing; the
 -- session starts once it succeeds.
 local rpc = require("agentrun.rpc")
@@ -33,18 +34,26 @@ function M.login(s, m)
 end
 
 -- choose asks which of methods to sign s in with; cancelled(s) runs when
--- the user picks none.
-local function choose(s, methods, cancelled)
-  vim.ui.select(methods, {
+-- the user picks none. unasked (the agent asked for it, not :AgentLogin):
+-- through ui/ask.lua, so that keys typed before it appeared cannot answer
+-- it (it waits until the user stops typing).
+local function choose(s, methods, cancelled, unasked)
+  local opts = {
     prompt = string.format("Sign in to %s with:", s.agent),
     format_item = describe,
-  }, function(m)
+  }
+  local function picked(m)
     if m then
       M.login(s, m)
     elseif cancelled then
       cancelled(s)
     end
-  end)
+  end
+  if unasked then
+    require("agentrun.ui.ask").pick(methods, opts, picked, "signin:" .. s.key, s)
+  else
+    vim.ui.select(methods, opts, picked)
+  end
 end
 
 -- required handles "auth_required": a session that is not open yet waits
@@ -75,13 +84,13 @@ function M.required(p)
     return
   end
   if not s.starting then
-    choose(s, methods) -- nothing waits: picking none leaves things as they are
+    choose(s, methods, nil, true) -- nothing waits: picking none leaves things as they are
     return
   end
   choose(s, methods, function()
     s.chat:note("(agentrun) sign-in cancelled; the agent was stopped. :AgentRun starts it again, and it asks again")
     rpc.request("stop", s.key)
-  end)
+  end, true)
 end
 
 -- ask offers the current session's ways to sign in (:AgentLogin).
