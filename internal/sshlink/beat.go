@@ -57,6 +57,8 @@ type beatConn struct {
 	r *bufio.Reader
 	w io.Writer
 
+	every, silence time.Duration // beatEvery and beatSilence when it started
+
 	pr *io.PipeReader // the data read, for Read
 	pw *io.PipeWriter
 
@@ -78,7 +80,7 @@ type beatConn struct {
 // CloseWrite, when it is a Closer).
 func newBeatConn(r *bufio.Reader, w io.Writer) *beatConn {
 	pr, pw := io.Pipe()
-	c := &beatConn{r: r, w: w, pr: pr, pw: pw, q: make(chan []byte, 64), wrote: make(chan struct{}), dead: make(chan struct{})}
+	c := &beatConn{r: r, w: w, every: beatEvery, silence: beatSilence, pr: pr, pw: pw, q: make(chan []byte, 64), wrote: make(chan struct{}), dead: make(chan struct{})}
 	c.idleSince.Store(time.Now().UnixNano())
 	go c.read()
 	go c.write()
@@ -139,7 +141,7 @@ func (c *beatConn) write() {
 // watch sends the beats and ends the stream when the other side is
 // silent for beatSilence.
 func (c *beatConn) watch() {
-	tick := time.NewTicker(beatEvery)
+	tick := time.NewTicker(c.every)
 	defer tick.Stop()
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
@@ -157,8 +159,8 @@ func (c *beatConn) watch() {
 			}
 			c.qmu.RUnlock()
 		case <-check.C:
-			if since := c.idleSince.Load(); since != 0 && time.Since(time.Unix(0, since)) > beatSilence {
-				c.end(fmt.Errorf("%w: nothing came for %d s", ErrSilent, int(beatSilence/time.Second)))
+			if since := c.idleSince.Load(); since != 0 && time.Since(time.Unix(0, since)) > c.silence {
+				c.end(fmt.Errorf("%w: nothing came for %d s", ErrSilent, int(c.silence/time.Second)))
 				return
 			}
 		}
