@@ -598,3 +598,28 @@ func TestScreenQuestionShowsEnv(t *testing.T) {
 	s.keys("2")
 	s.waitShows(10*time.Second, "GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment", "Could not run git status: the user did not allow the command")
 }
+
+// TestAlwaysAllowNotOfferedForACdOut: a line asked because it leaves the
+// project (env -C /tmp, judged as cd /tmp) is offered no "Always allow":
+// keeping only its other commands would not stop it being asked again
+// (on 0.7 it offered to keep `touch v`, then asked again). A line asked
+// for a command of its own still offers to keep it.
+func TestAlwaysAllowNotOfferedForACdOut(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = { allow = { "ls*" } } } })`)
+	e.stubSelect(2)
+	e.startSession()
+	e.cmd("AgentPrompt env -C /tmp touch v")
+	e.waitChat("Could not run `env -C /tmp touch v`: the user did not allow the command", 10*time.Second)
+	e.cmd("AgentPrompt touch w")
+	e.waitChat("Could not run `touch w`: the user did not allow the command", 10*time.Second)
+	p := e.picked()
+	if len(p) != 2 {
+		t.Fatalf("picker shown %d times: %+v", len(p), p)
+	}
+	if got := strings.Join(p[0].Items, "|"); got != "Run it|Refuse" {
+		t.Errorf("a cd out of the project offered %q, want Run it|Refuse", got)
+	}
+	if got := strings.Join(p[1].Items, "|"); got != "Run it|Refuse|Always allow in this project: touch w" {
+		t.Errorf("touch w offered %q", got)
+	}
+}

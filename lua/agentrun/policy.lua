@@ -67,8 +67,14 @@ end
 -- runs, and no cd (pushd, popd) out of the project, which is asked each
 -- time (kept, it would allow what comes after it anywhere).
 function M.keepable(c)
+  return not c.allowed and c.exact and c.text ~= "" and not M.leaves(c)
+end
+
+-- leaves says simple command c changes the directory (cd, pushd, popd;
+-- env -C is judged as a cd): asked each time it leaves the project.
+function M.leaves(c)
   local program = (c.text or ""):match("^%s*(%S+)")
-  return not c.allowed and c.exact and c.text ~= "" and program ~= "cd" and program ~= "pushd" and program ~= "popd"
+  return program == "cd" or program == "pushd" or program == "popd"
 end
 
 -- remember keeps each simple command of verdict (check_command's answer)

@@ -33,6 +33,10 @@ local function rememberable(v)
   for _, c in ipairs(v.commands or {}) do
     if policy.keepable(c) then
       table.insert(out, c.text)
+    elseif not c.allowed and c.exact and policy.leaves(c) then
+      -- a cd out of the project is asked each time: keeping the rest
+      -- would not stop this line being asked again
+      return {}
     end
   end
   return out
