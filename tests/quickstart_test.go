@@ -38,8 +38,8 @@ func TestReadmeQuickstartIsShort(t *testing.T) {
 // TestScreenQuickstartWithVimPack walks the README's quickstart as a new
 // user on Neovim 0.12 does: its vim.pack lines in init.lua (the plugin
 // from this repository, its release served on 127.0.0.1), the install
-// confirmed, :AgentBuild run by the PackChanged hook saying what it
-// downloads, then :AgentRun, `ls -la` sent with <C-s> and its split.
+// confirmed, :AgentBuild run by the PackChanged hook downloading it,
+// then :AgentRun, `ls -la` sent with <C-s> and its split.
 func TestScreenQuickstartWithVimPack(t *testing.T) {
 	out, err := exec.Command(nvimBin, "--headless", "--clean", "-c", "lua io.stdout:write(vim.fn.has('nvim-0.12'))", "-c", "qa!").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "1" {
@@ -86,9 +86,6 @@ func TestScreenQuickstartWithVimPack(t *testing.T) {
 		return strings.Contains(sc, "downloaded the release binary "+version)
 	})
 	s.keys("Escape") // the long message's hit-enter prompt
-	if msgs := s.inside(); !strings.Contains(msgs, "downloading "+asset+" "+version+" from ") {
-		t.Errorf(":AgentBuild did not say what it downloads first:\n%s", msgs)
-	}
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.typeText("ls -la")

@@ -242,7 +242,7 @@ function M.download(want, step)
   asset = "agentrun-" .. asset
   local base = string.format("%s/v%s/", M.release_url(), want)
   if step then
-    step(string.format("downloading %s %s from %s …", asset, want, base))
+    step(string.format("downloading %s %s …", asset, want))
   end
   local dest = M.dest()
   local tmp = temp_for(dest)
@@ -310,14 +310,15 @@ local function go_version()
   return have
 end
 
--- build builds the binary from the plugin's source with Go.
-function M.build(want, step)
+-- build builds the binary from the plugin's source with Go; step (if
+-- given) is told it starts, and because why (the download failed).
+function M.build(want, step, because)
   local gov, why = go_version()
   if not gov then
     return false, why
   end
   if step then
-    step(string.format("building the binary with Go %s (a minute or two the first time) …", gov))
+    step(string.format("%sbuilding the binary with Go %s (a minute or two the first time) …", because and (because .. "; ") or "", gov))
   end
   local dest = M.dest()
   local tmp = temp_for(dest)
@@ -360,10 +361,7 @@ function M.run(method, step)
   elseif method == "download" then
     return false, "the download failed: " .. msg
   end
-  if step then
-    step("the download failed (" .. msg .. "); building with Go instead")
-  end
-  local built, bmsg = M.build(want, step)
+  local built, bmsg = M.build(want, step, "the download failed")
   if built then
     return true, bmsg .. ", because the download failed: " .. msg
   end
@@ -393,7 +391,15 @@ function M.command(arg)
   busy = true
   local co = coroutine.create(function()
     local ok, msg = M.run(arg, function(what)
-      util.notify(what, vim.log.levels.INFO)
+      -- one line: a longer message stops at Neovim's "Press ENTER" right
+      -- here, and the install with it
+      if util.builtin_notify() then
+        -- Neovim's own: this step's line in the last one's place, kept out
+        -- of :messages (two would stop at "Press ENTER", the install too)
+        vim.api.nvim_echo({ { util.fit("(agentrun) " .. what, math.max(vim.o.columns - 12, 20)) } }, false, {})
+      else
+        util.notify(what, vim.log.levels.INFO)
+      end
     end)
     busy = false
     if ok and require("agentrun.rpc").running() then
