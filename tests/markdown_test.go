@@ -274,7 +274,7 @@ func TestScreenPermissionViewsTheDiff(t *testing.T) {
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
 	s.typeText("askedit /src/notes.txt")
 	s.keys("C-s")
-	s.waitShows(20*time.Second, "? permission: Edit /src/notes.txt", "the question waits until you stop typing")
+	s.waitShows(20*time.Second, "? permission: Edit /src/notes.txt", "the question waits while you type")
 	s.keys("Escape")
 	s.waitShows(20*time.Second, "asks permission: Edit /src/notes.txt", "3  View the diff side by side first")
 	s.keys("3")

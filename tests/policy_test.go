@@ -589,7 +589,7 @@ func TestScreenQuestionShowsEnv(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("!env GIT_CONFIG_COUNT=1,FOO=bar git status")
-	s.waitShows(10*time.Second, "(the question waits until you stop typing")
+	s.waitShows(10*time.Second, "(the question waits while you type")
 	s.keys("Escape") // the user stops typing: the question opens
 	// (agentrun's own picker wraps the question at its width: read it joined)
 	s.waitFor("the question with the env", 10*time.Second, func(sc string) bool {

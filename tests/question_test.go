@@ -24,7 +24,7 @@ func TestScreenQuestionWaitsWhileTyping(t *testing.T) {
 	s.typeText("2")
 	s.keys("Enter")
 	s.typeText("q x")
-	s.waitShows(10*time.Second, "? run command", "the question waits until you stop typing")
+	s.waitShows(10*time.Second, "? run command", "the question waits while you type")
 	sc := s.waitShows(5*time.Second, "next 1", "q x")
 	if strings.Contains(sc, "→ run") || strings.Contains(sc, "→ refused") || strings.Contains(sc, "asked-1 exited") {
 		t.Fatalf("keys typed for the prompt answered the question:\n%s", sc)
@@ -94,7 +94,7 @@ func TestPickerPluginWaitsWhileTheUserTypes(t *testing.T) {
 		return mode == "i", "mode " + mode
 	})
 	e.cmd("AgentPrompt echo waited")
-	e.waitChat("the question waits until you stop typing", 10*time.Second)
+	e.waitChat("the question waits while you type", 10*time.Second)
 	if p := e.picked(); len(p) != 0 {
 		t.Fatalf("the picker was called while the user typed: %+v", p)
 	}

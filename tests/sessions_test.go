@@ -213,7 +213,7 @@ func (e *editor) answerSignIn(n int) {
 	e.t.Helper()
 	e.waitFor("the sign-in offer to wait", 20*time.Second, func() (bool, string) {
 		c := e.chat()
-		return strings.Count(c, "the question waits until you stop typing") >= n, c
+		return strings.Count(c, "the question waits while you type") >= n, c
 	})
 	e.cmd("AgentAnswer")
 }
@@ -299,7 +299,7 @@ func TestScreenSignInInTerminal(t *testing.T) {
 	s := claudeLikeScreenEnv(t, 120, 30, fmt.Sprintf("AGENTRUN_TEST_AUTH = %q", auth))
 	s.keys(":AgentRun", "Enter")
 	// the prompt is in Insert mode: the offer waits, typed keys cannot answer it
-	s.waitShows(20*time.Second, "the question waits until you stop typing", "waiting for you to sign in")
+	s.waitShows(20*time.Second, "the question waits while you type", "waiting for you to sign in")
 	s.keys("Escape")
 	s.waitShows(20*time.Second, "Sign in to claudelike with:", "2  Log in (in a terminal)")
 	s.keys("2")

@@ -343,7 +343,7 @@ func TestScreenRemoteApprovalAfterTheLinkDropped(t *testing.T) {
 	s.waitShows(20*time.Second, "demo on "+remoteAlias)
 	s.typeText(`echo hello-approve`)
 	s.keys("C-s")
-	s.waitShows(20*time.Second, "the question waits until you stop typing")
+	s.waitShows(20*time.Second, "the question waits while you type")
 	s.keys("Escape")
 	s.waitShows(20*time.Second, "1  Run it")
 	ssh := s.paneSSH()

@@ -77,7 +77,7 @@ function M.pick(items, opts, cb, token, s)
     guarded(vim.ui.select, cb, items, opts)
   end
   if not ready.show(item) then
-    M.note(s, "  (the question waits until you stop typing: press <Esc>, or :AgentAnswer)")
+    M.note(s, "  (the question waits while you type: <Esc> shows it, or :AgentAnswer)")
   end
 end
 
@@ -90,7 +90,7 @@ function M.input(opts, cb, token, s)
     guarded(vim.ui.input, cb, opts)
   end
   if not ready.show(item) then
-    M.note(s, "  (the question waits until you stop typing: press <Esc>, or :AgentAnswer)")
+    M.note(s, "  (the question waits while you type: <Esc> shows it, or :AgentAnswer)")
   end
 end
 
