@@ -23,6 +23,7 @@ local running_rows = {} -- the lines of running terminals, in order
 local had = false -- the list showed terminals once
 local timer = nil
 local gave = {} -- window -> the height it had before it gave the list rows
+local drawn = nil -- the text the list's buffer holds (nil: to be drawn)
 
 -- holder says who holds a terminal, from its AHP claim.
 local function holder(t)
@@ -133,29 +134,40 @@ local function session_label(t)
   return s.agent .. " " .. tostring(key)
 end
 
--- id_before says terminal a comes before b by id: of the same host or
--- machine (the same prefix), by the number of term-N (term-9 before
--- term-10; commands started in parallel may be heard of out of order);
--- other ids keep the order they were heard of.
-local function id_before(a, b)
-  local pa, na = tostring(a.id):match("^(.-)term%-(%d+)")
-  local pb, nb = tostring(b.id):match("^(.-)term%-(%d+)")
-  return pa ~= nil and pa == pb and tonumber(na) < tonumber(nb)
-end
-
--- by_id returns list sorted by id_before, stable (the order heard of
--- where the ids do not say).
+-- by_id returns list sorted by id where the ids say: those of the same
+-- host or machine (the same prefix before term-N) by their number (term-9
+-- before term-10; commands started in parallel may be heard of out of
+-- order), in the places that prefix's terminals had; other ids keep the
+-- order they were heard of. (Each id is read once: the list sorts
+-- hundreds every second.)
 local function by_id(list)
-  list = vim.list_extend({}, list)
-  for i = 2, #list do
-    local x, j = list[i], i - 1
-    while j >= 1 and id_before(x, list[j]) do
-      list[j + 1] = list[j]
-      j = j - 1
+  local out, groups, order = {}, {}, {}
+  for i, t in ipairs(list) do
+    out[i] = t
+    local p, n = tostring(t.id):match("^(.-)term%-(%d+)")
+    if p then
+      local g = groups[p]
+      if not g then
+        g = { places = {}, items = {} }
+        groups[p] = g
+        table.insert(order, g)
+      end
+      table.insert(g.places, i)
+      table.insert(g.items, { n = tonumber(n), i = i, t = t })
     end
-    list[j + 1] = x
   end
-  return list
+  for _, g in ipairs(order) do
+    table.sort(g.items, function(a, b)
+      if a.n ~= b.n then
+        return a.n < b.n
+      end
+      return a.i < b.i
+    end)
+    for k, place in ipairs(g.places) do
+      out[place] = g.items[k].t
+    end
+  end
+  return out
 end
 
 -- running_first orders terminals: the running ones first, each group by
@@ -364,13 +376,19 @@ local function render()
     -- "yet" only while there never were any
     table.insert(lines, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
   end
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-  compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
-  for _, m in ipairs(marks) do
-    compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
+  -- The same text has the same highlights (a state's colour goes with
+  -- its words): a refresh that changed nothing leaves the buffer alone.
+  local text = table.concat(lines, "\n")
+  if text ~= drawn or api.nvim_buf_line_count(buf) ~= #lines then
+    vim.bo[buf].modifiable = true
+    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+    api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+    compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
+    for _, m in ipairs(marks) do
+      compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
+    end
+    drawn = text
   end
   if w ~= -1 and cursor_id then
     for line, id in pairs(ids) do
@@ -456,6 +474,7 @@ end
 
 local function create()
   buf = api.nvim_create_buf(false, true)
+  drawn = nil
   pcall(api.nvim_buf_set_name, buf, "agentrun://terminals")
   vim.bo[buf].filetype = "agentrun_terminals"
   vim.bo[buf].bufhidden = "hide"
