@@ -100,13 +100,16 @@ end
 
 -- fields are one row's columns: id, state, holder, age, the command, then
 -- its last line (free width, last).
-local function fields(t, with_session, with_ports)
+local function fields(t, with_session, with_ports, site)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
   end
   local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
-  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
+  -- another machine's id without its "@site": the line above its rows
+  -- says the machine (at 80 columns the command keeps its room)
+  local id = site and t.id:sub(1, #t.id - #site - 1) or t.id
+  local row = { id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_ports then
     table.insert(row, 3, require("agentrun.ui.term").ports_text(t))
   end
@@ -131,7 +134,8 @@ local function session_label(t)
   if not s then
     return t.user and "you" or ""
   end
-  return s.agent .. " " .. tostring(key)
+  -- (another machine's: its line above says the machine)
+  return s.agent .. " " .. tostring(key):gsub("@[%w%._%-]+$", "")
 end
 
 -- by_id returns list sorted by id where the ids say: those of the same
@@ -333,6 +337,27 @@ local function render()
       })
     end
   end
+  -- Another machine's terminals (term-N@site) after this one's, each
+  -- machine's together under a line naming it once.
+  local sites, by_site = {}, {}
+  for _, t in ipairs(all) do
+    local site = state.site_of(t.id)
+    t.site = site
+    if site and not by_site[site] then
+      by_site[site] = {}
+      table.insert(sites, site)
+    end
+  end
+  if #sites > 0 then
+    local here = {}
+    for _, t in ipairs(all) do
+      table.insert(t.site and by_site[t.site] or here, t)
+    end
+    all = here
+    for _, site in ipairs(sites) do
+      vim.list_extend(all, by_site[site])
+    end
+  end
   -- A session column once the terminals are of more than one session.
   local labels = {}
   for _, t in ipairs(all) do
@@ -354,7 +379,7 @@ local function render()
   local rows = { header }
   for _, t in ipairs(all) do
     -- a multi-line command reads as one line (each cell, before the layout)
-    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session, with_ports)))
+    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session, with_ports, t.site)))
   end
   local rendered, ranges = layout(rows, w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns)
   local state_col = with_session and 3 or 2
@@ -363,6 +388,11 @@ local function render()
     table.insert(marks, { #lines - 1, 0, -1, "AgentRunHint" })
   end
   for i, t in ipairs(all) do
+    if t.site and t.site ~= (all[i - 1] or {}).site then
+      local url = require("agentrun.rpc").site_url(t.site)
+      table.insert(lines, string.format("on %s (its ids end with @%s)", url and require("agentrun.rpc").machine(url) or t.site, t.site))
+      table.insert(marks, { #lines - 1, 0, -1, "AgentRunHint" })
+    end
     table.insert(lines, rendered[i + 1])
     ids[#lines] = t.id
     if t.state == "running" then
@@ -510,7 +540,7 @@ function M.open()
   -- ('winfixheight'): the split then gives the rows, down to 3, and gets
   -- them back when the list closes.
   local third = math.floor((vim.o.lines - vim.o.cmdheight) / 3)
-  local want = math.min(12, math.max(3, vim.tbl_count(ids) + 3), math.max(3, third))
+  local want = math.min(12, math.max(3, api.nvim_buf_line_count(buf) + 1), math.max(3, third))
   local short = want - api.nvim_win_get_height(w)
   for _, tw in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, tw, "agentrun_terminal_window")
