@@ -23,7 +23,7 @@ local running_rows = {} -- the lines of running terminals, in order
 local had = false -- the list showed terminals once
 local timer = nil
 local gave = {} -- window -> the height it had before it gave the list rows
-local drawn = nil -- the text the list's buffer holds (nil: to be drawn)
+local drawn = nil -- the lines the list's buffer holds (nil: to be drawn)
 
 -- holder says who holds a terminal, from its AHP claim.
 local function holder(t)
@@ -407,19 +407,49 @@ local function render()
     table.insert(lines, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
   end
   -- The same text has the same highlights (a state's colour goes with
-  -- its words): a refresh that changed nothing leaves the buffer alone.
-  local text = table.concat(lines, "\n")
-  if text ~= drawn or api.nvim_buf_line_count(buf) ~= #lines then
+  -- its words): a refresh rewrites only the rows that changed (mostly an
+  -- age), and leaves the buffer alone when none did.
+  local changed = {}
+  if drawn and #drawn == #lines and api.nvim_buf_line_count(buf) == #lines then
+    for i, l in ipairs(lines) do
+      if drawn[i] ~= l then
+        table.insert(changed, i - 1)
+      end
+    end
+  else
+    changed = nil -- all of it
+  end
+  local hl_of = {}
+  for _, m in ipairs(marks) do
+    hl_of[m[1]] = hl_of[m[1]] or {}
+    table.insert(hl_of[m[1]], m)
+  end
+  local function highlight(l)
+    if l == 0 then
+      compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
+    end
+    for _, m in ipairs(hl_of[l] or {}) do
+      compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
+    end
+  end
+  if not changed or #changed > #lines / 2 then
     vim.bo[buf].modifiable = true
     api.nvim_buf_set_lines(buf, 0, -1, false, lines)
     vim.bo[buf].modifiable = false
     api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-    compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
-    for _, m in ipairs(marks) do
-      compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
+    for l = 0, #lines - 1 do
+      highlight(l)
     end
-    drawn = text
+  elseif #changed > 0 then
+    vim.bo[buf].modifiable = true
+    for _, l in ipairs(changed) do
+      api.nvim_buf_set_lines(buf, l, l + 1, false, { lines[l + 1] })
+      api.nvim_buf_clear_namespace(buf, ns, l, l + 1)
+      highlight(l)
+    end
+    vim.bo[buf].modifiable = false
   end
+  drawn = lines
   if w ~= -1 and cursor_id then
     for line, id in pairs(ids) do
       if id == cursor_id then
