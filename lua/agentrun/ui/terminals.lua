@@ -23,6 +23,7 @@ local running_rows = {} -- the lines of running terminals, in order
 local had = false -- the list showed terminals once
 local timer = nil
 local gave = {} -- window -> the height it had before it gave the list rows
+local drawn = nil -- the lines the list's buffer holds (nil: to be drawn)
 
 -- holder says who holds a terminal, from its AHP claim.
 local function holder(t)
@@ -99,7 +100,7 @@ end
 
 -- fields are one row's columns: id, state, holder, age, the command, then
 -- its last line (free width, last).
-local function fields(t, with_session, with_ports)
+local function fields(t, with_session, with_ports, site)
   local name = t.command or ""
   if t.title and t.title ~= "" and t.title ~= name then
     name = t.title .. " (" .. name .. ")"
@@ -109,7 +110,10 @@ local function fields(t, with_session, with_ports)
     name = name .. " (run " .. lt.runs .. ")" -- R ran it again
   end
   local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
-  local row = { t.id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
+  -- another machine's id without its "@site": the line above its rows
+  -- says the machine (at 80 columns the command keeps its room)
+  local id = site and t.id:sub(1, #t.id - #site - 1) or t.id
+  local row = { id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_ports then
     table.insert(row, 3, require("agentrun.ui.term").ports_text(t))
   end
@@ -134,38 +138,51 @@ local function session_label(t)
   if not s then
     return t.user and "you" or ""
   end
-  return s.agent .. " " .. tostring(key)
+  -- (another machine's: its line above says the machine)
+  return s.agent .. " " .. tostring(key):gsub("@[%w%._%-]+$", "")
 end
 
--- id_before says terminal a comes before b by id: of the same host or
--- machine (the same prefix), by the number of term-N (term-9 before
--- term-10; commands started in parallel may be heard of out of order);
--- other ids keep the order they were heard of. A command R ran again
--- stands where its first run stood.
+-- row_id is the id terminal t is sorted by: a command R ran again stands
+-- where its first run stood.
 local function row_id(t)
   local lt = require("agentrun.state").terminals[t.id]
   return tostring(lt and lt.row_of or t.id)
 end
 
-local function id_before(a, b)
-  local pa, na = row_id(a):match("^(.-)term%-(%d+)")
-  local pb, nb = row_id(b):match("^(.-)term%-(%d+)")
-  return pa ~= nil and pa == pb and tonumber(na) < tonumber(nb)
-end
-
--- by_id returns list sorted by id_before, stable (the order heard of
--- where the ids do not say).
+-- by_id returns list sorted by id where the ids say: those of the same
+-- host or machine (the same prefix before term-N) by their number (term-9
+-- before term-10; commands started in parallel may be heard of out of
+-- order), in the places that prefix's terminals had; other ids keep the
+-- order they were heard of. (Each id is read once: the list sorts
+-- hundreds every second.)
 local function by_id(list)
-  list = vim.list_extend({}, list)
-  for i = 2, #list do
-    local x, j = list[i], i - 1
-    while j >= 1 and id_before(x, list[j]) do
-      list[j + 1] = list[j]
-      j = j - 1
+  local out, groups, order = {}, {}, {}
+  for i, t in ipairs(list) do
+    out[i] = t
+    local p, n = row_id(t):match("^(.-)term%-(%d+)")
+    if p then
+      local g = groups[p]
+      if not g then
+        g = { places = {}, items = {} }
+        groups[p] = g
+        table.insert(order, g)
+      end
+      table.insert(g.places, i)
+      table.insert(g.items, { n = tonumber(n), i = i, t = t })
     end
-    list[j + 1] = x
   end
-  return list
+  for _, g in ipairs(order) do
+    table.sort(g.items, function(a, b)
+      if a.n ~= b.n then
+        return a.n < b.n
+      end
+      return a.i < b.i
+    end)
+    for k, place in ipairs(g.places) do
+      out[place] = g.items[k].t
+    end
+  end
+  return out
 end
 
 -- running_first orders terminals: the running ones first, each group by
@@ -344,6 +361,27 @@ local function render()
       })
     end
   end
+  -- Another machine's terminals (term-N@site) after this one's, each
+  -- machine's together under a line naming it once.
+  local sites, by_site = {}, {}
+  for _, t in ipairs(all) do
+    local site = state.site_of(t.id)
+    t.site = site
+    if site and not by_site[site] then
+      by_site[site] = {}
+      table.insert(sites, site)
+    end
+  end
+  if #sites > 0 then
+    local here = {}
+    for _, t in ipairs(all) do
+      table.insert(t.site and by_site[t.site] or here, t)
+    end
+    all = here
+    for _, site in ipairs(sites) do
+      vim.list_extend(all, by_site[site])
+    end
+  end
   -- A session column once the terminals are of more than one session.
   local labels = {}
   for _, t in ipairs(all) do
@@ -365,7 +403,7 @@ local function render()
   local rows = { header }
   for _, t in ipairs(all) do
     -- a multi-line command reads as one line (each cell, before the layout)
-    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session, with_ports)))
+    table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session, with_ports, t.site)))
   end
   local rendered, ranges = layout(rows, w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns)
   local state_col = with_session and 3 or 2
@@ -374,6 +412,11 @@ local function render()
     table.insert(marks, { #lines - 1, 0, -1, "AgentRunHint" })
   end
   for i, t in ipairs(all) do
+    if t.site and t.site ~= (all[i - 1] or {}).site then
+      local url = require("agentrun.rpc").site_url(t.site)
+      table.insert(lines, string.format("on %s (its ids end with @%s)", url and require("agentrun.rpc").machine(url) or t.site, t.site))
+      table.insert(marks, { #lines - 1, 0, -1, "AgentRunHint" })
+    end
     table.insert(lines, rendered[i + 1])
     ids[#lines] = t.id
     if t.state == "running" then
@@ -387,14 +430,50 @@ local function render()
     -- "yet" only while there never were any
     table.insert(lines, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
   end
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-  compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
-  for _, m in ipairs(marks) do
-    compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
+  -- The same text has the same highlights (a state's colour goes with
+  -- its words): a refresh rewrites only the rows that changed (mostly an
+  -- age), and leaves the buffer alone when none did.
+  local changed = {}
+  if drawn and #drawn == #lines and api.nvim_buf_line_count(buf) == #lines then
+    for i, l in ipairs(lines) do
+      if drawn[i] ~= l then
+        table.insert(changed, i - 1)
+      end
+    end
+  else
+    changed = nil -- all of it
   end
+  local hl_of = {}
+  for _, m in ipairs(marks) do
+    hl_of[m[1]] = hl_of[m[1]] or {}
+    table.insert(hl_of[m[1]], m)
+  end
+  local function highlight(l)
+    if l == 0 then
+      compat.highlight(buf, ns, "AgentRunHeader", 0, 0, -1)
+    end
+    for _, m in ipairs(hl_of[l] or {}) do
+      compat.highlight(buf, ns, m[4], m[1], m[2], m[3])
+    end
+  end
+  if not changed or #changed > #lines / 2 then
+    vim.bo[buf].modifiable = true
+    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+    api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+    for l = 0, #lines - 1 do
+      highlight(l)
+    end
+  elseif #changed > 0 then
+    vim.bo[buf].modifiable = true
+    for _, l in ipairs(changed) do
+      api.nvim_buf_set_lines(buf, l, l + 1, false, { lines[l + 1] })
+      api.nvim_buf_clear_namespace(buf, ns, l, l + 1)
+      highlight(l)
+    end
+    vim.bo[buf].modifiable = false
+  end
+  drawn = lines
   if w ~= -1 and cursor_id then
     for line, id in pairs(ids) do
       if id == cursor_id then
@@ -479,6 +558,7 @@ end
 
 local function create()
   buf = api.nvim_create_buf(false, true)
+  drawn = nil
   pcall(api.nvim_buf_set_name, buf, "agentrun://terminals")
   vim.bo[buf].filetype = "agentrun_terminals"
   vim.bo[buf].bufhidden = "hide"
@@ -514,7 +594,7 @@ function M.open()
   -- ('winfixheight'): the split then gives the rows, down to 3, and gets
   -- them back when the list closes.
   local third = math.floor((vim.o.lines - vim.o.cmdheight) / 3)
-  local want = math.min(12, math.max(3, vim.tbl_count(ids) + 3), math.max(3, third))
+  local want = math.min(12, math.max(3, api.nvim_buf_line_count(buf) + 1), math.max(3, third))
   local short = want - api.nvim_win_get_height(w)
   for _, tw in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, tw, "agentrun_terminal_window")
