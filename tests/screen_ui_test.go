@@ -504,20 +504,3 @@ func TestScreenKillCompletesRunningOnly(t *testing.T) {
 		t.Errorf(":AgentKill completes %q, want term-2", got)
 	}
 }
-
-// TestScreenSplitStatusLineSaysHowItStands: a split's status line says
-// whether its command runs or how it ended, and whose it is; at 80
-// columns the name stays whole (it was cut from the left).
-func TestScreenSplitStatusLineSaysHowItStands(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentShell sleep 300", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · running, yours")
-	s.keys(`C-\`, "C-n", "X")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · signal SIGTERM, yours")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
-	s.prompt("sleep 300 # a long line that the status line of a split at 80 columns would cut")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
-	s.keys("Escape", ":AgentTerminals", "Enter", "/term-2", "Enter", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · running, the agent's")
-}

@@ -38,10 +38,6 @@ local function changed(t)
   if chat then
     chat:terminal_changed(t.id)
   end
-  -- its split's status line: running or how it ended, and whose it is
-  for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
-    window.set_statusline(w)
-  end
   listed_changed()
 end
 
@@ -312,9 +308,6 @@ function M.open(id, opts)
   require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
   name_buffer(t)
-  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
-    window.set_statusline(w) -- (placed before it was t's)
-  end
   api.nvim_buf_set_var(buf, "agentrun_terminal", id)
   for _, fn in ipairs(M.on_buffer) do
     fn(t)

@@ -555,10 +555,10 @@ function M.watch()
 end
 
 
--- set_statusline gives window w, when it shows a terminal, a status line
--- that says how it stands: the default's fields (the name, the flags, the
--- ruler) with "· waiting for input", ":8000", then "· running, yours"
--- ("· exit 1, the agent's") after the name; else the default. A plain string, set when
+-- set_statusline gives window w, when it shows a terminal that waits for
+-- input or listens on ports, a status line that says so: the default's
+-- fields (the name, the flags, the ruler) with "· waiting for input" and
+-- ":8000" after the name; else the default. A plain string, set when
 -- that changes: an expression would run Lua at every redraw of a
 -- flooding split (and a <C-c> typed then was lost under load).
 function M.set_statusline(w)
@@ -575,13 +575,9 @@ function M.set_statusline(w)
       for _, p in ipairs(t.ports or {}) do
         extra = extra .. " :" .. tostring(p)
       end
-      -- running or how it ended, and who holds it
-      local how = t.state == "running" and "running" or state.how_ended(t) or t.state
-      local holder = t.display_only and "the agent runs it" or t.user and "yours" or t.session and "the agent's" or nil
-      extra = extra .. " · " .. tostring(how) .. (holder and (", " .. holder) or "")
     end
   end
-  local sl = extra == "" and "" or ("%f%<" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P")
+  local sl = extra == "" and "" or ("%<%f" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P")
   if vim.wo[w].statusline ~= sl then
     vim.wo[w].statusline = sl
   end
