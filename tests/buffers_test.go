@@ -205,14 +205,20 @@ func TestFailureFormats(t *testing.T) {
 	tests := []struct{ command, output, want string }{
 		{"go vet ./bad/", "# example.com/v/bad\nvet: bad/bad.go:4:9: cannot use \"x\" as int value", `bad/bad.go|4 col 9| cannot use "x" as int value`},
 		{"go test ./calc/", "--- FAIL: TestMul (0.00s)\n    calc_test.go:7: Mul(2, 3) = 5, want 6", "calc_test.go|7| Mul(2, 3) = 5, want 6"},
-		{"python3 -m unittest test_py", "Traceback (most recent call last):\n  File \"test_py.py\", line 6, in test_one\n    self.assertEqual(1, 2)\nAssertionError: 1 != 2", "test_py.py|6| AssertionError: 1 != 2"},
+		{"python3 -m unittest test_py", "Traceback (most recent call last):\n  File \"test_py.py\", line 6, in test_one\n    self.assertEqual(1, 2)\nAssertionError: 1 != 2", "test_py.py|6| AssertionError: 1 != 2 (in test_one)"},
 		{"pytest -q", "test_x.py:12: AssertionError", "test_x.py|12| AssertionError"},
 	}
 	for _, tc := range tests {
 		var got []string
 		e.lua(`local cmd, out = ...
-			local efm = require("agentrun.ui.quickfix").errorformat(cmd)
+			local q = require("agentrun.ui.quickfix")
+			local efm = q.errorformat(cmd)
 			local res = {}
+			if q.program(cmd) == "python" then -- Python's tracebacks, frame by frame
+				for _, it in ipairs(q.tracebacks(vim.split(out, "\n"))) do
+					table.insert(res, string.format("%s|%d| %s", it.name, it.lnum, it.text))
+				end
+			end
 			for _, it in ipairs(vim.fn.getqflist({ lines = vim.split(out, "\n"), efm = efm }).items) do
 				if it.valid == 1 then
 					local text = vim.trim((it.text or ""):gsub("%s*\n%s*", " "))

@@ -316,7 +316,8 @@ func TestBackendKilled(t *testing.T) {
 		e.lua(`local s = require("agentrun.state").session(); return s.agent == "other" and s.id ~= nil`, &ready)
 		return ready, e.chat()
 	})
-	stubborn := "trap '' HUP; sleep 3153"
+	// (a command after the sleep: bash would exec a last one in its place)
+	stubborn := "trap '' HUP; sleep 3153; true"
 	e.cmd("AgentPrompt " + stubborn)
 	e.waitTerminal(stubborn, 10*time.Second)
 	var normal, stubborns []proc
