@@ -14,12 +14,12 @@
 #
 # Usage: integration.sh VERSION...   (as scripts/nvim-versions.sh takes)
 # Environment: AGENTRUN_TEST_JOBS (default 2), AGENTRUN_TEST_SHARDS
-# (default 2 per version).
+# (default 3 per version).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 jobs=${AGENTRUN_TEST_JOBS:-2}
-shards=${AGENTRUN_TEST_SHARDS:-2}
+shards=${AGENTRUN_TEST_SHARDS:-3}
 
 bins=()
 for v in "$@"; do
@@ -64,7 +64,7 @@ part() {
 	done
 	local t0=$SECONDS
 	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once AGENTRUN_TEST_OFFLINE=${netns:+1} \
-		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=8m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
+		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=15m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
 	local st=$?
 	echo $((SECONDS - t0)) > "$work/secs.$i.$s"
 	return $st
