@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The platforms a release ships a binary for (and make cross checks).
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64 darwin/amd64
 
-.PHONY: all deps build cross check test test-go test-lua demo bench soak fuzz flake release clean
+.PHONY: all deps build cross check test test-go test-lua test-agents demo bench soak fuzz flake release clean
 
 all: build
 
@@ -75,6 +75,13 @@ test: cross deps build
 	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
 	@$(MAKE) --no-print-directory test-lua
 	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
+
+# test-agents runs the real agent packages' tests (TestReal*: Claude
+# Code, Codex, Gemini CLI, opencode, Qwen Code, Copilot, each offline
+# against a fake model API; a few minutes) on the first of NVIM_VERSIONS:
+# make test leaves them out to stay within its 10 minutes; CI runs both.
+test-agents: deps build
+	@AGENTRUN_TEST_REAL=only GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 
 # demo opens Neovim with the plugin and the built-in demo agent.
 demo: build

@@ -12,9 +12,19 @@
 # tests whose subject does not change with the local Neovim (over SSH,
 # the real agent packages: tests/main_test.go onceAcrossNeovims).
 #
+# The real agent packages' tests (TestReal*: Claude Code, Codex, Gemini
+# CLI, opencode, Qwen Code, Copilot, each offline against a fake model
+# API) are long: make test leaves them to make test-agents, which runs
+# only them (AGENTRUN_TEST_REAL=only), on the first version given; CI
+# runs both.
+#
 # Usage: integration.sh VERSION...   (as scripts/nvim-versions.sh takes)
 # Environment: AGENTRUN_TEST_JOBS (default 2), AGENTRUN_TEST_SHARDS
-# (default 3 per version).
+# (default 3 per version), AGENTRUN_TEST_REAL (only: the real agents'
+# tests alone, on the first version; else they are left out),
+# AGENTRUN_TEST_LOGDIR (a folder: each part runs
+# verbose and keeps its log there, to see what each test took:
+# scripts/test-durations.sh reads them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,10 +50,19 @@ else
 	echo "== integration tests run with the machine's network (unshare -n is not allowed here)"
 fi
 
+real=${AGENTRUN_TEST_REAL:-}
+if [ "$real" = only ]; then
+	bins=("${bins[0]}")
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "${GO:-go}" test -race -c -o "$work/tests.test" ./tests/ || exit 1
-mapfile -t names < <(cd tests && "$work/tests.test" -test.list "^(Test|Fuzz|Example)" | grep -E "^(Test|Fuzz|Example)" | sort)
+# the agentrun the tests run, built once for every part (TestMain builds
+# its own when run alone)
+"${GO:-go}" build -ldflags "-X main.version=$(cat VERSION)" -o "$work/agentrun" . || exit 1
+mapfile -t names < <(cd tests && "$work/tests.test" -test.list "^(Test|Fuzz|Example)" | grep -E "^(Test|Fuzz|Example)" | sort |
+	if [ "$real" = only ]; then grep '^TestReal'; else grep -v '^TestReal'; fi)
 [ ${#names[@]} -gt 0 ] || { echo "integration.sh: no tests listed" >&2; exit 1; }
 
 # part VERSION_INDEX SHARD: one shard of one version's run, into its log
@@ -56,16 +75,19 @@ part() {
 		# (their socket directories, their lingering backends): one part
 		# runs them all, one after another
 		TestRemote* | TestSSH*) [ "$s" -eq 0 ] && re+="${re:+|}${names[$k]}" ;;
-		# the real agents run on the first version only (onceAcrossNeovims):
-		# in the other parts than the SSH tests', which weigh the most
-		TestReal*) [ "$s" -eq $((shards - 1)) ] && re+="${re:+|}${names[$k]}" ;;
 		*) [ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}" ;;
 		esac
 	done
-	local t0=$SECONDS
-	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_ONCE_ACROSS_NEOVIMS=$once AGENTRUN_TEST_OFFLINE=${netns:+1} \
-		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=15m -test.run "^($re)\$") > "$work/log.$i.$s" 2>&1
+	local t0=$SECONDS v=()
+	[ -n "${AGENTRUN_TEST_LOGDIR:-}" ] && v=(-test.v)
+	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_TEST_BINARY=$work/agentrun AGENTRUN_ONCE_ACROSS_NEOVIMS=$once AGENTRUN_TEST_OFFLINE=${netns:+1} \
+		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=15m -test.run "^($re)\$" "${v[@]}") > "$work/log.$i.$s" 2>&1
 	local st=$?
+	if [ -n "${AGENTRUN_TEST_LOGDIR:-}" ]; then
+		mkdir -p "$AGENTRUN_TEST_LOGDIR" && cp "$work/log.$i.$s" "$AGENTRUN_TEST_LOGDIR/$("$bin" --version | head -n1 | tr -d ' ').$((s + 1)).log"
+		grep -v -E '^(=== (RUN|PAUSE|CONT)|--- PASS|    --- PASS)' "$work/log.$i.$s" > "$work/log.$i.$s.short"
+		mv "$work/log.$i.$s.short" "$work/log.$i.$s"
+	fi
 	echo $((SECONDS - t0)) > "$work/secs.$i.$s"
 	return $st
 }

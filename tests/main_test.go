@@ -76,12 +76,15 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	binary = filepath.Join(dir, "agentrun")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version="+strings.TrimSpace(string(version)), "-o", binary, ".")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "tests: building agentrun: %v\n%s", err, out)
-		return 1
+	// scripts/integration.sh builds it once for all its parts
+	if binary = os.Getenv("AGENTRUN_TEST_BINARY"); binary == "" {
+		binary = filepath.Join(dir, "agentrun")
+		build := exec.Command("go", "build", "-ldflags", "-X main.version="+strings.TrimSpace(string(version)), "-o", binary, ".")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "tests: building agentrun: %v\n%s", err, out)
+			return 1
+		}
 	}
 	return m.Run()
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,6 +21,9 @@ type screen struct {
 	sock string // the tmux server's socket, private to the test
 	dir  string
 	rt   string // its $XDG_RUNTIME_DIR: screens started in the same one see each other's terminals
+
+	ctlOnce sync.Once
+	ctl     *tmuxCtl // reads the screen (tmuxctl_test.go); nil: a tmux process each
 }
 
 // startScreen starts Neovim with the plugin in a cols×rows tmux window,
@@ -169,6 +173,17 @@ func (s *screen) typeText(text string) {
 
 // capture returns what the terminal shows now, one line per row.
 func (s *screen) capture() string {
+	s.ctlOnce.Do(func() {
+		if c, err := startTmuxCtl(s.sock); err == nil {
+			s.ctl = c
+			s.t.Cleanup(c.close)
+		}
+	})
+	if s.ctl != nil {
+		if out, err := s.ctl.capture(); err == nil {
+			return strings.TrimRight(out, "\n")
+		}
+	}
 	out, err := exec.Command("tmux", "-S", s.sock, "capture-pane", "-p", "-t", "0").CombinedOutput()
 	if err != nil {
 		return fmt.Sprintf("(capture-pane failed: %v: %s)", err, out)
