@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # integration.sh runs the Neovim integration tests (./tests) on each
 # Neovim version given. The test binary is built once; each version's
-# tests are cut into SHARDS parts (every SHARDS-th test by name; the
-# tests over SSH all in the first part, as they share the test users'
-# homes, and the real agents' in the last, to weigh the parts alike), and JOBS
+# tests are cut into SHARDS parts (every SHARDS-th test by name), and JOBS
 # parts run at a time, each a process of its own with its own log,
 # printed whole when it ends. The suites mostly wait on Neovim, the ptys
 # and the agents, not on the CPU: several share the 2 cores well, and
@@ -70,13 +68,9 @@ part() {
 	local i=$1 s=$2 bin=${bins[$1]} once="" re="" k
 	[ "$i" -gt 0 ] && once=1
 	for k in "${!names[@]}"; do
-		case ${names[$k]} in
-		# the tests over SSH share the test users' homes on the "remote"
-		# (their socket directories, their lingering backends): one part
-		# runs them all, one after another
-		TestRemote* | TestSSH*) [ "$s" -eq 0 ] && re+="${re:+|}${names[$k]}" ;;
-		*) [ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}" ;;
-		esac
+		# (the tests over SSH too: each has its own sshd, and its own HOME
+		# and runtime directory under the test users' accounts)
+		[ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}"
 	done
 	local t0=$SECONDS v=()
 	[ -n "${AGENTRUN_TEST_LOGDIR:-}" ] && v=(-test.v)
