@@ -7,15 +7,15 @@ import (
 	"time"
 )
 
-// TestTerminalListOf500 makes 500 finished terminals (each `true`, its
-// split closed) and opens :AgentTerminals: all 500 rows show, ordered
+// TestTerminalListOf200 makes 200 finished terminals (each `true`, its
+// split closed) and opens :AgentTerminals: all 200 rows show, ordered
 // by id, and after refreshes (which rewrite only the rows that changed,
 // mostly an age) each row's state still has its one colour. It logs the
 // times to open and refresh it (issue 48; bench -only memory prints them
-// too).
-func TestTerminalListOf500(t *testing.T) {
+// too, with 500).
+func TestTerminalListOf200(t *testing.T) {
 	e := startEditor(t, "")
-	const n = 500
+	const n = 200
 	e.lua(`for i = 1, ... do require("agentrun").shell("true") vim.cmd("close") end`, nil, n)
 	e.waitFor(fmt.Sprintf("%d terminals ended", n), 120*time.Second, func() (bool, string) {
 		var ended int
