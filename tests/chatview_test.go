@@ -81,6 +81,7 @@ func TestChatShownAgainEndsOnItsNewestLine(t *testing.T) {
 		{":q in the prompt", []string{"Escape", ":q", "Enter"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own Neovim, screen and runtime directory
 			s := startScreen(t, 120, 35, winsLua)
 			s.keys(":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")
@@ -114,6 +115,7 @@ func TestChatFollowsItsEndThroughAResize(t *testing.T) {
 		{"chat left and terminal float", `require("agentrun").setup({ chat = { position = "left" }, terminal = { position = "float" } })`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own Neovim, screen and runtime directory
 			s := startScreen(t, 120, 35, winsLua+"\n"+c.setup)
 			s.keys(":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")
@@ -152,6 +154,7 @@ func TestChatSurvivesBufferDelete(t *testing.T) {
 		{"bw in the prompt", []string{"Escape", ":bw!", "Enter"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own Neovim, screen and runtime directory
 			s := startScreen(t, 120, 35, "")
 			s.keys(":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")
@@ -197,6 +200,7 @@ func TestScreenChatSurvivesEdit(t *testing.T) {
 		{"e! in the prompt", []string{"Escape", ":e!", "Enter"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own Neovim, screen and runtime directory
 			s := startScreen(t, 120, 35, "")
 			s.keys(":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")

@@ -434,11 +434,11 @@ func TestRealClaudeCodeAsksThroughElicitation(t *testing.T) {
 	}
 }
 
-// TestScreenRealClaudeToolCallReads: on the screen, a command the real
+// TestRealClaudeCodeToolCallReadsOnScreen: on the screen, a command the real
 // Claude Code 0.101 runs through our tool reads as what it is: the
 // command line, in progress while it runs (its split live below), then
 // completed — never the tool's own name.
-func TestScreenRealClaudeToolCallReads(t *testing.T) {
+func TestRealClaudeCodeToolCallReadsOnScreen(t *testing.T) {
 	onceAcrossNeovims(t)
 	line := `for i in 1 2 3 4 5 6; do echo "screen tick $i"; sleep 1; done`
 	fake := startFakeAnthropic(t, line)

@@ -119,6 +119,7 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own Neovim, screen and runtime directory
 			s := startScreenIn(t, runtimeDir(t), 100, 30, `vim.fn.writefile({ tostring(vim.fn.getpid()) }, "nvim.pid")`)
 			pid := s.nvimPid()
 			s.keys(":e notes.txt", "Enter", "inotes", "Escape", ":AgentRun", "Enter")
