@@ -125,6 +125,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzUpdateFilter -fuzztime $(FUZZTIME) ./acp/
 	$(GO) test -run '^$$' -fuzz FuzzFilter -fuzztime $(FUZZTIME) ./internal/vtsafe/
 	AGENTRUN_SHELLDIFF_N=3000 $(GO) test -count=1 -timeout 30m -run '^TestShellDiff$$' ./internal/cmdrule/
+	AGENTRUN_RULES_LINES=3000 $(GO) test -count=1 -timeout 30m -run '^TestRulesHoldAgainstWhatBashRuns$$' ./internal/cmdrule/
 	AGENTRUN_VTERM_SRC=$$(bash scripts/vterm-src.sh) AGENTRUN_VTERM_FUZZ_TIME=$(FUZZTIME) $(GO) test -count=1 -v -run '^TestLibvtermFuzz$$' ./internal/vtsafe/ | grep -v '^=== RUN'
 	AGENTRUN_VTERM_SRC=$$(bash scripts/vterm-src.sh) $(GO) test -run '^$$' -fuzz FuzzLibvterm -fuzztime $(FUZZTIME) ./internal/vtsafe/
 	@for v in $(NVIM_VERSIONS); do \
