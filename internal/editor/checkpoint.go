@@ -29,6 +29,10 @@ import (
 // the state folder (<base>/<folder>.git, the copies), kept within a
 // size budget: stores not used for keptStoreAge are removed, then the
 // least recently used ones while the stores are over the budget.
+//
+// Why this file is long: every operation Lua asks of a checkpoint (make,
+// compare, read, put back) is here, so that one place holds the git
+// plumbing for both this machine and another.
 
 // checkpointArgs is what "checkpoint" is asked: Op names the operation;
 // the others are its operands (see checkpoint).
