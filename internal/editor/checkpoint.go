@@ -236,6 +236,10 @@ func takeCheckpoint(ctx context.Context, a checkpointArgs) (map[string]any, erro
 	if base == "" {
 		base = checkpointBase()
 	}
+	if a.Dir == "" {
+		// a session on another machine with no folder named: its home
+		a.Dir, _ = os.UserHomeDir()
+	}
 	if base == "" || a.Dir == "" {
 		return map[string]any{"why": "no folder to keep checkpoints in"}, nil
 	}

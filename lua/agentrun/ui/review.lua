@@ -135,21 +135,25 @@ end
 
 -- box_buffer brings the buffer of path (relative to the top) of a
 -- session on another machine up to date with the file there (made when
--- make; else only one that is there): the buffer, or nil.
+-- make; else only one that is there, wiped when the file is gone): the
+-- buffer, or nil.
 local function box_buffer(v, path, make)
   local rpc = require("agentrun.rpc")
   local url = rpc.machine(rpc.site_url(require("agentrun.state").site_of(v.key)) or "")
   local full = v.top .. "/" .. path
-  if not make then
-    local there = false
-    for _, b in ipairs(api.nvim_list_bufs()) do
-      there = there or api.nvim_buf_get_name(b) == url .. full
-    end
-    if not there then
-      return nil
-    end
+  local there
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    there = there or (api.nvim_buf_get_name(b) == url .. full and b or nil)
   end
-  local text = checkpoint.now(v.key, v.place, path) or ""
+  if not make and not there then
+    return nil
+  end
+  local text = checkpoint.now(v.key, v.place, path)
+  if not text and there and not make then
+    vim.cmd("silent! bwipeout " .. there) -- the file is gone there (as checkpoint.reload does here)
+    return nil
+  end
+  text = text or ""
   return require("agentrun.ui.boxfile").buffer(url, full, vim.split((text:gsub("\n$", "")), "\n", { plain = true }))
 end
 
