@@ -369,3 +369,18 @@ func TestScreenReviewPlainFolder(t *testing.T) {
 		t.Errorf("the folder holds %d entries, want its 2 files only (no copies in it)", len(entries))
 	}
 }
+
+// TestScreenReviewHomeFolderSaysWhy: a session in the home folder
+// (outside git) has no copies taken; :AgentReview and :AgentRewind say
+// so and why.
+func TestScreenReviewHomeFolderSaysWhy(t *testing.T) {
+	s := startScreen(t, 280, 30, "") // (wide: each sentence on one row, the path is long)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`echo x > a.txt`)
+	s.waitShows(10*time.Second, "exited with code 0")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed files agentrun could see (last turn: "+s.dir+" is the home folder, outside git: start the session in a project's folder to keep its turns)")
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any) (last turn: "+s.dir+" is the home")
+}

@@ -272,7 +272,7 @@ func takeCheckpoint(ctx context.Context, a checkpointArgs) (map[string]any, erro
 		return why(a.Dir, err), nil
 	}
 	if home, _ := os.UserHomeDir(); dir == "/" || dir == filepath.Clean(home) {
-		return map[string]any{"why": dir + " is not in a git work tree and is the home or root folder; agentrun keeps copies of a project's folder only: start the session in it"}, nil
+		return map[string]any{"why": dir + " is the home folder, outside git: start the session in a project's folder to keep its turns"}, nil
 	}
 	p = place{top: dir, store: filepath.Join(base, storeName(dir)+".git")}
 	fresh := sweepStores(base, p.store, budget)

@@ -73,7 +73,7 @@ func TestCheckpointPlainFolder(t *testing.T) {
 		t.Errorf("over the budget: %v, want why it was not copied", got)
 	}
 	got, _ = takeCheckpoint(ctx, checkpointArgs{Dir: home, Base: base})
-	if w, _ := got["why"].(string); !strings.Contains(w, "home or root folder") {
+	if w, _ := got["why"].(string); !strings.Contains(w, "is the home folder, outside git") {
 		t.Errorf("the home folder: %v, want why it was not copied", got)
 	}
 	first, _ := takeCheckpoint(ctx, checkpointArgs{Dir: dir, Base: base})

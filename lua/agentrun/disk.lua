@@ -132,6 +132,9 @@ local read = checkpoint.read
 local turns, done = {}, {}
 local keep_turns = 20
 
+-- why_not[key] says why session key's last turn has no checkpoint
+local why_not = {}
+
 -- the largest file whose text a turn without a checkpoint keeps
 local keep_bytes = 1024 * 1024
 
@@ -146,6 +149,7 @@ function M.turn_start(s)
   end
   local t = { bufs = {}, key = s.key, remote = state.site_of(s.key) ~= nil }
   t.place, t.why = checkpoint.snapshot(s.key, s.cwd or vim.fn.getcwd())
+  why_not[s.key] = not t.place and (t.why or "no checkpoint could be taken") or nil
   if t.place then
     t.top, t.tree = t.place.top, t.place.tree
     if t.place.fresh and done[s.key] then
@@ -235,6 +239,13 @@ function M.turns_of(key)
   return done[key] or {}
 end
 
+-- without says, when session key's last turn has no checkpoint, why
+-- (a sentence to add to "nothing to review"), else "".
+function M.without(key)
+  local why = why_not[key]
+  return why and " (last turn: " .. why .. ")" or ""
+end
+
 -- buffer_of returns the loaded buffer that edits path, or nil.
 function M.buffer_of(path)
   for _, f in ipairs(file_buffers()) do
@@ -254,7 +265,7 @@ function M.rewind(s, ask)
   local list = s and done[s.key]
   local t = list and list[#list]
   if not t then
-    return nil, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any)"
+    return nil, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any)" .. M.without(s and s.key)
   end
   local said, restored, kept, again = {}, {}, {}, false
   for _, c in ipairs(t.files) do

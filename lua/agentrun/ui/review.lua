@@ -241,7 +241,7 @@ end
 function M.open(s, what)
   local last, tree, paths = scope(s, what)
   if not last then
-    util.notify("nothing to review: no turn of this session changed files agentrun could see")
+    util.notify("nothing to review: no turn of this session changed files agentrun could see" .. disk.without(s.key))
     return
   end
   local name = "agentrun://review/" .. s.key
