@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// TestScreenRealClaudeReviewPartlyRejected: the real Claude Code 2.1
+// TestRealClaudeCodeReviewPartlyRejectedOnScreen: the real Claude Code 2.1
 // (0.101), offline, in one turn reads a file, edits two far-apart lines
 // of it with its Edit tool, makes a new file with Write, and runs a
 // command (sed -i) that changes a third line. :AgentReview lists the
 // three hunks and the new file; one hunk is accepted, one rejected, the
 // new file rejected, the rest accepted: the file on disk and its buffer
 // hold what was kept, and the new file is gone.
-func TestScreenRealClaudeReviewPartlyRejected(t *testing.T) {
+func TestRealClaudeCodeReviewPartlyRejectedOnScreen(t *testing.T) {
 	onceAcrossNeovims(t)
 	var lines string
 	for i := 1; i <= 40; i++ {
