@@ -20,11 +20,23 @@ import (
 type fakeAnthropic struct {
 	URL     string
 	command string
+	// steps, when set, is the whole of a turn instead: tool calls made one
+	// after the other, each once the one before has its result, then
+	// "Done."
+	steps []fakeStep
 
 	mu       sync.Mutex
 	requests []string // "POST /v1/messages tools=[...]" for the failure log
 	results  []string // tool_result texts it was sent
 	ids      int
+}
+
+// fakeStep is one tool call of a scripted turn: tool is Claude Code's
+// tool (Read, Edit, Write: its ACP agent's own "mcp__acp__" one when that
+// is offered) or "run" (agentrun's run_command, else Bash), with input.
+type fakeStep struct {
+	tool  string
+	input map[string]any
 }
 
 // nextID is a fresh tool_use id.
@@ -90,6 +102,10 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not here"}}`, http.StatusNotFound)
+		return
+	}
+	if len(f.steps) > 0 {
+		f.step(w, req, tools)
 		return
 	}
 	// The command asked for: the fake's own, or LINE of the newest
@@ -179,6 +195,52 @@ func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		f.respond(w, req.Stream, "end_turn", map[string]any{"type": "text", "text": ""}, "OK")
 	}
+}
+
+// step answers a request of a scripted turn: the next step's tool call,
+// or "Done." once every step has its result.
+func (f *fakeAnthropic) step(w http.ResponseWriter, req messagesRequest, tools []string) {
+	done := map[string]bool{}
+	for _, m := range req.Messages {
+		var blocks []struct {
+			Type      string          `json:"type"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(m.Content, &blocks)
+		for _, b := range blocks {
+			if b.Type == "tool_result" && strings.HasPrefix(b.ToolUseID, "toolu_step_") && !done[b.ToolUseID] {
+				done[b.ToolUseID] = true
+				f.mu.Lock()
+				f.results = append(f.results, textOf(b.Content))
+				f.mu.Unlock()
+			}
+		}
+	}
+	if len(req.Messages) == 0 || len(tools) < 2 || len(done) >= len(f.steps) {
+		f.respond(w, req.Stream, "end_turn", map[string]any{"type": "text", "text": ""}, "Done.")
+		return
+	}
+	st := f.steps[len(done)]
+	has := func(name string) bool {
+		for _, t := range tools {
+			if t == name {
+				return true
+			}
+		}
+		return false
+	}
+	name := st.tool
+	switch {
+	case st.tool == "run" && has("mcp__agentrun__run_command"):
+		name = "mcp__agentrun__run_command"
+	case st.tool == "run":
+		name = "Bash"
+	case has("mcp__acp__" + st.tool):
+		name = "mcp__acp__" + st.tool
+	}
+	input, _ := json.Marshal(st.input)
+	f.respond(w, req.Stream, "tool_use", map[string]any{"type": "tool_use", "id": f.nextID("toolu_step_"), "name": name, "input": map[string]any{}}, string(input))
 }
 
 // respond answers with one content block: text (delta is the text) or a

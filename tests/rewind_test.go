@@ -292,3 +292,95 @@ func TestScreenRewindTurnByTurn(t *testing.T) {
 	s.keys(":AgentRewind", "Enter")
 	s.waitShows(5*time.Second, "no turn of this session changed files")
 }
+
+// TestScreenReviewPlainFolder: a session in a folder outside any git
+// work tree. A turn's command (sed -i) changes two far-apart lines of a
+// file and makes a new one; :AgentReview accepts the first hunk, rejects
+// the second and the new file (the file on disk and its buffer keep the
+// first change only). A second turn changes the file again and the user
+// then edits another of its files: :AgentRewind puts the turn's file
+// back and keeps the user's. The copies are under the state folder, none
+// in the folder.
+func TestScreenReviewPlainFolder(t *testing.T) {
+	s := startScreen(t, 150, 40, "")
+	dir := filepath.Join(s.dir, "proj")
+	var lines string
+	for i := 1; i <= 20; i++ {
+		lines += "line" + string(rune('a'+i)) + "\n"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"f.txt": lines, "u.txt": "u\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.keys(":cd proj", "Enter", ":e f.txt", "Enter")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`sed -i -e 's/^linec$/LINEC/' -e 's/^liner$/LINER/' f.txt; echo new > n.txt`)
+	s.waitShows(10*time.Second, "files changed this turn (2;", "LINEC")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "f.txt  (2 hunks)", "n.txt  (new file)", "+LINEC", "+LINER", "+new")
+	s.keys("/^-linec", "Enter", "a")
+	s.waitFor("the first hunk accepted", 5*time.Second, func(screen string) bool {
+		return strings.Contains(screen, "f.txt  (1 hunk)") && !strings.Contains(screen, "+LINEC")
+	})
+	s.keys("/^-liner", "Enter", "r")
+	s.waitFor("the second hunk rejected", 5*time.Second, func(screen string) bool {
+		return !strings.Contains(screen, "f.txt  (") && strings.Contains(screen, "n.txt  (new file)")
+	})
+	s.keys("/^n.txt", "Enter", "R")
+	s.waitShows(5*time.Second, "review: nothing left to review")
+	if got, _ := fileText(t, filepath.Join(dir, "f.txt")); !strings.Contains(got, "LINEC\n") || !strings.Contains(got, "liner\n") || strings.Contains(got, "LINER") {
+		t.Errorf("f.txt = %q, want LINEC kept and liner back", got)
+	}
+	if _, ok := fileText(t, filepath.Join(dir, "n.txt")); ok {
+		t.Errorf("n.txt, whose creation was rejected, is still there")
+	}
+	// f.txt's buffer shows what was kept
+	s.keys(":wincmd t", "Enter", "/liner", "Enter")
+	s.waitShows(5*time.Second, "LINEC", "liner")
+	// a second turn; the user then changes u.txt, which it changed too
+	s.keys(":wincmd l", "Enter", "i")
+	s.prompt(`sed -i 's/^lined$/LINED/' f.txt; echo agent > u.txt`)
+	s.waitFor("the second turn's list", 10*time.Second, func(screen string) bool {
+		return strings.Count(screen, "files changed this turn (2;") == 2
+	})
+	if err := os.WriteFile(filepath.Join(dir, "u.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys("Escape", ":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "You changed u.txt since the turn", "[K]eep mine")
+	s.keys("k")
+	s.waitShows(5*time.Second, "rewind: put back as before the turn: f.txt", "rewind: kept: u.txt (your version")
+	if got, _ := fileText(t, filepath.Join(dir, "f.txt")); !strings.Contains(got, "lined\n") || !strings.Contains(got, "LINEC\n") {
+		t.Errorf("f.txt = %q after the rewind, want it as before the second turn", got)
+	}
+	if got, _ := fileText(t, filepath.Join(dir, "u.txt")); got != "mine\n" {
+		t.Errorf("u.txt = %q, want the user's version kept", got)
+	}
+	stores, _ := filepath.Glob(filepath.Join(s.dir, "state", "nvim", "agentrun", "checkpoint", "*proj.git"))
+	if len(stores) != 1 {
+		t.Errorf("the folder's copies: %v, want one git directory under the state folder", stores)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the folder holds %d entries, want its 2 files only (no copies in it)", len(entries))
+	}
+}
+
+// TestScreenReviewHomeFolderSaysWhy: a session in the home folder
+// (outside git) has no copies taken; :AgentReview and :AgentRewind say
+// so and why.
+func TestScreenReviewHomeFolderSaysWhy(t *testing.T) {
+	s := startScreen(t, 280, 30, "") // (wide: each sentence on one row, the path is long)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt(`echo x > a.txt`)
+	s.waitShows(10*time.Second, "exited with code 0")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed files agentrun could see (last turn: "+s.dir+" is the home folder, outside git: start the session in a project's folder to keep its turns)")
+	s.keys(":AgentRewind", "Enter")
+	s.waitShows(5*time.Second, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any) (last turn: "+s.dir+" is the home")
+}

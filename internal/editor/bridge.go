@@ -153,6 +153,7 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"answer_question":  b.questions.answer,
 		"check_command":    checkCommand,
 		"read_files":       readFiles,
+		"checkpoint":       checkpoint,
 		"keep_note":        b.handleKeepNote,
 		"describe_rules":   describeRules,
 		"log":              b.handleLog,

@@ -1,30 +1,21 @@
--- A checkpoint (in a git work tree) is a tree object of the whole work
--- tree as it is, tracked files and untracked ones git does not ignore:
--- `git add -A` into agentrun's own index file (GIT_INDEX_FILE under
--- stdpath("state")/agentrun/checkpoint/, one per work tree, seeded from a
--- copy of the repository's index so only changed files are read again),
--- then `git write-tree`. The user's index, stash, branches and refs are
--- never touched; the blobs and trees go into the repository's object
--- store, referenced by nothing, so `git gc` prunes them after its
--- gc.pruneExpire (two weeks by default). An untracked file larger than
--- checkpoint_bytes is left out (its changes are not seen).
+-- A checkpoint is a git tree object of a session's folder as it is
+-- (before and after each turn). The backend of the machine the session
+-- runs on makes and reads them ("checkpoint", internal/editor/
+-- checkpoint.go, routed by the session's id): in a git work tree
+-- through agentrun's own index file (the user's index, stash and refs
+-- untouched; the blobs in the repository's object store, referenced by
+-- nothing), outside git in a git directory of the folder's own under
+-- the state folder, within checkpoint.copies_bytes. So a session on
+-- another machine is checkpointed, reviewed and put back there, over
+-- the same link. A place is what snapshot answered: { top, store,
+-- index, tree }; every other call takes one.
 local compat = require("agentrun.compat")
+local rpc = require("agentrun.rpc")
+local state = require("agentrun.state")
 
 local M = {}
 
--- git runs git in dir and returns its output lines, or nil. (No input:
--- one given is written to git's stdin, which fails once git has exited.)
--- disk.lua uses it too.
-function M.git(dir, args)
-  local out = vim.fn.systemlist(vim.list_extend({ "git", "-C", dir }, args))
-  if vim.v.shell_error ~= 0 then
-    return nil
-  end
-  return out
-end
-local git = M.git
-
--- read returns the whole of file path, or nil.
+-- read returns the whole of file path (on this machine), or nil.
 function M.read(path)
   local f = io.open(path, "rb")
   if not f then
@@ -34,7 +25,6 @@ function M.read(path)
   f:close()
   return text
 end
-local read = M.read
 
 -- reload shows buffer buf's file as it is on disk again after agentrun
 -- put it back (disk.lua's rewind, ui/review.lua's reject): read again,
@@ -49,117 +39,96 @@ function M.reload(buf)
   end
 end
 
-local checkpoint_bytes = 1024 * 1024
-
--- git_in runs git in dir with index as its index file (env(1) sets it
--- for git alone: Neovim's own environment stays as it is).
-local function git_in(index, dir, args)
-  local out = vim.fn.systemlist(vim.list_extend({ "env", "GIT_INDEX_FILE=" .. index, "git", "-C", dir }, args))
-  if vim.v.shell_error ~= 0 then
-    return nil
+-- call asks the backend of session key's machine for op on place p,
+-- with args: its answer (a table), or nil and why not.
+local function call(key, op, p, args)
+  args = args or {}
+  args.op = op
+  if p then
+    args.top, args.store, args.index = p.top, p.store, p.index
   end
-  return out
+  local res, err = rpc.request("checkpoint", tostring(key), args)
+  if type(res) ~= "table" then
+    return nil, err or "the backend did not answer"
+  end
+  if res.why then
+    return nil, res.why
+  end
+  return res
 end
 
-local function index_of(top)
-  local dir = compat.state_dir() .. "/agentrun/checkpoint"
-  vim.fn.mkdir(dir, "p")
-  return dir .. "/" .. top:gsub("[/\\:]", "%%") .. ".index"
+-- snapshot takes a checkpoint of folder dir of session key: a place
+-- (with its tree), or nil and why not.
+function M.snapshot(key, dir)
+  local args = { dir = dir }
+  if not state.site_of(key) then
+    args.base = compat.state_dir() .. "/agentrun/checkpoint"
+  end
+  local c = require("agentrun.config").get().checkpoint
+  args.budget = c and c.copies_bytes or nil
+  local res, why = call(key, "snapshot", nil, args)
+  if not res or type(res.tree) ~= "string" then
+    return nil, why
+  end
+  return { top = res.top, store = res.store, index = res.index, tree = res.tree, fresh = res.fresh }
 end
 
--- take writes the tree of the work tree at top through index (seeded
--- from the repository's when seed and there is none yet): its id or nil.
-local function take(top, index, seed)
-  if seed and not compat.uv.fs_stat(index) then
-    -- seed from the repository's index (read only): its stat data
-    -- spares re-reading every tracked file
-    local p = git(top, { "rev-parse", "--path-format=absolute", "--git-path", "index" })
-    local text = p and p[1] and read(p[1])
-    if text then
-      local f = io.open(index, "wb")
-      if f then
-        f:write(text)
-        f:close()
-      end
-    end
-  end
-  local args = { "-c", "core.quotePath=false", "add", "-A", "--", "." }
-  for _, path in ipairs(git_in(index, top, { "-c", "core.quotePath=false", "ls-files", "-o", "--exclude-standard" }) or {}) do
-    local st = compat.uv.fs_stat(top .. "/" .. path)
-    if st and st.size > checkpoint_bytes then
-      table.insert(args, ":(exclude,literal)" .. path)
-    end
-  end
-  if not git_in(index, top, args) then
-    return nil
-  end
-  return (git_in(index, top, { "write-tree" }) or {})[1]
-end
-
--- snapshot returns the tree id of the work tree at top as it is now,
--- or nil when git cannot make one. An index file git refuses (a copy of
--- a split or newer index, a damaged one) is made again from nothing.
-function M.snapshot(top)
-  local index = index_of(top)
-  local tree = take(top, index, true)
-  if not tree and compat.uv.fs_stat(index) then
-    os.remove(index)
-    tree = take(top, index, false)
-  end
-  return tree
-end
-
--- changed_paths lists the paths that differ between trees a and b:
+-- changed lists the paths that differ between trees a and b of place p:
 -- { path, status } (status A added, D deleted, M modified).
-function M.changed(top, a, b)
-  local out = {}
-  for _, l in ipairs(git(top, { "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames", "--name-status", a, b }) or {}) do
-    local st, path = l:match("^(%a)%d*\t(.*)$")
-    if st then
-      table.insert(out, { path = path, status = st })
-    end
-  end
-  return out
+function M.changed(key, p, a, b)
+  local res = call(key, "changed", p, { a = a, b = b })
+  return res and res.files or {}
 end
 
--- blob_id is the object id of path in tree (nil: not there).
-function M.blob(top, tree, path)
-  local out = git(top, { "rev-parse", "-q", "--verify", tree .. ":" .. path })
-  return out and out[1]
+-- blob is the object id of path in tree (nil: not there).
+function M.blob(key, p, tree, path)
+  local res = call(key, "blob", p, { a = tree, path = path })
+  return res and res.blob
 end
 
+-- hash is the object id of path as it is now (nil: no such file).
+function M.hash(key, p, path)
+  local res = call(key, "hash", p, { path = path })
+  return res and res.blob
+end
 
 -- text returns path's text in tree (nil: not there).
-function M.text(top, tree, path)
-  local out = vim.fn.system({ "git", "-C", top, "cat-file", "blob", tree .. ":" .. path })
-  return vim.v.shell_error == 0 and out or nil
+function M.text(key, p, tree, path)
+  local res = call(key, "text", p, { a = tree, path = path })
+  return res and res.text
 end
 
--- restore writes path (relative to top) back as it is in tree, through
--- agentrun's own index file (the user's is untouched); true when done.
-function M.restore(top, tree, path)
-  return git_in(index_of(top), top, { "restore", "--source=" .. tree, "--worktree", "--", ":(literal)" .. path }) ~= nil
+-- now returns path's text as it is now (nil: no such file).
+function M.now(key, p, path)
+  local res = call(key, "read", p, { path = path })
+  return res and res.text
+end
+
+-- restore writes path back as it is in tree (never the user's index);
+-- true, or false and why not.
+function M.restore(key, p, tree, path)
+  local res, why = call(key, "restore", p, { a = tree, path = path })
+  return res ~= nil, why
+end
+
+-- remove removes path (a file the turn made); true, or false and why not.
+function M.remove(key, p, path)
+  local res, why = call(key, "remove", p, { path = path })
+  return res ~= nil, why
 end
 
 -- diff returns `git diff` from tree a to tree b of paths, as lines.
-function M.diff(top, a, b, paths)
-  local args = { "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-renames", "--no-textconv", a, b, "--" }
-  for _, p in ipairs(paths) do
-    table.insert(args, ":(literal)" .. p)
-  end
-  return git(top, args) or {}
+function M.diff(key, p, a, b, paths)
+  local res = call(key, "diff", p, { a = a, b = b, paths = paths })
+  return res and res.lines or {}
 end
 
 -- unapply takes patch (lines of one file's header and one or more of its
--- hunks) back out of the work tree at top (never the index); true when
--- it applied, else false and git's first line.
-function M.unapply(top, patch)
-  local file = vim.fn.tempname()
-  vim.fn.writefile(patch, file)
-  local out = vim.fn.systemlist({ "git", "-C", top, "apply", "-R", "--whitespace=nowarn", file })
-  local ok = vim.v.shell_error == 0
-  os.remove(file)
-  return ok, out[1]
+-- hunks) back out of the files (never the index); true, or false and
+-- git's complaint.
+function M.unapply(key, p, patch)
+  local res, why = call(key, "unapply", p, { patch = patch })
+  return res ~= nil, why
 end
 
 return M

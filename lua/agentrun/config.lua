@@ -53,6 +53,11 @@ M.defaults = {
     -- none ({}); never a window opened or the cursor moved
     on_failure = {},
   },
+  checkpoint = {
+    -- outside a git work tree, the copies agentrun keeps of session
+    -- folders (state folder, agentrun/checkpoint/*.git) take at most this
+    copies_bytes = 100 * 1024 * 1024,
+  },
   keymaps = {
     interrupt = "<C-c>", -- terminal split: SIGINT to the process group
     kill = "X", -- terminal split: kill (SIGTERM, then SIGKILL)
@@ -293,7 +298,7 @@ local function validate(opts)
   end
   opts = vim.deepcopy(opts)
   no_unknown_keys("", opts, M.defaults)
-  for _, name in ipairs({ "agents", "chat", "terminal", "keymaps" }) do
+  for _, name in ipairs({ "agents", "chat", "terminal", "checkpoint", "keymaps" }) do
     section(name)
   end
   local c = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
@@ -365,6 +370,9 @@ local function validate(opts)
       end
     end
   end
+
+  no_unknown_keys("checkpoint.", c.checkpoint, M.defaults.checkpoint)
+  check("checkpoint.copies_bytes", c.checkpoint.copies_bytes, int_in(1), "a positive integer (bytes)")
 
   no_unknown_keys("keymaps.", c.keymaps, M.defaults.keymaps)
   for _, name in ipairs(vim.tbl_keys(M.defaults.keymaps)) do

@@ -5,11 +5,11 @@
 -- unsaved changes is never touched: the user is told which file changed
 -- under their edits, with :AgentDiff to compare them. A turn also
 -- records which files changed while it ran, whichever way (our fs
--- writes, the agent's own edit tools, its commands): in a git work tree
--- by a checkpoint of every file before and after it (checkpoint.lua),
--- outside one the files of loaded buffers; its end lists them, each with
--- its diff against how it was before the turn, and :AgentRewind puts
--- them back.
+-- writes, the agent's own edit tools, its commands): by a checkpoint of
+-- its folder before and after it (checkpoint.lua: in a git work tree or
+-- not, on the machine the session runs on), else (none could be taken)
+-- the files of loaded buffers; its end lists them, each with its diff
+-- against how it was before the turn, and :AgentRewind puts them back.
 local checkpoint = require("agentrun.checkpoint")
 local compat = require("agentrun.compat")
 local state = require("agentrun.state")
@@ -125,29 +125,43 @@ function M.refresh()
   return reloaded, conflicted
 end
 
-local git, read = checkpoint.git, checkpoint.read
+local read = checkpoint.read
 
 -- turns[key] is what session key's turn started from; done[key] the
 -- turns it finished, oldest first (at most keep_turns), for :AgentRewind.
 local turns, done = {}, {}
 local keep_turns = 20
 
--- the largest file whose text a turn outside git keeps
+-- why_not[key] says why session key's last turn has no checkpoint
+local why_not = {}
+
+-- the largest file whose text a turn without a checkpoint keeps
 local keep_bytes = 1024 * 1024
 
--- turn_start records the project of session s as its turn starts.
+-- turn_start records the folder of session s as its turn starts: a
+-- checkpoint of it (checkpoint.lua; on the machine the session runs on),
+-- else (no git on this machine, a folder too big for the copies) the
+-- files of loaded buffers, as they are now.
 function M.turn_start(s)
   baseline()
-  if not s or state.site_of(s.key) then
-    return -- a session on another machine: its files are there
+  if not s then
+    return
   end
-  local t = { bufs = {} }
-  local top = git(s.cwd or vim.fn.getcwd(), { "rev-parse", "--show-toplevel" })
-  t.top = top and top[1]
-  t.tree = t.top and checkpoint.snapshot(t.top)
-  if not t.tree then
-    t.top = nil
-    -- no git: the files of loaded buffers, as they are now
+  local t = { bufs = {}, key = s.key, remote = state.site_of(s.key) ~= nil }
+  t.place, t.why = checkpoint.snapshot(s.key, s.cwd or vim.fn.getcwd())
+  why_not[s.key] = not t.place and (t.why or "no checkpoint could be taken") or nil
+  if t.place then
+    t.top, t.tree = t.place.top, t.place.tree
+    if t.place.fresh and done[s.key] then
+      -- the folder's copies were over checkpoint.copies_bytes and were
+      -- removed: its earlier turns cannot be reviewed or put back
+      for i = #done[s.key], 1, -1 do
+        if done[s.key][i].place.store == t.place.store then
+          table.remove(done[s.key], i)
+        end
+      end
+    end
+  elseif not t.remote then
     for _, f in ipairs(file_buffers()) do
       local st = compat.uv.fs_stat(f.name)
       if st and st.size <= keep_bytes then
@@ -160,8 +174,8 @@ end
 
 -- turn_end returns what changed on disk while session s's turn ran:
 -- { { path (absolute), name (as shown), before = function() -> text|nil,
--- conflict = buffer with unsaved edits } }, and keeps the turn for
--- :AgentRewind.
+-- now = function() -> text|nil, conflict = buffer with unsaved edits } },
+-- and keeps the turn for :AgentRewind and :AgentReview.
 function M.turn_end(s)
   local t = s and turns[s.key]
   if not t then
@@ -169,18 +183,21 @@ function M.turn_end(s)
   end
   turns[s.key] = nil
   local found = {}
-  local function add(full, before)
-    table.insert(found, { path = full, name = vim.fn.fnamemodify(full, ":~:."), before = before })
+  local function add(full, before, now)
+    table.insert(found, { path = full, name = t.remote and full or vim.fn.fnamemodify(full, ":~:."), before = before, now = now })
   end
   if t.tree then
-    t.after = checkpoint.snapshot(t.top)
-    t.files = t.after and checkpoint.changed(t.top, t.tree, t.after) or {}
+    local after = checkpoint.snapshot(s.key, t.top)
+    t.after = after and after.tree
+    t.files = t.after and checkpoint.changed(s.key, t.place, t.tree, t.after) or {}
     for _, c in ipairs(t.files) do
       add(t.top .. "/" .. c.path, function()
         if c.status == "A" then
           return nil
         end
-        return checkpoint.text(t.top, t.tree, c.path)
+        return checkpoint.text(s.key, t.place, t.tree, c.path)
+      end, function()
+        return checkpoint.now(s.key, t.place, c.path)
       end)
     end
     if #t.files > 0 then
@@ -202,6 +219,9 @@ function M.turn_end(s)
   table.sort(found, function(a, b)
     return a.name < b.name
   end)
+  if t.remote then
+    return found -- this Neovim's buffers are not that machine's files
+  end
   local conflicts = {}
   for _, f in ipairs(M.conflicts()) do
     conflicts[f.name] = f.buf
@@ -213,9 +233,17 @@ function M.turn_end(s)
 end
 
 -- turns_of returns the turns of session key that changed files, oldest
--- first: { top, tree (before), after, files = { { path, status } } }.
+-- first: { place (checkpoint.lua's), top, tree (before), after, files =
+-- { { path, status } }, remote (on another machine) }.
 function M.turns_of(key)
   return done[key] or {}
+end
+
+-- without says, when session key's last turn has no checkpoint, why
+-- (a sentence to add to "nothing to review"), else "".
+function M.without(key)
+  local why = why_not[key]
+  return why and " (last turn: " .. why .. ")" or ""
 end
 
 -- buffer_of returns the loaded buffer that edits path, or nil.
@@ -234,22 +262,19 @@ end
 -- the next rewind puts back; else that is the turn before. Returns a list of sentences
 -- saying what was done, or nil and why not.
 function M.rewind(s, ask)
-  if s and state.site_of(s.key) then
-    return nil, "this session runs on another machine; :AgentRewind puts back files on this one only"
-  end
   local list = s and done[s.key]
   local t = list and list[#list]
   if not t then
-    return nil, "no turn of this session changed files agentrun can put back (in a git work tree, the last 20 turns that changed any)"
+    return nil, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any)" .. M.without(s and s.key)
   end
   local said, restored, kept, again = {}, {}, {}, false
   for _, c in ipairs(t.files) do
     local full = t.top .. "/" .. c.path
-    local name = vim.fn.fnamemodify(full, ":~:.")
-    local buf = M.buffer_of(full)
-    local now = compat.uv.fs_stat(full) and (git(t.top, { "hash-object", "--", c.path }) or {})[1] or nil
-    local after = checkpoint.blob(t.top, t.after, c.path)
-    local before = checkpoint.blob(t.top, t.tree, c.path)
+    local name = t.remote and full or vim.fn.fnamemodify(full, ":~:.")
+    local buf = not t.remote and M.buffer_of(full) or nil
+    local now = checkpoint.hash(s.key, t.place, c.path)
+    local after = checkpoint.blob(s.key, t.place, t.after, c.path)
+    local before = checkpoint.blob(s.key, t.place, t.tree, c.path)
     if buf and vim.bo[buf].modified then
       again = true
       table.insert(kept, name .. " (unsaved edits in its buffer: save or :e! it, then :AgentRewind again)")
@@ -258,9 +283,9 @@ function M.rewind(s, ask)
     elseif now ~= before then
       local ok
       if before == nil then
-        ok = os.remove(full) ~= nil
+        ok = checkpoint.remove(s.key, t.place, c.path)
       else
-        ok = checkpoint.restore(t.top, t.tree, c.path)
+        ok = checkpoint.restore(s.key, t.place, t.tree, c.path)
       end
       if ok then
         table.insert(restored, name .. (before == nil and " (removed: the turn made it)" or ""))
@@ -307,7 +332,7 @@ function M.diff_change(c)
   require("agentrun.ui.toolcall").open_diff({
     path = c.path,
     oldText = c.before() or "",
-    newText = read(c.path) or "",
+    newText = (c.now and c.now() or read(c.path)) or "",
     old_label = "before the turn",
     new_label = "now",
   })

@@ -146,7 +146,7 @@ changed_files = function(s, chat)
   end }
   for i, c in ipairs(changes) do
     if i > most_listed then
-      chat:note(string.format("  … and %d more (git status lists them)", #changes - most_listed))
+      chat:note(string.format("  … and %d more (:AgentReview shows them all)", #changes - most_listed))
       break
     end
     local b = chat:note("  " .. c.name .. (c.conflict and "  ⚠ you have unsaved edits in it: <CR> compares them with it" or ""), c.conflict and "AgentRunError" or nil)

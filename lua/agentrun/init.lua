@@ -548,10 +548,6 @@ function M.review(what, key)
     warn("no session; :AgentReview shows what a session's turns changed")
     return
   end
-  if state.site_of(s.key) then
-    warn("this session runs on another machine; :AgentReview shows files on this one only")
-    return
-  end
   require("agentrun.ui.review").open(s, what)
 end
 

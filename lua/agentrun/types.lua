@@ -9,7 +9,11 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field default_agent? string the agent :AgentRun starts without a name ("demo")
 ---@field chat? agentrun.ConfigChat
 ---@field terminal? agentrun.ConfigTerminal
+---@field checkpoint? agentrun.ConfigCheckpoint
 ---@field keymaps? agentrun.ConfigKeymaps
+
+---@class agentrun.ConfigCheckpoint
+---@field copies_bytes? integer the most the copies of folders outside git take (100 MiB)
 
 ---@class agentrun.ConfigAgent
 ---@field cmd string[] the agent's command line ({ "gemini", "--acp" })

@@ -1,10 +1,12 @@
 -- :AgentReview: every hunk a session's last turn (or the whole session)
 -- changed, in one buffer grouped by file, from the turns' checkpoints
--- (checkpoint.lua) to the work tree as it is now. Keys accept or reject
+-- (checkpoint.lua) to the folder as it is now. Keys accept or reject
 -- a hunk or a file; rejecting takes the hunk back out of the file on disk
 -- (git apply -R, never the index) and reloads its buffer; a buffer with
 -- unsaved edits is never written over: the user is told and nothing is
--- rejected. Accepting only hides the hunk from the review.
+-- rejected. Accepting only hides the hunk from the review. A session on
+-- another machine is reviewed the same way, its files read and put back
+-- there over the link (its files shown here as ui/boxfile.lua does).
 local checkpoint = require("agentrun.checkpoint")
 local compat = require("agentrun.compat")
 local disk = require("agentrun.disk")
@@ -38,7 +40,7 @@ local function scope(s, what)
       end
     end
   end
-  return last.top, from.tree, paths
+  return last, from.tree, paths
 end
 
 -- parse splits diff lines into files: { path, head = lines, hunks = {
@@ -69,8 +71,8 @@ end
 
 -- render fills the review buffer of session s; false when nothing is left.
 local function render(v)
-  local now = checkpoint.snapshot(v.top)
-  local files = now and parse(checkpoint.diff(v.top, v.tree, now, v.paths)) or {}
+  local now = checkpoint.snapshot(v.key, v.top)
+  local files = now and parse(checkpoint.diff(v.key, v.place, v.tree, now.tree, v.paths)) or {}
   local lines, at = {}, {}
   local acc = accepted[v.key] or {}
   v.files = {}
@@ -131,9 +133,37 @@ local function here(v)
   return v.at[api.nvim_win_get_cursor(0)[1]]
 end
 
+-- box_buffer brings the buffer of path (relative to the top) of a
+-- session on another machine up to date with the file there (made when
+-- make; else only one that is there, wiped when the file is gone): the
+-- buffer, or nil.
+local function box_buffer(v, path, make)
+  local rpc = require("agentrun.rpc")
+  local url = rpc.machine(rpc.site_url(require("agentrun.state").site_of(v.key)) or "")
+  local full = v.top .. "/" .. path
+  local there
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    there = there or (api.nvim_buf_get_name(b) == url .. full and b or nil)
+  end
+  if not make and not there then
+    return nil
+  end
+  local text = checkpoint.now(v.key, v.place, path)
+  if not text and there and not make then
+    vim.cmd("silent! bwipeout " .. there) -- the file is gone there (as checkpoint.reload does here)
+    return nil
+  end
+  text = text or ""
+  return require("agentrun.ui.boxfile").buffer(url, full, vim.split((text:gsub("\n$", "")), "\n", { plain = true }))
+end
+
 -- reload shows a file's new text in its unmodified buffer (or drops the
 -- buffer of a file that is gone).
-local function reload(full)
+local function reload(v, full)
+  if v.remote then
+    box_buffer(v, full:sub(#v.top + 2), false)
+    return
+  end
   local buf = disk.buffer_of(full)
   if not buf then
     return
@@ -143,7 +173,7 @@ end
 
 -- unsaved tells when the file of x has unsaved edits in a buffer.
 local function unsaved(v, f)
-  local buf = disk.buffer_of(v.top .. "/" .. f.path)
+  local buf = not v.remote and disk.buffer_of(v.top .. "/" .. f.path)
   if buf and vim.bo[buf].modified then
     util.notify(string.format("%s has unsaved edits: save them (or :e! to drop them) and reject again; nothing was rejected", f.path), vim.log.levels.WARN)
     return true
@@ -173,22 +203,22 @@ local function reject(v, x, whole)
   if #f.hunks == 0 then
     -- no hunks to take out (a binary file): the whole file goes back
     if table.concat(f.head, "\n"):find("\nnew file mode") then
-      ok = os.remove(full) ~= nil
+      ok, why = checkpoint.remove(v.key, v.place, f.path)
     else
-      ok = checkpoint.restore(v.top, v.tree, f.path)
+      ok, why = checkpoint.restore(v.key, v.place, v.tree, f.path)
     end
   else
     local patch = vim.list_extend({}, f.head)
     for _, h in ipairs(whole and f.hunks or { x.hunk }) do
       vim.list_extend(patch, h.lines)
     end
-    ok, why = checkpoint.unapply(v.top, patch)
+    ok, why = checkpoint.unapply(v.key, v.place, patch)
   end
   if not ok then
     util.notify(string.format("%s could not be put back (%s); it is as it was", f.path, why or "git apply failed"), vim.log.levels.WARN)
     return
   end
-  reload(full)
+  reload(v, full)
   after(v)
 end
 
@@ -209,9 +239,9 @@ end
 -- open opens the review of session s: what ("turn", the default, or
 -- "session").
 function M.open(s, what)
-  local top, tree, paths = scope(s, what)
-  if not top then
-    util.notify("nothing to review: no turn of this session changed files agentrun could see (in a git work tree, on this machine)")
+  local last, tree, paths = scope(s, what)
+  if not last then
+    util.notify("nothing to review: no turn of this session changed files agentrun could see" .. disk.without(s.key))
     return
   end
   local name = "agentrun://review/" .. s.key
@@ -220,7 +250,7 @@ function M.open(s, what)
     api.nvim_buf_delete(old, { force = true })
   end
   local buf = api.nvim_create_buf(false, true)
-  local v = { key = s.key, top = top, tree = tree, paths = paths, buf = buf }
+  local v = { key = s.key, place = last.place, top = last.top, tree = tree, paths = paths, buf = buf, remote = last.remote }
   if not render(v) then
     api.nvim_buf_delete(buf, { force = true })
     util.notify("nothing to review: the files the " .. (what or "turn") .. " changed are as they were, or every hunk was accepted", vim.log.levels.INFO)
@@ -252,7 +282,13 @@ function M.open(s, what)
         close(v)
         local w = require("agentrun.ui.gotofile").editor_window()
         api.nvim_set_current_win(w)
-        vim.cmd("edit " .. vim.fn.fnameescape(v.top .. "/" .. x.file.path))
+        local full = v.top .. "/" .. x.file.path
+        if v.remote then
+          -- the machine's file, read over the link (never the local one)
+          api.nvim_win_set_buf(w, box_buffer(v, x.file.path, true))
+        else
+          vim.cmd("edit " .. vim.fn.fnameescape(full))
+        end
         -- the line under the cursor, in the file as it is now
         local line = x.hunk and x.hunk.line or 1
         for i = 2, (x.i or 1) - 1 do
@@ -268,7 +304,7 @@ function M.open(s, what)
       local x = here(v)
       if x then
         local full = v.top .. "/" .. x.file.path
-        require("agentrun.ui.toolcall").open_diff({ path = full, oldText = checkpoint.text(v.top, v.tree, x.file.path) or "", newText = compat.uv.fs_stat(full) and table.concat(vim.fn.readfile(full, "b"), "\n") or "", old_label = "before", new_label = "now" })
+        require("agentrun.ui.toolcall").open_diff({ path = full, oldText = checkpoint.text(v.key, v.place, v.tree, x.file.path) or "", newText = checkpoint.now(v.key, v.place, x.file.path) or "", old_label = "before", new_label = "now" })
       end
     end },
     q = { "close the review", function() close(v) end },
