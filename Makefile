@@ -64,17 +64,15 @@ check:
 	@echo "== go test -short (the unit tests)" && AGENTRUN_DEPS=1 $(GO) test -short -count=1 $$($(GO) list ./... | grep -v '/tests$$')
 	@echo "== Lua unit tests" && bash scripts/lua-unit.sh 0.7
 
-# test checks every platform builds and vets, checks the Lua (luacheck),
-# runs every Go unit test,
-# then the headless Neovim integration tests and the display fuzzer's
-# bounded run on each Neovim version (scripts/integration.sh: each
+# test checks every platform builds and vets, checks the Lua (luacheck,
+# the Lua unit tests), then runs every Go unit test beside the headless
+# Neovim integration tests and the display fuzzer's bounded run on each
+# Neovim version (scripts/test.sh; scripts/integration.sh: each
 # version's tests in parts, two at a time; the first version also runs
-# the tests whose subject does not change with the local Neovim).
+# the tests whose subject does not change with the local Neovim), within
+# 10 minutes on 2 cores. The real agent packages' tests: make test-agents.
 test: cross deps build
-	@echo "== luacheck (.luacheckrc)" && luacheck lua plugin build.lua tests/unit -q --formatter plain
-	@src=$$(bash scripts/vterm-src.sh) || exit 1; $(MAKE) --no-print-directory test-go VTERM_SRC=$$src
-	@$(MAKE) --no-print-directory test-lua
-	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
+	@GO=$(GO) MAKE=$(MAKE) bash scripts/test.sh $(NVIM_VERSIONS)
 
 # test-agents runs the real agent packages' tests (TestReal*: Claude
 # Code, Codex, Gemini CLI, opencode, Qwen Code, Copilot, each offline
