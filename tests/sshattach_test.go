@@ -281,9 +281,9 @@ func TestRemoteAttachInNeovimSaysWhatIsWrong(t *testing.T) {
 // TestRemoteAttachInNeovimWhileTheRemoteIsDown: the ssh of an attached
 // split is killed while the remote's sshd is down: the split says each
 // attempt and why it failed, typing is refused with a sentence, and once
-// sshd is back it goes on with every line once. Then the remote host is
-// killed: the split says it went away, and the terminal is said to have
-// ended.
+// sshd is back it says it reconnected and goes on with every line once.
+// Then the remote host is killed: the split says it went away, and the
+// terminal is said to have ended.
 func TestRemoteAttachInNeovimWhileTheRemoteIsDown(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
@@ -296,6 +296,14 @@ func TestRemoteAttachInNeovimWhileTheRemoteIsDown(t *testing.T) {
 	s := sshScreen(t, r, 200, 40)
 	s.keys(":AgentAttach "+name, "Enter")
 	served := regexp.MustCompile(`(?m)^served (\d+)\s*$`)
+	lastServed := func(sc string) int {
+		n := served.FindAllStringSubmatch(sc, -1)
+		if len(n) == 0 {
+			return 0
+		}
+		v, _ := strconv.Atoi(n[len(n)-1][1])
+		return v
+	}
 	s.waitFor("served lines in the split", 15*time.Second, served.MatchString)
 	s.keys(`C-\`, "C-n", "T")
 	s.waitShows(10*time.Second, name+" is yours now")
@@ -305,18 +313,24 @@ func TestRemoteAttachInNeovimWhileTheRemoteIsDown(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	s.waitShows(15*time.Second, "; reconnecting]", "reconnecting to "+r.URL()+", attempt 1: cannot reach "+r.URL()+": ")
+	down := lastServed(s.waitShows(15*time.Second, "; reconnecting]", "reconnecting to "+r.URL()+", attempt 1: cannot reach "+r.URL()+": "))
 	s.keys("i")
 	s.typeText("x")
 	s.waitShows(10*time.Second, "(agentrun) not typed into "+name+": the link to "+r.URL()+" is down")
 	s.keys(`C-\`, "C-n")
 	r.StartSSHD()
-	s.waitShows(30*time.Second, "reconnected to "+r.URL())
-	s.waitFor("served lines after the link came back", 15*time.Second, func(sc string) bool {
-		i := strings.LastIndex(sc, "reconnected to ")
-		return i >= 0 && served.MatchString(sc[i:])
-	})
+	// Back, the split goes on past the lines it showed while the link was
+	// down. The line saying it reconnected comes with what was missed at
+	// once, which with the new lines can scroll it out of the split's
+	// rows before the screen is read: it is looked for where a user finds
+	// it, scrolling back (the buffer).
+	s.waitFor(fmt.Sprintf("served lines after the link came back (past served %d)", down), 30*time.Second, func(sc string) bool { return lastServed(sc) > down })
 	out := s.writeBuffer()
+	back := "[agentrun: reconnected to " + r.URL() + "; what was missed follows]"
+	i := strings.Index(out, back)
+	if i < 0 || i < strings.Index(out, "; reconnecting]") || !served.MatchString(out[i:]) {
+		t.Fatalf("the split does not say %q after it said it was reconnecting, followed by the lines:\n%s", back, out)
+	}
 	got := served.FindAllStringSubmatch(out, -1)
 	for i, m := range got {
 		if v, _ := strconv.Atoi(m[1]); v != i+1 {

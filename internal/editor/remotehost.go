@@ -393,6 +393,7 @@ func (rs *remotes) resume(h *remoteHost, c *client.Client) error {
 				continue
 			}
 			say([]*remoteTerm{r}, fmt.Sprintf("reconnected to %s; more happened meanwhile than the host keeps to replay: the terminal again from its start", h.key.where))
+			rs.log.Info("reconnected to a remote host; its terminal again from its start", "host", h.label(), "terminal", r.name)
 			r.log.Append([]byte(st.Text()))
 			r.routing.Lock()
 			r.fromSeq = sn.FromSeq
@@ -417,6 +418,7 @@ func (rs *remotes) resume(h *remoteHost, c *client.Client) error {
 	}
 	h.mu.Unlock()
 	say(still, fmt.Sprintf("reconnected to %s; what was missed follows", h.key.where))
+	rs.log.Info("reconnected to a remote host", "host", h.label(), "replayed", len(res.Actions))
 	for _, e := range res.Actions {
 		rs.route(h, e)
 	}
