@@ -623,3 +623,83 @@ func TestAlwaysAllowNotOfferedForACdOut(t *testing.T) {
 		t.Errorf("touch w offered %q", got)
 	}
 }
+
+// stubSelectSeq is stubSelect answering the pickers in turn with picks
+// (0 closes one; past the end, 0).
+func (e *editor) stubSelectSeq(picks ...int) {
+	e.t.Helper()
+	e.lua(`local picks = ...
+		_G.picked = {}
+		vim.ui.select = function(items, opts, cb)
+			table.insert(_G.picked, { prompt = opts.prompt, items = items, kind = opts.kind })
+			local pick = picks[#_G.picked] or 0
+			if pick == 0 then return cb(nil, nil) end
+			cb(items[pick], pick)
+		end`, nil, picks)
+}
+
+// TestParallelCommandsAskedAsOne (issue 50): commands an agent runs at
+// once, each asked (no rule allows echo), come as one question naming
+// each; "Always allow" keeps every one of them (it kept only the first,
+// and the others were asked again), the chat says each answer with its
+// command, and the same commands run again unasked.
+func TestParallelCommandsAskedAsOne(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = { allow = { "ls*" } } } })`)
+	e.stubSelectSeq(3)
+	e.startSession()
+	e.cmd("AgentPrompt !parallel 3 echo p{i}")
+	e.waitChat("parallel n=3 exit0=3", 10*time.Second)
+	p := e.picked()
+	if len(p) != 1 {
+		t.Fatalf("%d questions for 3 commands, want one: %+v", len(p), p)
+	}
+	if !strings.Contains(p[0].Prompt, "demo wants to run 3 commands (in "+e.cwd()+"):") {
+		t.Errorf("the question reads %q", p[0].Prompt)
+	}
+	for i := 1; i <= 3; i++ {
+		if !strings.Contains(p[0].Prompt, fmt.Sprintf(". $ echo p%d\n", i)) && !strings.HasSuffix(p[0].Prompt, fmt.Sprintf(". $ echo p%d", i)) {
+			t.Errorf("the question does not name echo p%d: %q", i, p[0].Prompt)
+		}
+	}
+	items := strings.Join(p[0].Items, "|")
+	if !strings.HasPrefix(items, "Run all 3|Refuse all 3|Always allow in this project: echo p") || !strings.HasSuffix(items, ", and run all 3|One by one") {
+		t.Errorf("the answers offered: %q", items)
+	}
+	chat := e.chat()
+	for i := 1; i <= 3; i++ {
+		if !strings.Contains(chat, fmt.Sprintf("→ run: $ echo p%d", i)) {
+			t.Errorf("the chat does not tie an answer to echo p%d:\n%s", i, chat)
+		}
+	}
+	e.idle(5 * time.Second)
+	e.cmd("AgentPrompt !parallel 3 echo p{i}")
+	e.waitFor("the second run", 10*time.Second, func() (bool, string) {
+		c := e.chat()
+		return strings.Count(c, "parallel n=3 exit0=3") == 2, c
+	})
+	if p := e.picked(); len(p) != 1 {
+		t.Errorf("commands always allowed were asked again: %+v", p[1:])
+	}
+}
+
+// TestParallelCommandsOneByOne: "One by one" asks each command of the
+// question on its own; "Always allow" on the first answers the others
+// it allows (the same command) without asking them.
+func TestParallelCommandsOneByOne(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = { allow = { "ls*" } } } })`)
+	e.stubSelectSeq(4, 3)
+	e.startSession()
+	e.cmd("AgentPrompt !parallel 3 echo same")
+	e.waitChat("parallel n=3 exit0=3", 10*time.Second)
+	p := e.picked()
+	if len(p) != 2 {
+		t.Fatalf("%d questions, want the group and one on its own: %+v", len(p), p)
+	}
+	if got := strings.Join(p[1].Items, "|"); got != "Run it|Refuse|Always allow in this project: echo same" {
+		t.Errorf("asked on its own with %q", got)
+	}
+	chat := e.chat()
+	if strings.Count(chat, "→ run, and always allowed here: echo same") != 1 || strings.Count(chat, "✓ allowed") != 2 {
+		t.Errorf("want one answer and two allowed by it:\n%s", chat)
+	}
+}

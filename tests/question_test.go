@@ -104,3 +104,19 @@ func TestPickerPluginWaitsWhileTheUserTypes(t *testing.T) {
 		t.Errorf("picker calls %+v, want one for the command", p)
 	}
 }
+
+// TestScreenParallelCommandsOneQuestion (issue 50): three commands the
+// agent runs at once come as one question naming each (five identical
+// pop-ups came one after another); "Always allow" keeps them all, and the
+// chat says each answer with its command.
+func TestScreenParallelCommandsOneQuestion(t *testing.T) {
+	s := startScreen(t, 200, 50, `require("agentrun").setup({ terminal = { approve = { allow = { "ls*" } } } })`)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
+	s.prompt("!parallel 3 echo p{i}")
+	s.waitShows(10*time.Second, "the question waits while you type")
+	s.keys("Escape")
+	s.waitShows(5*time.Second, "demo wants to run 3 commands", "1. $ echo p", "2. $ echo p", "3. $ echo p", "1  Run all 3", "2  Refuse all 3", ", and run all 3", "4  One by one")
+	s.keys("3")
+	s.waitShows(10*time.Second, "→ run: $ echo p1", "→ run: $ echo p2", "→ run: $ echo p3", "(always allowed here:", "parallel n=3 exit0=3")
+}

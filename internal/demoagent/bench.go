@@ -37,8 +37,8 @@ type parallelResult struct {
 	err      error
 }
 
-// runParallel runs line in n client terminals at once, each embedded in
-// its own tool call, and reports how long the agent waited (the first
+// runParallel runs line in n client terminals at once (its {i} the
+// terminal's number, 1 to n), each embedded in its own tool call, and reports how long the agent waited (the first
 // create to the last wait_for_exit answer; reading the output afterwards
 // is not counted: decoding a big text is this agent's own cost), how many
 // exited 0 and whether every output was the same (by SHA-256): the
@@ -53,10 +53,10 @@ func (d *demo) runParallel(ctx context.Context, s *session, arg string) (acpsdk.
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Add(1)
-		go func(r *parallelResult) {
+		go func(r *parallelResult, line string) {
 			defer wg.Done()
 			*r = d.runOne(ctx, s, line)
-		}(&results[i])
+		}(&results[i], strings.ReplaceAll(line, "{i}", strconv.Itoa(i+1)))
 	}
 	wg.Wait()
 	var elapsed time.Duration

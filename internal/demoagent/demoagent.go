@@ -250,7 +250,7 @@ const helpText = "Prompts: a shell command line runs in a client terminal. " +
 	"`!meta CMD` runs CMD myself and streams it as a display-only terminal. " +
 	"`!updates` sends every kind of session update. `!flood N` sends N messages. " +
 	"`!garbage` writes a non-JSON line. `!hang` never answers. `!exit N [TEXT]` exits with code N. " +
-	"`!parallel N CMD` runs CMD in N terminals at once; `!outputlat N CMD` times N terminal/output calls (benchmarks). " +
+	"`!parallel N CMD` runs CMD in N terminals at once ({i} in it: each one's number); `!outputlat N CMD` times N terminal/output calls (benchmarks). " +
 	"`!replay NAME` sends the session updates recorded in the plugin's tests/testdata/agentterm/NAME.jsonl (Claude Code's, codex's and ACP v2's agent-owned terminals: claude-success, codex-optin, v2, …), or in a file of yours (`!replay path/to/FILE.jsonl`)."
 
 // codeSpan is s as a markdown code span: fenced by one backtick more than its

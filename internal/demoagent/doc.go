@@ -28,7 +28,7 @@
 //
 //	!help              lists these forms.
 //	!parallel N CMD    runs CMD in N client terminals at once, each in its
-//	                   own tool call, and says "parallel n=N exit0=K
+//	                   own tool call ({i} in CMD is its number, 1 to N), and says "parallel n=N exit0=K
 //	                   identical=K sha256=… bytes=B elapsed_ms=E" (elapsed
 //	                   from the first create to the last exit: the agent
 //	                   path the benchmark compares with a raw pty drain).

@@ -66,10 +66,185 @@ local function ask_write(p, s)
   end, s)
 end
 
+-- gathering: session key -> the group of questions that came together
+-- and are not on screen yet (a new one joins it).
+local gathering = {}
+
+-- gather_ms is how long the first of several questions waits for the
+-- others an agent asks at the same moment (parallel commands).
+local gather_ms = 40
+
+-- recheck decides again on question e before it is shown: an answer
+-- given meanwhile ("Always allow" on another) may now allow it. It
+-- returns true when e is still to be asked (and open).
+local function recheck(e)
+  if not ask.is_open(e.p.token) then
+    return false -- withdrawn, or answered
+  end
+  local v = policy.verdict(e.cmd)
+  if v.decision == "ask" then
+    e.v, e.keep = v, rememberable(v)
+    return true
+  end
+  note(e.s, policy.said(v, e.p.line), e.p.tool_call)
+  ask.finish(e.p.token, reply(v.decision == "run", v.reason))
+  return false
+end
+
+-- single is the picker for one question e: items, opts and on_choice
+-- (as vim.ui.select's).
+local function single(e)
+  local items = { "Run it", "Refuse" }
+  if #e.keep > 0 then
+    table.insert(items, "Always allow in this project" .. (e.host and (" on " .. e.host) or "") .. ": " .. table.concat(e.keep, " · "))
+  end
+  local p, s = e.p, e.s
+  return items, {
+    prompt = string.format("(agentrun) %s wants to run (%s):  $ %s", e.cmd.agent or "the agent", e.where, p.line),
+    kind = "agentrun.approve",
+  }, function(_, idx)
+    if idx == 3 then
+      local kept, skipped = policy.remember(e.project, e.machine, e.v)
+      local msg = "  → run, and always allowed here: " .. table.concat(kept, " · ") .. " (" .. policy.file(e.project, e.machine) .. ")"
+      if #skipped > 0 then
+        msg = msg .. "; not kept (words known only when it runs): " .. table.concat(skipped, " · ")
+      end
+      note(s, msg, p.tool_call)
+      return reply(true)
+    end
+    note(s, idx == 1 and "  → run" or "  → refused", p.tool_call)
+    return reply(idx == 1)
+  end
+end
+
+-- answered sends on_choice's answer for e, unless it is no longer asked.
+local function answered(e, answer)
+  if answer ~= nil then
+    ask.finish(e.p.token, answer)
+  end
+end
+
+local ask_one
+
+-- group is the picker for several questions at once (es, each still
+-- open): each command named, answered for all of them, or one by one
+-- (each then asked on its own, in order).
+local function group(es)
+  local first = es[1]
+  local n = #es
+  local lines = { string.format("(agentrun) %s wants to run %d commands (%s):", first.cmd.agent or "the agent", n, first.where) }
+  local keep, seen = {}, {}
+  for i, e in ipairs(es) do
+    table.insert(lines, string.format("  %d. $ %s%s", i, e.p.line, e.where ~= first.where and ("  (" .. e.where .. ")") or ""))
+    for _, k in ipairs(e.keep) do
+      if not seen[k] then
+        seen[k] = true
+        table.insert(keep, k)
+      end
+    end
+  end
+  local items = { string.format("Run all %d", n), string.format("Refuse all %d", n) }
+  local always
+  if #keep > 0 then
+    table.insert(items, "Always allow in this project" .. (first.host and (" on " .. first.host) or "") .. ": " .. table.concat(keep, " · ") .. string.format(", and run all %d", n))
+    always = #items
+  end
+  table.insert(items, "One by one")
+  local one_by_one = #items
+  return items, { prompt = table.concat(lines, "\n"), kind = "agentrun.approve" }, function(_, idx)
+    if idx == one_by_one then
+      for _, e in ipairs(es) do
+        ask_one(e)
+      end
+      return
+    end
+    local run = idx == 1 or idx == always
+    local kept, skipped, have = {}, {}, {}
+    for _, e in ipairs(es) do
+      if ask.is_open(e.p.token) then
+        if idx == always then
+          local k, sk = policy.remember(e.project, e.machine, e.v)
+          vim.list_extend(kept, k)
+          for _, t in ipairs(sk) do
+            if not have[t] then
+              have[t] = true
+              table.insert(skipped, t)
+            end
+          end
+        end
+        note(e.s, (run and "  → run: $ " or "  → refused: $ ") .. e.p.line, e.p.tool_call)
+        answered(e, reply(run))
+      end
+    end
+    if idx == always then
+      local msg = "  (always allowed here: " .. (#kept > 0 and table.concat(kept, " · ") or "nothing new") .. ", in " .. policy.file(first.project, first.machine)
+      if #skipped > 0 then
+        msg = msg .. "; not kept (words known only when it runs): " .. table.concat(skipped, " · ")
+      end
+      note(first.s, msg .. ")")
+    end
+  end
+end
+
+-- ask_one asks question e on its own (after the group's "One by one").
+ask_one = function(e)
+  ask.pick(function()
+    if not recheck(e) then
+      return nil
+    end
+    local items, opts, on_choice = single(e)
+    return items, opts, function(choice, idx)
+      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
+        answered(e, on_choice(choice, idx))
+      end
+    end
+  end, nil, nil, e.p.token, e.s)
+end
+
+-- show_gathered shows the questions of g that are still to be asked:
+-- one as its own question, several as one.
+local function show_gathered(g)
+  if gathering[g.key] == g then
+    gathering[g.key] = nil -- a question from now on starts a group of its own
+  end
+  local es = {}
+  for _, e in ipairs(g.entries) do
+    if recheck(e) then
+      table.insert(es, e)
+    end
+  end
+  if #es == 0 then
+    return nil
+  end
+  local items, opts, on_choice
+  if #es == 1 then
+    items, opts, on_choice = single(es[1])
+  else
+    items, opts, on_choice = group(es)
+  end
+  return items, opts, function(choice, idx)
+    local live = {}
+    for _, e in ipairs(es) do
+      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
+        table.insert(live, e)
+      end
+    end
+    if #live == 0 then
+      return
+    end
+    if #es == 1 then
+      return answered(es[1], on_choice(choice, idx))
+    end
+    on_choice(choice, idx)
+  end
+end
+
 -- ask handles one request from Go: { token, key, session_id, line, argv,
 -- env, cwd, sandbox, asks_first }, or a file write's { token, key, file,
 -- real, outside }. env ({ "NAME=value" }, what the agent set for the
--- command) is judged with the line and shown with it.
+-- command) is judged with the line and shown with it. Questions of one
+-- session that come together (an agent's parallel commands) are asked as
+-- one, naming each command.
 function M.ask(p)
   local s = state.sessions[p.key or ""]
   if p.file and p.file ~= "" then
@@ -100,27 +275,29 @@ function M.ask(p)
   end
   local why = p.asks_first and string.format("the agent's mode %s asks first", p.asks_first) or v.reason
   note(s, string.format("? run command (%s): $ %s  (%s)", where, p.line, why), p.tool_call)
-  local keep = rememberable(v)
-  local items = { "Run it", "Refuse" }
-  if #keep > 0 then
-    table.insert(items, "Always allow in this project" .. (host and (" on " .. host) or "") .. ": " .. table.concat(keep, " · "))
+  local e = { p = p, s = s, cmd = cmd, v = v, keep = rememberable(v), where = where, host = host, project = project, machine = machine }
+  ask.hold(p.token, s)
+  local key = p.key or ""
+  local g = gathering[key]
+  if g then
+    table.insert(g.entries, e)
+    g.held[p.token] = true
+    return
   end
-  ask.select(p.token, items, {
-    prompt = string.format("(agentrun) %s wants to run (%s):  $ %s", cmd.agent or "the agent", where, p.line),
-    kind = "agentrun.approve",
-  }, function(_, idx)
-    if idx == 3 then
-      local kept, skipped = policy.remember(project, machine, v)
-      local msg = "  → run, and always allowed here: " .. table.concat(kept, " · ") .. " (" .. policy.file(project, machine) .. ")"
-      if #skipped > 0 then
-        msg = msg .. "; not kept (words known only when it runs): " .. table.concat(skipped, " · ")
-      end
-      note(s, msg, p.tool_call)
-      return reply(true)
+  g = { key = key, entries = { e }, held = { [p.token] = true } }
+  gathering[key] = g
+  local drop_one = function(id)
+    if not g.held[id] then
+      return false
     end
-    note(s, idx == 1 and "  → run" or "  → refused", p.tool_call)
-    return reply(idx == 1)
-  end, s)
+    g.held[id] = nil
+    return next(g.held) == nil
+  end
+  vim.defer_fn(function()
+    ask.pick(function()
+      return show_gathered(g)
+    end, nil, nil, "group:" .. p.token, s, drop_one)
+  end, gather_ms)
 end
 
 return M

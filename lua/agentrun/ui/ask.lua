@@ -63,10 +63,22 @@ end
 -- Neovim's own picker (inputlist(), which any key closes) is replaced by
 -- agentrun's window, where only a choice's key answers and q puts the
 -- question aside (cb is then not called: it waits for :AgentAnswer).
--- token names the question, so that its withdrawal closes it.
-function M.pick(items, opts, cb, token, s)
-  local item = { id = token, what = (s and s.agent or "the agent") .. "'s question" }
+-- token names the question, so that its withdrawal closes it. items may
+-- be a function called when the question is shown, returning items,
+-- opts and cb (nil: nothing is left to ask): a question that gathers
+-- others while it waits (ui/approve.lua). drop_one(id), when given, is
+-- told of a withdrawn question id the item holds, and returns true when
+-- nothing is left of it.
+function M.pick(items, opts, cb, token, s, drop_one)
+  local item = { id = token, what = (s and s.agent or "the agent") .. "'s question", drop_one = drop_one }
   item.show = function(done)
+    if type(items) == "function" then
+      local build = items
+      items, opts, cb = build()
+      if not items then
+        return done()
+      end
+    end
     if ready.builtin_select() then
       item.close, item.focus = ready.select(items, opts, cb, done)
       return

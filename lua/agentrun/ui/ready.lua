@@ -116,14 +116,16 @@ end
 
 -- drop forgets the item with id (its question was withdrawn): out of the
 -- queue, and closed if on screen.
+-- An item holding several questions (drop_one) goes only when the last
+-- of them is withdrawn.
 function M.drop(id)
   for _, q in ipairs(queue) do
-    if q.id == id then
+    if q.id == id or (q.drop_one and q.drop_one(id)) then
       take(q)
       break
     end
   end
-  if shown and shown.id == id and shown.close then
+  if shown and (shown.id == id or (shown.drop_one and shown.drop_one(id))) and shown.close then
     shown.close()
   end
 end
