@@ -213,3 +213,38 @@ func TestElicitationWithdrawnByTheAgent(t *testing.T) {
 		t.Errorf("a late answer was taken (%d pickers shown):\n%s", shown, c)
 	}
 }
+
+// TestScreenEmptyOptionalAnswerSkips (issue 50): Enter on an optional
+// text field with nothing typed skips it, on every Neovim (0.7.2's own
+// vim.ui.input gave nil for it, which cancelled the whole form and the
+// model read "Tool use aborted"); each field's question shows once.
+func TestScreenEmptyOptionalAnswerSkips(t *testing.T) {
+	node, _ := claudeLikeArgv(t)
+	s := startScreen(t, 80, 24, `require("agentrun").setup({
+		default_agent = "ask",
+		agents = { ask = { cmd = { "`+node+`", "`+filepath.Join(root, "tests", "node", "askagent.mjs")+`" } } },
+	})`)
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · ask · ready", "-- INSERT --")
+	s.prompt("form")
+	s.waitShows(10*time.Second, "the question waits while you type")
+	s.keys("Escape")
+	s.waitShows(5*time.Second, "A few questions — Colour", "1  Red")
+	s.keys("1")
+	s.waitShows(5*time.Second, "A few questions — Sure", "3  Skip")
+	s.keys("3")
+	s.waitShows(5*time.Second, "How many [1–5]:")
+	s.typeText("2")
+	s.keys("Enter")
+	sc := s.waitShows(5*time.Second, "A few questions — Note (empty: skip):")
+	if n := strings.Count(sc, "— Note (empty: skip)"); n != 1 {
+		t.Errorf("the Note question shows %d times:\n%s", n, sc)
+	}
+	s.keys("Enter")
+	sc = s.waitShows(5*time.Second, "A few questions — Languages", "5  Skip")
+	if strings.Contains(sc, "Note (empty: skip)") {
+		t.Errorf("the Note question still shows under the next one:\n%s", sc)
+	}
+	s.keys("5")
+	s.waitShows(10*time.Second, "Note: skipped", "Languages: skipped", "→ sent", `ANSWER {"action":"accept"`, `"colour":"red","count":2}}`)
+}

@@ -14,6 +14,26 @@ function M.user_event(pattern, data)
   pcall(vim.api.nvim_exec_autocmds, "User", opts)
 end
 
+-- input is vim.ui.input(opts, on_confirm) where an empty answer is ""
+-- and only a cancel (<Esc>) is nil: Neovim's own vim.ui.input before 0.9
+-- gave nil for both (an optional field left empty cancelled a whole
+-- form), so there input() is asked with a cancelreturn of our own. A
+-- vim.ui.input of the user's (a plugin) is called as it is.
+function M.input(opts, on_confirm)
+  local info = debug.getinfo(vim.ui.input, "S")
+  local builtin = info ~= nil and info.source:find("vim/ui%.lua$") ~= nil
+  if not builtin or vim.fn.has("nvim-0.9") == 1 then
+    return vim.ui.input(opts, on_confirm)
+  end
+  local cancelled = "\1agentrun: cancelled\1"
+  local args = vim.tbl_extend("force", opts or {}, { cancelreturn = cancelled })
+  local text = vim.fn.input(args)
+  if text == cancelled then
+    return on_confirm(nil)
+  end
+  on_confirm(text)
+end
+
 -- buffer_completeopt gives buf its own 'completeopt': a buffer-local
 -- option from 0.11; before, the global one is set while buf's window is
 -- in insert mode and put back when it leaves.

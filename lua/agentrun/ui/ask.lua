@@ -93,13 +93,17 @@ function M.pick(items, opts, cb, token, s, drop_one)
   end
 end
 
--- input is vim.ui.input(opts, cb), <C-c> answering nil, shown only when
--- no key typed for something else can answer it (as pick).
+-- input is vim.ui.input(opts, cb), <C-c> answering nil and an empty
+-- answer "" on every Neovim (compat.input), shown only when no key typed
+-- for something else can answer it (as pick).
 function M.input(opts, cb, token, s)
   local item = { id = token, what = (s and s.agent or "the agent") .. "'s question" }
   item.show = function(done)
     done()
-    guarded(vim.ui.input, cb, opts)
+    guarded(require("agentrun.compat").input, cb, opts)
+    -- the answered prompt would stay on the command line under the next
+    -- question, read as asked again
+    pcall(vim.api.nvim_echo, { { "" } }, false, {})
   end
   if not ready.show(item) then
     M.note(s, "  (the question waits while you type: <Esc> shows it, or :AgentAnswer)")
