@@ -223,3 +223,40 @@ func (e *editor) noteText() string {
 	}
 	return strings.Join(msgs, "\n")
 }
+
+// TestScreenQuitAsksBeforeEndingYourCommands (issue 50): :qa while your
+// :AgentShell command runs names it and asks first (it ended without a
+// word); Stay keeps Neovim, the command and the window as they were; :qa!
+// quits without asking and ends it. With terminal.ask_before_quit =
+// false, :qa quits at once.
+func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
+	s := startScreen(t, 120, 30, "")
+	s.tmux("set-option", "-t", "0", "remain-on-exit", "on")
+	s.keys(":AgentShell sleep 4321", "Enter")
+	s.waitShows(10*time.Second, "terminal/term-1")
+	s.keys(`C-\`, "C-n", ":qa", "Enter")
+	s.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  sleep 4321  (your :AgentShell)", "[S]tay")
+	s.keys("s")
+	// Neovim stops the quit as for a changed buffer, naming ours
+	s.waitShows(5*time.Second, `No write since last change for buffer "agentrun://your commands still run"`, "Press ENTER")
+	s.keys("Enter")
+	sc := s.waitShows(5*time.Second, "not quit: 1 of your commands still run (:qa! quits and ends them)", "terminal/term-1")
+	if strings.Contains(sc, "These still run, and end") {
+		t.Errorf("the buffer that stopped the quit is left in a window:\n%s", sc)
+	}
+	if s.exited() || len(findProcesses("sleep 4321")) != 1 {
+		t.Fatalf("Stay quit Neovim or ended the command:\n%s", s.capture())
+	}
+	s.keys(":qa!", "Enter")
+	eventually(t, "Neovim to quit at :qa!", 10*time.Second, func() (bool, string) { return s.exited(), s.capture() })
+	eventually(t, "the command to end with Neovim", 10*time.Second, func() (bool, string) {
+		return len(findProcesses("sleep 4321")) == 0, "still runs"
+	})
+
+	off := startScreen(t, 120, 30, `require("agentrun").setup({ terminal = { ask_before_quit = false } })`)
+	off.tmux("set-option", "-t", "0", "remain-on-exit", "on")
+	off.keys(":AgentShell sleep 4322", "Enter")
+	off.waitShows(10*time.Second, "terminal/term-1")
+	off.keys(`C-\`, "C-n", ":qa", "Enter")
+	eventually(t, "Neovim to quit without asking", 10*time.Second, func() (bool, string) { return off.exited(), off.capture() })
+}

@@ -48,6 +48,9 @@ M.defaults = {
     -- terminals you take over (T) and :AgentShell shells keep running
     -- after Neovim quits, as with :AgentDetach
     persist = false,
+    -- a quit that would end your own commands (a terminal you took over,
+    -- an :AgentShell shell) names them and asks first; false: it does not
+    ask_before_quit = true,
     -- when an agent's command fails (exits non-zero), what its output's
     -- file:line failures go to: { "quickfix", "diagnostics" }, either or
     -- none ({}); never a window opened or the cursor moved
@@ -342,6 +345,9 @@ local function validate(opts)
   end
   check("terminal.max_run_ms", c.terminal.max_run_ms, int_in(0), "an integer >= 0 (milliseconds; 0 = no limit)")
   check("terminal.persist", c.terminal.persist, function(v)
+    return type(v) == "boolean"
+  end, "true or false")
+  check("terminal.ask_before_quit", c.terminal.ask_before_quit, function(v)
     return type(v) == "boolean"
   end, "true or false")
   check("terminal.on_failure", c.terminal.on_failure, function(v)

@@ -40,6 +40,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field sandbox? false|"project"|"project-net"|"strict"|table|fun(cmd: agentrun.Command): any
 ---@field limits? agentrun.Limits
 ---@field persist? boolean terminals you take over and :AgentShell shells outlive Neovim
+---@field ask_before_quit? boolean a quit that would end your own commands asks first (true)
 ---@field on_failure? ("quickfix"|"diagnostics")[] where a failed command's file:line failures go
 
 ---@class agentrun.Rules

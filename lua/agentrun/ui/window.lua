@@ -449,6 +449,7 @@ function M.watch()
     return
   end
   autocmds_done = true
+  require("agentrun.ui.quitask").watch()
   local group = api.nvim_create_augroup("agentrun_terminal", { clear = true })
   -- nvim_open_term never tells a pty its size: follow the windows.
   api.nvim_create_autocmd("VimResized", {
