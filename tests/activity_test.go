@@ -277,7 +277,7 @@ func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
 
 // TestScreenRerunInPlace: R on a server you took over restarts it in
 // place: the list keeps one row for it, where it was, with the number of
-// runs, and its stop is no failure to announce (R made a new terminal
+// runs, which its split's status line shows too, and its stop is no failure to announce (R made a new terminal
 // each time, the list grew a row per run, and "term-1 ended (signal
 // SIGTERM)" was notified).
 func TestScreenRerunInPlace(t *testing.T) {
@@ -293,11 +293,11 @@ func TestScreenRerunInPlace(t *testing.T) {
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "echo serving; sleep 300  ")
 	s.keys("/sleep 300", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3", "serving")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · run 2", "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "sleep 300 (run 2)")
 	s.keys("/sleep 300", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-4", "serving")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4 · run 3", "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(10*time.Second, "sleep 300 (run 3)")
 	var list string

@@ -305,6 +305,9 @@ function M.open(id, opts)
     chan = open_term()
   end
   t.bufnr, t.chan = buf, chan
+  if win and t.runs then
+    window.set_statusline(win) -- "· run 2": placed before it was t's
+  end
   require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
   name_buffer(t)

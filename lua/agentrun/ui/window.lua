@@ -557,9 +557,10 @@ end
 
 
 -- set_statusline gives window w, when it shows a terminal that waits for
--- input or listens on ports, a status line that says so: the default's
--- fields (the name, the flags, the ruler) with "· waiting for input" and
--- ":8000" after the name; else the default. A plain string, set when
+-- input or listens on ports, or that R ran again, a status line that
+-- says so: the default's fields (the name, the flags, the ruler) with
+-- "· run 2", "· waiting for input" and ":8000" after the name; else the
+-- default. A plain string, set when
 -- that changes: an expression would run Lua at every redraw of a
 -- flooding split (and a <C-c> typed then was lost under load).
 function M.set_statusline(w)
@@ -570,6 +571,9 @@ function M.set_statusline(w)
   local extra = ""
   for _, t in pairs(state.terminals) do
     if t.bufnr == buf then
+      if t.runs then
+        extra = extra .. " · run " .. tostring(t.runs) -- R ran it again
+      end
       if t.waiting then
         extra = extra .. " · waiting for input"
       end
