@@ -703,3 +703,40 @@ func TestParallelCommandsOneByOne(t *testing.T) {
 		t.Errorf("want one answer and two allowed by it:\n%s", chat)
 	}
 }
+
+// TestParallelPermissionsAskedAsOne (issue 50): an agent's own commands
+// asked at the same moment (Claude's parallel Bash calls, each a
+// permission request) come as one question naming each; "Always allow"
+// keeps every command and answers each request with the agent's "Always
+// Allow"; the chat says each answer above its tool call; the same
+// commands are then allowed without a question.
+func TestParallelPermissionsAskedAsOne(t *testing.T) {
+	e := claudeLike(t, `approve = { allow = { "ls*" } }`)
+	e.stubSelectSeq(3)
+	e.cmd("AgentPrompt askrunmany make a ;; make b ;; make c")
+	e.waitChat("PERMISSIONS make a: always | make b: always | make c: always", 15*time.Second)
+	p := e.picked()
+	if len(p) != 1 {
+		t.Fatalf("%d questions for 3 commands, want one: %+v", len(p), p)
+	}
+	for _, c := range []string{"a", "b", "c"} {
+		if !strings.Contains(p[0].Prompt, ". $ make "+c) {
+			t.Errorf("the question does not name make %s: %q", c, p[0].Prompt)
+		}
+	}
+	if items := strings.Join(p[0].Items, "|"); !strings.HasPrefix(items, "Allow all 3|Refuse all 3|Always allow in this project: make ") || !strings.HasSuffix(items, ", and allow all 3|One by one") {
+		t.Errorf("the answers offered: %q", items)
+	}
+	chat := e.chat()
+	for _, c := range []string{"a", "b", "c"} {
+		if !strings.Contains(chat, "→ allowed: $ make "+c) {
+			t.Errorf("the chat does not tie an answer to make %s:\n%s", c, chat)
+		}
+	}
+	e.idle(10 * time.Second)
+	e.cmd("AgentPrompt askrunmany make a ;; make c")
+	e.waitChat("PERMISSIONS make a: allow | make c: allow", 15*time.Second)
+	if p := e.picked(); len(p) != 1 {
+		t.Errorf("commands always allowed were asked again: %+v", p[1:])
+	}
+}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,4 +120,30 @@ func TestScreenParallelCommandsOneQuestion(t *testing.T) {
 	s.waitShows(5*time.Second, "demo wants to run 3 commands", "1. $ echo p", "2. $ echo p", "3. $ echo p", "1  Run all 3", "2  Refuse all 3", ", and run all 3", "4  One by one")
 	s.keys("3")
 	s.waitShows(10*time.Second, "→ run: $ echo p1", "→ run: $ echo p2", "→ run: $ echo p3", "(always allowed here:", "parallel n=3 exit0=3")
+}
+
+// TestScreenParallelPermissionsOneByOne (issue 50): two of the agent's
+// own commands asked at the same moment come as one question naming
+// both; "One by one" asks each on its own with the agent's options, and
+// each answer reaches its own command.
+func TestScreenParallelPermissionsOneByOne(t *testing.T) {
+	node, agent := claudeLikeArgv(t)
+	s := startScreen(t, 160, 40, fmt.Sprintf(`require("agentrun").setup({ default_agent = "claudelike",
+		agents = { claudelike = { cmd = { %q, %q }, terminals = "agentrun" } }, terminal = { approve = { allow = { "ls*" } } } })`, node, agent))
+	s.keys(":AgentRun", "Enter")
+	s.waitShows(10*time.Second, "agentrun · claudelike", "-- INSERT --")
+	s.prompt("askrunmany make a ;; make b")
+	s.waitShows(10*time.Second, "the question waits while you type")
+	s.keys("Escape")
+	s.waitShows(5*time.Second, "claudelike asks permission for 2 commands:", "1. $ make ", "2. $ make ", "1  Allow all 2", "2  Refuse all 2", "4  One by one")
+	s.keys("4")
+	s.waitShows(5*time.Second, "1  Always Allow", "2  Allow — this time", "3  Reject — this time")
+	s.keys("2")
+	s.waitShows(5*time.Second, "→ Allow")
+	s.waitShows(5*time.Second, "3  Reject — this time")
+	s.keys("3")
+	sc := s.waitShows(10*time.Second, "→ Reject", "PERMISSIONS make a: ")
+	if !strings.Contains(sc, ": allow | make b: reject") && !strings.Contains(sc, ": reject | make b: allow") {
+		t.Errorf("want one command allowed and the other refused:\n%s", sc)
+	}
 }

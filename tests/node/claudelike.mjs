@@ -25,7 +25,8 @@
 // an edit of PATH shown as a diff; "askedit PATH" asks permission for
 // one first and says the answer; "askrun CMD" asks permission for a
 // command it runs itself and says the answer ("askargv JSON" for an argv,
-// as Codex's exec).
+// as Codex's exec; "askrunmany A ;; B" several at once, as Claude's
+// parallel Bash calls).
 //
 // AGENTRUN_TEST_AUTH=DIR makes it want sign-in: session/new answers
 // auth_required until DIR/signed-in exists. Two ways: "token"
@@ -297,6 +298,23 @@ app.onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       ],
     });
     await say(`PERMISSION ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`);
+    return { stopReason: "end_turn" };
+  }
+  if (text.startsWith("askrunmany ")) {
+    // Several commands at once, each asked (Claude's parallel Bash
+    // calls): "askrunmany A ;; B ;; C"; it says every answer in one line.
+    const permissionOptions = [
+      { optionId: "always", name: "Always Allow", kind: "allow_always" },
+      { optionId: "allow", name: "Allow", kind: "allow_once" },
+      { optionId: "reject", name: "Reject", kind: "reject_once" },
+    ];
+    const answers = await Promise.all(text.slice(11).split(" ;; ").map(async (command) => {
+      const toolCall = { toolCallId: `askrun-${++calls}`, title: command, kind: "execute", status: "pending", rawInput: { command } };
+      await update({ sessionUpdate: "tool_call", ...toolCall });
+      const res = await client.request(acp.methods.client.session.requestPermission, { sessionId, toolCall, options: permissionOptions });
+      return `${command}: ${res.outcome.outcome === "selected" ? res.outcome.optionId : res.outcome.outcome}`;
+    }));
+    await say(`PERMISSIONS ${answers.join(" | ")}`);
     return { stopReason: "end_turn" };
   }
   if (text.startsWith("askrun ") || text.startsWith("askargv ")) {

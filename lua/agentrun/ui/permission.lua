@@ -76,6 +76,169 @@ local function first_diff(tc)
   end
 end
 
+-- gathering: session key -> the commands asked together that are not on
+-- screen yet (a new request joins them): one question names them all.
+local gathering = {}
+local gather_ms = 40
+
+-- decided answers request e by the rules when they decide it now (an
+-- "Always allow" given while it waited), and reports whether they did.
+local function decided(e)
+  if not ask.is_open(e.p.token) then
+    return true
+  end
+  local v = policy.verdict(e.cmd_args, true)
+  if not v or v.decision == "ask" then
+    return false
+  end
+  local opt = option(e.p.options, v.decision == "run" and { "allow_once", "allow_always" } or { "reject_once", "reject_always" })
+  ask.note(e.s, policy.said(v, e.cmd, e.title), e.tc.toolCallId)
+  ask.finish(e.p.token, opt and opt.optionId or "")
+  return true
+end
+
+-- keepable lists what "Always allow" would keep of e's command.
+local function keepable(e)
+  local c = policy.check(e.p.key, e.cmd, nil, policy.remembered(e.project, e.machine), e.how)
+  e.check = c
+  local out = {}
+  if #(c.unknown or {}) > 0 then
+    return out
+  end
+  for _, x in ipairs(c.commands or {}) do
+    if policy.keepable(x) then
+      table.insert(out, x.text)
+    elseif not x.allowed and x.exact and policy.leaves(x) then
+      return {}
+    end
+  end
+  return out
+end
+
+local ask_one
+
+-- group is the question for several requests at once (es): each command
+-- named; allowed or refused all together, or asked one by one.
+local function group(es)
+  local first, n = es[1], #es
+  local lines = { string.format("(agentrun) %s asks permission for %d commands%s:", first.s and first.s.agent or "the agent", n, first.host and (" (on " .. first.host .. ")") or "") }
+  local keep, seen = {}, {}
+  for i, e in ipairs(es) do
+    table.insert(lines, string.format("  %d. $ %s", i, e.cmd))
+    for _, k in ipairs(keepable(e)) do
+      if not seen[k] then
+        seen[k] = true
+        table.insert(keep, k)
+      end
+    end
+  end
+  local items = { string.format("Allow all %d", n), string.format("Refuse all %d", n) }
+  local always
+  if #keep > 0 then
+    table.insert(items, "Always allow in this project" .. (first.host and (" on " .. first.host) or "") .. ": " .. table.concat(keep, " · ") .. string.format(", and allow all %d", n))
+    always = #items
+  end
+  table.insert(items, "One by one")
+  local one_by_one = #items
+  return items, { prompt = table.concat(lines, "\n"), kind = "agentrun.permission" }, function(_, idx)
+    if idx == one_by_one then
+      for _, e in ipairs(es) do
+        ask_one(e)
+      end
+      return
+    end
+    local allow = idx == 1 or idx == always
+    for _, e in ipairs(es) do
+      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
+        local kinds = allow and { "allow_once", "allow_always" } or { "reject_once", "reject_always" }
+        if idx == always then
+          policy.remember(e.project, e.machine, e.check)
+          kinds = { "allow_always", "allow_once" }
+        end
+        local opt = option(e.p.options, kinds)
+        ask.note(e.s, (allow and "  → allowed: $ " or "  → refused: $ ") .. e.cmd, e.tc.toolCallId)
+        ask.finish(e.p.token, opt and opt.optionId or "")
+      end
+    end
+    if idx == always then
+      ask.note(first.s, "  (always allowed here: " .. table.concat(keep, " · ") .. ", in " .. policy.file(first.project, first.machine) .. ")")
+    end
+  end
+end
+
+-- ask_one asks request e on its own, as it would have been asked alone.
+ask_one = function(e)
+  ask.pick(function()
+    if decided(e) then
+      return nil
+    end
+    return e.items, e.opts, function(choice, idx)
+      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
+        local answer = e.on_choice(choice, idx)
+        if answer ~= nil then
+          ask.finish(e.p.token, answer)
+        end
+      end
+    end
+  end, nil, nil, e.p.token, e.s)
+end
+
+-- gather asks request e with the others of its session that come at the
+-- same moment (an agent's parallel commands): one question for all.
+local function gather(e)
+  ask.hold(e.p.token, e.s)
+  local key = e.p.key or ""
+  local g = gathering[key]
+  if g then
+    table.insert(g.entries, e)
+    g.held[e.p.token] = true
+    return
+  end
+  g = { entries = { e }, held = { [e.p.token] = true } }
+  gathering[key] = g
+  local function drop_one(id)
+    if not g.held[id] then
+      return false
+    end
+    g.held[id] = nil
+    return next(g.held) == nil
+  end
+  vim.defer_fn(function()
+    ask.pick(function()
+      if gathering[key] == g then
+        gathering[key] = nil
+      end
+      local es = {}
+      for _, x in ipairs(g.entries) do
+        if not decided(x) then
+          table.insert(es, x)
+        end
+      end
+      if #es == 0 then
+        return nil
+      end
+      local items, opts, on_choice
+      if #es == 1 then
+        items, opts, on_choice = es[1].items, es[1].opts, es[1].on_choice
+      else
+        items, opts, on_choice = group(es)
+      end
+      return items, opts, function(choice, idx)
+        if #es > 1 then
+          return on_choice(choice, idx)
+        end
+        local x = es[1]
+        if ask.is_open(x.p.token) and not ask.unreachable(x.p.token) then
+          local answer = on_choice(choice, idx)
+          if answer ~= nil then
+            ask.finish(x.p.token, answer)
+          end
+        end
+      end
+    end, nil, nil, "group:" .. e.p.token, e.s, drop_one)
+  end, gather_ms)
+end
+
 -- ask shows the picker for one request from Go:
 -- { token, key, tool_call = ToolCallUpdate, options = { PermissionOption } }.
 -- For an edit it offers to view the diff side by side first: the question
@@ -132,7 +295,7 @@ function M.ask(p, again)
   if diff then
     table.insert(items, view)
   end
-  ask.select(p.token, items, {
+  local opts = {
     prompt = prompt,
     kind = "agentrun.permission",
     format_item = function(o)
@@ -141,7 +304,8 @@ function M.ask(p, again)
       end
       return option_text(o)
     end,
-  }, function(choice)
+  }
+  local function on_choice(choice)
     if choice == view then
       require("agentrun.ui.toolcall").open_diff(diff, function()
         if ask.is_open(p.token) then
@@ -156,7 +320,16 @@ function M.ask(p, again)
     end
     ask.note(s, "  → " .. (type(choice) == "table" and (choice.name or id) or "cancelled"), tc.toolCallId)
     return id
-  end, s)
+  end
+  if cmd and not diff and not again then
+    -- a command: asked with the others that come at the same moment
+    return gather({
+      p = p, s = s, tc = tc, cmd = cmd, how = how, title = title, project = project, machine = machine, host = host,
+      cmd_args = { line = cmd, how = how, cwd = merged.rawInput and merged.rawInput.cwd or project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine },
+      items = items, opts = opts, on_choice = on_choice,
+    })
+  end
+  ask.select(p.token, items, opts, on_choice, s)
 end
 
 return M
