@@ -147,3 +147,22 @@ func TestScreenParallelPermissionsOneByOne(t *testing.T) {
 		t.Errorf("want one command allowed and the other refused:\n%s", sc)
 	}
 }
+
+// TestScreenQuestionWaitsAtSixtyColumns: on a 60-column screen the
+// message that a question waits fits one line (it wrapped, and the
+// screen stopped at "Press ENTER" while the user typed), and <Esc> opens
+// the question.
+func TestScreenQuestionWaitsAtSixtyColumns(t *testing.T) {
+	s := startScreen(t, 60, 15, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo", "-- INSERT --")
+	s.prompt("echo asked")
+	// (the message comes before the chat's note; Insert mode's
+	// "-- INSERT --" may hide it)
+	sc := s.waitShows(10*time.Second, "(the question waits while")
+	if strings.Contains(sc, "Press ENTER") {
+		t.Fatalf("the message stops the screen:\n%s", sc)
+	}
+	s.keys("Escape")
+	s.waitShows(5*time.Second, "1  Run it")
+}

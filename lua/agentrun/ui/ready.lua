@@ -110,7 +110,14 @@ function M.show(item)
     open(item)
     return true
   end
-  util.notify(item.waiting or (item.what .. " waits: <Esc> or :AgentAnswer opens it"), vim.log.levels.WARN)
+  -- (within the width, "(agentrun) " before it: a wrapped one stopped a
+  -- 60-column screen at "Press ENTER" while the user typed)
+  local room = vim.o.columns - 12
+  local text = item.waiting or (item.what .. " waits: <Esc> or :AgentAnswer opens it")
+  if not item.waiting and util.width(text) > room then
+    text = item.what .. " waits: <Esc> opens it"
+  end
+  util.notify(util.fit(text, room), vim.log.levels.WARN)
   return false
 end
 
