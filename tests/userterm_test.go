@@ -253,6 +253,18 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 		return len(findProcesses("sleep 4321")) == 0, "still runs"
 	})
 
+	// a command of the agent's you took over is yours too
+	took := startScreen(t, 120, 30, "")
+	took.keys(":AgentRun demo", "Enter")
+	took.waitShows(10*time.Second, "agentrun · demo · ready")
+	took.prompt("sleep 4323")
+	took.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	took.keys("Escape", ":AgentTakeover term-1", "Enter")
+	took.waitShows(5*time.Second, "term-1 is yours now")
+	took.keys(":qa", "Enter")
+	took.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  sleep 4323  (you took it over)")
+	took.keys("s")
+
 	off := startScreen(t, 120, 30, `require("agentrun").setup({ terminal = { ask_before_quit = false } })`)
 	off.tmux("set-option", "-t", "0", "remain-on-exit", "on")
 	off.keys(":AgentShell sleep 4322", "Enter")

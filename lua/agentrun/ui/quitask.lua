@@ -36,7 +36,7 @@ function M.ending()
   for _, t in ipairs(st.terminals or {}) do
     local l = state.terminals[t.id]
     if t.mine and t.state == "running" and l and not l.detached and not l.remote then
-      local what = (t.user or l.user) and "your :AgentShell" or "you took it over"
+      local what = t.user and "your :AgentShell" or "you took it over"
       table.insert(out, { id = t.id, text = string.format("%s  %s  (%s)", t.id, t.command or l.command or "?", what) })
     end
   end
