@@ -78,6 +78,18 @@ function M.pick(items, opts, cb, token, s, drop_one)
       if not items then
         return done()
       end
+      if s and require("agentrun.state").site_of(s.key) then
+        -- another machine's: what happened while the picker was up goes
+        -- first (a link lost meanwhile is known before the answer), as
+        -- M.select does
+        local answer = cb
+        cb = function(...)
+          local args = { n = select("#", ...), ... }
+          vim.schedule(function()
+            answer((table.unpack or unpack)(args, 1, args.n))
+          end)
+        end
+      end
     end
     if ready.builtin_select() then
       item.close, item.focus = ready.select(items, opts, cb, done)
