@@ -158,7 +158,7 @@ func medianGrowth(rss []int, skip int) int {
 	return d[len(d)/2]
 }
 
-// TestFinishedSplitsInBoundedMemory: 80 finished commands, every split
+// TestFinishedSplitsInBoundedMemory: 200 finished commands, every split
 // kept (as a user leaves them): Neovim grows by at most 1 MiB a command
 // (median). The commands print 1,000 rows of 100 columns: small, to keep
 // the test short, yet a live terminal of that costs Neovim over 2 MiB
@@ -168,7 +168,7 @@ func medianGrowth(rss []int, skip int) int {
 func TestFinishedSplitsInBoundedMemory(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
-	const n = 80
+	const n = 200
 	rss := finishedCommands(e, n, 1000)
 	med := medianGrowth(rss, 20)
 	t.Logf("Neovim's RSS: %d KiB after 20 commands, %d KiB after %d; median growth per command %d KiB", rss[19], rss[n-1], n, med)
