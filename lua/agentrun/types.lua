@@ -132,6 +132,8 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field signal? string
 ---@field not_run? string
 ---@field unreported? boolean
+---@field ended_by? string why its display ended, when the agent gave no exit code nor signal
+---@field end_line? string the line its split ends with ("[exit 1]", "[failed]"), made by the backend
 ---@field last_line? string its output's last line with text, when it ended
 
 ---@class agentrun.event.approve
@@ -161,6 +163,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 
 ---@class agentrun.event.display_ended
 ---@field id string
+---@field lines string[] the lines the split ends with, as the backend wrote them ("[exit 0]", then "[released]")
 
 ---@class agentrun.event.elicitation
 ---@field key string
