@@ -116,7 +116,20 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 // register installs the handlers Lua calls with rpcrequest/rpcnotify on
 // v, the client of a Neovim's channel.
 func (b *Bridge) register(v *nvim.Nvim) error {
-	handlers := map[string]any{
+	for name, fn := range b.handlers() {
+		if err := v.RegisterHandler(name, fn); err != nil {
+			return fmt.Errorf("register rpc handler %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// handlers are the calls Lua makes, by name: each handler's arguments are
+// what Lua passes, in order (a struct: a table with its msgpack fields).
+// TestCallsAgree checks every Lua call against them, and the structs
+// against types.lua's agentrun.request.<name>.
+func (b *Bridge) handlers() map[string]any {
+	return map[string]any{
 		"setup":            b.handleSetup,
 		"resume":           b.handleResume,
 		"start":            b.sessions.start,
@@ -158,12 +171,6 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"describe_rules":   describeRules,
 		"log":              b.handleLog,
 	}
-	for name, fn := range handlers {
-		if err := v.RegisterHandler(name, fn); err != nil {
-			return fmt.Errorf("register rpc handler %q: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // deliver sends events to Lua in one call. dispatch only schedules the

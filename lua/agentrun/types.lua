@@ -312,3 +312,73 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field cwd string
 ---@field title? string
 ---@field updated_at? string
+
+-- The tables Lua passes the backend's calls (rpc.request("start", args)):
+-- one class a call that takes one, named for the call, its fields those
+-- of the Go struct the handler takes (internal/editor/bridge.go's
+-- handlers). TestCallsAgree checks them against Go, and every call's
+-- name, arguments and table fields in the Lua code against the handlers.
+
+---@class agentrun.request.attach
+---@field cols integer the split's size
+---@field rows integer
+---@field scrollback integer the buffer's 'scrollback': lines replayed
+
+---@class agentrun.request.remote_attach
+---@field cols integer
+---@field rows integer
+---@field scrollback integer
+
+---@class agentrun.request.check_command
+---@field line string the command line, as the shell that runs it reads it
+---@field allow string[] terminal.approve's rules
+---@field deny string[]
+---@field remembered string[] the session's remembered answers
+---@field otherwise string
+---@field argv string[] a command run without a shell, judged word by word
+---@field dialect string "bash" for an agent's own Bash tool, "" for our terminals
+---@field env string[] NAME=value the agent set
+
+---@class agentrun.request.keep_note
+---@field text string
+---@field tool_call string
+
+---@class agentrun.request.list_sessions
+---@field agent string
+---@field cmd string[]
+---@field env string[]
+---@field cwd string
+
+---@class agentrun.request.read_files
+---@field paths string[]
+---@field dirs string[]
+
+---@class agentrun.request.resume
+---@field plugin_version string
+
+---@class agentrun.request.setup
+---@field kill_grace_ms? integer nil: the backend's one default
+---@field byte_limit? integer nil: the backend's one default
+---@field nvim_version string
+---@field plugin_version string
+---@field scrollback integer
+---@field site string "" here, else the other machine's name
+---@field id_base integer
+---@field kept_bytes? integer nil: the backend's one default
+---@field output_dir string
+
+---@class agentrun.request.shell
+---@field cmd string "": an interactive shell
+---@field shell string
+---@field cwd string
+
+---@class agentrun.request.start
+---@field agent string
+---@field cmd string[]
+---@field env string[]
+---@field cwd string
+---@field policy table config.policy()
+---@field terminals string
+---@field load string
+---@field resume string
+---@field continue boolean
