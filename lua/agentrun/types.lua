@@ -4,6 +4,54 @@
 -- in step with config.lua's defaults.
 error("agentrun.types holds annotations only; nothing requires it")
 
+-- A terminal as Lua keeps it (state.terminals[id]), fed by events;
+-- state.describe_terminal makes what status() shows of it.
+---@class agentrun.Terminal
+---@field id string "term-3", "term-3@devbox", "ssh://devbox/PID:term-3", or an agent's own id
+---@field state "running"|"exited"|"released"
+---@field command? string the command line, or the title a socket host gives it
+---@field title? string the agent's title of it
+---@field cwd? string
+---@field session? string the key of the session whose agent runs it (nil: yours, or another host's)
+---@field session_id? string the agent's session id
+---@field tool_call? string the agent's tool call that shows it
+---@field sandbox? string the sandbox it runs in ("project"), when one
+---@field exit_code? integer
+---@field signal? string "SIGTERM"
+---@field ran_ms? integer how long it ran
+---@field ended_by? string why its display ended without an exit code (an agent's command: "failed", "ended with the turn")
+---@field started_ms? integer when it started (vim.loop.now()), for an agent's command, whose run time Go does not know
+---@field last_line? string its output's last line with text, when it ended
+---@field bufnr? integer its terminal buffer
+---@field chan? integer that buffer's channel
+---@field pending? string[] output of an agent's command that came before its buffer
+---@field cols? integer the size its pty was last given
+---@field rows? integer
+---@field shown? boolean another host's terminal attached here once
+---@field end_lines? string[] the lines its split ends with, as the backend wrote them (display_ended)
+---@field end_shown? boolean its split showed its end (the check a moment after display_ended)
+---@field on_end_shown? fun()[] called once its split shows its end (term.when_end_shown)
+---@field end_noticed? boolean its end out of sight was told once
+---@field exit_said? boolean User AgentRunTerminalExited fired for it
+---@field waiting? boolean it waits for input (terminal_activity)
+---@field ports? integer[] the ports it listens on
+---@field wait_note? table the chat's note that it waits for input
+---@field display_only? boolean a command the agent runs itself and shows (agentterm.lua)
+---@field keeps_reporting? boolean its agent goes on reporting it after a cancel (codex-acp)
+---@field user? boolean yours: :AgentShell, R, taken over, or another host's you hold
+---@field interactive? boolean an interactive shell (:AgentShell alone)
+---@field restarting? boolean stopped to run again in place (its end is no failure)
+---@field runs? integer how many times R ran it
+---@field row_of? string the id whose row in the list it takes (an R rerun)
+---@field rerun_as? string the id of its new run (R)
+---@field remote? boolean another host's, followed over its socket (remote_attach)
+---@field claim? table who holds it (another host's: { kind, client_id })
+---@field claim_seq? integer the sequence number of the claim last heard
+---@field was_detached? boolean it was detached when attached here
+---@field detached? boolean you detached it (:AgentDetach)
+---@field stale? boolean its backend exited (a new one may hand out its id)
+---@field link_dropped? string the URL of its machine whose link dropped
+
 ---@class agentrun.Config
 ---@field agents? table<string, agentrun.ConfigAgent> agents by name (the built-in "demo" is always there)
 ---@field default_agent? string the agent :AgentRun starts without a name ("demo")

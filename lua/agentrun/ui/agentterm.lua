@@ -81,6 +81,7 @@ end
 -- (decoded in Go: acp/agentterm.go): it appears, its title follows the
 -- command line, output is appended (or replaces what was shown), and its
 -- end is marked as for our own terminals.
+---@param p agentrun.event.agent_terminal
 function M.agent_terminal(p)
   local session = state.sessions[p.key or ""]
   if not session then

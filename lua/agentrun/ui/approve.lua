@@ -70,6 +70,7 @@ end
 -- env, cwd, sandbox, asks_first }, or a file write's { token, key, file,
 -- real, outside }. env ({ "NAME=value" }, what the agent set for the
 -- command) is judged with the line and shown with it.
+---@param p agentrun.event.approve
 function M.ask(p)
   local s = state.sessions[p.key or ""]
   if p.file and p.file ~= "" then

@@ -171,6 +171,7 @@ end
 -- cancelled forgets a question Go gave up on (the turn was cancelled, or
 -- the agent withdrew its request: $/cancel_request); a picker still up
 -- then answers nothing, and the chat says so.
+---@param p agentrun.event.permission_cancelled|agentrun.event.elicitation_withdrawn|agentrun.event.approve_cancelled
 function M.cancelled(p)
   if open[p.token] then
     local why = p.why == "turn" and "the turn ended" or "the agent withdrew its question"

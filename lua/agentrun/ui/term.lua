@@ -101,6 +101,7 @@ end
 -- display_ended: the backend sent t's end marker (or "[released]" after
 -- it), p.lines as it wrote them; a moment later (the buffer follows its
 -- terminal on a timer) its split must show them.
+---@param p agentrun.event.display_ended
 function M.display_ended(p)
   local t = state.terminals[p.id]
   if not (t and p.lines and p.lines[1]) then
@@ -368,6 +369,7 @@ end
 
 -- created registers a terminal Go created for the agent and opens its
 -- split.
+---@param p agentrun.event.terminal_created
 function M.created(p)
   if p.session then
     require("agentrun.disk").baseline() -- what the command changes is the agent's
@@ -455,17 +457,12 @@ function M.record_exit(t, p)
   t.ran_ms = p.ran_ms or (t.started_ms and (vim.loop.now() - t.started_ms)) or nil
   if was == "running" or not t.exit_said then
     t.exit_said = true
-    compat.user_event("AgentRunTerminalExited", {
-      id = t.id,
-      key = t.session,
-      exit_code = t.exit_code,
-      signal = t.signal,
-      ran_ms = t.ran_ms,
-      how = state.how_ended(t),
-    })
+    local d = state.describe_terminal(t)
+    compat.user_event("AgentRunTerminalExited", { id = d.id, key = d.key, exit_code = d.exit_code, signal = d.signal, ran_ms = d.ran_ms, how = d.how })
   end
 end
 
+---@param p agentrun.event.terminal_exit
 function M.exited(p)
   local t = state.terminals[p.id]
   if not t then
@@ -564,6 +561,7 @@ wait_over = function(t, how)
   n.chat:put_note(n.block)
 end
 
+---@param p agentrun.event.terminal_activity
 function M.activity(p)
   local t = state.terminals[p.id]
   if not t then
@@ -690,6 +688,7 @@ function M.type_into(t)
 end
 
 -- released records that the agent released a terminal.
+---@param p agentrun.event.terminal_released
 function M.released(p)
   local t = state.terminals[p.id]
   if not t then
@@ -865,6 +864,7 @@ end
 
 -- tool_terminal shows a terminal our MCP tool ran for a tool call in that
 -- tool call's place in the chat (the agent's tool_call does not name it).
+---@param p agentrun.event.tool_terminal
 function M.tool_terminal(p)
   local t = state.terminals[p.id or ""]
   local s = state.sessions[p.key or ""]
@@ -909,6 +909,7 @@ function M.tie_by_command(key)
 end
 
 -- remote_claimed records who holds a remote terminal now.
+---@param p agentrun.event.remote_claimed
 function M.remote_claimed(p)
   local t = state.terminals[p.id or ""]
   if t then
