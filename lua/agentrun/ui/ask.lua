@@ -32,9 +32,10 @@ function M.note(s, text, tool_call)
   end
 end
 
--- answer sends Go the answer for token.
-function M.answer(token, answer)
-  rpc.notify("answer_question", token, answer)
+-- answer sends Go the answer for token: the option picked ("" for none)
+-- and, for a command the user's rules refused without asking, why.
+function M.answer(token, answer, why)
+  rpc.notify("answer_question", token, answer, why or "")
 end
 
 -- guarded calls ui_fn (vim.ui.select or vim.ui.input) with args and the
