@@ -2,6 +2,10 @@
 -- (lua-language-server reads these annotations: setup() completes its
 -- options). Nothing runs here. tests/doc_test.go keeps the config classes
 -- in step with config.lua's defaults.
+-- Why this file is long: it is the one place of every shape that crosses
+-- between Go and Lua (each event's payload, each call's table) and of the
+-- terminal record; tests read it as a whole (TestEventPayloadsAgree,
+-- TestCallsAgree), and split it would need a list of its parts.
 error("agentrun.types holds annotations only; nothing requires it")
 
 -- A terminal as Lua keeps it (state.terminals[id]), fed by events;
