@@ -434,3 +434,17 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field load string
 ---@field resume string
 ---@field continue boolean
+
+---@class agentrun.request.checkpoint
+---@field op string what to do ("snapshot", …: the ops of internal/editor/checkpoint.go)
+---@field dir string snapshot: the session's folder
+---@field base string snapshot: the checkpoint folder ("": this machine's state folder's)
+---@field budget integer snapshot: the copies' size budget in bytes
+---@field top string the folder checkpointed (snapshot's answer)
+---@field store string its own git directory outside git ("" in a git work tree)
+---@field index string agentrun's index file in a git work tree
+---@field a string a tree
+---@field b string another tree
+---@field path string a path relative to top
+---@field paths string[] paths relative to top
+---@field patch string[] lines of a patch (unapply)
