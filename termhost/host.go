@@ -43,6 +43,11 @@ type Host struct {
 	root rootListing
 }
 
+// ByteLimit is the rendered-text cap of a terminal whose Spec gives none:
+// Options.ByteLimit, or DefaultByteLimit when that was zero (this is the
+// one place the option's default is applied).
+func (h *Host) ByteLimit() int { return h.opts.ByteLimit }
+
 // NewHost returns a Host; zero Options fields take their defaults.
 func NewHost(opts Options) *Host {
 	resetIgnoredSignals()

@@ -214,3 +214,23 @@ func TestLongFilesSayWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTestsReadmeNamesEveryFile: tests/README.md names every test file
+// of this folder, in the harness table or under the feature
+// it tests, so a reader finds where a test lives and a new file is placed
+// (13 were missing).
+func TestTestsReadmeNamesEveryFile(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "tests", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "tests", "*_test.go"))
+	if err != nil || len(files) < 50 {
+		t.Fatalf("found %d test files: %v", len(files), err)
+	}
+	for _, f := range files {
+		if name := filepath.Base(f); !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("tests/README.md does not name %s: add it to the table of its feature", name)
+		}
+	}
+}

@@ -80,6 +80,26 @@ func TestApproveAlwaysAsksWithTheCommandLine(t *testing.T) {
 	}
 }
 
+// TestApproveIsDecidedOnceAtStart: terminal.approve is read when a
+// session starts, and only there: set to "run" later (setup() again), a
+// session that started under "ask" still asks before a command runs. Lua
+// repeated the backend's "run"/"agent" shortcut with the option as it was
+// then, and ran the command unasked (fails without the fix).
+func TestApproveIsDecidedOnceAtStart(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = "ask" } })`)
+	e.stubSelect(2)
+	e.startSession()
+	e.lua(`require("agentrun").setup({ terminal = { approve = "run" } })`, nil)
+	e.cmd("AgentPrompt echo unasked")
+	e.waitChat("Could not run `echo unasked`: the user did not allow the command", 10*time.Second)
+	if p := e.picked(); len(p) != 1 || p[0].Kind != "agentrun.approve" {
+		t.Errorf("picker shown %+v, want the approval once", p)
+	}
+	if len(e.terminals()) != 0 {
+		t.Errorf("a refused command got a terminal: %+v", e.terminals())
+	}
+}
+
 func TestApproveFunctionDecides(t *testing.T) {
 	e := startEditor(t, `require("agentrun").setup({ terminal = { approve = function(cmd)
 		_G.asked = _G.asked or {}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -363,5 +364,36 @@ func TestEndSaidWithHowLong(t *testing.T) {
 				t.Errorf("status() says %+v, want how %q and ran_ms from 400", st, tc.how)
 			}
 		})
+	}
+}
+
+// TestSplitEndIsTheBackendsOwn: a split's end is the line the backend
+// wrote ("[exit 3]"), and Lua looks for that very line (display_ended
+// carries it): under a split that shows its end it writes no "Neovim
+// dropped the end" note, and terminal.on_failure loads the failures once
+// the end is there (it polled the buffer every 100 ms for 2 s). Lua built
+// its own copy of the marker: one byte changed on one side wrote the note
+// under every split.
+func TestSplitEndIsTheBackendsOwn(t *testing.T) {
+	e := startEditor(t, `require("agentrun").setup({ terminal = { on_failure = { "quickfix" } } })`)
+	if err := os.WriteFile(filepath.Join(e.dir, "notes.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.cmd(`AgentShell sh -c 'echo notes.txt:2:1: boom; exit 3'`)
+	term := e.waitTerminal("sh -c 'echo notes.txt:2:1: boom; exit 3'", 10*time.Second)
+	e.waitFor("the failure in the quickfix list", 10*time.Second, func() (bool, string) {
+		var n int
+		e.lua(`return #vim.fn.getqflist()`, &n)
+		return n == 1, e.bufLines(term.Bufnr)
+	})
+	// The end was checked (the quickfix list waited for it): whatever was
+	// written then is in the buffer once a line sent after it is.
+	e.lua(`vim.api.nvim_chan_send(require("agentrun.state").terminals[...].chan, "\r\nprobe-after-the-end")`, nil, term.ID)
+	text := e.waitBuf(term.Bufnr, 5*time.Second, "probe-after-the-end")
+	if strings.Contains(text, "dropped the end") {
+		t.Errorf("the split, which showed its end, says Neovim dropped it:\n%s", text)
+	}
+	if strings.Count(text, exitMarker(3)) != 1 {
+		t.Errorf("the split does not end with %s once:\n%s", exitMarker(3), text)
 	}
 }

@@ -11,10 +11,10 @@
 // here-documents, and the scripts of sh -c, bash -c, eval, trap, watch,
 // flock -c, script -c and su -c (a script whose shell is not known, sh
 // or $SHELL, is read both as bash and as POSIX sh). Each simple command
-// is seen through the wrappers that run another program (wrappers.go:
-// command, builtin, exec, env with -S and -C, sudo, doas, nohup, nice,
-// GNU time, timeout, xargs, stdbuf, setsid, ionice, chroot, flock,
-// script, su, runuser, watch, find -exec, busybox), their options read
+// is seen through the wrappers that run another program (the wrappers
+// table in wrappers.go names each: env with -S and -C, sudo, find -exec,
+// xargs …; doc/agentrun.txt lists them for the user, and
+// TestWrappersAreDocumented keeps that list whole), their options read
 // as each program's getopt reads them, and its program is named by its
 // base name (/bin/rm is rm).
 //

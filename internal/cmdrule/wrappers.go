@@ -54,13 +54,20 @@ func init() {
 		"flock":   wrapFlock,
 		"busybox": inner(opts{}),
 	}
-	for _, sh := range []string{"sh", "bash", "dash", "ash", "posh", "rbash"} {
+	for _, sh := range readShells {
 		wrappers[sh] = wrapShell
 	}
-	for _, sh := range []string{"zsh", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "pwsh", "nu", "elvish", "xonsh"} {
+	for _, sh := range unreadShells {
 		wrappers[sh] = unknownWith("agentrun does not read this shell's syntax")
 	}
 }
+
+// readShells are the shells whose -c script is read as bash or POSIX sh;
+// unreadShells those whose syntax is not read (their scripts are asked).
+var (
+	readShells   = []string{"sh", "bash", "dash", "ash", "posh", "rbash"}
+	unreadShells = []string{"zsh", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "pwsh", "nu", "elvish", "xonsh"}
+)
 
 // opts describes a wrapper's options before the program it runs, as
 // its getopt_long reads them: short options combine (-0rt), a value

@@ -1,6 +1,8 @@
 package cmdrule
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,6 +196,26 @@ func TestEnvChdirIsCd(t *testing.T) {
 	} {
 		if v := rs.Decide(line); v.Decision != want {
 			t.Errorf("%q: %s (%s), want %s", line, v.Decision, v.Reason, want)
+		}
+	}
+}
+
+// TestWrappersAreDocumented: every program the wrappers table knows is
+// named in doc/agentrun.txt (`name`, with its options or alone), so the
+// user's list of what a rule sees through stays whole: a new wrapper is
+// this package's table, its test, and that list.
+func TestWrappersAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../doc/agentrun.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for name := range wrappers {
+		if slices.Contains(readShells, name) || slices.Contains(unreadShells, name) {
+			continue // the shells are said as such ("a zsh, ksh or fish script is asked")
+		}
+		if !strings.Contains(doc, "`"+name+"`") && !strings.Contains(doc, "`"+name+" ") && !strings.Contains(doc, "`"+name+"/") && !strings.Contains(doc, "/`"+name+"`") {
+			t.Errorf("the wrapper %q is not named in doc/agentrun.txt (*agentrun-rules*: the programs that run another one)", name)
 		}
 	}
 }

@@ -116,7 +116,20 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 // register installs the handlers Lua calls with rpcrequest/rpcnotify on
 // v, the client of a Neovim's channel.
 func (b *Bridge) register(v *nvim.Nvim) error {
-	handlers := map[string]any{
+	for name, fn := range b.handlers() {
+		if err := v.RegisterHandler(name, fn); err != nil {
+			return fmt.Errorf("register rpc handler %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// handlers are the calls Lua makes, by name: each handler's arguments are
+// what Lua passes, in order (a struct: a table with its msgpack fields).
+// TestCallsAgree checks every Lua call against them, and the structs
+// against types.lua's agentrun.request.<name>.
+func (b *Bridge) handlers() map[string]any {
+	return map[string]any{
 		"setup":            b.handleSetup,
 		"resume":           b.handleResume,
 		"start":            b.sessions.start,
@@ -158,12 +171,6 @@ func (b *Bridge) register(v *nvim.Nvim) error {
 		"describe_rules":   describeRules,
 		"log":              b.handleLog,
 	}
-	for name, fn := range handlers {
-		if err := v.RegisterHandler(name, fn); err != nil {
-			return fmt.Errorf("register rpc handler %q: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // deliver sends events to Lua in one call. dispatch only schedules the
@@ -186,8 +193,9 @@ type setupArgs struct {
 	KillGraceMS *int `msgpack:"kill_grace_ms"`
 	// ByteLimit is terminal.byte_limit, the rendered text every terminal
 	// keeps (and the most an agent gets); nil (unset): the host's default
-	// (termhost.DefaultByteLimit, the one default of the option), never
-	// 0. This is its one way in: agents' terminals get it from byteLimit.
+	// (termhost.DefaultByteLimit, applied by termhost.NewHost alone),
+	// never 0. This is its one way in: agents' terminals get it from
+	// byteLimit, which asks the host.
 	ByteLimit   *int   `msgpack:"byte_limit"`
 	NvimVersion string `msgpack:"nvim_version"`
 	// PluginVersion is the plugin's VERSION file; a backend of another
@@ -288,7 +296,7 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	if b.host != nil {
 		return fmt.Errorf("setup: already set up (terminals are running)")
 	}
-	byteLimit := termhost.DefaultByteLimit
+	var byteLimit int // unset: termhost.NewHost applies the one default
 	if args.ByteLimit != nil {
 		byteLimit = *args.ByteLimit
 	}
@@ -323,7 +331,8 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	if args.IDBase > 0 {
 		b.ids.n.CompareAndSwap(0, int64(args.IDBase))
 	}
-	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace", b.hostOpts.KillGrace, "byte_limit", b.hostOpts.ByteLimit, "display_bytes", b.hostOpts.DisplayBytes)
+	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace", b.hostOpts.KillGrace, "byte_limit", b.hostOpts.ByteLimit, // 0: unset, the host's default
+		"display_bytes", b.hostOpts.DisplayBytes)
 	return nil
 }
 
@@ -354,12 +363,7 @@ func checkVersion(backend, plugin string) error {
 // byteLimit is terminal.byte_limit as the host applies it: what setup
 // gave, else the host's default. Agents asking for more get this much.
 func (b *Bridge) byteLimit() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.hostOpts.ByteLimit > 0 {
-		return b.hostOpts.ByteLimit
-	}
-	return termhost.DefaultByteLimit
+	return b.termHost().ByteLimit()
 }
 
 // termHost returns the terminal host, creating it on first use.

@@ -44,8 +44,8 @@ func (d *displays) sender(ch int) func(p []byte) error {
 
 // show starts a pump feeding src into channel ch of a buffer with
 // 'scrollback' lines; it ends with src's display, when released closes
-// (nil: never), or at stop. ended (may be nil) is called once the end
-// marker went out.
-func (d *displays) show(src displaySource, released <-chan struct{}, ch, scrollback int, ended func()) *pump {
+// (nil: never), or at stop. ended (may be nil) is called with the lines
+// the split ends with once they went out (pumpOptions.Ended).
+func (d *displays) show(src displaySource, released <-chan struct{}, ch, scrollback int, ended func(lines []string)) *pump {
 	return startPump(d.ctx, src, released, d.sender(ch), pumpOptions{MaxLines: scrollback, Pacer: d.pacer, Ended: ended}, d.log.With("terminal", src.ID()))
 }

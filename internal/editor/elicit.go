@@ -24,7 +24,7 @@ func (b *Bridge) elicit(ctx context.Context, key string, e acp.Elicitation) (acp
 	if required == nil {
 		required = []string{}
 	}
-	token, raw, err := b.questions.ask(ctx, "e", elicitQuestion, func(token string) payload {
+	token, a, err := b.questions.ask(ctx, "e", elicitQuestion, func(token string) payload {
 		return elicitationEvent{
 			Key: key, SessionID: e.SessionID, ToolCall: e.ToolCallID, Mode: e.Mode, Message: e.Message,
 			Fields: jsonValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,
@@ -34,7 +34,7 @@ func (b *Bridge) elicit(ctx context.Context, key string, e acp.Elicitation) (acp
 		return cancel, nil
 	}
 	var ans acp.ElicitationAnswer
-	if err := json.Unmarshal([]byte(raw), &ans); err != nil {
+	if err := json.Unmarshal([]byte(a.ID), &ans); err != nil {
 		return cancel, fmt.Errorf("the answer to question %s is not {action, content}: %w", token, err)
 	}
 	b.log.Info("elicitation answered", "token", token, "action", ans.Action)

@@ -135,6 +135,9 @@ type terminalActivityEvent struct {
 
 type displayEndedEvent struct {
 	ID string `msgpack:"id"`
+	// Lines are the lines the split ends with, as the pump wrote them
+	// ("[exit 0]", then "[released]"): what Lua looks for in the split.
+	Lines []string `msgpack:"lines"`
 }
 
 // agentTerminalEvent is what an agent that runs commands itself shows
@@ -156,6 +159,11 @@ type agentTerminalEvent struct {
 	Signal         string  `msgpack:"signal,omitempty"`
 	NotRun         string  `msgpack:"not_run,omitempty"`
 	Unreported     bool    `msgpack:"unreported,omitempty"`
+	// EndedBy says why its display ended when the agent gave no exit
+	// code nor signal; EndLine is the line its split ends with ("[exit
+	// 1]", "[failed]"), made as our own splits' (endLine).
+	EndedBy string `msgpack:"ended_by,omitempty"`
+	EndLine string `msgpack:"end_line,omitempty"`
 	// LastLine is its output's last line with text, when it ended.
 	LastLine string `msgpack:"last_line,omitempty"`
 }

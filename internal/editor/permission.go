@@ -21,12 +21,13 @@ import (
 func (b *Bridge) requestPermission(ctx context.Context, key string, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
-	token, id, err := b.questions.ask(ctx, "p", permissionQuestion, func(token string) payload {
+	token, a, err := b.questions.ask(ctx, "p", permissionQuestion, func(token string) payload {
 		return permissionEvent{Key: key, SessionID: sid, ToolCall: jsonValue(req.ToolCall), Options: jsonValue(req.Options), Token: token}
 	})
 	if err != nil {
 		return cancelled, nil
 	}
+	id := a.ID
 	for _, o := range req.Options {
 		if id != "" && string(o.OptionId) == id {
 			b.log.Info("permission answered", "token", token, "option", id)
@@ -68,12 +69,22 @@ type questions struct {
 	log    *slog.Logger
 
 	mu      sync.Mutex
-	pending map[string]chan string // by token
+	pending map[string]chan answer // by token
 	closed  bool
 }
 
 func newQuestions(events *eventQueue, ids *ids, log *slog.Logger) *questions {
-	return &questions{events: events, ids: ids, log: log, pending: map[string]chan string{}}
+	return &questions{events: events, ids: ids, log: log, pending: map[string]chan answer{}}
+}
+
+// answer is the user's answer to a question, as Lua sends it: the option
+// picked (a permission's option id, "run", "write", an elicitation's
+// JSON; "" for none: refused, or the picker closed) and, for a command
+// the user's rules refused without asking, the rule's reason (Why), which
+// the agent is told.
+type answer struct {
+	ID  string
+	Why string
 }
 
 // ask registers a fresh token (prefix + counter) for answer, pushes the
@@ -81,13 +92,13 @@ func newQuestions(events *eventQueue, ids *ids, log *slog.Logger) *questions {
 // with errEditorClosing when the questions are (or get) closed at
 // shutdown, and with ctx's error when ctx ends first, after telling Lua
 // to forget the question with q.cancelled.
-func (qs *questions) ask(ctx context.Context, prefix string, q question, asking func(token string) payload) (token, answer string, err error) {
+func (qs *questions) ask(ctx context.Context, prefix string, q question, asking func(token string) payload) (token string, a answer, err error) {
 	token = qs.ids.next(prefix)
-	ch := make(chan string, 1)
+	ch := make(chan answer, 1)
 	qs.mu.Lock()
 	if qs.closed {
 		qs.mu.Unlock()
-		return token, "", errEditorClosing
+		return token, answer{}, errEditorClosing
 	}
 	qs.pending[token] = ch
 	qs.mu.Unlock()
@@ -99,24 +110,25 @@ func (qs *questions) ask(ctx context.Context, prefix string, q question, asking 
 
 	qs.events.push(asking(token))
 	select {
-	case answer, ok := <-ch:
+	case a, ok := <-ch:
 		if !ok {
-			return token, "", errEditorClosing
+			return token, answer{}, errEditorClosing
 		}
-		return token, answer, nil
+		return token, a, nil
 	case <-ctx.Done():
 		why := "withdrawn" // the agent withdrew it ($/cancel_request)
 		if errors.Is(context.Cause(ctx), acp.ErrTurnCancelled) {
 			why = "turn" // the turn was cancelled, or the session ended
 		}
 		qs.events.push(questionWithdrawnEvent{name: q.cancelled, Token: token, Why: why})
-		return token, "", ctx.Err()
+		return token, answer{}, ctx.Err()
 	}
 }
 
-// answer delivers the user's choice for token ("answer_question"); a late
+// answer delivers the user's choice for token ("answer_question"), and
+// why the user's rules refused it when they did (approve.lua); a late
 // answer (the question was withdrawn) is dropped.
-func (qs *questions) answer(token, optionID string) {
+func (qs *questions) answer(token, optionID, why string) {
 	qs.mu.Lock()
 	ch, ok := qs.pending[token]
 	qs.mu.Unlock()
@@ -125,7 +137,7 @@ func (qs *questions) answer(token, optionID string) {
 		return
 	}
 	select {
-	case ch <- optionID:
+	case ch <- answer{ID: optionID, Why: why}:
 	default:
 	}
 }

@@ -28,23 +28,31 @@ func TestQuestions(t *testing.T) {
 		name string
 		// end ends the question once Lua was asked (token is its token).
 		end        func(qs *questions, token string, cancel context.CancelFunc)
-		wantAnswer string
+		wantAnswer answer
 		wantErr    error
 		wantEvents []string
 	}{
 		{
 			name:       "answered",
-			end:        func(qs *questions, token string, _ context.CancelFunc) { qs.answer(token, "allow") },
-			wantAnswer: "allow",
+			end:        func(qs *questions, token string, _ context.CancelFunc) { qs.answer(token, "allow", "") },
+			wantAnswer: answer{ID: "allow"},
+			wantEvents: []string{evPermission},
+		},
+		{
+			name: "refused by a rule, with why",
+			end: func(qs *questions, token string, _ context.CancelFunc) {
+				qs.answer(token, "", "`rm x` matches deny \"rm *\"")
+			},
+			wantAnswer: answer{Why: "`rm x` matches deny \"rm *\""},
 			wantEvents: []string{evPermission},
 		},
 		{
 			name: "a late answer to another token is dropped",
 			end: func(qs *questions, token string, _ context.CancelFunc) {
-				qs.answer("p999", "allow")
-				qs.answer(token, "")
+				qs.answer("p999", "allow", "")
+				qs.answer(token, "", "")
 			},
-			wantAnswer: "",
+			wantAnswer: answer{},
 			wantEvents: []string{evPermission},
 		},
 		{
@@ -67,8 +75,9 @@ func TestQuestions(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			type result struct {
-				token, answer string
-				err           error
+				token  string
+				answer answer
+				err    error
 			}
 			done := make(chan result, 1)
 			go func() {
@@ -88,7 +97,7 @@ func TestQuestions(t *testing.T) {
 				t.Fatal("ask did not return")
 			}
 			if r.token != "p1" || r.answer != tc.wantAnswer || !errors.Is(r.err, tc.wantErr) {
-				t.Errorf("ask = (%q, %q, %v), want (p1, %q, %v)", r.token, r.answer, r.err, tc.wantAnswer, tc.wantErr)
+				t.Errorf("ask = (%q, %+v, %v), want (p1, %+v, %v)", r.token, r.answer, r.err, tc.wantAnswer, tc.wantErr)
 			}
 			if got := queued(events); !slices.Equal(got, tc.wantEvents) {
 				t.Errorf("events %v, want %v", got, tc.wantEvents)

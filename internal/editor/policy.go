@@ -192,7 +192,10 @@ func luaError(err error) string {
 // approver asks Lua whether a terminal command may run: Lua decides by
 // terminal.approve (check_command reads the line's simple commands) or
 // shows vim.ui.select with the exact command line and answers with
-// "answer_question" (token, "run" or "" to refuse). asks_first names the
+// "answer_question" (token, "run" or "" to refuse, and the rule's reason
+// when the user's rules refused it). Go alone decides when Lua is asked
+// (terminal.approve "run" asks nothing; "agent" only while the mode asks
+// first); Lua decides only what it is asked. asks_first names the
 // session's current mode when it is one that asks before acting
 // (modepromise.go). With followMode (terminal.approve = "agent") Lua is
 // asked only then: the command runs at once otherwise.
@@ -206,18 +209,22 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 		if ev.AsksFirst == "" && followMode {
 			return true, nil
 		}
-		token, id, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
+		token, a, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
 			ev.Token = token
 			return ev
 		})
 		if err != nil {
 			return false, err
 		}
-		ss.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", id == "run")
-		if why, ok := strings.CutPrefix(id, refusedBy); ok {
-			return false, &acp.Refusal{Why: why}
+		ss.log.Info("command approval", "token", token, "line", cmd.Line, "allowed", a.ID == "run")
+		switch {
+		case a.ID == "run":
+			return true, nil
+		case a.Why != "":
+			// the user's rules refused it, not the user: the agent is told why
+			return false, &acp.Refusal{Why: a.Why}
 		}
-		return id == "run", nil
+		return false, nil
 	}
 }
 
@@ -255,15 +262,15 @@ func (ss *sessions) writeChecker(key string, p policyArgs) func(ctx context.Cont
 			}
 		}
 		ev.AsksFirst = ss.modePromise(key)
-		token, id, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
+		token, a, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
 			ev.Token = token
 			return ev
 		})
 		if err != nil {
 			return err
 		}
-		ss.log.Info("file write approval", "token", token, "path", w.Path, "real", w.Real, "allowed", id == "write")
-		if id == "write" {
+		ss.log.Info("file write approval", "token", token, "path", w.Path, "real", w.Real, "allowed", a.ID == "write")
+		if a.ID == "write" {
 			return nil
 		}
 		where := ""
@@ -282,10 +289,6 @@ func within(root, p string) bool {
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
 }
-
-// refusedBy starts the answer of a command refused by the user's rules,
-// not by the user (ui/approve.lua): the rule's reason follows.
-const refusedBy = "refused by rule: "
 
 // checkArgs is what check_command decides on: a command line and the
 // rules that apply to it (terminal.approve's, and the commands the user

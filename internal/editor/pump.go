@@ -69,10 +69,11 @@ type pumpOptions struct {
 	// same Neovim; nil gives the pump a pacer of its own.
 	Pacer *pacer
 	// Ended, when set, is called once the end marker ("[exit N]") went
-	// out, and again after "[released]": Lua checks that the split shows
-	// it (Neovim may drop the lines of a tiny terminal window; ui/term.lua
-	// says so then).
-	Ended func()
+	// out, and again after "[released]", with the lines the split ends
+	// with as they were written: Lua checks that the split shows them
+	// (Neovim may drop the lines of a tiny terminal window; ui/term.lua
+	// writes them again then), and never builds them itself.
+	Ended func(lines []string)
 }
 
 // pump feeds one terminal's raw output into one Neovim terminal channel.
@@ -230,28 +231,41 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		end += "\r\n"
 	}
 	// A character cut at the very end shows as U+FFFD.
-	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+"["+st.String()+"]")), send); err != nil {
+	lines := []string{endLine(st)}
+	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+lines[0])), send); err != nil {
 		return err
 	}
 	if opts.Ended != nil {
-		opts.Ended()
+		opts.Ended(lines)
 	}
 	select {
 	case <-released:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := p.pacer.send(ctx, safe.Append(safe.Guard(nil), []byte(vtsafe.Reset+"\r\n[released]")), send); err != nil {
+	lines = append(lines, releasedLine)
+	if err := p.pacer.send(ctx, safe.Append(safe.Guard(nil), []byte(vtsafe.Reset+"\r\n"+releasedLine)), send); err != nil {
 		return err
 	}
 	if opts.Ended != nil {
-		opts.Ended()
+		opts.Ended(lines)
 	}
 	p.mu.Lock()
 	p.complete = true
 	p.mu.Unlock()
 	return nil
 }
+
+// endLine is the line a split ends with once its command ended: "[exit
+// 0]", "[signal SIGTERM]". The one place it is made: the pump writes it,
+// display_ended and agent_terminal carry it to Lua, which looks for that
+// very text in the split and never builds it.
+func endLine(st termhost.ExitStatus) string {
+	return "[" + st.String() + "]"
+}
+
+// releasedLine follows endLine once the agent released the terminal.
+const releasedLine = "[released]"
 
 // skipMarker appends the line that stands for n skipped bytes: on a line
 // of its own, after vtsafe.Reset. A line the skip cut (the display was

@@ -98,13 +98,21 @@ func TestPumpShowsOutputExitAndRelease(t *testing.T) {
 			term := startTerminal(t, h, tc.line)
 			released := make(chan struct{})
 			s := &sink{}
-			p := startPump(context.Background(), term, released, s.send, pumpOptions{MaxLines: 100}, slog.New(slog.DiscardHandler))
+			var ended [][]string // what display_ended tells Lua, each time
+			opts := pumpOptions{MaxLines: 100, Ended: func(lines []string) { ended = append(ended, lines) }}
+			p := startPump(context.Background(), term, released, s.send, opts, slog.New(slog.DiscardHandler))
 			waitDone(t, term.Done(), "the command to finish")
 			term.Release()
 			close(released)
 			waitDone(t, p.done, "the pump to finish")
-			if got := s.text(); got != tc.want {
+			got := s.text()
+			if got != tc.want {
 				t.Errorf("display got %q, want %q", got, tc.want)
+			}
+			// Lua looks for these very lines in the split (ui/term.lua):
+			// they are what the display ends with, as written.
+			if len(ended) != 2 || len(ended[1]) != 2 || !strings.HasSuffix(got, ended[1][0]+"|<reset>\r\n"+ended[1][1]) || !strings.HasSuffix(strings.TrimSuffix(got, "|<reset>\r\n[released]"), ended[0][0]) {
+				t.Errorf("Ended was told %q; the display ends %q", ended, got)
 			}
 			if !p.finished() {
 				t.Error("pump not marked finished")

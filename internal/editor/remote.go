@@ -501,8 +501,8 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	if st.Exited() {
 		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
-	p := rs.display.show(r, nil, ch, args.Scrollback, func() {
-		rs.events.push(displayEndedEvent{ID: r.name})
+	p := rs.display.show(r, nil, ch, args.Scrollback, func(lines []string) {
+		rs.events.push(displayEndedEvent{ID: r.name, Lines: lines})
 	})
 	r.mu.Lock()
 	r.pump = p

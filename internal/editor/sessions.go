@@ -77,7 +77,7 @@ type sessionDeps struct {
 	// socketPath is the socket our MCP tool reaches us on ("" when none).
 	socketPath func() string
 	// ask asks the user a question and waits for the answer (questions).
-	ask func(ctx context.Context, prefix string, q question, asking func(token string) payload) (token, answer string, err error)
+	ask func(ctx context.Context, prefix string, q question, asking func(token string) payload) (token string, a answer, err error)
 	// execLua runs Lua in Neovim (terminal.sandbox as a function).
 	execLua func(code string, result any, args ...any) error
 }

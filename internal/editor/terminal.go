@@ -405,8 +405,8 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 	if t != nil {
 		src = t
 	}
-	p := ts.display.show(src, tm.released, ch, args.Scrollback, func() {
-		ts.events.push(displayEndedEvent{ID: tm.id})
+	p := ts.display.show(src, tm.released, ch, args.Scrollback, func(lines []string) {
+		ts.events.push(displayEndedEvent{ID: tm.id, Lines: lines})
 	})
 	tm.mu.Lock()
 	tm.pump = p

@@ -4,6 +4,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
+	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -70,6 +71,32 @@ func notRunText(kind string) string {
 	return "not run: " + kind
 }
 
+// agentEnd says why the display of a command an agent ran itself ended
+// when the agent gave no exit code nor signal (nothing when it gave one),
+// and the line its split ends with: "[not run: …]", else how it ended as
+// our own splits say it (endLine), else why.
+func agentEnd(p *agentTerminalEvent) (endedBy, line string) {
+	switch {
+	case p.NotRun != "":
+		endedBy = p.NotRun
+	case p.Failed:
+		endedBy = "failed"
+	case p.Unreported:
+		endedBy = "ended; the agent did not say its exit code"
+	}
+	switch {
+	case p.NotRun != "":
+		return endedBy, "[" + p.NotRun + "]"
+	case p.Signal != "":
+		return endedBy, endLine(termhost.ExitStatus{Signal: p.Signal})
+	case p.ExitCode != nil:
+		return endedBy, endLine(termhost.ExitStatus{Code: p.ExitCode})
+	case endedBy != "":
+		return endedBy, "[" + endedBy + "]"
+	}
+	return endedBy, "[failed]"
+}
+
 // agentShown is what is shown of one command an agent runs itself: the
 // filter its output goes through, and the tail of its text (for its
 // last line, said when it ends out of sight).
@@ -107,6 +134,7 @@ func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 		if ev.NotRun != "" {
 			p.NotRun = notRunText(ev.NotRun)
 		}
+		p.EndedBy, p.EndLine = agentEnd(p)
 		if p.Data != nil {
 			*p.Data += string(f.Flush(nil))
 		}

@@ -49,6 +49,7 @@ function M.list(name, done)
 end
 
 -- listed handles "session_list".
+---@param p agentrun.event.session_list
 function M.listed(p)
   local done = pending[p.token]
   pending[p.token] = nil

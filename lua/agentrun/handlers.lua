@@ -26,6 +26,7 @@ end
 
 local handlers = {}
 
+---@param p agentrun.event.session_started
 function handlers.session_started(p)
   local s, chat = chat_of(p)
   if not s then
@@ -52,6 +53,7 @@ function handlers.session_started(p)
   end -- else once the history has come (history_replayed)
 end
 
+---@param p agentrun.event.history_replayed
 function handlers.history_replayed(p)
   local s = chat_of(p)
   if s then
@@ -59,6 +61,7 @@ function handlers.history_replayed(p)
   end
 end
 
+---@param p agentrun.event.session_failed
 function handlers.session_failed(p)
   local s, chat = chat_of(p)
   if not s then
@@ -92,6 +95,7 @@ end
 
 -- session_quiet: the agent has not answered initialize for a while (a
 -- hung or wrong command). Said once, with how to get out of it.
+---@param p agentrun.event.session_quiet
 function handlers.session_quiet(p)
   local s, chat = chat_of(p)
   if not s or s.ended or not s.starting then
@@ -107,6 +111,7 @@ function handlers.session_quiet(p)
   util.notify(msg, vim.log.levels.WARN)
 end
 
+---@param p agentrun.event.session_update
 function handlers.session_update(p)
   local s, chat = chat_of(p)
   if s and type(p.update) == "table" and p.update.sessionUpdate == "available_commands_update" then
@@ -156,6 +161,7 @@ changed_files = function(s, chat)
   end
 end
 
+---@param p agentrun.event.turn_end
 function handlers.turn_end(p)
   local s, chat = chat_of(p)
   if not s then
@@ -198,6 +204,7 @@ function handlers.turn_end(p)
   conversation.flush(s)
 end
 
+---@param p agentrun.event.session_ended
 function handlers.session_ended(p)
   local s, chat = chat_of(p)
   if not s then
@@ -231,6 +238,7 @@ end
 -- prompt_sent: the user's prompt, replayed to a Neovim taking the
 -- session up again (launch.lua's adopt); the turn it started runs until its
 -- turn_end.
+---@param p agentrun.event.prompt_sent
 function handlers.prompt_sent(p)
   local s, chat = chat_of(p)
   if not s then
@@ -247,6 +255,7 @@ end
 
 -- chat_note: a line a chat showed about a question (asked, answered,
 -- refused by a rule), replayed to a Neovim taking the session up again.
+---@param p agentrun.event.chat_note
 function handlers.chat_note(p)
   local s, chat = chat_of(p)
   if not chat or (s.noted and s.noted[(p.tool_call or "") .. "\0" .. tostring(p.text)]) then
@@ -259,6 +268,7 @@ function handlers.chat_note(p)
   end
 end
 
+---@param p agentrun.event.message
 function handlers.message(p)
   local msg = tostring(p.text)
   if msg:sub(1, 11) ~= "(agentrun) " then
@@ -285,6 +295,7 @@ handlers.tool_terminal = term.tool_terminal
 -- our_tool: what the agent did with our MCP terminal tool (listed it,
 -- used it, or never listed it), as status() reports it; the chat says it
 -- once.
+---@param p agentrun.event.our_tool
 function handlers.our_tool(p)
   local s, chat = chat_of(p)
   if not s then

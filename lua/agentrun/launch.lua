@@ -56,6 +56,7 @@ function M.start(name, extra)
   extra = vim.deepcopy(extra or {})
   local host, cwd, cmd = M.where(name, extra.host)
   extra.host = nil
+  ---@type agentrun.request.start
   local args = { agent = name, cmd = cmd, env = M.env_list(a.env), cwd = cwd, policy = config.policy(), terminals = a.terminals }
   for k, v in pairs(extra) do
     args[k] = v

@@ -102,6 +102,7 @@ end
 
 -- setup_args is what a backend is told once started: the user's options
 -- and, for another machine's, its site name.
+---@return agentrun.request.setup
 local function setup_args(site)
   local cfg = config.get()
   return {

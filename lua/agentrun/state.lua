@@ -5,9 +5,7 @@ local M = {
   sessions = {},
   session_order = {},
   current = nil, -- key of the session :AgentPrompt talks to
-  -- id -> { id, session (key), session_id, command, cwd, state, exit_code,
-  --         signal, ran_ms, ended_by, bufnr, chan, display_only, tool_call,
-  --         pending, user }
+  ---@type table<string, agentrun.Terminal> id -> its record (types.lua)
   terminals = {},
   terminal_order = {},
   disposed = {}, -- id -> true: disposed of (dd), so a later mention says so
@@ -33,6 +31,40 @@ function M.how_ended(t)
     return "exit " .. tostring(t.exit_code)
   end
   return t.ended_by
+end
+
+-- describe_terminal is terminal t as status(), :AgentTerminals and User
+-- AgentRunTerminalExited show it: the one place the record becomes that
+-- table. With from (the backend's status() row of t), that row with how
+-- t stands as far as this editor has heard (the backend's news may be a
+-- moment ahead: what the commands go by); else made from t alone.
+---@param t agentrun.Terminal
+---@param from? table
+---@return table
+function M.describe_terminal(t, from)
+  local d = from
+  if not d then
+    d = {
+      id = t.id,
+      session = t.session_id,
+      key = t.session,
+      command = t.command,
+      cwd = t.cwd,
+      tool_call = t.tool_call,
+      ended_by = t.ended_by,
+      display_only = t.display_only or false,
+      remote = t.remote,
+      claim = t.claim,
+      mine = t.remote and t.user or nil,
+      -- its machine's link was lost: it runs there, out of reach
+      link_lost = t.link_dropped ~= nil or nil,
+    }
+  end
+  d.state, d.exit_code, d.signal, d.ran_ms, d.how = t.state, t.exit_code, t.signal, t.ran_ms, M.how_ended(t)
+  d.waiting, d.ports, d.bufnr = t.waiting or false, t.ports or {}, t.bufnr
+  -- the agent runs the command itself and only shows it, else a pty of ours
+  d.owner = t.display_only and "agent" or "agentrun"
+  return d
 end
 
 -- session returns the session by key (or the current one when key is nil).

@@ -64,12 +64,7 @@ function M.describe()
   for _, t in ipairs(go.terminals or {}) do
     local l = state.terminals[t.id]
     if l then
-      -- how it stands as far as this editor has heard (the backend's
-      -- news may be a moment ahead): what the commands go by
-      t.state, t.exit_code, t.signal, t.ran_ms, t.how = l.state, l.exit_code, l.signal, l.ran_ms, state.how_ended(l)
-      t.waiting, t.ports = l.waiting or false, l.ports or {}
-      t.bufnr = l.bufnr
-      t.owner = "agentrun" -- a pty of ours
+      t = state.describe_terminal(l, t)
       t.mine = type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == go.client_id
       seen[t.id] = true
       table.insert(out.terminals, t)
@@ -78,26 +73,7 @@ function M.describe()
   for _, id in ipairs(state.terminal_order) do
     local t = state.terminals[id]
     if not seen[id] and not t.remote then
-      table.insert(out.terminals, {
-        id = id,
-        session = t.session_id,
-        key = t.session,
-        command = t.command,
-        state = t.state,
-        exit_code = t.exit_code,
-        signal = t.signal,
-        ran_ms = t.ran_ms,
-        how = state.how_ended(t),
-        bufnr = t.bufnr,
-        display_only = t.display_only or false,
-        -- the agent runs the command itself and only shows it
-        owner = t.display_only and "agent" or "agentrun",
-        tool_call = t.tool_call,
-        cwd = t.cwd,
-        ended_by = t.ended_by,
-        -- its machine's link was lost: it runs there, out of reach
-        link_lost = t.link_dropped ~= nil or nil,
-      })
+      table.insert(out.terminals, state.describe_terminal(t))
     end
   end
   return out

@@ -2,7 +2,59 @@
 -- (lua-language-server reads these annotations: setup() completes its
 -- options). Nothing runs here. tests/doc_test.go keeps the config classes
 -- in step with config.lua's defaults.
+-- Why this file is long: it is the one place of every shape that crosses
+-- between Go and Lua (each event's payload, each call's table) and of the
+-- terminal record; tests read it as a whole (TestEventPayloadsAgree,
+-- TestCallsAgree), and split it would need a list of its parts.
 error("agentrun.types holds annotations only; nothing requires it")
+
+-- A terminal as Lua keeps it (state.terminals[id]), fed by events;
+-- state.describe_terminal makes what status() shows of it.
+---@class agentrun.Terminal
+---@field id string "term-3", "term-3@devbox", "ssh://devbox/PID:term-3", or an agent's own id
+---@field state "running"|"exited"|"released"
+---@field command? string the command line, or the title a socket host gives it
+---@field title? string the agent's title of it
+---@field cwd? string
+---@field session? string the key of the session whose agent runs it (nil: yours, or another host's)
+---@field session_id? string the agent's session id
+---@field tool_call? string the agent's tool call that shows it
+---@field sandbox? string the sandbox it runs in ("project"), when one
+---@field exit_code? integer
+---@field signal? string "SIGTERM"
+---@field ran_ms? integer how long it ran
+---@field ended_by? string why its display ended without an exit code (an agent's command: "failed", "ended with the turn")
+---@field started_ms? integer when it started (vim.loop.now()), for an agent's command, whose run time Go does not know
+---@field last_line? string its output's last line with text, when it ended
+---@field bufnr? integer its terminal buffer
+---@field chan? integer that buffer's channel
+---@field pending? string[] output of an agent's command that came before its buffer
+---@field cols? integer the size its pty was last given
+---@field rows? integer
+---@field shown? boolean another host's terminal attached here once
+---@field end_lines? string[] the lines its split ends with, as the backend wrote them (display_ended)
+---@field end_shown? boolean its split showed its end (the check a moment after display_ended)
+---@field on_end_shown? fun()[] called once its split shows its end (term.when_end_shown)
+---@field end_noticed? boolean its end out of sight was told once
+---@field exit_said? boolean User AgentRunTerminalExited fired for it
+---@field waiting? boolean it waits for input (terminal_activity)
+---@field ports? integer[] the ports it listens on
+---@field wait_note? table the chat's note that it waits for input
+---@field display_only? boolean a command the agent runs itself and shows (agentterm.lua)
+---@field keeps_reporting? boolean its agent goes on reporting it after a cancel (codex-acp)
+---@field user? boolean yours: :AgentShell, R, taken over, or another host's you hold
+---@field interactive? boolean an interactive shell (:AgentShell alone)
+---@field restarting? boolean stopped to run again in place (its end is no failure)
+---@field runs? integer how many times R ran it
+---@field row_of? string the id whose row in the list it takes (an R rerun)
+---@field rerun_as? string the id of its new run (R)
+---@field remote? boolean another host's, followed over its socket (remote_attach)
+---@field claim? table who holds it (another host's: { kind, client_id })
+---@field claim_seq? integer the sequence number of the claim last heard
+---@field was_detached? boolean it was detached when attached here
+---@field detached? boolean you detached it (:AgentDetach)
+---@field stale? boolean its backend exited (a new one may hand out its id)
+---@field link_dropped? string the URL of its machine whose link dropped
 
 ---@class agentrun.Config
 ---@field agents? table<string, agentrun.ConfigAgent> agents by name (the built-in "demo" is always there)
@@ -133,6 +185,8 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field signal? string
 ---@field not_run? string
 ---@field unreported? boolean
+---@field ended_by? string why its display ended, when the agent gave no exit code nor signal
+---@field end_line? string the line its split ends with ("[exit 1]", "[failed]"), made by the backend
 ---@field last_line? string its output's last line with text, when it ended
 
 ---@class agentrun.event.approve
@@ -162,6 +216,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 
 ---@class agentrun.event.display_ended
 ---@field id string
+---@field lines string[] the lines the split ends with, as the backend wrote them ("[exit 0]", then "[released]")
 
 ---@class agentrun.event.elicitation
 ---@field key string
@@ -310,3 +365,87 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field cwd string
 ---@field title? string
 ---@field updated_at? string
+
+-- The tables Lua passes the backend's calls (rpc.request("start", args)):
+-- one class a call that takes one, named for the call, its fields those
+-- of the Go struct the handler takes (internal/editor/bridge.go's
+-- handlers). TestCallsAgree checks them against Go, and every call's
+-- name, arguments and table fields in the Lua code against the handlers.
+
+---@class agentrun.request.attach
+---@field cols integer the split's size
+---@field rows integer
+---@field scrollback integer the buffer's 'scrollback': lines replayed
+
+---@class agentrun.request.remote_attach
+---@field cols integer
+---@field rows integer
+---@field scrollback integer
+
+---@class agentrun.request.check_command
+---@field line string the command line, as the shell that runs it reads it
+---@field allow string[] terminal.approve's rules
+---@field deny string[]
+---@field remembered string[] the session's remembered answers
+---@field otherwise string
+---@field argv string[] a command run without a shell, judged word by word
+---@field dialect string "bash" for an agent's own Bash tool, "" for our terminals
+---@field env string[] NAME=value the agent set
+
+---@class agentrun.request.keep_note
+---@field text string
+---@field tool_call string
+
+---@class agentrun.request.list_sessions
+---@field agent string
+---@field cmd string[]
+---@field env string[]
+---@field cwd string
+
+---@class agentrun.request.read_files
+---@field paths string[]
+---@field dirs string[]
+
+---@class agentrun.request.resume
+---@field plugin_version string
+
+---@class agentrun.request.setup
+---@field kill_grace_ms? integer nil: the backend's one default
+---@field byte_limit? integer nil: the backend's one default
+---@field nvim_version string
+---@field plugin_version string
+---@field scrollback integer
+---@field site string "" here, else the other machine's name
+---@field id_base integer
+---@field kept_bytes? integer nil: the backend's one default
+---@field output_dir string
+
+---@class agentrun.request.shell
+---@field cmd string "": an interactive shell
+---@field shell string
+---@field cwd string
+
+---@class agentrun.request.start
+---@field agent string
+---@field cmd string[]
+---@field env string[]
+---@field cwd string
+---@field policy table config.policy()
+---@field terminals string
+---@field load string
+---@field resume string
+---@field continue boolean
+
+---@class agentrun.request.checkpoint
+---@field op string what to do ("snapshot", …: the ops of internal/editor/checkpoint.go)
+---@field dir string snapshot: the session's folder
+---@field base string snapshot: the checkpoint folder ("": this machine's state folder's)
+---@field budget integer snapshot: the copies' size budget in bytes
+---@field top string the folder checkpointed (snapshot's answer)
+---@field store string its own git directory outside git ("" in a git work tree)
+---@field index string agentrun's index file in a git work tree
+---@field a string a tree
+---@field b string another tree
+---@field path string a path relative to top
+---@field paths string[] paths relative to top
+---@field patch string[] lines of a patch (unapply)

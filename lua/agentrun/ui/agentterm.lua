@@ -81,6 +81,7 @@ end
 -- (decoded in Go: acp/agentterm.go): it appears, its title follows the
 -- command line, output is appended (or replaces what was shown), and its
 -- end is marked as for our own terminals.
+---@param p agentrun.event.agent_terminal
 function M.agent_terminal(p)
   local session = state.sessions[p.key or ""]
   if not session then
@@ -112,10 +113,8 @@ function M.agent_terminal(p)
     term()._feed(t, p.data)
   end
   if p.exited and t.state == "running" then
-    local why = p.not_run or p.failed and "failed" or p.unreported and "ended; the agent did not say its exit code" or nil
-    term().record_exit(t, { exit_code = p.exit_code, signal = p.signal, ended_by = why })
-    local what = p.not_run or state.how_ended(t) or "failed"
-    term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", what))
+    term().record_exit(t, { exit_code = p.exit_code, signal = p.signal, ended_by = p.ended_by })
+    term()._feed(t, term().reset .. "\r\n" .. (p.end_line or "[failed]") .. "\r\n")
     term()._changed(t)
     require("agentrun.disk").refresh() -- the files it changed show as they are
     if not p.not_run then

@@ -16,10 +16,9 @@ local state = require("agentrun.state")
 
 local M = {}
 
--- reply is the answer to Go: "run", or "" (the user refused), or with
--- why the rules' reason for refusing (Go tells the agent it).
-local function reply(allowed, why)
-  return allowed and "run" or (why and ("refused by rule: " .. why) or "")
+-- reply is the answer to Go: "run", or "" (the user refused).
+local function reply(allowed)
+  return allowed and "run" or ""
 end
 
 local note = ask.note
@@ -245,6 +244,7 @@ end
 -- command) is judged with the line and shown with it. Questions of one
 -- session that come together (an agent's parallel commands) are asked as
 -- one, naming each command.
+---@param p agentrun.event.approve
 function M.ask(p)
   local s = state.sessions[p.key or ""]
   if p.file and p.file ~= "" then
@@ -254,16 +254,14 @@ function M.ask(p)
   local project = s and s.cwd or vim.fn.getcwd()
   local env = type(p.env) == "table" and p.env or {}
   local cmd = { line = p.line, argv = p.argv, env = env, how = { env = #env > 0 and env or nil }, cwd = p.cwd, session = p.session_id, agent = s and s.agent, sandbox = p.sandbox ~= "" and p.sandbox or nil, project = project, key = p.key, machine = machine }
-  local approve = require("agentrun.config").get().terminal.approve
-  if approve == "run" or (approve == "agent" and not p.asks_first) then
-    -- nothing asks first: it runs as the agent asked
-    ask.answer(p.token, reply(true))
-    return
-  end
+  -- Go asked: it alone decides when to ask (terminal.approve "run" asks
+  -- nothing, "agent" only while the agent's mode asks first), as the
+  -- session started; the rules decide what they can, else the user
   local v = policy.verdict(cmd)
   if v.decision ~= "ask" then
     note(s, policy.said(v, p.line), p.tool_call)
-    ask.answer(p.token, reply(v.decision == "run", v.reason))
+    -- refused by the rules, not the user: the agent is told why
+    ask.answer(p.token, reply(v.decision == "run"), v.decision ~= "run" and v.reason or nil)
     return
   end
   local where = (host and ("on " .. host .. ", ") or "") .. "in " .. p.cwd

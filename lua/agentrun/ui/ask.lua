@@ -32,9 +32,10 @@ function M.note(s, text, tool_call)
   end
 end
 
--- answer sends Go the answer for token.
-function M.answer(token, answer)
-  rpc.notify("answer_question", token, answer)
+-- answer sends Go the answer for token: the option picked ("" for none)
+-- and, for a command the user's rules refused without asking, why.
+function M.answer(token, answer, why)
+  rpc.notify("answer_question", token, answer, why or "")
 end
 
 -- guarded calls ui_fn (vim.ui.select or vim.ui.input) with args and the
@@ -199,6 +200,7 @@ end
 -- cancelled forgets a question Go gave up on (the turn was cancelled, or
 -- the agent withdrew its request: $/cancel_request); a picker still up
 -- then answers nothing, and the chat says so.
+---@param p agentrun.event.permission_cancelled|agentrun.event.elicitation_withdrawn|agentrun.event.approve_cancelled
 function M.cancelled(p)
   if open[p.token] then
     local why = p.why == "turn" and "the turn ended" or "the agent withdrew its question"

@@ -278,6 +278,7 @@ end
 
 -- ask shows one elicitation from Go: { token, key, mode ("form" | "url"),
 -- message, fields = { { name, schema } }, required, url, elicitation_id }.
+---@param p agentrun.event.elicitation
 function M.ask(p)
   local s = state.sessions[p.key or ""]
   local function say(text)
@@ -294,6 +295,7 @@ function M.ask(p)
 end
 
 -- complete notes that a URL elicitation is done.
+---@param p agentrun.event.elicitation_complete
 function M.complete(p)
   local s = state.sessions[p.key or ""]
   ask.note(s, string.format("✓ done at %s", urls[p.elicitation_id or ""] or "the page the agent asked you to open"))

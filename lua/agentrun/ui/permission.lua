@@ -243,6 +243,7 @@ end
 -- { token, key, tool_call = ToolCallUpdate, options = { PermissionOption } }.
 -- For an edit it offers to view the diff side by side first: the question
 -- waits, and comes back once that view is closed.
+---@param p agentrun.event.permission
 function M.ask(p, again)
   local s = state.sessions[p.key or ""]
   local tc = p.tool_call or {}

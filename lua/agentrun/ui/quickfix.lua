@@ -188,9 +188,9 @@ end
 -- on_exit puts the failures of agent's terminal t, which exited non-zero,
 -- where terminal.on_failure says (the quickfix list, diagnostics),
 -- without opening a window or moving the cursor; a message says how
--- many and where. The same program succeeding clears the diagnostics. The
--- split may still be receiving the end of the output: it waits (up to 2
--- s) for the end marker first.
+-- many and where. The same program succeeding clears the diagnostics.
+-- Called once the split shows the end of the output (ui/term.lua's
+-- when_end_shown: the backend's display_ended).
 function M.on_exit(t)
   local want = {}
   for _, x in ipairs(require("agentrun.config").get().terminal.on_failure or {}) do
@@ -212,46 +212,32 @@ function M.on_exit(t)
     end
     return
   end
-  local tries = 0
-  local function go()
-    if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
-      return
-    end
-    local lines = api.nvim_buf_get_lines(t.bufnr, math.max(api.nvim_buf_line_count(t.bufnr) - 5, 0), -1, false)
-    local ended = false
-    for _, l in ipairs(lines) do
-      ended = ended or l:match("^%[exit %d+%]") ~= nil or l:match("^%[signal ") ~= nil
-    end
-    tries = tries + 1
-    if not ended and tries < 20 then
-      vim.defer_fn(go, 100)
-      return
-    end
-    local items, name = M.items(t)
-    if #items == 0 then
-      return
-    end
-    local where = {}
-    if want.quickfix then
-      vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
-      qf_set = { id = vim.fn.getqflist({ id = 0 }).id, program = M.program(t.command) }
-      table.insert(where, "the quickfix list (:copen)")
-    end
-    if want.diagnostics then
-      M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
-      table.insert(where, "diagnostics")
-    end
-    local msg = string.format("%s failed: %d in %s (%s)", t.id, #items, table.concat(where, " and "), name)
-    -- in its chat too: typing in the prompt, "-- INSERT --" hides the
-    -- message line
-    local s = t.session and require("agentrun.state").sessions[t.session]
-    if s and s.chat then
-      s.chat:note(msg, "AgentRunNote")
-    end
-    msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line: no Press ENTER while you type
-    util.notify(msg, vim.log.levels.INFO)
+  if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
+    return
   end
-  go()
+  local items, name = M.items(t)
+  if #items == 0 then
+    return
+  end
+  local where = {}
+  if want.quickfix then
+    vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+    qf_set = { id = vim.fn.getqflist({ id = 0 }).id, program = M.program(t.command) }
+    table.insert(where, "the quickfix list (:copen)")
+  end
+  if want.diagnostics then
+    M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
+    table.insert(where, "diagnostics")
+  end
+  local msg = string.format("%s failed: %d in %s (%s)", t.id, #items, table.concat(where, " and "), name)
+  -- in its chat too: typing in the prompt, "-- INSERT --" hides the
+  -- message line
+  local s = t.session and require("agentrun.state").sessions[t.session]
+  if s and s.chat then
+    s.chat:note(msg, "AgentRunNote")
+  end
+  msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line: no Press ENTER while you type
+  util.notify(msg, vim.log.levels.INFO)
 end
 
 -- load puts terminal t's failures in the quickfix list and, with items,

@@ -59,6 +59,7 @@ end
 -- required handles "auth_required": a session that is not open yet waits
 -- until the user signs in (picking no way, or an agent offering none,
 -- stops it); a running one goes on.
+---@param p agentrun.event.auth_required
 function M.required(p)
   local s = state.sessions[p.key or ""]
   if not s or s.ended then

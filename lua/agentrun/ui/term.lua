@@ -66,16 +66,12 @@ end
 -- does not show it gets it again, with what happened and the command's
 -- last line.
 
--- end_marker is the line terminal t's split ends with ("[exit 0]").
-local function end_marker(t)
-  local how = state.how_ended(t)
-  return how and ("[" .. how .. "]") or nil
-end
-
--- shows_end says whether t's buffer shows its end marker near its end
--- (in a narrow split wrapped over several lines).
+-- shows_end says whether t's buffer shows its end near its end (in a
+-- narrow split wrapped over several lines): the first of the lines the
+-- backend wrote at its end (display_ended's lines, "[exit 0]"), never a
+-- text built here.
 local function shows_end(t)
-  local marker = end_marker(t)
+  local marker = t.end_lines and t.end_lines[1]
   if not (marker and t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
     return false
   end
@@ -87,23 +83,33 @@ end
 -- mend writes t's end again in its split, saying that Neovim lost it.
 local function mend(t)
   local last = t.last_line and t.last_line ~= "" and ("; the command's last line: " .. t.last_line) or ""
-  local msg = M.reset .. "\r\n[agentrun: Neovim dropped the end of this split (a tiny or resized window)" .. last .. "]\r\n" .. end_marker(t)
-  if t.state == "released" then
-    msg = msg .. "\r\n[released]"
-  end
+  local msg = M.reset .. "\r\n[agentrun: Neovim dropped the end of this split (a tiny or resized window)" .. last .. "]\r\n" .. table.concat(t.end_lines, "\r\n")
   pcall(api.nvim_chan_send, t.chan, M.guard .. msg)
 end
 
--- display_ended: the backend sent t's end marker (or "[released]" after
--- it); a moment later (the buffer follows its terminal on a timer) its
--- split must show it.
-function M.display_ended(p)
-  local t = state.terminals[p.id]
-  if not t then
+-- when_end_shown calls fn once terminal t's split shows its end (the
+-- backend's display_ended, checked a moment later): at once when it does.
+function M.when_end_shown(t, fn)
+  if t.end_shown and t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+    fn()
     return
   end
+  t.on_end_shown = t.on_end_shown or {}
+  table.insert(t.on_end_shown, fn)
+end
+
+-- display_ended: the backend sent t's end marker (or "[released]" after
+-- it), p.lines as it wrote them; a moment later (the buffer follows its
+-- terminal on a timer) its split must show them.
+---@param p agentrun.event.display_ended
+function M.display_ended(p)
+  local t = state.terminals[p.id]
+  if not (t and p.lines and p.lines[1]) then
+    return
+  end
+  t.end_lines = p.lines
   vim.defer_fn(function()
-    if not (t.chan and end_marker(t)) then
+    if not t.chan then
       return
     end
     if not shows_end(t) then
@@ -111,10 +117,10 @@ function M.display_ended(p)
     end
     t.end_shown = true
     M.show_text(t)
-    local after = t.when_shown
-    t.when_shown = nil
-    if after then
-      after()
+    local after = t.on_end_shown or {}
+    t.on_end_shown = nil
+    for _, fn in ipairs(after) do
+      fn()
     end
     M.sweep()
   end, 500)
@@ -131,7 +137,7 @@ function M.with_output(t, fn)
   if t.state == "running" or t.display_only or t.remote then
     return false
   end
-  t.when_shown = fn
+  M.when_end_shown(t, fn)
   M.open(t.id)
   return true
 end
@@ -304,7 +310,8 @@ function M.open(id, opts)
   else
     chan = open_term()
   end
-  t.bufnr, t.chan = buf, chan
+  -- a new buffer: its end is shown once the backend wrote it there
+  t.bufnr, t.chan, t.end_shown, t.end_lines = buf, chan, nil, nil
   if win and t.runs then
     window.set_statusline(win) -- "· run 2": placed before it was t's
   end
@@ -365,6 +372,7 @@ end
 
 -- created registers a terminal Go created for the agent and opens its
 -- split.
+---@param p agentrun.event.terminal_created
 function M.created(p)
   if p.session then
     require("agentrun.disk").baseline() -- what the command changes is the agent's
@@ -452,17 +460,12 @@ function M.record_exit(t, p)
   t.ran_ms = p.ran_ms or (t.started_ms and (vim.loop.now() - t.started_ms)) or nil
   if was == "running" or not t.exit_said then
     t.exit_said = true
-    compat.user_event("AgentRunTerminalExited", {
-      id = t.id,
-      key = t.session,
-      exit_code = t.exit_code,
-      signal = t.signal,
-      ran_ms = t.ran_ms,
-      how = state.how_ended(t),
-    })
+    local d = state.describe_terminal(t)
+    compat.user_event("AgentRunTerminalExited", { id = d.id, key = d.key, exit_code = d.exit_code, signal = d.signal, ran_ms = d.ran_ms, how = d.how })
   end
 end
 
+---@param p agentrun.event.terminal_exit
 function M.exited(p)
   local t = state.terminals[p.id]
   if not t then
@@ -475,7 +478,10 @@ function M.exited(p)
     require("agentrun.disk").refresh()
     M.ended_unseen(t, p.last_line)
     if not t.restarting then
-      require("agentrun.ui.quickfix").on_exit(t) -- terminal.on_failure
+      -- terminal.on_failure, once the split shows all of the output
+      M.when_end_shown(t, function()
+        require("agentrun.ui.quickfix").on_exit(t)
+      end)
     end
   end
   -- The command is gone: a user typing into its split in terminal mode
@@ -558,6 +564,7 @@ wait_over = function(t, how)
   n.chat:put_note(n.block)
 end
 
+---@param p agentrun.event.terminal_activity
 function M.activity(p)
   local t = state.terminals[p.id]
   if not t then
@@ -684,6 +691,7 @@ function M.type_into(t)
 end
 
 -- released records that the agent released a terminal.
+---@param p agentrun.event.terminal_released
 function M.released(p)
   local t = state.terminals[p.id]
   if not t then
@@ -859,6 +867,7 @@ end
 
 -- tool_terminal shows a terminal our MCP tool ran for a tool call in that
 -- tool call's place in the chat (the agent's tool_call does not name it).
+---@param p agentrun.event.tool_terminal
 function M.tool_terminal(p)
   local t = state.terminals[p.id or ""]
   local s = state.sessions[p.key or ""]
@@ -903,6 +912,7 @@ function M.tie_by_command(key)
 end
 
 -- remote_claimed records who holds a remote terminal now.
+---@param p agentrun.event.remote_claimed
 function M.remote_claimed(p)
   local t = state.terminals[p.id or ""]
   if t then

@@ -349,16 +349,7 @@ local function render()
   for _, id in ipairs(state.terminal_order) do
     local t = state.terminals[id]
     if t.remote and id:match("^ssh://") then
-      table.insert(all, {
-        id = id,
-        remote = true,
-        state = t.state,
-        exit_code = t.exit_code,
-        signal = t.signal,
-        claim = t.claim,
-        mine = t.user,
-        command = t.command,
-      })
+      table.insert(all, state.describe_terminal(t))
     end
   end
   -- Another machine's terminals (term-N@site) after this one's, each
@@ -696,6 +687,7 @@ end
 
 -- ssh_connected carries on an attach_ssh once its link is up, or says
 -- why it is not.
+---@param p agentrun.event.ssh_connected
 function M.ssh_connected(p)
   local k = ssh_waiting[p.token]
   ssh_waiting[p.token] = nil

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# test-durations.sh lists the slowest integration tests of a verbose run:
+#   AGENTRUN_TEST_LOGDIR=/tmp/durations bash scripts/integration.sh 0.7 0.10 0.12
+#   bash scripts/test-durations.sh /tmp/durations [N]
+# Each line: seconds, the log (Neovim and part), the test.
+set -euo pipefail
+dir=${1:?usage: test-durations.sh LOGDIR [N]}
+n=${2:-40}
+for f in "$dir"/*.log; do
+	sed -n -E 's/^--- (PASS|FAIL|SKIP): ([^ ]+) \(([0-9.]+)s\)$/\3 \2/p' "$f" | while read -r secs name; do
+		echo "$secs $(basename "$f" .log) $name"
+	done
+done | sort -rn | head -n "$n"
+echo "total seconds by log:"
+for f in "$dir"/*.log; do
+	printf '%s %s\n' "$(sed -n -E 's/^--- (PASS|FAIL|SKIP): [^ ]+ \(([0-9.]+)s\)$/\2/p' "$f" | paste -sd+ | bc)" "$(basename "$f" .log)"
+done
