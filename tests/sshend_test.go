@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -435,6 +436,14 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 		t.Errorf("no detach hint of the form %s in %+v", hint, e2.notes())
 	} else if ls, err := r.CLI("ls", r.URL()).CombinedOutput(); err != nil || !strings.Contains(string(ls), name+" ") {
 		t.Errorf("the hint's %s is not how agentrun ls names it (%v):\n%s", name, err, ls)
+	} else {
+		// agentrun ls on the box names it the same, the URL left out:
+		// PID:term-N, not PID:term-N@host.
+		onBox := strings.TrimPrefix(name, r.URL()+"/")
+		ls, err := exec.Command("ssh", "-F", r.Config, remoteAlias, "--", r.Bin, "ls").CombinedOutput()
+		if err != nil || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(onBox)+` `).Match(ls) || strings.Contains(string(ls), onBox+"@") {
+			t.Errorf("agentrun ls on the box does not name it %s (%v):\n%s", onBox, err, ls)
+		}
 	}
 	_ = e2.v.Command("qa")
 	eventually(t, "no ssh of ours left after :AgentDetach and :qa", 10*time.Second, func() (bool, string) {

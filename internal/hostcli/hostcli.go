@@ -30,14 +30,13 @@ type hostTerm struct {
 }
 
 // name is the terminal's name as ls shows it and attach and kill take
-// it: PID:term-N, after the machine's URL for another machine's (the
-// id's "@site" left out there: the URL says the machine).
+// it: PID:term-N, after the machine's URL for another machine's. The
+// id's "@site" (a backend serving a Neovim on another machine ends its
+// ids with it) is left out, on that machine too: the pid names the
+// backend, and the same terminal reads PID:term-N there and
+// ssh://host/PID:term-N here, never PID:term-N@host.
 func (h hostTerm) name() string {
-	id := h.id
-	if h.site.isRemote() {
-		id = ahp.ShortID(id)
-	}
-	return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, id)
+	return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, ahp.ShortID(h.id))
 }
 
 // clientID names this CLI process to hosts.
