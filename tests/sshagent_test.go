@@ -455,7 +455,13 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	s.waitShows(10*time.Second, "~")
 	s.keys(":AgentRun "+r.URL()+" demo", "Enter")
 	s.waitShows(20*time.Second, "demo on "+remoteAlias)
-	cmd := `bash -c 'for i in $(seq 1 2000); do echo "n $i"; sleep 0.01; done'`
+	// The trap: bash that gets SIGINT while it forks sleep carries on
+	// (the child, not yet sleep, outlives the signal and exits 0, and bash
+	// takes a child that did not die of SIGINT as one that handled it);
+	// under load that window was hit in about 1 run of 12, and the end
+	// marker never came because the command never ended. A trap runs once
+	// the child is done, whatever it did.
+	cmd := `bash -c 'trap "exit 130" INT; for i in $(seq 1 2000); do echo "n $i"; sleep 0.01; done'`
 	s.typeText(cmd)
 	s.keys("C-s")
 	lastOn := lastNumber
@@ -501,23 +507,10 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	s.keys("Escape", "C-w", "b", ":echo 'in ' .. bufname()", "Enter")
 	s.waitShows(5*time.Second, "in agentrun://terminal/term-1@"+remoteAlias)
 	s.keys("C-c")
+	s.waitFor("the split's end marker", 15*time.Second, func(sc string) bool {
+		return strings.Contains(sc, signalMarker("SIGINT")) || strings.Contains(sc, exitMarker(130))
+	})
 	r.waitGone("the command gone from the remote", 15*time.Second, "seq 1 2000")
-	// Its end marker after a take-up: under load it sometimes never comes
-	// (the command is gone, the split stops; the closing note of
-	// 2026-11-29 names this race, left for the next session), so it is
-	// logged here rather than failed on.
-	ended := func(sc string) bool {
-		return strings.Contains(sc, signalMarker("SIGINT")) || strings.Contains(sc, exitMarker(130)) || strings.Contains(sc, "cancelled")
-	}
-	if sc := s.capture(); !ended(sc) {
-		deadline := time.Now().Add(10 * time.Second)
-		for !ended(s.capture()) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if !ended(s.capture()) {
-			t.Logf("KNOWN RACE: the split of the command taken up shows no end marker after <C-c>:\n%s", s.capture())
-		}
-	}
 
 	// The terminal Neovim runs in is closed (not :qa): that is the link
 	// dropping, and the session goes on there (0.7.2 gets SIGHUP; 0.10+
