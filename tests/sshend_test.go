@@ -422,7 +422,9 @@ func TestRemoteNothingOfOursOutlivesNeovim(t *testing.T) {
 	e2 := remoteAgentEditor(t, r)
 	e2.cmd("AgentRun " + r.URL() + " demo")
 	t2 := e2.waitTerminal(cmd, 20*time.Second)
-	e2.cmd("AgentDetach " + t2.ID)
+	// by its id as :AgentTerminals shows it under the machine's line
+	// (term-N): no other machine has a term-N
+	e2.cmd("AgentDetach " + strings.SplitN(t2.ID, "@", 2)[0])
 	e2.waitNote("detached", 10*time.Second)
 	// The hint names it as ls does: ssh://host/PID:term-N, the host once.
 	hint := regexp.MustCompile(`^\(agentrun\) ` + regexp.QuoteMeta(t2.ID) + ` is detached \(it outlives Neovim\): :AgentAttach (` + regexp.QuoteMeta(r.URL()) + `/\d+:term-\d+)$`)

@@ -117,11 +117,33 @@ function M.remove_terminal(id)
   end
 end
 
+-- on_machines lists the ids of the terminals of other machines' backends
+-- that id ("term-3", without "@site") is the short form of, as
+-- :AgentTerminals shows them under their machine's line: "term-3@devbox".
+function M.on_machines(id)
+  local out = {}
+  if type(id) ~= "string" or id:find("[@:/]") then
+    return out
+  end
+  for _, full in ipairs(M.terminal_order) do
+    local t = M.terminals[full]
+    if t and not t.remote and full:sub(1, #id + 1) == id .. "@" and M.site_of(full) then
+      table.insert(out, full)
+    end
+  end
+  return out
+end
+
 -- unknown_text says why terminal id is not known here: disposed of (its
--- chat line and your commands may still name it), or never was.
+-- chat line and your commands may still name it), on more than one
+-- machine (term-3 of two), or never was.
 function M.unknown_text(id)
   if M.disposed[id] then
     return string.format("%s was disposed of (dd in :AgentTerminals): killed, released, its output wiped", id)
+  end
+  local on = M.on_machines(id)
+  if #on > 1 then
+    return string.format("%s is on more than one machine: say which, %s", id, table.concat(on, " or "))
   end
   return string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id))
 end

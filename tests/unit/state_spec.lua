@@ -13,4 +13,25 @@ return {
     eq("released", state.how_ended({ ended_by = "released" }))
     eq(nil, state.how_ended({}))
   end,
+  ["term-N as :AgentTerminals shows another machine's names it, unless two machines have one"] = function()
+    local saved_t, saved_o = state.terminals, state.terminal_order
+    state.terminals, state.terminal_order = {}, {}
+    local function add(id, remote)
+      state.terminals[id] = { id = id, remote = remote }
+      table.insert(state.terminal_order, id)
+    end
+    add("term-1")
+    add("term-2@devbox")
+    add("term-3@devbox")
+    add("term-3@other")
+    add("ssh://devbox/42:term-4", true) -- attached: named by its URL
+    eq({ "term-2@devbox" }, state.on_machines("term-2"))
+    eq({}, state.on_machines("term-1")) -- this machine's own: its id as it is
+    eq({}, state.on_machines("term-4"))
+    eq({}, state.on_machines("term-2@devbox"))
+    eq({ "term-3@devbox", "term-3@other" }, state.on_machines("term-3"))
+    eq("term-3 is on more than one machine: say which, term-3@devbox or term-3@other", state.unknown_text("term-3"))
+    eq('unknown terminal "term-9"; :AgentTerminals lists them', state.unknown_text("term-9"))
+    state.terminals, state.terminal_order = saved_t, saved_o
+  end,
 }

@@ -271,7 +271,9 @@ end
 -- else another host's terminal as the backend lists it (PID:term-N, as
 -- :AgentTerminals shows it, not shown here yet); nil when neither knows
 -- it. A terminal of this editor's named PID:term-N (our backend's pid, as
--- `agentrun ls` names it) is its own.
+-- `agentrun ls` names it) is its own; term-N with no terminal of that id
+-- here is another machine's term-N@site, when only one machine has it
+-- (state.on_machines; :AgentTerminals shows it so under its machine).
 function M.terminal(id)
   if type(id) ~= "string" then
     return nil
@@ -296,6 +298,12 @@ function M.terminal(id)
   end
   if known then
     return known
+  end
+  -- another machine's as :AgentTerminals shows it under that machine's
+  -- line (term-N): when no other machine has a term-N
+  local on = state.on_machines(id)
+  if #on == 1 then
+    return state.terminals[on[1]]
   end
   local url = id:match("^(ssh://[^/]+)/%d+:%S+$")
   local pid, own = id:match("^(%d+):(%S+)$")
