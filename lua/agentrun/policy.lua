@@ -212,6 +212,21 @@ function M.verdict(cmd, own)
   return { decision = "ask", reason = v.reason, commands = v.commands, unknown = v.unknown }
 end
 
+-- again decides once more on a command asked but not shown yet: a rule
+-- remembered meanwhile ("Always allow" on another question) may allow it
+-- now. Only what can have changed is read again, the remembered answers:
+-- a terminal.approve function is not called twice for one command. nil:
+-- it is still to be asked.
+function M.again(cmd)
+  local approve = config.get().terminal.approve
+  local rules = type(approve) == "table" and approve or nil
+  local v = M.check(cmd.key, cmd.line, rules, M.remembered(cmd.project, cmd.machine), cmd.how)
+  if v.decision == "run" or (rules and v.decision == "refuse") then
+    return v
+  end
+  return nil
+end
+
 -- meaning says what each named value of terminal.approve does.
 M.meaning = {
   agent = "ask when the agent's current mode asks before acting (Claude's Manual and Plan, Codex's Read-only), run otherwise",

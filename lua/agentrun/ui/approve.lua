@@ -80,9 +80,8 @@ local function recheck(e)
   if not ask.is_open(e.p.token) then
     return false -- withdrawn, or answered
   end
-  local v = policy.verdict(e.cmd)
-  if v.decision == "ask" then
-    e.v, e.keep = v, rememberable(v)
+  local v = policy.again(e.cmd)
+  if not v then
     return true
   end
   note(e.s, policy.said(v, e.p.line), e.p.tool_call)
