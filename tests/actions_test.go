@@ -159,3 +159,24 @@ func TestScreenDisposedTerminalSaysSoFromTheChat(t *testing.T) {
 	s.keys(":AgentKill term-1", "Enter")
 	s.waitShows(5*time.Second, want)
 }
+
+// TestScreenDisposedRunningTerminalInTheChat: dd on a running command in
+// :AgentTerminals kills it; the chat's line of it then names the command
+// and says it was killed and disposed of (it read "term-1 — running", the
+// command's name gone with its record).
+func TestScreenDisposedRunningTerminalInTheChat(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("sleep 100")
+	s.waitShows(10*time.Second, "[execute] · in progress")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "term-1 ")
+	s.keys("/term-1", "Enter", "d", "d")
+	s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
+	s.keys("q")
+	s.waitFor("the chat to say what became of it", 10*time.Second, func(string) bool {
+		return strings.Contains(s.chatText(), "▸ terminal term-1: sleep 100 — killed and disposed of (dd)")
+	})
+	if text := s.chatText(); strings.Contains(text, "— running") {
+		t.Errorf("the chat still says it runs:\n%s", text)
+	}
+}

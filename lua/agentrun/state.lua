@@ -8,7 +8,7 @@ local M = {
   ---@type table<string, agentrun.Terminal> id -> its record (types.lua)
   terminals = {},
   terminal_order = {},
-  disposed = {}, -- id -> true: disposed of (dd), so a later mention says so
+  disposed = {}, -- id -> { command, was }: disposed of (dd), so a later mention says so
 }
 
 -- add_session registers a session being started and makes it current.

@@ -989,8 +989,13 @@ function M.dispose(id)
   if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
     pcall(api.nvim_buf_delete, t.bufnr, { force = true })
   end
+  local chat = session_chat(t)
   state.remove_terminal(id)
-  state.disposed[id] = true
+  -- what the chat says of it from now on (its record is gone)
+  state.disposed[id] = { command = t.command, was = t.state == "running" and "killed and disposed of (dd)" or "disposed of (dd)" }
+  if chat then
+    chat:terminal_changed(id)
+  end
   listed_changed()
   return true
 end

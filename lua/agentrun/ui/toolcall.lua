@@ -54,8 +54,9 @@ end
 local function terminal_line(id)
   local state = require("agentrun.state")
   local t = state.terminals[id]
-  local what = t and t.command or id
-  local st = "running"
+  local gone = not t and state.disposed[id]
+  local what = t and t.command or gone and gone.command or id
+  local st = gone and gone.was or "running"
   if t then
     if state.how_ended(t) then
       st = state.how_ended(t)
