@@ -25,6 +25,13 @@ return {
     eq("go", quickfix.program("CGO_ENABLED=0 go test ./..."))
     eq("python", quickfix.program("python3 -m pytest"))
     eq("cargo", quickfix.program("/usr/bin/env cargo build"))
+    -- what agents run: a cd first, a timeout, a file written first
+    eq("go", quickfix.program("cd pkg && go test ./..."))
+    eq("go", quickfix.program("timeout 60 go vet m.go"))
+    eq("python", quickfix.program("cd /tmp/p && python3 broken.py"))
+    eq("python", quickfix.program("printf 'x' > broken.py && python3 broken.py"))
+    eq("go", quickfix.program("go test ./... | tee out.txt"))
+    eq("make", quickfix.program("cd build; make -j4"))
   end,
   ["go test's failures, files found below the cwd"] = function()
     local t, dir = output("go test ./...", { ["pkg/a_test.go"] = "package pkg" }, {

@@ -27,21 +27,41 @@ local extra = {
 }
 
 -- runners are words before the program that only run it.
-local runners = { npx = true, pnpm = true, yarn = true, npm = true, bunx = true, exec = true, run = true, env = true, time = true, nice = true, command = true, sudo = true, uv = true, poetry = true }
+local runners = {
+  npx = true, pnpm = true, yarn = true, npm = true, bunx = true, exec = true, run = true, env = true, time = true,
+  nice = true, command = true, sudo = true, uv = true, poetry = true, timeout = true, nohup = true, stdbuf = true,
+}
 
--- program finds the program of command line: its first word that is not
--- an assignment or a runner ("npx jest" is jest, "python3 -m pytest" is
--- python).
-function M.program(line)
-  for word in (line or ""):gmatch("%S+") do
+-- program_of finds the program of one simple command: its first word
+-- that is not an assignment, a runner, a runner's option or a duration
+-- ("timeout 60 go vet" is go).
+local function program_of(cmd)
+  for word in cmd:gmatch("%S+") do
     local name = word:gsub("^.*/", "")
     if name:match("^python%d*") or name == "pytest" then
       return "python"
     end
-    if not word:find("=") and not runners[name] and not word:match("^%-") then
+    if not word:find("=") and not runners[name] and not word:match("^%-") and not word:match("^%d+%.?%d*[smhd]?$") then
       return name
     end
   end
+end
+
+-- program finds the program of command line: of its simple commands
+-- (cut at &&, ||, ;, | and newlines: "cd pkg && go test" is go) the
+-- first whose output has a format here, else the last; in each, the
+-- first word that is not an assignment or a runner ("npx jest" is jest,
+-- "python3 -m pytest" is python).
+function M.program(line)
+  local last
+  for cmd in ((line or ""):gsub("&&", "\n"):gsub("||", "\n"):gsub("[;|]", "\n")):gmatch("[^\n]+") do
+    local prog = program_of(cmd)
+    if prog and (compilers[prog] or extra[prog]) then
+      return prog
+    end
+    last = prog or last
+  end
+  return last
 end
 
 -- errorformat returns the format for command line and what it is named.
