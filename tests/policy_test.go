@@ -611,9 +611,18 @@ func TestScreenQuestionShowsEnv(t *testing.T) {
 	s.prompt("!env GIT_CONFIG_COUNT=1,FOO=bar git status")
 	s.waitShows(10*time.Second, "(the question waits while you type")
 	s.keys("Escape") // the user stops typing: the question opens
-	// (agentrun's own picker wraps the question at its width: read it joined)
+	// (agentrun's own picker wraps the question at its width, between
+	// words: read it joined)
 	s.waitFor("the question with the env", 10*time.Second, func(sc string) bool {
-		return strings.Contains(sc, "wants to run (in "+s.dir+", env GIT_CONFIG_CO") && strings.Contains(sc, "FOO=bar):  $ git status") && strings.Contains(sc, "2  Refuse")
+		rows := strings.Split(sc, "\n")
+		for i := 0; i+1 < len(rows); i++ {
+			if j := strings.Index(rows[i], "wants to run (in "); j >= 0 {
+				inside := func(r string) string { return strings.Trim(strings.TrimLeft(r, " ~"), " │") }
+				joined := inside(rows[i][j:]) + " " + inside(rows[i+1])
+				return joined == "wants to run (in "+s.dir+", env GIT_CONFIG_COUNT=1 FOO=bar):  $ git status" && strings.Contains(sc, "2  Refuse")
+			}
+		}
+		return false
 	})
 	s.keys("2")
 	s.waitShows(10*time.Second, "GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment", "Could not run git status: the user did not allow the command")

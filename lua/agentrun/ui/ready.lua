@@ -182,8 +182,15 @@ function M.select(items, opts, on_choice, done)
   local lines = {}
   for _, l in ipairs(vim.split(opts.prompt or "Choose:", "\n", { plain = true })) do
     while #l > width - 2 do
-      table.insert(lines, l:sub(1, width - 2))
-      l = "  " .. l:sub(width - 1)
+      -- cut at the last space that leaves most of the row used, so that
+      -- a command reads in whole words; a word longer than that is cut
+      local cut = width - 2
+      local space = l:sub(1, cut + 1):match(".*() ")
+      if space and space > cut / 2 then
+        cut = space - 1
+      end
+      table.insert(lines, l:sub(1, cut))
+      l = "  " .. l:sub(cut + 1):gsub("^ ", "")
     end
     table.insert(lines, l)
   end
