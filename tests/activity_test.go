@@ -110,7 +110,7 @@ func TestScreenDevServerPort(t *testing.T) {
 	s.keys("T")
 	s.waitShows(5*time.Second, "term-1 is yours now")
 	s.keys(":AgentTerminals", "Enter", "R")
-	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 :%d", port))
+	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 · run 2 :%d", port)) // the second run of term-1
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "term-2")
 	if !strings.Contains(sc, "signal SIGTERM") {
