@@ -32,6 +32,8 @@ return {
     eq("python", quickfix.program("printf 'x' > broken.py && python3 broken.py"))
     eq("go", quickfix.program("go test ./... | tee out.txt"))
     eq("make", quickfix.program("cd build; make -j4"))
+    -- a separator inside quotes cuts nothing
+    eq("sh", quickfix.program("sh -c 'echo notes.txt:2:1: boom; exit 1'"))
   end,
   ["go test's failures, files found below the cwd"] = function()
     local t, dir = output("go test ./...", { ["pkg/a_test.go"] = "package pkg" }, {

@@ -53,8 +53,25 @@ end
 -- first word that is not an assignment or a runner ("npx jest" is jest,
 -- "python3 -m pytest" is python).
 function M.program(line)
+  line = line or ""
+  -- the simple commands: cut at ; | & and newlines outside quotes
+  local cmds, from, quote = {}, 1, nil
+  for i = 1, #line do
+    local c = line:sub(i, i)
+    if quote then
+      if c == quote then
+        quote = nil
+      end
+    elseif c == "'" or c == '"' then
+      quote = c
+    elseif c == ";" or c == "|" or c == "&" or c == "\n" then
+      table.insert(cmds, line:sub(from, i - 1))
+      from = i + 1
+    end
+  end
+  table.insert(cmds, line:sub(from))
   local last
-  for cmd in ((line or ""):gsub("&&", "\n"):gsub("||", "\n"):gsub("[;|]", "\n")):gmatch("[^\n]+") do
+  for _, cmd in ipairs(cmds) do
     local prog = program_of(cmd)
     if prog and (compilers[prog] or extra[prog]) then
       return prog
