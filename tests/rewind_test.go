@@ -90,7 +90,7 @@ func TestScreenRewindKeepsMine(t *testing.T) {
 	s.waitShows(5*time.Second, "cee ", "mine before")
 	// again: nothing more to put back
 	s.keys(":AgentRewind", "Enter")
-	s.waitShows(5*time.Second, "no turn of this session changed files")
+	s.waitShows(5*time.Second, "nothing more to put back: :AgentRewind put back 1 turn of this session already")
 }
 
 // TestScreenRewindBadUse: :AgentRewind and :AgentReview with too many
@@ -289,8 +289,11 @@ func TestScreenRewindTurnByTurn(t *testing.T) {
 		return strings.Count(screen, "rewind: put back as before the turn: x.txt") == 2
 	})
 	want("0\n")
+	// nothing more: said as what happened, not as if no turn changed files
 	s.keys(":AgentRewind", "Enter")
-	s.waitShows(5*time.Second, "no turn of this session changed files")
+	s.waitShows(5*time.Second, "nothing more to put back: :AgentRewind put back 2 turns of this session already")
+	s.keys(":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "nothing to review: :AgentRewind put back 2 turns of this session")
 }
 
 // TestScreenReviewPlainFolder: a session in a folder outside any git

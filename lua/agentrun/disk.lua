@@ -129,7 +129,8 @@ local read = checkpoint.read
 
 -- turns[key] is what session key's turn started from; done[key] the
 -- turns it finished, oldest first (at most keep_turns), for :AgentRewind.
-local turns, done = {}, {}
+-- rewound counts, per session key, the turns :AgentRewind put back.
+local turns, done, rewound = {}, {}, {}
 local keep_turns = 20
 
 -- why_not[key] says why session key's last turn has no checkpoint
@@ -239,6 +240,12 @@ function M.turns_of(key)
   return done[key] or {}
 end
 
+-- rewound_turns returns how many turns of session key :AgentRewind put
+-- back (0: none).
+function M.rewound_turns(key)
+  return rewound[key] or 0
+end
+
 -- without says, when session key's last turn has no checkpoint, why
 -- (a sentence to add to "nothing to review"), else "".
 function M.without(key)
@@ -265,6 +272,10 @@ function M.rewind(s, ask)
   local list = s and done[s.key]
   local t = list and list[#list]
   if not t then
+    local n = s and rewound[s.key]
+    if n then
+      return nil, string.format("nothing more to put back: :AgentRewind put back %d turn%s of this session already, all that agentrun kept that changed files", n, n == 1 and "" or "s")
+    end
     return nil, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any)" .. M.without(s and s.key)
   end
   local said, restored, kept, again = {}, {}, {}, false
@@ -300,6 +311,7 @@ function M.rewind(s, ask)
   end
   if not again then
     table.remove(list) -- the next :AgentRewind goes back one turn more
+    rewound[s.key] = (rewound[s.key] or 0) + 1
   end
   if #restored > 0 then
     table.insert(said, "put back as before the turn: " .. table.concat(restored, ", "))
