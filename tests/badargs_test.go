@@ -153,7 +153,8 @@ func TestStatusListsOnlyWhatCommandsAccept(t *testing.T) {
 local bad = {}
 for _, t in ipairs(require("agentrun").status().terminals) do
   if not state.terminals[t.id] then table.insert(bad, t.id .. " is unknown to the commands") end
-  if not t.bufnr then table.insert(bad, t.id .. " (" .. tostring(t.state) .. ") has no buffer") end
+  -- (a finished split out of sight may be wiped: made again when opened)
+  if not t.bufnr and t.state == "running" then table.insert(bad, t.id .. " (" .. tostring(t.state) .. ") has no buffer") end
 end
 return { n = #require("agentrun").status().terminals, bad = table.concat(bad, "; ") }`
 	deadline := time.Now().Add(20 * time.Second)
