@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # The platforms a release ships a binary for (and make cross checks).
 PLATFORMS := linux/amd64 linux/arm64 darwin/arm64 darwin/amd64
 
-.PHONY: all deps build cross check test test-go test-lua test-agents demo bench soak fuzz flake release clean
+.PHONY: all deps build cross check test test-go test-lua test-nvim test-remote test-agents demo bench soak fuzz flake release clean
 
 all: build
 
@@ -19,10 +19,11 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS) -X main.origin=make" -o $(BIN) .
 	@! command -v nvim >/dev/null || nvim --headless --clean -c 'helptags doc' -c q
 
-# The Neovim versions the integration tests run against; make test
-# NVIM_VERSIONS=0.12 runs one. 0.7 is the system's (Debian 12's 0.7.2),
-# the others come from scripts/nvim-versions.sh.
-NVIM_VERSIONS ?= 0.12 0.10 0.7
+# The Neovim versions make test runs the integration tests against: the
+# newest and the oldest supported (make test-nvim NVIM_VERSIONS=0.10 runs
+# them on the one between; CI runs all three). 0.7 is the system's
+# (Debian 12's 0.7.2), the others come from scripts/nvim-versions.sh.
+NVIM_VERSIONS ?= 0.12 0.7
 
 # cross builds the code for every platform of PLATFORMS and vets it once
 # per OS (no file of ours depends on the CPU: TestNoArchSpecificFiles), so
@@ -66,20 +67,31 @@ check:
 
 # test checks every platform builds and vets, checks the Lua (luacheck,
 # the Lua unit tests), then runs every Go unit test beside the headless
-# Neovim integration tests and the display fuzzer's bounded run on each
-# Neovim version (scripts/test.sh; scripts/integration.sh: each
-# version's tests in parts, two at a time; the first version also runs
-# the tests whose subject does not change with the local Neovim), within
-# 10 minutes on 2 cores. The real agent packages' tests: make test-agents.
+# Neovim integration tests and the display fuzzer's bounded run on
+# NVIM_VERSIONS (scripts/test.sh; scripts/integration.sh: each version's
+# tests in parts, three at a time), within 10 minutes on 2 cores. The
+# tests over SSH and the real agents': make test-remote, make test-agents.
 test: cross deps build
 	@GO=$(GO) MAKE=$(MAKE) bash scripts/test.sh $(NVIM_VERSIONS)
 
-# test-agents runs the real agent packages' tests (TestReal*: Claude
-# Code, Codex, Gemini CLI, opencode, Qwen Code, Copilot, each offline
-# against a fake model API; a few minutes) on the first of NVIM_VERSIONS:
-# make test leaves them out to stay within its 10 minutes; CI runs both.
+# test-nvim runs the Lua unit tests and the integration tests (those of
+# make test) on NVIM_VERSIONS, without the rest of make test: CI runs
+# make test-nvim NVIM_VERSIONS=0.10.
+test-nvim: deps build
+	@bash scripts/lua-unit.sh $(NVIM_VERSIONS)
+	@GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
+
+# test-remote runs the tests over SSH (TestRemote*, TestSSH*: a private
+# sshd on 127.0.0.1, two local test users, the remote user's Neovim) and
+# test-agents the real agent packages' (TestReal*: Claude Code, Codex,
+# Gemini CLI, opencode, Qwen Code, Copilot, each offline against a fake
+# model API), each on the first of NVIM_VERSIONS: they do not change with
+# the local Neovim and weigh the most, so make test leaves them out to
+# stay within its 10 minutes; CI runs them.
+test-remote: deps build
+	@AGENTRUN_TEST_SET=remote GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 test-agents: deps build
-	@AGENTRUN_TEST_REAL=only GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
+	@AGENTRUN_TEST_SET=agents GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 
 # demo opens Neovim with the plugin and the built-in demo agent.
 demo: build

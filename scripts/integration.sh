@@ -7,26 +7,27 @@
 # and the agents, not on the CPU: several share the 2 cores well, and
 # their processes stay apart by their own runtime directories and
 # tests/main_test.go's run marker. The first version given also runs the
-# tests whose subject does not change with the local Neovim (over SSH,
-# the real agent packages: tests/main_test.go onceAcrossNeovims).
+# tests whose subject does not change with the local Neovim
+# (tests/main_test.go onceAcrossNeovims).
 #
-# The real agent packages' tests (TestReal*: Claude Code, Codex, Gemini
-# CLI, opencode, Qwen Code, Copilot, each offline against a fake model
-# API) are long: make test leaves them to make test-agents, which runs
-# only them (AGENTRUN_TEST_REAL=only), on the first version given; CI
-# runs both.
+# make test runs every test but two sets, which do not change with the
+# local Neovim and weigh the most: the tests over SSH (TestRemote*,
+# TestSSH*: a private sshd, the remote user's Neovim) and the real agent
+# packages' (TestReal*: Claude Code, Codex, Gemini CLI, opencode, Qwen
+# Code, Copilot, each offline against a fake model API). make
+# test-remote and make test-agents run them (AGENTRUN_TEST_SET=remote,
+# agents), on the first version given; CI runs all of them.
 #
 # Usage: integration.sh VERSION...   (as scripts/nvim-versions.sh takes)
-# Environment: AGENTRUN_TEST_JOBS (default 2), AGENTRUN_TEST_SHARDS
-# (default 3 per version), AGENTRUN_TEST_REAL (only: the real agents'
-# tests alone, on the first version; else they are left out),
+# Environment: AGENTRUN_TEST_JOBS (default 3), AGENTRUN_TEST_SHARDS
+# (default 3 per version), AGENTRUN_TEST_SET (above),
 # AGENTRUN_TEST_LOGDIR (a folder: each part runs
 # verbose and keeps its log there, to see what each test took:
 # scripts/test-durations.sh reads them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-jobs=${AGENTRUN_TEST_JOBS:-2}
+jobs=${AGENTRUN_TEST_JOBS:-3}
 shards=${AGENTRUN_TEST_SHARDS:-3}
 
 bins=()
@@ -48,10 +49,17 @@ else
 	echo "== integration tests run with the machine's network (unshare -n is not allowed here)"
 fi
 
-real=${AGENTRUN_TEST_REAL:-}
-if [ "$real" = only ]; then
-	bins=("${bins[0]}")
-fi
+# which tests: make test's (every one but over SSH and the real agents'),
+# or make test-remote's (TestRemote*, TestSSH*: over SSH) or make
+# test-agents' (TestReal*): these two on the first version only
+set_=${AGENTRUN_TEST_SET:-}
+case $set_ in
+"") pick='^Test(Remote|SSH|Real)' skip=1 ;;
+remote) pick='^Test(Remote|SSH)' skip= ;;
+agents) pick='^TestReal' skip= ;;
+*) echo "integration.sh: AGENTRUN_TEST_SET is remote, agents or empty, not \"$set_\"" >&2; exit 2 ;;
+esac
+[ -n "$set_" ] && bins=("${bins[0]}")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -60,7 +68,7 @@ trap 'rm -rf "$work"' EXIT
 # its own when run alone)
 "${GO:-go}" build -ldflags "-X main.version=$(cat VERSION)" -o "$work/agentrun" . || exit 1
 mapfile -t names < <(cd tests && "$work/tests.test" -test.list "^(Test|Fuzz|Example)" | grep -E "^(Test|Fuzz|Example)" | sort |
-	if [ "$real" = only ]; then grep '^TestReal'; else grep -v '^TestReal'; fi)
+	if [ -n "$skip" ]; then grep -v -E "$pick"; else grep -E "$pick"; fi)
 [ ${#names[@]} -gt 0 ] || { echo "integration.sh: no tests listed" >&2; exit 1; }
 
 # part VERSION_INDEX SHARD: one shard of one version's run, into its log

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// TestScreenListOfAnotherMachineAt80Columns: at 80 columns, a command of
+// TestRemoteListAt80ColumnsOnScreen: at 80 columns, a command of
 // an agent on another machine beside a shell here reads whole in
 // :AgentTerminals: the machine is said once, on a line above its
 // terminals, whose ids are short (term-1), and the list's keys act on
 // them (X kills the one there).
-func TestScreenListOfAnotherMachineAt80Columns(t *testing.T) {
+func TestRemoteListAt80ColumnsOnScreen(t *testing.T) {
 	r := startSSHRemote(t)
 	s := startShellScreen(t, 80, 30, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
 	s.waitShows(10*time.Second, "~")

@@ -207,12 +207,12 @@ func TestRemoteDevServerPortForwarded(t *testing.T) {
 	}
 }
 
-// TestScreenRemoteForwardDuringHitEnterPrompt: a port of a command on
+// TestRemoteForwardDuringHitEnterPromptOnScreen: a port of a command on
 // another machine, forwarded, answers while Neovim shows a hit-enter
 // prompt (a long :echo): the relay is agentrun ssh-forward's, not
 // Neovim's loop, which the prompt holds (it stalled until Enter when
 // Lua relayed).
-func TestScreenRemoteForwardDuringHitEnterPrompt(t *testing.T) {
+func TestRemoteForwardDuringHitEnterPromptOnScreen(t *testing.T) {
 	r := startSSHRemote(t)
 	if out, err := r.SSH(`cd && echo during-the-prompt > hitenter-marker.txt`).CombinedOutput(); err != nil {
 		t.Fatalf("a file on the remote: %v\n%s", err, out)

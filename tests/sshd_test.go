@@ -41,6 +41,10 @@ type sshRemote struct {
 // test ends (and dies with the test process).
 func startSSHRemote(t *testing.T) *sshRemote {
 	t.Helper()
+	if !strings.HasPrefix(t.Name(), "TestRemote") && !strings.HasPrefix(t.Name(), "TestSSH") {
+		// make test-remote runs them by these names (scripts/integration.sh)
+		t.Fatalf("%s runs over SSH: name it TestRemote… (make test-remote runs those, make test leaves them out)", t.Name())
+	}
 	if os.Getuid() != 0 {
 		t.Skip("the SSH tests run sshd and add a local user: they need root")
 	}

@@ -170,14 +170,14 @@ func (s *screen) paneSSH() int {
 	return 0
 }
 
-// TestScreenRemoteQuitWhileTheMachineIsAway: :qa while the machine of a
+// TestRemoteQuitWhileTheMachineIsAwayOnScreen: :qa while the machine of a
 // remote agent cannot be reached (its link dropped, sshd down) says,
 // before Neovim is gone, what goes on running there and that the next
 // :AgentRun there ends it first; it does: with the machine back, the
 // next Neovim's :AgentRun ssh://… ends that session and its command
 // there (and says so), and starts a new one rather than taking the old
 // one up.
-func TestScreenRemoteQuitWhileTheMachineIsAway(t *testing.T) {
+func TestRemoteQuitWhileTheMachineIsAwayOnScreen(t *testing.T) {
 	onceAcrossNeovims(t)
 	r := startSSHRemote(t)
 	s := startShellScreen(t, 120, 40, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
@@ -331,12 +331,12 @@ func TestRemoteAgentTerminalNamedOnce(t *testing.T) {
 	r.waitGone("the command killed by its name", 15*time.Second, "sleep 300")
 }
 
-// TestScreenRemoteApprovalAfterTheLinkDropped: the approval picker of a
+// TestRemoteApprovalAfterTheLinkDroppedOnScreen: the approval picker of a
 // remote agent's command is up when the link drops; the answer typed
 // then says, on the screen and in the chat, that it did not reach the
 // agent and that the question comes again: not "→ run" or "→ refused"
 // as if it had, nor an internal error.
-func TestScreenRemoteApprovalAfterTheLinkDropped(t *testing.T) {
+func TestRemoteApprovalAfterTheLinkDroppedOnScreen(t *testing.T) {
 	r := startSSHRemote(t)
 	s := startShellScreen(t, 120, 40, fmt.Sprintf(`vim.env.AGENTRUN_SSH_CONFIG = %q; require("agentrun").setup({ terminal = { approve = "ask" } })`, r.Config))
 	s.waitShows(10*time.Second, "~")
@@ -512,11 +512,11 @@ return { FirstEnded = a.ended, FirstLost = a.link_dropped ~= nil, SecondEnded = 
 	e.waitBuf(term.Bufnr, 5*time.Second, "[agentrun: ended there while the link was down]")
 }
 
-// TestScreenRemoteQuitWithTheListOpen: :qa with :AgentTerminals open
+// TestRemoteQuitWithTheListOpenOnScreen: :qa with :AgentTerminals open
 // while a command of an agent on another machine runs quits without an
 // error, again and again (0.7.2 printed E322 from the list's drawing in
 // 2 of 4 quits).
-func TestScreenRemoteQuitWithTheListOpen(t *testing.T) {
+func TestRemoteQuitWithTheListOpenOnScreen(t *testing.T) {
 	r := startSSHRemote(t)
 	s := startShellScreen(t, 80, 30, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q", r.Config))
 	for i := range 4 {
