@@ -85,9 +85,9 @@ test-nvim: deps build
 # sshd on 127.0.0.1, two local test users, the remote user's Neovim) and
 # test-agents the real agent packages' (TestReal*: Claude Code, Codex,
 # Gemini CLI, opencode, Qwen Code, Copilot, each offline against a fake
-# model API), each on the first of NVIM_VERSIONS: they do not change with
-# the local Neovim and weigh the most, so make test leaves them out to
-# stay within its 10 minutes; CI runs them.
+# model API; on the first of NVIM_VERSIONS), the tests over SSH on each
+# of NVIM_VERSIONS (the local side of the link): they weigh the most, so
+# make test leaves them out to stay within its 10 minutes; CI runs them.
 test-remote: deps build
 	@AGENTRUN_TEST_SET=remote GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 test-agents: deps build

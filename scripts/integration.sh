@@ -16,7 +16,7 @@
 # packages' (TestReal*: Claude Code, Codex, Gemini CLI, opencode, Qwen
 # Code, Copilot, each offline against a fake model API). make
 # test-remote and make test-agents run them (AGENTRUN_TEST_SET=remote,
-# agents), on the first version given; CI runs all of them.
+# on each version given; agents, on the first); CI runs all of them.
 #
 # Usage: integration.sh VERSION...   (as scripts/nvim-versions.sh takes)
 # Environment: AGENTRUN_TEST_JOBS (default 3), AGENTRUN_TEST_SHARDS
@@ -51,7 +51,7 @@ fi
 
 # which tests: make test's (every one but over SSH and the real agents'),
 # or make test-remote's (TestRemote*, TestSSH*: over SSH) or make
-# test-agents' (TestReal*): these two on the first version only
+# test-agents' (TestReal*)
 set_=${AGENTRUN_TEST_SET:-}
 case $set_ in
 "") pick='^Test(Remote|SSH|Real)' skip=1 ;;
@@ -59,7 +59,10 @@ remote) pick='^Test(Remote|SSH)' skip= ;;
 agents) pick='^TestReal' skip= ;;
 *) echo "integration.sh: AGENTRUN_TEST_SET is remote, agents or empty, not \"$set_\"" >&2; exit 2 ;;
 esac
-[ -n "$set_" ] && bins=("${bins[0]}")
+# the real agents' on the first version only; over SSH on each version
+# given (the local Neovim's side of a link: 0.12 and 0.7.2 in make
+# test-remote; the remote user's is the system's 0.7.2)
+[ "$set_" = agents ] && bins=("${bins[0]}")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -74,7 +77,7 @@ mapfile -t names < <(cd tests && "$work/tests.test" -test.list "^(Test|Fuzz|Exam
 # part VERSION_INDEX SHARD: one shard of one version's run, into its log
 part() {
 	local i=$1 s=$2 bin=${bins[$1]} once="" re="" k
-	[ "$i" -gt 0 ] && once=1
+	[ "$i" -gt 0 ] && [ "$set_" != remote ] && once=1
 	for k in "${!names[@]}"; do
 		# (the tests over SSH too: each has its own sshd, and its own HOME
 		# and runtime directory under the test users' accounts)
