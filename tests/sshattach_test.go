@@ -70,6 +70,18 @@ func (s *screen) writeBuffer() string {
 	return string(data)
 }
 
+// waitSplit waits until the split of terminal name holds want, read from
+// its buffer: the numbers flowing by may scroll it out of the split's
+// rows before a look at the screen under load, as a user scrolls back.
+func (s *screen) waitSplit(name, want string) {
+	s.t.Helper()
+	eventually(s.t, fmt.Sprintf("%q in the split of %s", want, name), 10*time.Second, func() (bool, string) {
+		text := s.expr(`luaeval('(function() for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find(_A, 1, true) then return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") end end return "" end)()', '` + name + `')`)
+		got := regexp.MustCompile(`(?m)^.*got: .*$`).FindAllString(text, -1)
+		return strings.Contains(text, want), fmt.Sprintf("the split's lines with \"got: \": %q\nthe screen:\n%s", got, s.capture())
+	})
+}
+
 // TestRemoteAttachInNeovimJourney: on the remote, the agent runs a
 // command that prints numbered lines and echoes what is typed into it.
 // Here, :AgentAttach ssh://host/<Tab> completes its name and attaches at
@@ -84,7 +96,12 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	r := startSSHRemote(t)
 	e := r.StartEditor()
 	e.startSession()
-	cmd := `bash -c 'i=0; while :; do i=$((i+1)); echo "n $i"; if read -t 0.03 line; then echo "got: $line"; fi; done'`
+	// The numbers come from a loop of their own: a `read -t` between them
+	// lost what was typed when its timeout fired as the line came in (bash
+	// 5.2 read "hello\n" in one go, took the timeout after the "h" and
+	// the next read got "ello": "got: ello over ssh" under load, though
+	// every byte reached the pty).
+	cmd := `bash -c '(i=0; while :; do i=$((i+1)); echo "n $i"; sleep 0.03; done) & while read line; do echo "got: $line"; done'`
 	e.cmd("AgentPrompt " + cmd)
 	term := e.waitTerminal(cmd, 10*time.Second)
 	e.waitBuf(term.Bufnr, 10*time.Second, "n 2\n")
@@ -121,7 +138,7 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	s.waitShows(10*time.Second, name+" is yours now")
 	s.keys("i")
 	s.typeText("hello over ssh\r")
-	s.waitShows(10*time.Second, "got: hello over ssh")
+	s.waitSplit(name, "got: hello over ssh")
 	// :AgentTerminals lists it as running and ours; q there comes back.
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitFor(name+" in the list, running and ours", 10*time.Second, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`\s+running\s+you\s`).MatchString)
@@ -158,10 +175,7 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	// read from the split's buffer: the numbers flowing by may scroll it
 	// out of the 11 rows before a look at the screen)
 	s.typeText("again\r")
-	eventually(t, "the echo of what was typed in the split", 10*time.Second, func() (bool, string) {
-		text := s.expr(`luaeval('(function() for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find(_A, 1, true) then return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") end end return "" end)()', '` + name + `')`)
-		return strings.Contains(text, "got: again"), s.capture()
-	})
+	s.waitSplit(name, "got: again")
 
 	// X kills it through its host; the split shows the end.
 	s.keys(`C-\`, "C-n", "X")
