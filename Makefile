@@ -88,10 +88,12 @@ test-nvim: deps build
 # model API; on the first of NVIM_VERSIONS), the tests over SSH on each
 # of NVIM_VERSIONS (the local side of the link): they weigh the most, so
 # make test leaves them out to stay within its 10 minutes; CI runs them.
+# (each version's in one part, one test after another: their timings,
+# a link's heartbeats, an agent's start, are what they test)
 test-remote: deps build
-	@AGENTRUN_TEST_SET=remote GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
+	@AGENTRUN_TEST_SET=remote AGENTRUN_TEST_SHARDS=1 AGENTRUN_TEST_JOBS=2 GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 test-agents: deps build
-	@AGENTRUN_TEST_SET=agents GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
+	@AGENTRUN_TEST_SET=agents AGENTRUN_TEST_SHARDS=1 GO=$(GO) bash scripts/integration.sh $(NVIM_VERSIONS)
 
 # demo opens Neovim with the plugin and the built-in demo agent.
 demo: build

@@ -196,9 +196,9 @@ func TestRulesHoldAgainstWhatBashRuns(t *testing.T) {
 	if inLineSandbox(t) { // real programs run: confine them (sandbox_test.go)
 		return
 	}
-	n := 250
+	n := 160
 	if testing.Short() {
-		n = 60 // make check's inner loop; make test runs 250, make fuzz 3000
+		n = 60 // make check's inner loop; make test runs 160, make fuzz 3000
 	}
 	if s := os.Getenv("AGENTRUN_RULES_LINES"); s != "" {
 		n, _ = strconv.Atoi(s)

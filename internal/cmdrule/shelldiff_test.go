@@ -35,7 +35,7 @@ import (
 // before and after) must be what the decision allowed: a line decided
 // "run" runs only what the allow rules mean and writes nothing.
 //
-// AGENTRUN_SHELLDIFF_N sets how many generated lines (default 150, with
+// AGENTRUN_SHELLDIFF_N sets how many generated lines (default 100, with
 // the attack lines in each way they run about 15 s);
 // make fuzz runs more. A failure prints the seed
 // (AGENTRUN_SHELLDIFF_SEED repeats it).
@@ -382,9 +382,9 @@ func TestShellDiff(t *testing.T) {
 	if inLineSandbox(t) {
 		return
 	}
-	n := 150
+	n := 100
 	if testing.Short() {
-		n = 30 // make check's inner loop (the attack lines still all run); make test runs 150
+		n = 30 // make check's inner loop (the attack lines still all run); make test runs 100, make fuzz 3000
 	}
 	if s := os.Getenv("AGENTRUN_SHELLDIFF_N"); s != "" {
 		n, _ = strconv.Atoi(s)
