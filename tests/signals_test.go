@@ -41,6 +41,7 @@ starship_preexec() { local ret=$?; STARSHIP_START_TIME=1; return $ret; }
 starship_precmd() { STARSHIP_CMD_STATUS=$?; PS1='starship> '; }
 trap 'starship_preexec "$_"' DEBUG
 PROMPT_COMMAND="starship_precmd;${PROMPT_COMMAND-}"
+unset HISTFILE # (a history written as the shell hangs up would race the test's folder's removal)
 `
 	if err := os.WriteFile(filepath.Join(e.dir, ".bashrc"), []byte(rc), 0o600); err != nil {
 		t.Fatal(err)
