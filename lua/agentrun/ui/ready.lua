@@ -153,7 +153,9 @@ function M.answer()
   end
   item.parked = false
   vim.schedule(function()
-    if not shown then
+    -- it may have been shown (and answered) meanwhile, by the user
+    -- stopping typing: shown twice, it was answered twice
+    if not shown and vim.tbl_contains(queue, item) then
       open(item)
     end
   end)
