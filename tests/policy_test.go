@@ -625,7 +625,19 @@ func TestScreenQuestionShowsEnv(t *testing.T) {
 		return false
 	})
 	s.keys("2")
-	s.waitShows(10*time.Second, "GIT_CONFIG_COUNT=1 FOO=bar): $ git status  (asked: its environment", "Could not run git status: the user did not allow the command")
+	// the chat's line wraps where the folder's name ends: read the chat's
+	// column joined
+	s.waitFor("the refusal in the chat", 10*time.Second, func(sc string) bool {
+		var chat []string
+		for _, r := range strings.Split(sc, "\n") {
+			if i := strings.LastIndex(r, "│"); i >= 0 {
+				chat = append(chat, strings.TrimSpace(r[i+len("│"):]))
+			}
+		}
+		joined := strings.Join(strings.Fields(strings.Join(chat, " ")), " ")
+		return strings.Contains(joined, "env GIT_CONFIG_COUNT=1 FOO=bar): $ git status (asked: its environment sets GIT_CONFIG_COUNT") &&
+			strings.Contains(joined, "Could not run git status: the user did not allow the command")
+	})
 }
 
 // TestAlwaysAllowNotOfferedForACdOut: a line asked because it leaves the
