@@ -28,17 +28,17 @@ end)
 table.insert(rpc.on_exit, function(site, why, kept)
   if site and why and why:match("^the agentrun backend on %S+ is gone") then
     -- it died there, and its commands with it (its guard ends them)
-    require("agentrun.ui.term").backend_gone(site, rpc.site_url(site) or site, nil, false)
+    require("agentrun.ui.termlife").backend_gone(site, rpc.site_url(site) or site, nil, false)
   end
   conversation.backend_exited(site, why, kept)
   if kept then
-    require("agentrun.ui.term").link_dropped(kept)
+    require("agentrun.ui.termlife").link_dropped(kept)
   end
 end)
 
 table.insert(rpc.on_gone, function(site, url, gone, backend_found)
   conversation.backend_gone(url, gone, backend_found)
-  require("agentrun.ui.term").backend_gone(site, url, gone, backend_found)
+  require("agentrun.ui.termlife").backend_gone(site, url, gone, backend_found)
 end)
 
 local function warn(msg)
@@ -355,7 +355,7 @@ function M.type_into(id)
     warn(string.format("%s takes no input (%s)", t.id, t.display_only and "the agent runs it itself" or "it is not running"))
     return false
   end
-  return require("agentrun.ui.term").type_into(t)
+  return require("agentrun.ui.userterm").type_into(t)
 end
 
 -- open_terminal(id) opens a terminal's split and enters it.
@@ -397,7 +397,7 @@ function M.shell(cmd)
     warn(string.format("shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
     return nil
   end
-  return require("agentrun.ui.term").shell(cmd)
+  return require("agentrun.ui.userterm").shell(cmd)
 end
 
 -- attach(name) shows a terminal of another host live in a split:
@@ -443,7 +443,7 @@ function M.attach(name)
     end
   end
   if name then
-    return term.attach(name)
+    return require("agentrun.ui.userterm").attach(name)
   end
   local list = rpc.request("remote_terminals") or {}
   if #list == 0 then
