@@ -290,27 +290,32 @@ for _, a in ipairs(actions.actions) do
   end
 end
 
+-- id_refused warns and returns true when fname(id) cannot go on: the
+-- command-line window is open (cmd: what it would run), or id is neither
+-- nil nor a terminal id.
+local function id_refused(cmd, fname, id)
+  if cmdwin_refuses(cmd) then
+    return true
+  end
+  if id ~= nil and type(id) ~= "string" then
+    warn(string.format("%s(id): id must be a terminal id, like \"term-3\"", fname))
+    return true
+  end
+  return false
+end
+
 -- quickfix(id) loads the failures terminal id printed (default: the
 -- terminal of the current buffer, else the newest) into the quickfix
 -- list and shows the first in the editor window.
 function M.quickfix(id)
-  if cmdwin_refuses(":AgentQuickfix") then
-    return false
-  end
-  if id ~= nil and type(id) ~= "string" then
-    warn("quickfix(id): id must be a terminal id, like \"term-3\"")
+  if id_refused(":AgentQuickfix", "quickfix", id) then
     return false
   end
   local t
   if id then
     t = state.terminals[id]
   else
-    local buf = vim.api.nvim_get_current_buf()
-    for _, x in pairs(state.terminals) do
-      if x.bufnr == buf then
-        t = x
-      end
-    end
+    t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
     t = t or state.terminals[state.terminal_order[#state.terminal_order] or ""]
   end
   if not t then
@@ -324,11 +329,7 @@ end
 -- that what you type goes to the command; without id, the newest
 -- terminal that waits for input (:AgentType).
 function M.type_into(id)
-  if cmdwin_refuses(":AgentType") then
-    return false
-  end
-  if id ~= nil and type(id) ~= "string" then
-    warn("type_into(id): id must be a terminal id, like \"term-3\"")
+  if id_refused(":AgentType", "type_into", id) then
     return false
   end
   local t
