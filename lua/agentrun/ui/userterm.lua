@@ -48,6 +48,7 @@ function M.rerun(t)
   M.open_user(res)
   return true
 end
+
 -- type_into opens terminal t's split, focused, in terminal mode: what
 -- you type goes to the command (:AgentType, the answer to "waits for
 -- input", a terminal of yours opened).
