@@ -129,10 +129,10 @@ func TestOlderClaimEventKeepsTake(t *testing.T) {
 	b.waitBuf(buf, 10*time.Second, "served 2\n")
 	// every remote_claimed event handled, with whether the terminal is
 	// the user's after it
-	b.lua(`local term = require("agentrun.ui.term")
+	b.lua(`local userterm = require("agentrun.ui.userterm")
 _G.claims = {}
 require("agentrun.events").on("remote_claimed", function(p)
-  term.remote_claimed(p)
+  userterm.remote_claimed(p)
   local t = require("agentrun.state").terminals[p.id]
   table.insert(_G.claims, { mine = p.mine, user = t and t.user or false })
 end)`, nil)

@@ -54,7 +54,7 @@ func TestLuaRequireReader(t *testing.T) {
 		{"no parentheses", `local x = require "agentrun.state" local y = require'agentrun.util'`, []string{"agentrun.state", "agentrun.util"}, false},
 		{"inside a function", "local function f()\n  return require('agentrun.ui.term').open()\nend", []string{"agentrun.ui.term"}, false},
 		{"init itself", `require("agentrun").status()`, []string{"agentrun"}, false},
-		{"in a keymap string", `local k = "<Cmd>lua require('agentrun.ui.term')._focus_user(1)<CR>"`, []string{"agentrun.ui.term"}, false},
+		{"in a keymap string", `local k = "<Cmd>lua require('agentrun.ui.userterm').focus(1)<CR>"`, []string{"agentrun.ui.userterm"}, false},
 		{"in an omnifunc", `vim.bo.omnifunc = "v:lua.require'agentrun.ui.complete'.omnifunc"`, []string{"agentrun.ui.complete"}, false},
 		{"line comment", "-- require(\"agentrun.events\").dispatch\nlocal a = 1", nil, false},
 		{"block comment", "--[[ require(\"agentrun.events\") ]] local a = 1", nil, false},

@@ -61,7 +61,7 @@ func TestRemoteDevServerPortForwarded(t *testing.T) {
 
 	// gx: forwarded, and the URL opened.
 	browse := func() []string {
-		e.lua(`require("agentrun.ui.term").browse(require("agentrun.state").terminals[...])`, nil, term.ID)
+		e.lua(`require("agentrun.ui.activity").browse(require("agentrun.state").terminals[...])`, nil, term.ID)
 		var opened []string
 		e.lua(`return _G.opened`, &opened)
 		return opened

@@ -278,7 +278,7 @@ func TestRemotePortAfterTakeUp(t *testing.T) {
 	e2.cmd("AgentRun " + r.URL())
 	e2.waitTerminal(cmd, 20*time.Second)
 	hasPort(e2)
-	e2.lua(`require("agentrun.ui.term").browse(require("agentrun.state").terminals[...])`, nil, term.ID)
+	e2.lua(`require("agentrun.ui.activity").browse(require("agentrun.state").terminals[...])`, nil, term.ID)
 	var opened []string
 	e2.lua(`return _G.opened`, &opened)
 	if len(opened) != 1 {

@@ -14,7 +14,7 @@ import (
 
 // defaultKeptBytes is terminal.kept_bytes unset: the raw output of
 // ended (released) terminals that were shown, kept in memory so that a
-// split Lua wiped out of sight (ui/term.lua) is made again at once;
+// split Lua wiped out of sight (ui/termend.lua) is made again at once;
 // beyond it, the oldest go to files under the state folder.
 const defaultKeptBytes = 64 << 20
 

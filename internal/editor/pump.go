@@ -71,7 +71,7 @@ type pumpOptions struct {
 	// Ended, when set, is called once the end marker ("[exit N]") went
 	// out, and again after "[released]", with the lines the split ends
 	// with as they were written: Lua checks that the split shows them
-	// (Neovim may drop the lines of a tiny terminal window; ui/term.lua
+	// (Neovim may drop the lines of a tiny terminal window; ui/termend.lua
 	// writes them again then), and never builds them itself.
 	Ended func(lines []string)
 }

@@ -109,7 +109,7 @@ func TestPumpShowsOutputExitAndRelease(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("display got %q, want %q", got, tc.want)
 			}
-			// Lua looks for these very lines in the split (ui/term.lua):
+			// Lua looks for these very lines in the split (ui/termend.lua):
 			// they are what the display ends with, as written.
 			if len(ended) != 2 || len(ended[1]) != 2 || !strings.HasSuffix(got, ended[1][0]+"|<reset>\r\n"+ended[1][1]) || !strings.HasSuffix(strings.TrimSuffix(got, "|<reset>\r\n[released]"), ended[0][0]) {
 				t.Errorf("Ended was told %q; the display ends %q", ended, got)

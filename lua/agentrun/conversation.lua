@@ -64,6 +64,18 @@ local function queued_note(s, text, when)
   return s.chat:note("(queued: " .. util.fit(text, math.max(10, width - 11)) .. ")")
 end
 
+-- hold queues prompt p of s, marked in its chat as waiting until when
+-- (and counted in the chat's header with header).
+local function hold(s, p, when, header)
+  p.unshown = true
+  p.waiting = queued_note(s, p.text, when)
+  table.insert(s.queue, p)
+  if header then
+    s.chat:render_header()
+  end
+  return true
+end
+
 -- prompt shows text in s's chat and sends it with the context it names
 -- (items), or queues it while the agent is busy or the session starting.
 -- Returns true when sent or queued.
@@ -72,29 +84,18 @@ function M.prompt(s, text, items)
   if s.starting and s.loading then
     -- an earlier session being opened: its history comes first, the
     -- prompt (shown then) after it
-    p.unshown = true
-    table.insert(s.queue, p)
-    p.waiting = queued_note(s, text, "sent once the history has loaded")
-    return true
+    return hold(s, p, "sent once the history has loaded")
   end
   if s.busy then
     -- The agent is still on the last turn (or its end has not reached us
     -- yet): queue it, as agents with prompt queueing do. It waits marked
     -- as such, and enters the transcript when it is sent.
-    p.unshown = true
-    p.waiting = queued_note(s, text, "sent after this turn")
-    table.insert(s.queue, p)
-    s.chat:render_header()
-    return true
+    return hold(s, p, "sent after this turn", true)
   end
   if s.starting then
     -- the agent has not started yet (or waits for a sign-in): the prompt
     -- waits marked as such, as behind a turn
-    p.unshown = true
-    p.waiting = queued_note(s, text, "sent once the agent has started")
-    table.insert(s.queue, p)
-    s.chat:render_header()
-    return true
+    return hold(s, p, "sent once the agent has started", true)
   end
   s.chat:user(text)
   return send(s, p)

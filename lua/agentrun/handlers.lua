@@ -16,7 +16,10 @@ local permission = require("agentrun.ui.permission")
 local elicit = require("agentrun.ui.elicit")
 local signin = require("agentrun.ui.signin")
 local state = require("agentrun.state")
-local term = require("agentrun.ui.term")
+local activity = require("agentrun.ui.activity")
+local termend = require("agentrun.ui.termend")
+local termlife = require("agentrun.ui.termlife")
+local userterm = require("agentrun.ui.userterm")
 local util = require("agentrun.util")
 
 local function chat_of(p)
@@ -283,14 +286,14 @@ function handlers.message(p)
 end
 
 -- Events a UI module handles whole.
-handlers.terminal_created = term.created
-handlers.terminal_exit = term.exited
-handlers.display_ended = term.display_ended
-handlers.terminal_released = term.released
-handlers.terminal_activity = term.activity
-handlers.remote_claimed = term.remote_claimed
+handlers.terminal_created = termlife.created
+handlers.terminal_exit = termlife.exited
+handlers.display_ended = termend.display_ended
+handlers.terminal_released = termlife.released
+handlers.terminal_activity = activity.activity
+handlers.remote_claimed = userterm.remote_claimed
 handlers.ssh_connected = require("agentrun.ui.terminals").ssh_connected
-handlers.tool_terminal = term.tool_terminal
+handlers.tool_terminal = termlife.tool_terminal
 
 -- our_tool: what the agent did with our MCP terminal tool (listed it,
 -- used it, or never listed it), as status() reports it; the chat says it

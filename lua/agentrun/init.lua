@@ -28,17 +28,17 @@ end)
 table.insert(rpc.on_exit, function(site, why, kept)
   if site and why and why:match("^the agentrun backend on %S+ is gone") then
     -- it died there, and its commands with it (its guard ends them)
-    require("agentrun.ui.term").backend_gone(site, rpc.site_url(site) or site, nil, false)
+    require("agentrun.ui.termlife").backend_gone(site, rpc.site_url(site) or site, nil, false)
   end
   conversation.backend_exited(site, why, kept)
   if kept then
-    require("agentrun.ui.term").link_dropped(kept)
+    require("agentrun.ui.termlife").link_dropped(kept)
   end
 end)
 
 table.insert(rpc.on_gone, function(site, url, gone, backend_found)
   conversation.backend_gone(url, gone, backend_found)
-  require("agentrun.ui.term").backend_gone(site, url, gone, backend_found)
+  require("agentrun.ui.termlife").backend_gone(site, url, gone, backend_found)
 end)
 
 local function warn(msg)
@@ -290,27 +290,32 @@ for _, a in ipairs(actions.actions) do
   end
 end
 
+-- id_refused warns and returns true when fname(id) cannot go on: the
+-- command-line window is open (cmd: what it would run), or id is neither
+-- nil nor a terminal id.
+local function id_refused(cmd, fname, id)
+  if cmdwin_refuses(cmd) then
+    return true
+  end
+  if id ~= nil and type(id) ~= "string" then
+    warn(string.format("%s(id): id must be a terminal id, like \"term-3\"", fname))
+    return true
+  end
+  return false
+end
+
 -- quickfix(id) loads the failures terminal id printed (default: the
 -- terminal of the current buffer, else the newest) into the quickfix
 -- list and shows the first in the editor window.
 function M.quickfix(id)
-  if cmdwin_refuses(":AgentQuickfix") then
-    return false
-  end
-  if id ~= nil and type(id) ~= "string" then
-    warn("quickfix(id): id must be a terminal id, like \"term-3\"")
+  if id_refused(":AgentQuickfix", "quickfix", id) then
     return false
   end
   local t
   if id then
     t = state.terminals[id]
   else
-    local buf = vim.api.nvim_get_current_buf()
-    for _, x in pairs(state.terminals) do
-      if x.bufnr == buf then
-        t = x
-      end
-    end
+    t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
     t = t or state.terminals[state.terminal_order[#state.terminal_order] or ""]
   end
   if not t then
@@ -324,11 +329,7 @@ end
 -- that what you type goes to the command; without id, the newest
 -- terminal that waits for input (:AgentType).
 function M.type_into(id)
-  if cmdwin_refuses(":AgentType") then
-    return false
-  end
-  if id ~= nil and type(id) ~= "string" then
-    warn("type_into(id): id must be a terminal id, like \"term-3\"")
+  if id_refused(":AgentType", "type_into", id) then
     return false
   end
   local t
@@ -355,7 +356,7 @@ function M.type_into(id)
     warn(string.format("%s takes no input (%s)", t.id, t.display_only and "the agent runs it itself" or "it is not running"))
     return false
   end
-  return require("agentrun.ui.term").type_into(t)
+  return require("agentrun.ui.userterm").type_into(t)
 end
 
 -- open_terminal(id) opens a terminal's split and enters it.
@@ -397,7 +398,7 @@ function M.shell(cmd)
     warn(string.format("shell(cmd): cmd is a command line (a string) or nil for your shell, not %s", vim.inspect(cmd)))
     return nil
   end
-  return require("agentrun.ui.term").shell(cmd)
+  return require("agentrun.ui.userterm").shell(cmd)
 end
 
 -- attach(name) shows a terminal of another host live in a split:
@@ -443,7 +444,7 @@ function M.attach(name)
     end
   end
   if name then
-    return term.attach(name)
+    return require("agentrun.ui.userterm").attach(name)
   end
   local list = rpc.request("remote_terminals") or {}
   if #list == 0 then

@@ -70,6 +70,25 @@ function M.keepable(c)
   return not c.allowed and c.exact and c.text ~= "" and not M.leaves(c)
 end
 
+-- keeps lists the texts "Always allow" would keep of verdict v
+-- (check_command's answer): none when a word of the line is unknown (it
+-- would be asked again anyway) or a cd leaves the project (asked each
+-- time: keeping the rest would not stop the line being asked again).
+function M.keeps(v)
+  local out = {}
+  if #(v.unknown or {}) > 0 then
+    return out
+  end
+  for _, c in ipairs(v.commands or {}) do
+    if M.keepable(c) then
+      table.insert(out, c.text)
+    elseif not c.allowed and c.exact and M.leaves(c) then
+      return {}
+    end
+  end
+  return out
+end
+
 -- leaves says simple command c changes the directory (cd, pushd, popd;
 -- env -C is judged as a cd): asked each time it leaves the project.
 function M.leaves(c)

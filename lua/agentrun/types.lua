@@ -34,7 +34,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field shown? boolean another host's terminal attached here once
 ---@field end_lines? string[] the lines its split ends with, as the backend wrote them (display_ended)
 ---@field end_shown? boolean its split showed its end (the check a moment after display_ended)
----@field on_end_shown? fun()[] called once its split shows its end (term.when_end_shown)
+---@field on_end_shown? fun()[] called once its split shows its end (termend.when_end_shown)
 ---@field end_noticed? boolean its end out of sight was told once
 ---@field exit_said? boolean User AgentRunTerminalExited fired for it
 ---@field waiting? boolean it waits for input (terminal_activity)

@@ -29,4 +29,11 @@ return {
     vim.env.XDG_STATE_HOME = old
     eq({ "go test ./..." }, kept, "kept")
   end,
+  ["Always allow offers nothing for a line with a cd out of the project or an unknown word"] = function()
+    local go = { text = "go test ./...", exact = true, allowed = false }
+    eq({ "go test ./..." }, policy.keeps({ commands = { go } }), "go test alone")
+    eq({}, policy.keeps({ commands = { { text = "cd /tmp", exact = true, allowed = false }, go } }), "after a cd out")
+    eq({}, policy.keeps({ commands = { go }, unknown = { "$X" } }), "an unknown word")
+    eq({}, policy.keeps({ commands = { { text = "ls", exact = true, allowed = true } } }), "allowed already")
+  end,
 }

@@ -11,7 +11,11 @@ local compat = require("agentrun.compat")
 local config = require("agentrun.config")
 local rpc = require("agentrun.rpc")
 local state = require("agentrun.state")
+local activity = require("agentrun.ui.activity")
+local stop = require("agentrun.ui.stop")
 local term = require("agentrun.ui.term")
+local termend = require("agentrun.ui.termend")
+local userterm = require("agentrun.ui.userterm")
 local util = require("agentrun.util")
 
 local M = {}
@@ -56,7 +60,7 @@ end
 -- T does before it takes one: false when it cannot be.
 local function shown(t)
   if t.remote and not state.terminals[t.id] then
-    return term.attach(t.id)
+    return userterm.attach(t.id)
   end
   return true
 end
@@ -76,7 +80,7 @@ M.actions = {
     condition = always,
     run = function(t)
       if t.remote then
-        return term.attach(t.id)
+        return userterm.attach(t.id)
       end
       term.open(t.id, { focus = true })
     end,
@@ -93,7 +97,7 @@ M.actions = {
       if not shown(t) then
         return false
       end
-      term.interrupt(t.id)
+      stop.interrupt(t.id)
     end,
   },
   {
@@ -107,7 +111,7 @@ M.actions = {
     condition = runs,
     run = function(t, force)
       -- another host's, shown here or not: its host kills it
-      return term.kill(t.id, force, t.remote)
+      return stop.kill(t.id, force, t.remote)
     end,
   },
   {
@@ -133,7 +137,7 @@ M.actions = {
       if not shown(t) then
         return false
       end
-      return term.takeover(t.id)
+      return userterm.takeover(t.id)
     end,
   },
   {
@@ -153,9 +157,9 @@ M.actions = {
     end,
     run = function(t)
       if t.remote then
-        return term.detach_remote(t)
+        return userterm.detach_remote(t)
       end
-      return term.detach(t.id)
+      return userterm.detach(t.id)
     end,
   },
   {
@@ -166,7 +170,7 @@ M.actions = {
     run = function(t)
       if t.remote and t.state == "running" then
         -- another host's: its host kills it; its split here goes
-        if term.kill(t.id, false, true) == false then
+        if stop.kill(t.id, false, true) == false then
           return false
         elseif not state.terminals[t.id] then
           return true -- not shown here: nothing more to wipe
@@ -175,7 +179,7 @@ M.actions = {
         util.notify(ended(t) .. "; nothing of it is shown here to dispose of")
         return false
       end
-      return term.dispose(t.id)
+      return stop.dispose(t.id)
     end,
   },
   {
@@ -189,7 +193,7 @@ M.actions = {
         return qf.load(t)
       end
       -- a finished split wiped out of sight is made again first
-      return term.with_output(t, function()
+      return termend.with_output(t, function()
         qf.load(t)
       end) or qf.load(t)
     end,
@@ -209,7 +213,7 @@ M.actions = {
       return true
     end,
     run = function(t)
-      return term.rerun(t)
+      return userterm.rerun(t)
     end,
   },
   {
@@ -223,7 +227,7 @@ M.actions = {
       return true
     end,
     run = function(t)
-      return term.browse(t)
+      return activity.browse(t)
     end,
   },
   {
@@ -247,11 +251,11 @@ M.actions = {
           return false
         end
         if type(res) == "table" then
-          term.claimed(t, res.claim, res.mine, res.seq)
+          userterm.claimed(t, res.claim, res.mine, res.seq)
         else
           t.user = false
         end
-        term._changed(t)
+        term.changed(t)
         util.notify(string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), vim.log.levels.INFO)
       end
     end,

@@ -8,9 +8,8 @@ local state = require("agentrun.state")
 
 local M = {}
 
-local function term()
-  return require("agentrun.ui.term")
-end
+local term = require("agentrun.ui.term")
+local termlife = require("agentrun.ui.termlife")
 
 -- local_id is the id this editor gives terminal id of session's agent: the
 -- agent chooses its ids, and another agent may use the same one, so an id
@@ -49,7 +48,7 @@ function M.from_tool_call(session, tc, u)
       if t and t.session == session.key then
         t.tool_call = tc.toolCallId
         if not t.bufnr then
-          term().open(t.id, { auto = true })
+          term.open(t.id, { auto = true })
         end
       end
     end
@@ -66,7 +65,7 @@ local function replace_display(t)
   local old = t.bufnr
   local wins = old and vim.fn.win_findbuf(old) or {}
   t.bufnr, t.chan = nil, nil
-  term().open(t.id, { auto = true })
+  term.open(t.id, { auto = true })
   for _, w in ipairs(wins) do
     if api.nvim_win_is_valid(w) and t.bufnr then
       api.nvim_win_set_buf(w, t.bufnr)
@@ -97,28 +96,28 @@ function M.agent_terminal(p)
   t.keeps_reporting = t.keeps_reporting or p.keeps_reporting
   if p.title and p.title ~= t.command then
     t.command = p.title
-    term()._changed(t)
-    term()._name_buffer(t)
+    term.changed(t)
+    term.name_buffer(t)
   end
   if p.replace and t.bufnr then
     replace_display(t)
   elseif not t.bufnr then
-    term().open(t.id, { auto = true })
+    term.open(t.id, { auto = true })
   end
   local late = not session.busy and not session.starting -- its turn is over
   if p.started and not p.data and not p.exited and t.state == "running" and not late then
-    term()._feed(t, waiting_note)
+    term.feed(t, waiting_note)
   end
   if p.data and p.data ~= "" then
-    term()._feed(t, p.data)
+    term.feed(t, p.data)
   end
   if p.exited and t.state == "running" then
-    term().record_exit(t, { exit_code = p.exit_code, signal = p.signal, ended_by = p.ended_by })
-    term()._feed(t, term().reset .. "\r\n" .. (p.end_line or "[failed]") .. "\r\n")
-    term()._changed(t)
+    termlife.record_exit(t, { exit_code = p.exit_code, signal = p.signal, ended_by = p.ended_by })
+    term.feed(t, term.reset .. "\r\n" .. (p.end_line or "[failed]") .. "\r\n")
+    term.changed(t)
     require("agentrun.disk").refresh() -- the files it changed show as they are
     if not p.not_run then
-      term().ended_unseen(t, p.last_line)
+      termlife.ended_unseen(t, p.last_line)
     end
   end
   if t.state == "running" and late then
@@ -138,9 +137,9 @@ end
 function M.settle(key, why)
   for _, t in pairs(state.terminals) do
     if t.display_only and t.session == key and t.state == "running" and not (t.keeps_reporting and why ~= "stopped") then
-      term().record_exit(t, { ended_by = why })
-      term()._feed(t, term().reset .. string.format("\r\n[%s]\r\n", why))
-      term()._changed(t)
+      termlife.record_exit(t, { ended_by = why })
+      term.feed(t, term.reset .. string.format("\r\n[%s]\r\n", why))
+      term.changed(t)
     end
   end
 end

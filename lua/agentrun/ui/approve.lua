@@ -23,24 +23,6 @@ end
 
 local note = ask.note
 
--- rememberable lists the texts "Always allow" would keep.
-local function rememberable(v)
-  local out = {}
-  if #(v.unknown or {}) > 0 then
-    return out -- the line would be asked again anyway
-  end
-  for _, c in ipairs(v.commands or {}) do
-    if policy.keepable(c) then
-      table.insert(out, c.text)
-    elseif not c.allowed and c.exact and policy.leaves(c) then
-      -- a cd out of the project is asked each time: keeping the rest
-      -- would not stop this line being asked again
-      return {}
-    end
-  end
-  return out
-end
-
 -- ask_write asks whether the agent may write file p.file (p.real once
 -- symlinks and .. are resolved): Go asks when it is outside the project,
 -- or inside under terminal.approve = "ask". No answer is remembered: a
@@ -64,14 +46,6 @@ local function ask_write(p, s)
     return idx == 1 and "write" or ""
   end, s)
 end
-
--- gathering: session key -> the group of questions that came together
--- and are not on screen yet (a new one joins it).
-local gathering = {}
-
--- gather_ms is how long the first of several questions waits for the
--- others an agent asks at the same moment (parallel commands).
-local gather_ms = 40
 
 -- recheck decides again on question e before it is shown: an answer
 -- given meanwhile ("Always allow" on another) may now allow it. It
@@ -115,52 +89,30 @@ local function single(e)
   end
 end
 
--- answered sends on_choice's answer for e, unless it is no longer asked.
-local function answered(e, answer)
-  if answer ~= nil then
-    ask.finish(e.p.token, answer)
-  end
-end
-
-local ask_one
-
--- group is the picker for several questions at once (es, each still
--- open): each command named, answered for all of them, or one by one
--- (each then asked on its own, in order).
+-- group is the question for several at once (es, each still open): each
+-- command named, answered for all of them (or one by one: ask.gatherer
+-- asks each on its own then, in order).
 local function group(es)
   local first = es[1]
   local n = #es
-  local lines = { string.format("(agentrun) %s wants to run %d commands (%s):", first.cmd.agent or "the agent", n, first.where) }
-  local keep, seen = {}, {}
+  local lines, keeps = {}, {}
   for i, e in ipairs(es) do
-    table.insert(lines, string.format("  %d. $ %s%s", i, e.p.line, e.where ~= first.where and ("  (" .. e.where .. ")") or ""))
-    for _, k in ipairs(e.keep) do
-      if not seen[k] then
-        seen[k] = true
-        table.insert(keep, k)
-      end
-    end
+    lines[i] = e.p.line .. (e.where ~= first.where and ("  (" .. e.where .. ")") or "")
+    keeps[i] = e.keep
   end
-  local items = { string.format("Run all %d", n), string.format("Refuse all %d", n) }
-  local always
-  if #keep > 0 then
-    table.insert(items, "Always allow in this project" .. (first.host and (" on " .. first.host) or "") .. ": " .. table.concat(keep, " · ") .. string.format(", and run all %d", n))
-    always = #items
-  end
-  table.insert(items, "One by one")
-  local one_by_one = #items
-  return items, { prompt = table.concat(lines, "\n"), kind = "agentrun.approve" }, function(_, idx)
-    if idx == one_by_one then
-      for _, e in ipairs(es) do
-        ask_one(e)
-      end
-      return
-    end
-    local run = idx == 1 or idx == always
+  local q = {
+    title = string.format("(agentrun) %s wants to run %d commands (%s):", first.cmd.agent or "the agent", n, first.where),
+    lines = lines,
+    keeps = keeps,
+    verb = "Run",
+    host = first.host,
+    kind = "agentrun.approve",
+  }
+  q.answer = function(run, always)
     local kept, skipped, have = {}, {}, {}
     for _, e in ipairs(es) do
       if ask.is_open(e.p.token) then
-        if idx == always then
+        if always then
           local k, sk = policy.remember(e.project, e.machine, e.v)
           vim.list_extend(kept, k)
           for _, t in ipairs(sk) do
@@ -171,10 +123,10 @@ local function group(es)
           end
         end
         note(e.s, (run and "  → run: $ " or "  → refused: $ ") .. e.p.line, e.p.tool_call)
-        answered(e, reply(run))
+        ask.finish(e.p.token, reply(run))
       end
     end
-    if idx == always then
+    if always then
       local msg = "  (always allowed here: " .. (#kept > 0 and table.concat(kept, " · ") or "nothing new") .. ", in " .. policy.file(first.project, first.machine)
       if #skipped > 0 then
         msg = msg .. "; not kept (words known only when it runs): " .. table.concat(skipped, " · ")
@@ -182,60 +134,12 @@ local function group(es)
       note(first.s, msg .. ")")
     end
   end
+  return q
 end
 
--- ask_one asks question e on its own (after the group's "One by one").
-ask_one = function(e)
-  ask.pick(function()
-    if not recheck(e) then
-      return nil
-    end
-    local items, opts, on_choice = single(e)
-    return items, opts, function(choice, idx)
-      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
-        answered(e, on_choice(choice, idx))
-      end
-    end
-  end, nil, nil, e.p.token, e.s)
-end
-
--- show_gathered shows the questions of g that are still to be asked:
--- one as its own question, several as one.
-local function show_gathered(g)
-  if gathering[g.key] == g then
-    gathering[g.key] = nil -- a question from now on starts a group of its own
-  end
-  local es = {}
-  for _, e in ipairs(g.entries) do
-    if recheck(e) then
-      table.insert(es, e)
-    end
-  end
-  if #es == 0 then
-    return nil
-  end
-  local items, opts, on_choice
-  if #es == 1 then
-    items, opts, on_choice = single(es[1])
-  else
-    items, opts, on_choice = group(es)
-  end
-  return items, opts, function(choice, idx)
-    local live = {}
-    for _, e in ipairs(es) do
-      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
-        table.insert(live, e)
-      end
-    end
-    if #live == 0 then
-      return
-    end
-    if #es == 1 then
-      return answered(es[1], on_choice(choice, idx))
-    end
-    on_choice(choice, idx)
-  end
-end
+-- gather asks a command with the others of its session that come at the
+-- same moment (an agent's parallel commands): one question names them all.
+local gather = ask.gatherer({ still = recheck, single = single, group = group })
 
 -- ask handles one request from Go: { token, key, session_id, line, argv,
 -- env, cwd, sandbox, asks_first }, or a file write's { token, key, file,
@@ -272,29 +176,8 @@ function M.ask(p)
   end
   local why = p.asks_first and string.format("the agent's mode %s asks first", p.asks_first) or v.reason
   note(s, string.format("? run command (%s): $ %s  (%s)", where, p.line, why), p.tool_call)
-  local e = { p = p, s = s, cmd = cmd, v = v, keep = rememberable(v), where = where, host = host, project = project, machine = machine }
-  ask.hold(p.token, s)
-  local key = p.key or ""
-  local g = gathering[key]
-  if g then
-    table.insert(g.entries, e)
-    g.held[p.token] = true
-    return
-  end
-  g = { key = key, entries = { e }, held = { [p.token] = true } }
-  gathering[key] = g
-  local drop_one = function(id)
-    if not g.held[id] then
-      return false
-    end
-    g.held[id] = nil
-    return next(g.held) == nil
-  end
-  vim.defer_fn(function()
-    ask.pick(function()
-      return show_gathered(g)
-    end, nil, nil, "group:" .. p.token, s, drop_one)
-  end, gather_ms)
+  local e = { p = p, s = s, cmd = cmd, v = v, keep = policy.keeps(v), where = where, host = host, project = project, machine = machine }
+  gather(e)
 end
 
 return M

@@ -210,4 +210,143 @@ function M.cancelled(p)
   ready.drop(p.token)
 end
 
+-- grouped is the question for several commands at once (q.lines, each
+-- "$ line" numbered under q.title): verb ("Run", "Allow") or refuse all
+-- of them, always allow in this project (on q.host) what q.keeps (each
+-- command's list) would keep and verb all, or one by one. Returns
+-- vim.ui.select's items and opts (q.kind), the numbers of the "Always
+-- allow" item (nil: nothing to keep) and of "One by one", and what
+-- "Always allow" names.
+local function grouped(q)
+  local n = #q.lines
+  local lines = { q.title }
+  local keep, seen = {}, {}
+  for i, l in ipairs(q.lines) do
+    table.insert(lines, string.format("  %d. $ %s", i, l))
+    for _, k in ipairs(q.keeps[i] or {}) do
+      if not seen[k] then
+        seen[k] = true
+        table.insert(keep, k)
+      end
+    end
+  end
+  local items = { string.format("%s all %d", q.verb, n), string.format("Refuse all %d", n) }
+  local always
+  if #keep > 0 then
+    table.insert(items, "Always allow in this project" .. (q.host and (" on " .. q.host) or "") .. ": " .. table.concat(keep, " · ") .. string.format(", and %s all %d", q.verb:lower(), n))
+    always = #items
+  end
+  table.insert(items, "One by one")
+  return items, { prompt = table.concat(lines, "\n"), kind = q.kind }, always, #items, keep
+end
+
+-- gather_ms is how long the first of several questions waits for the
+-- others an agent asks at the same moment (parallel commands).
+local gather_ms = 40
+
+-- gatherer makes the way questions of one kind are asked together: those
+-- of one session that come at the same moment (an agent's parallel
+-- commands) are asked as one, each named. A question e has e.p.token,
+-- e.p.key and e.s (its session); how says:
+--   still(e): whether e is still to be asked (false once it is closed,
+--     or decided and answered meanwhile: "Always allow" on another);
+--   single(e): vim.ui.select's items, opts and on_choice for e alone,
+--     on_choice returning e's answer (nil: none yet);
+--   group(es): the question for several at once, as grouped takes it,
+--     with answer(yes, always, kept): yes for all of them or no, always
+--     when "Always allow" (kept: what it names) was picked; "One by
+--     one" asks each of them as single does.
+-- Returns gather(e), which asks e with the others that come with it.
+function M.gatherer(how)
+  local gathering = {} -- session key -> the group not on screen yet
+  -- answer_one sends on_choice's answer for e, unless it is no longer
+  -- asked or can no longer reach the agent.
+  local function answer_one(e, on_choice, choice, idx)
+    if M.is_open(e.p.token) and not M.unreachable(e.p.token) then
+      local answer = on_choice(choice, idx)
+      if answer ~= nil then
+        M.finish(e.p.token, answer)
+      end
+    end
+  end
+  -- one asks e on its own.
+  local function one(e)
+    M.pick(function()
+      if not how.still(e) then
+        return nil
+      end
+      local items, opts, on_choice = how.single(e)
+      return items, opts, function(choice, idx)
+        answer_one(e, on_choice, choice, idx)
+      end
+    end, nil, nil, e.p.token, e.s)
+  end
+  -- show shows the questions of g still to be asked: one on its own,
+  -- several as one.
+  local function show(g)
+    if gathering[g.key] == g then
+      gathering[g.key] = nil -- a question from now on starts a group of its own
+    end
+    local es = {}
+    for _, e in ipairs(g.entries) do
+      if how.still(e) then
+        table.insert(es, e)
+      end
+    end
+    if #es == 0 then
+      return nil
+    end
+    if #es == 1 then
+      local items, opts, on_choice = how.single(es[1])
+      return items, opts, function(choice, idx)
+        answer_one(es[1], on_choice, choice, idx)
+      end
+    end
+    local q = how.group(es)
+    local items, opts, always, one_by_one, kept = grouped(q)
+    return items, opts, function(_, idx)
+      local waits = false
+      for _, e in ipairs(es) do
+        -- (each looked at: one whose link dropped says so, and closes)
+        if M.is_open(e.p.token) and not M.unreachable(e.p.token) then
+          waits = true
+        end
+      end
+      if not waits then
+        return
+      elseif idx == one_by_one then
+        for _, e in ipairs(es) do
+          one(e)
+        end
+        return
+      end
+      q.answer(idx == 1 or idx == always, idx == always, kept)
+    end
+  end
+  return function(e)
+    M.hold(e.p.token, e.s)
+    local key = e.p.key or ""
+    local g = gathering[key]
+    if g then
+      table.insert(g.entries, e)
+      g.held[e.p.token] = true
+      return
+    end
+    g = { key = key, entries = { e }, held = { [e.p.token] = true } }
+    gathering[key] = g
+    local function drop_one(id)
+      if not g.held[id] then
+        return false
+      end
+      g.held[id] = nil
+      return next(g.held) == nil
+    end
+    vim.defer_fn(function()
+      M.pick(function()
+        return show(g)
+      end, nil, nil, "group:" .. e.p.token, e.s, drop_one)
+    end, gather_ms)
+  end
+end
+
 return M

@@ -833,8 +833,8 @@ function Chat:tool_call(u)
   end
   s.tool_calls[id or ""] = b.tc
   self:render_tool_call(b)
-  if not b.tc.agentrun_terminals and require("agentrun.ui.term").ties_by_command(b.tc.title) then
-    require("agentrun.ui.term").tie_by_command(s.key)
+  if not b.tc.agentrun_terminals and require("agentrun.ui.termlife").ties_by_command(b.tc.title) then
+    require("agentrun.ui.termlife").tie_by_command(s.key)
   end
   return b.tc
 end

@@ -39,6 +39,17 @@ local function choices(schema)
   return out
 end
 
+-- count_wrong says what is wrong with count n against the bounds lo and
+-- hi (nil: nothing): "at least 3 characters" (unit " characters").
+local function count_wrong(n, lo, hi, unit)
+  if lo and n < lo then
+    return string.format("at least %d%s", lo, unit)
+  end
+  if hi and n > hi then
+    return string.format("at most %d%s", hi, unit)
+  end
+end
+
 -- check says what is wrong with value for schema (nil: nothing).
 local function check(schema, value)
   local t = schema.type
@@ -53,12 +64,9 @@ local function check(schema, value)
       return "at most " .. tostring(schema.maximum)
     end
   elseif t == "string" then
-    local n = vim.fn.strchars(value)
-    if schema.minLength and n < schema.minLength then
-      return string.format("at least %d characters", schema.minLength)
-    end
-    if schema.maxLength and n > schema.maxLength then
-      return string.format("at most %d characters", schema.maxLength)
+    local wrong = count_wrong(vim.fn.strchars(value), schema.minLength, schema.maxLength, " characters")
+    if wrong then
+      return wrong
     end
     local f = schema.format
     if f == "email" and not value:match("^[^@%s]+@[^@%s]+$") then
@@ -71,13 +79,7 @@ local function check(schema, value)
       return "a date and time, YYYY-MM-DDThh:mm…"
     end
   elseif t == "array" then
-    local n = #value
-    if schema.minItems and n < schema.minItems then
-      return string.format("at least %d", schema.minItems)
-    end
-    if schema.maxItems and n > schema.maxItems then
-      return string.format("at most %d", schema.maxItems)
-    end
+    return count_wrong(#value, schema.minItems, schema.maxItems, "")
   end
 end
 

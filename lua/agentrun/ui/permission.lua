@@ -76,11 +76,6 @@ local function first_diff(tc)
   end
 end
 
--- gathering: session key -> the commands asked together that are not on
--- screen yet (a new request joins them): one question names them all.
-local gathering = {}
-local gather_ms = 40
-
 -- decided answers request e by the rules when they decide it now (an
 -- "Always allow" given while it waited), and reports whether they did.
 local function decided(e)
@@ -101,57 +96,32 @@ end
 local function keepable(e)
   local c = policy.check(e.p.key, e.cmd, nil, policy.remembered(e.project, e.machine), e.how)
   e.check = c
-  local out = {}
-  if #(c.unknown or {}) > 0 then
-    return out
-  end
-  for _, x in ipairs(c.commands or {}) do
-    if policy.keepable(x) then
-      table.insert(out, x.text)
-    elseif not x.allowed and x.exact and policy.leaves(x) then
-      return {}
-    end
-  end
-  return out
+  return policy.keeps(c)
 end
 
-local ask_one
-
 -- group is the question for several requests at once (es): each command
--- named; allowed or refused all together, or asked one by one.
+-- named; allowed or refused all together (or asked one by one:
+-- ask.gatherer does).
 local function group(es)
   local first, n = es[1], #es
-  local lines = { string.format("(agentrun) %s asks permission for %d commands%s:", first.s and first.s.agent or "the agent", n, first.host and (" (on " .. first.host .. ")") or "") }
-  local keep, seen = {}, {}
+  local lines, keeps = {}, {}
   for i, e in ipairs(es) do
-    table.insert(lines, string.format("  %d. $ %s", i, e.cmd))
-    for _, k in ipairs(keepable(e)) do
-      if not seen[k] then
-        seen[k] = true
-        table.insert(keep, k)
-      end
-    end
+    lines[i] = e.cmd
+    keeps[i] = keepable(e)
   end
-  local items = { string.format("Allow all %d", n), string.format("Refuse all %d", n) }
-  local always
-  if #keep > 0 then
-    table.insert(items, "Always allow in this project" .. (first.host and (" on " .. first.host) or "") .. ": " .. table.concat(keep, " · ") .. string.format(", and allow all %d", n))
-    always = #items
-  end
-  table.insert(items, "One by one")
-  local one_by_one = #items
-  return items, { prompt = table.concat(lines, "\n"), kind = "agentrun.permission" }, function(_, idx)
-    if idx == one_by_one then
-      for _, e in ipairs(es) do
-        ask_one(e)
-      end
-      return
-    end
-    local allow = idx == 1 or idx == always
+  local q = {
+    title = string.format("(agentrun) %s asks permission for %d commands%s:", first.s and first.s.agent or "the agent", n, first.host and (" (on " .. first.host .. ")") or ""),
+    lines = lines,
+    keeps = keeps,
+    verb = "Allow",
+    host = first.host,
+    kind = "agentrun.permission",
+  }
+  q.answer = function(allow, always, keep)
     for _, e in ipairs(es) do
       if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
         local kinds = allow and { "allow_once", "allow_always" } or { "reject_once", "reject_always" }
-        if idx == always then
+        if always then
           policy.remember(e.project, e.machine, e.check)
           kinds = { "allow_always", "allow_once" }
         end
@@ -160,84 +130,25 @@ local function group(es)
         ask.finish(e.p.token, opt and opt.optionId or "")
       end
     end
-    if idx == always then
+    if always then
       ask.note(first.s, "  (always allowed here: " .. table.concat(keep, " · ") .. ", in " .. policy.file(first.project, first.machine) .. ")")
     end
   end
-end
-
--- ask_one asks request e on its own, as it would have been asked alone.
-ask_one = function(e)
-  ask.pick(function()
-    if decided(e) then
-      return nil
-    end
-    return e.items, e.opts, function(choice, idx)
-      if ask.is_open(e.p.token) and not ask.unreachable(e.p.token) then
-        local answer = e.on_choice(choice, idx)
-        if answer ~= nil then
-          ask.finish(e.p.token, answer)
-        end
-      end
-    end
-  end, nil, nil, e.p.token, e.s)
+  return q
 end
 
 -- gather asks request e with the others of its session that come at the
--- same moment (an agent's parallel commands): one question for all.
-local function gather(e)
-  ask.hold(e.p.token, e.s)
-  local key = e.p.key or ""
-  local g = gathering[key]
-  if g then
-    table.insert(g.entries, e)
-    g.held[e.p.token] = true
-    return
-  end
-  g = { entries = { e }, held = { [e.p.token] = true } }
-  gathering[key] = g
-  local function drop_one(id)
-    if not g.held[id] then
-      return false
-    end
-    g.held[id] = nil
-    return next(g.held) == nil
-  end
-  vim.defer_fn(function()
-    ask.pick(function()
-      if gathering[key] == g then
-        gathering[key] = nil
-      end
-      local es = {}
-      for _, x in ipairs(g.entries) do
-        if not decided(x) then
-          table.insert(es, x)
-        end
-      end
-      if #es == 0 then
-        return nil
-      end
-      local items, opts, on_choice
-      if #es == 1 then
-        items, opts, on_choice = es[1].items, es[1].opts, es[1].on_choice
-      else
-        items, opts, on_choice = group(es)
-      end
-      return items, opts, function(choice, idx)
-        if #es > 1 then
-          return on_choice(choice, idx)
-        end
-        local x = es[1]
-        if ask.is_open(x.p.token) and not ask.unreachable(x.p.token) then
-          local answer = on_choice(choice, idx)
-          if answer ~= nil then
-            ask.finish(x.p.token, answer)
-          end
-        end
-      end
-    end, nil, nil, "group:" .. e.p.token, e.s, drop_one)
-  end, gather_ms)
-end
+-- same moment (an agent's parallel commands): one question for all, as
+-- each alone would have been asked when it is one.
+local gather = ask.gatherer({
+  still = function(e)
+    return not decided(e)
+  end,
+  single = function(e)
+    return e.items, e.opts, e.on_choice
+  end,
+  group = group,
+})
 
 -- ask shows the picker for one request from Go:
 -- { token, key, tool_call = ToolCallUpdate, options = { PermissionOption } }.

@@ -226,7 +226,7 @@ end
 -- where terminal.on_failure says (the quickfix list, diagnostics),
 -- without opening a window or moving the cursor; a message says how
 -- many and where. The same program succeeding clears the diagnostics.
--- Called once the split shows the end of the output (ui/term.lua's
+-- Called once the split shows the end of the output (ui/termend.lua's
 -- when_end_shown: the backend's display_ended).
 function M.on_exit(t)
   local want = {}

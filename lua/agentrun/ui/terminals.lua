@@ -115,7 +115,7 @@ local function fields(t, with_session, with_ports, site)
   local id = site and t.id:sub(1, #t.id - #site - 1) or t.id
   local row = { id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_ports then
-    table.insert(row, 3, require("agentrun.ui.term").ports_text(t))
+    table.insert(row, 3, require("agentrun.ui.activity").ports_text(t))
   end
   if with_session then
     table.insert(row, 2, t.session_label or "")
@@ -127,7 +127,7 @@ end
 -- key ("demo 1"), "host PID" for another host's.
 local function session_label(t)
   if t.remote or (type(t.id) == "string" and t.id:find(":")) then
-    return require("agentrun.ui.term").host_label(t)
+    return require("agentrun.ui.userterm").host_label(t)
   end
   -- by our key: an ACP session id (t.session) is the agent's, and
   -- agents repeat them
@@ -645,7 +645,7 @@ function M.pick(list)
     end,
   }, function(r)
     if r then
-      require("agentrun.ui.term").attach(r.id)
+      require("agentrun.ui.userterm").attach(r.id)
     end
   end)
   return true
@@ -670,7 +670,7 @@ function M.attach_ssh(name)
   end
   ssh_waiting[ssh_token] = function()
     if not machine then
-      return require("agentrun.ui.term").attach(name)
+      return require("agentrun.ui.userterm").attach(name)
     end
     local list, lerr = require("agentrun.rpc").request("ssh_terminals", machine)
     if lerr then

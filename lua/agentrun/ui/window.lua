@@ -591,7 +591,7 @@ end
 -- place shows buf in the terminal window for position (reusing ours in
 -- this tab page), returns the window. The current window may change.
 function M.place(buf, position)
-  -- a split showed it: ending out of sight later is worth a word (term.lua)
+  -- a split showed it: ending out of sight later is worth a word (ui/termlife.lua)
   vim.b[buf].agentrun_was_shown = true
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
