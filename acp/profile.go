@@ -60,6 +60,9 @@ type profile struct {
 	// asksFirst says whether its mode modeID asks before it acts; nil:
 	// read from what the mode says of itself.
 	asksFirst func(modeID string) bool
+	// mcpToolCallKey is the key of an MCP tools/call's _meta under which
+	// it puts the ACP tool call's toolCallId.
+	mcpToolCallKey string
 	// keepsReporting: it goes on reporting a command after its turn was
 	// cancelled (the command goes on too), so only the command's own end
 	// ends the split.
@@ -161,6 +164,21 @@ func profileNamed(name string) *profile {
 		}
 	}
 	return nil
+}
+
+// ToolCallOfMCPCall is the ACP tool call an agent's MCP tools/call was
+// made for, read from the call's _meta under a known agent's key ("" when
+// none is there).
+func ToolCallOfMCPCall(meta map[string]any) string {
+	for _, p := range profiles {
+		if p.mcpToolCallKey == "" {
+			continue
+		}
+		if id, _ := meta[p.mcpToolCallKey].(string); id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // Profile is what agentrun knows of an agent, by the name it gives itself

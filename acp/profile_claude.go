@@ -17,7 +17,9 @@ import (
 // …). Its first title is the placeholder "Terminal". By default its
 // commands run in agentrun's terminals: session/new drops its Bash tool
 // and lets our tools run without its own question (agentrun asks:
-// terminal.approve), one question per command, not one from each side.
+// terminal.approve), one question per command, not one from each side;
+// each tools/call of our tool names its tool call in
+// _meta["claudecode/toolUseId"].
 // claude-code-acp ≤ 0.17 ran Bash through our terminal/create and is not
 // this profile. Fixtures: claude-*.jsonl, claude101-cancel.jsonl.
 func init() {
@@ -36,6 +38,7 @@ func init() {
 				"allowedTools":    ourTools,
 			}}}
 		},
+		mcpToolCallKey:   "claudecode/toolUseId",
 		asksFirst:        func(mode string) bool { return mode == "default" || mode == "plan" },
 		outputAtEnd:      claudeCode,
 		notCommand:       claudeCode,

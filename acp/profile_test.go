@@ -279,4 +279,10 @@ func TestProfileNamed(t *testing.T) {
 	if _, known := ProfileNamed("unknown").AsksFirst("default"); known {
 		t.Error("an unknown agent's modes are known")
 	}
+	if got := ToolCallOfMCPCall(map[string]any{"claudecode/toolUseId": "toolu_1"}); got != "toolu_1" {
+		t.Errorf("Claude Code's tools/call names tool call %q, want toolu_1", got)
+	}
+	if got := ToolCallOfMCPCall(map[string]any{"other": "x"}); got != "" {
+		t.Errorf("a tools/call that names none names %q", got)
+	}
 }
