@@ -206,83 +206,26 @@ func recognises(p *profile, u *toolUpdate) []string {
 // eventText writes an event down on one line, its output quoted.
 func eventText(e AgentTerminal) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s", e.ID)
-	if e.ToolCallID != "" && e.ToolCallID != e.ID {
-		fmt.Fprintf(&b, " (tool call %s)", e.ToolCallID)
-	}
-	if e.Started {
-		b.WriteString(" started")
-	}
-	if e.KeepsReporting {
-		b.WriteString(" keeps-reporting")
-	}
-	if e.Title != "" {
-		fmt.Fprintf(&b, " title=%q", e.Title)
-	}
-	if e.Cwd != "" {
-		fmt.Fprintf(&b, " cwd=%q", e.Cwd)
-	}
-	if e.Replace {
-		b.WriteString(" replace")
-	}
-	if len(e.Output) > 0 {
-		fmt.Fprintf(&b, " output=%q", e.Output)
-	}
-	if e.Exited {
-		b.WriteString(" exited")
-		if e.ExitCode != nil {
-			fmt.Fprintf(&b, " exit=%d", *e.ExitCode)
-		}
-		if e.Signal != "" {
-			fmt.Fprintf(&b, " signal=%s", e.Signal)
-		}
-		if e.NotRun != "" {
-			fmt.Fprintf(&b, " not-run=%s", e.NotRun)
-		}
-		if e.Failed {
-			b.WriteString(" failed")
-		}
-		if e.Unreported {
-			b.WriteString(" unreported")
+	b.WriteString(e.ID)
+	word := func(on bool, format string, args ...any) {
+		if on {
+			fmt.Fprintf(&b, " "+format, args...)
 		}
 	}
+	word(e.ToolCallID != "" && e.ToolCallID != e.ID, "(tool call %s)", e.ToolCallID)
+	word(e.Started, "started")
+	word(e.KeepsReporting, "keeps-reporting")
+	word(e.Title != "", "title=%q", e.Title)
+	word(e.Cwd != "", "cwd=%q", e.Cwd)
+	word(e.Replace, "replace")
+	word(len(e.Output) > 0, "output=%q", e.Output)
+	word(e.Exited, "exited")
+	if e.Exited && e.ExitCode != nil {
+		word(true, "exit=%d", *e.ExitCode)
+	}
+	word(e.Exited && e.Signal != "", "signal=%s", e.Signal)
+	word(e.Exited && e.NotRun != "", "not-run=%s", e.NotRun)
+	word(e.Exited && e.Failed, "failed")
+	word(e.Exited && e.Unreported, "unreported")
 	return b.String()
-}
-
-// TestProfileNamed: an agent is known by each of the names its profile
-// lists, a fork by the part of a name its profile names; any other name
-// is no known agent (the zero Profile: its own terminals, no _meta).
-func TestProfileNamed(t *testing.T) {
-	for _, p := range profiles {
-		for _, n := range p.agentNames {
-			if got := ProfileNamed(n); got.p != p {
-				t.Errorf("ProfileNamed(%q) = %q, want %q", n, got.Name(), p.name)
-			}
-		}
-	}
-	cases := []struct{ name, want string }{
-		{"@agentclientprotocol/claude-agent-acp", "Claude Code"},
-		{"@zed-industries/claude-code-acp", ""},
-		{"my-codex-fork", "Codex"},
-		{"Copilot", "Copilot CLI"},
-		{"demo", ""},
-		{"", ""},
-	}
-	for _, c := range cases {
-		if got := ProfileNamed(c.name).Name(); got != c.want {
-			t.Errorf("ProfileNamed(%q) = %q, want %q", c.name, got, c.want)
-		}
-	}
-	if p := ProfileNamed("unknown"); p.OurTerminals() || p.MCPHTTPOnly() || p.SessionMeta([]string{"x"}) != nil || p.ToolNotTaken("x") != "" {
-		t.Errorf("an unknown agent has ways: %+v", p)
-	}
-	if _, known := ProfileNamed("unknown").AsksFirst("default"); known {
-		t.Error("an unknown agent's modes are known")
-	}
-	if got := ToolCallOfMCPCall(map[string]any{"claudecode/toolUseId": "toolu_1"}); got != "toolu_1" {
-		t.Errorf("Claude Code's tools/call names tool call %q, want toolu_1", got)
-	}
-	if got := ToolCallOfMCPCall(map[string]any{"other": "x"}); got != "" {
-		t.Errorf("a tools/call that names none names %q", got)
-	}
 }
