@@ -268,22 +268,13 @@ func (a *Agent) initialize(ctx context.Context) error {
 		return fmt.Errorf("agent %q speaks ACP protocol version %d, want %d", a.cfg.Name, resp.ProtocolVersion, ProtocolVersion)
 	}
 	a.info = resp
-	if resp.AgentInfo != nil && codexAgentNames[resp.AgentInfo.Name] {
+	if p := ProfileOf(resp).p; p != nil && p.keepsReporting {
 		a.agentTerms.mu.Lock()
 		a.agentTerms.keepsReporting = true
 		a.agentTerms.mu.Unlock()
 	}
 	a.log.Info("agent initialized", "agentInfo", resp.AgentInfo, "loadSession", resp.AgentCapabilities.LoadSession)
 	return nil
-}
-
-// codexAgentNames are the agentInfo.name values of Codex's ACP agents,
-// which go on reporting a command after its turn was cancelled (the
-// command goes on too).
-var codexAgentNames = map[string]bool{
-	"@agentclientprotocol/codex-acp": true,
-	"@zed-industries/codex-acp":      true,
-	"codex-acp":                      true,
 }
 
 // Info returns the agent's answer to initialize (capabilities, agentInfo).

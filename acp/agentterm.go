@@ -9,61 +9,42 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
-	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// Why this file is long: one decoder for every shape in which agents
-// report the commands they run themselves (Claude Code, codex-acp, Gemini
-// CLI, Qwen Code, opencode, Copilot CLI, the v2 draft): the shapes differ
-// in small ways that only make sense side by side, and the state that ties
-// a tool call's updates together (agentTerms) is shared by all of them.
+// Why this file is long: one decoder for the shapes in which agents
+// report the commands they run themselves, in the order a tool call's
+// updates are read, and the state that ties those updates together
+// (agentTerms), which every agent's shapes share. Each agent's own ways
+// are in its profile (profile_<key>.go), called at fixed points.
 
 // Agent-owned terminals: agents that run commands themselves show them to
-// the client instead of asking it to run them. Every shape they use is
-// decoded here, in one place, into AgentTerminal events that the editor
-// renders like its own terminals:
+// the client instead of asking it to run them. Their shapes are decoded
+// here into AgentTerminal events that the editor renders like its own
+// terminals. The common ones:
 //
-//   - ACP v1 with clientCapabilities._meta.terminal_output (codex-acp,
-//     claude-agent-acp ≥ 0.18): tool_call / tool_call_update carrying
-//     _meta.terminal_info {terminal_id, cwd} (start),
-//     _meta.terminal_output {terminal_id, data} (text to append; codex
-//     without the opt-in: _meta.terminal_output_delta) and
-//     _meta.terminal_exit {terminal_id, exit_code, signal} (end).
-//   - Claude Code's gaps: nothing streams (one terminal_output after the
-//     command ended), its exit_code is always 0, and a failed command comes
-//     as status "failed" with rawOutput "Exit code N\n<output>" and no
-//     terminal_output or terminal_exit. The exit is then read from
-//     rawOutput, else from the final status (completed: 0).
-//   - codex-acp sometimes sends no terminal_exit: the final status ends it.
-//   - Agents that report a command only as a tool call (Gemini CLI, Qwen
-//     Code, opencode, Copilot CLI): kind "execute" or a command in
-//     rawInput, no terminal. The split is titled with the command (not
+//   - ACP v1 with clientCapabilities._meta.terminal_output: tool_call /
+//     tool_call_update carrying _meta.terminal_info {terminal_id, cwd}
+//     (start), _meta.terminal_output {terminal_id, data} (text to append)
+//     and _meta.terminal_exit {terminal_id, exit_code, signal} (end);
+//     without terminal_exit, the final status ends it (completed: 0).
+//   - A command known only from its tool call: kind "execute" or a command
+//     in rawInput, no terminal. The split is titled with the command (not
 //     the model's description); text content is its output, appended
-//     while each update extends what was shown (opencode and Copilot send
-//     all output so far), else shown anew with a marker; the exit code is
-//     read from rawOutput (exitCode, metadata.exit, "Exit code N") or the
-//     text's "exit code N"; when the agent sends none, the split says so
-//     rather than "exit 0" (Gemini says "completed" whatever the exit).
-//     Gemini CLI 0.61 sends no tool_call for its shell command: its
-//     session/request_permission names it (status pending), then one
-//     tool_call_update (kind execute, the command as title, status
-//     completed) ends it, with no content, or at a cancel (it kills the
-//     command) "Command cancelled by user." and the output so far.
-//     opencode's tool call starts without its command (rawInput has only
-//     cwd; an in_progress update names it), and ends "completed" with the
-//     output in rawOutput.metadata.output, its note to the model after it
-//     in the text ("<shell_metadata>User aborted the command…"), and
-//     metadata.exit null when a cancel or timeout cut the command short.
-//     Qwen Code's tool call ("Shell", rawInput {}) names its command only
-//     in a permission request and in the final text ("Command: …"); it
-//     sends no output until the end, then rawOutput {type "shell_result",
-//     output, exitCode, signal}.
+//     while each update extends what was shown, else shown anew with a
+//     marker; the exit code is read from rawOutput ({exitCode},
+//     {exit_code}, {exit}, at its top or in its metadata) or the text's
+//     "exit code N"; when the agent sends none, the split says so rather
+//     than "exit 0".
 //   - The ACP v2 draft: session updates terminal_update (an upsert; its
 //     output is a base64 snapshot that replaces what is shown; exitStatus
 //     ends it) and terminal_output_chunk (base64 bytes to append).
+//
+// What each agent does beside them (output held to the end, a command
+// named only in its text or its permission request, output in rawOutput,
+// a note after the output, a cancel said in words) is in its profile,
+// with its recordings (profile.go).
 //
 // The text of v1 shapes has "\n" line ends; events carry terminal bytes,
 // so they become "\r\n". v2 output is terminal bytes already.
@@ -165,38 +146,74 @@ func newAgentTerms() *agentTerms {
 // tool call embedding it is no agent-owned terminal.
 type isOurs func(session, id string) bool
 
-// fromUpdate decodes a v1 tool_call or tool_call_update.
-func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []AgentTerminal {
-	var (
-		call, title string
-		meta        map[string]any
-		content     []acpsdk.ToolCallContent
-		status      acpsdk.ToolCallStatus
-		rawOutput   any
-		rawInput    any
-		kind        acpsdk.ToolKind
-	)
-	switch u := n.Update; {
-	case u.ToolCall != nil:
-		call, title, meta, content, status, rawOutput = string(u.ToolCall.ToolCallId), u.ToolCall.Title, u.ToolCall.Meta, u.ToolCall.Content, u.ToolCall.Status, u.ToolCall.RawOutput
-		rawInput, kind = u.ToolCall.RawInput, u.ToolCall.Kind
-	case u.ToolCallUpdate != nil:
-		call, meta, content, rawOutput = string(u.ToolCallUpdate.ToolCallId), u.ToolCallUpdate.Meta, u.ToolCallUpdate.Content, u.ToolCallUpdate.RawOutput
-		rawInput = u.ToolCallUpdate.RawInput
-		if u.ToolCallUpdate.Kind != nil {
-			kind = *u.ToolCallUpdate.Kind
+// toolUpdateOf reads a v1 tool_call or tool_call_update; ok is false for
+// any other session update.
+func toolUpdateOf(n acpsdk.SessionNotification) (u *toolUpdate, ok bool) {
+	u = &toolUpdate{}
+	switch v := n.Update; {
+	case v.ToolCall != nil:
+		u.call, u.title, u.meta, u.content, u.status, u.rawOutput = string(v.ToolCall.ToolCallId), v.ToolCall.Title, v.ToolCall.Meta, v.ToolCall.Content, v.ToolCall.Status, v.ToolCall.RawOutput
+		u.rawInput, u.kind = v.ToolCall.RawInput, v.ToolCall.Kind
+	case v.ToolCallUpdate != nil:
+		u.call, u.meta, u.content, u.rawOutput = string(v.ToolCallUpdate.ToolCallId), v.ToolCallUpdate.Meta, v.ToolCallUpdate.Content, v.ToolCallUpdate.RawOutput
+		u.rawInput = v.ToolCallUpdate.RawInput
+		if v.ToolCallUpdate.Kind != nil {
+			u.kind = *v.ToolCallUpdate.Kind
 		}
-		if u.ToolCallUpdate.Title != nil {
-			title = *u.ToolCallUpdate.Title
+		if v.ToolCallUpdate.Title != nil {
+			u.title = *v.ToolCallUpdate.Title
 		}
-		if u.ToolCallUpdate.Status != nil {
-			status = *u.ToolCallUpdate.Status
+		if v.ToolCallUpdate.Status != nil {
+			u.status = *v.ToolCallUpdate.Status
 		}
 	default:
+		return nil, false
+	}
+	u.text = contentText(u.content)
+	u.final = u.status == acpsdk.ToolCallStatusCompleted || u.status == acpsdk.ToolCallStatusFailed
+	return u, true
+}
+
+// anyProfile reports whether some profile's hook says yes of u.
+func anyProfile(u *toolUpdate, hook func(p *profile) func(*toolUpdate) bool) bool {
+	for _, p := range profiles {
+		if h := hook(p); h != nil && h(u) {
+			return true
+		}
+	}
+	return false
+}
+
+// outputKeys are the _meta keys whose {terminal_id, data} is terminal
+// output to append: terminal_output, then the profiles' own.
+func outputKeys() []string {
+	keys := []string{"terminal_output"}
+	for _, p := range profiles {
+		keys = append(keys, p.outputKeys...)
+	}
+	return keys
+}
+
+// placeholder reports whether title is a profile's placeholder title.
+func placeholder(title string) bool {
+	for _, p := range profiles {
+		if p.placeholderTitle != "" && title == p.placeholderTitle {
+			return true
+		}
+	}
+	return false
+}
+
+// fromUpdate decodes a v1 tool_call or tool_call_update: the common ACP
+// shapes here, each agent's own through its profile's hooks.
+func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []AgentTerminal {
+	u, ok := toolUpdateOf(n)
+	if !ok {
 		return nil
 	}
+	call := u.call
 	sid := string(n.SessionId)
-	claudeCode, _ := meta["claudeCode"].(map[string]any)
+	atEnd := anyProfile(u, func(p *profile) func(*toolUpdate) bool { return p.outputAtEnd })
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	if call != "" {
@@ -218,7 +235,7 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		}
 		st := at.byID[sid+"\x00"+id]
 		if st == nil {
-			st = &agentTermState{id: id, call: call, atEnd: claudeCode != nil}
+			st = &agentTermState{id: id, call: call, atEnd: atEnd}
 			at.byID[sid+"\x00"+id] = st
 			e := ev(st)
 			e.Started = true
@@ -236,11 +253,11 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 			ev(st).Cwd = cwd
 		}
 	}
-	if info, ok := meta["terminal_info"].(map[string]any); ok {
+	if info, ok := u.meta["terminal_info"].(map[string]any); ok {
 		start(metaString(info, "terminal_id"), metaString(info, "cwd"))
 	}
 	terminal := false
-	for _, c := range content {
+	for _, c := range u.content {
 		if c.Terminal != nil {
 			terminal = true
 			if !ours(sid, c.Terminal.TerminalId) {
@@ -254,50 +271,16 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		at.withTerm[key] = true
 		delete(at.candidates, key)
 	}
-	if call != "" && at.byCall[key] == nil && !at.withTerm[key] && meta["terminal_info"] == nil && claudeCode == nil {
-		// an MCP tool's call (ours included) is no shell command of the agent's
-		mcp := strings.HasPrefix(title, "mcp__")
-		line := commandLine(rawInput)
-		c := at.candidates[key]
-		if c == nil && !mcp && (kind == acpsdk.ToolKindExecute || kind == "" && line != "") {
-			c = &candidate{}
-			at.candidates[key] = c
-		}
-		if c != nil {
-			if line != "" {
-				c.title, c.named = line, true // the command, not the model's description of it
-			} else if c.title == "" {
-				c.title = title
-			}
-			if m := qwenCommandRe.FindStringSubmatch(contentText(content)); m != nil && !c.named {
-				// Qwen Code's final text names the command its tool call
-				// did not: "Command: <line>\nDirectory: …"
-				c.title, c.named = m[1], true
-			}
-			if cwd := metaString(asMap(rawInput), "cwd"); cwd != "" {
-				c.cwd = cwd
-			} else if dir := metaString(asMap(rawOutput), "directory"); dir != "" && c.cwd == "" {
-				c.cwd = dir // Qwen Code's shell_result
-			}
-			// shown once there is something to show: a permission asked
-			// first may still be followed by a terminal of ours
-			if contentText(content) != "" || status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed {
-				delete(at.candidates, key)
-				start(call, c.cwd)
-				st := at.byCall[key]
-				st.generic = true
-				if c.title != "" {
-					ev(st).Title = c.title
-				}
-			}
-		}
+	if call != "" && at.byCall[key] == nil && !at.withTerm[key] && u.meta["terminal_info"] == nil &&
+		!anyProfile(u, func(p *profile) func(*toolUpdate) bool { return p.notCommand }) {
+		at.candidate(u, key, start, ev)
 	}
 	st := at.byCall[sid+"\x00"+call]
 	if st == nil {
 		// Output of a tool call not seen yet waits for it.
 		if call != "" {
-			for _, key := range []string{"terminal_output", "terminal_output_delta"} {
-				if o, ok := meta[key].(map[string]any); ok {
+			for _, key := range outputKeys() {
+				if o, ok := u.meta[key].(map[string]any); ok {
 					held := at.early[sid+"\x00"+call]
 					if data := metaString(o, "data"); data != "" && len(held)+len(data) <= maxEarly {
 						at.early[sid+"\x00"+call] = append(held, data...)
@@ -307,10 +290,10 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		}
 		return out
 	}
-	if claudeCode != nil {
+	if atEnd {
 		st.atEnd = true
 	}
-	if notRun := metaString(claudeCode, "nonExecutionKind"); notRun != "" && !st.exited {
+	if notRun := profileNotRun(u); notRun != "" && !st.exited {
 		// The command did not run to its end: what came as its output
 		// was the model's text about that. The display says why instead.
 		st.held = nil
@@ -320,42 +303,43 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		return out
 	}
 	if len(st.held) > 0 {
-		// The update after Claude's output is no refusal: show it.
+		// The update after output held to the end is no refusal: show it.
 		e := ev(st)
 		e.Output = append(e.Output, lineEnds(string(st.held))...)
 		st.held = nil
 	}
-	if title != "" && title != "Terminal" && !st.generic { // Claude's first title is a placeholder
-		ev(st).Title = title
+	if u.title != "" && !placeholder(u.title) && !st.generic {
+		ev(st).Title = u.title
 	}
-	if line := commandLine(rawInput); st.generic && line != "" {
+	if line := commandLine(u.rawInput); st.generic && line != "" {
 		ev(st).Title = line // the command, not the model's description of it
 	}
-	final := status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed
 	cancelled := false
 	if st.generic && !st.exited {
-		text := contentText(content)
-		if before, ok := geminiCancelled(text); ok && final {
-			// Gemini CLI killed the command at a cancel and says so in the
-			// text: what it printed is shown, then the cancel.
-			text, cancelled = before, true
-			if strings.HasPrefix(st.text, text) {
-				text = st.text
+		text := u.text
+		if u.final {
+			for _, p := range profiles {
+				if p.finalOutput == nil {
+					continue
+				}
+				if o, c, ok := p.finalOutput(u); ok {
+					text, cancelled = o, c
+					if c && strings.HasPrefix(st.text, text) {
+						// what it printed before the cancel was shown already
+						text = st.text
+					}
+					break
+				}
 			}
-		} else if out, ok := asMap(asMap(rawOutput)["metadata"])["output"].(string); ok && final {
-			// opencode's final text is the output and its notes to the
-			// model (<shell_metadata>…); metadata.output is the output.
-			text = out
-		} else if out, ok := asMap(rawOutput)["output"].(string); ok && final && metaString(asMap(rawOutput), "type") == "shell_result" {
-			// Qwen Code's is the command, directory, output, exit code,
-			// signal and process group as text; rawOutput.output is the
-			// output.
-			text = out
 		}
-		if loc := shellTrailerRe.FindStringIndex(text); loc != nil {
-			// Copilot CLI's line about the command's end is its note to
-			// the model, not output: the split's end marker says it.
-			text, st.trailer = text[:loc[0]], text[loc[0]:]
+		for _, p := range profiles {
+			if p.trailer == nil {
+				continue
+			}
+			if o, note, ok := p.trailer(text); ok {
+				text, st.trailer = o, note
+				break
+			}
 		}
 		if text != "" && text != st.text {
 			e := ev(st)
@@ -369,13 +353,13 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 			st.text, st.output = text, true
 		}
 	}
-	for _, key := range []string{"terminal_output", "terminal_output_delta"} {
-		if o, ok := meta[key].(map[string]any); ok {
+	for _, key := range outputKeys() {
+		if o, ok := u.meta[key].(map[string]any); ok {
 			if data := metaString(o, "data"); data != "" {
 				t := at.named(sid, metaString(o, "terminal_id"), st)
 				t.output = true
-				if t.atEnd && status == "" && meta["terminal_exit"] == nil {
-					// Claude Code's output, alone in its update: the next
+				if t.atEnd && u.status == "" && u.meta["terminal_exit"] == nil {
+					// output held to the end, alone in its update: the next
 					// update says whether it is the command's (agentTermState).
 					t.held = append(t.held, data...)
 					continue
@@ -385,7 +369,7 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 			}
 		}
 	}
-	if x, ok := meta["terminal_exit"].(map[string]any); ok {
+	if x, ok := u.meta["terminal_exit"].(map[string]any); ok {
 		t := at.named(sid, metaString(x, "terminal_id"), st)
 		if !t.exited {
 			t.exited = true
@@ -403,108 +387,152 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 		e.Exited, e.NotRun = true, "cancelled"
 		return out
 	}
-	if final && !st.exited {
+	if u.final && !st.exited {
 		st.exited = true
-		e := ev(st)
-		e.Exited = true
-		if raw := asMap(rawOutput); st.generic && metaString(raw, "type") == "shell_result" && (metaString(raw, "outcome") == "cancelled" || raw["signal"] != nil) {
-			// Qwen Code: a cancel killed it (exitCode 0 beside signal 15,
-			// and a text saying its output was discarded), or a signal
-			// ended it.
-			if metaString(raw, "outcome") == "cancelled" {
-				e.NotRun = "cancelled"
-			} else if n, ok := metaNumber(raw, "signal"); ok {
-				e.Signal = termhost.SignalName(syscall.Signal(n))
-			} else if name := metaString(raw, "signal"); name != "" {
-				e.Signal = name
-			} else {
-				e.Failed = true
-			}
-		} else if note, cut := cutShort(rawOutput, contentText(content)); st.generic && cut {
-			// opencode: the command did not run to its end (exit null),
-			// and its note to the model says why.
-			if strings.Contains(strings.ToLower(note), "aborted") {
-				e.NotRun = "cancelled"
-			} else {
-				e.Failed = true
-			}
-		} else if code, text, ok := exitCodeOf(rawOutput); ok {
-			e.ExitCode = &code
-			if !st.output && text != "" {
-				e.Output = append(e.Output, lineEnds(text)...)
-				st.output = true
-			}
-		} else if code, ok := trailerExit(st.trailer + st.text); st.generic && ok {
-			e.ExitCode = &code
-		} else if st.generic {
-			if !st.output {
-				e.Output = append(e.Output, lineEnds("\x1b[2m(the agent sent no output for this command; with terminals = \"agentrun\" it runs in agentrun's terminal, where you see it)\x1b[0m\n")...)
-			}
-			if status == acpsdk.ToolCallStatusFailed {
-				e.Failed = true
-			} else {
-				e.Unreported = true
-			}
-		} else if status == acpsdk.ToolCallStatusCompleted {
-			zero := 0
-			e.ExitCode = &zero
-		} else {
-			e.Failed = true
-		}
+		at.end(u, st, ev(st))
 	}
 	return out
 }
 
-// geminiCancelled reads the text Gemini CLI ends a command it killed at
-// a cancel with ("Command cancelled by user.", then "Output before
-// cancellation:" and what it printed, if anything); ok is false for any
-// other text.
-func geminiCancelled(text string) (before string, ok bool) {
-	rest, ok := strings.CutPrefix(text, "Command cancelled by user.")
-	if !ok {
-		return "", false
+// candidate follows a tool call that may run a command and shows no
+// terminal (yet): kind execute, or a command in rawInput. Its split opens
+// once there is something to show: a permission asked first may still be
+// followed by a terminal of ours.
+func (at *agentTerms) candidate(u *toolUpdate, key string, start func(id, cwd string), ev func(*agentTermState) *AgentTerminal) {
+	// an MCP tool's call (ours included) is no shell command of the agent's
+	mcp := strings.HasPrefix(u.title, "mcp__")
+	line := commandLine(u.rawInput)
+	c := at.candidates[key]
+	if c == nil && !mcp && (u.kind == acpsdk.ToolKindExecute || u.kind == "" && line != "") {
+		c = &candidate{}
+		at.candidates[key] = c
 	}
-	if _, out, found := strings.Cut(rest, "Output before cancellation:\n"); found {
-		return out, true
+	if c == nil {
+		return
 	}
-	return "", true
+	if line != "" {
+		c.title, c.named = line, true // the command, not the model's description of it
+	} else if c.title == "" {
+		c.title = u.title
+	}
+	if !c.named {
+		for _, p := range profiles {
+			if p.command == nil {
+				continue
+			}
+			if line, ok := p.command(u); ok {
+				c.title, c.named = line, true
+				break
+			}
+		}
+	}
+	if cwd := metaString(asMap(u.rawInput), "cwd"); cwd != "" {
+		c.cwd = cwd
+	} else if c.cwd == "" {
+		for _, p := range profiles {
+			if p.cwd == nil {
+				continue
+			}
+			if dir := p.cwd(u); dir != "" {
+				c.cwd = dir
+				break
+			}
+		}
+	}
+	if u.text != "" || u.final {
+		delete(at.candidates, key)
+		start(u.call, c.cwd)
+		st := at.byCall[key]
+		st.generic = true
+		if c.title != "" {
+			ev(st).Title = c.title
+		}
+	}
 }
 
-// ClaimCommand gives our MCP tool's command line to the agent's tool call
-// that runs it, when the tool call did not say so (Copilot CLI reports a
-// call of our HTTP tool as kind "execute" with the command in rawInput,
-// as its own shell, and sends no tool call id in the MCP call): the
-// session's newest tool call not shown yet whose command is line. It is
-// then no agent-owned terminal (our split shows it), and its id is
-// returned ("" when none runs line).
-func (a *Agent) ClaimCommand(sessionID, line string) string {
-	at := a.agentTerms
-	at.mu.Lock()
-	defer at.mu.Unlock()
-	prefix := sessionID + "\x00"
-	for key, c := range at.candidates {
-		if strings.HasPrefix(key, prefix) && c.named && c.title == line {
-			delete(at.candidates, key)
-			at.withTerm[key] = true
-			return strings.TrimPrefix(key, prefix)
+// profileNotRun is why a profile says u's command did not run to its end
+// ("" when none does).
+func profileNotRun(u *toolUpdate) string {
+	for _, p := range profiles {
+		if p.notRun != nil {
+			if why := p.notRun(u); why != "" {
+				return why
+			}
 		}
 	}
 	return ""
 }
 
-// fromPermission takes the command a permission request names for a tool
-// call that runs one and showed none yet (Qwen Code names it only there):
-// the split of that tool call is titled with it.
-func (at *agentTerms) fromPermission(sid string, tc acpsdk.ToolCallUpdate) {
-	line := commandLine(tc.RawInput)
-	if line == "" {
+// end fills e, the end of terminal st that update u (final) ended: how
+// the agent said it ended, else the exit code its rawOutput or text
+// gives, else what its final status says.
+func (at *agentTerms) end(u *toolUpdate, st *agentTermState, e *AgentTerminal) {
+	e.Exited = true
+	if st.generic {
+		for _, p := range profiles {
+			if p.end == nil {
+				continue
+			}
+			if how, ok := p.end(u); ok {
+				e.NotRun, e.Signal, e.Failed = how.notRun, how.signal, how.failed
+				return
+			}
+		}
+	}
+	if code, text, ok := exitCodeOf(u.rawOutput); ok {
+		e.ExitCode = &code
+		if !st.output && text != "" {
+			e.Output = append(e.Output, lineEnds(text)...)
+			st.output = true
+		}
 		return
 	}
+	if code, ok := trailerExit(st.trailer + st.text); st.generic && ok {
+		e.ExitCode = &code
+		return
+	}
+	switch {
+	case st.generic:
+		if !st.output {
+			e.Output = append(e.Output, lineEnds("\x1b[2m(the agent sent no output for this command; with terminals = \"agentrun\" it runs in agentrun's terminal, where you see it)\x1b[0m\n")...)
+		}
+		if u.status == acpsdk.ToolCallStatusFailed {
+			e.Failed = true
+		} else {
+			e.Unreported = true
+		}
+	case u.status == acpsdk.ToolCallStatusCompleted:
+		zero := 0
+		e.ExitCode = &zero
+	default:
+		e.Failed = true
+	}
+}
+
+// asked reads a permission request about tool call tc of session sid
+// (the profiles' permissionAsked), before the user answers it.
+func (at *agentTerms) asked(sid string, tc acpsdk.ToolCallUpdate) {
 	at.mu.Lock()
 	defer at.mu.Unlock()
-	if c := at.candidates[sid+"\x00"+string(tc.ToolCallId)]; c != nil {
-		c.title, c.named = line, true
+	for _, p := range profiles {
+		if p.permissionAsked != nil {
+			p.permissionAsked(at, sid, tc)
+		}
 	}
+}
+
+// permitted is called when the user allowed the request about tool call
+// tc of session sid: the events of splits the profiles open for it.
+func (at *agentTerms) permitted(sid string, tc acpsdk.ToolCallUpdate) []AgentTerminal {
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	var out []AgentTerminal
+	for _, p := range profiles {
+		if p.permissionAllowed != nil {
+			out = append(out, p.permissionAllowed(at, sid, tc)...)
+		}
+	}
+	return out
 }
 
 // forget drops what is known of session sid's terminals (it ended).
@@ -538,31 +566,6 @@ func (at *agentTerms) forget(sid string) {
 	}
 }
 
-// permitted opens the split of a command the user allowed whose tool call
-// no update ever named (Gemini CLI 0.61 sends none for its shell: only
-// this request, then one update when the command ended). It opens as the
-// command starts, titled with the command, rather than when it ended;
-// nil for any other request.
-func (at *agentTerms) permitted(sid string, tc acpsdk.ToolCallUpdate) []AgentTerminal {
-	call := string(tc.ToolCallId)
-	if call == "" || tc.Kind == nil || *tc.Kind != acpsdk.ToolKindExecute {
-		return nil
-	}
-	title := commandLine(tc.RawInput)
-	if title == "" && tc.Title != nil {
-		title = *tc.Title
-	}
-	key := sid + "\x00" + call
-	at.mu.Lock()
-	defer at.mu.Unlock()
-	if title == "" || at.seen[key] || at.byCall[key] != nil {
-		return nil
-	}
-	st := &agentTermState{id: call, call: call, generic: true}
-	at.byID[key], at.byCall[key], at.seen[key] = st, st, true
-	return []AgentTerminal{{ID: call, ToolCallID: call, Started: true, Title: title, KeepsReporting: at.keepsReporting}}
-}
-
 // named returns the state of terminal id in session sid, or def when id is
 // empty or unknown.
 func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState {
@@ -572,79 +575,47 @@ func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState
 	return def
 }
 
-// qwenCommandRe finds the command in Qwen Code's text of a command that
-// ended: "Command: <line>\nDirectory: …".
-var qwenCommandRe = regexp.MustCompile(`^Command: (.*)\nDirectory: `)
+// exitKeys are the keys of a command's exit code in a tool call's
+// rawOutput object, or in its metadata.
+var exitKeys = []string{"exitCode", "exit_code", "exit"}
 
-// shellMetadataRe finds opencode's note to the model after a command's
-// output: "<shell_metadata>\nUser aborted the command\n</shell_metadata>".
-var shellMetadataRe = regexp.MustCompile(`(?s)<shell_metadata>\s*(.*?)\s*</shell_metadata>`)
-
-// cutShort reports whether a tool call's rawOutput says its command was
-// cut short: opencode's metadata.exit null (a cancel, a timeout), with the
-// note of why from text.
-func cutShort(raw any, text string) (note string, cut bool) {
-	meta := asMap(asMap(raw)["metadata"])
-	exit, has := meta["exit"]
-	if !has || exit != nil {
-		return "", false
+// exitIn reads an exit code from the first of objs that has one.
+func exitIn(objs ...map[string]any) (int, bool) {
+	for _, obj := range objs {
+		for _, key := range exitKeys {
+			if c, ok := metaNumber(obj, key); ok {
+				return c, true
+			}
+		}
 	}
-	if m := shellMetadataRe.FindStringSubmatch(text); m != nil {
-		note = m[1]
-	}
-	return note, true
+	return 0, false
 }
 
-// exitCodeRe matches the head of Claude Code's rawOutput for a failed
-// command: "Exit code 3\n<output>".
-var exitCodeRe = regexp.MustCompile(`^Exit code (\d+)\n?`)
-
 // exitCodeOf reads an exit code from a tool call's rawOutput, with the
-// command's output that follows it: Claude Code's "Exit code N\n<output>",
-// Qwen Code's {exitCode}, opencode's {metadata: {exit}}, Copilot CLI's
-// {contents: [{type: "shell_exit", exitCode}]}.
+// command's output that came with it: {exitCode} (Qwen Code), {exit_code},
+// {exit}, the same in its metadata (opencode's {metadata: {exit}}), else
+// a shape of an agent's own (its profile's exitCode).
 func exitCodeOf(raw any) (code int, text string, ok bool) {
 	if m := asMap(raw); m != nil {
-		objs := []map[string]any{m, asMap(m["metadata"])}
-		if list, isList := m["contents"].([]any); isList {
-			for _, c := range list {
-				if metaString(asMap(c), "type") == "shell_exit" {
-					objs = append(objs, asMap(c))
-				}
-			}
+		if c, ok := exitIn(m, asMap(m["metadata"])); ok {
+			return c, "", true
 		}
-		for _, obj := range objs {
-			for _, key := range []string{"exitCode", "exit_code", "exit"} {
-				if c, ok := metaNumber(obj, key); ok {
-					return c, "", true
-				}
-			}
+	}
+	for _, p := range profiles {
+		if p.exitCode == nil {
+			continue
 		}
-		return 0, "", false
+		if c, text, ok := p.exitCode(raw); ok {
+			return c, text, true
+		}
 	}
-	s, isString := raw.(string)
-	if !isString {
-		return 0, "", false
-	}
-	m := exitCodeRe.FindStringSubmatch(s)
-	if m == nil {
-		return 0, "", false
-	}
-	code, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0, "", false
-	}
-	return code, s[len(m[0]):], true
+	return 0, "", false
 }
 
 // trailerRe finds the exit code an agent writes into a command's text:
 // Copilot CLI's "<shellId: 1 completed with exit code 3>", Qwen Code's
 // "Exit Code: 3".
 var trailerRe = regexp.MustCompile(`(?i)exit code:? (-?\d+)`)
-
-// shellTrailerRe is Copilot CLI's line after a command's output, at the
-// end of its text: "<shellId: 1 completed with exit code 3>".
-var shellTrailerRe = regexp.MustCompile(`<shellId: [^<>\n]*>\s*$`)
 
 // trailerExit reads the last such exit code of text.
 func trailerExit(text string) (int, bool) {

@@ -37,9 +37,9 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 	// The tool call this request is about usually arrived just before it as
 	// a session/update; let the editor show it first.
 	_ = a.updates.flush(pctx)
-	// The command it is about may be named only here (Qwen Code's tool
-	// call says "Shell" until it ended).
-	a.agentTerms.fromPermission(string(req.SessionId), req.ToolCall)
+	// The command it is about may be named only here (the profiles'
+	// permissionAsked).
+	a.agentTerms.asked(string(req.SessionId), req.ToolCall)
 
 	type answer struct {
 		resp acpsdk.RequestPermissionResponse
@@ -62,6 +62,8 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 			return nil, internalError(err)
 		}
 		if allowed(req, ans.resp) {
+			// a split that opens as the command starts (the profiles'
+			// permissionAllowed)
 			if terms := a.agentTerms.permitted(string(req.SessionId), req.ToolCall); terms != nil {
 				a.updates.push(queued{sid: string(req.SessionId), terms: terms})
 			}

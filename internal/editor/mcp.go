@@ -45,16 +45,6 @@ const (
 	terminalsAgent    = "agent"
 )
 
-// claudeAgentNames are the agentInfo.name values (initialize) of Claude
-// Code's ACP agents that run Bash themselves (claude-agent-acp ≥ 0.18,
-// under either scope). claude-code-acp ≤ 0.17 ran it through our
-// terminal/create and is not one of them.
-var claudeAgentNames = map[string]bool{
-	"@zed-industries/claude-agent-acp":      true,
-	"@agentclientprotocol/claude-agent-acp": true,
-	"claude-agent-acp":                      true,
-}
-
 // agentName is the name the agent gave itself in initialize ("" when it
 // gave none).
 func agentName(info acpsdk.InitializeResponse) string {
@@ -67,28 +57,24 @@ func agentName(info acpsdk.InitializeResponse) string {
 // terminalsFor says where an agent's commands run: the user's choice
 // (mode, the agent's `terminals` option) when there is one, else by who
 // the agent says it is (initialize's agentInfo.name, whatever command
-// started it: npx, bunx, a wrapper script): ours for Claude Code, whose
-// Bash tool session/new can switch off, its own for the others.
+// started it: npx, bunx, a wrapper script): its profile's (acp.Profile:
+// ours for Claude Code, whose Bash tool session/new can switch off), its
+// own for the others.
 func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
 	switch {
 	case mode != "":
 		return mode
-	case claudeAgentNames[agentName(info)]:
+	case acp.ProfileOf(info).OurTerminals():
 		return terminalsAgentrun
 	}
 	return terminalsAgent
 }
 
-// httpOnlyAgentNames are the agentInfo.name values of agents that refuse
-// a stdio MCP server from the client but take an HTTP one: Copilot CLI
-// 1.0 ("Rejecting non-http/sse MCP server \"agentrun\" from client" in
-// its log, while initialize declares mcpCapabilities.http).
-var httpOnlyAgentNames = map[string]bool{"Copilot": true}
-
 // wantsHTTP reports whether our MCP tool goes to the agent over HTTP: it
-// refuses stdio (by its name) and declares that it takes HTTP.
+// refuses stdio (its profile says so: Copilot CLI) and declares that it
+// takes HTTP.
 func wantsHTTP(info acpsdk.InitializeResponse) bool {
-	return httpOnlyAgentNames[agentName(info)] && info.AgentCapabilities.McpCapabilities.Http
+	return acp.ProfileOf(info).MCPHTTPOnly() && info.AgentCapabilities.McpCapabilities.Http
 }
 
 // mcpOffer is what session/new carries for an agent whose commands run
@@ -244,32 +230,19 @@ func (ss *sessions) toolNotTaken(s *session) {
 	}
 	ss.mu.Unlock()
 	note := fmt.Sprintf("%s did not take agentrun's terminal tool (%s): it never listed it, so its commands run its own way (shown in display-only splits)", name, how)
-	if agentName(info) == geminiAgentName {
-		note += fmt.Sprintf(". Gemini CLI starts no MCP server in a folder it does not trust: trust this one in Gemini (its folder trust prompt, or ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env; agentrun leaves Gemini's settings alone", name)
-	}
+	note += acp.ProfileOf(info).ToolNotTaken(name)
 	ss.events.push(ourToolEvent{Key: key, OurTool: toolNotListed, Note: note})
 }
 
-// geminiAgentName is Gemini CLI's agentInfo.name: in a folder it does not
-// trust it starts no MCP server at all, ours included (0.61).
-const geminiAgentName = "gemini-cli"
-
 // agentMeta is what a known agent needs in session/new's _meta to prefer
-// our tool to its own shell: Claude Code drops its Bash tool, and lets our
-// tools run without asking, since agentrun asks (terminal.approve): one
-// question per command, not one from each side.
+// our tool to its own shell (its profile's: Claude Code drops its Bash
+// tool and lets our tools run without asking, since agentrun asks).
 func agentMeta(info acpsdk.InitializeResponse) map[string]any {
-	if !claudeAgentNames[agentName(info)] {
-		return nil
-	}
 	var ours []string
 	for _, tool := range mcptool.Names {
 		ours = append(ours, "mcp__"+mcpServerName+"__"+tool)
 	}
-	return map[string]any{"claudeCode": map[string]any{"options": map[string]any{
-		"disallowedTools": []string{"Bash"},
-		"allowedTools":    ours,
-	}}}
+	return acp.ProfileOf(info).SessionMeta(ours)
 }
 
 // terminalCall is "agentrun/terminal"'s params: a terminal/* request of

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentrun/agentrun.nvim/acp"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -86,13 +87,11 @@ func currentMode(modes *acpsdk.SessionModeState, options []acpsdk.SessionConfigO
 }
 
 // asksFirst says whether mode m of the agent named agent asks before it
-// acts: known agents by mode id, others by what the mode says of itself.
+// acts: known agents by mode id (their acp.Profile), others by what the
+// mode says of itself.
 func asksFirst(agent string, m modeInfo) bool {
-	switch {
-	case claudeAgentNames[agent]:
-		return m.ID == "default" || m.ID == "plan"
-	case strings.Contains(agent, "codex"):
-		return m.ID == "read-only"
+	if asks, known := acp.ProfileNamed(agent).AsksFirst(m.ID); known {
+		return asks
 	}
 	text := strings.ToLower(m.Name + " " + m.Description)
 	for _, no := range []string{"without ask", "never ask", "don't ask", "do not ask", "without approval", "no approval", "bypass", "accepts all", "auto-approve", "automatically"} {

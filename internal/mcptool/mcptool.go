@@ -19,10 +19,6 @@ import (
 // Names lists the tools, in the order they are offered.
 var Names = []string{"run_command", "read_output", "wait_for_exit", "kill_command", "list_commands"}
 
-// toolUseMetaKey is where Claude Code puts the tool use's id in each
-// tools/call (it is the ACP tool call's toolCallId).
-const toolUseMetaKey = "claudecode/toolUseId"
-
 // Caller makes the backend requests the tools need ("agentrun/terminal",
 // "agentrun/terminals", "agentrun/tool_seen"), each with the session's
 // token: the socket client of `agentrun mcp`, or the backend itself when
@@ -181,12 +177,13 @@ type output struct {
 	} `json:"exitStatus"`
 }
 
+// toolCall is the ACP tool call that made req, when the agent says so in
+// its _meta (its profile's key for it: Claude Code's claudecode/toolUseId).
 func toolCall(req *mcp.CallToolRequest) string {
 	if req == nil || req.Params == nil {
 		return ""
 	}
-	id, _ := req.Params.GetMeta()[toolUseMetaKey].(string)
-	return id
+	return acp.ToolCallOfMCPCall(req.Params.GetMeta())
 }
 
 func text(format string, args ...any) *mcp.CallToolResult {
