@@ -4,14 +4,16 @@
 # tests (scripts/integration.sh): the unit tests mostly compute and the
 # integration tests mostly wait, so they share the 2 cores well. The
 # unit tests' output is printed whole when they end; each part says what
-# it took. Usage: test.sh VERSION... (as NVIM_VERSIONS); GO, MAKE.
+# it took. Usage: test.sh VERSION... (as NVIM_VERSIONS); LUA_VERSIONS
+# (the Lua unit tests' versions; default the same), GO, MAKE.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 make=${MAKE:-make}
 t0=$SECONDS
 echo "== luacheck (.luacheckrc)"
 luacheck lua plugin build.lua tests/unit -q --formatter plain || exit 1
-bash scripts/lua-unit.sh "$@" || exit 1
+# shellcheck disable=SC2086 # the versions, as words
+bash scripts/lua-unit.sh ${LUA_VERSIONS:-"$@"} || exit 1
 src=$(bash scripts/vterm-src.sh) || exit 1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
