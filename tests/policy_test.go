@@ -595,9 +595,12 @@ func TestScreenRefusedCommandIsSaidWhole(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	line := "git status `rm -rf x`"
 	s.prompt(line)
-	sc := s.waitShows(10*time.Second, "Running "+line, "Could not run "+line+": agentrun did not run the")
+	sc := s.waitShows(10*time.Second, "Could not run "+line+": agentrun did not run the")
 	if strings.Contains(sc, "the user did not allow") {
 		t.Errorf("the chat says the user refused a command a rule refused:\n%s", sc)
+	}
+	if strings.Contains(sc, "Running "+line) {
+		t.Errorf("the agent says it runs a command that never ran:\n%s", sc)
 	}
 }
 

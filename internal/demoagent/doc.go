@@ -7,9 +7,11 @@
 // client advertised clientCapabilities.terminal (if not, it says so and
 // ends the turn), then:
 //
-//  1. sends an agent_message_chunk "Running `CMD`\n";
-//  2. terminal/create with the whole line as command, no args, the session
-//     cwd and outputByteLimit 1 MiB;
+//  1. terminal/create with the whole line as command, no args, the session
+//     cwd and outputByteLimit 1 MiB (refused: says "Could not run `CMD`:
+//     …" and ends the turn);
+//  2. sends an agent_message_chunk "Running `CMD`\n" (once it runs: the
+//     client may have asked the user whether to run it);
 //  3. sends tool_call {kind execute, status in_progress, title CMD, content
 //     [{type terminal, terminalId}], rawInput {command}};
 //  4. terminal/wait_for_exit, then terminal/output;

@@ -22,9 +22,6 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 	if !d.capabilities().Terminal {
 		return d.say(s, fmt.Sprintf("The client lacks terminals (clientCapabilities.terminal is not true), so I cannot run %s.", codeSpan(line)))
 	}
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running %s\n", codeSpan(line)))); err != nil {
-		return "", err
-	}
 	sid := acpsdk.SessionId(s.id)
 	cwd := s.cwd
 	term, err := d.conn.CreateTerminal(d.ctx, acpsdk.CreateTerminalRequest{
@@ -39,6 +36,11 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 			_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed)))
 		}
 		return d.say(s, fmt.Sprintf("Could not run %s: %s", codeSpan(line), errText(err)))
+	}
+	// said once it runs: terminal/create may have waited on a question
+	// whether to run it, and the answer may have been no
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running %s\n", codeSpan(line)))); err != nil {
+		return "", err
 	}
 	tid := term.TerminalId
 	content := []acpsdk.ToolCallContent{acpsdk.ToolTerminalRef(tid)}
