@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -161,9 +162,10 @@ func TestScreenDisposedTerminalSaysSoFromTheChat(t *testing.T) {
 }
 
 // TestScreenDisposedRunningTerminalInTheChat: dd on a running command in
-// :AgentTerminals kills it; the chat's line of it then names the command
-// and says it was killed and disposed of (it read "term-1 — running", the
-// command's name gone with its record).
+// :AgentTerminals asks first (a key typed by mistake kills nothing: Cancel
+// leaves it running), then kills it; the chat's line of it then names the
+// command and says it was killed and disposed of (it read "term-1 —
+// running", the command's name gone with its record).
 func TestScreenDisposedRunningTerminalInTheChat(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("sleep 100")
@@ -171,6 +173,16 @@ func TestScreenDisposedRunningTerminalInTheChat(t *testing.T) {
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "term-1 ")
 	s.keys("/term-1", "Enter", "d", "d")
+	question := "(agentrun) term-1 still runs: sleep 100"
+	s.waitShows(5*time.Second, question, "dd kills it and wipes its output.", "(K)ill it, [C]ancel")
+	s.keys("c")
+	s.waitFor("the question to go", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, question) })
+	if sc := s.capture(); !regexp.MustCompile(`(?m)^term-1\s+running\s`).MatchString(sc) {
+		t.Fatalf("after Cancel the command should still run:\n%s", sc)
+	}
+	s.keys("d", "d")
+	s.waitShows(5*time.Second, question)
+	s.keys("k")
 	s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
 	s.keys("q")
 	s.waitFor("the chat to say what became of it", 10*time.Second, func(string) bool {

@@ -74,7 +74,7 @@ func TestScreenDevServerPort(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt(fmt.Sprintf("python3 -m http.server --bind 127.0.0.1 %d", port))
-	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-1 :%d", port))
+	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-1 · running · agent's :%d", port))
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "PORTS", fmt.Sprintf(":%d", port))
 	// agentrun ls: a PORTS column, whole at 80 columns; --json too
@@ -110,7 +110,7 @@ func TestScreenDevServerPort(t *testing.T) {
 	s.keys("T")
 	s.waitShows(5*time.Second, "term-1 is yours now")
 	s.keys(":AgentTerminals", "Enter", "R")
-	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 · run 2 :%d", port)) // the second run of term-1
+	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 · run 2 · running · yours :%d", port)) // the second run of term-1
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "term-2")
 	if !strings.Contains(sc, "signal SIGTERM") {
@@ -391,7 +391,7 @@ func TestScreenGxOpensTheURLUnderTheCursor(t *testing.T) {
 	opened := filepath.Join(t.TempDir(), "opened")
 	s := startScreen(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
 	s.keys(fmt.Sprintf(`:AgentShell sh -c 'echo see https://example.com/docs/page.html, then; echo app at http://127.0.0.1:%d/app/; exec python3 -m http.server --bind 127.0.0.1 %d'`, port, port), "Enter")
-	s.waitShows(20*time.Second, fmt.Sprintf("agentrun://terminal/term-1 :%d", port))
+	s.waitShows(20*time.Second, fmt.Sprintf("agentrun://terminal/term-1 · running · yours :%d", port))
 	s.keys(`C-\`, "C-n", "gg", "/docs", "Enter", "gx")
 	eventually(t, "gx to open the URL under the cursor", 5*time.Second, func() (bool, string) {
 		b, _ := os.ReadFile(opened)

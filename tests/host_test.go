@@ -543,7 +543,7 @@ func TestCLIAndListAgreeOnAReleasedTerminal(t *testing.T) {
 	e.cmd("AgentTerminals")
 	var list []string
 	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &list)
-	if l := strings.Join(list, "\n"); !strings.Contains(l, term.ID) || !strings.Contains(l, "released") {
+	if l := strings.Join(list, "\n"); !regexp.MustCompile(`(?m)^` + term.ID + `\s+exit 0\s+—`).MatchString(l) {
 		t.Fatalf(":AgentTerminals does not list the released %s:\n%s", term.ID, l)
 	}
 	out, err := e.cli(nil, "ls").CombinedOutput()

@@ -537,6 +537,8 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 		t.Errorf("d on a row of the list:\n%s", sc)
 	}
 	b.keys("d", "d")
+	b.waitShows(5*time.Second, "(agentrun) "+others["tack"]+" still runs", "(K)ill it, [C]ancel") // asked first
+	b.keys("k")
 	sc = b.waitShows(10*time.Second, "(agentrun) killed "+others["tack"])
 	if strings.Contains(sc, "E21") {
 		t.Errorf("dd on a row of the list:\n%s", sc)

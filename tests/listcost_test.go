@@ -39,7 +39,7 @@ for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true 
   if d.hl_group == "AgentRunToolDone" then
     out.Done = out.Done + 1
     local text = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1]:sub(col + 1, d.end_col)
-    if text ~= "exited (exit 0)" then out.Wrong = out.Wrong + 1 end
+    if text ~= "exit 0" then out.Wrong = out.Wrong + 1 end
   else
     out.Other = out.Other + 1
   end

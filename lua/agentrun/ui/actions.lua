@@ -167,6 +167,13 @@ M.actions = {
     desc = "dispose of the terminal (kill, release, wipe its buffer)",
     where = { list = true },
     condition = always,
+    -- a command that still runs is killed: asked first (a key is typed
+    -- by mistake more easily than :AgentKill), a finished one just goes
+    ask = function(t)
+      if t.state == "running" and not t.display_only then
+        return string.format("(agentrun) %s still runs: %s\ndd kills it and wipes its output.", t.id, t.command or "?")
+      end
+    end,
     run = function(t)
       if t.remote and t.state == "running" then
         -- another host's: its host kills it; its split here goes
@@ -391,6 +398,14 @@ function M.map(buf, where, get)
             util.notify(err)
           end
         elseif target then
+          local question = a.ask and a.ask(terminal(target))
+          if question then
+            local ok, choice = pcall(vim.fn.confirm, question, "&Kill it\n&Cancel", 2)
+            vim.cmd("redraw") -- the question goes: what follows is said alone, no "Press ENTER"
+            if not (ok and choice == 1) then
+              return
+            end
+          end
           M.perform(a.name, target)
         elseif a.needs_no_terminal then
           a.run()

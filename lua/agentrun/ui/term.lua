@@ -34,6 +34,10 @@ M.on_change = {}
 -- its chat's line of it, and the terminal list (M.on_change). With no
 -- t, the list alone (a terminal went, or several changed).
 function M.changed(t)
+  -- its split's status line says how it stands and who holds it
+  for _, w in ipairs(t and t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
+    window.set_statusline(w)
+  end
   local chat = t and M.chat_of(t)
   if chat then
     chat:terminal_changed(t.id)
@@ -130,8 +134,8 @@ function M.open(id, opts)
   end
   -- a new buffer: its end is shown once the backend wrote it there
   t.bufnr, t.chan, t.end_shown, t.end_lines = buf, chan, nil, nil
-  if win and t.runs then
-    window.set_statusline(win) -- "· run 2": placed before it was t's
+  if win then
+    window.set_statusline(win) -- "· running · agent's": placed before it was t's
   end
   require("agentrun.ui.follow").attach(buf)
   vim.bo[buf].scrollback = config.get().terminal.scrollback
@@ -176,6 +180,9 @@ function M.open(id, opts)
       -- nobody's once its Neovim quit: that Neovim never comes back
       t.was_detached = t.was_detached or (type(res.claim) == "table" and res.claim.client_id == "detached")
       M.name_buffer(t)
+      if win then
+        window.set_statusline(win) -- whose it is: another Neovim's, or yours
+      end
       if t.user then
         window.resize_terminal(t) -- ours already (taken over before): our size
       end

@@ -57,21 +57,19 @@ local function holder(t)
   return ""
 end
 
--- status_text is the state column: running, exited (exit N), released
--- (signal S), ...
+-- status_text is the state column, in the words of the split's status
+-- line: running, waiting for input, or how it ended ("exit 0", "signal
+-- SIGINT"), whoever ended it (the command itself, the agent releasing
+-- it: the HOLDER column says who held it).
 local function status_text(t)
   if t.link_lost then
     return "link lost" -- it runs there, out of reach until :AgentRun takes it up
   end
   local st = t.state or "?"
-  if st == "running" and t.waiting then
-    return "waiting for input"
+  if st == "running" then
+    return t.waiting and "waiting for input" or st
   end
-  local how = (t.state == "exited" or t.state == "released") and require("agentrun.state").how_ended(t)
-  if how then
-    st = st .. " (" .. how .. ")"
-  end
-  return st
+  return require("agentrun.state").how_ended(t) or st
 end
 
 local function status_hl(t)
@@ -212,23 +210,38 @@ end
 
 local fit = require("agentrun.util").fit
 
--- min_last is how many columns of the last line a row keeps at least: a
--- long command is cut to leave them.
-local min_last = 24
+-- min_last is how many columns of the last line a row keeps at least (a
+-- third of the window, at most 24): a long command is cut to leave them.
+local function min_last(width)
+  return math.min(24, math.floor(width * 0.35))
+end
 
--- give_way lists, in order, the columns (by header) that are cut with "…"
--- when a row is wider than the window, each down to its floor: the
--- command first, then who holds it, the session and the state, then the
--- command again. The id and the age are never cut.
-local give_way = { { "COMMAND", 8 }, { "HOLDER", 6 }, { "SESSION", 6 }, { "STATE", 8 }, { "COMMAND", 4 } }
+-- give_way lists, in order, what gives way when a row is wider than the
+-- window: a column (by header) cut with "…" down to its floor (never
+-- narrower than its header), every cell of a column said shorter
+-- (shorter), or a column left out (drop): the command first, then the
+-- states said shorter, the age left out, then who holds it, the session
+-- and the ports, then the command again. The id is never cut.
+local give_way = {
+  { "COMMAND", 16 },
+  { "STATE", shorter = true },
+  { "AGE", drop = true },
+  { "COMMAND", 12 },
+  { "HOLDER", 6 },
+  { "SESSION", 6 },
+  { "PORTS", 5 },
+  { "COMMAND", 7 },
+}
 
--- shorter says a cell in fewer columns before it is cut: a state keeps how
--- the command ended ("exited (signal SIGTERM)" → "SIGTERM", "released
--- (exit 1)" → "exit 1"), not the word before it.
+-- shorter says a cell in fewer columns, the same way for every row of the
+-- column: a state keeps how the command ended ("signal SIGTERM" →
+-- "SIGTERM") and that it waits ("waiting").
 local shorter = {
   STATE = function(s)
-    local how = s:match("^%a+ %((.+)%)$")
-    return how and (how:match("^signal (.+)") or how) or s
+    if s == "waiting for input" then
+      return "waiting"
+    end
+    return s:match("^signal (.+)") or s
   end,
 }
 
@@ -237,7 +250,7 @@ local shorter = {
 -- widest cell; columns give way (give_way) so that the last line keeps
 -- room in a window of `width` columns (as much as it needs, up to
 -- min_last). It returns the lines and, per line, the byte range of each
--- column.
+-- column, by header.
 local function layout(rows, width)
   width = width or vim.o.columns
   local widths = {}
@@ -246,14 +259,13 @@ local function layout(rows, width)
       widths[i] = math.max(widths[i] or 0, width_of(r[i]))
     end
   end
-  local n = #rows[1]
   local last = 0
   for _, r in ipairs(rows) do
-    last = math.max(last, width_of(r[n]))
+    last = math.max(last, width_of(r[#r]))
   end
   local function over()
-    local used = math.min(last, min_last)
-    for i = 1, n - 1 do
+    local used = math.min(last, min_last(width))
+    for i = 1, #rows[1] - 1 do
       used = used + widths[i] + 2
     end
     return used - width
@@ -263,19 +275,32 @@ local function layout(rows, width)
     if excess <= 0 then
       break
     end
-    for i = 1, n - 1 do
-      if rows[1][i] == g[1] and widths[i] > g[2] then
-        widths[i] = math.max(g[2], widths[i] - excess)
-        local used = g[2]
-        for k, r in ipairs(rows) do
-          local cell = r[i]
-          if k > 1 and shorter[g[1]] and width_of(cell) > widths[i] then
-            cell = shorter[g[1]](cell)
+    for i = #rows[1] - 1, 1, -1 do
+      if rows[1][i] == g[1] then
+        if g.drop then
+          for _, r in ipairs(rows) do
+            table.remove(r, i)
           end
-          r[i] = fit(cell, widths[i])
-          used = math.max(used, width_of(r[i]))
+          table.remove(widths, i)
+        elseif g.shorter then
+          local used = width_of(rows[1][i])
+          for k = 2, #rows do
+            rows[k][i] = shorter[g[1]](rows[k][i])
+            used = math.max(used, width_of(rows[k][i]))
+          end
+          widths[i] = used
+        else
+          local floor = math.max(#g[1], g[2])
+          if widths[i] > floor then
+            widths[i] = math.max(floor, widths[i] - excess)
+            local used = width_of(rows[1][i])
+            for k = 2, #rows do
+              rows[k][i] = fit(rows[k][i], widths[i])
+              used = math.max(used, width_of(rows[k][i]))
+            end
+            widths[i] = used -- shorter cells may leave room for the last line
+          end
         end
-        widths[i] = used -- shorter cells may leave room for the last line
       end
     end
   end
@@ -288,10 +313,10 @@ local function layout(rows, width)
     parts[#r] = r[#r]
     local line = table.concat(parts, "  "):gsub("%s+$", "") -- no last line: it ends at │
     table.insert(lines, line)
-    -- per column, its byte range in the line
+    -- per column (by header), its byte range in the line
     local cols, from = {}, 0
     for i = 1, #r do
-      cols[i] = { from, from + #r[i] }
+      cols[rows[1][i]] = { from, from + #r[i] }
       from = from + #parts[i] + 2
     end
     table.insert(ranges, cols)
@@ -397,7 +422,6 @@ local function render()
     table.insert(rows, require("agentrun.util").lines_of(fields(t, with_session, with_ports, t.site)))
   end
   local rendered, ranges = layout(rows, w ~= -1 and api.nvim_win_get_width(w) or vim.o.columns)
-  local state_col = with_session and 3 or 2
   if #all > 0 then
     table.insert(lines, rendered[1])
     table.insert(marks, { #lines - 1, 0, -1, "AgentRunHint" })
@@ -414,7 +438,7 @@ local function render()
       table.insert(running_rows, #lines)
     end
     local r = ranges[i + 1]
-    table.insert(marks, { #lines - 1, r[state_col][1], r[state_col][2], status_hl(t) })
+    table.insert(marks, { #lines - 1, r.STATE[1], r.STATE[2], status_hl(t) })
   end
   had = had or #all > 0 or state.had_terminals
   if #lines == 1 then

@@ -92,11 +92,11 @@ function M.record_exit(t, p)
   if t.state == "running" then
     t.state = "exited"
     t.waiting, t.ports = false, {}
-    for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
-      window.set_statusline(w)
-    end
   end
   t.exit_code, t.signal, t.ended_by = p.exit_code, p.signal, p.ended_by
+  for _, w in ipairs(t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
+    window.set_statusline(w) -- "· exit 1"
+  end
   t.last_line = p.last_line or t.last_line
   if t.wait_note then
     activity.wait_over(t, "it ended: " .. (state.how_ended(t) or "ended"))

@@ -151,8 +151,9 @@ function M.takeover(id)
   if config.get().terminal.persist then
     return M.detach(id)
   end
-  -- One short line: a longer message makes Neovim stop at "Press ENTER".
-  notify(string.format("%s is yours now: i in its split types into it, %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  -- One short line (at 80 columns, 68 fit beside the ruler): a longer
+  -- message makes Neovim stop at "Press ENTER".
+  notify(string.format("%s is yours now: i types into its split, %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
   return true
 end
 

@@ -556,13 +556,56 @@ function M.watch()
 end
 
 
--- set_statusline gives window w, when it shows a terminal that waits for
--- input or listens on ports, or that R ran again, a status line that
--- says so: the default's fields (the name, the flags, the ruler) with
--- "· run 2", "· waiting for input" and ":8000" after the name; else the
--- default. A plain string, set when
--- that changes: an expression would run Lua at every redraw of a
--- flooding split (and a <C-c> typed then was lost under load).
+-- holder_word says who holds terminal t, short, for its split's status
+-- line: the agent, you (after taking it over, or your own command),
+-- another Neovim (another host's that you follow), or nil (nobody types
+-- into it: it ended).
+local function holder_word(t)
+  if t.state ~= "running" then
+    return nil
+  elseif t.display_only then
+    return "the agent runs it" -- its own command: shown, not ours to type into
+  elseif t.user then
+    return t.detached and "yours, detached" or "yours"
+  elseif t.remote then
+    local c = type(t.claim) == "table" and t.claim or {}
+    if c.kind == "client" and c.client_id == "detached" then
+      return "detached"
+    end
+    return "another Neovim's"
+  end
+  return "agent's"
+end
+
+-- status_words says how terminal t stands, for its split's status line:
+-- "run 2" (R ran it again), then "running · agent's", "waiting for
+-- input · yours", "exit 1" or "signal SIGTERM", then its ports.
+function M.status_words(t)
+  local words = {}
+  if t.runs then
+    table.insert(words, "run " .. tostring(t.runs)) -- R ran it again
+  end
+  if t.state == "running" then
+    table.insert(words, t.waiting and "waiting for input" or "running")
+    table.insert(words, holder_word(t))
+  else
+    table.insert(words, state.how_ended(t) or "ended")
+  end
+  local text = table.concat(words, " · ")
+  for _, p in ipairs(t.ports or {}) do
+    text = text .. " :" .. tostring(p)
+  end
+  return text
+end
+
+-- set_statusline gives window w, when it shows a terminal, a status line
+-- that says how it stands: the default's fields (the name, the flags,
+-- the ruler) with "· run 2", "· running · agent's", "· waiting for
+-- input · yours", "· exit 1" and ":8000" after the name (the name is
+-- cut first when the window is narrow: %<); else the default. A plain
+-- string, set when that changes: an expression would run Lua at every
+-- redraw of a flooding split (and a <C-c> typed then was lost under
+-- load).
 function M.set_statusline(w)
   local ok, buf = pcall(api.nvim_win_get_buf, w)
   if not ok then
@@ -571,15 +614,7 @@ function M.set_statusline(w)
   local extra = ""
   for _, t in pairs(state.terminals) do
     if t.bufnr == buf then
-      if t.runs then
-        extra = extra .. " · run " .. tostring(t.runs) -- R ran it again
-      end
-      if t.waiting then
-        extra = extra .. " · waiting for input"
-      end
-      for _, p in ipairs(t.ports or {}) do
-        extra = extra .. " :" .. tostring(p)
-      end
+      extra = " · " .. M.status_words(t)
     end
   end
   local sl = extra == "" and "" or ("%<%f" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P")
