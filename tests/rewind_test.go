@@ -205,7 +205,7 @@ func TestScreenReviewFsWrite(t *testing.T) {
 	// at the line under the cursor
 	s.keys("/^+F", "Enter", "Enter")
 	s.waitFor("f.txt in the editor window", 5*time.Second, func(screen string) bool {
-		return !strings.Contains(screen, "agentrun://review") && strings.Contains(screen, "f.txt ")
+		return !strings.Contains(screen, "agentrun review of") && strings.Contains(screen, "f.txt ")
 	})
 	if got := s.inside(); !strings.Contains(got, "buf: "+filepath.Join(dir, "f.txt")) && !strings.Contains(got, "buf: f.txt") {
 		t.Errorf("after <CR> on the hunk, the current buffer is not f.txt: %s", got)
@@ -386,4 +386,24 @@ func TestScreenReviewHomeFolderSaysWhy(t *testing.T) {
 	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed files agentrun could see (last turn: "+s.dir+" is the home folder, outside git: start the session in a project's folder to keep its turns)")
 	s.keys(":AgentRewind", "Enter")
 	s.waitShows(5*time.Second, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any) (last turn: "+s.dir+" is the home")
+}
+
+// TestScreenReviewTabLabel: at 80 columns the tab line names the review's
+// tab page in words ("agentrun review of demo 1"), not as Neovim shortens
+// a URL at each slash ("a//r/1").
+func TestScreenReviewTabLabel(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	gitRepo(t, s.dir, map[string]string{"f.txt": "f\n"})
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo new > n.txt")
+	s.waitShows(10*time.Second, "files changed this turn (1;")
+	s.keys("Escape", ":AgentReview", "Enter")
+	s.waitShows(5*time.Second, "n.txt  (new file)", "agentrun review of demo 1")
+	sc := s.capture()
+	if first := strings.SplitN(sc, "\n", 2)[0]; !strings.Contains(first, "agentrun review of demo 1") || strings.Contains(first, "a//r") {
+		t.Errorf("the tab line: %q\n%s", first, sc)
+	}
+	s.keys("q")
+	s.waitFor("the review's tab to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun review of") })
 }

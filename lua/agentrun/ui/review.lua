@@ -249,10 +249,13 @@ function M.open(s, what)
     util.notify("nothing to review: no turn of this session changed files agentrun could see" .. disk.without(s.key))
     return
   end
-  local name = "agentrun://review/" .. s.key
-  local old = vim.fn.bufnr(name)
-  if old ~= -1 then
-    api.nvim_buf_delete(old, { force = true })
+  -- Named for its tab's label, which Neovim shortens at each "/"
+  -- (agentrun://review/1 read "a//r/1"): words, no slashes.
+  local name = string.format("agentrun review of %s %s", s.agent or "the session", tostring(s.key))
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if vim.b[b].agentrun_review == s.key then
+      api.nvim_buf_delete(b, { force = true })
+    end
   end
   local buf = api.nvim_create_buf(false, true)
   local v = { key = s.key, place = last.place, top = last.top, tree = tree, paths = paths, buf = buf, remote = last.remote }
@@ -262,6 +265,7 @@ function M.open(s, what)
     return
   end
   pcall(api.nvim_buf_set_name, buf, name)
+  vim.b[buf].agentrun_review = s.key
   vim.bo[buf].filetype = "diff"
   vim.cmd("tabnew")
   api.nvim_win_set_buf(0, buf)

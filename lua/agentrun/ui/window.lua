@@ -474,7 +474,8 @@ function M.watch()
   -- :q / :wq in the last window that is not ours quits Neovim, as it
   -- would without the chat and the terminal splits beside it.
   local function ours(w)
-    return api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://") ~= nil
+    local b = api.nvim_win_get_buf(w)
+    return api.nvim_buf_get_name(b):find("^agentrun://") ~= nil or vim.b[b].agentrun_review ~= nil
   end
   -- :wq and :x typed in the chat or the prompt (where :AgentRun leaves
   -- you) mean what they mean in your window: see QuitPre below.
