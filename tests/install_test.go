@@ -170,7 +170,7 @@ return { ok, msg, table.concat(steps, "\n") }`, &res, tc.method)
 			msg := fmt.Sprint(res[1])
 			t.Logf("install says: %s (its steps: %s)", msg, res[2])
 			// each step is said as it starts: a build names its Go
-			if steps := fmt.Sprint(res[2]); tc.origin == "build" && !strings.Contains(steps, "building the binary with Go ") {
+			if steps := fmt.Sprint(res[2]); tc.origin == "build" && !strings.Contains(steps, "building with Go ") {
 				t.Errorf("a build did not say it builds with Go: steps %q", steps)
 			}
 			if res[0] != tc.ok {
@@ -380,4 +380,29 @@ vim.env.GOCACHE, vim.env.GOMODCACHE, vim.env.GOPATH, vim.env.GOFLAGS = %q, %q, %
 	if out, err := exec.Command(dest, "version").Output(); err != nil || len(out) == 0 {
 		t.Fatalf("no binary built at %s: %v", dest, err)
 	}
+}
+
+// TestScreenBuildStepsStayInSight: at 80 columns, :AgentBuild's step
+// reads whole ("… (a minute or two) …" was cut off), comes back when
+// another message covers it while it lasts (vim.pack's own messages left a
+// blank command line for the whole first build), and each step is kept in
+// :messages. (A stand-in go that never ends its build: the step lasts.)
+func TestScreenBuildStepsStayInSight(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\nif [ \"$1\" = env ]; then echo go9.9.9; exit 0; fi\nexec sleep 60\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "agentrun")
+	s := startScreen(t, 80, 24, fmt.Sprintf(`vim.g.agentrun_bin, vim.g.agentrun_release_url = %q, "http://127.0.0.1:1"
+vim.env.PATH = %q .. ":" .. vim.env.PATH
+require("agentrun.install").resay_ms = 200`, dest, bin))
+	s.keys(":AgentBuild", "Enter")
+	step := "(agentrun) no download: building with Go 9.9.9 (a minute or two) …"
+	s.waitShows(10*time.Second, step)
+	s.keys(":echo 'something else said'", "Enter")
+	s.waitShows(5*time.Second, "something else said")
+	s.waitShows(5*time.Second, step) // said again while it lasts
+	s.keys(":messages", "Enter")
+	s.waitShows(5*time.Second, "(agentrun) downloading agentrun-", step)
 }

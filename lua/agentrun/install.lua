@@ -318,7 +318,8 @@ function M.build(want, step, because)
     return false, why
   end
   if step then
-    step(string.format("%sbuilding the binary with Go %s (a minute or two the first time) …", because and (because .. "; ") or "", gov))
+    -- (one line at 80 columns beside the ruler: 68 columns)
+    step(string.format("%sbuilding with Go %s (a minute or two) …", because and (because .. ": ") or "", gov))
   end
   local dest = M.dest()
   local tmp = temp_for(dest)
@@ -361,12 +362,15 @@ function M.run(method, step)
   elseif method == "download" then
     return false, "the download failed: " .. msg
   end
-  local built, bmsg = M.build(want, step, "the download failed")
+  local built, bmsg = M.build(want, step, "no download")
   if built then
     return true, bmsg .. ", because the download failed: " .. msg
   end
   return false, string.format("nothing was installed: the download failed (%s) and building failed (%s); install curl or wget and try :AgentBuild again, or install Go and run :AgentBuild go", msg, bmsg)
 end
+
+-- resay_ms is how often :AgentBuild says again the step under way.
+M.resay_ms = 5000
 
 -- methods are :AgentBuild's arguments.
 M.methods = { "auto", "download", "go" }
@@ -389,19 +393,46 @@ function M.command(arg)
     return
   end
   busy = true
+  -- The step under way, said again every few seconds while it lasts: a
+  -- build takes a minute, and what else Neovim says meanwhile (vim.pack's
+  -- own messages as it installs the plugin that runs this) would leave
+  -- the command line blank or another's for all of it.
+  local current = nil
+  local function show(what, keep)
+    -- one line: a longer message stops at Neovim's "Press ENTER" right
+    -- here, and the install with it
+    vim.api.nvim_echo({ { util.fit("(agentrun) " .. what, math.max(vim.o.columns - 12, 20)) } }, keep, {})
+  end
+  local timer = uv.new_timer()
+  local function stop()
+    if not timer:is_closing() then
+      timer:stop()
+      timer:close()
+    end
+  end
+  timer:start(M.resay_ms, M.resay_ms, vim.schedule_wrap(function()
+    if not busy then
+      return stop() -- ended (or failed with a Lua error: resume said so)
+    end
+    local mode = vim.api.nvim_get_mode()
+    -- not over what you type, a question or a prompt
+    if current and busy and not mode.blocking and mode.mode:find("^[nit]") then
+      show(current, false)
+    end
+  end))
   local co = coroutine.create(function()
     local ok, msg = M.run(arg, function(what)
-      -- one line: a longer message stops at Neovim's "Press ENTER" right
-      -- here, and the install with it
       if util.builtin_notify() then
-        -- Neovim's own: this step's line in the last one's place, kept out
-        -- of :messages (two would stop at "Press ENTER", the install too)
-        vim.api.nvim_echo({ { util.fit("(agentrun) " .. what, math.max(vim.o.columns - 12, 20)) } }, false, {})
+        -- Neovim's own: kept in :messages, each step in its own tick
+        -- (two at once would stop at "Press ENTER", the install too)
+        current = what
+        show(what, true)
       else
         util.notify(what, vim.log.levels.INFO)
       end
     end)
-    busy = false
+    busy, current = false, nil
+    stop()
     if ok and require("agentrun.rpc").running() then
       msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
     elseif not ok then
