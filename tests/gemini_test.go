@@ -208,6 +208,16 @@ func TestRealGeminiRulesHoldForItsCommand(t *testing.T) {
 		if n != 1 {
 			t.Errorf("the user was asked %d times, want once (an allow rule does not run the agent's word unasked)", n)
 		}
+		// the question says why it is asked (the chat's note too)
+		var prompt string
+		e.lua(`return _G.picked[1] and _G.picked[1].prompt or ""`, &prompt)
+		why := "(asked though your rules allow it: gemini names the command only in a title, which agentrun does not run unasked)"
+		if !strings.Contains(prompt, why) {
+			t.Errorf("the question %q does not say why an allowed command is asked", prompt)
+		}
+		if chat := e.chat(); !strings.Contains(strings.Join(strings.Fields(chat), " "), why) {
+			t.Errorf("the chat's note of the question does not say why:\n%s", chat)
+		}
 	})
 }
 

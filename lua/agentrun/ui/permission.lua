@@ -189,17 +189,22 @@ function M.ask(p, again)
   -- rawInput): a deny rule holds for it, but the title is the agent's
   -- word, not what we would run, so nothing is allowed unasked on it.
   local named = not cmd and merged.kind == "execute" and type(merged.title) == "string" and merged.title ~= "" and merged.title or nil
-  if named and not again then
+  local why = ""
+  if named then
     local nv = policy.verdict({ line = named, how = { dialect = "bash" }, cwd = project, session = p.session_id, agent = s and s.agent, project = project, key = p.key, machine = machine }, true)
-    if nv and nv.decision == "refuse" then
+    if nv and nv.decision == "refuse" and not again then
       local opt = option(p.options, { "reject_once", "reject_always" })
       ask.note(s, string.format("✗ %s: %s (the command as the agent names it)", nv.reason, named), tc.toolCallId)
       ask.answer(p.token, opt and opt.optionId or "")
       return
+    elseif nv and nv.decision == "run" then
+      -- an allowed command asked all the same: the question says why
+      why = string.format(" (asked though your rules allow it: %s names the command only in a title, which agentrun does not run unasked)", s and s.agent or "the agent")
+      prompt = prompt .. why
     end
   end
   if not again then
-    ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or ""), tc.toolCallId)
+    ask.note(s, "? permission: " .. title .. (cmd and cmd ~= title and ("  $ " .. cmd) or "") .. why, tc.toolCallId)
   end
   local items = vim.list_extend({}, p.options or {})
   local diff = first_diff(merged)
