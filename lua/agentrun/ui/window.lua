@@ -565,7 +565,7 @@ local function holder_word(t)
   if t.state ~= "running" then
     return nil
   elseif t.display_only then
-    return "the agent runs it" -- its own command: shown, not ours to type into
+    return "agent's own" -- it runs the command itself: shown, not ours to type into
   elseif t.user then
     return t.detached and "yours, detached" or "yours"
   elseif t.remote then
