@@ -268,9 +268,12 @@ func (a *Agent) initialize(ctx context.Context) error {
 		return fmt.Errorf("agent %q speaks ACP protocol version %d, want %d", a.cfg.Name, resp.ProtocolVersion, ProtocolVersion)
 	}
 	a.info = resp
-	if p := ProfileOf(resp).p; p != nil && p.keepsReporting {
+	if p := ProfileOf(resp).p; p != nil {
 		a.agentTerms.mu.Lock()
-		a.agentTerms.keepsReporting = true
+		a.agentTerms.keepsReporting = p.keepsReporting
+		if p.noOutput != nil {
+			a.agentTerms.noOutputHow = p.noOutput(a.cfg.Name)
+		}
 		a.agentTerms.mu.Unlock()
 	}
 	a.log.Info("agent initialized", "agentInfo", resp.AgentInfo, "loadSession", resp.AgentCapabilities.LoadSession)

@@ -105,6 +105,11 @@ type agentTerms struct {
 	withTerm   map[string]bool
 	// seen: every tool call an update named, by session + tool call id.
 	seen map[string]bool
+	// noOutputHow says how to see the output of the agent's own commands
+	// (its profile's noOutput, with the agent's name in the config);
+	// noOutputSaid: the sessions whose splits said it once already.
+	noOutputHow  string
+	noOutputSaid map[string]bool
 }
 
 // candidate is a command known only from its tool call, not shown yet.
@@ -139,7 +144,7 @@ type agentTermState struct {
 
 func newAgentTerms() *agentTerms {
 	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{},
-		candidates: map[string]*candidate{}, withTerm: map[string]bool{}, seen: map[string]bool{}}
+		candidates: map[string]*candidate{}, withTerm: map[string]bool{}, seen: map[string]bool{}, noOutputSaid: map[string]bool{}}
 }
 
 // isOurs reports whether id is a terminal of ours (terminal/create): a
@@ -389,7 +394,7 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	}
 	if u.final && !st.exited {
 		st.exited = true
-		at.end(u, st, ev(st))
+		at.end(sid, u, st, ev(st))
 	}
 	return out
 }
@@ -463,10 +468,24 @@ func profileNotRun(u *toolUpdate) string {
 	return ""
 }
 
+// noOutputNote is what the split of a command that sent no output says:
+// why and how to see it, the first time in session sid; after that only
+// that the agent sent none. at.mu is held.
+func (at *agentTerms) noOutputNote(sid string) string {
+	if at.noOutputSaid[sid] {
+		return "(the agent sent no output for this command)"
+	}
+	at.noOutputSaid[sid] = true
+	if at.noOutputHow != "" {
+		return "(the agent sent no output for this command: " + at.noOutputHow + ")"
+	}
+	return "(the agent sent no output for this command; with terminals = \"agentrun\" it runs in agentrun's terminal, where you see it)"
+}
+
 // end fills e, the end of terminal st that update u (final) ended: how
 // the agent said it ended, else the exit code its rawOutput or text
 // gives, else what its final status says.
-func (at *agentTerms) end(u *toolUpdate, st *agentTermState, e *AgentTerminal) {
+func (at *agentTerms) end(sid string, u *toolUpdate, st *agentTermState, e *AgentTerminal) {
 	e.Exited = true
 	if st.generic {
 		for _, p := range profiles {
@@ -494,7 +513,7 @@ func (at *agentTerms) end(u *toolUpdate, st *agentTermState, e *AgentTerminal) {
 	switch {
 	case st.generic:
 		if !st.output {
-			e.Output = append(e.Output, lineEnds("\x1b[2m(the agent sent no output for this command; with terminals = \"agentrun\" it runs in agentrun's terminal, where you see it)\x1b[0m\n")...)
+			e.Output = append(e.Output, lineEnds("\x1b[2m"+at.noOutputNote(sid)+"\x1b[0m\n")...)
 		}
 		if u.status == acpsdk.ToolCallStatusFailed {
 			e.Failed = true

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -249,5 +250,40 @@ func TestAgentTermsOpenWhenAllowed(t *testing.T) {
 	}
 	if got := at.permitted("s", request("edit-1", "edit")); got != nil {
 		t.Errorf("an edit: %+v, want nothing", got)
+	}
+}
+
+// TestAgentTermsNoOutputSaidOnce: the split of a command the agent sent
+// no output for says why and how to see it in the session's first such
+// split (the agent's profile's words: Gemini CLI's names its terminals
+// option, the folder trust and its settings), and only that it sent none
+// in the next ones.
+func TestAgentTermsNoOutputSaidOnce(t *testing.T) {
+	gemini := profileNamed("gemini-cli")
+	if gemini == nil || gemini.noOutput == nil {
+		t.Fatal("Gemini CLI's profile says nothing of its commands' output")
+	}
+	cases := []struct {
+		name, how, first string
+	}{
+		{"Gemini CLI", gemini.noOutput("gemini"), `set agents.gemini.terminals = "agentrun" in a folder Gemini trusts`},
+		{"an agent with no profile", "", `with terminals = "agentrun" it runs in agentrun's terminal`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			at := newAgentTerms()
+			at.noOutputHow = c.how
+			var outs []string
+			for i := 1; i <= 2; i++ {
+				u := fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command__%d","status":"completed","title":"echo %d","content":[],"locations":[],"kind":"execute"}`, i, i)
+				outs = append(outs, shown(feed(t, at, u)[0]))
+			}
+			if !strings.Contains(outs[0], c.first) {
+				t.Errorf("the first split says %q, want it to say how: %q", outs[0], c.first)
+			}
+			if !strings.Contains(outs[1], "(the agent sent no output for this command)") || strings.Contains(outs[1], "terminals") {
+				t.Errorf("the second split says %q, want only that it sent none", outs[1])
+			}
+		})
 	}
 }

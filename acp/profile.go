@@ -54,6 +54,10 @@ type profile struct {
 	// mcpHTTPOnly: it refuses a stdio MCP server from the client and takes
 	// an HTTP one (when its initialize declares mcpCapabilities.http).
 	mcpHTTPOnly bool
+	// noOutput says, once a session, in the split of its first command
+	// that sent no output, why and how to see its commands' output, given
+	// the agent's name in the user's config.
+	noOutput func(configName string) string
 	// toolNotTaken is said after "did not take agentrun's terminal tool",
 	// given the agent's name in the user's config.
 	toolNotTaken func(configName string) string

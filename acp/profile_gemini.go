@@ -23,6 +23,9 @@ func init() {
 		toolNotTaken: func(configName string) string {
 			return fmt.Sprintf(". Gemini CLI starts no MCP server in a folder it does not trust: trust this one in Gemini (its folder trust prompt, or ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env; agentrun leaves Gemini's settings alone", configName)
 		},
+		noOutput: func(configName string) string {
+			return fmt.Sprintf("Gemini CLI sends none for the commands it runs itself. To watch them live in agentrun's terminals, set agents.%[1]s.terminals = \"agentrun\" in a folder Gemini trusts (or GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%[1]s.env); its own shell goes only with \"tools\": {\"exclude\": [\"run_shell_command\"]} in its settings.json, which agentrun leaves alone", configName)
+		},
 		finalOutput:       geminiCancelled,
 		permissionAllowed: geminiPermitted,
 	})

@@ -96,6 +96,14 @@ func TestRealGeminiShowsItsCommand(t *testing.T) {
 	if strings.Contains(text, exitMarker(0)) {
 		t.Errorf("the split says the failed command exited 0:\n%s", text)
 	}
+	// and how to see the output (the session's first such split): the
+	// option, the folder trust, Gemini's own setting (the line wraps)
+	joined := strings.ReplaceAll(text, "\n", "")
+	for _, how := range []string{`set agents.gemini.terminals = "agentrun" in a folder Gemini trusts`, `GEMINI_CLI_TRUST_WORKSPACE`, `"exclude": ["run_shell_command"]`} {
+		if !strings.Contains(joined, how) {
+			t.Errorf("the split does not say how to see the output (%q):\n%s", how, text)
+		}
+	}
 	ts := e.terminals()
 	if len(ts) != 1 || ts[0].Command != line || ts[0].ExitCode != nil || ts[0].State != "exited" {
 		t.Errorf("status().terminals = %+v, want the command, exited, with no exit code", ts)
