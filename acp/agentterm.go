@@ -559,6 +559,7 @@ func (at *agentTerms) forget(sid string) {
 	prefix := sid + "\x00"
 	at.mu.Lock()
 	defer at.mu.Unlock()
+	delete(at.noOutputSaid, sid)
 	for _, m := range []map[string]*agentTermState{at.byCall, at.byID} {
 		for k := range m {
 			if strings.HasPrefix(k, prefix) {
