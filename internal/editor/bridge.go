@@ -13,6 +13,8 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/boxfile"
+	"github.com/agentrun/agentrun.nvim/internal/checkpoint"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -165,8 +167,8 @@ func (b *Bridge) handlers() map[string]any {
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.answer,
 		"check_command":    checkCommand,
-		"read_files":       readFiles,
-		"checkpoint":       checkpoint,
+		"read_files":       boxfile.Read,
+		"checkpoint":       checkpoint.Do,
 		"keep_note":        b.handleKeepNote,
 		"describe_rules":   describeRules,
 		"log":              b.handleLog,

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -119,15 +120,9 @@ func (k *keptOutput) spill(dir string) error {
 // $XDG_STATE_HOME/nvim/agentrun/output there, as Lua's state folder.
 func keptDir(base string) string {
 	if base == "" {
-		state := os.Getenv("XDG_STATE_HOME")
-		if state == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return ""
-			}
-			state = filepath.Join(home, ".local", "state")
+		if base = rundir.StateDir("output"); base == "" {
+			return ""
 		}
-		base = filepath.Join(state, "nvim", "agentrun", "output")
 	}
 	return filepath.Join(base, strconv.Itoa(os.Getpid()))
 }

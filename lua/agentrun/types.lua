@@ -437,7 +437,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field continue boolean
 
 ---@class agentrun.request.checkpoint
----@field op string what to do ("snapshot", …: the ops of internal/editor/checkpoint.go)
+---@field op string what to do ("snapshot", …: the ops of internal/checkpoint/checkpoint.go)
 ---@field dir string snapshot: the session's folder
 ---@field base string snapshot: the checkpoint folder ("": this machine's state folder's)
 ---@field budget integer snapshot: the copies' size budget in bytes

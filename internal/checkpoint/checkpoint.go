@@ -1,4 +1,4 @@
-package editor
+package checkpoint
 
 import (
 	"bytes"
@@ -12,31 +12,17 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/rundir"
 )
 
-// A checkpoint is a git tree object of a session's folder as it is,
-// before and after each turn, so that :AgentReview and :AgentRewind see
-// what the agent changed whichever way it did (our fs writes, its own
-// edit tools, its commands). Lua asks the backend of the machine the
-// session runs on ("checkpoint", routed by the session's id), so a
-// session on another machine has its files checkpointed, reviewed and
-// put back there, over the same link.
-//
-// In a git work tree the tree is made with `git add -A` into agentrun's
-// own index file (the user's index, stash and refs are never touched);
-// the blobs go into the repository's object store, referenced by
-// nothing. Outside git the folder gets a git directory of its own under
-// the state folder (<base>/<folder>.git, the copies), kept within a
-// size budget: stores not used for keptStoreAge are removed, then the
-// least recently used ones while the stores are over the budget.
-//
 // Why this file is long: every operation Lua asks of a checkpoint (make,
 // compare, read, put back) is here, so that one place holds the git
 // plumbing for both this machine and another.
 
-// checkpointArgs is what "checkpoint" is asked: Op names the operation;
-// the others are its operands (see checkpoint).
-type checkpointArgs struct {
+// Args is what "checkpoint" is asked: Op names the operation; the
+// others are its operands (see Do).
+type Args struct {
 	Op     string   `msgpack:"op"`
 	Dir    string   `msgpack:"dir"`    // snapshot: the session's folder
 	Base   string   `msgpack:"base"`   // snapshot: the checkpoint folder ("": this machine's state folder's)
@@ -62,11 +48,10 @@ const checkpointFileBytes = 1 << 20
 // are removed.
 const keptStoreAge = 14 * 24 * time.Hour
 
-// checkpoint ("checkpoint", its first argument the session whose folder
-// it is, for the routing to this machine) does one operation on a
-// checkpoint. The answer is a table; "why" in it says what failed, in a
+// Do ("checkpoint", its first argument the session whose folder it is,
+// for the routing to this machine) does one operation on a checkpoint. The answer is a table; "why" in it says what failed, in a
 // sentence.
-func checkpoint(_ string, a checkpointArgs) (map[string]any, error) {
+func Do(_ string, a Args) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := place{top: a.Top, store: a.Store, index: a.Index}
@@ -210,20 +195,6 @@ func (p place) file(path string) (string, error) {
 	return full, nil
 }
 
-// checkpointBase is this machine's checkpoint folder when Lua does not
-// name one (a session on another machine): the state folder's.
-func checkpointBase() string {
-	state := os.Getenv("XDG_STATE_HOME")
-	if state == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		state = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(state, "nvim", "agentrun", "checkpoint")
-}
-
 // storeName is the file name a folder's index or store is kept under.
 func storeName(top string) string {
 	return strings.NewReplacer("/", "%", "\\", "%", ":", "%").Replace(top)
@@ -231,10 +202,10 @@ func storeName(top string) string {
 
 // takeCheckpoint takes a checkpoint of a.Dir: {top, store, index, tree}, or
 // {why} saying why none could be taken.
-func takeCheckpoint(ctx context.Context, a checkpointArgs) (map[string]any, error) {
+func takeCheckpoint(ctx context.Context, a Args) (map[string]any, error) {
 	base := a.Base
 	if base == "" {
-		base = checkpointBase()
+		base = rundir.StateDir("checkpoint")
 	}
 	if a.Dir == "" {
 		// a session on another machine with no folder named: its home

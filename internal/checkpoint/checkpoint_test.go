@@ -1,4 +1,4 @@
-package editor
+package checkpoint
 
 import (
 	"context"
@@ -68,23 +68,23 @@ func TestCheckpointPlainFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	got, _ := takeCheckpoint(ctx, checkpointArgs{Dir: dir, Base: base, Budget: 4000})
+	got, _ := takeCheckpoint(ctx, Args{Dir: dir, Base: base, Budget: 4000})
 	if w, _ := got["why"].(string); !strings.Contains(w, "more than the") {
 		t.Errorf("over the budget: %v, want why it was not copied", got)
 	}
-	got, _ = takeCheckpoint(ctx, checkpointArgs{Dir: home, Base: base})
+	got, _ = takeCheckpoint(ctx, Args{Dir: home, Base: base})
 	if w, _ := got["why"].(string); !strings.Contains(w, "is the home folder, outside git") {
 		t.Errorf("the home folder: %v, want why it was not copied", got)
 	}
-	first, _ := takeCheckpoint(ctx, checkpointArgs{Dir: dir, Base: base})
+	first, _ := takeCheckpoint(ctx, Args{Dir: dir, Base: base})
 	if first["tree"] == nil || first["store"] == nil {
 		t.Fatalf("within the budget: %v, want a tree in a store", first)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second, _ := takeCheckpoint(ctx, checkpointArgs{Dir: dir, Base: base})
-	ch, _ := checkpoint("1", checkpointArgs{Op: "changed", Top: dir, Store: first["store"].(string), A: first["tree"].(string), B: second["tree"].(string)})
+	second, _ := takeCheckpoint(ctx, Args{Dir: dir, Base: base})
+	ch, _ := Do("1", Args{Op: "changed", Top: dir, Store: first["store"].(string), A: first["tree"].(string), B: second["tree"].(string)})
 	files, _ := ch["files"].([]map[string]string)
 	if len(files) != 1 || files[0]["path"] != "b.txt" || files[0]["status"] != "A" {
 		t.Errorf("changed: %v, want b.txt added", ch)

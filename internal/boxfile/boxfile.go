@@ -1,4 +1,4 @@
-package editor
+package boxfile
 
 import (
 	"bytes"
@@ -10,23 +10,17 @@ import (
 	"unicode/utf8"
 )
 
-// A file named in the output of a command that ran on another machine
-// (a compiler's file:line) is that machine's: Lua asks its backend there
-// for it ("read_files"), found as gf finds a file (from the command's
-// directory, then below it), and shows it in a buffer named for the
-// machine, never the local file at the same path.
-
-// readFilesArgs is what "read_files" is asked: paths as the output names
+// Args is what "read_files" is asked: paths as the output names
 // them, and the directories to look in (the command's, the session's;
 // none: the home directory).
-type readFilesArgs struct {
+type Args struct {
 	Paths []string `msgpack:"paths"`
 	Dirs  []string `msgpack:"dirs"`
 }
 
-// boxFile is one path's answer: the file found (absolute) and its lines,
+// File is one path's answer: the file found (absolute) and its lines,
 // or why not (not found, too big, not text).
-type boxFile struct {
+type File struct {
 	Path  string   `msgpack:"path"`
 	File  string   `msgpack:"file,omitempty"`
 	Lines []string `msgpack:"lines"`
@@ -43,19 +37,19 @@ const (
 	findLimit = 20000
 )
 
-// readFiles ("read_files", its first argument the terminal or session
+// Read ("read_files", its first argument the terminal or session
 // whose output named the paths, for the routing to this machine) finds
 // and reads each path on this machine.
-func readFiles(_ string, args readFilesArgs) ([]boxFile, error) {
+func Read(_ string, args Args) ([]File, error) {
 	dirs := args.Dirs
 	if len(dirs) == 0 {
 		if home, err := os.UserHomeDir(); err == nil {
 			dirs = []string{home}
 		}
 	}
-	out := make([]boxFile, 0, len(args.Paths))
+	out := make([]File, 0, len(args.Paths))
 	for _, p := range args.Paths {
-		f := boxFile{Path: p, Lines: []string{}}
+		f := File{Path: p, Lines: []string{}}
 		file := findFile(p, dirs)
 		if file == "" {
 			f.Error = fmt.Sprintf("%s is not a file in %s or below it", p, strings.Join(dirs, ", "))
