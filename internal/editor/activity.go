@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -68,5 +69,5 @@ func (ts *terminals) setActivity(tm *terminal, waiting bool, ports []int, lastLi
 	if ports == nil {
 		ports = []int{}
 	}
-	ts.events.push(terminalActivityEvent{ID: tm.id, Waiting: waiting, Ports: ports, LastLine: lastLine})
+	ts.events.Push(event.TerminalActivity{ID: tm.id, Waiting: waiting, Ports: ports, LastLine: lastLine})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/shquote"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -23,7 +24,7 @@ import (
 // agent's answer, or a failed attempt).
 func (ss *sessions) askSignIn(s *session, why error) {
 	ss.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
-	ss.events.push(authRequiredEvent{Key: s.key, Agent: s.name, Methods: jsonValue(s.agent.AuthMethods()), Error: errText(why)})
+	ss.events.Push(event.AuthRequired{Key: s.key, Agent: s.name, Methods: jsonValue(s.agent.AuthMethods()), Error: errText(why)})
 }
 
 // authMethods returns the ways session key's agent offers to sign in.
@@ -111,7 +112,7 @@ func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
 		ss.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
 	case err != nil:
 		ss.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
-		ss.events.push(messageEvent{Key: s.key, Level: "error", Text: fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
+		ss.events.Push(event.Message{Key: s.key, Level: "error", Text: fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
 	case open:
 		ss.log.Info("signed in; opening the session", "key", s.key, "method", m.ID)
 		defer ss.starting.Done()
@@ -123,6 +124,6 @@ func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
 		ss.mu.Unlock()
 	case !waiting:
 		ss.log.Info("signed in", "key", s.key, "method", m.ID)
-		ss.events.push(messageEvent{Key: s.key, Level: "info", Text: fmt.Sprintf("signed in with %q", m.Name)})
+		ss.events.Push(event.Message{Key: s.key, Level: "info", Text: fmt.Sprintf("signed in with %q", m.Name)})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/boxfile"
 	"github.com/agentrun/agentrun.nvim/internal/checkpoint"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -35,7 +36,7 @@ import (
 type Bridge struct {
 	log     *slog.Logger
 	version string
-	events  *eventQueue
+	events  *event.Queue
 	// guard learns of every terminal session, to kill them if we die
 	// without cleaning up (guard.go); nil without one.
 	guard *guard.Client
@@ -78,7 +79,7 @@ type Bridge struct {
 // values: none of them knows the bridge but as acp.Editor.
 func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
-	events := newEventQueue()
+	events := event.NewQueue()
 	idSource := &ids{}
 	b := &Bridge{
 		log: log, version: version, events: events, guard: g,
@@ -177,13 +178,13 @@ func (b *Bridge) handlers() map[string]any {
 
 // deliver sends events to Lua in one call. dispatch only schedules the
 // work, so this returns as soon as Neovim has read the request.
-func (b *Bridge) deliver(batch []event) {
+func (b *Bridge) deliver(batch []event.Event) {
 	list := make([]any, len(batch))
 	for i, e := range batch {
-		list[i] = []any{e.name, e.payload}
+		list[i] = []any{e.Name, e.Payload}
 	}
 	if err := b.nvimLink().ExecLua(`require("agentrun.events").dispatch(...)`, nil, list); err != nil {
-		b.log.Warn("events not delivered", "first", batch[0].name, "count", len(batch), "err", err)
+		b.log.Warn("events not delivered", "first", batch[0].Name, "count", len(batch), "err", err)
 	}
 }
 
@@ -327,7 +328,7 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
 		b.ids.suffix.Store(&suffix)
-		b.events.keepAll() // for a Neovim that takes the sessions over (linger.go)
+		b.events.KeepAll() // for a Neovim that takes the sessions over (linger.go)
 		b.terminals.keepShownOutput()
 	}
 	if args.IDBase > 0 {
@@ -465,7 +466,7 @@ func (e agentEditor) Elicit(ctx context.Context, el acp.Elicitation) (acp.Elicit
 
 // ElicitationComplete implements acp.Editor (elicit.go).
 func (e agentEditor) ElicitationComplete(_ context.Context, id string) {
-	e.b.events.push(elicitationCompleteEvent{Key: e.key, ElicitationID: id})
+	e.b.events.Push(event.ElicitationComplete{Key: e.key, ElicitationID: id})
 }
 
 // ReadTextFile implements acp.Editor (fs.go).

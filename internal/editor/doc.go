@@ -35,7 +35,7 @@
 // On another machine than its Neovim (setup's site) the backend outlives
 // a link that drops while a session runs (linger.go): it waits on a
 // socket of its own, and the Neovim of a new link takes the sessions up
-// with "resume", replayed from the event queue's log (events.go).
+// with "resume", replayed from the event queue's log (internal/event).
 //
 // A part needs others only through function values it is given when
 // newBridge makes it (sessionDeps, terminalDeps, remoteOptions), never
@@ -45,7 +45,7 @@
 //
 //   - Nothing on the agent's path waits on Neovim except what must: an
 //     fs read/write or a permission answer. Session updates and terminal
-//     lifecycle events go into one ordered queue (events.go) drained by a
+//     lifecycle events go into one ordered queue (internal/event) drained by a
 //     single goroutine that calls require("agentrun.events").dispatch with
 //     nvim_exec_lua; Lua handles them on its main loop.
 //   - The pty read loop never waits on Neovim: each terminal buffer is fed

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"github.com/neovim/go-client/nvim"
@@ -60,7 +61,7 @@ func (b *Bridge) shouldLinger() bool {
 // ctx ends first. Meanwhile nothing goes to any Neovim: events wait (and
 // are kept) and the displays' pumps stop.
 func (b *Bridge) linger(ctx context.Context) net.Conn {
-	b.events.pause()
+	b.events.Pause()
 	b.terminals.stopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
 	dir, err := rundir.Dir()
 	if err != nil {
@@ -163,7 +164,7 @@ func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 	for _, s := range list {
 		live[s["key"].(string)] = true
 	}
-	dropped := b.events.replay(func(log []event) []event {
+	dropped := b.events.Replay(func(log []event.Event) []event.Event {
 		return replayOf(log, live, b.questions.isOpen)
 	})
 	return map[string]any{"version": b.version, "pid": os.Getpid(), "site": site, "sessions": list, "dropped_events": dropped}, nil
@@ -192,7 +193,7 @@ func (b *Bridge) handleKeepNote(key string, args keepNoteArgs) {
 	}
 	b.mu.Unlock()
 	if remote && !seen {
-		b.events.pushReplayOnly(chatNoteEvent{Key: key, Text: args.Text, ToolCall: args.ToolCall})
+		b.events.PushReplayOnly(event.ChatNote{Key: key, Text: args.Text, ToolCall: args.ToolCall})
 	}
 }
 
@@ -201,34 +202,34 @@ func (b *Bridge) handleKeepNote(key string, args keepNoteArgs) {
 // terminals' too) but questions already answered or withdrawn. Events
 // about nothing of theirs (messages of no session, other hosts' claims)
 // are not repeated.
-func replayOf(log []event, live map[string]bool, open func(token string) bool) []event {
-	var out []event
+func replayOf(log []event.Event, live map[string]bool, open func(token string) bool) []event.Event {
+	var out []event.Event
 	terms := map[string]bool{}
 	for _, e := range log {
-		key, id := payloadField(e.payload, "key"), payloadField(e.payload, "id")
-		switch e.name {
-		case evTerminalCreated:
-			if !live[payloadField(e.payload, "session")] {
+		key, id := event.Field(e.Payload, "key"), event.Field(e.Payload, "id")
+		switch e.Name {
+		case event.NameTerminalCreated:
+			if !live[event.Field(e.Payload, "session")] {
 				continue
 			}
 			terms[id] = true
-		case evTerminalExit, evTerminalReleased, evTerminalActivity, evDisplayEnded:
+		case event.NameTerminalExit, event.NameTerminalReleased, event.NameTerminalActivity, event.NameDisplayEnded:
 			// (by the terminal's id: the ports it listens on, its end)
 			if !terms[id] {
 				continue
 			}
-		case evPermission, evApprove:
-			if !live[key] || !open(payloadField(e.payload, "token")) {
+		case event.NamePermission, event.NameApprove:
+			if !live[key] || !open(event.Field(e.Payload, "token")) {
 				continue
 			}
-		case evPermissionCancelled, evApproveCancelled, evRemoteClaimed, evSSHConnected, evSessionList:
+		case event.NamePermissionCancelled, event.NameApproveCancelled, event.NameRemoteClaimed, event.NameSSHConnected, event.NameSessionList:
 			continue
 		default:
 			if !live[key] {
 				continue
 			}
 		}
-		e.replayOnly = false
+		e.ReplayOnly = false
 		out = append(out, e)
 	}
 	return out

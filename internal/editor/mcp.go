@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -203,12 +204,12 @@ func (ss *sessions) mcpSeen(_ context.Context, raw json.RawMessage) (any, error)
 	if now == was {
 		return map[string]any{}, nil
 	}
-	ev := ourToolEvent{Key: key, OurTool: now}
+	ev := event.OurTool{Key: key, OurTool: now}
 	if was != toolListed {
 		// the first word of it: the chat says it once
 		ev.Note = fmt.Sprintf("the agent took agentrun's terminal tool (%s): the commands it runs with it run in agentrun's terminals", how)
 	}
-	ss.events.push(ev)
+	ss.events.Push(ev)
 	return map[string]any{}, nil
 }
 
@@ -231,7 +232,7 @@ func (ss *sessions) toolNotTaken(s *session) {
 	ss.mu.Unlock()
 	note := fmt.Sprintf("%s did not take agentrun's terminal tool (%s): it never listed it, so its commands run its own way (shown in display-only splits)", name, how)
 	note += acp.ProfileOf(info).ToolNotTaken(name)
-	ss.events.push(ourToolEvent{Key: key, OurTool: toolNotListed, Note: note})
+	ss.events.Push(event.OurTool{Key: key, OurTool: toolNotListed, Note: note})
 }
 
 // agentMeta is what a known agent needs in session/new's _meta to prefer
@@ -354,5 +355,5 @@ func (ss *sessions) tieToToolCall(s *session, res any, toolCall string) {
 	if t, err := ss.host().Get(created.TerminalID); err == nil {
 		_, _ = t.Claims().CompareAndSwap(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
 	}
-	ss.events.push(toolTerminalEvent{Key: s.key, ToolCall: toolCall, ID: created.TerminalID})
+	ss.events.Push(event.ToolTerminal{Key: s.key, ToolCall: toolCall, ID: created.TerminalID})
 }

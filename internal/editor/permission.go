@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -21,8 +22,8 @@ import (
 func (b *Bridge) requestPermission(ctx context.Context, key string, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
-	token, a, err := b.questions.ask(ctx, "p", permissionQuestion, func(token string) payload {
-		return permissionEvent{Key: key, SessionID: sid, ToolCall: jsonValue(req.ToolCall), Options: jsonValue(req.Options), Token: token}
+	token, a, err := b.questions.ask(ctx, "p", event.PermissionQuestion, func(token string) event.Payload {
+		return event.Permission{Key: key, SessionID: sid, ToolCall: jsonValue(req.ToolCall), Options: jsonValue(req.Options), Token: token}
 	})
 	if err != nil {
 		return cancelled, nil
@@ -64,7 +65,7 @@ func (c *ids) next(prefix string) string {
 // command approvals): the one way the backend asks the user something and
 // waits for the answer Lua sends with "answer_question".
 type questions struct {
-	events *eventQueue
+	events *event.Queue
 	ids    *ids
 	log    *slog.Logger
 
@@ -73,7 +74,7 @@ type questions struct {
 	closed  bool
 }
 
-func newQuestions(events *eventQueue, ids *ids, log *slog.Logger) *questions {
+func newQuestions(events *event.Queue, ids *ids, log *slog.Logger) *questions {
 	return &questions{events: events, ids: ids, log: log, pending: map[string]chan answer{}}
 }
 
@@ -91,8 +92,8 @@ type answer struct {
 // event asking(token) makes, and waits for the answer. It fails
 // with errEditorClosing when the questions are (or get) closed at
 // shutdown, and with ctx's error when ctx ends first, after telling Lua
-// to forget the question with q.cancelled.
-func (qs *questions) ask(ctx context.Context, prefix string, q question, asking func(token string) payload) (token string, a answer, err error) {
+// to forget the question with q.Withdrawn.
+func (qs *questions) ask(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a answer, err error) {
 	token = qs.ids.next(prefix)
 	ch := make(chan answer, 1)
 	qs.mu.Lock()
@@ -108,7 +109,7 @@ func (qs *questions) ask(ctx context.Context, prefix string, q question, asking 
 		qs.mu.Unlock()
 	}()
 
-	qs.events.push(asking(token))
+	qs.events.Push(asking(token))
 	select {
 	case a, ok := <-ch:
 		if !ok {
@@ -120,7 +121,7 @@ func (qs *questions) ask(ctx context.Context, prefix string, q question, asking 
 		if errors.Is(context.Cause(ctx), acp.ErrTurnCancelled) {
 			why = "turn" // the turn was cancelled, or the session ended
 		}
-		qs.events.push(questionWithdrawnEvent{name: q.cancelled, Token: token, Why: why})
+		qs.events.Push(q.Withdrawn(token, why))
 		return token, answer{}, ctx.Err()
 	}
 }

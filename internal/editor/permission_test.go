@@ -8,16 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 )
 
 // queued returns the names of the events q holds (not yet delivered).
-func queued(q *eventQueue) []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+func queued(q *event.Queue) []string {
 	var names []string
-	for _, e := range q.items {
-		names = append(names, e.name)
+	for _, e := range q.Waiting() {
+		names = append(names, e.Name)
 	}
 	return names
 }
@@ -36,7 +35,7 @@ func TestQuestions(t *testing.T) {
 			name:       "answered",
 			end:        func(qs *questions, token string, _ context.CancelFunc) { qs.answer(token, "allow", "") },
 			wantAnswer: answer{ID: "allow"},
-			wantEvents: []string{evPermission},
+			wantEvents: []string{event.NamePermission},
 		},
 		{
 			name: "refused by a rule, with why",
@@ -44,7 +43,7 @@ func TestQuestions(t *testing.T) {
 				qs.answer(token, "", "`rm x` matches deny \"rm *\"")
 			},
 			wantAnswer: answer{Why: "`rm x` matches deny \"rm *\""},
-			wantEvents: []string{evPermission},
+			wantEvents: []string{event.NamePermission},
 		},
 		{
 			name: "a late answer to another token is dropped",
@@ -53,24 +52,24 @@ func TestQuestions(t *testing.T) {
 				qs.answer(token, "", "")
 			},
 			wantAnswer: answer{},
-			wantEvents: []string{evPermission},
+			wantEvents: []string{event.NamePermission},
 		},
 		{
 			name:       "withdrawn when the turn is cancelled",
 			end:        func(_ *questions, _ string, cancel context.CancelFunc) { cancel() },
 			wantErr:    context.Canceled,
-			wantEvents: []string{evPermission, evPermissionCancelled},
+			wantEvents: []string{event.NamePermission, event.NamePermissionCancelled},
 		},
 		{
 			name:       "closed at shutdown",
 			end:        func(qs *questions, _ string, _ context.CancelFunc) { qs.close() },
 			wantErr:    errEditorClosing,
-			wantEvents: []string{evPermission},
+			wantEvents: []string{event.NamePermission},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			events := newEventQueue()
+			events := event.NewQueue()
 			qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -81,7 +80,7 @@ func TestQuestions(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				token, answer, err := qs.ask(ctx, "p", permissionQuestion, func(token string) payload { return permissionEvent{Token: token} })
+				token, answer, err := qs.ask(ctx, "p", event.PermissionQuestion, func(token string) event.Payload { return event.Permission{Token: token} })
 				done <- result{token, answer, err}
 			}()
 			wait.For(t, "the question registered", 5*time.Second, func() bool {
@@ -114,10 +113,10 @@ func TestQuestions(t *testing.T) {
 
 // TestQuestionsAfterClose: once closed, a question is not asked at all.
 func TestQuestionsAfterClose(t *testing.T) {
-	events := newEventQueue()
+	events := event.NewQueue()
 	qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
 	qs.close()
-	if _, _, err := qs.ask(context.Background(), "a", approveQuestion, func(token string) payload { return approveEvent{Token: token} }); !errors.Is(err, errEditorClosing) {
+	if _, _, err := qs.ask(context.Background(), "a", event.ApproveQuestion, func(token string) event.Payload { return event.Approve{Token: token} }); !errors.Is(err, errEditorClosing) {
 		t.Errorf("ask after close: %v, want errEditorClosing", err)
 	}
 	if got := queued(events); len(got) != 0 {

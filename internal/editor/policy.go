@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/internal/cmdrule"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/lineshell"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
@@ -148,7 +149,7 @@ func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 		opts.Sandbox = ss.sandboxer(sb)
 	}
 	opts.Notice = func(msg string) {
-		ss.events.push(messageEvent{Key: key, Level: "warn", Text: msg})
+		ss.events.Push(event.Message{Key: key, Level: "warn", Text: msg})
 	}
 }
 
@@ -201,7 +202,7 @@ func luaError(err error) string {
 // asked only then: the command runs at once otherwise.
 func (ss *sessions) approver(key string, followMode bool) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
-		ev := approveEvent{
+		ev := event.Approve{
 			Key: key, SessionID: cmd.Session,
 			Line: cmd.Line, Argv: cmd.Argv, Env: cmd.Env, Cwd: cmd.Cwd, Sandbox: cmd.Sandbox, ToolCall: cmd.ToolCall,
 		}
@@ -209,7 +210,7 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 		if ev.AsksFirst == "" && followMode {
 			return true, nil
 		}
-		token, a, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
+		token, a, err := ss.ask(ctx, "a", event.ApproveQuestion, func(token string) event.Payload {
 			ev.Token = token
 			return ev
 		})
@@ -248,12 +249,12 @@ func (ss *sessions) writeChecker(key string, p policyArgs) func(ctx context.Cont
 					shown = w.Path + " → " + w.Real
 				}
 				why := fmt.Sprintf("agentrun does not let an agent write its own state (%s)", shown)
-				ss.events.push(messageEvent{Key: key, Level: "warn", Text: "✗ refused the agent's write: " + why})
+				ss.events.Push(event.Message{Key: key, Level: "warn", Text: "✗ refused the agent's write: " + why})
 				ss.log.Warn("fs write refused: agentrun's own state", "path", w.Path, "real", w.Real, "protected", root)
 				return &acp.Refusal{Why: why}
 			}
 		}
-		ev := approveEvent{Key: key, SessionID: w.Session, File: w.Path, Real: w.Real, Outside: w.Outside}
+		ev := event.Approve{Key: key, SessionID: w.Session, File: w.Path, Real: w.Real, Outside: w.Outside}
 		if !w.Outside {
 			switch p.Approve {
 			case "ask", "always":
@@ -262,7 +263,7 @@ func (ss *sessions) writeChecker(key string, p policyArgs) func(ctx context.Cont
 			}
 		}
 		ev.AsksFirst = ss.modePromise(key)
-		token, a, err := ss.ask(ctx, "a", approveQuestion, func(token string) payload {
+		token, a, err := ss.ask(ctx, "a", event.ApproveQuestion, func(token string) event.Payload {
 			ev.Token = token
 			return ev
 		})

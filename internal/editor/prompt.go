@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 )
 
 // A session's turns: a prompt runs in the background until the agent ends
@@ -33,14 +34,14 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 	ss.mu.Unlock()
 	// Lua shows the prompt as it sends it; a Neovim taking the session
 	// over (linger.go) is shown it from here.
-	ss.events.pushReplayOnly(promptSentEvent{Key: key, Text: text})
+	ss.events.PushReplayOnly(event.PromptSent{Key: key, Text: text})
 	go func() {
 		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
 		ss.mu.Lock()
 		s.busy = false
 		stopped := s.stopped && errors.Is(err, acp.ErrStopped)
 		ss.mu.Unlock()
-		end := turnEndEvent{Key: key, StopReason: stop, Error: errText(err)}
+		end := event.TurnEnd{Key: key, StopReason: stop, Error: errText(err)}
 		switch {
 		case stopped:
 			// The user stopped the session (:AgentStop): the turn did
@@ -51,7 +52,7 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 			ss.log.Warn("prompt failed", "key", key, "err", err)
 		}
 		ss.toolNotTaken(s)
-		ss.events.push(end)
+		ss.events.Push(end)
 		if acp.IsAuthRequired(err) {
 			// Claude Code asks for sign-in at the first prompt, not at
 			// session/new: offer the ways now, then the prompt again.

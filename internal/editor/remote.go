@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sshlink"
@@ -47,7 +48,7 @@ import (
 type remotes struct {
 	ctx     context.Context
 	log     *slog.Logger
-	events  *eventQueue
+	events  *event.Queue
 	display *displays
 	// user is this editor's claim: input and resizes go to a remote
 	// terminal only while it holds it.
@@ -87,7 +88,7 @@ type remoteOptions struct {
 	socketOf func(pid int) (string, error)
 }
 
-func newRemotes(ctx context.Context, log *slog.Logger, events *eventQueue, display *displays, opts remoteOptions) *remotes {
+func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, display *displays, opts remoteOptions) *remotes {
 	if opts.hosts == nil {
 		opts.hosts = rundir.Hosts
 	}
@@ -186,7 +187,7 @@ func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string)
 	rs.mu.Lock()
 	rs.ended[r.name] = how
 	rs.mu.Unlock()
-	rs.events.push(exitEvent(r.name, st, ""))
+	rs.events.Push(event.Exit(r.name, st, ""))
 }
 
 // endedErr is the answer to a command on remote terminal name after it
@@ -314,11 +315,11 @@ func (rs *remotes) connect(name string, token int) error {
 	go func() {
 		ctx, cancel := context.WithTimeout(rs.ctx, 30*time.Second)
 		defer cancel()
-		p := sshConnectedEvent{Name: name, Token: token}
+		p := event.SSHConnected{Name: name, Token: token}
 		if _, err := rs.siteOf(ctx, where); err != nil {
 			p.Error = err.Error()
 		}
-		rs.events.push(p)
+		rs.events.Push(p)
 	}()
 	return nil
 }
@@ -502,7 +503,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
 	p := rs.display.show(r, nil, ch, args.Scrollback, func(lines []string) {
-		rs.events.push(displayEndedEvent{ID: r.name, Lines: lines})
+		rs.events.Push(event.DisplayEnded{ID: r.name, Lines: lines})
 	})
 	r.mu.Lock()
 	r.pump = p

@@ -18,10 +18,11 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/event"
+	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
-	"github.com/neovim/go-client/msgpack"
 )
 
 func TestRemoteName(t *testing.T) {
@@ -86,33 +87,6 @@ func (c *channels) text(ch int) string {
 	return c.out[ch].String()
 }
 
-// eventsNamed returns the payloads of the queued events called name, as
-// Lua gets them (through msgpack).
-func eventsNamed(q *eventQueue, name string) []map[string]any {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	var out []map[string]any
-	for _, e := range q.items {
-		if e.name == name {
-			out = append(out, asLuaGetsIt(e.payload))
-		}
-	}
-	return out
-}
-
-// asLuaGetsIt is p encoded as the bridge sends it and decoded again.
-func asLuaGetsIt(p payload) map[string]any {
-	var buf bytes.Buffer
-	if err := msgpack.NewEncoder(&buf).Encode(p); err != nil {
-		panic(err)
-	}
-	var m map[string]any
-	if err := msgpack.NewDecoder(&buf).Decode(&m); err != nil {
-		panic(err)
-	}
-	return m
-}
-
 // remoteRig is another host serving its terminals on a Unix socket, and
 // this editor's remotes part reaching it as host 1.
 type remoteRig struct {
@@ -120,7 +94,7 @@ type remoteRig struct {
 	dir    string
 	ln     *countingListener // the connections the host accepted
 	rs     *remotes
-	events *eventQueue
+	events *event.Queue
 	out    *channels // what the displays sent, by Neovim channel
 }
 
@@ -132,7 +106,7 @@ func newRemoteRig(t *testing.T) *remoteRig {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "1.sock")
-	r := &remoteRig{host: termhost.NewHost(termhost.Options{}), dir: dir, events: newEventQueue(), out: &channels{}}
+	r := &remoteRig{host: termhost.NewHost(termhost.Options{}), dir: dir, events: event.NewQueue(), out: &channels{}}
 	t.Cleanup(r.host.Close)
 	inner, err := server.Listen(socket)
 	if err != nil {
@@ -195,7 +169,7 @@ func TestRemotesJourney(t *testing.T) {
 	})
 
 	rs.input(name, []byte("early\r"))
-	if n := eventsNamed(events, evMessage); len(n) != 1 || !strings.HasPrefix(n[0]["text"].(string), name+" is held by the agent; take it over (T)") {
+	if n := eventtest.Named(events, event.NameMessage); len(n) != 1 || !strings.HasPrefix(n[0]["text"].(string), name+" is held by the agent; take it over (T)") {
 		t.Errorf("input into a terminal the agent holds: messages %v, want one saying who holds it (Lua adds the prefix)", n)
 	}
 	if err := rs.resize(name, 50, 10); err != nil {
@@ -207,11 +181,11 @@ func TestRemotesJourney(t *testing.T) {
 		t.Fatalf("take: %v, %v", took, err)
 	}
 	wait.For(t, "remote_claimed saying it is mine", 10*time.Second, func() bool {
-		c := eventsNamed(events, evRemoteClaimed)
+		c := eventtest.Named(events, event.NameRemoteClaimed)
 		return len(c) > 0 && c[len(c)-1]["mine"] == true
 	})
 	// the event and the answer carry the same serverSeq: Lua orders them
-	if c := eventsNamed(events, evRemoteClaimed); fmt.Sprint(c[len(c)-1]["seq"]) != fmt.Sprint(took["seq"]) {
+	if c := eventtest.Named(events, event.NameRemoteClaimed); fmt.Sprint(c[len(c)-1]["seq"]) != fmt.Sprint(took["seq"]) {
 		t.Errorf("remote_claimed %v, the take answered %v: want the same seq", c[len(c)-1], took)
 	}
 	rs.input(name, []byte("typed\r"))

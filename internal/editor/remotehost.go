@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -309,7 +310,7 @@ func (rs *remotes) claimed(r *remoteTerm, c ahp.Claim, seq uint64) {
 	r.mu.Lock()
 	r.claim = c
 	r.mu.Unlock()
-	rs.events.push(remoteClaimedEvent{ID: r.name, Claim: claimStatus(c), Mine: c == rs.user, Seq: seq})
+	rs.events.Push(event.RemoteClaimed{ID: r.name, Claim: claimStatus(c), Mine: c == rs.user, Seq: seq})
 }
 
 // say writes a line of ours into the splits of the terminals shown.
@@ -469,5 +470,5 @@ func (rs *remotes) dropIdle(h *remoteHost) {
 
 // notice tells the user something as a warning.
 func (rs *remotes) notice(text string) {
-	rs.events.push(messageEvent{Level: "warn", Text: text})
+	rs.events.Push(event.Message{Level: "warn", Text: text})
 }

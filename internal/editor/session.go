@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -26,7 +27,7 @@ import (
 const startTimeout = 3 * time.Minute
 
 // startQuietAfter is how long an agent may leave initialize unanswered
-// before its chat says so, once, with how to stop it (evSessionQuiet).
+// before its chat says so, once, with how to stop it (event.NameSessionQuiet).
 const startQuietAfter = 10 * time.Second
 
 // session is one ACP session with its own agent process, known to Lua by
@@ -56,7 +57,7 @@ type session struct {
 	// session/load returned (agents send available_commands_update first,
 	// and load replays the session's history): openSession sends it after
 	// session_started.
-	early []sessionKeyed
+	early []event.SessionKeyed
 }
 
 // startArgs is what Lua sends to start a session.
@@ -164,7 +165,7 @@ func (ss *sessions) startQuiet(s *session) {
 		return
 	}
 	ss.log.Warn("agent has not answered initialize", "key", s.key, "agent", s.name, "after", startQuietAfter)
-	ss.events.push(sessionQuietEvent{Key: s.key, Agent: s.name, Seconds: int(startQuietAfter / time.Second)})
+	ss.events.Push(event.SessionQuiet{Key: s.key, Agent: s.name, Seconds: int(startQuietAfter / time.Second)})
 }
 
 // agentOptions are the options every agent we start gets: our terminal
@@ -261,20 +262,20 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	s.early = nil
 	closing := ss.closing
 	// Under ss.mu so no update for this session can slip in between.
-	started := sessionStartedEvent{
+	started := event.SessionStarted{
 		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals, OurTool: s.tool,
 		Modes: jsonValue(as.Modes()), ConfigOptions: jsonValue(as.ConfigOptions()), Note: note,
 	}
 	// Held updates (a loaded session's history) follow, then word that
 	// they have all come: prompts queued meanwhile go after the history.
 	started.Replaying = len(early) > 0
-	ss.events.push(started)
+	ss.events.Push(started)
 	for _, p := range early {
-		p.setKey(s.key)
-		ss.events.push(p)
+		p.SetKey(s.key)
+		ss.events.Push(p)
 	}
 	if len(early) > 0 {
-		ss.events.push(historyReplayedEvent{Key: s.key})
+		ss.events.Push(event.HistoryReplayed{Key: s.key})
 	}
 	ss.mu.Unlock()
 	ss.log.Info("session started", "key", s.key, "session", as.ID(), "agent", args.Agent, "agent_name", agentName(a.Info()), "terminals", terminals, "load", opts.Load, "resume", opts.Resume)
@@ -308,12 +309,12 @@ func (ss *sessions) sessionFailed(s *session, err error) {
 	ss.mu.Lock()
 	s.ended = true
 	ss.mu.Unlock()
-	p := sessionFailedEvent{Key: s.key, Error: err.Error()}
+	p := event.SessionFailed{Key: s.key, Error: err.Error()}
 	if why := cannotRun(err); why != "" {
 		// Lua says it in the sentence :checkhealth uses (config.cmd_problem).
 		p.Command, p.CannotRun = s.args.Cmd[0], why
 	}
-	ss.events.push(p)
+	ss.events.Push(p)
 }
 
 // cannotRun tells an agent command that could not be started at all
@@ -374,7 +375,7 @@ func (ss *sessions) endSession(s *session, reason error) {
 		}
 	}
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
-	ss.events.push(sessionEndedEvent{Key: s.key, Reason: errText(reason), Stopped: stopped})
+	ss.events.Push(event.SessionEnded{Key: s.key, Reason: errText(reason), Stopped: stopped})
 }
 
 // live returns session key while its ACP session is open.

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -52,17 +53,17 @@ func (ss *sessions) list(args listArgs) (string, error) {
 		defer ss.starting.Done()
 		p, err := ss.listSessions(args)
 		if err != nil {
-			p = sessionListEvent{Error: err.Error()}
+			p = event.SessionList{Error: err.Error()}
 		}
 		p.Token, p.Agent = token, args.Agent
-		ss.events.push(p)
+		ss.events.Push(p)
 	}()
 	return token, nil
 }
 
 // listSessions asks the agent of a live session named args.Agent, or a
 // new one started for this (and stopped again), for its sessions.
-func (ss *sessions) listSessions(args listArgs) (sessionListEvent, error) {
+func (ss *sessions) listSessions(args listArgs) (event.SessionList, error) {
 	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 	defer cancel()
 	a := ss.runningAgent(args.Agent)
@@ -70,7 +71,7 @@ func (ss *sessions) listSessions(args listArgs) (sessionListEvent, error) {
 		var err error
 		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.editorFor(""), ss.agentOptions(ss.host()))
 		if err != nil {
-			return sessionListEvent{}, err
+			return event.SessionList{}, err
 		}
 		// Neovim quitting meanwhile (ss.starts cancelled): no grace.
 		defer func() {
@@ -83,12 +84,12 @@ func (ss *sessions) listSessions(args listArgs) (sessionListEvent, error) {
 	}
 	list, err := a.ListSessions(ctx, args.Cwd)
 	if err != nil {
-		return sessionListEvent{}, err
+		return event.SessionList{}, err
 	}
 	sortNewestFirst(list)
-	out := make([]earlierSession, 0, len(list))
+	out := make([]event.EarlierSession, 0, len(list))
 	for _, si := range list {
-		m := earlierSession{SessionID: string(si.SessionId), Cwd: si.Cwd}
+		m := event.EarlierSession{SessionID: string(si.SessionId), Cwd: si.Cwd}
 		if si.Title != nil {
 			m.Title = *si.Title
 		}
@@ -97,7 +98,7 @@ func (ss *sessions) listSessions(args listArgs) (sessionListEvent, error) {
 		}
 		out = append(out, m)
 	}
-	return sessionListEvent{Sessions: out, Load: a.CanLoad(), Resume: a.CanResume()}, nil
+	return event.SessionList{Sessions: out, Load: a.CanLoad(), Resume: a.CanResume()}, nil
 }
 
 // runningAgent returns the agent of a live session named agent, if any.

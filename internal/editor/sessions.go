@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -27,7 +28,7 @@ import (
 type sessions struct {
 	ctx     context.Context // ends at shutdown
 	log     *slog.Logger
-	events  *eventQueue
+	events  *event.Queue
 	ids     *ids
 	version string
 	sessionDeps
@@ -77,12 +78,12 @@ type sessionDeps struct {
 	// socketPath is the socket our MCP tool reaches us on ("" when none).
 	socketPath func() string
 	// ask asks the user a question and waits for the answer (questions).
-	ask func(ctx context.Context, prefix string, q question, asking func(token string) payload) (token string, a answer, err error)
+	ask func(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a answer, err error)
 	// execLua runs Lua in Neovim (terminal.sandbox as a function).
 	execLua func(code string, result any, args ...any) error
 }
 
-func newSessions(ctx context.Context, log *slog.Logger, events *eventQueue, ids *ids, version string, deps sessionDeps) *sessions {
+func newSessions(ctx context.Context, log *slog.Logger, events *event.Queue, ids *ids, version string, deps sessionDeps) *sessions {
 	starts, cancelStarts := context.WithCancel(ctx)
 	return &sessions{
 		ctx: ctx, log: log, events: events, ids: ids, version: version, sessionDeps: deps,

@@ -13,6 +13,8 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/event"
+	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -73,7 +75,7 @@ func (e *testEditor) SessionEnded(_ context.Context, _ string, reason error) {
 
 // newTestSessions returns a sessions part wired to a terminals part as
 // newBridge wires them, and its event queue.
-func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
+func newTestSessions(t *testing.T) (*sessions, *event.Queue) {
 	t.Helper()
 	ts, h, _, _ := newTestTerminals(t)
 	events := ts.events
@@ -108,22 +110,22 @@ func TestSessionsJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 1 })
-	if st := eventsNamed(events, evSessionStarted)[0]; st["key"] != key || st["agent"] != "demo" {
+	wait.For(t, "session_started", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionStarted)) == 1 })
+	if st := eventtest.Named(events, event.NameSessionStarted)[0]; st["key"] != key || st["agent"] != "demo" {
 		t.Errorf("session_started %v", st)
 	}
 	if err := ss.prompt(key, "echo from-the-agent", nil); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "turn_end", 30*time.Second, func() bool { return len(eventsNamed(events, evTurnEnd)) == 1 })
-	if te := eventsNamed(events, evTurnEnd)[0]; te["key"] != key || fmt.Sprint(te["stop_reason"]) != "end_turn" || te["error"] != "" {
+	wait.For(t, "turn_end", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameTurnEnd)) == 1 })
+	if te := eventtest.Named(events, event.NameTurnEnd)[0]; te["key"] != key || fmt.Sprint(te["stop_reason"]) != "end_turn" || te["error"] != "" {
 		t.Errorf("turn_end %v", te)
 	}
-	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != key || c[0]["command"] != "echo from-the-agent" {
+	if c := eventtest.Named(events, event.NameTerminalCreated); len(c) != 1 || c[0]["session"] != key || c[0]["command"] != "echo from-the-agent" {
 		t.Errorf("terminal_created %v, want the command in a terminal of session %s", c, key)
 	}
 	updates := 0
-	for _, u := range eventsNamed(events, evSessionUpdate) {
+	for _, u := range eventtest.Named(events, event.NameSessionUpdate) {
 		if u["key"] != key {
 			t.Errorf("session_update without the session's key: %v", u)
 		}
@@ -138,7 +140,7 @@ func TestSessionsJourney(t *testing.T) {
 	if err := ss.stop(key); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "session_ended", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionEnded)) == 1 })
+	wait.For(t, "session_ended", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionEnded)) == 1 })
 	if err := ss.prompt(key, "echo late", nil); err == nil || !strings.Contains(err.Error(), "has ended") {
 		t.Errorf("prompt after stop: %v", err)
 	}
@@ -189,13 +191,13 @@ func TestSessionsSharedSessionID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "the first session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 1 })
+	wait.For(t, "the first session_started", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionStarted)) == 1 })
 	two, err := ss.start(demoArgs(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "the second session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 2 })
-	started := eventsNamed(events, evSessionStarted)
+	wait.For(t, "the second session_started", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionStarted)) == 2 })
+	started := eventtest.Named(events, event.NameSessionStarted)
 	if started[0]["session_id"] != started[1]["session_id"] {
 		t.Fatalf("the agents' session ids differ (%v, %v): this test needs them equal", started[0]["session_id"], started[1]["session_id"])
 	}
@@ -203,20 +205,20 @@ func TestSessionsSharedSessionID(t *testing.T) {
 	if err := ss.prompt(two, "sleep 100", nil); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "session two's terminal", 30*time.Second, func() bool { return len(eventsNamed(events, evTerminalCreated)) == 1 })
+	wait.For(t, "session two's terminal", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameTerminalCreated)) == 1 })
 	if err := ss.stop(two); err != nil {
 		t.Fatal(err)
 	}
 	wait.For(t, "session two's turn_end and session_ended", 30*time.Second, func() bool {
-		return len(eventsNamed(events, evTurnEnd)) == 1 && len(eventsNamed(events, evSessionEnded)) == 1
+		return len(eventtest.Named(events, event.NameTurnEnd)) == 1 && len(eventtest.Named(events, event.NameSessionEnded)) == 1
 	})
 	// Session one, with the same ACP id, still works, and alone.
 	if err := ss.prompt(one, "echo to-demo-one", nil); err != nil {
 		t.Fatalf("prompt to session one after stopping two: %v", err)
 	}
-	wait.For(t, "session one's turn_end", 30*time.Second, func() bool { return len(eventsNamed(events, evTurnEnd)) == 2 })
+	wait.For(t, "session one's turn_end", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameTurnEnd)) == 2 })
 
-	ends := eventsNamed(events, evTurnEnd)
+	ends := eventtest.Named(events, event.NameTurnEnd)
 	cases := []struct {
 		name string
 		ev   map[string]any
@@ -224,7 +226,7 @@ func TestSessionsSharedSessionID(t *testing.T) {
 	}{
 		{"session two's turn (stopped)", ends[0], map[string]any{"key": two, "error": "", "stopped": true}},
 		{"session one's turn", ends[1], map[string]any{"key": one, "error": ""}},
-		{"the session that ended", eventsNamed(events, evSessionEnded)[0], map[string]any{"key": two, "reason": "", "stopped": true}},
+		{"the session that ended", eventtest.Named(events, event.NameSessionEnded)[0], map[string]any{"key": two, "reason": "", "stopped": true}},
 	}
 	for _, tc := range cases {
 		for k, v := range tc.want {
@@ -233,13 +235,13 @@ func TestSessionsSharedSessionID(t *testing.T) {
 			}
 		}
 	}
-	created := eventsNamed(events, evTerminalCreated)
+	created := eventtest.Named(events, event.NameTerminalCreated)
 	if len(created) != 2 || created[0]["session"] != two || created[0]["command"] != "sleep 100" || created[1]["session"] != one || created[1]["command"] != "echo to-demo-one" {
 		t.Errorf("terminal_created %v, want sleep 100 in session %s, then echo in session %s", created, two, one)
 	}
 	// Every update is its own session's: what session one's agent said of
 	// its echo reached session one only.
-	for _, u := range eventsNamed(events, evSessionUpdate) {
+	for _, u := range eventtest.Named(events, event.NameSessionUpdate) {
 		text := fmt.Sprint(u["update"])
 		if strings.Contains(text, "to-demo-one") && u["key"] != one {
 			t.Errorf("session one's update reached session %v: %v", u["key"], u)
@@ -297,15 +299,15 @@ func TestSessionsStopWhileStarting(t *testing.T) {
 			if err := ss.stop(key); err != nil {
 				t.Fatalf("stop: %v", err)
 			}
-			wait.For(t, "session_ended", 10*time.Second, func() bool { return len(eventsNamed(events, evSessionEnded)) == 1 })
-			if e := eventsNamed(events, evSessionEnded)[0]; e["key"] != key || e["reason"] != "" || e["stopped"] != true {
+			wait.For(t, "session_ended", 10*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionEnded)) == 1 })
+			if e := eventtest.Named(events, event.NameSessionEnded)[0]; e["key"] != key || e["reason"] != "" || e["stopped"] != true {
 				t.Errorf("session_ended %v, want stopped by the user", e)
 			}
 			ss.starting.Wait() // the start has given up
-			if f := eventsNamed(events, evSessionFailed); len(f) != 0 {
+			if f := eventtest.Named(events, event.NameSessionFailed); len(f) != 0 {
 				t.Errorf("also session_failed: %v", f)
 			}
-			if n := len(eventsNamed(events, evSessionEnded)); n != 1 {
+			if n := len(eventtest.Named(events, event.NameSessionEnded)); n != 1 {
 				t.Errorf("session_ended %d times", n)
 			}
 		})

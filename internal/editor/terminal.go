@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
@@ -69,7 +70,7 @@ type terminal struct {
 type terminals struct {
 	ctx     context.Context
 	log     *slog.Logger
-	events  *eventQueue
+	events  *event.Queue
 	display *displays
 	// user is this editor's claim (the user's terminals hold it).
 	user ahp.Claim
@@ -101,7 +102,7 @@ type terminalDeps struct {
 	closing func() bool
 }
 
-func newTerminals(ctx context.Context, log *slog.Logger, events *eventQueue, display *displays, user ahp.Claim, deps terminalDeps) *terminals {
+func newTerminals(ctx context.Context, log *slog.Logger, events *event.Queue, display *displays, user ahp.Claim, deps terminalDeps) *terminals {
 	return &terminals{ctx: ctx, log: log, events: events, display: display, user: user, terminalDeps: deps, byID: map[string]*terminal{}}
 }
 
@@ -143,7 +144,7 @@ func (ts *terminals) released(tid string) {
 		tm.mu.Unlock()
 		close(tm.released)
 	})
-	ts.events.push(terminalReleasedEvent{ID: tid})
+	ts.events.Push(event.TerminalReleased{ID: tid})
 	ts.dropReleasedOutput()
 }
 
@@ -174,13 +175,13 @@ func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *term
 	ts.mu.Unlock()
 	// The command already started at the split's size (acp.Options.
 	// TerminalSize); attach sets it again once the window exists.
-	ev := terminalCreatedEvent{
+	ev := event.TerminalCreated{
 		ID: tid, Session: tm.key, SessionID: sid, Command: tm.command, Cwd: tm.cwd, User: user, Sandbox: tm.sandbox,
 	}
 	if !user && spec.Title != tm.command {
 		ev.Title = spec.Title // the description the agent gave it
 	}
-	ts.events.push(ev)
+	ts.events.Push(ev)
 	go ts.watchExit(tm, t)
 	go ts.writeInput(tm, t)
 	go ts.watchActivity(tm, t)
@@ -200,22 +201,7 @@ func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 		tm.state = "exited"
 	}
 	tm.mu.Unlock()
-	ts.events.push(exitEvent(tm.id, st, lastLine(t.Output().Text)))
-}
-
-// exitEvent is the terminal_exit event of every terminal shown here
-// (ours, another host's): its id, exit_code or signal, ran_ms when known,
-// and its last line (for the notice of an end out of sight) when it has
-// one.
-func exitEvent(id string, st termhost.ExitStatus, last string) terminalExitEvent {
-	p := terminalExitEvent{ID: id, ExitCode: st.Code, LastLine: last}
-	if st.Code == nil {
-		p.Signal = &st.Signal
-	}
-	if st.Ran > 0 {
-		p.RanMS = st.Ran.Milliseconds()
-	}
-	return p
+	ts.events.Push(event.Exit(tm.id, st, lastLine(t.Output().Text)))
 }
 
 // lastLine is the last line of text with something on it, cut to 120
@@ -406,7 +392,7 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 		src = t
 	}
 	p := ts.display.show(src, tm.released, ch, args.Scrollback, func(lines []string) {
-		ts.events.push(displayEndedEvent{ID: tm.id, Lines: lines})
+		ts.events.Push(event.DisplayEnded{ID: tm.id, Lines: lines})
 	})
 	tm.mu.Lock()
 	tm.pump = p

@@ -8,19 +8,21 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
+	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
 // newTestTerminals returns a terminals part on a host of its own, as the
 // bridge would make it, with the channels its buffers are fed into.
-func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *eventQueue, *channels) {
+func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *event.Queue, *channels) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := termhost.NewHost(termhost.Options{})
 	t.Cleanup(func() { cancel(); h.Close() })
 	log := slog.New(slog.DiscardHandler)
-	events := newEventQueue()
+	events := event.NewQueue()
 	out := &channels{}
 	user := ahp.ClientClaim("me")
 	ts := newTerminals(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, user, terminalDeps{
@@ -40,7 +42,7 @@ func TestTerminalsJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.add(term, "7", "s1", false)
-	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != "7" || c[0]["session_id"] != "s1" || c[0]["id"] != term.ID() {
+	if c := eventtest.Named(events, event.NameTerminalCreated); len(c) != 1 || c[0]["session"] != "7" || c[0]["session_id"] != "s1" || c[0]["id"] != term.ID() {
 		t.Fatalf("terminal_created %v", c)
 	}
 	if err := ts.attach(term.ID(), 3, attachArgs{Cols: 40, Rows: 5, Scrollback: 100}); err != nil {
@@ -69,7 +71,7 @@ func TestTerminalsJourney(t *testing.T) {
 	if res, err := ts.kill(term.ID(), true); err != nil || res["grace_ms"] != int64(0) {
 		t.Fatalf("kill! answered %v, %v; want grace_ms 0 (SIGKILL at once)", res, err)
 	}
-	wait.For(t, "terminal_exit", 10*time.Second, func() bool { return len(eventsNamed(events, evTerminalExit)) == 1 })
+	wait.For(t, "terminal_exit", 10*time.Second, func() bool { return len(eventtest.Named(events, event.NameTerminalExit)) == 1 })
 	if err := ts.interrupt(term.ID()); err == nil || !strings.Contains(err.Error(), "has already exited") {
 		t.Errorf("interrupt after the exit: %v", err)
 	}
@@ -140,7 +142,7 @@ func TestTerminalsShellSize(t *testing.T) {
 	if st.Cols != 33 || st.Rows != 7 || st.Claim != ahp.ClientClaim("me") {
 		t.Errorf("shell %dx%d held by %+v, want 33x7 held by the user", st.Cols, st.Rows, st.Claim)
 	}
-	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["user"] != true {
+	if c := eventtest.Named(events, event.NameTerminalCreated); len(c) != 1 || c[0]["user"] != true {
 		t.Errorf("terminal_created %v, want one of the user's", c)
 	}
 }

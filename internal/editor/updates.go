@@ -2,6 +2,7 @@ package editor
 
 import (
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -13,14 +14,14 @@ import (
 // calls back through its own acp.Editor (agentEditor), bound to the key of
 // the session it serves: the session id it names is the agent's and may
 // be another agent's too, so it is passed on (session_id) but never looked
-// up. Nothing here waits on Neovim (the event queue, events.go).
+// up. Nothing here waits on Neovim (the event queue, internal/event).
 
 // update queues an update of session key's agent for Lua; never waits
 // on it.
 func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.pushForSessionLocked(key, string(n.SessionId), &sessionUpdateEvent{SessionID: string(n.SessionId), Update: jsonValue(n.Update)})
+	ss.pushForSessionLocked(key, string(n.SessionId), &event.SessionUpdate{SessionID: string(n.SessionId), Update: jsonValue(n.Update)})
 }
 
 // pushForSessionLocked queues e, which session key's agent sent about its
@@ -30,11 +31,11 @@ func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
 // yet: e is held (up to 1000) and openSession sends it after
 // session_started. What an agent with no session of ours sends (one
 // started to list sessions) goes nowhere.
-func (ss *sessions) pushForSessionLocked(key, sid string, e sessionKeyed) {
+func (ss *sessions) pushForSessionLocked(key, sid string, e event.SessionKeyed) {
 	s, ok := ss.byKey[key]
 	switch {
 	case !ok:
-		ss.log.Debug("an update for no session dropped", "key", key, "session", sid, "event", e.eventName())
+		ss.log.Debug("an update for no session dropped", "key", key, "session", sid, "event", e.EventName())
 		return
 	case s.s == nil:
 		if len(s.early) < 1000 {
@@ -45,8 +46,8 @@ func (ss *sessions) pushForSessionLocked(key, sid string, e sessionKeyed) {
 		// The agent runs this one session for us: what it says is of it.
 		ss.log.Warn("an agent named another session id than its own", "key", key, "session", s.s.ID(), "named", sid)
 	}
-	e.setKey(s.key)
-	ss.events.push(e)
+	e.SetKey(s.key)
+	ss.events.Push(e)
 }
 
 // ended follows the end of session key's agent (acp.Editor's
@@ -75,7 +76,7 @@ func notRunText(kind string) string {
 // when the agent gave no exit code nor signal (nothing when it gave one),
 // and the line its split ends with: "[not run: …]", else how it ended as
 // our own splits say it (endLine), else why.
-func agentEnd(p *agentTerminalEvent) (endedBy, line string) {
+func agentEnd(p *event.AgentTerminal) (endedBy, line string) {
 	switch {
 	case p.NotRun != "":
 		endedBy = p.NotRun
@@ -121,7 +122,7 @@ func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 	}
 	f := &as.filter
 	as.tail.Append(ev.Output)
-	p := &agentTerminalEvent{
+	p := &event.AgentTerminal{
 		SessionID: sid, ID: ev.ID, Started: ev.Started, ToolCall: ev.ToolCallID, Title: ev.Title, Cwd: ev.Cwd,
 		KeepsReporting: ev.KeepsReporting,
 	}

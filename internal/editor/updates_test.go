@@ -1,6 +1,10 @@
 package editor
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/event"
+)
 
 // TestAgentEnd: the line the split of a command an agent ran itself ends
 // with, and why its display ended, as Lua shows them (it builds neither).
@@ -8,16 +12,16 @@ func TestAgentEnd(t *testing.T) {
 	code := func(n int) *int { return &n }
 	tests := []struct {
 		name          string
-		ev            agentTerminalEvent
+		ev            event.AgentTerminal
 		endedBy, line string
 	}{
-		{"exit code", agentTerminalEvent{ExitCode: code(1)}, "", "[exit 1]"},
-		{"signal", agentTerminalEvent{Signal: "SIGKILL"}, "", "[signal SIGKILL]"},
-		{"not run", agentTerminalEvent{NotRun: "cancelled", ExitCode: code(1)}, "cancelled", "[cancelled]"},
-		{"failed with a code", agentTerminalEvent{Failed: true, ExitCode: code(2)}, "failed", "[exit 2]"},
-		{"failed", agentTerminalEvent{Failed: true}, "failed", "[failed]"},
-		{"unreported", agentTerminalEvent{Unreported: true}, "ended; the agent did not say its exit code", "[ended; the agent did not say its exit code]"},
-		{"nothing said", agentTerminalEvent{}, "", "[failed]"},
+		{"exit code", event.AgentTerminal{ExitCode: code(1)}, "", "[exit 1]"},
+		{"signal", event.AgentTerminal{Signal: "SIGKILL"}, "", "[signal SIGKILL]"},
+		{"not run", event.AgentTerminal{NotRun: "cancelled", ExitCode: code(1)}, "cancelled", "[cancelled]"},
+		{"failed with a code", event.AgentTerminal{Failed: true, ExitCode: code(2)}, "failed", "[exit 2]"},
+		{"failed", event.AgentTerminal{Failed: true}, "failed", "[failed]"},
+		{"unreported", event.AgentTerminal{Unreported: true}, "ended; the agent did not say its exit code", "[ended; the agent did not say its exit code]"},
+		{"nothing said", event.AgentTerminal{}, "", "[failed]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

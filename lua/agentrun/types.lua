@@ -164,7 +164,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field sessions agentrun.Session[]
 ---@field terminals agentrun.Terminal[]
 
--- The payload of each event Go sends (internal/editor/eventtypes.go has the same
+-- The payload of each event Go sends (internal/event/types.go has the same
 -- shapes as structs; TestEventPayloadsAgree checks the two, and that the
 -- handlers read no other field). A field marked ? may be absent.
 

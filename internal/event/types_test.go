@@ -1,4 +1,4 @@
-package editor
+package event_test
 
 import (
 	"go/ast"
@@ -12,18 +12,21 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/event"
+	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 )
 
 // everyPayload is one value of each event's payload type.
-var everyPayload = []payload{
-	sessionStartedEvent{}, sessionFailedEvent{}, sessionEndedEvent{}, sessionQuietEvent{},
-	&sessionUpdateEvent{}, historyReplayedEvent{}, ourToolEvent{}, turnEndEvent{}, promptSentEvent{}, messageEvent{},
-	chatNoteEvent{}, terminalCreatedEvent{}, terminalExitEvent{}, terminalReleasedEvent{}, terminalActivityEvent{},
-	displayEndedEvent{}, &agentTerminalEvent{}, toolTerminalEvent{}, permissionEvent{},
-	elicitationEvent{}, elicitationCompleteEvent{}, approveEvent{},
-	questionWithdrawnEvent{name: evPermissionCancelled}, questionWithdrawnEvent{name: evApproveCancelled},
-	questionWithdrawnEvent{name: evElicitationWithdrawn},
-	authRequiredEvent{}, sessionListEvent{}, remoteClaimedEvent{}, sshConnectedEvent{},
+var everyPayload = []event.Payload{
+	event.SessionStarted{}, event.SessionFailed{}, event.SessionEnded{}, event.SessionQuiet{},
+	&event.SessionUpdate{}, event.HistoryReplayed{}, event.OurTool{}, event.TurnEnd{}, event.PromptSent{}, event.Message{},
+	event.ChatNote{}, event.TerminalCreated{}, event.TerminalExit{}, event.TerminalReleased{}, event.TerminalActivity{},
+	event.DisplayEnded{}, &event.AgentTerminal{}, event.ToolTerminal{}, event.Permission{},
+	event.Elicitation{}, event.ElicitationComplete{}, event.Approve{},
+	event.PermissionQuestion.Withdrawn("", ""), event.ApproveQuestion.Withdrawn("", ""),
+	event.ElicitQuestion.Withdrawn("", ""),
+	event.AuthRequired{}, event.SessionList{}, event.RemoteClaimed{}, event.SSHConnected{},
 }
 
 // TestEventPayloadsAgree: every event Go sends has one payload struct;
@@ -33,7 +36,7 @@ var everyPayload = []payload{
 func TestEventPayloadsAgree(t *testing.T) {
 	goFields := map[string]map[string]bool{} // event -> msgpack name -> optional
 	for _, p := range everyPayload {
-		goFields[p.eventName()] = msgpackFields(reflect.TypeOf(p))
+		goFields[p.EventName()] = eventtest.MsgpackFields(reflect.TypeOf(p))
 	}
 	var names []string
 	for _, n := range eventConstants(t) {
@@ -44,11 +47,11 @@ func TestEventPayloadsAgree(t *testing.T) {
 	}
 	for n := range goFields {
 		if !slices.Contains(names, n) {
-			t.Errorf("payload of %q is no event of eventnames.go", n)
+			t.Errorf("payload of %q is no event of names.go", n)
 		}
 	}
 
-	luaFields := luaClasses(t, "../../lua/agentrun/types.lua", "agentrun.event.")
+	luaFields := eventtest.LuaClasses(t, "../../lua/agentrun/types.lua", "agentrun.event.")
 	for _, n := range names {
 		got, want := luaFields[n], goFields[n]
 		if got == nil {
@@ -69,33 +72,16 @@ func TestEventPayloadsAgree(t *testing.T) {
 	}
 }
 
-// msgpackFields are a struct's msgpack field names, true when Lua may
-// find one absent (omitempty, or a pointer).
-func msgpackFields(typ reflect.Type) map[string]bool {
-	if typ.Kind() == reflect.Pointer {
-		typ = typ.Elem()
-	}
-	out := map[string]bool{}
-	for f := range typ.Fields() {
-		tag, opts, _ := strings.Cut(f.Tag.Get("msgpack"), ",")
-		if tag == "" || !f.IsExported() {
-			continue
-		}
-		out[tag] = opts == "omitempty" || f.Type.Kind() == reflect.Pointer
-	}
-	return out
-}
-
-// eventConstants are the event names of eventnames.go.
+// eventConstants are the event names of names.go.
 func eventConstants(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "eventnames.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "names.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == 1 && strings.HasPrefix(vs.Names[0].Name, "ev") {
+		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == 1 && strings.HasPrefix(vs.Names[0].Name, "Name") {
 			if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
 				s, _ := strconv.Unquote(lit.Value)
 				out = append(out, s)
@@ -103,33 +89,6 @@ func eventConstants(t *testing.T) []string {
 		}
 		return true
 	})
-	return out
-}
-
-// luaClasses reads the ---@class blocks of path named prefix+X: X -> field
-// -> optional.
-func luaClasses(t *testing.T, path, prefix string) map[string]map[string]bool {
-	t.Helper()
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]bool{}
-	var cur map[string]bool
-	for line := range strings.Lines(string(src)) {
-		if rest, ok := strings.CutPrefix(line, "---@class "+prefix); ok {
-			cur = map[string]bool{}
-			out[strings.Fields(rest)[0]] = cur
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "---@field "); ok && cur != nil {
-			name := strings.Fields(rest)[0]
-			opt := strings.HasSuffix(name, "?")
-			cur[strings.TrimSuffix(name, "?")] = opt
-			continue
-		}
-		cur = nil
-	}
 	return out
 }
 

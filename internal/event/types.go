@@ -1,8 +1,10 @@
-package editor
+package event
 
 import (
 	"reflect"
 	"strings"
+
+	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
 // The payload of every Go -> Lua event, one struct each (encoded as a
@@ -12,12 +14,12 @@ import (
 // lua/agentrun/types.lua, and TestEventPayloadsAgree checks the two, and
 // that the handlers read no field Go does not send.
 
-// payload is an event's body; its type says which event it is.
-type payload interface{ eventName() string }
+// Payload is an event's body; its type says which event it is.
+type Payload interface{ EventName() string }
 
-// sessionStartedEvent: a session's agent answered session/new or
+// SessionStarted: a session's agent answered session/new or
 // session/load (or session/resume).
-type sessionStartedEvent struct {
+type SessionStarted struct {
 	Key       string `msgpack:"key"`
 	SessionID string `msgpack:"session_id"`
 	Agent     string `msgpack:"agent"`
@@ -35,7 +37,7 @@ type sessionStartedEvent struct {
 	Replaying bool `msgpack:"replaying"`
 }
 
-type sessionFailedEvent struct {
+type SessionFailed struct {
 	Key   string `msgpack:"key"`
 	Error string `msgpack:"error"`
 	// Command and CannotRun are set when the agent's command is missing
@@ -44,65 +46,65 @@ type sessionFailedEvent struct {
 	CannotRun string `msgpack:"cannot_run,omitempty"`
 }
 
-type sessionEndedEvent struct {
+type SessionEnded struct {
 	Key     string `msgpack:"key"`
 	Reason  string `msgpack:"reason"` // "" unless the agent ended on its own
 	Stopped bool   `msgpack:"stopped"`
 }
 
-type sessionQuietEvent struct {
+type SessionQuiet struct {
 	Key     string `msgpack:"key"`
 	Agent   string `msgpack:"agent"`
 	Seconds int    `msgpack:"seconds"`
 }
 
-type sessionUpdateEvent struct {
+type SessionUpdate struct {
 	Key       string `msgpack:"key"`
 	SessionID string `msgpack:"session_id"`
 	Update    any    `msgpack:"update"` // the ACP SessionUpdate as JSON values
 }
 
-// ourToolEvent: the agent listed or used our MCP terminal tool, or a
+// OurTool: the agent listed or used our MCP terminal tool, or a
 // turn ended without it listed; Note is said in the chat once.
-type ourToolEvent struct {
+type OurTool struct {
 	Key     string `msgpack:"key"`
 	OurTool string `msgpack:"our_tool"`
 	Note    string `msgpack:"note,omitempty"`
 }
 
-type historyReplayedEvent struct {
+type HistoryReplayed struct {
 	Key string `msgpack:"key"`
 }
 
-type turnEndEvent struct {
+type TurnEnd struct {
 	Key        string `msgpack:"key"`
 	StopReason string `msgpack:"stop_reason"`
 	Error      string `msgpack:"error"`
 	Stopped    bool   `msgpack:"stopped,omitempty"` // by :AgentStop
 }
 
-// chatNoteEvent is a line Lua wrote in a session's chat about a question
+// ChatNote is a line Lua wrote in a session's chat about a question
 // (asked, answered, refused by a rule), kept for a replay: the chat shown
 // again keeps its approval records.
-type chatNoteEvent struct {
+type ChatNote struct {
 	Key      string `msgpack:"key"`
 	Text     string `msgpack:"text"`
 	ToolCall string `msgpack:"tool_call,omitempty"`
 }
 
-type promptSentEvent struct {
+type PromptSent struct {
 	Key  string `msgpack:"key"`
 	Text string `msgpack:"text"`
 }
 
-// messageEvent is a note for the user: in the chat of Key when given.
-type messageEvent struct {
+// Message is a note for the user: in the chat of Key when given.
+type Message struct {
 	Key   string `msgpack:"key,omitempty"`
 	Level string `msgpack:"level"` // "error", "warn" or "info"
 	Text  string `msgpack:"text"`
 }
 
-type terminalCreatedEvent struct {
+type TerminalCreated struct {
 	ID        string `msgpack:"id"`
 	Session   string `msgpack:"session"`
 	SessionID string `msgpack:"session_id"`
@@ -113,8 +115,8 @@ type terminalCreatedEvent struct {
 	Title     string `msgpack:"title,omitempty"` // the description the agent gave it
 }
 
-// terminalExitEvent: a terminal's command ended (exitEvent makes it).
-type terminalExitEvent struct {
+// TerminalExit: a terminal's command ended (Exit makes it).
+type TerminalExit struct {
 	ID       string  `msgpack:"id"`
 	ExitCode *int    `msgpack:"exit_code,omitempty"`
 	Signal   *string `msgpack:"signal,omitempty"` // when there is no exit code
@@ -122,27 +124,27 @@ type terminalExitEvent struct {
 	LastLine string  `msgpack:"last_line,omitempty"`
 }
 
-type terminalReleasedEvent struct {
+type TerminalReleased struct {
 	ID string `msgpack:"id"`
 }
 
-type terminalActivityEvent struct {
+type TerminalActivity struct {
 	ID       string `msgpack:"id"`
 	Waiting  bool   `msgpack:"waiting"`
 	Ports    []int  `msgpack:"ports"`
 	LastLine string `msgpack:"last_line,omitempty"`
 }
 
-type displayEndedEvent struct {
+type DisplayEnded struct {
 	ID string `msgpack:"id"`
 	// Lines are the lines the split ends with, as the pump wrote them
 	// ("[exit 0]", then "[released]"): what Lua looks for in the split.
 	Lines []string `msgpack:"lines"`
 }
 
-// agentTerminalEvent is what an agent that runs commands itself shows
+// AgentTerminal is what an agent that runs commands itself shows
 // of one (updates.go).
-type agentTerminalEvent struct {
+type AgentTerminal struct {
 	Key            string  `msgpack:"key"`
 	SessionID      string  `msgpack:"session_id"`
 	ID             string  `msgpack:"id"`
@@ -168,13 +170,13 @@ type agentTerminalEvent struct {
 	LastLine string `msgpack:"last_line,omitempty"`
 }
 
-type toolTerminalEvent struct {
+type ToolTerminal struct {
 	Key      string `msgpack:"key"`
 	ToolCall string `msgpack:"tool_call"`
 	ID       string `msgpack:"id"`
 }
 
-type permissionEvent struct {
+type Permission struct {
 	Key       string `msgpack:"key"`
 	SessionID string `msgpack:"session_id"`
 	ToolCall  any    `msgpack:"tool_call"`
@@ -182,7 +184,7 @@ type permissionEvent struct {
 	Token     string `msgpack:"token"`
 }
 
-type elicitationEvent struct {
+type Elicitation struct {
 	Key           string   `msgpack:"key"`
 	SessionID     string   `msgpack:"session_id"`
 	ToolCall      string   `msgpack:"tool_call"`
@@ -195,12 +197,12 @@ type elicitationEvent struct {
 	Token         string   `msgpack:"token"`
 }
 
-type elicitationCompleteEvent struct {
+type ElicitationComplete struct {
 	Key           string `msgpack:"key"`
 	ElicitationID string `msgpack:"elicitation_id"`
 }
 
-type approveEvent struct {
+type Approve struct {
 	Key       string   `msgpack:"key"`
 	SessionID string   `msgpack:"session_id"`
 	Line      string   `msgpack:"line"`
@@ -220,92 +222,92 @@ type approveEvent struct {
 	Outside bool `msgpack:"outside,omitempty"`
 }
 
-// questionWithdrawnEvent: a question (name: permission_cancelled,
+// QuestionWithdrawn: a question (name: permission_cancelled,
 // approve_cancelled or elicitation_withdrawn) is no longer asked.
-type questionWithdrawnEvent struct {
+type QuestionWithdrawn struct {
 	name  string
 	Token string `msgpack:"token"`
 	Why   string `msgpack:"why"` // "turn" or "withdrawn"
 }
 
-type authRequiredEvent struct {
+type AuthRequired struct {
 	Key     string `msgpack:"key"`
 	Agent   string `msgpack:"agent"`
 	Methods any    `msgpack:"methods"`
 	Error   string `msgpack:"error"`
 }
 
-type sessionListEvent struct {
+type SessionList struct {
 	Token    string           `msgpack:"token"`
 	Agent    string           `msgpack:"agent"`
-	Sessions []earlierSession `msgpack:"sessions"`
+	Sessions []EarlierSession `msgpack:"sessions"`
 	Load     bool             `msgpack:"load,omitempty"`
 	Resume   bool             `msgpack:"resume,omitempty"`
 	Error    string           `msgpack:"error,omitempty"`
 }
 
-// earlierSession is one of an agent's sessions in a session_list.
-type earlierSession struct {
+// EarlierSession is one of an agent's sessions in a session_list.
+type EarlierSession struct {
 	SessionID string `msgpack:"session_id"`
 	Cwd       string `msgpack:"cwd"`
 	Title     string `msgpack:"title,omitempty"`
 	UpdatedAt string `msgpack:"updated_at,omitempty"`
 }
 
-type remoteClaimedEvent struct {
+type RemoteClaimed struct {
 	ID    string         `msgpack:"id"`
 	Claim map[string]any `msgpack:"claim"`
 	Mine  bool           `msgpack:"mine"`
 	Seq   uint64         `msgpack:"seq"`
 }
 
-type sshConnectedEvent struct {
+type SSHConnected struct {
 	Name  string `msgpack:"name"`
 	Token int    `msgpack:"token"`
 	Error string `msgpack:"error,omitempty"`
 }
 
-func (sessionStartedEvent) eventName() string      { return evSessionStarted }
-func (sessionFailedEvent) eventName() string       { return evSessionFailed }
-func (sessionEndedEvent) eventName() string        { return evSessionEnded }
-func (sessionQuietEvent) eventName() string        { return evSessionQuiet }
-func (*sessionUpdateEvent) eventName() string      { return evSessionUpdate }
-func (historyReplayedEvent) eventName() string     { return evHistoryReplayed }
-func (ourToolEvent) eventName() string             { return evOurTool }
-func (turnEndEvent) eventName() string             { return evTurnEnd }
-func (promptSentEvent) eventName() string          { return evPromptSent }
-func (chatNoteEvent) eventName() string            { return evChatNote }
-func (messageEvent) eventName() string             { return evMessage }
-func (terminalCreatedEvent) eventName() string     { return evTerminalCreated }
-func (terminalExitEvent) eventName() string        { return evTerminalExit }
-func (terminalReleasedEvent) eventName() string    { return evTerminalReleased }
-func (terminalActivityEvent) eventName() string    { return evTerminalActivity }
-func (displayEndedEvent) eventName() string        { return evDisplayEnded }
-func (*agentTerminalEvent) eventName() string      { return evAgentTerminal }
-func (toolTerminalEvent) eventName() string        { return evToolTerminal }
-func (permissionEvent) eventName() string          { return evPermission }
-func (elicitationEvent) eventName() string         { return evElicitation }
-func (elicitationCompleteEvent) eventName() string { return evElicitationComplete }
-func (approveEvent) eventName() string             { return evApprove }
-func (e questionWithdrawnEvent) eventName() string { return e.name }
-func (authRequiredEvent) eventName() string        { return evAuthRequired }
-func (sessionListEvent) eventName() string         { return evSessionList }
-func (remoteClaimedEvent) eventName() string       { return evRemoteClaimed }
-func (sshConnectedEvent) eventName() string        { return evSSHConnected }
+func (SessionStarted) EventName() string      { return NameSessionStarted }
+func (SessionFailed) EventName() string       { return NameSessionFailed }
+func (SessionEnded) EventName() string        { return NameSessionEnded }
+func (SessionQuiet) EventName() string        { return NameSessionQuiet }
+func (*SessionUpdate) EventName() string      { return NameSessionUpdate }
+func (HistoryReplayed) EventName() string     { return NameHistoryReplayed }
+func (OurTool) EventName() string             { return NameOurTool }
+func (TurnEnd) EventName() string             { return NameTurnEnd }
+func (PromptSent) EventName() string          { return NamePromptSent }
+func (ChatNote) EventName() string            { return NameChatNote }
+func (Message) EventName() string             { return NameMessage }
+func (TerminalCreated) EventName() string     { return NameTerminalCreated }
+func (TerminalExit) EventName() string        { return NameTerminalExit }
+func (TerminalReleased) EventName() string    { return NameTerminalReleased }
+func (TerminalActivity) EventName() string    { return NameTerminalActivity }
+func (DisplayEnded) EventName() string        { return NameDisplayEnded }
+func (*AgentTerminal) EventName() string      { return NameAgentTerminal }
+func (ToolTerminal) EventName() string        { return NameToolTerminal }
+func (Permission) EventName() string          { return NamePermission }
+func (Elicitation) EventName() string         { return NameElicitation }
+func (ElicitationComplete) EventName() string { return NameElicitationComplete }
+func (Approve) EventName() string             { return NameApprove }
+func (e QuestionWithdrawn) EventName() string { return e.name }
+func (AuthRequired) EventName() string        { return NameAuthRequired }
+func (SessionList) EventName() string         { return NameSessionList }
+func (RemoteClaimed) EventName() string       { return NameRemoteClaimed }
+func (SSHConnected) EventName() string        { return NameSSHConnected }
 
-// sessionKeyed is an event an agent sends about its session, queued
+// SessionKeyed is an event an agent sends about its session, queued
 // before the session's key is known to it (updates.go).
-type sessionKeyed interface {
-	payload
-	setKey(key string)
+type SessionKeyed interface {
+	Payload
+	SetKey(key string)
 }
 
-func (e *sessionUpdateEvent) setKey(key string) { e.Key = key }
-func (e *agentTerminalEvent) setKey(key string) { e.Key = key }
+func (e *SessionUpdate) SetKey(key string) { e.Key = key }
+func (e *AgentTerminal) SetKey(key string) { e.Key = key }
 
-// payloadField is p's string field of msgpack name ("" when it has none):
+// Field is p's string field of msgpack name ("" when it has none):
 // what a replay picks events by (linger.go).
-func payloadField(p payload, name string) string {
+func Field(p Payload, name string) string {
 	v := reflect.Indirect(reflect.ValueOf(p))
 	for i := range v.NumField() {
 		tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("msgpack"), ",")
@@ -314,4 +316,19 @@ func payloadField(p payload, name string) string {
 		}
 	}
 	return ""
+}
+
+// Exit is the terminal_exit event of every terminal shown here
+// (ours, another host's): its id, exit_code or signal, ran_ms when known,
+// and its last line (for the notice of an end out of sight) when it has
+// one.
+func Exit(id string, st termhost.ExitStatus, last string) TerminalExit {
+	p := TerminalExit{ID: id, ExitCode: st.Code, LastLine: last}
+	if st.Code == nil {
+		p.Signal = &st.Signal
+	}
+	if st.Ran > 0 {
+		p.RanMS = st.Ran.Milliseconds()
+	}
+	return p
 }

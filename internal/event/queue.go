@@ -1,18 +1,21 @@
-package editor
+package event
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
-// event is one Go -> Lua event: require("agentrun.events").dispatch(name, payload).
-type event struct {
-	name    string // payload.eventName()
-	payload payload
-	// replayOnly: not sent as it happens (Lua did it and shows it
+// Event is one Go -> Lua event: require("agentrun.events").dispatch(name, payload).
+type Event struct {
+	Name    string // Payload.EventName()
+	Payload Payload
+	// ReplayOnly: not sent as it happens (Lua did it and shows it
 	// already: the user's prompt), only in a replay to a Neovim that
 	// takes the sessions over (linger.go).
-	replayOnly bool
+	ReplayOnly bool
 }
 
-// eventQueue is an unbounded FIFO drained by one goroutine, so producers
+// Queue is an unbounded FIFO drained by one goroutine, so producers
 // (the ACP connection, terminal watchers) never wait on Neovim and Lua
 // sees events in the order they happened.
 //
@@ -20,21 +23,21 @@ type event struct {
 // link drops it lingers (linger.go), the queue pauses, and the Neovim
 // that takes the sessions over gets them again, as replay picks them,
 // before what happens next.
-type eventQueue struct {
+type Queue struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	items  []event
+	items  []Event
 	closed bool
 	paused bool
 	// keep: every event also goes to log (at most maxKept, the oldest
 	// dropped first; dropped counts those).
 	keep    bool
-	log     []event
+	log     []Event
 	dropped int
 }
 
-func newEventQueue() *eventQueue {
-	q := &eventQueue{}
+func NewQueue() *Queue {
+	q := &Queue{}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -43,17 +46,17 @@ func newEventQueue() *eventQueue {
 // long conversation's chunks, not its terminals' output (their own logs).
 const maxKept = 200_000
 
-// push appends an event; it never blocks.
-func (q *eventQueue) push(p payload) {
-	q.add(event{name: p.eventName(), payload: p})
+// Push appends an event; it never blocks.
+func (q *Queue) Push(p Payload) {
+	q.add(Event{Name: p.EventName(), Payload: p})
 }
 
-// pushReplayOnly keeps an event for a replay without sending it now.
-func (q *eventQueue) pushReplayOnly(p payload) {
-	q.add(event{name: p.eventName(), payload: p, replayOnly: true})
+// PushReplayOnly keeps an event for a replay without sending it now.
+func (q *Queue) PushReplayOnly(p Payload) {
+	q.add(Event{Name: p.EventName(), Payload: p, ReplayOnly: true})
 }
 
-func (q *eventQueue) add(e event) {
+func (q *Queue) add(e Event) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -67,31 +70,31 @@ func (q *eventQueue) add(e event) {
 		}
 		q.log = append(q.log, e)
 	}
-	if !e.replayOnly {
+	if !e.ReplayOnly {
 		q.items = append(q.items, e)
 		q.cond.Signal()
 	}
 }
 
-// keepAll makes the queue keep every event from now on, for a replay.
-func (q *eventQueue) keepAll() {
+// KeepAll makes the queue keep every event from now on, for a replay.
+func (q *Queue) KeepAll() {
 	q.mu.Lock()
 	q.keep = true
 	q.mu.Unlock()
 }
 
-// pause holds delivery (the link is down): events queue up, and the
+// Pause holds delivery (the link is down): events queue up, and the
 // replay that ends the pause sends what the next Neovim must have.
-func (q *eventQueue) pause() {
+func (q *Queue) Pause() {
 	q.mu.Lock()
 	q.paused = true
 	q.mu.Unlock()
 }
 
-// replay replaces what waits for delivery with the kept events pick
+// Replay replaces what waits for delivery with the kept events pick
 // keeps, in order, and ends a pause; it returns how many of the oldest
 // were no longer kept.
-func (q *eventQueue) replay(pick func([]event) []event) int {
+func (q *Queue) Replay(pick func([]Event) []Event) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.items = pick(q.log)
@@ -100,8 +103,8 @@ func (q *eventQueue) replay(pick func([]event) []event) int {
 	return q.dropped
 }
 
-// close stops run after the events already queued are dropped.
-func (q *eventQueue) close() {
+// Close stops Run after the events already queued are dropped.
+func (q *Queue) Close() {
 	q.mu.Lock()
 	q.closed = true
 	q.items = nil
@@ -113,9 +116,9 @@ func (q *eventQueue) close() {
 // maxBatch bounds how many events go to Lua in one call.
 const maxBatch = 256
 
-// run delivers events in order, in batches of what has queued up (at most
+// Run delivers events in order, in batches of what has queued up (at most
 // maxBatch per call), until close.
-func (q *eventQueue) run(deliver func([]event)) {
+func (q *Queue) Run(deliver func([]Event)) {
 	for {
 		q.mu.Lock()
 		for (len(q.items) == 0 || q.paused) && !q.closed {
@@ -131,4 +134,12 @@ func (q *eventQueue) run(deliver func([]event)) {
 		q.mu.Unlock()
 		deliver(batch)
 	}
+}
+
+// Waiting is a copy of the events not yet delivered, oldest first (what
+// the parts' tests read).
+func (q *Queue) Waiting() []Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.items)
 }
