@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/boxfile"
 	"github.com/agentrun/agentrun.nvim/internal/checkpoint"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
@@ -49,12 +50,12 @@ type Bridge struct {
 	cancel context.CancelFunc
 
 	// The parts, each with its own state and lock.
-	questions *questions  // the user's open questions (permission.go)
-	sessions  *sessions   // ACP sessions and their agents (sessions.go)
-	display   *displays   // starts the terminal buffers' pumps (display.go)
-	terminals *terminals  // our host's terminals shown here (terminal.go)
-	remotes   *remotes    // other hosts' terminals shown here (remote.go)
-	socket    *socketHost // serves the host to other clients (hostserve.go)
+	questions *questions        // the user's open questions (permission.go)
+	sessions  *sessions         // ACP sessions and their agents (sessions.go)
+	display   *display.Displays // starts the terminal buffers' pumps (display.go)
+	terminals *terminals        // our host's terminals shown here (terminal.go)
+	remotes   *remotes          // other hosts' terminals shown here (remote.go)
+	socket    *socketHost       // serves the host to other clients (hostserve.go)
 
 	ids *ids // session keys and question tokens
 
@@ -88,7 +89,7 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 	}
 	b.questions = newQuestions(events, idSource, log)
 	b.socket = newSocketHost(log, b.user)
-	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), link: b.nvimLink}
+	b.display = display.New(ctx, log, b.nvimLink)
 	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
 		host:         b.termHost,
 		claimForUser: b.socket.claimForUser,
@@ -243,25 +244,6 @@ func validSite(s string) bool {
 	return true
 }
 
-// displayBytesPerLine sizes the displays' raw logs: a generous average
-// line (colours included), so a log holds what 'scrollback' can show.
-const displayBytesPerLine = 100
-
-// defaultScrollback is terminal.scrollback's default in config.lua, for
-// a caller that sends none (TestScrollbackDefaultIsLuas keeps them equal):
-// Lua sends the option with setup (the raw logs' size) and each buffer's
-// 'scrollback' with attach (the lines a display replays).
-const defaultScrollback = 10000
-
-// displayBytes is the raw log size for a 'scrollback' of lines (0:
-// defaultScrollback's), within 64 KiB..16 MiB.
-func displayBytes(scrollback int) int {
-	if scrollback <= 0 {
-		scrollback = defaultScrollback
-	}
-	return min(max(scrollback*displayBytesPerLine, 64<<10), 16<<20)
-}
-
 // handleSetup configures the terminal host from the user's options.
 func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if args.KillGraceMS != nil && *args.KillGraceMS <= 0 {
@@ -309,7 +291,7 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	}
 	b.hostOpts = termhost.Options{
 		ByteLimit:    byteLimit,
-		DisplayBytes: displayBytes(args.Scrollback),
+		DisplayBytes: display.LogBytes(args.Scrollback),
 		KillGrace:    killGrace,
 		IDSuffix:     siteSuffix(args.Site),
 		IDBase:       args.IDBase,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sshlink"
@@ -355,7 +356,7 @@ func RelayTo(ctx context.Context, c net.Conn, in io.Reader, out io.Writer) {
 // gone (a link dropped); the next one attaches its own buffers.
 func (ts *terminals) stopPumps() {
 	ts.mu.Lock()
-	var pumps []*pump
+	var pumps []*display.Pump
 	for _, tm := range ts.byID {
 		tm.mu.Lock()
 		if tm.pump != nil {
@@ -365,7 +366,7 @@ func (ts *terminals) stopPumps() {
 	}
 	ts.mu.Unlock()
 	for _, p := range pumps {
-		p.stop()
+		p.Stop()
 	}
 }
 

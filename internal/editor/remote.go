@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/rawlog"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
@@ -46,10 +47,10 @@ import (
 // theirs shown here; they own their state and lock, and know the bridge
 // only through what newRemotes is given.
 type remotes struct {
-	ctx     context.Context
-	log     *slog.Logger
-	events  *event.Queue
-	display *displays
+	ctx    context.Context
+	log    *slog.Logger
+	events *event.Queue
+	disp   *display.Displays
 	// user is this editor's claim: input and resizes go to a remote
 	// terminal only while it holds it.
 	user ahp.Claim
@@ -88,7 +89,7 @@ type remoteOptions struct {
 	socketOf func(pid int) (string, error)
 }
 
-func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, display *displays, opts remoteOptions) *remotes {
+func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, disp *display.Displays, opts remoteOptions) *remotes {
 	if opts.hosts == nil {
 		opts.hosts = rundir.Hosts
 	}
@@ -102,7 +103,7 @@ func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, disp
 		}
 	}
 	rs := &remotes{
-		ctx: ctx, log: log, events: events, display: display, user: opts.user,
+		ctx: ctx, log: log, events: events, disp: disp, user: opts.user,
 		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf, version: opts.version,
 		conns: map[hostKey]*remoteHost{}, sites: map[string]*sshlink.Remote{}, ended: map[string]string{},
 	}
@@ -146,7 +147,7 @@ type remoteTerm struct {
 	mu    sync.Mutex
 	exit  *termhost.ExitStatus
 	claim ahp.Claim
-	pump  *pump
+	pump  *display.Pump
 }
 
 func (r *remoteTerm) ID() string            { return r.name }
@@ -455,7 +456,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 		p := old.pump
 		old.mu.Unlock()
 		if p != nil {
-			p.stop()
+			p.Stop()
 		}
 	}
 	// Registered before subscribing: what the host sends after its
@@ -502,7 +503,7 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	if st.Exited() {
 		rs.endRemote(r, termhost.ExitStatus{Code: st.ExitCode, Signal: st.ExitSignal}, "")
 	}
-	p := rs.display.show(r, nil, ch, args.Scrollback, func(lines []string) {
+	p := rs.disp.Show(r, nil, ch, args.Scrollback, func(lines []string) {
 		rs.events.Push(event.DisplayEnded{ID: r.name, Lines: lines})
 	})
 	r.mu.Lock()

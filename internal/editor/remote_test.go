@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
@@ -121,7 +122,7 @@ func newRemoteRig(t *testing.T) *remoteRig {
 	}()
 	t.Cleanup(func() { cancel(); <-served })
 	log := slog.New(slog.DiscardHandler)
-	r.rs = newRemotes(ctx, log, r.events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: r.out.send}, remoteOptions{
+	r.rs = newRemotes(ctx, log, r.events, display.ToChannels(ctx, log, r.out.send), remoteOptions{
 		user:         ahp.ClientClaim("me"),
 		displayBytes: func() int { return 0 },
 		hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -41,7 +42,7 @@ type terminal struct {
 	t            *termhost.Terminal // nil once its output was dropped
 	exit         *termhost.ExitStatus
 	state        string // running, exited, released
-	pump         *pump
+	pump         *display.Pump
 	everAttached bool
 	bytes        int64 // raw bytes printed (kept after the output is dropped)
 	truncated    bool
@@ -68,10 +69,10 @@ type terminal struct {
 // own their state and lock, and reach the rest of the backend only
 // through what newTerminals is given.
 type terminals struct {
-	ctx     context.Context
-	log     *slog.Logger
-	events  *event.Queue
-	display *displays
+	ctx    context.Context
+	log    *slog.Logger
+	events *event.Queue
+	disp   *display.Displays
 	// user is this editor's claim (the user's terminals hold it).
 	user ahp.Claim
 	terminalDeps
@@ -102,8 +103,8 @@ type terminalDeps struct {
 	closing func() bool
 }
 
-func newTerminals(ctx context.Context, log *slog.Logger, events *event.Queue, display *displays, user ahp.Claim, deps terminalDeps) *terminals {
-	return &terminals{ctx: ctx, log: log, events: events, display: display, user: user, terminalDeps: deps, byID: map[string]*terminal{}}
+func newTerminals(ctx context.Context, log *slog.Logger, events *event.Queue, disp *display.Displays, user ahp.Claim, deps terminalDeps) *terminals {
+	return &terminals{ctx: ctx, log: log, events: events, disp: disp, user: user, terminalDeps: deps, byID: map[string]*terminal{}}
 }
 
 // size is the size of the split a new terminal will get, as Lua last
@@ -190,7 +191,7 @@ func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *term
 
 // watchExit reports the terminal's exit to Lua.
 func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
-	st, err := exitStatus(ts.ctx, t)
+	st, err := display.ExitStatus(ts.ctx, t)
 	if err != nil {
 		return
 	}
@@ -253,11 +254,11 @@ func (ts *terminals) dropReleasedOutput() {
 		tm.mu.Lock()
 		if tm.state == "released" && tm.t != nil {
 			switch {
-			case tm.everAttached && tm.pump != nil && tm.pump.finished() && !ts.keepShown:
+			case tm.everAttached && tm.pump != nil && tm.pump.Finished() && !ts.keepShown:
 				tm.keepOutputLocked()
 			case !tm.everAttached || ts.keepShown:
 				unshown++
-				if unshown > keepReleased && tm.everAttached && tm.pump != nil && tm.pump.finished() {
+				if unshown > keepReleased && tm.everAttached && tm.pump != nil && tm.pump.Finished() {
 					tm.keepOutputLocked() // shown: its split may be made again
 				} else if unshown > keepReleased {
 					tm.dropOutputLocked()
@@ -369,7 +370,7 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 		// Released before any buffer showed it, and beyond the newest
 		// keepReleased: nothing to show, which is no error. The buffer
 		// says so (after this request returns: Lua is waiting on it).
-		send := ts.display.sender(ch)
+		send := ts.disp.Sender(ch)
 		msg := "[released before it was shown; its output is no longer kept]"
 		if shown {
 			msg = "[released; its output is no longer kept]"
@@ -380,18 +381,18 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 		return nil
 	}
 	if old != nil {
-		old.stop()
+		old.Stop()
 	}
 	if running && args.Cols > 0 && args.Rows > 0 {
 		if err := t.Resize(uint16(args.Cols), uint16(args.Rows)); err != nil {
 			ts.log.Debug("resize on attach", "terminal", id, "err", err)
 		}
 	}
-	var src displaySource = kept
+	var src display.Source = kept
 	if t != nil {
 		src = t
 	}
-	p := ts.display.show(src, tm.released, ch, args.Scrollback, func(lines []string) {
+	p := ts.disp.Show(src, tm.released, ch, args.Scrollback, func(lines []string) {
 		ts.events.Push(event.DisplayEnded{ID: tm.id, Lines: lines})
 	})
 	tm.mu.Lock()
@@ -399,7 +400,7 @@ func (ts *terminals) attach(id string, ch int, args attachArgs) error {
 	tm.everAttached = true
 	tm.mu.Unlock()
 	go func() {
-		<-p.done
+		<-p.Done()
 		ts.dropReleasedOutput()
 	}()
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
@@ -25,7 +26,7 @@ func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *event.Queue, *
 	events := event.NewQueue()
 	out := &channels{}
 	user := ahp.ClientClaim("me")
-	ts := newTerminals(ctx, log, events, &displays{ctx: ctx, log: log, pacer: newPacer(), send: out.send}, user, terminalDeps{
+	ts := newTerminals(ctx, log, events, display.ToChannels(ctx, log, out.send), user, terminalDeps{
 		host:         func() *termhost.Host { return h },
 		claimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
 		closing:      func() bool { return false },

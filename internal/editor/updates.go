@@ -2,6 +2,7 @@ package editor
 
 import (
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/render"
 	"github.com/agentrun/agentrun.nvim/internal/vtsafe"
@@ -89,9 +90,9 @@ func agentEnd(p *event.AgentTerminal) (endedBy, line string) {
 	case p.NotRun != "":
 		return endedBy, "[" + p.NotRun + "]"
 	case p.Signal != "":
-		return endedBy, endLine(termhost.ExitStatus{Signal: p.Signal})
+		return endedBy, display.EndLine(termhost.ExitStatus{Signal: p.Signal})
 	case p.ExitCode != nil:
-		return endedBy, endLine(termhost.ExitStatus{Code: p.ExitCode})
+		return endedBy, display.EndLine(termhost.ExitStatus{Code: p.ExitCode})
 	case endedBy != "":
 		return endedBy, "[" + endedBy + "]"
 	}

@@ -96,7 +96,7 @@ func (ts *terminals) dispose(id string) error {
 		t.Release()
 	}
 	if p != nil {
-		p.stop()
+		p.Stop()
 	}
 	tm.releaseOnce.Do(func() {
 		tm.mu.Lock()

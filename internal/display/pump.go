@@ -1,4 +1,4 @@
-package editor
+package display
 
 import (
 	"context"
@@ -76,7 +76,7 @@ type pumpOptions struct {
 	Ended func(lines []string)
 }
 
-// pump feeds one terminal's raw output into one Neovim terminal channel.
+// Pump feeds one terminal's raw output into one Neovim terminal channel.
 // It runs apart from the pty reader (which only appends to the raw log),
 // coalesces whatever has arrived into one send, and never has more than
 // one send in flight, so a slow Neovim slows only the display.
@@ -85,7 +85,7 @@ type pumpOptions struct {
 // a marker line "[… N bytes skipped …]" (attributes reset) where output
 // is missing; at the end it writes "[exit N]" or "[signal SIGTERM]", and
 // "[released]" once the agent released the terminal.
-type pump struct {
+type Pump struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	pacer  *pacer
@@ -94,10 +94,10 @@ type pump struct {
 	complete bool // everything, including the last marker, was sent
 }
 
-// displaySource is what a pump shows: a terminal of ours
+// Source is what a pump shows: a terminal of ours
 // (*termhost.Terminal) or one of another host followed over its socket
 // (remote.go).
-type displaySource interface {
+type Source interface {
 	ID() string
 	Display() *rawlog.Log
 	Done() <-chan struct{}
@@ -105,14 +105,14 @@ type displaySource interface {
 }
 
 // startPump starts a pump reading t's raw log from the start.
-func startPump(ctx context.Context, t displaySource, released <-chan struct{}, send func([]byte) error, opts pumpOptions, log *slog.Logger) *pump {
+func startPump(ctx context.Context, t Source, released <-chan struct{}, send func([]byte) error, opts pumpOptions, log *slog.Logger) *Pump {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &pump{cancel: cancel, done: make(chan struct{}), pacer: opts.Pacer}
+	p := &Pump{cancel: cancel, done: make(chan struct{}), pacer: opts.Pacer}
 	if p.pacer == nil {
 		p.pacer = newPacer()
 	}
 	if opts.MaxLines <= 0 {
-		opts.MaxLines = defaultScrollback
+		opts.MaxLines = DefaultScrollback
 	}
 	go func() {
 		defer close(p.done)
@@ -124,20 +124,23 @@ func startPump(ctx context.Context, t displaySource, released <-chan struct{}, s
 	return p
 }
 
-// stop ends the pump and waits for it.
-func (p *pump) stop() {
+// Stop ends the pump and waits for it.
+func (p *Pump) Stop() {
 	p.cancel()
 	<-p.done
 }
 
-// finished reports that the pump sent everything through "[released]".
-func (p *pump) finished() bool {
+// Done is closed when the pump ended (stopped, or all sent).
+func (p *Pump) Done() <-chan struct{} { return p.done }
+
+// Finished reports that the pump sent everything through "[released]".
+func (p *Pump) Finished() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.complete
 }
 
-func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{}, send func([]byte) error, opts pumpOptions) error {
+func (p *Pump) run(ctx context.Context, t Source, released <-chan struct{}, send func([]byte) error, opts pumpOptions) error {
 	log := t.Display()
 	r := log.NewReader(opts.MaxLines)
 	chunk := pumpFirstChunk
@@ -222,7 +225,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		}
 	}
 
-	st, err := exitStatus(ctx, t)
+	st, err := ExitStatus(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -231,7 +234,7 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 		end += "\r\n"
 	}
 	// A character cut at the very end shows as U+FFFD.
-	lines := []string{endLine(st)}
+	lines := []string{EndLine(st)}
 	if err := p.pacer.send(ctx, safe.Append(safe.Flush(safe.Guard(nil)), []byte(end+lines[0])), send); err != nil {
 		return err
 	}
@@ -256,11 +259,11 @@ func (p *pump) run(ctx context.Context, t displaySource, released <-chan struct{
 	return nil
 }
 
-// endLine is the line a split ends with once its command ended: "[exit
+// EndLine is the line a split ends with once its command ended: "[exit
 // 0]", "[signal SIGTERM]". The one place it is made: the pump writes it,
 // display_ended and agent_terminal carry it to Lua, which looks for that
 // very text in the split and never builds it.
-func endLine(st termhost.ExitStatus) string {
+func EndLine(st termhost.ExitStatus) string {
 	return "[" + st.String() + "]"
 }
 
@@ -353,9 +356,9 @@ func (p *pacer) send(ctx context.Context, msg []byte, send func([]byte) error) e
 	return err
 }
 
-// exitStatus waits for t to exit (and be drained) and returns how it
+// ExitStatus waits for t to exit (and be drained) and returns how it
 // ended. Unlike Wait it keeps working after the terminal is released.
-func exitStatus(ctx context.Context, t displaySource) (termhost.ExitStatus, error) {
+func ExitStatus(ctx context.Context, t Source) (termhost.ExitStatus, error) {
 	select {
 	case <-t.Done():
 	case <-ctx.Done():

@@ -1,4 +1,4 @@
-package editor
+package display
 
 import (
 	"bytes"
@@ -114,7 +114,7 @@ func TestPumpShowsOutputExitAndRelease(t *testing.T) {
 			if len(ended) != 2 || len(ended[1]) != 2 || !strings.HasSuffix(got, ended[1][0]+"|<reset>\r\n"+ended[1][1]) || !strings.HasSuffix(strings.TrimSuffix(got, "|<reset>\r\n[released]"), ended[0][0]) {
 				t.Errorf("Ended was told %q; the display ends %q", ended, got)
 			}
-			if !p.finished() {
+			if !p.Finished() {
 				t.Error("pump not marked finished")
 			}
 		})
@@ -186,7 +186,7 @@ func TestPumpLeavesNeovimIdle(t *testing.T) {
 	pc := newPacer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var pumps []*pump
+	var pumps []*Pump
 	for i := 0; i < 2; i++ {
 		term := startTerminal(t, h, "while :; do seq 1 300; sleep 0.01; done")
 		pumps = append(pumps, startPump(ctx, term, make(chan struct{}), s.send, pumpOptions{MaxLines: 1 << 20, Pacer: pc}, slog.New(slog.DiscardHandler)))
@@ -358,7 +358,7 @@ func TestSkipMarker(t *testing.T) {
 	}
 }
 
-func TestDisplayBytes(t *testing.T) {
+func TestLogBytes(t *testing.T) {
 	tests := []struct{ scrollback, want int }{
 		{0, 1000000},        // not given: the default scrollback
 		{10000, 1000000},    // the default scrollback: ~1 MiB
@@ -367,8 +367,8 @@ func TestDisplayBytes(t *testing.T) {
 		{1 << 30, 16 << 20}, // cap
 	}
 	for _, tc := range tests {
-		if got := displayBytes(tc.scrollback); got != tc.want {
-			t.Errorf("displayBytes(%d) = %d, want %d", tc.scrollback, got, tc.want)
+		if got := LogBytes(tc.scrollback); got != tc.want {
+			t.Errorf("LogBytes(%d) = %d, want %d", tc.scrollback, got, tc.want)
 		}
 	}
 }
