@@ -80,3 +80,11 @@ func LogBytes(scrollback int) int {
 	}
 	return min(max(scrollback*displayBytesPerLine, 64<<10), 16<<20)
 }
+
+// Buffer describes the terminal buffer Lua created for a display
+// ("attach", "remote_attach"): its window's size and 'scrollback'.
+type Buffer struct {
+	Cols       int `msgpack:"cols"`
+	Rows       int `msgpack:"rows"`
+	Scrollback int `msgpack:"scrollback"`
+}

@@ -96,7 +96,7 @@ type Pump struct {
 
 // Source is what a pump shows: a terminal of ours
 // (*termhost.Terminal) or one of another host followed over its socket
-// (remote.go).
+// (internal/remote).
 type Source interface {
 	ID() string
 	Display() *rawlog.Log

@@ -19,6 +19,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/remote"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
@@ -54,7 +55,7 @@ type Bridge struct {
 	sessions  *sessions         // ACP sessions and their agents (sessions.go)
 	display   *display.Displays // starts the terminal buffers' pumps (display.go)
 	terminals *terminals        // our host's terminals shown here (terminal.go)
-	remotes   *remotes          // other hosts' terminals shown here (remote.go)
+	remotes   *remote.Terminals // other hosts' terminals shown here (internal/remote)
 	socket    *socketHost       // serves the host to other clients (hostserve.go)
 
 	ids *ids // session keys and question tokens
@@ -109,7 +110,7 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 		},
 	})
 	b.terminals.closing = b.sessions.isClosing
-	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, version: version, displayBytes: func() int {
+	b.remotes = remote.New(ctx, log, events, b.display, remote.Options{User: b.user, Version: version, DisplayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return b.hostOpts.DisplayBytes
@@ -154,14 +155,14 @@ func (b *Bridge) handlers() map[string]any {
 		"list_sessions":    b.sessions.list,
 		"auth_methods":     b.sessions.authMethods,
 		"login":            b.sessions.login,
-		"remote_terminals": b.remotes.list,
-		"ssh_terminals":    b.remotes.listAt,
-		"ssh_connect":      b.remotes.connect,
-		"remote_attach":    b.remotes.attach,
-		"remote_take":      b.remotes.take,
-		"remote_let_go":    b.remotes.letGo,
-		"remote_input":     b.remotes.input,
-		"remote_dispose":   b.remotes.dispose,
+		"remote_terminals": b.remotes.List,
+		"ssh_terminals":    b.remotes.ListAt,
+		"ssh_connect":      b.remotes.Connect,
+		"remote_attach":    b.remotes.Attach,
+		"remote_take":      b.remotes.Take,
+		"remote_let_go":    b.remotes.LetGo,
+		"remote_input":     b.remotes.Input,
+		"remote_dispose":   b.remotes.Dispose,
 		"dispose":          b.terminals.dispose,
 		"resize":           b.handleResize,
 		"terminal_size":    b.terminals.setSize,
@@ -384,8 +385,8 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
 	}
-	if _, _, err := remoteName(id); err == nil {
-		return b.remotes.resize(id, cols, rows)
+	if remote.IsName(id) {
+		return b.remotes.Resize(id, cols, rows)
 	}
 	return b.terminals.resize(id, cols, rows)
 }

@@ -1,6 +1,6 @@
 package editor
 
-import "github.com/agentrun/agentrun.nvim/ahp"
+import "github.com/agentrun/agentrun.nvim/internal/event"
 
 // handleStatus describes sessions and terminals for require("agentrun").status().
 func (b *Bridge) handleStatus() (map[string]any, error) {
@@ -20,18 +20,6 @@ func (ts *terminals) status() []any {
 		list = append(list, tm.status())
 	}
 	return list
-}
-
-// claimStatus is a claim as status() shows it (snake_case, empty fields
-// left out).
-func claimStatus(c ahp.Claim) map[string]any {
-	m := map[string]any{"kind": c.Kind}
-	for k, v := range map[string]string{"session": c.Session, "tool_call_id": c.ToolCallID, "client_id": c.ClientID, "turn_id": c.TurnID} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // status is one terminal's entry in status().
@@ -58,7 +46,7 @@ func (tm *terminal) status() map[string]any {
 	}
 	tm.ahpStatus(m)               // claim, title, cwd, size, commands (userterm.go)
 	if _, ok := m["claim"]; !ok { // no AHP state yet
-		m["claim"] = claimStatus(tm.claim)
+		m["claim"] = event.Claim(tm.claim)
 	}
 	if _, ok := m["cwd"]; !ok {
 		m["cwd"] = tm.cwd

@@ -344,17 +344,10 @@ func (ts *terminals) running(id string) (*termhost.Terminal, error) {
 	return tm.t, nil
 }
 
-// attachArgs describe the terminal buffer Lua created.
-type attachArgs struct {
-	Cols       int `msgpack:"cols"`
-	Rows       int `msgpack:"rows"`
-	Scrollback int `msgpack:"scrollback"`
-}
-
 // attach ("attach") starts feeding terminal id's output into Neovim channel ch
 // (a buffer from nvim_open_term), replacing an earlier pump, and sizes
 // the pty to the window.
-func (ts *terminals) attach(id string, ch int, args attachArgs) error {
+func (ts *terminals) attach(id string, ch int, args display.Buffer) error {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)

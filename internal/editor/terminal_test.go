@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/display"
+	"github.com/agentrun/agentrun.nvim/internal/display/displaytest"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
@@ -17,16 +18,16 @@ import (
 
 // newTestTerminals returns a terminals part on a host of its own, as the
 // bridge would make it, with the channels its buffers are fed into.
-func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *event.Queue, *channels) {
+func newTestTerminals(t *testing.T) (*terminals, *termhost.Host, *event.Queue, *displaytest.Channels) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := termhost.NewHost(termhost.Options{})
 	t.Cleanup(func() { cancel(); h.Close() })
 	log := slog.New(slog.DiscardHandler)
 	events := event.NewQueue()
-	out := &channels{}
+	out := &displaytest.Channels{}
 	user := ahp.ClientClaim("me")
-	ts := newTerminals(ctx, log, events, display.ToChannels(ctx, log, out.send), user, terminalDeps{
+	ts := newTerminals(ctx, log, events, display.ToChannels(ctx, log, out.Send), user, terminalDeps{
 		host:         func() *termhost.Host { return h },
 		claimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
 		closing:      func() bool { return false },
@@ -46,10 +47,10 @@ func TestTerminalsJourney(t *testing.T) {
 	if c := eventtest.Named(events, event.NameTerminalCreated); len(c) != 1 || c[0]["session"] != "7" || c[0]["session_id"] != "s1" || c[0]["id"] != term.ID() {
 		t.Fatalf("terminal_created %v", c)
 	}
-	if err := ts.attach(term.ID(), 3, attachArgs{Cols: 40, Rows: 5, Scrollback: 100}); err != nil {
+	if err := ts.attach(term.ID(), 3, display.Buffer{Cols: 40, Rows: 5, Scrollback: 100}); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "the output in the buffer", 10*time.Second, func() bool { return strings.Contains(out.text(3), "ready") })
+	wait.For(t, "the output in the buffer", 10*time.Second, func() bool { return strings.Contains(out.Text(3), "ready") })
 	if st := term.StateSummary(0); st.Cols != 40 || st.Rows != 5 {
 		t.Errorf("size after attach %dx%d, want 40x5", st.Cols, st.Rows)
 	}
@@ -60,14 +61,14 @@ func TestTerminalsJourney(t *testing.T) {
 	if err := ts.input(term.ID(), []byte("keys\r")); err != nil {
 		t.Errorf("input: %v", err)
 	}
-	wait.For(t, "the keys echoed", 10*time.Second, func() bool { return strings.Count(out.text(3), "keys") >= 2 })
+	wait.For(t, "the keys echoed", 10*time.Second, func() bool { return strings.Count(out.Text(3), "keys") >= 2 })
 	if err := ts.takeover(term.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if err := ts.sendInput(term.ID(), []byte("mine\r")); err != nil {
 		t.Errorf("send_input once taken over: %v", err)
 	}
-	wait.For(t, "the API's input echoed", 10*time.Second, func() bool { return strings.Count(out.text(3), "mine") >= 2 })
+	wait.For(t, "the API's input echoed", 10*time.Second, func() bool { return strings.Count(out.Text(3), "mine") >= 2 })
 
 	if res, err := ts.kill(term.ID(), true); err != nil || res["grace_ms"] != int64(0) {
 		t.Fatalf("kill! answered %v, %v; want grace_ms 0 (SIGKILL at once)", res, err)
@@ -103,7 +104,7 @@ func TestTerminalsRefuse(t *testing.T) {
 		call func() error
 		want string
 	}{
-		{"attach", func() error { return ts.attach("term-9", 1, attachArgs{}) }, `attach: unknown terminal "term-9"`},
+		{"attach", func() error { return ts.attach("term-9", 1, display.Buffer{}) }, `attach: unknown terminal "term-9"`},
 		{"interrupt", func() error { return ts.interrupt("term-9") }, `interrupt: unknown terminal "term-9"`},
 		{"kill", func() error { _, err := ts.kill("term-9", false); return err }, `kill: unknown terminal "term-9"`},
 		{"input", func() error { return ts.input("term-9", nil) }, `input: unknown terminal "term-9"`},

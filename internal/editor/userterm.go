@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -171,7 +172,7 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 		return
 	}
 	st := ts.state
-	m["claim"] = claimStatus(st.Claim)
+	m["claim"] = event.Claim(st.Claim)
 	m["title"] = st.Title
 	if dir, err := ahp.FilePath(st.Cwd); err == nil {
 		m["cwd"] = dir

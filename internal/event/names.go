@@ -30,7 +30,7 @@ const (
 	NameAuthRequired         = "auth_required"    // the agent wants the user to sign in (auth.go)
 	NameSessionList          = "session_list"     // an agent's earlier sessions (sessionlist.go)
 	NameHistoryReplayed      = "history_replayed" // the updates held until session_started have been sent
-	NameSSHConnected         = "ssh_connected"    // a remote machine's link is up, or why not (remote.go)
+	NameSSHConnected         = "ssh_connected"    // a remote machine's link is up, or why not (internal/remote)
 	NamePromptSent           = "prompt_sent"      // the user's prompt: only in a replay (linger.go)
 	NameChatNote             = "chat_note"        // a question's record in a chat (asked, answered): only in a replay (keep_note)
 )

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -331,4 +332,16 @@ func Exit(id string, st termhost.ExitStatus, last string) TerminalExit {
 		p.RanMS = st.Ran.Milliseconds()
 	}
 	return p
+}
+
+// Claim is a claim as status() shows it (snake_case, empty fields
+// left out).
+func Claim(c ahp.Claim) map[string]any {
+	m := map[string]any{"kind": c.Kind}
+	for k, v := range map[string]string{"session": c.Session, "tool_call_id": c.ToolCallID, "client_id": c.ClientID, "turn_id": c.TurnID} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
 }

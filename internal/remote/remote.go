@@ -1,4 +1,4 @@
-package editor
+package remote
 
 import (
 	"context"
@@ -27,26 +27,12 @@ import (
 // Why this file is long: it is the whole of the terminals of other hosts
 // as this Neovim sees them (listing, attaching, taking over, input,
 // resizing, disposing), each a short method over the same remotes state;
-// the links to those hosts and their lifetimes are in remotehost.go.
+// the links to those hosts and their lifetimes are in host.go.
 
-// Terminals of other hosts (another Neovim's backend, or one that stayed
-// for detached terminals), followed over their sockets as an AHP client:
-// :AgentTerminals lists them, :AgentAttach (or <CR> in the list) shows
-// one live in a split. A remote terminal is named "PID:term-N" (its
-// host's process id). Its output goes through a local display log and the
-// same pump as our own terminals, so the display filter and pacing are
-// the same; input goes to the host only while we hold the terminal.
-//
-// Hosts on another machine are reached over SSH (package sshlink): their
-// terminals are named "ssh://[user@]host[:port]/PID:term-N", listed by
-// :AgentAttach ssh://host, and shown, taken, typed into and killed as
-// this machine's; when the link drops, the split says so and the
-// connection resumes (remotehost.go).
-
-// remotes are the connections to other hosts and the terminals of
+// Terminals are the connections to other hosts and the terminals of
 // theirs shown here; they own their state and lock, and know the bridge
 // only through what newRemotes is given.
-type remotes struct {
+type Terminals struct {
 	ctx    context.Context
 	log    *slog.Logger
 	events *event.Queue
@@ -79,22 +65,28 @@ type remotes struct {
 	endedLast map[hostKey]map[string]string
 }
 
-// remoteOptions are what remotes need of the rest of the backend.
-type remoteOptions struct {
-	user         ahp.Claim
-	displayBytes func() int
-	version      string
-	// hosts and socketOf default to the user's socket directory (rundir).
-	hosts    func() ([]rundir.Host, error)
-	socketOf func(pid int) (string, error)
+// Options are what remotes need of the rest of the backend.
+type Options struct {
+	// User is this editor's claim: input and resizes go to a remote
+	// terminal only while it holds it.
+	User ahp.Claim
+	// DisplayBytes sizes a remote terminal's local display log (0: the
+	// host's default).
+	DisplayBytes func() int
+	// Version is this agentrun's: a remote machine's must be the same.
+	Version string
+	// Hosts and SocketOf default to the user's socket directory (rundir).
+	Hosts    func() ([]rundir.Host, error)
+	SocketOf func(pid int) (string, error)
 }
 
-func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, disp *display.Displays, opts remoteOptions) *remotes {
-	if opts.hosts == nil {
-		opts.hosts = rundir.Hosts
+// New returns the remote terminals part, its links ending with ctx.
+func New(ctx context.Context, log *slog.Logger, events *event.Queue, disp *display.Displays, opts Options) *Terminals {
+	if opts.Hosts == nil {
+		opts.Hosts = rundir.Hosts
 	}
-	if opts.socketOf == nil {
-		opts.socketOf = func(pid int) (string, error) {
+	if opts.SocketOf == nil {
+		opts.SocketOf = func(pid int) (string, error) {
 			dir, err := rundir.Dir()
 			if err != nil {
 				return "", err
@@ -102,9 +94,9 @@ func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, disp
 			return rundir.Socket(dir, pid), nil
 		}
 	}
-	rs := &remotes{
-		ctx: ctx, log: log, events: events, disp: disp, user: opts.user,
-		displayBytes: opts.displayBytes, hosts: opts.hosts, socketOf: opts.socketOf, version: opts.version,
+	rs := &Terminals{
+		ctx: ctx, log: log, events: events, disp: disp, user: opts.User,
+		displayBytes: opts.DisplayBytes, hosts: opts.Hosts, socketOf: opts.SocketOf, version: opts.Version,
 		conns: map[hostKey]*remoteHost{}, sites: map[string]*sshlink.Remote{}, ended: map[string]string{},
 	}
 	go func() {
@@ -120,7 +112,7 @@ func newRemotes(ctx context.Context, log *slog.Logger, events *event.Queue, disp
 
 // logBytes is the size of a remote terminal's display log: the host's
 // for its own terminals (Options.DisplayBytes, its default when unset).
-func (rs *remotes) logBytes() int {
+func (rs *Terminals) logBytes() int {
 	if n := rs.displayBytes(); n > 0 {
 		return n
 	}
@@ -179,7 +171,7 @@ func (r *remoteTerm) end(st termhost.ExitStatus, note string) {
 // endRemote ends remote terminal r's display and tells Lua how it ended
 // (the terminal_exit a terminal of ours sends), so that nothing here
 // takes it for running any more.
-func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
+func (rs *Terminals) endRemote(r *remoteTerm, st termhost.ExitStatus, note string) {
 	r.end(st, note)
 	how := note
 	if how == "" {
@@ -193,7 +185,7 @@ func (rs *remotes) endRemote(r *remoteTerm, st termhost.ExitStatus, note string)
 
 // endedErr is the answer to a command on remote terminal name after it
 // ended (ok false: it did not end here, as far as we saw).
-func (rs *remotes) endedErr(name string) (err error, ok bool) {
+func (rs *Terminals) endedErr(name string) (err error, ok bool) {
 	rs.mu.Lock()
 	how, ok := rs.ended[name]
 	rs.mu.Unlock()
@@ -228,8 +220,15 @@ func remoteName(name string) (key hostKey, id string, err error) {
 	return key, id, nil
 }
 
-// list lists the terminals of every other host ("remote_terminals").
-func (rs *remotes) list() ([]map[string]any, error) {
+// IsName reports whether name is a remote terminal's: "PID:term-N", or
+// "ssh://…/PID:term-N" (another machine's).
+func IsName(name string) bool {
+	_, _, err := remoteName(name)
+	return err == nil
+}
+
+// List lists the terminals of every other host ("remote_terminals").
+func (rs *Terminals) List() ([]map[string]any, error) {
 	hosts, err := rs.hosts()
 	if err != nil {
 		return nil, err
@@ -254,7 +253,7 @@ func (rs *remotes) list() ([]map[string]any, error) {
 }
 
 // listOf lists the terminals of host h, as list does.
-func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
+func (rs *Terminals) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 	h.mu.Lock()
 	root := append([]ahp.TerminalInfo(nil), h.root...)
 	h.mu.Unlock()
@@ -271,7 +270,7 @@ func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 		}
 		m := map[string]any{
 			"id": fmt.Sprintf("%s%d:%s", h.prefix(), h.pid, id), "host": h.pid, "title": ti.Title,
-			"claim": claimStatus(ti.Claim), "mine": ti.Claim == rs.user, "remote": true, "holder_gone": ti.HolderGone,
+			"claim": event.Claim(ti.Claim), "mine": ti.Claim == rs.user, "remote": true, "holder_gone": ti.HolderGone,
 		}
 		if h.key.where != "" {
 			m["where"] = h.key.where
@@ -297,12 +296,12 @@ func (rs *remotes) listOf(ctx context.Context, h *remoteHost) []map[string]any {
 	return out
 }
 
-// connect starts the link to the remote machine that name names,
+// Connect starts the link to the remote machine that name names,
 // "ssh://[user@]host[:port]" or a terminal of it (".../PID:term-N"), in
 // the background, and tells Lua when it is up or why it is not (event
 // ssh_connected, with token), so Neovim does not wait while ssh connects
 // ("ssh_connect"). A malformed name is refused at once.
-func (rs *remotes) connect(name string, token int) error {
+func (rs *Terminals) Connect(name string, token int) error {
 	t, rest, err := sshlink.Parse(name)
 	if err != nil {
 		return err
@@ -325,10 +324,10 @@ func (rs *remotes) connect(name string, token int) error {
 	return nil
 }
 
-// listAt lists the terminals of every host of the user on remote machine
+// ListAt lists the terminals of every host of the user on remote machine
 // url, "ssh://[user@]host[:port]", reached over SSH ("ssh_terminals"):
 // named url/PID:term-N.
-func (rs *remotes) listAt(url string) ([]map[string]any, error) {
+func (rs *Terminals) ListAt(url string) ([]map[string]any, error) {
 	t, rest, err := sshlink.Parse(url)
 	if err != nil {
 		return nil, err
@@ -372,7 +371,7 @@ func (rs *remotes) listAt(url string) ([]map[string]any, error) {
 // would stream its output to us from then on). An ended terminal's line
 // is read once and kept while it is listed; with nothing else to read,
 // no connection is made. A host that does not answer gives none.
-func (rs *remotes) lastLines(ctx context.Context, key hostKey, terminals []ahp.TerminalInfo) map[string]string {
+func (rs *Terminals) lastLines(ctx context.Context, key hostKey, terminals []ahp.TerminalInfo) map[string]string {
 	out := map[string]string{}
 	rs.mu.Lock()
 	kept := rs.endedLast[key]
@@ -408,7 +407,7 @@ func (rs *remotes) lastLines(ctx context.Context, key hostKey, terminals []ahp.T
 
 // readLastLines adds the last lines of the terminals uris of host key to
 // out.
-func (rs *remotes) readLastLines(ctx context.Context, key hostKey, uris []string, out map[string]string) {
+func (rs *Terminals) readLastLines(ctx context.Context, key hostKey, uris []string, out map[string]string) {
 	c, _, _, err := rs.dialHost(ctx, key, rs.user.ClientID+"-list")
 	if err != nil {
 		return
@@ -426,9 +425,9 @@ func (rs *remotes) readLastLines(ctx context.Context, key hostKey, uris []string
 	}
 }
 
-// attach shows remote terminal name in Neovim channel ch: its
+// Attach shows remote terminal name in Neovim channel ch: its
 // scrollback, then live ("remote_attach").
-func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any, error) {
+func (rs *Terminals) Attach(name string, ch int, args display.Buffer) (map[string]any, error) {
 	key, id, err := remoteName(name)
 	if err != nil {
 		return nil, err
@@ -510,11 +509,11 @@ func (rs *remotes) attach(name string, ch int, args attachArgs) (map[string]any,
 	r.pump = p
 	r.mu.Unlock()
 	rs.log.Info("attached to a remote terminal", "terminal", name)
-	return map[string]any{"title": st.Title, "claim": claimStatus(st.Claim), "mine": st.Claim == rs.user, "seq": snap.FromSeq}, nil
+	return map[string]any{"title": st.Title, "claim": event.Claim(st.Claim), "mine": st.Claim == rs.user, "seq": snap.FromSeq}, nil
 }
 
 // termOf returns attached remote terminal name.
-func (rs *remotes) termOf(name string) (*remoteTerm, error) {
+func (rs *Terminals) termOf(name string) (*remoteTerm, error) {
 	key, id, err := remoteName(name)
 	if err != nil {
 		return nil, err
@@ -540,7 +539,7 @@ func (rs *remotes) termOf(name string) (*remoteTerm, error) {
 
 // dispatchWait sends act to h and waits for its envelope: the serverSeq
 // the host applied it at, or the host's reason when it refused.
-func (rs *remotes) dispatchWait(h *remoteHost, act ahp.Action) (uint64, error) {
+func (rs *Terminals) dispatchWait(h *remoteHost, act ahp.Action) (uint64, error) {
 	if err := h.usable(); err != nil {
 		return 0, err
 	}
@@ -584,12 +583,12 @@ func (e *refusal) Error() string { return e.label + " refused: " + e.reason }
 // once the host applied it, and the serverSeq it did so at (seq), which
 // orders it with the remote_claimed events (Lua keeps whichever is
 // newer: an event queued before the answer may come after it).
-func (rs *remotes) claimAt(c ahp.Claim, seq uint64) map[string]any {
-	return map[string]any{"claim": claimStatus(c), "mine": c == rs.user, "seq": seq}
+func (rs *Terminals) claimAt(c ahp.Claim, seq uint64) map[string]any {
+	return map[string]any{"claim": event.Claim(c), "mine": c == rs.user, "seq": seq}
 }
 
-// take claims remote terminal name for this editor's user ("remote_take").
-func (rs *remotes) take(name string) (map[string]any, error) {
+// Take claims remote terminal name for this editor's user ("remote_take").
+func (rs *Terminals) Take(name string) (map[string]any, error) {
 	r, err := rs.termOf(name)
 	if err != nil {
 		return nil, err
@@ -607,11 +606,11 @@ func (rs *remotes) take(name string) (map[string]any, error) {
 	return rs.claimAt(rs.user, seq), nil
 }
 
-// letGo gives back remote terminal name, which this editor's user holds
+// LetGo gives back remote terminal name, which this editor's user holds
 // ("remote_let_go"): to the Neovim that runs it, or to nobody once that
 // one quit. Holding nothing of it, there is nothing to do.
 // The answer is as take's (without seq when there was nothing to do).
-func (rs *remotes) letGo(name string) (map[string]any, error) {
+func (rs *Terminals) LetGo(name string) (map[string]any, error) {
 	r, err := rs.termOf(name)
 	if err != nil {
 		return nil, err
@@ -620,7 +619,7 @@ func (rs *remotes) letGo(name string) (map[string]any, error) {
 	holder := r.claim
 	r.mu.Unlock()
 	if holder != rs.user {
-		return map[string]any{"claim": claimStatus(holder), "mine": false}, nil
+		return map[string]any{"claim": event.Claim(holder), "mine": false}, nil
 	}
 	nobody := ahp.ClientClaim(ahp.DetachedClient)
 	seq, err := rs.dispatchWait(r.host, ahp.ClaimedAction{Terminal: r.uri, Claim: nobody})
@@ -630,9 +629,9 @@ func (rs *remotes) letGo(name string) (map[string]any, error) {
 	return rs.claimAt(nobody, seq), nil
 }
 
-// input types data into remote terminal name (refused by its host unless
+// Input types data into remote terminal name (refused by its host unless
 // we hold it; the refusal comes back as a message) ("remote_input").
-func (rs *remotes) input(name string, data []byte) {
+func (rs *Terminals) Input(name string, data []byte) {
 	r, err := rs.termOf(name)
 	if err != nil {
 		rs.notice(err.Error())
@@ -645,7 +644,7 @@ func (rs *remotes) input(name string, data []byte) {
 	if !mine {
 		if holder.Kind == ahp.ClaimClient && holder.ClientID != ahp.DetachedClient {
 			// a client holds it: named, with what frees it, as a refused
-			// take over says it (T would be refused too)
+			// Take over says it (T would be refused too)
 			held := &server.HeldError{ClientID: holder.ClientID, Local: holder.ClientID == fmt.Sprintf("nvim-%d", r.host.key.pid)}
 			rs.notice(fmt.Sprintf("%s is %s", name, held))
 			return
@@ -662,10 +661,10 @@ func (rs *remotes) input(name string, data []byte) {
 	}
 }
 
-// resize sizes remote terminal name's pty to its split here, while
+// Resize sizes remote terminal name's pty to its split here, while
 // we hold it (its host refuses a resize from anyone else; whoever holds a
 // terminal sizes it).
-func (rs *remotes) resize(name string, cols, rows int) error {
+func (rs *Terminals) Resize(name string, cols, rows int) error {
 	r, err := rs.termOf(name)
 	if err != nil {
 		return nil // detached meanwhile: nothing to size
@@ -682,9 +681,9 @@ func (rs *remotes) resize(name string, cols, rows int) error {
 	return nil
 }
 
-// dispose kills remote terminal name (its host's disposeTerminal)
+// Dispose kills remote terminal name (its host's disposeTerminal)
 // ("remote_dispose").
-func (rs *remotes) dispose(name string) error {
+func (rs *Terminals) Dispose(name string) error {
 	key, id, err := remoteName(name)
 	if err != nil {
 		return err
@@ -726,7 +725,7 @@ func (rs *remotes) dispose(name string) error {
 
 // timeout bounds a call that may connect to host key: a remote machine's
 // link may take ssh's ConnectTimeout (15 s) to start.
-func (rs *remotes) timeout(key hostKey) time.Duration {
+func (rs *Terminals) timeout(key hostKey) time.Duration {
 	if key.where != "" {
 		return 30 * time.Second
 	}

@@ -1,7 +1,6 @@
-package editor
+package remote
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/ahp/server"
 	"github.com/agentrun/agentrun.nvim/internal/display"
+	"github.com/agentrun/agentrun.nvim/internal/display/displaytest"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
@@ -60,43 +59,15 @@ func TestRemoteName(t *testing.T) {
 	}
 }
 
-// channels records what displays send to each Neovim channel.
-type channels struct {
-	mu  sync.Mutex
-	out map[int]*bytes.Buffer
-}
-
-func (c *channels) send(ch int, p []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.out == nil {
-		c.out = map[int]*bytes.Buffer{}
-	}
-	if c.out[ch] == nil {
-		c.out[ch] = &bytes.Buffer{}
-	}
-	c.out[ch].Write(p)
-	return nil
-}
-
-func (c *channels) text(ch int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.out[ch] == nil {
-		return ""
-	}
-	return c.out[ch].String()
-}
-
 // remoteRig is another host serving its terminals on a Unix socket, and
 // this editor's remotes part reaching it as host 1.
 type remoteRig struct {
 	host   *termhost.Host
 	dir    string
 	ln     *countingListener // the connections the host accepted
-	rs     *remotes
+	rs     *Terminals
 	events *event.Queue
-	out    *channels // what the displays sent, by Neovim channel
+	out    *displaytest.Channels // what the displays sent, by Neovim channel
 }
 
 func newRemoteRig(t *testing.T) *remoteRig {
@@ -107,7 +78,7 @@ func newRemoteRig(t *testing.T) *remoteRig {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "1.sock")
-	r := &remoteRig{host: termhost.NewHost(termhost.Options{}), dir: dir, events: event.NewQueue(), out: &channels{}}
+	r := &remoteRig{host: termhost.NewHost(termhost.Options{}), dir: dir, events: event.NewQueue(), out: &displaytest.Channels{}}
 	t.Cleanup(r.host.Close)
 	inner, err := server.Listen(socket)
 	if err != nil {
@@ -122,11 +93,11 @@ func newRemoteRig(t *testing.T) *remoteRig {
 	}()
 	t.Cleanup(func() { cancel(); <-served })
 	log := slog.New(slog.DiscardHandler)
-	r.rs = newRemotes(ctx, log, r.events, display.ToChannels(ctx, log, r.out.send), remoteOptions{
-		user:         ahp.ClientClaim("me"),
-		displayBytes: func() int { return 0 },
-		hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },
-		socketOf: func(pid int) (string, error) {
+	r.rs = New(ctx, log, r.events, display.ToChannels(ctx, log, r.out.Send), Options{
+		User:         ahp.ClientClaim("me"),
+		DisplayBytes: func() int { return 0 },
+		Hosts:        func() ([]rundir.Host, error) { return []rundir.Host{{PID: 1, Socket: socket}}, nil },
+		SocketOf: func(pid int) (string, error) {
 			if pid != 1 {
 				return "", fmt.Errorf("no host %d", pid)
 			}
@@ -154,30 +125,30 @@ func TestRemotesJourney(t *testing.T) {
 	rs, events, out := rig.rs, rig.events, rig.out
 	name := "1:" + term.ID()
 
-	list, err := rs.list()
+	list, err := rs.List()
 	if err != nil || len(list) != 1 || list[0]["id"] != name || list[0]["mine"] != false || list[0]["state"] != "running" {
 		t.Fatalf("list = %v, %v; want %s running, not mine", list, err, name)
 	}
-	if _, err := rs.attach("1:", 7, attachArgs{}); err == nil {
+	if _, err := rs.Attach("1:", 7, display.Buffer{}); err == nil {
 		t.Error("attach of a bad name did not fail")
 	}
-	shown, err := rs.attach(name, 7, attachArgs{Scrollback: 100})
+	shown, err := rs.Attach(name, 7, display.Buffer{Scrollback: 100})
 	if err != nil || shown["mine"] != false {
 		t.Fatalf("attach = %v, %v", shown, err)
 	}
 	wait.Until(t, "the remote terminal output in its buffer", 10*time.Second, func() (bool, string) {
-		return strings.Contains(out.text(7), "ready"), fmt.Sprintf("%q; term %q", out.text(7), term.LastLine())
+		return strings.Contains(out.Text(7), "ready"), fmt.Sprintf("%q; term %q", out.Text(7), term.LastLine())
 	})
 
-	rs.input(name, []byte("early\r"))
+	rs.Input(name, []byte("early\r"))
 	if n := eventtest.Named(events, event.NameMessage); len(n) != 1 || !strings.HasPrefix(n[0]["text"].(string), name+" is held by the agent; take it over (T)") {
 		t.Errorf("input into a terminal the agent holds: messages %v, want one saying who holds it (Lua adds the prefix)", n)
 	}
-	if err := rs.resize(name, 50, 10); err != nil {
+	if err := rs.Resize(name, 50, 10); err != nil {
 		t.Errorf("resize of a terminal the agent holds: %v, want it skipped", err)
 	}
 
-	took, err := rs.take(name)
+	took, err := rs.Take(name)
 	if err != nil || took["mine"] != true || took["seq"] == nil {
 		t.Fatalf("take: %v, %v", took, err)
 	}
@@ -189,11 +160,11 @@ func TestRemotesJourney(t *testing.T) {
 	if c := eventtest.Named(events, event.NameRemoteClaimed); fmt.Sprint(c[len(c)-1]["seq"]) != fmt.Sprint(took["seq"]) {
 		t.Errorf("remote_claimed %v, the take answered %v: want the same seq", c[len(c)-1], took)
 	}
-	rs.input(name, []byte("typed\r"))
+	rs.Input(name, []byte("typed\r"))
 	wait.For(t, "the typed line echoed back", 10*time.Second, func() bool {
-		return strings.Count(out.text(7), "typed") >= 2 // the pty's echo and cat's
+		return strings.Count(out.Text(7), "typed") >= 2 // the pty's echo and cat's
 	})
-	if err := rs.resize(name, 50, 10); err != nil {
+	if err := rs.Resize(name, 50, 10); err != nil {
 		t.Errorf("resize: %v", err)
 	}
 	wait.For(t, "the resize applied", 10*time.Second, func() bool {
@@ -202,18 +173,18 @@ func TestRemotesJourney(t *testing.T) {
 	})
 
 	wait.For(t, "the list to show its last line", 10*time.Second, func() bool {
-		list, err := rs.list()
+		list, err := rs.List()
 		return err == nil && len(list) == 1 && list[0]["last_line"] == "typed"
 	})
 
-	if err := rs.dispose(name); err != nil {
+	if err := rs.Dispose(name); err != nil {
 		t.Fatalf("dispose: %v", err)
 	}
 	// At once (its host may have dropped it, or gone): what follows says
 	// it ended, and how.
 	ended := name + " ended (signal SIGTERM)"
-	_, takeErr := rs.take(name)
-	for what, err := range map[string]error{"take": takeErr, "dispose": rs.dispose(name)} {
+	_, takeErr := rs.Take(name)
+	for what, err := range map[string]error{"take": takeErr, "dispose": rs.Dispose(name)} {
 		if err == nil || err.Error() != ended {
 			t.Errorf("%s after the end: %v, want %q", what, err, ended)
 		}
@@ -253,7 +224,7 @@ func TestRemoteListKeepsEndedLastLines(t *testing.T) {
 	var per []int64
 	for range 3 {
 		before := ln.n.Load()
-		list, err := rs.list()
+		list, err := rs.List()
 		if err != nil || len(list) != 1 || list[0]["state"] != "exited" || list[0]["last_line"] != "all done" {
 			t.Fatalf("list = %v, %v; want the ended terminal with its last line", list, err)
 		}
@@ -295,16 +266,16 @@ func TestRemoteAttachLosesNothing(t *testing.T) {
 	}
 	for ch, name := range names {
 		time.Sleep(time.Duration(ch) * time.Millisecond)
-		if _, err := rig.rs.attach(name, ch, attachArgs{Scrollback: 2 * n}); err != nil {
+		if _, err := rig.rs.Attach(name, ch, display.Buffer{Scrollback: 2 * n}); err != nil {
 			t.Fatalf("attach %s: %v", name, err)
 		}
 	}
 	last := regexp.MustCompile(`n(\d+)\r\n`)
 	for ch, name := range names {
 		wait.Until(t, fmt.Sprintf("%s to show its last line", name), 10*time.Second, func() (bool, string) {
-			return strings.Contains(rig.out.text(ch), fmt.Sprintf("n%d\r\n", n)), ""
+			return strings.Contains(rig.out.Text(ch), fmt.Sprintf("n%d\r\n", n)), ""
 		})
-		shown := regexp.MustCompile(`\x1b\[[?0-9;]*[a-zA-Z]`).ReplaceAllString(rig.out.text(ch), "") // the guards before each write
+		shown := regexp.MustCompile(`\x1b\[[?0-9;]*[a-zA-Z]`).ReplaceAllString(rig.out.Text(ch), "") // the guards before each write
 		lines := last.FindAllStringSubmatch(shown, -1)
 		for i := 1; i < len(lines); i++ {
 			prev, _ := strconv.Atoi(lines[i-1][1])

@@ -1,4 +1,4 @@
-package editor
+package remote
 
 import (
 	"context"
@@ -113,7 +113,7 @@ func (h *remoteHost) usable() error {
 }
 
 // siteOf returns the remote machine where ("ssh://…"), linked.
-func (rs *remotes) siteOf(ctx context.Context, where string) (*sshlink.Remote, error) {
+func (rs *Terminals) siteOf(ctx context.Context, where string) (*sshlink.Remote, error) {
 	rs.mu.Lock()
 	r := rs.sites[where]
 	if r == nil {
@@ -133,7 +133,7 @@ func (rs *remotes) siteOf(ctx context.Context, where string) (*sshlink.Remote, e
 }
 
 // dialHost opens an AHP connection to host key (not initialized).
-func (rs *remotes) dialHost(ctx context.Context, key hostKey, clientID string) (*client.Client, *sshlink.Remote, string, error) {
+func (rs *Terminals) dialHost(ctx context.Context, key hostKey, clientID string) (*client.Client, *sshlink.Remote, string, error) {
 	if key.where == "" {
 		socket, err := rs.socketOf(key.pid)
 		if err != nil {
@@ -166,7 +166,7 @@ func (rs *remotes) dialHost(ctx context.Context, key hostKey, clientID string) (
 
 // hostOf returns the connection to host key, connecting on first use;
 // the caller calls doneWith when done with it.
-func (rs *remotes) hostOf(ctx context.Context, key hostKey) (*remoteHost, error) {
+func (rs *Terminals) hostOf(ctx context.Context, key hostKey) (*remoteHost, error) {
 	if key.where == "" && key.pid == os.Getpid() {
 		return nil, fmt.Errorf("host %d is this Neovim's own: its terminals are in the list already", key.pid)
 	}
@@ -213,7 +213,7 @@ func (h *remoteHost) isGone() bool {
 
 // followHost routes a host's envelopes to the terminals shown here; a
 // connection over SSH that ends is resumed.
-func (rs *remotes) followHost(h *remoteHost) {
+func (rs *Terminals) followHost(h *remoteHost) {
 	why := fmt.Sprintf("the host %d went away", h.pid)
 	for {
 		c := h.client()
@@ -247,7 +247,7 @@ func (rs *remotes) followHost(h *remoteHost) {
 }
 
 // route passes one envelope of h's to the terminal shown here it is for.
-func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
+func (rs *Terminals) route(h *remoteHost, e ahp.Envelope) {
 	h.mu.Lock()
 	if e.Origin != nil && e.Origin.ClientID == h.c.ID() {
 		if ch := h.waiters[e.Origin.ClientSeq]; ch != nil {
@@ -280,14 +280,14 @@ func (rs *remotes) route(h *remoteHost, e ahp.Envelope) {
 	defer r.routing.Unlock()
 	switch {
 	case !r.subscribed:
-		r.held = append(r.held, e) // attach applies it after the snapshot
+		r.held = append(r.held, e) // Attach applies it after the snapshot
 	case e.ServerSeq > r.fromSeq:
 		rs.apply(h, r, e)
 	}
 }
 
 // apply applies what the host says of remote terminal r (r.routing held).
-func (rs *remotes) apply(h *remoteHost, r *remoteTerm, e ahp.Envelope) {
+func (rs *Terminals) apply(h *remoteHost, r *remoteTerm, e ahp.Envelope) {
 	switch a := e.Action.(type) {
 	case ahp.DataAction:
 		r.log.Append([]byte(a.Data))
@@ -306,11 +306,11 @@ func (rs *remotes) apply(h *remoteHost, r *remoteTerm, e ahp.Envelope) {
 // serverSeq seq, and tells Lua (with seq: the answer to a take or a let
 // go may reach Lua before an event queued earlier, which must not undo
 // it).
-func (rs *remotes) claimed(r *remoteTerm, c ahp.Claim, seq uint64) {
+func (rs *Terminals) claimed(r *remoteTerm, c ahp.Claim, seq uint64) {
 	r.mu.Lock()
 	r.claim = c
 	r.mu.Unlock()
-	rs.events.Push(event.RemoteClaimed{ID: r.name, Claim: claimStatus(c), Mine: c == rs.user, Seq: seq})
+	rs.events.Push(event.RemoteClaimed{ID: r.name, Claim: event.Claim(c), Mine: c == rs.user, Seq: seq})
 }
 
 // say writes a line of ours into the splits of the terminals shown.
@@ -325,7 +325,7 @@ func say(terms []*remoteTerm, text string) {
 // missed (replayed by the host), or the terminal again from its start
 // when more happened than the host keeps. An error says why it could
 // not (the host went away, agentrun there is gone, ...).
-func (rs *remotes) resume(h *remoteHost, c *client.Client) error {
+func (rs *Terminals) resume(h *remoteHost, c *client.Client) error {
 	lastSeen := c.LastSeen()
 	c.Close()
 	why := fmt.Sprintf("the connection to %s ended", h.label())
@@ -428,7 +428,7 @@ func (rs *remotes) resume(h *remoteHost, c *client.Client) error {
 
 // lost drops terminal uri of h from those shown here; note (when not
 // "") says how it went, in its split.
-func (rs *remotes) lost(h *remoteHost, uri, note string) {
+func (rs *Terminals) lost(h *remoteHost, uri, note string) {
 	h.mu.Lock()
 	r := h.terms[uri]
 	delete(h.terms, uri)
@@ -441,7 +441,7 @@ func (rs *remotes) lost(h *remoteHost, uri, note string) {
 // doneWith ends a use of h (remoteHostOf) and closes the connection when
 // nothing uses it and no terminal of it is shown here: a host that stayed
 // for detached terminals may then end; a list refresh connects again.
-func (rs *remotes) doneWith(h *remoteHost) {
+func (rs *Terminals) doneWith(h *remoteHost) {
 	h.mu.Lock()
 	h.users--
 	h.mu.Unlock()
@@ -449,7 +449,7 @@ func (rs *remotes) doneWith(h *remoteHost) {
 }
 
 // dropIdle closes the connection to h if it is idle.
-func (rs *remotes) dropIdle(h *remoteHost) {
+func (rs *Terminals) dropIdle(h *remoteHost) {
 	h.mu.Lock()
 	idle := len(h.terms) == 0 && len(h.waiters) == 0 && h.users <= 0 && h.resuming == ""
 	if idle {
@@ -469,6 +469,6 @@ func (rs *remotes) dropIdle(h *remoteHost) {
 }
 
 // notice tells the user something as a warning.
-func (rs *remotes) notice(text string) {
+func (rs *Terminals) notice(text string) {
 	rs.events.Push(event.Message{Level: "warn", Text: text})
 }
