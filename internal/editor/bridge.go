@@ -19,6 +19,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/internal/remote"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -51,14 +52,14 @@ type Bridge struct {
 	cancel context.CancelFunc
 
 	// The parts, each with its own state and lock.
-	questions *questions        // the user's open questions (permission.go)
-	sessions  *sessions         // ACP sessions and their agents (sessions.go)
-	display   *display.Displays // starts the terminal buffers' pumps (display.go)
-	terminals *terminals        // our host's terminals shown here (terminal.go)
-	remotes   *remote.Terminals // other hosts' terminals shown here (internal/remote)
-	socket    *socketHost       // serves the host to other clients (hostserve.go)
+	questions *question.Questions // the user's open questions (permission.go)
+	sessions  *sessions           // ACP sessions and their agents (sessions.go)
+	display   *display.Displays   // starts the terminal buffers' pumps (display.go)
+	terminals *terminals          // our host's terminals shown here (terminal.go)
+	remotes   *remote.Terminals   // other hosts' terminals shown here (internal/remote)
+	socket    *socketHost         // serves the host to other clients (hostserve.go)
 
-	ids *ids // session keys and question tokens
+	ids *question.IDs // session keys and question tokens
 
 	// v is the client of the Neovim connected now (nvimLink); another
 	// one's after a lingering backend is resumed (linger.go).
@@ -82,13 +83,13 @@ type Bridge struct {
 func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
 	events := event.NewQueue()
-	idSource := &ids{}
+	idSource := &question.IDs{}
 	b := &Bridge{
 		log: log, version: version, events: events, guard: g,
 		user: ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
 		ctx:  ctx, cancel: cancel, ids: idSource,
 	}
-	b.questions = newQuestions(events, idSource, log)
+	b.questions = question.New(events, idSource, log)
 	b.socket = newSocketHost(log, b.user)
 	b.display = display.New(ctx, log, b.nvimLink)
 	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
@@ -104,7 +105,7 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 		terminalSize: b.terminals.size,
 		addTerminal:  b.terminals.add,
 		socketPath:   b.socket.socket,
-		ask:          b.questions.ask,
+		ask:          b.questions.Ask,
 		execLua: func(code string, result any, args ...any) error {
 			return b.nvimLink().ExecLua(code, result, args...)
 		},
@@ -168,7 +169,7 @@ func (b *Bridge) handlers() map[string]any {
 		"terminal_size":    b.terminals.setSize,
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
-		"answer_question":  b.questions.answer,
+		"answer_question":  b.questions.Answer,
 		"check_command":    checkCommand,
 		"read_files":       boxfile.Read,
 		"checkpoint":       checkpoint.Do,
@@ -310,12 +311,12 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	b.site = args.Site
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
-		b.ids.suffix.Store(&suffix)
+		b.ids.SetSuffix(suffix)
 		b.events.KeepAll() // for a Neovim that takes the sessions over (linger.go)
 		b.terminals.keepShownOutput()
 	}
 	if args.IDBase > 0 {
-		b.ids.n.CompareAndSwap(0, int64(args.IDBase))
+		b.ids.StartAfter(int64(args.IDBase))
 	}
 	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace", b.hostOpts.KillGrace, "byte_limit", b.hostOpts.ByteLimit, // 0: unset, the host's default
 		"display_bytes", b.hostOpts.DisplayBytes)
@@ -511,7 +512,7 @@ func (b *Bridge) linkDropped() {
 // the user detached (once; Lua calls it from VimLeavePre, and the backend
 // again when Neovim's channel closes).
 func (b *Bridge) endSessions() {
-	b.questions.close()
+	b.questions.Close()
 	agents, first := b.sessions.shutdown()
 	if !first {
 		return

@@ -25,7 +25,7 @@ func (b *Bridge) elicit(ctx context.Context, key string, e acp.Elicitation) (acp
 	if required == nil {
 		required = []string{}
 	}
-	token, a, err := b.questions.ask(ctx, "e", event.ElicitQuestion, func(token string) event.Payload {
+	token, a, err := b.questions.Ask(ctx, "e", event.ElicitQuestion, func(token string) event.Payload {
 		return event.Elicitation{
 			Key: key, SessionID: e.SessionID, ToolCall: e.ToolCallID, Mode: e.Mode, Message: e.Message,
 			Fields: jsonValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,

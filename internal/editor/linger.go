@@ -166,7 +166,7 @@ func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 		live[s["key"].(string)] = true
 	}
 	dropped := b.events.Replay(func(log []event.Event) []event.Event {
-		return replayOf(log, live, b.questions.isOpen)
+		return replayOf(log, live, b.questions.IsOpen)
 	})
 	return map[string]any{"version": b.version, "pid": os.Getpid(), "site": site, "sessions": list, "dropped_events": dropped}, nil
 }
@@ -272,14 +272,6 @@ func (ss *sessions) runningList() []map[string]any {
 func keyNumber(key string) int {
 	n, _ := strconv.Atoi(strings.SplitN(key, "@", 2)[0])
 	return n
-}
-
-// isOpen reports whether question token still waits for its answer.
-func (qs *questions) isOpen(token string) bool {
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	_, ok := qs.pending[token]
-	return ok
 }
 
 // Lingering lists the process ids of this user's lingering backends,

@@ -95,8 +95,8 @@ func (ss *sessions) start(args startArgs) (string, error) {
 	// were missing (the child's chdir fails with ENOENT): say which.
 	if fi, err := os.Stat(args.Cwd); err != nil || !fi.IsDir() {
 		where := ""
-		if site := ss.ids.suffix.Load(); site != nil {
-			where = " on " + strings.TrimPrefix(*site, "@") // the machine as the user named it
+		if site := ss.ids.Suffix(); site != "" {
+			where = " on " + strings.TrimPrefix(site, "@") // the machine as the user named it
 		}
 		switch {
 		case err == nil:
@@ -109,7 +109,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 	if err := args.Policy.check(); err != nil {
 		return "", fmt.Errorf("start: %w", err)
 	}
-	key := ss.ids.next("")
+	key := ss.ids.Next("")
 	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 	s := &session{key: key, name: args.Agent, args: args, cancelStart: cancel}
 	ss.mu.Lock()

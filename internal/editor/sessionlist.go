@@ -41,7 +41,7 @@ func (ss *sessions) list(args listArgs) (string, error) {
 	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
 		return "", fmt.Errorf("sessions: agent %q has an empty cmd", args.Agent)
 	}
-	token := ss.ids.next("list-")
+	token := ss.ids.Next("list-")
 	ss.mu.Lock()
 	if ss.closing {
 		ss.mu.Unlock()

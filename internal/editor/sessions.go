@@ -9,6 +9,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
+	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
@@ -29,7 +30,7 @@ type sessions struct {
 	ctx     context.Context // ends at shutdown
 	log     *slog.Logger
 	events  *event.Queue
-	ids     *ids
+	ids     *question.IDs
 	version string
 	sessionDeps
 
@@ -78,12 +79,12 @@ type sessionDeps struct {
 	// socketPath is the socket our MCP tool reaches us on ("" when none).
 	socketPath func() string
 	// ask asks the user a question and waits for the answer (questions).
-	ask func(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a answer, err error)
+	ask func(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a question.Answer, err error)
 	// execLua runs Lua in Neovim (terminal.sandbox as a function).
 	execLua func(code string, result any, args ...any) error
 }
 
-func newSessions(ctx context.Context, log *slog.Logger, events *event.Queue, ids *ids, version string, deps sessionDeps) *sessions {
+func newSessions(ctx context.Context, log *slog.Logger, events *event.Queue, ids *question.IDs, version string, deps sessionDeps) *sessions {
 	starts, cancelStarts := context.WithCancel(ctx)
 	return &sessions{
 		ctx: ctx, log: log, events: events, ids: ids, version: version, sessionDeps: deps,

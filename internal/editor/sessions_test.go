@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
+	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -81,7 +82,7 @@ func newTestSessions(t *testing.T) (*sessions, *event.Queue) {
 	events := ts.events
 	log := slog.New(slog.DiscardHandler)
 	var ss *sessions
-	ss = newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
+	ss = newSessions(ts.ctx, log, events, &question.IDs{}, "test", sessionDeps{
 		editorFor:    func(key string) acp.Editor { return &testEditor{key: key, ss: ss, ts: ts, h: h} },
 		host:         func() *termhost.Host { return h },
 		byteLimit:    func() int { return termhost.DefaultByteLimit },
@@ -89,7 +90,7 @@ func newTestSessions(t *testing.T) (*sessions, *event.Queue) {
 		terminalSize: ts.size,
 		addTerminal:  ts.add,
 		socketPath:   func() string { return "" },
-		ask:          newQuestions(events, &ids{}, log).ask,
+		ask:          question.New(events, &question.IDs{}, log).Ask,
 	})
 	ts.closing = ss.isClosing
 	t.Cleanup(func() { ss.shutdown() })

@@ -1,4 +1,4 @@
-package editor
+package question
 
 import (
 	"context"
@@ -26,61 +26,61 @@ func TestQuestions(t *testing.T) {
 	cases := []struct {
 		name string
 		// end ends the question once Lua was asked (token is its token).
-		end        func(qs *questions, token string, cancel context.CancelFunc)
-		wantAnswer answer
+		end        func(qs *Questions, token string, cancel context.CancelFunc)
+		wantAnswer Answer
 		wantErr    error
 		wantEvents []string
 	}{
 		{
 			name:       "answered",
-			end:        func(qs *questions, token string, _ context.CancelFunc) { qs.answer(token, "allow", "") },
-			wantAnswer: answer{ID: "allow"},
+			end:        func(qs *Questions, token string, _ context.CancelFunc) { qs.Answer(token, "allow", "") },
+			wantAnswer: Answer{ID: "allow"},
 			wantEvents: []string{event.NamePermission},
 		},
 		{
 			name: "refused by a rule, with why",
-			end: func(qs *questions, token string, _ context.CancelFunc) {
-				qs.answer(token, "", "`rm x` matches deny \"rm *\"")
+			end: func(qs *Questions, token string, _ context.CancelFunc) {
+				qs.Answer(token, "", "`rm x` matches deny \"rm *\"")
 			},
-			wantAnswer: answer{Why: "`rm x` matches deny \"rm *\""},
+			wantAnswer: Answer{Why: "`rm x` matches deny \"rm *\""},
 			wantEvents: []string{event.NamePermission},
 		},
 		{
 			name: "a late answer to another token is dropped",
-			end: func(qs *questions, token string, _ context.CancelFunc) {
-				qs.answer("p999", "allow", "")
-				qs.answer(token, "", "")
+			end: func(qs *Questions, token string, _ context.CancelFunc) {
+				qs.Answer("p999", "allow", "")
+				qs.Answer(token, "", "")
 			},
-			wantAnswer: answer{},
+			wantAnswer: Answer{},
 			wantEvents: []string{event.NamePermission},
 		},
 		{
 			name:       "withdrawn when the turn is cancelled",
-			end:        func(_ *questions, _ string, cancel context.CancelFunc) { cancel() },
+			end:        func(_ *Questions, _ string, cancel context.CancelFunc) { cancel() },
 			wantErr:    context.Canceled,
 			wantEvents: []string{event.NamePermission, event.NamePermissionCancelled},
 		},
 		{
 			name:       "closed at shutdown",
-			end:        func(qs *questions, _ string, _ context.CancelFunc) { qs.close() },
-			wantErr:    errEditorClosing,
+			end:        func(qs *Questions, _ string, _ context.CancelFunc) { qs.Close() },
+			wantErr:    ErrClosing,
 			wantEvents: []string{event.NamePermission},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			events := event.NewQueue()
-			qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
+			qs := New(events, &IDs{}, slog.New(slog.DiscardHandler))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			type result struct {
 				token  string
-				answer answer
+				answer Answer
 				err    error
 			}
 			done := make(chan result, 1)
 			go func() {
-				token, answer, err := qs.ask(ctx, "p", event.PermissionQuestion, func(token string) event.Payload { return event.Permission{Token: token} })
+				token, answer, err := qs.Ask(ctx, "p", event.PermissionQuestion, func(token string) event.Payload { return event.Permission{Token: token} })
 				done <- result{token, answer, err}
 			}()
 			wait.For(t, "the question registered", 5*time.Second, func() bool {
@@ -114,9 +114,9 @@ func TestQuestions(t *testing.T) {
 // TestQuestionsAfterClose: once closed, a question is not asked at all.
 func TestQuestionsAfterClose(t *testing.T) {
 	events := event.NewQueue()
-	qs := newQuestions(events, &ids{}, slog.New(slog.DiscardHandler))
-	qs.close()
-	if _, _, err := qs.ask(context.Background(), "a", event.ApproveQuestion, func(token string) event.Payload { return event.Approve{Token: token} }); !errors.Is(err, errEditorClosing) {
+	qs := New(events, &IDs{}, slog.New(slog.DiscardHandler))
+	qs.Close()
+	if _, _, err := qs.Ask(context.Background(), "a", event.ApproveQuestion, func(token string) event.Payload { return event.Approve{Token: token} }); !errors.Is(err, ErrClosing) {
 		t.Errorf("ask after close: %v, want errEditorClosing", err)
 	}
 	if got := queued(events); len(got) != 0 {
