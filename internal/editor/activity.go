@@ -50,7 +50,7 @@ func (ts *terminals) watchActivity(tm *terminal, t *termhost.Terminal) {
 		}
 		prompt := ""
 		if waiting {
-			prompt = lastLine(t.Output().Text) // what it asks, most often
+			prompt = event.LastLine(t.Output().Text) // what it asks, most often
 		}
 		ts.setActivity(tm, waiting, ports, prompt)
 	}

@@ -3,7 +3,6 @@ package editor
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentrun/agentrun.nvim/acp"
@@ -24,7 +23,7 @@ import (
 // agent's answer, or a failed attempt).
 func (ss *sessions) askSignIn(s *session, why error) {
 	ss.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
-	ss.events.Push(event.AuthRequired{Key: s.key, Agent: s.name, Methods: jsonValue(s.agent.AuthMethods()), Error: errText(why)})
+	ss.events.Push(event.AuthRequired{Key: s.key, Agent: s.name, Methods: event.JSONValue(s.agent.AuthMethods()), Error: event.ErrText(why)})
 }
 
 // authMethods returns the ways session key's agent offers to sign in.
@@ -33,7 +32,7 @@ func (ss *sessions) authMethods(key string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
 	}
-	return jsonValue(s.agent.AuthMethods()), nil
+	return event.JSONValue(s.agent.AuthMethods()), nil
 }
 
 // login signs session key's agent in with method id. An agent method
@@ -78,18 +77,11 @@ func (ss *sessions) login(key, id string) (map[string]any, error) {
 // user holds.
 func (ss *sessions) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal, error) {
 	argv, extra := s.agent.LoginCommand(m)
-	env := setEnv(os.Environ(), "TERM", "xterm-256color")
-	for _, kv := range extra {
-		k, v, _ := strings.Cut(kv, "=")
-		env = setEnv(env, k, v)
-	}
-	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.args.Cwd, Claim: ss.user, Title: "sign in: " + shquote.Join(argv)}
-	spec.Cols, spec.Rows = ss.terminalSize()
-	t, err := ss.host().Create(ss.ctx, spec)
+	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Dir: s.args.Cwd, Title: "sign in: " + shquote.Join(argv)}
+	t, err := ss.userTerminal(spec, extra)
 	if err != nil {
 		return nil, fmt.Errorf("sign in with %q: %w", m.Name, err)
 	}
-	ss.addTerminal(t, "", "", true)
 	ss.log.Info("sign-in terminal started", "key", s.key, "method", m.ID, "terminal", t.ID())
 	return t, nil
 }
@@ -112,7 +104,7 @@ func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
 		ss.askSignIn(s, fmt.Errorf("signing in with %q failed: %w", m.Name, err))
 	case err != nil:
 		ss.log.Warn("sign-in failed", "key", s.key, "method", m.ID, "err", err)
-		ss.events.Push(event.Message{Key: s.key, Level: "error", Text: fmt.Sprintf("signing in with %q failed: %s", m.Name, errText(err))})
+		ss.events.Push(event.Message{Key: s.key, Level: "error", Text: fmt.Sprintf("signing in with %q failed: %s", m.Name, event.ErrText(err))})
 	case open:
 		ss.log.Info("signed in; opening the session", "key", s.key, "method", m.ID)
 		defer ss.starting.Done()

@@ -103,11 +103,11 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 		user:         b.user,
 		guard:        g,
 		terminalSize: b.terminals.size,
-		addTerminal:  b.terminals.add,
+		userTerminal: b.terminals.userTerminal,
 		socketPath:   b.socket.socket,
 		ask:          b.questions.Ask,
-		execLua: func(code string, result any, args ...any) error {
-			return b.nvimLink().ExecLua(code, result, args...)
+		execLua: func(ctx context.Context, code string, result any, args ...any) error {
+			return callNvim(ctx, func() error { return b.nvimLink().ExecLua(code, result, args...) })
 		},
 	})
 	b.terminals.closing = b.sessions.isClosing
@@ -553,46 +553,4 @@ func (b *Bridge) shutdown(ctx context.Context) {
 	}
 	b.cancel()
 	b.log.Info("shut down")
-}
-
-// jsonValue turns an ACP value into plain maps/slices/strings/numbers via
-// its JSON form (the SDK's unions marshal themselves), for msgpack to Lua.
-func jsonValue(v any) any {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return map[string]any{"error": err.Error()}
-	}
-	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return map[string]any{"error": err.Error()}
-	}
-	return dropNulls(out)
-}
-
-// dropNulls removes null map entries: Lua sees an absent field as nil,
-// while a null would arrive as vim.NIL (a truthy userdata).
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-			} else {
-				x[k] = dropNulls(e)
-			}
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropNulls(e)
-		}
-	}
-	return v
-}
-
-// errText is err's message, or "" for nil.
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -28,7 +28,7 @@ func (b *Bridge) elicit(ctx context.Context, key string, e acp.Elicitation) (acp
 	token, a, err := b.questions.Ask(ctx, "e", event.ElicitQuestion, func(token string) event.Payload {
 		return event.Elicitation{
 			Key: key, SessionID: e.SessionID, ToolCall: e.ToolCallID, Mode: e.Mode, Message: e.Message,
-			Fields: jsonValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,
+			Fields: event.JSONValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,
 		}
 	})
 	if err != nil {

@@ -9,14 +9,6 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/event"
 )
 
-func TestJSONValueDropsNulls(t *testing.T) {
-	in := map[string]any{"a": nil, "b": map[string]any{"c": nil, "d": 1}, "e": []any{map[string]any{"f": nil}}}
-	got := fmt.Sprint(jsonValue(in))
-	if want := "map[b:map[d:1] e:[map[]]]"; got != want {
-		t.Errorf("jsonValue = %s, want %s", got, want)
-	}
-}
-
 // TestReplayPicksWhatATakeoverNeeds: a Neovim taking sessions over gets
 // every event of the sessions still running, in order, the user's
 // prompts included, and what their terminals do (the ports they listen

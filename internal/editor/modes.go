@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agentrun/agentrun.nvim/internal/event"
 )
 
 // Modes and config options (models, and whatever else an agent offers):
@@ -39,5 +41,5 @@ func (ss *sessions) setConfig(key, id, value string) (any, error) {
 		return nil, err
 	}
 	ss.log.Info("config option set", "key", key, "option", id, "value", value)
-	return jsonValue(opts), nil
+	return event.JSONValue(opts), nil
 }

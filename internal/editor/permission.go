@@ -17,7 +17,7 @@ func (b *Bridge) requestPermission(ctx context.Context, key string, req acpsdk.R
 	cancelled := acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}
 	sid := string(req.SessionId)
 	token, a, err := b.questions.Ask(ctx, "p", event.PermissionQuestion, func(token string) event.Payload {
-		return event.Permission{Key: key, SessionID: sid, ToolCall: jsonValue(req.ToolCall), Options: jsonValue(req.Options), Token: token}
+		return event.Permission{Key: key, SessionID: sid, ToolCall: event.JSONValue(req.ToolCall), Options: event.JSONValue(req.Options), Token: token}
 	})
 	if err != nil {
 		return cancelled, nil

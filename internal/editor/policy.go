@@ -160,10 +160,8 @@ func (ss *sessions) sandboxer(sb *sandboxArgs) func(ctx context.Context, cmd acp
 		args := sb.Profile
 		if sb.Kind == "function" {
 			args = nil
-			err := callNvim(ctx, func() error {
-				return ss.execLua(`return require("agentrun.config").sandbox_for(...)`, &args,
-					map[string]any{"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "session": cmd.Session})
-			})
+			err := ss.execLua(ctx, `return require("agentrun.config").sandbox_for(...)`, &args,
+				map[string]any{"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "session": cmd.Session})
 			if err != nil {
 				return nil, errors.New(luaError(err))
 			}

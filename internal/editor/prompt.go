@@ -41,7 +41,7 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 		s.busy = false
 		stopped := s.stopped && errors.Is(err, acp.ErrStopped)
 		ss.mu.Unlock()
-		end := event.TurnEnd{Key: key, StopReason: stop, Error: errText(err)}
+		end := event.TurnEnd{Key: key, StopReason: stop, Error: event.ErrText(err)}
 		switch {
 		case stopped:
 			// The user stopped the session (:AgentStop): the turn did

@@ -264,7 +264,7 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 	// Under ss.mu so no update for this session can slip in between.
 	started := event.SessionStarted{
 		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals, OurTool: s.tool,
-		Modes: jsonValue(as.Modes()), ConfigOptions: jsonValue(as.ConfigOptions()), Note: note,
+		Modes: event.JSONValue(as.Modes()), ConfigOptions: event.JSONValue(as.ConfigOptions()), Note: note,
 	}
 	// Held updates (a loaded session's history) follow, then word that
 	// they have all come: prompts queued meanwhile go after the history.
@@ -375,7 +375,7 @@ func (ss *sessions) endSession(s *session, reason error) {
 		}
 	}
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
-	ss.events.Push(event.SessionEnded{Key: s.key, Reason: errText(reason), Stopped: stopped})
+	ss.events.Push(event.SessionEnded{Key: s.key, Reason: event.ErrText(reason), Stopped: stopped})
 }
 
 // live returns session key while its ACP session is open.

@@ -72,16 +72,18 @@ type sessionDeps struct {
 	// guard kills the agents if the backend dies without stopping them;
 	// nil without one.
 	guard *guard.Client
-	// terminalSize and addTerminal are the terminals part's: a new
-	// split's size, and showing a terminal the user holds.
+	// terminalSize and userTerminal are the terminals part's: a new
+	// split's size, and starting and showing a terminal the user holds
+	// (env: KEY=VALUE pairs over the backend's environment).
 	terminalSize func() (cols, rows uint16)
-	addTerminal  func(t *termhost.Terminal, key, sid string, user bool) *terminal
+	userTerminal func(spec termhost.Spec, env []string) (*termhost.Terminal, error)
 	// socketPath is the socket our MCP tool reaches us on ("" when none).
 	socketPath func() string
 	// ask asks the user a question and waits for the answer (questions).
 	ask func(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a question.Answer, err error)
-	// execLua runs Lua in Neovim (terminal.sandbox as a function).
-	execLua func(code string, result any, args ...any) error
+	// execLua runs Lua in Neovim (terminal.sandbox as a function),
+	// giving up when ctx ends.
+	execLua func(ctx context.Context, code string, result any, args ...any) error
 }
 
 func newSessions(ctx context.Context, log *slog.Logger, events *event.Queue, ids *question.IDs, version string, deps sessionDeps) *sessions {

@@ -88,7 +88,7 @@ func newTestSessions(t *testing.T) (*sessions, *event.Queue) {
 		byteLimit:    func() int { return termhost.DefaultByteLimit },
 		user:         ahp.ClientClaim("me"),
 		terminalSize: ts.size,
-		addTerminal:  ts.add,
+		userTerminal: ts.userTerminal,
 		socketPath:   func() string { return "" },
 		ask:          question.New(events, &question.IDs{}, log).Ask,
 	})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -202,21 +201,7 @@ func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 		tm.state = "exited"
 	}
 	tm.mu.Unlock()
-	ts.events.Push(event.Exit(tm.id, st, lastLine(t.Output().Text)))
-}
-
-// lastLine is the last line of text with something on it, cut to 120
-// characters.
-func lastLine(text string) string {
-	text = strings.TrimRight(text, " \t\r\n")
-	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
-		text = text[i+1:]
-	}
-	text = strings.TrimSpace(text)
-	if r := []rune(text); len(r) > 120 {
-		text = string(r[:119]) + "…"
-	}
-	return text
+	ts.events.Push(event.Exit(tm.id, st, event.LastLine(t.Output().Text)))
 }
 
 // writeInput writes the user's keystrokes to the pty in order, off the RPC

@@ -22,7 +22,7 @@ import (
 func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.pushForSessionLocked(key, string(n.SessionId), &event.SessionUpdate{SessionID: string(n.SessionId), Update: jsonValue(n.Update)})
+	ss.pushForSessionLocked(key, string(n.SessionId), &event.SessionUpdate{SessionID: string(n.SessionId), Update: event.JSONValue(n.Update)})
 }
 
 // pushForSessionLocked queues e, which session key's agent sent about its
@@ -142,7 +142,7 @@ func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
 		}
 		as.tail.Flush()
 		text, _ := as.tail.Snapshot()
-		p.LastLine = lastLine(text)
+		p.LastLine = event.LastLine(text)
 		delete(ss.agentShown, shown)
 	}
 	ss.pushForSessionLocked(key, sid, p)

@@ -43,8 +43,7 @@ func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
 	if !filepath.IsAbs(args.Cwd) {
 		return nil, fmt.Errorf("shell: cwd %q is not absolute", args.Cwd)
 	}
-	env := setEnv(os.Environ(), "TERM", "xterm-256color")
-	spec := termhost.Spec{Command: shell, Env: env, Dir: args.Cwd, Claim: ts.user}
+	spec := termhost.Spec{Command: shell, Dir: args.Cwd}
 	if strings.TrimSpace(args.Cmd) == "" {
 		spec.ShellIntegration = true
 		spec.Title = filepath.Base(shell)
@@ -52,15 +51,10 @@ func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
 		spec.Args = []string{"-c", args.Cmd}
 		spec.Title = args.Cmd
 	}
-	spec.Cols, spec.Rows = ts.size()
-	if ts.closing() {
-		return nil, fmt.Errorf("shell: shutting down")
-	}
-	t, err := ts.host().Create(ts.ctx, spec)
+	t, err := ts.userTerminal(spec, nil)
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
-	ts.add(t, "", "", true)
 	ts.log.Info("user terminal started", "terminal", t.ID(), "shell", shell, "cmd", args.Cmd, "cwd", args.Cwd)
 	return map[string]any{"id": t.ID(), "command": spec.Title}, nil
 }
@@ -197,6 +191,28 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 		commands = append(commands, c)
 	}
 	m["commands"] = commands
+}
+
+// userTerminal starts spec in a terminal the user holds (a shell, an
+// agent's sign-in), sized as a new split, with TERM and env (KEY=VALUE
+// pairs) over this process's environment, and shows it.
+func (ts *terminals) userTerminal(spec termhost.Spec, env []string) (*termhost.Terminal, error) {
+	spec.Env = setEnv(os.Environ(), "TERM", "xterm-256color")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		spec.Env = setEnv(spec.Env, k, v)
+	}
+	spec.Claim = ts.user
+	spec.Cols, spec.Rows = ts.size()
+	if ts.closing() {
+		return nil, fmt.Errorf("shutting down")
+	}
+	t, err := ts.host().Create(ts.ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	ts.add(t, "", "", true)
+	return t, nil
 }
 
 // setEnv returns env with key set to value (replacing earlier entries).

@@ -55,3 +55,11 @@ func TestEventQueueKeepsOrderAndNeverBlocks(t *testing.T) {
 	q.Close()
 	<-done
 }
+
+func TestJSONValueDropsNulls(t *testing.T) {
+	in := map[string]any{"a": nil, "b": map[string]any{"c": nil, "d": 1}, "e": []any{map[string]any{"f": nil}}}
+	got := fmt.Sprint(JSONValue(in))
+	if want := "map[b:map[d:1] e:[map[]]]"; got != want {
+		t.Errorf("jsonValue = %s, want %s", got, want)
+	}
+}

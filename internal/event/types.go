@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 
@@ -344,4 +345,60 @@ func Claim(c ahp.Claim) map[string]any {
 		}
 	}
 	return m
+}
+
+// JSONValue turns an ACP value into plain maps/slices/strings/numbers via
+// its JSON form (the SDK's unions marshal themselves), for msgpack to Lua.
+func JSONValue(v any) any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	return dropNulls(out)
+}
+
+// dropNulls removes null map entries: Lua sees an absent field as nil,
+// while a null would arrive as vim.NIL (a truthy userdata).
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+			} else {
+				x[k] = dropNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
+}
+
+// ErrText is err's message, or "" for nil.
+func ErrText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// LastLine is the last line of text with something on it, cut to 120
+// characters.
+func LastLine(text string) string {
+	text = strings.TrimRight(text, " \t\r\n")
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[i+1:]
+	}
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > 120 {
+		text = string(r[:119]) + "…"
+	}
+	return text
 }
