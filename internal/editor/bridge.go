@@ -2,7 +2,6 @@ package editor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,9 +17,9 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
-	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/internal/remote"
+	"github.com/agentrun/agentrun.nvim/internal/session"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
@@ -52,9 +51,9 @@ type Bridge struct {
 	cancel context.CancelFunc
 
 	// The parts, each with its own state and lock.
-	questions *question.Questions // the user's open questions (permission.go)
-	sessions  *sessions           // ACP sessions and their agents (sessions.go)
-	display   *display.Displays   // starts the terminal buffers' pumps (display.go)
+	questions *question.Questions // the user's open questions (internal/question)
+	sessions  *session.Sessions   // ACP sessions and their agents (internal/session)
+	display   *display.Displays   // starts the terminal buffers' pumps (internal/display)
 	terminals *terminals          // our host's terminals shown here (terminal.go)
 	remotes   *remote.Terminals   // other hosts' terminals shown here (internal/remote)
 	socket    *socketHost         // serves the host to other clients (hostserve.go)
@@ -96,21 +95,21 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 		host:         b.termHost,
 		claimForUser: b.socket.claimForUser,
 	})
-	b.sessions = newSessions(ctx, log, events, idSource, version, sessionDeps{
-		editorFor:    b.agentEditor,
-		host:         b.termHost,
-		byteLimit:    b.byteLimit,
-		user:         b.user,
-		guard:        g,
-		terminalSize: b.terminals.size,
-		userTerminal: b.terminals.userTerminal,
-		socketPath:   b.socket.socket,
-		ask:          b.questions.Ask,
-		execLua: func(ctx context.Context, code string, result any, args ...any) error {
+	b.sessions = session.New(ctx, log, events, idSource, version, session.Deps{
+		EditorFor:    b.agentEditor,
+		Host:         b.termHost,
+		ByteLimit:    b.byteLimit,
+		User:         b.user,
+		Guard:        g,
+		TerminalSize: b.terminals.size,
+		UserTerminal: b.terminals.userTerminal,
+		SocketPath:   b.socket.socket,
+		Ask:          b.questions.Ask,
+		ExecLua: func(ctx context.Context, code string, result any, args ...any) error {
 			return callNvim(ctx, func() error { return b.nvimLink().ExecLua(code, result, args...) })
 		},
 	})
-	b.terminals.closing = b.sessions.isClosing
+	b.terminals.closing = b.sessions.IsClosing
 	b.remotes = remote.New(ctx, log, events, b.display, remote.Options{User: b.user, Version: version, DisplayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -138,10 +137,10 @@ func (b *Bridge) handlers() map[string]any {
 	return map[string]any{
 		"setup":            b.handleSetup,
 		"resume":           b.handleResume,
-		"start":            b.sessions.start,
-		"prompt":           b.sessions.prompt,
-		"cancel":           b.sessions.cancel,
-		"stop":             b.sessions.stop,
+		"start":            b.sessions.Start,
+		"prompt":           b.sessions.Prompt,
+		"cancel":           b.sessions.Cancel,
+		"stop":             b.sessions.Stop,
 		"attach":           b.terminals.attach,
 		"interrupt":        b.terminals.interrupt,
 		"kill":             b.terminals.kill,
@@ -151,11 +150,11 @@ func (b *Bridge) handlers() map[string]any {
 		"rerun":            b.terminals.rerun,
 		"takeover":         b.terminals.takeover,
 		"detach":           b.handleDetach,
-		"set_mode":         b.sessions.setMode,
-		"set_config":       b.sessions.setConfig,
-		"list_sessions":    b.sessions.list,
-		"auth_methods":     b.sessions.authMethods,
-		"login":            b.sessions.login,
+		"set_mode":         b.sessions.SetMode,
+		"set_config":       b.sessions.SetConfig,
+		"list_sessions":    b.sessions.List,
+		"auth_methods":     b.sessions.AuthMethods,
+		"login":            b.sessions.Login,
 		"remote_terminals": b.remotes.List,
 		"ssh_terminals":    b.remotes.ListAt,
 		"ssh_connect":      b.remotes.Connect,
@@ -170,11 +169,11 @@ func (b *Bridge) handlers() map[string]any {
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.Answer,
-		"check_command":    checkCommand,
+		"check_command":    session.CheckCommand,
 		"read_files":       boxfile.Read,
 		"checkpoint":       checkpoint.Do,
 		"keep_note":        b.handleKeepNote,
-		"describe_rules":   describeRules,
+		"describe_rules":   session.DescribeRules,
 		"log":              b.handleLog,
 	}
 }
@@ -361,11 +360,7 @@ func (b *Bridge) termHost() *termhost.Host {
 		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
 		h := b.host
 		b.mu.Unlock()
-		b.socket.serve(h, map[string]func(context.Context, json.RawMessage) (any, error){
-			"agentrun/terminal":  b.sessions.mcpTerminal,
-			"agentrun/terminals": b.sessions.mcpTerminals,
-			mcptool.SeenMethod:   b.sessions.mcpSeen,
-		})
+		b.socket.serve(h, b.sessions.MCPMethods())
 		b.mu.Lock()
 	}
 	return b.host
@@ -425,20 +420,20 @@ func (e agentEditor) TerminalReleased(_ context.Context, _ string, tid string) {
 
 // SessionUpdate implements acp.Editor (sessions).
 func (e agentEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
-	e.b.sessions.update(e.key, n)
+	e.b.sessions.Update(e.key, n)
 }
 
 // SessionEnded implements acp.Editor (sessions).
 func (e agentEditor) SessionEnded(_ context.Context, _ string, reason error) {
-	e.b.sessions.ended(e.key, reason)
+	e.b.sessions.Ended(e.key, reason)
 }
 
 // AgentTerminal implements acp.Editor (sessions).
 func (e agentEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
-	e.b.sessions.agentTerminal(e.key, sid, ev)
+	e.b.sessions.AgentTerminal(e.key, sid, ev)
 }
 
-// RequestPermission implements acp.Editor (questions: permission.go).
+// RequestPermission implements acp.Editor (permission.go).
 func (e agentEditor) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return e.b.requestPermission(ctx, e.key, req)
 }
@@ -513,7 +508,7 @@ func (b *Bridge) linkDropped() {
 // again when Neovim's channel closes).
 func (b *Bridge) endSessions() {
 	b.questions.Close()
-	agents, first := b.sessions.shutdown()
+	agents, first := b.sessions.Shutdown()
 	if !first {
 		return
 	}

@@ -27,8 +27,8 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 			if _, err := b.handleSetup(setupArgs{ByteLimit: tc.setup}); err != nil {
 				t.Fatal(err)
 			}
-			ss := &sessions{log: b.log, sessionDeps: sessionDeps{byteLimit: b.byteLimit}}
-			if got := ss.agentOptions(nil).ByteLimit; got != tc.want {
+			// What the sessions give every agent (session.Deps.ByteLimit).
+			if got := b.byteLimit(); got != tc.want {
 				t.Errorf("an agent's byte limit is %d, want %d", got, tc.want)
 			}
 			h := b.termHost() // the host setup made, serving its socket

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +53,7 @@ func (b *Bridge) shouldLinger() bool {
 	b.mu.Lock()
 	remote, asked := b.site != "", b.shutdownAsked
 	b.mu.Unlock()
-	return remote && !asked && b.sessions.running() > 0
+	return remote && !asked && b.sessions.Running() > 0
 }
 
 // linger waits on the backend's socket for a link to take the sessions
@@ -77,7 +76,7 @@ func (b *Bridge) linger(ctx context.Context) net.Conn {
 	}
 	defer os.Remove(path)
 	defer ln.Close()
-	b.log.Info("link dropped; lingering for a new one", "socket", path, "sessions", b.sessions.running())
+	b.log.Info("link dropped; lingering for a new one", "socket", path, "sessions", b.sessions.Running())
 	conns := make(chan net.Conn)
 	go func() {
 		for {
@@ -107,7 +106,7 @@ func (b *Bridge) linger(ctx context.Context) net.Conn {
 			b.log.Info("a new link takes the sessions over")
 			return c
 		case <-tick.C:
-			if b.sessions.running() == 0 {
+			if b.sessions.Running() == 0 {
 				b.log.Info("no session runs any more; lingering ends")
 				return nil
 			}
@@ -160,7 +159,7 @@ func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 		// sets it up
 		return map[string]any{"fresh": true, "version": b.version}, nil
 	}
-	list := b.sessions.runningList()
+	list := b.sessions.RunningList()
 	live := map[string]bool{}
 	for _, s := range list {
 		live[s["key"].(string)] = true
@@ -234,44 +233,6 @@ func replayOf(log []event.Event, live map[string]bool, open func(token string) b
 		out = append(out, e)
 	}
 	return out
-}
-
-// running counts the sessions not ended.
-func (ss *sessions) running() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	n := 0
-	for _, s := range ss.byKey {
-		if !s.ended {
-			n++
-		}
-	}
-	return n
-}
-
-// runningList describes the sessions not ended, oldest first.
-func (ss *sessions) runningList() []map[string]any {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var keys []string
-	for k, s := range ss.byKey {
-		if !s.ended {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keyNumber(keys[i]) < keyNumber(keys[j]) })
-	out := make([]map[string]any, 0, len(keys))
-	for _, k := range keys {
-		s := ss.byKey[k]
-		out = append(out, map[string]any{"key": s.key, "agent": s.name, "busy": s.busy, "cwd": s.args.Cwd})
-	}
-	return out
-}
-
-// keyNumber is the counter in a session key ("12@devbox": 12).
-func keyNumber(key string) int {
-	n, _ := strconv.Atoi(strings.SplitN(key, "@", 2)[0])
-	return n
 }
 
 // Lingering lists the process ids of this user's lingering backends,

@@ -4,7 +4,7 @@ import "github.com/agentrun/agentrun.nvim/internal/event"
 
 // handleStatus describes sessions and terminals for require("agentrun").status().
 func (b *Bridge) handleStatus() (map[string]any, error) {
-	return map[string]any{"sessions": b.sessions.status(), "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
+	return map[string]any{"sessions": b.sessions.Status(), "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
 }
 
 // status is every terminal's entry in status(), oldest first.

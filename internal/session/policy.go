@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -135,7 +135,7 @@ func (p policyArgs) check() error {
 }
 
 // applyPolicy sets the policy fields of opts for the session with key.
-func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
+func (ss *Sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 	opts.AllowedCwdRoots = p.AllowedCwd
 	opts.MaxRunTime = time.Duration(p.MaxRunMS) * time.Millisecond
 	switch p.Approve {
@@ -155,12 +155,12 @@ func (ss *sessions) applyPolicy(opts *acp.Options, key string, p policyArgs) {
 
 // sandboxer returns how to confine each command: the configured profile,
 // or what terminal.sandbox (a function) says for it.
-func (ss *sessions) sandboxer(sb *sandboxArgs) func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
+func (ss *Sessions) sandboxer(sb *sandboxArgs) func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
 	return func(ctx context.Context, cmd acp.Command) (*sandbox.Profile, error) {
 		args := sb.Profile
 		if sb.Kind == "function" {
 			args = nil
-			err := ss.execLua(ctx, `return require("agentrun.config").sandbox_for(...)`, &args,
+			err := ss.deps.ExecLua(ctx, `return require("agentrun.config").sandbox_for(...)`, &args,
 				map[string]any{"line": cmd.Line, "argv": cmd.Argv, "cwd": cmd.Cwd, "session": cmd.Session})
 			if err != nil {
 				return nil, errors.New(luaError(err))
@@ -198,7 +198,7 @@ func luaError(err error) string {
 // session's current mode when it is one that asks before acting
 // (modepromise.go). With followMode (terminal.approve = "agent") Lua is
 // asked only then: the command runs at once otherwise.
-func (ss *sessions) approver(key string, followMode bool) func(ctx context.Context, cmd acp.Command) (bool, error) {
+func (ss *Sessions) approver(key string, followMode bool) func(ctx context.Context, cmd acp.Command) (bool, error) {
 	return func(ctx context.Context, cmd acp.Command) (bool, error) {
 		ev := event.Approve{
 			Key: key, SessionID: cmd.Session,
@@ -208,7 +208,7 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 		if ev.AsksFirst == "" && followMode {
 			return true, nil
 		}
-		token, a, err := ss.ask(ctx, "a", event.ApproveQuestion, func(token string) event.Payload {
+		token, a, err := ss.deps.Ask(ctx, "a", event.ApproveQuestion, func(token string) event.Payload {
 			ev.Token = token
 			return ev
 		})
@@ -234,7 +234,7 @@ func (ss *sessions) approver(key string, followMode bool) func(ctx context.Conte
 // writes, and "agent" (and rules or a function, which judge command
 // lines) leaves it to the agent's mode (an agent whose mode asks before
 // editing asks with a permission request of its own).
-func (ss *sessions) writeChecker(key string, p policyArgs) func(ctx context.Context, w acp.FileWrite) error {
+func (ss *Sessions) writeChecker(key string, p policyArgs) func(ctx context.Context, w acp.FileWrite) error {
 	protect := append([]string(nil), p.Protect...)
 	if dir, err := rundir.Dir(); err == nil {
 		protect = append(protect, dir)
@@ -261,7 +261,7 @@ func (ss *sessions) writeChecker(key string, p policyArgs) func(ctx context.Cont
 			}
 		}
 		ev.AsksFirst = ss.modePromise(key)
-		token, a, err := ss.ask(ctx, "a", event.ApproveQuestion, func(token string) event.Payload {
+		token, a, err := ss.deps.Ask(ctx, "a", event.ApproveQuestion, func(token string) event.Payload {
 			ev.Token = token
 			return ev
 		})
@@ -309,11 +309,11 @@ type checkArgs struct {
 	Env []string `msgpack:"env"`
 }
 
-// checkCommand decides on a command line of session key (Lua routes the
+// CheckCommand decides on a command line of session key (Lua routes the
 // call to the backend of the session's machine; the decision needs
 // nothing of the session) by the rules (cmdrule): Lua's one way to know
 // what a line runs and whether it may run unasked.
-func checkCommand(key string, args checkArgs) (cmdrule.Verdict, error) {
+func CheckCommand(key string, args checkArgs) (cmdrule.Verdict, error) {
 	switch args.Otherwise {
 	case "", cmdrule.Ask, cmdrule.Run, cmdrule.Refuse:
 	default:
@@ -334,9 +334,9 @@ func checkCommand(key string, args checkArgs) (cmdrule.Verdict, error) {
 	return rules.DecideAnalysis(an.WithEnv(args.Env)), nil
 }
 
-// describeRules says, for :checkhealth, what each rule matches, or why
+// DescribeRules says, for :checkhealth, what each rule matches, or why
 // it cannot be read.
-func describeRules(rules []string) ([]string, error) {
+func DescribeRules(rules []string) ([]string, error) {
 	out := make([]string, len(rules))
 	for i, src := range rules {
 		r, err := cmdrule.ParseRule(src)

@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -18,20 +18,20 @@ import (
 // so listing starts the agent when no session of it runs (and stops that
 // one again once it has answered).
 
-// listArgs is what Lua sends to list an agent's sessions.
-type listArgs struct {
+// ListArgs is what Lua sends to list an agent's sessions.
+type ListArgs struct {
 	Agent string   `msgpack:"agent"`
 	Cmd   []string `msgpack:"cmd"`
 	Env   []string `msgpack:"env"`
 	Cwd   string   `msgpack:"cwd"`
 }
 
-// list asks agent args.Agent for its sessions of args.Cwd
+// List asks agent args.Agent for its sessions of args.Cwd
 // in the background (starting the agent may take a while) and returns a
 // token at once; "session_list" follows with that token and either error
 // or sessions (newest first, each {session_id, title, updated_at, cwd})
 // and whether they can be loaded (history shown) or only resumed.
-func (ss *sessions) list(args listArgs) (string, error) {
+func (ss *Sessions) List(args ListArgs) (string, error) {
 	if args.Cwd == "" {
 		args.Cwd = backendDir()
 	}
@@ -63,13 +63,13 @@ func (ss *sessions) list(args listArgs) (string, error) {
 
 // listSessions asks the agent of a live session named args.Agent, or a
 // new one started for this (and stopped again), for its sessions.
-func (ss *sessions) listSessions(args listArgs) (event.SessionList, error) {
+func (ss *Sessions) listSessions(args ListArgs) (event.SessionList, error) {
 	ctx, cancel := context.WithTimeout(ss.starts, startTimeout)
 	defer cancel()
 	a := ss.runningAgent(args.Agent)
 	if a == nil {
 		var err error
-		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.editorFor(""), ss.agentOptions(ss.host()))
+		a, err = acp.Start(ctx, acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}, ss.deps.EditorFor(""), ss.agentOptions(ss.deps.Host()))
 		if err != nil {
 			return event.SessionList{}, err
 		}
@@ -102,7 +102,7 @@ func (ss *sessions) listSessions(args listArgs) (event.SessionList, error) {
 }
 
 // runningAgent returns the agent of a live session named agent, if any.
-func (ss *sessions) runningAgent(agent string) *acp.Agent {
+func (ss *Sessions) runningAgent(agent string) *acp.Agent {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, s := range ss.byKey {
@@ -130,7 +130,7 @@ func sortNewestFirst(list []acpsdk.SessionInfo) {
 // resume's options. Continue finds the cwd's most recent session and
 // loads it (resumes it when the agent cannot load); when there is none,
 // or the agent keeps no list, a new session starts and note says why.
-func (ss *sessions) sessionOptions(ctx context.Context, a *acp.Agent, args startArgs) (acp.SessionOptions, string, error) {
+func (ss *Sessions) sessionOptions(ctx context.Context, a *acp.Agent, args StartArgs) (acp.SessionOptions, string, error) {
 	opts := acp.SessionOptions{Load: args.Load, Resume: args.Resume}
 	if !args.Continue || args.Load != "" || args.Resume != "" {
 		return opts, "", nil

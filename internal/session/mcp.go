@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -96,7 +96,7 @@ type mcpOffer struct {
 // mcpOffer returns what session/new carries for an agent whose commands
 // run in our terminals; empty when they run in the agent's own (or
 // nothing can serve them).
-func (ss *sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) mcpOffer {
+func (ss *Sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) mcpOffer {
 	if mode != terminalsAgentrun {
 		return mcpOffer{}
 	}
@@ -115,7 +115,7 @@ func (ss *sessions) mcpOffer(mode string, info acpsdk.InitializeResponse) mcpOff
 		}
 		return mcpOffer{opts: acp.SessionOptions{McpServers: []acpsdk.McpServer{srv}, Meta: agentMeta(info)}, token: token, http: h, tool: toolOfferedHTTP}
 	}
-	socket := ss.socketPath()
+	socket := ss.deps.SocketPath()
 	if socket == "" {
 		return mcpOffer{}
 	}
@@ -146,7 +146,7 @@ const (
 
 // inProcess makes the MCP tool's backend requests in this process, for
 // the tool served over HTTP from here.
-type inProcess struct{ ss *sessions }
+type inProcess struct{ ss *Sessions }
 
 // Call routes method as the socket host routes it for `agentrun mcp`.
 func (b inProcess) Call(ctx context.Context, method string, params, result any) error {
@@ -178,7 +178,7 @@ func (b inProcess) Call(ctx context.Context, method string, params, result any) 
 // mcpSeen records that the agent listed our tools (tools/list) or called
 // one (tools/call): status() reports it as our_tool, and the chat says it
 // once.
-func (ss *sessions) mcpSeen(_ context.Context, raw json.RawMessage) (any, error) {
+func (ss *Sessions) mcpSeen(_ context.Context, raw json.RawMessage) (any, error) {
 	var call struct {
 		Token  string `json:"token"`
 		Method string `json:"method"`
@@ -216,7 +216,7 @@ func (ss *sessions) mcpSeen(_ context.Context, raw json.RawMessage) (any, error)
 // toolNotTaken is called when a turn ended: a session whose agent was
 // offered our tool and has not listed it by then is told so, once (the
 // agent refused the server, or does not use MCP tools).
-func (ss *sessions) toolNotTaken(s *session) {
+func (ss *Sessions) toolNotTaken(s *session) {
 	ss.mu.Lock()
 	if s.tool != toolOfferedStdio && s.tool != toolOfferedHTTP {
 		ss.mu.Unlock()
@@ -256,7 +256,7 @@ type terminalCall struct {
 }
 
 // mcpTerminal runs one terminal/* request for an MCP tool.
-func (ss *sessions) mcpTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
+func (ss *Sessions) mcpTerminal(ctx context.Context, raw json.RawMessage) (any, error) {
 	var call terminalCall
 	if err := json.Unmarshal(raw, &call); err != nil {
 		return nil, fmt.Errorf("agentrun/terminal: %w", err)
@@ -320,7 +320,7 @@ func (ss *sessions) mcpTerminal(ctx context.Context, raw json.RawMessage) (any, 
 
 // mcpTerminals lists the token's session's terminals for the
 // tool's list_commands.
-func (ss *sessions) mcpTerminals(_ context.Context, raw json.RawMessage) (any, error) {
+func (ss *Sessions) mcpTerminals(_ context.Context, raw json.RawMessage) (any, error) {
 	var call terminalCall
 	if err := json.Unmarshal(raw, &call); err != nil {
 		return nil, fmt.Errorf("agentrun/terminals: %w", err)
@@ -344,7 +344,7 @@ func (ss *sessions) mcpTerminals(_ context.Context, raw json.RawMessage) (any, e
 
 // tieToToolCall gives a terminal the MCP tool created to its tool call:
 // the claim names it, and the chat shows the split in its place.
-func (ss *sessions) tieToToolCall(s *session, res any, toolCall string) {
+func (ss *Sessions) tieToToolCall(s *session, res any, toolCall string) {
 	data, _ := json.Marshal(res)
 	var created struct {
 		TerminalID string `json:"terminalId"`
@@ -352,7 +352,7 @@ func (ss *sessions) tieToToolCall(s *session, res any, toolCall string) {
 	if json.Unmarshal(data, &created) != nil || created.TerminalID == "" {
 		return
 	}
-	if t, err := ss.host().Get(created.TerminalID); err == nil {
+	if t, err := ss.deps.Host().Get(created.TerminalID); err == nil {
 		_, _ = t.Claims().CompareAndSwap(ahp.SessionClaim(s.s.ID(), ""), ahp.SessionClaim(s.s.ID(), toolCall))
 	}
 	ss.events.Push(event.ToolTerminal{Key: s.key, ToolCall: toolCall, ID: created.TerminalID})

@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"encoding/json"
@@ -110,7 +110,7 @@ func asksFirst(agent string, m modeInfo) bool {
 // modePromise returns the name of session key's current mode when that
 // mode asks before acting ("" when it does not, or the session has no
 // modes).
-func (ss *sessions) modePromise(key string) string {
+func (ss *Sessions) modePromise(key string) string {
 	ss.mu.Lock()
 	s := ss.byKey[key]
 	ss.mu.Unlock()

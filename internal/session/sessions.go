@@ -1,23 +1,28 @@
-package editor
+package session
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
+	"github.com/agentrun/agentrun.nvim/internal/mcptool"
 	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
-// sessions are the ACP sessions of this editor, each with its own agent
+// Sessions are the ACP sessions of this editor, each with its own agent
 // process: starting, opening (new, loaded, resumed; signing in first),
 // prompting, stopping them, and routing what their agents send to Lua by
 // session key. They own their state and lock, and reach the rest of the
-// backend only through what newSessions is given (sessionDeps).
+// backend only through what New is given (Deps).
 //
 // Its size (about 40 methods) is one per RPC it answers and per callback
 // of its agents, in files by concern. The files: session.go starts and
@@ -26,13 +31,13 @@ import (
 // auth.go signs in, modes.go sets modes and options, policy.go turns the
 // user's limits into the agent's options, mcp.go serves our MCP
 // terminal tool.
-type sessions struct {
+type Sessions struct {
 	ctx     context.Context // ends at shutdown
 	log     *slog.Logger
 	events  *event.Queue
 	ids     *question.IDs
 	version string
-	sessionDeps
+	deps    Deps
 
 	// starts ends first at shutdown: agents still starting are stopped,
 	// and shutdown waits for them (starting counts them).
@@ -56,59 +61,61 @@ type sessions struct {
 	closing   bool
 }
 
-// sessionDeps are what sessions need of the rest of the backend.
-type sessionDeps struct {
-	// editorFor is what the agent of session key calls back (acp.Editor,
+// Deps are what sessions need of the rest of the backend.
+type Deps struct {
+	// EditorFor is what the agent of session key calls back (acp.Editor,
 	// bound to key: the bridge's agentEditor, which routes each call to
 	// the part it belongs to). Each agent gets its own.
-	editorFor func(key string) acp.Editor
-	// host returns the terminal host (made on first use).
-	host func() *termhost.Host
-	// byteLimit is terminal.byte_limit as the host applies it, the most
+	EditorFor func(key string) acp.Editor
+	// Host returns the terminal host (made on first use).
+	Host func() *termhost.Host
+	// ByteLimit is terminal.byte_limit as the host applies it, the most
 	// any agent gets (the bridge's, from setup).
-	byteLimit func() int
-	// user is this editor's claim: sign-in terminals are the user's.
-	user ahp.Claim
-	// guard kills the agents if the backend dies without stopping them;
+	ByteLimit func() int
+	// User is this editor's claim: sign-in terminals are the user's.
+	User ahp.Claim
+	// Guard kills the agents if the backend dies without stopping them;
 	// nil without one.
-	guard *guard.Client
-	// terminalSize and userTerminal are the terminals part's: a new
+	Guard *guard.Client
+	// TerminalSize and UserTerminal are the terminals part's: a new
 	// split's size, and starting and showing a terminal the user holds
 	// (env: KEY=VALUE pairs over the backend's environment).
-	terminalSize func() (cols, rows uint16)
-	userTerminal func(spec termhost.Spec, env []string) (*termhost.Terminal, error)
-	// socketPath is the socket our MCP tool reaches us on ("" when none).
-	socketPath func() string
-	// ask asks the user a question and waits for the answer (questions).
-	ask func(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a question.Answer, err error)
-	// execLua runs Lua in Neovim (terminal.sandbox as a function),
+	TerminalSize func() (cols, rows uint16)
+	UserTerminal func(spec termhost.Spec, env []string) (*termhost.Terminal, error)
+	// SocketPath is the socket our MCP tool reaches us on ("" when none).
+	SocketPath func() string
+	// Ask asks the user a question and waits for the answer (questions).
+	Ask func(ctx context.Context, prefix string, q event.Question, asking func(token string) event.Payload) (token string, a question.Answer, err error)
+	// ExecLua runs Lua in Neovim (terminal.sandbox as a function),
 	// giving up when ctx ends.
-	execLua func(ctx context.Context, code string, result any, args ...any) error
+	ExecLua func(ctx context.Context, code string, result any, args ...any) error
 }
 
-func newSessions(ctx context.Context, log *slog.Logger, events *event.Queue, ids *question.IDs, version string, deps sessionDeps) *sessions {
+// New returns the sessions part: it pushes what Lua must learn into
+// events, and takes its keys from ids.
+func New(ctx context.Context, log *slog.Logger, events *event.Queue, ids *question.IDs, version string, deps Deps) *Sessions {
 	starts, cancelStarts := context.WithCancel(ctx)
-	return &sessions{
-		ctx: ctx, log: log, events: events, ids: ids, version: version, sessionDeps: deps,
+	return &Sessions{
+		ctx: ctx, log: log, events: events, ids: ids, version: version, deps: deps,
 		starts: starts, cancelStarts: cancelStarts,
 		byKey:      map[string]*session{},
 		agentShown: map[string]*agentShown{}, mcpTokens: map[string]*session{},
 	}
 }
 
-// isClosing reports that the sessions are shutting down.
-func (ss *sessions) isClosing() bool {
+// IsClosing reports that the sessions are shutting down.
+func (ss *Sessions) IsClosing() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.closing
 }
 
-// shutdown stops every agent and returns when they are gone: agents still
+// Shutdown stops every agent and returns when they are gone: agents still
 // starting are stopped by their start (and waited for), the others get
 // SIGTERM at once, not after waiting for an exit on EOF that some never
 // make (the backend is going away). Only the first call does so; it
 // returns how many agents it stopped, and first.
-func (ss *sessions) shutdown() (agents int, first bool) {
+func (ss *Sessions) Shutdown() (agents int, first bool) {
 	ss.mu.Lock()
 	if ss.closing {
 		ss.mu.Unlock()
@@ -137,8 +144,8 @@ func (ss *sessions) shutdown() (agents int, first bool) {
 	return len(running), true
 }
 
-// status is every session's entry in status().
-func (ss *sessions) status() []any {
+// Status is every session's entry in status().
+func (ss *Sessions) Status() []any {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	list := make([]any, 0, len(ss.byKey))
@@ -153,4 +160,52 @@ func (ss *sessions) status() []any {
 		})
 	}
 	return list
+}
+
+// Running counts the sessions not ended.
+func (ss *Sessions) Running() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := 0
+	for _, s := range ss.byKey {
+		if !s.ended {
+			n++
+		}
+	}
+	return n
+}
+
+// RunningList describes the sessions not ended, oldest first.
+func (ss *Sessions) RunningList() []map[string]any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var keys []string
+	for k, s := range ss.byKey {
+		if !s.ended {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keyNumber(keys[i]) < keyNumber(keys[j]) })
+	out := make([]map[string]any, 0, len(keys))
+	for _, k := range keys {
+		s := ss.byKey[k]
+		out = append(out, map[string]any{"key": s.key, "agent": s.name, "busy": s.busy, "cwd": s.args.Cwd})
+	}
+	return out
+}
+
+// keyNumber is the counter in a session key ("12@devbox": 12).
+func keyNumber(key string) int {
+	n, _ := strconv.Atoi(strings.SplitN(key, "@", 2)[0])
+	return n
+}
+
+// MCPMethods are the calls our MCP tool (mcptool, run by an agent) makes
+// on the socket host, by method (mcp.go).
+func (ss *Sessions) MCPMethods() map[string]func(context.Context, json.RawMessage) (any, error) {
+	return map[string]func(context.Context, json.RawMessage) (any, error){
+		"agentrun/terminal":  ss.mcpTerminal,
+		"agentrun/terminals": ss.mcpTerminals,
+		mcptool.SeenMethod:   ss.mcpSeen,
+	}
 }

@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -40,7 +40,7 @@ type session struct {
 	busy  bool
 	ended bool
 	// args started it; signing in opens the session again with them.
-	args startArgs
+	args StartArgs
 	// reopening is set while a sign-in opens the session (auth.go).
 	reopening bool
 	// stopped is set when the user stopped the session (:AgentStop).
@@ -60,8 +60,8 @@ type session struct {
 	early []event.SessionKeyed
 }
 
-// startArgs is what Lua sends to start a session.
-type startArgs struct {
+// StartArgs is what Lua sends to start a session.
+type StartArgs struct {
 	Agent string   `msgpack:"agent"`
 	Cmd   []string `msgpack:"cmd"`
 	Env   []string `msgpack:"env"`
@@ -79,9 +79,9 @@ type startArgs struct {
 	Continue bool   `msgpack:"continue"`
 }
 
-// start starts an agent and a session in the background and returns
+// Start starts an agent and a session in the background and returns
 // the session's key at once; "session_started" or "session_failed" follows.
-func (ss *sessions) start(args startArgs) (string, error) {
+func (ss *Sessions) Start(args StartArgs) (string, error) {
 	if len(args.Cmd) == 0 || args.Cmd[0] == "" {
 		return "", fmt.Errorf("start: agent %q has an empty cmd", args.Agent)
 	}
@@ -121,7 +121,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 	ss.byKey[key] = s
 	ss.starting.Add(1) // under ss.mu, before closing can be seen: shutdown waits for it
 	ss.mu.Unlock()
-	host := ss.host()
+	host := ss.deps.Host()
 	go func() {
 		defer ss.starting.Done()
 		defer cancel()
@@ -129,7 +129,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 		opts := ss.agentOptions(host)
 		ss.applyPolicy(&opts, key, args.Policy)
 		quiet := time.AfterFunc(startQuietAfter, func() { ss.startQuiet(s) })
-		a, err := acp.Start(ctx, cfg, ss.editorFor(key), opts)
+		a, err := acp.Start(ctx, cfg, ss.deps.EditorFor(key), opts)
 		quiet.Stop()
 		ss.mu.Lock()
 		stopped := s.stopped
@@ -158,7 +158,7 @@ func (ss *sessions) start(args startArgs) (string, error) {
 
 // startQuiet tells Lua, once, that session s's agent has not answered
 // initialize yet (a hung or wrong command: the user may stop it).
-func (ss *sessions) startQuiet(s *session) {
+func (ss *Sessions) startQuiet(s *session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if s.agent != nil || s.ended || s.stopped {
@@ -171,16 +171,16 @@ func (ss *sessions) startQuiet(s *session) {
 // agentOptions are the options every agent we start gets: our terminal
 // host, log and name, and the guard, which kills the agent too if we die
 // without stopping it.
-func (ss *sessions) agentOptions(host *termhost.Host) acp.Options {
+func (ss *Sessions) agentOptions(host *termhost.Host) acp.Options {
 	opts := acp.Options{
 		Host:          host,
-		ByteLimit:     ss.byteLimit(),
+		ByteLimit:     ss.deps.ByteLimit(),
 		Logger:        ss.log,
 		ClientName:    "agentrun.nvim",
 		ClientVersion: ss.version,
-		TerminalSize:  ss.terminalSize,
+		TerminalSize:  ss.deps.TerminalSize,
 	}
-	if g := ss.guard; g != nil {
+	if g := ss.deps.Guard; g != nil {
 		opts.ProcessStarted = func(pid int, marker string) {
 			if err := g.Register(pid, marker); err != nil {
 				ss.log.Warn("agent not registered with the guard", "pid", pid, "err", err)
@@ -195,7 +195,7 @@ func (ss *sessions) agentOptions(host *termhost.Host) acp.Options {
 // resumed as s.args say (sessionlist.go), and tells Lua it started. When the
 // agent wants the user to sign in first, the agent keeps running and Lua
 // is asked how (auth.go); signing in opens the session again.
-func (ss *sessions) openSession(ctx context.Context, s *session) {
+func (ss *Sessions) openSession(ctx context.Context, s *session) {
 	a, args := s.agent, s.args
 	opts, note, err := ss.sessionOptions(ctx, a, args)
 	if err != nil {
@@ -286,7 +286,7 @@ func (ss *sessions) openSession(ctx context.Context, s *session) {
 
 // failStart stops s's agent and tells Lua the session could not start
 // (that, not that the agent ended: s is marked ended first).
-func (ss *sessions) failStart(ctx context.Context, s *session, err error) {
+func (ss *Sessions) failStart(ctx context.Context, s *session, err error) {
 	ss.mu.Lock()
 	stopped := s.stopped
 	if !stopped {
@@ -304,7 +304,7 @@ func (ss *sessions) failStart(ctx context.Context, s *session, err error) {
 	ss.sessionFailed(s, err)
 }
 
-func (ss *sessions) sessionFailed(s *session, err error) {
+func (ss *Sessions) sessionFailed(s *session, err error) {
 	ss.log.Warn("session failed to start", "key", s.key, "agent", s.name, "err", err)
 	ss.mu.Lock()
 	s.ended = true
@@ -339,7 +339,7 @@ func cannotRun(err error) string {
 
 // watchAgent reports the end of a session whose agent exited without the
 // session being ended first.
-func (ss *sessions) watchAgent(s *session, a *acp.Agent) {
+func (ss *Sessions) watchAgent(s *session, a *acp.Agent) {
 	select {
 	case <-a.Done():
 	case <-ss.ctx.Done():
@@ -349,7 +349,7 @@ func (ss *sessions) watchAgent(s *session, a *acp.Agent) {
 }
 
 // endSession marks s ended and tells Lua once.
-func (ss *sessions) endSession(s *session, reason error) {
+func (ss *Sessions) endSession(s *session, reason error) {
 	ss.mu.Lock()
 	if s.ended {
 		ss.mu.Unlock()
@@ -379,11 +379,11 @@ func (ss *sessions) endSession(s *session, reason error) {
 }
 
 // live returns session key while its ACP session is open.
-func (ss *sessions) live(key string) (*session, error) { return ss.sessionIn(key, true) }
+func (ss *Sessions) live(key string) (*session, error) { return ss.sessionIn(key, true) }
 
 // sessionIn returns session key, not ended, once its agent runs and, when
 // open is set, its ACP session is open too (it may wait for sign-in).
-func (ss *sessions) sessionIn(key string, open bool) (*session, error) {
+func (ss *Sessions) sessionIn(key string, open bool) (*session, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s, ok := ss.byKey[key]
@@ -400,10 +400,10 @@ func (ss *sessions) sessionIn(key string, open bool) (*session, error) {
 	return s, nil
 }
 
-// stop stops a session's agent in the background (its terminals are
+// Stop stops a session's agent in the background (its terminals are
 // killed and released); "session_ended" follows. A session still starting
 // gives its start up: the agent is killed and the start ends the session.
-func (ss *sessions) stop(key string) error {
+func (ss *Sessions) Stop(key string) error {
 	ss.mu.Lock()
 	s, ok := ss.byKey[key]
 	if !ok {

@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -21,13 +21,13 @@ import (
 
 // askSignIn tells Lua that s's agent wants the user to sign in (why: the
 // agent's answer, or a failed attempt).
-func (ss *sessions) askSignIn(s *session, why error) {
+func (ss *Sessions) askSignIn(s *session, why error) {
 	ss.log.Info("agent asks the user to sign in", "key", s.key, "agent", s.name, "why", why)
 	ss.events.Push(event.AuthRequired{Key: s.key, Agent: s.name, Methods: event.JSONValue(s.agent.AuthMethods()), Error: event.ErrText(why)})
 }
 
-// authMethods returns the ways session key's agent offers to sign in.
-func (ss *sessions) authMethods(key string) (any, error) {
+// AuthMethods returns the ways session key's agent offers to sign in.
+func (ss *Sessions) AuthMethods(key string) (any, error) {
 	s, err := ss.sessionIn(key, false)
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
@@ -35,11 +35,11 @@ func (ss *sessions) authMethods(key string) (any, error) {
 	return event.JSONValue(s.agent.AuthMethods()), nil
 }
 
-// login signs session key's agent in with method id. An agent method
+// Login signs session key's agent in with method id. An agent method
 // runs in the background ("message" or "auth_required" follows, or the
 // session starts); a terminal method returns {id, command} of the terminal
 // it runs in, for Lua to show.
-func (ss *sessions) login(key, id string) (map[string]any, error) {
+func (ss *Sessions) Login(key, id string) (map[string]any, error) {
 	s, err := ss.sessionIn(key, false)
 	if err != nil {
 		return nil, fmt.Errorf("sign in: %w", err)
@@ -75,10 +75,10 @@ func (ss *sessions) login(key, id string) (map[string]any, error) {
 
 // loginTerminal runs terminal method m of s's agent in a terminal the
 // user holds.
-func (ss *sessions) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal, error) {
+func (ss *Sessions) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Terminal, error) {
 	argv, extra := s.agent.LoginCommand(m)
 	spec := termhost.Spec{Command: argv[0], Args: argv[1:], Dir: s.args.Cwd, Title: "sign in: " + shquote.Join(argv)}
-	t, err := ss.userTerminal(spec, extra)
+	t, err := ss.deps.UserTerminal(spec, extra)
 	if err != nil {
 		return nil, fmt.Errorf("sign in with %q: %w", m.Name, err)
 	}
@@ -89,7 +89,7 @@ func (ss *sessions) loginTerminal(s *session, m acp.AuthMethod) (*termhost.Termi
 // signedIn follows a sign-in attempt: a session waiting for it opens
 // (once, however many attempts succeed), a running one is told; a failure
 // asks again.
-func (ss *sessions) signedIn(s *session, m acp.AuthMethod, err error) {
+func (ss *Sessions) signedIn(s *session, m acp.AuthMethod, err error) {
 	ss.mu.Lock()
 	waiting := s.s == nil && !s.ended && !ss.closing
 	open := err == nil && waiting && !s.reopening

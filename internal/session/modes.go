@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 // Lua reads them from session_started and follows the agent's own
 // changes in the session updates; these handlers change them.
 
-// setMode switches session key to mode id.
-func (ss *sessions) setMode(key, id string) error {
+// SetMode switches session key to mode id.
+func (ss *Sessions) SetMode(key, id string) error {
 	s, err := ss.live(key)
 	if err != nil {
 		return fmt.Errorf("mode: %w", err)
@@ -27,9 +27,9 @@ func (ss *sessions) setMode(key, id string) error {
 	return nil
 }
 
-// setConfig sets config option id of session key to value and
+// SetConfig sets config option id of session key to value and
 // returns every option as the agent now reports them.
-func (ss *sessions) setConfig(key, id, value string) (any, error) {
+func (ss *Sessions) SetConfig(key, id, value string) (any, error) {
 	s, err := ss.live(key)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)

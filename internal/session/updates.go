@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"github.com/agentrun/agentrun.nvim/acp"
@@ -17,9 +17,9 @@ import (
 // be another agent's too, so it is passed on (session_id) but never looked
 // up. Nothing here waits on Neovim (the event queue, internal/event).
 
-// update queues an update of session key's agent for Lua; never waits
+// Update queues an update of session key's agent for Lua; never waits
 // on it.
-func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
+func (ss *Sessions) Update(key string, n acpsdk.SessionNotification) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.pushForSessionLocked(key, string(n.SessionId), &event.SessionUpdate{SessionID: string(n.SessionId), Update: event.JSONValue(n.Update)})
@@ -32,7 +32,7 @@ func (ss *sessions) update(key string, n acpsdk.SessionNotification) {
 // yet: e is held (up to 1000) and openSession sends it after
 // session_started. What an agent with no session of ours sends (one
 // started to list sessions) goes nowhere.
-func (ss *sessions) pushForSessionLocked(key, sid string, e event.SessionKeyed) {
+func (ss *Sessions) pushForSessionLocked(key, sid string, e event.SessionKeyed) {
 	s, ok := ss.byKey[key]
 	switch {
 	case !ok:
@@ -51,9 +51,9 @@ func (ss *sessions) pushForSessionLocked(key, sid string, e event.SessionKeyed) 
 	ss.events.Push(e)
 }
 
-// ended follows the end of session key's agent (acp.Editor's
+// Ended follows the end of session key's agent (acp.Editor's
 // SessionEnded, from its own agent only).
-func (ss *sessions) ended(key string, reason error) {
+func (ss *Sessions) Ended(key string, reason error) {
 	ss.mu.Lock()
 	s, ok := ss.byKey[key]
 	ss.mu.Unlock()
@@ -107,12 +107,12 @@ type agentShown struct {
 	tail   *render.Store
 }
 
-// agentTerminal (acp.Editor's AgentTerminal for session key): what an agent that runs commands
+// AgentTerminal (acp.Editor's AgentTerminal for session key): what an agent that runs commands
 // itself shows of one goes to Lua as an "agent_terminal" event, its
 // output made safe for Neovim's libvterm as the display pump does for ours
 // (one filter per terminal, so a sequence split across updates is seen
 // whole; a replacing snapshot starts a new screen, and a new filter).
-func (ss *sessions) agentTerminal(key, sid string, ev acp.AgentTerminal) {
+func (ss *Sessions) AgentTerminal(key, sid string, ev acp.AgentTerminal) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	shown := key + "\x00" + ev.ID

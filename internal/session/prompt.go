@@ -1,4 +1,4 @@
-package editor
+package session
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // A session's turns: a prompt runs in the background until the agent ends
 // the turn ("turn_end"); cancel asks the agent to end it early.
 
-// prompt starts a prompt turn and returns at once; "turn_end"
+// Prompt starts a prompt turn and returns at once; "turn_end"
 // follows with the stop reason or the error.
-func (ss *sessions) prompt(key, text string, items []contextItem) error {
+func (ss *Sessions) Prompt(key, text string, items []contextItem) error {
 	s, err := ss.live(key)
 	if err != nil {
 		return fmt.Errorf("prompt: %w", err)
@@ -62,9 +62,9 @@ func (ss *sessions) prompt(key, text string, items []contextItem) error {
 	return nil
 }
 
-// cancel sends session/cancel (pending permission requests answer
+// Cancel sends session/cancel (pending permission requests answer
 // "cancelled"); the running prompt then ends with its stop reason.
-func (ss *sessions) cancel(key string) error {
+func (ss *Sessions) Cancel(key string) error {
 	s, err := ss.live(key)
 	if err != nil {
 		return fmt.Errorf("cancel: %w", err)
