@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/internal/remote"
 	"github.com/agentrun/agentrun.nvim/internal/session"
+	"github.com/agentrun/agentrun.nvim/internal/terminals"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
@@ -51,12 +52,12 @@ type Bridge struct {
 	cancel context.CancelFunc
 
 	// The parts, each with its own state and lock.
-	questions *question.Questions // the user's open questions (internal/question)
-	sessions  *session.Sessions   // ACP sessions and their agents (internal/session)
-	display   *display.Displays   // starts the terminal buffers' pumps (internal/display)
-	terminals *terminals          // our host's terminals shown here (terminal.go)
-	remotes   *remote.Terminals   // other hosts' terminals shown here (internal/remote)
-	socket    *socketHost         // serves the host to other clients (hostserve.go)
+	questions *question.Questions  // the user's open questions (internal/question)
+	sessions  *session.Sessions    // ACP sessions and their agents (internal/session)
+	display   *display.Displays    // starts the terminal buffers' pumps (internal/display)
+	terminals *terminals.Terminals // our host's terminals shown here (internal/terminals)
+	remotes   *remote.Terminals    // other hosts' terminals shown here (internal/remote)
+	socket    *socketHost          // serves the host to other clients (hostserve.go)
 
 	ids *question.IDs // session keys and question tokens
 
@@ -91,9 +92,9 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 	b.questions = question.New(events, idSource, log)
 	b.socket = newSocketHost(log, b.user)
 	b.display = display.New(ctx, log, b.nvimLink)
-	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
-		host:         b.termHost,
-		claimForUser: b.socket.claimForUser,
+	b.terminals = terminals.New(ctx, log, events, b.display, b.user, terminals.Deps{
+		Host:         b.termHost,
+		ClaimForUser: b.socket.claimForUser,
 	})
 	b.sessions = session.New(ctx, log, events, idSource, version, session.Deps{
 		EditorFor:    b.agentEditor,
@@ -101,15 +102,15 @@ func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 		ByteLimit:    b.byteLimit,
 		User:         b.user,
 		Guard:        g,
-		TerminalSize: b.terminals.size,
-		UserTerminal: b.terminals.userTerminal,
+		TerminalSize: b.terminals.Size,
+		UserTerminal: b.terminals.UserTerminal,
 		SocketPath:   b.socket.socket,
 		Ask:          b.questions.Ask,
 		ExecLua: func(ctx context.Context, code string, result any, args ...any) error {
 			return callNvim(ctx, func() error { return b.nvimLink().ExecLua(code, result, args...) })
 		},
 	})
-	b.terminals.closing = b.sessions.IsClosing
+	b.terminals.SetClosing(b.sessions.IsClosing)
 	b.remotes = remote.New(ctx, log, events, b.display, remote.Options{User: b.user, Version: version, DisplayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -141,14 +142,14 @@ func (b *Bridge) handlers() map[string]any {
 		"prompt":           b.sessions.Prompt,
 		"cancel":           b.sessions.Cancel,
 		"stop":             b.sessions.Stop,
-		"attach":           b.terminals.attach,
-		"interrupt":        b.terminals.interrupt,
-		"kill":             b.terminals.kill,
-		"input":            b.terminals.input,
-		"send_input":       b.terminals.sendInput,
-		"shell":            b.terminals.shell,
-		"rerun":            b.terminals.rerun,
-		"takeover":         b.terminals.takeover,
+		"attach":           b.terminals.Attach,
+		"interrupt":        b.terminals.Interrupt,
+		"kill":             b.terminals.Kill,
+		"input":            b.terminals.Input,
+		"send_input":       b.terminals.SendInput,
+		"shell":            b.terminals.Shell,
+		"rerun":            b.terminals.Rerun,
+		"takeover":         b.terminals.Takeover,
 		"detach":           b.handleDetach,
 		"set_mode":         b.sessions.SetMode,
 		"set_config":       b.sessions.SetConfig,
@@ -163,9 +164,9 @@ func (b *Bridge) handlers() map[string]any {
 		"remote_let_go":    b.remotes.LetGo,
 		"remote_input":     b.remotes.Input,
 		"remote_dispose":   b.remotes.Dispose,
-		"dispose":          b.terminals.dispose,
+		"dispose":          b.terminals.Dispose,
 		"resize":           b.handleResize,
-		"terminal_size":    b.terminals.setSize,
+		"terminal_size":    b.terminals.SetSize,
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
 		"answer_question":  b.questions.Answer,
@@ -300,19 +301,19 @@ func (b *Bridge) applySetup(args setupArgs) error {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
 	}
-	kept := defaultKeptBytes
+	kept := terminals.DefaultKeptBytes
 	if args.KeptBytes != nil {
 		kept = *args.KeptBytes
 	}
 	if b.terminals != nil {
-		b.terminals.setKept(kept, keptDir(args.OutputDir))
+		b.terminals.SetKept(kept, terminals.KeptDir(args.OutputDir))
 	}
 	b.site = args.Site
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
 		b.ids.SetSuffix(suffix)
 		b.events.KeepAll() // for a Neovim that takes the sessions over (linger.go)
-		b.terminals.keepShownOutput()
+		b.terminals.KeepShownOutput()
 	}
 	if args.IDBase > 0 {
 		b.ids.StartAfter(int64(args.IDBase))
@@ -368,7 +369,7 @@ func (b *Bridge) termHost() *termhost.Host {
 
 // handleDetach keeps terminal id running after Neovim quits (socketHost.detach).
 func (b *Bridge) handleDetach(id string) (map[string]any, error) {
-	t, err := b.terminals.running(id)
+	t, err := b.terminals.Running(id)
 	if err != nil {
 		return nil, fmt.Errorf("detach: %w", err)
 	}
@@ -384,7 +385,7 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 	if remote.IsName(id) {
 		return b.remotes.Resize(id, cols, rows)
 	}
-	return b.terminals.resize(id, cols, rows)
+	return b.terminals.Resize(id, cols, rows)
 }
 
 // agentEditor is the acp.Editor the agent of session key calls back:
@@ -410,12 +411,12 @@ func (e agentEditor) TerminalCreated(_ context.Context, sid, tid string) {
 		e.b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
 		return
 	}
-	e.b.terminals.add(t, e.key, sid, false)
+	e.b.terminals.Add(t, e.key, sid, false)
 }
 
 // TerminalReleased implements acp.Editor.
 func (e agentEditor) TerminalReleased(_ context.Context, _ string, tid string) {
-	e.b.terminals.released(tid)
+	e.b.terminals.Released(tid)
 }
 
 // SessionUpdate implements acp.Editor (sessions).
@@ -544,8 +545,13 @@ func (b *Bridge) shutdown(ctx context.Context) {
 	}
 	b.socket.close()
 	if b.terminals != nil {
-		b.terminals.removeKept()
+		b.terminals.RemoveKept()
 	}
 	b.cancel()
 	b.log.Info("shut down")
+}
+
+// handleStatus describes sessions and terminals for require("agentrun").status().
+func (b *Bridge) handleStatus() (map[string]any, error) {
+	return map[string]any{"sessions": b.sessions.Status(), "terminals": b.terminals.Status(), "client_id": b.user.ClientID}, nil
 }

@@ -20,8 +20,7 @@
 //     or on another over SSH (sshlink): remote_* and ssh_*.
 //   - checkpoints (internal/checkpoint) and a machine's files read for
 //     Lua (internal/boxfile): stateless, one call each.
-//   - terminals (terminal.go, userterm.go, status.go, activity.go,
-//     rerun.go, keptoutput.go), here: our host's terminals shown in
+//   - terminals (internal/terminals): our host's terminals shown in
 //     buffers (attach, interrupt, kill, input, send_input, shell,
 //     takeover, dispose, rerun, terminal_size), each fed by a pump of
 //     internal/display.
@@ -32,11 +31,11 @@
 // event queue (internal/event) drained by a single goroutine that calls
 // require("agentrun.events").dispatch with nvim_exec_lua; Lua handles
 // them on its main loop. Dependencies run one way: editor uses session,
-// remote, checkpoint and boxfile; session uses question; remote uses
-// display; question and display use event; a part needs another only through
-// function values or small structs it is given when newBridge makes it
-// (session.Deps, terminalDeps, remote.Options), never through the
-// bridge, so each is tested alone.
+// terminals, remote, checkpoint and boxfile; session uses question;
+// terminals and remote use display; all use event. A part needs another
+// only through function values or small structs it is given when
+// newBridge makes it (session.Deps, terminals.Deps, remote.Options),
+// never through the bridge, so each is tested alone.
 //
 // On another machine than its Neovim (setup's site) the backend outlives
 // a link that drops while a session runs (linger.go): it waits on a

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp/server"
-	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sshlink"
@@ -62,7 +61,7 @@ func (b *Bridge) shouldLinger() bool {
 // are kept) and the displays' pumps stop.
 func (b *Bridge) linger(ctx context.Context) net.Conn {
 	b.events.Pause()
-	b.terminals.stopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
+	b.terminals.StopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
 	dir, err := rundir.Dir()
 	if err != nil {
 		b.log.Warn("cannot linger: no socket directory", "err", err)
@@ -303,31 +302,4 @@ func RelayTo(ctx context.Context, c net.Conn, in io.Reader, out io.Writer) {
 	case <-done:
 	case <-ctx.Done():
 	}
-}
-
-// stopPumps stops every terminal's display pump: the Neovim they fed is
-// gone (a link dropped); the next one attaches its own buffers.
-func (ts *terminals) stopPumps() {
-	ts.mu.Lock()
-	var pumps []*display.Pump
-	for _, tm := range ts.byID {
-		tm.mu.Lock()
-		if tm.pump != nil {
-			pumps = append(pumps, tm.pump)
-		}
-		tm.mu.Unlock()
-	}
-	ts.mu.Unlock()
-	for _, p := range pumps {
-		p.Stop()
-	}
-}
-
-// keepShownOutput makes released terminals keep their output even once
-// shown to the end (the newest keepReleased of them): a Neovim taking the
-// sessions over shows them again.
-func (ts *terminals) keepShownOutput() {
-	ts.mu.Lock()
-	ts.keepShown = true
-	ts.mu.Unlock()
 }

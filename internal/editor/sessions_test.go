@@ -13,10 +13,13 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/display"
+	"github.com/agentrun/agentrun.nvim/internal/display/displaytest"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/question"
 	"github.com/agentrun/agentrun.nvim/internal/session"
+	"github.com/agentrun/agentrun.nvim/internal/terminals"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -42,7 +45,7 @@ func TestMain(m *testing.M) {
 type testEditor struct {
 	key string
 	ss  *session.Sessions
-	ts  *terminals
+	ts  *terminals.Terminals
 	h   *termhost.Host
 }
 
@@ -64,10 +67,10 @@ func (e *testEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest)
 }
 func (e *testEditor) TerminalCreated(_ context.Context, sid, tid string) {
 	if t, err := e.h.Get(tid); err == nil {
-		e.ts.add(t, e.key, sid, false)
+		e.ts.Add(t, e.key, sid, false)
 	}
 }
-func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.released(tid) }
+func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.Released(tid) }
 func (e *testEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
 	e.ss.AgentTerminal(e.key, sid, ev)
 }
@@ -79,21 +82,29 @@ func (e *testEditor) SessionEnded(_ context.Context, _ string, reason error) {
 // newBridge wires them, and its event queue.
 func newTestSessions(t *testing.T) (*session.Sessions, *event.Queue) {
 	t.Helper()
-	ts, h, _, _ := newTestTerminals(t)
-	events := ts.events
+	ctx, cancel := context.WithCancel(context.Background())
+	h := termhost.NewHost(termhost.Options{})
+	t.Cleanup(func() { cancel(); h.Close() })
 	log := slog.New(slog.DiscardHandler)
+	events := event.NewQueue()
+	user := ahp.ClientClaim("me")
+	out := &displaytest.Channels{}
+	ts := terminals.New(ctx, log, events, display.ToChannels(ctx, log, out.Send), user, terminals.Deps{
+		Host:         func() *termhost.Host { return h },
+		ClaimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
+	})
 	var ss *session.Sessions
-	ss = session.New(ts.ctx, log, events, &question.IDs{}, "test", session.Deps{
+	ss = session.New(ctx, log, events, &question.IDs{}, "test", session.Deps{
 		EditorFor:    func(key string) acp.Editor { return &testEditor{key: key, ss: ss, ts: ts, h: h} },
 		Host:         func() *termhost.Host { return h },
 		ByteLimit:    func() int { return termhost.DefaultByteLimit },
 		User:         ahp.ClientClaim("me"),
-		TerminalSize: ts.size,
-		UserTerminal: ts.userTerminal,
+		TerminalSize: ts.Size,
+		UserTerminal: ts.UserTerminal,
 		SocketPath:   func() string { return "" },
 		Ask:          question.New(events, &question.IDs{}, log).Ask,
 	})
-	ts.closing = ss.IsClosing
+	ts.SetClosing(ss.IsClosing)
 	t.Cleanup(func() { ss.Shutdown() })
 	return ss, events
 }

@@ -14,7 +14,7 @@ const (
 	NameTerminalCreated      = "terminal_created"
 	NameTerminalExit         = "terminal_exit"
 	NameTerminalReleased     = "terminal_released"
-	NameTerminalActivity     = "terminal_activity" // waits for input, listens on ports (activity.go)
+	NameTerminalActivity     = "terminal_activity" // waits for input, listens on ports (internal/terminals/activity.go)
 	NameDisplayEnded         = "display_ended"     // a split's end marker went out, or [released] after it (pump.go)
 	NameAgentTerminal        = "agent_terminal"    // a terminal the agent runs itself
 	NamePermission           = "permission"

@@ -1,4 +1,4 @@
-package editor
+package terminals
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 	"github.com/agentrun/agentrun.nvim/termhost"
 )
 
-// defaultKeptBytes is terminal.kept_bytes unset: the raw output of
+// DefaultKeptBytes is terminal.kept_bytes unset: the raw output of
 // ended (released) terminals that were shown, kept in memory so that a
 // split Lua wiped out of sight (ui/termend.lua) is made again at once;
 // beyond it, the oldest go to files under the state folder.
-const defaultKeptBytes = 64 << 20
+const DefaultKeptBytes = 64 << 20
 
 // keptOutput is what a released terminal that was shown keeps once its
 // termhost terminal (its rendered text, its AHP state) is let go: its
@@ -115,10 +115,10 @@ func (k *keptOutput) spill(dir string) error {
 	return nil
 }
 
-// keptDir is where this backend's kept output goes beyond the budget:
+// KeptDir is where this backend's kept output goes beyond the budget:
 // base/<pid>. base "" (Lua sent none: a backend on another machine) is
 // $XDG_STATE_HOME/nvim/agentrun/output there, as Lua's state folder.
-func keptDir(base string) string {
+func KeptDir(base string) string {
 	if base == "" {
 		if base = rundir.StateDir("output"); base == "" {
 			return ""

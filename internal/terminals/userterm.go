@@ -1,4 +1,4 @@
-package editor
+package terminals
 
 import (
 	"errors"
@@ -33,9 +33,9 @@ type shellArgs struct {
 	Cwd   string `msgpack:"cwd"`
 }
 
-// shell starts a terminal the user holds and returns its id ("shell");
+// Shell starts a terminal the user holds and returns its id ("shell");
 // Lua opens its split.
-func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
+func (ts *Terminals) Shell(args shellArgs) (map[string]any, error) {
 	shell := args.Shell
 	if shell == "" {
 		shell = "/bin/sh"
@@ -51,7 +51,7 @@ func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
 		spec.Args = []string{"-c", args.Cmd}
 		spec.Title = args.Cmd
 	}
-	t, err := ts.userTerminal(spec, nil)
+	t, err := ts.UserTerminal(spec, nil)
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
@@ -59,14 +59,14 @@ func (ts *terminals) shell(args shellArgs) (map[string]any, error) {
 	return map[string]any{"id": t.ID(), "command": spec.Title}, nil
 }
 
-// takeover ("takeover") gives terminal id to the user (claim {client}): the user
+// Takeover ("takeover") gives terminal id to the user (claim {client}): the user
 // may type into it, and it outlives the agent's release and its session.
-func (ts *terminals) takeover(id string) error {
-	t, err := ts.running(id)
+func (ts *Terminals) Takeover(id string) error {
+	t, err := ts.Running(id)
 	if err != nil {
 		return fmt.Errorf("take over: %w", err)
 	}
-	if err := ts.claimForUser(t); err != nil {
+	if err := ts.deps.ClaimForUser(t); err != nil {
 		var held *server.HeldError
 		if errors.As(err, &held) {
 			return fmt.Errorf("%s is %v", id, held)
@@ -77,9 +77,9 @@ func (ts *terminals) takeover(id string) error {
 	return nil
 }
 
-// dispose ("dispose") kills terminal id if it runs, releases it and forgets it
+// Dispose ("dispose") kills terminal id if it runs, releases it and forgets it
 // (AHP disposeTerminal); Lua wipes its buffer.
-func (ts *terminals) dispose(id string) error {
+func (ts *Terminals) Dispose(id string) error {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("dispose: %w", err)
@@ -112,10 +112,10 @@ func (ts *terminals) dispose(id string) error {
 	return nil
 }
 
-// sendInput ("send_input") types data into terminal id for the Lua API
+// SendInput ("send_input") types data into terminal id for the Lua API
 // (require("agentrun").input): only into terminals no session holds.
 // Keystrokes in a terminal split go through "input" and are not checked.
-func (ts *terminals) sendInput(id string, data []byte) error {
+func (ts *Terminals) SendInput(id string, data []byte) error {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("input: %w", err)
@@ -128,7 +128,7 @@ func (ts *terminals) sendInput(id string, data []byte) error {
 			return fmt.Errorf("input: terminal %q is held by session %q; take it over first (T in its split, or :AgentTakeover %s)", id, c.Session, id)
 		}
 	}
-	return ts.input(id, data)
+	return ts.Input(id, data)
 }
 
 // termState is what status() shows of a terminal's AHP state.
@@ -193,25 +193,25 @@ func (tm *terminal) ahpStatus(m map[string]any) {
 	m["commands"] = commands
 }
 
-// userTerminal starts spec in a terminal the user holds (a shell, an
+// UserTerminal starts spec in a terminal the user holds (a shell, an
 // agent's sign-in), sized as a new split, with TERM and env (KEY=VALUE
 // pairs) over this process's environment, and shows it.
-func (ts *terminals) userTerminal(spec termhost.Spec, env []string) (*termhost.Terminal, error) {
+func (ts *Terminals) UserTerminal(spec termhost.Spec, env []string) (*termhost.Terminal, error) {
 	spec.Env = setEnv(os.Environ(), "TERM", "xterm-256color")
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		spec.Env = setEnv(spec.Env, k, v)
 	}
 	spec.Claim = ts.user
-	spec.Cols, spec.Rows = ts.size()
-	if ts.closing() {
+	spec.Cols, spec.Rows = ts.Size()
+	if ts.deps.Closing() {
 		return nil, fmt.Errorf("shutting down")
 	}
-	t, err := ts.host().Create(ts.ctx, spec)
+	t, err := ts.deps.Host().Create(ts.ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	ts.add(t, "", "", true)
+	ts.Add(t, "", "", true)
 	return t, nil
 }
 

@@ -1,14 +1,9 @@
-package editor
+package terminals
 
 import "github.com/agentrun/agentrun.nvim/internal/event"
 
-// handleStatus describes sessions and terminals for require("agentrun").status().
-func (b *Bridge) handleStatus() (map[string]any, error) {
-	return map[string]any{"sessions": b.sessions.Status(), "terminals": b.terminals.status(), "client_id": b.user.ClientID}, nil
-}
-
-// status is every terminal's entry in status(), oldest first.
-func (ts *terminals) status() []any {
+// Status is every terminal's entry in status(), oldest first.
+func (ts *Terminals) Status() []any {
 	ts.mu.Lock()
 	terms := make([]*terminal, 0, len(ts.order))
 	for _, id := range ts.order {
@@ -22,7 +17,7 @@ func (ts *terminals) status() []any {
 	return list
 }
 
-// status is one terminal's entry in status().
+// Status is one terminal's entry in status().
 func (tm *terminal) status() map[string]any {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()

@@ -1,4 +1,4 @@
-package editor
+package terminals
 
 import (
 	"context"
@@ -63,18 +63,18 @@ type terminal struct {
 	ports   []int
 }
 
-// terminals are the terminals of this backend's host shown here (the
+// Terminals are the terminals of this backend's host shown here (the
 // agents', the user's) with their display pumps and input writers: they
 // own their state and lock, and reach the rest of the backend only
-// through what newTerminals is given.
-type terminals struct {
+// through what New is given.
+type Terminals struct {
 	ctx    context.Context
 	log    *slog.Logger
 	events *event.Queue
 	disp   *display.Displays
 	// user is this editor's claim (the user's terminals hold it).
 	user ahp.Claim
-	terminalDeps
+	deps Deps
 
 	mu    sync.Mutex
 	byID  map[string]*terminal
@@ -92,31 +92,37 @@ type terminals struct {
 	keptDir   string
 }
 
-// terminalDeps are what terminals need of the other parts.
-type terminalDeps struct {
-	// host returns the terminal host (made on first use).
-	host func() *termhost.Host
-	// claimForUser gives a terminal to this editor's user (socketHost).
-	claimForUser func(t *termhost.Terminal) error
-	// closing reports that the backend is shutting down.
-	closing func() bool
+// SetClosing tells the terminals how to learn that the backend is
+// shutting down (the sessions part's, made after this one).
+func (ts *Terminals) SetClosing(closing func() bool) { ts.deps.Closing = closing }
+
+// Deps are what terminals need of the other parts.
+type Deps struct {
+	// Host returns the terminal host (made on first use).
+	Host func() *termhost.Host
+	// ClaimForUser gives a terminal to this editor's user (socketHost).
+	ClaimForUser func(t *termhost.Terminal) error
+	// Closing reports that the backend is shutting down.
+	Closing func() bool
 }
 
-func newTerminals(ctx context.Context, log *slog.Logger, events *event.Queue, disp *display.Displays, user ahp.Claim, deps terminalDeps) *terminals {
-	return &terminals{ctx: ctx, log: log, events: events, disp: disp, user: user, terminalDeps: deps, byID: map[string]*terminal{}}
+// New returns the terminals part: it tells Lua through events and
+// shows terminals through disp.
+func New(ctx context.Context, log *slog.Logger, events *event.Queue, disp *display.Displays, user ahp.Claim, deps Deps) *Terminals {
+	return &Terminals{ctx: ctx, log: log, events: events, disp: disp, user: user, deps: deps, byID: map[string]*terminal{}}
 }
 
-// size is the size of the split a new terminal will get, as Lua last
+// Size is the size of the split a new terminal will get, as Lua last
 // reported it (0x0 before it did).
-func (ts *terminals) size() (cols, rows uint16) {
+func (ts *Terminals) Size() (cols, rows uint16) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return ts.cols, ts.rows
 }
 
-// setSize records the size a new terminal's split will have
+// SetSize records the size a new terminal's split will have
 // ("terminal_size").
-func (ts *terminals) setSize(cols, rows int) error {
+func (ts *Terminals) SetSize(cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("terminal_size: bad size %dx%d", cols, rows)
 	}
@@ -126,9 +132,9 @@ func (ts *terminals) setSize(cols, rows int) error {
 	return nil
 }
 
-// released marks terminal tid released (the agent, or the host, let go
+// Released marks terminal tid released (the agent, or the host, let go
 // of it) and lets go of output nobody will show.
-func (ts *terminals) released(tid string) {
+func (ts *Terminals) Released(tid string) {
 	ts.mu.Lock()
 	tm, ok := ts.byID[tid]
 	ts.mu.Unlock()
@@ -148,9 +154,9 @@ func (ts *terminals) released(tid string) {
 	ts.dropReleasedOutput()
 }
 
-// add starts showing t: the agent's (of session key, whose agent calls
+// Add starts showing t: the agent's (of session key, whose agent calls
 // it sid) or the user's.
-func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *terminal {
+func (ts *Terminals) Add(t *termhost.Terminal, key, sid string, user bool) *terminal {
 	tid := t.ID()
 	spec := t.Spec()
 	tm := &terminal{
@@ -189,7 +195,7 @@ func (ts *terminals) add(t *termhost.Terminal, key, sid string, user bool) *term
 }
 
 // watchExit reports the terminal's exit to Lua.
-func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
+func (ts *Terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 	st, err := display.ExitStatus(ts.ctx, t)
 	if err != nil {
 		return
@@ -206,7 +212,7 @@ func (ts *terminals) watchExit(tm *terminal, t *termhost.Terminal) {
 
 // writeInput writes the user's keystrokes to the pty in order, off the RPC
 // notification goroutine (a full pty input buffer must not stall Neovim).
-func (ts *terminals) writeInput(tm *terminal, t *termhost.Terminal) {
+func (ts *Terminals) writeInput(tm *terminal, t *termhost.Terminal) {
 	for {
 		select {
 		case p := <-tm.input:
@@ -226,12 +232,12 @@ func (ts *terminals) writeInput(tm *terminal, t *termhost.Terminal) {
 // bytes (kept, for a split made again: within keptBytes in memory, the
 // oldest beyond it in files), and that of those no buffer showed beyond
 // the newest keepReleased, so memory stays bounded.
-func (ts *terminals) dropReleasedOutput() {
+func (ts *Terminals) dropReleasedOutput() {
 	ts.mu.Lock()
 	unshown, inMemory := 0, 0
 	budget := ts.keptBytes
 	if budget <= 0 {
-		budget = defaultKeptBytes
+		budget = DefaultKeptBytes
 	}
 	var spill []*keptOutput
 	for i := len(ts.order) - 1; i >= 0; i-- {
@@ -282,17 +288,17 @@ func (tm *terminal) keepOutputLocked() {
 	tm.dropOutputLocked()
 }
 
-// setKept sets the budget of kept output in memory and the folder beyond
+// SetKept sets the budget of kept output in memory and the folder beyond
 // it (setup: terminal.kept_bytes).
-func (ts *terminals) setKept(bytes int, dir string) {
+func (ts *Terminals) SetKept(bytes int, dir string) {
 	ts.mu.Lock()
 	ts.keptBytes, ts.keptDir = bytes, dir
 	ts.mu.Unlock()
 	removeStaleKept(dir)
 }
 
-// removeKept removes the folder of kept output (the backend ends).
-func (ts *terminals) removeKept() {
+// RemoveKept removes the folder of kept output (the backend ends).
+func (ts *Terminals) RemoveKept() {
 	ts.mu.Lock()
 	dir := ts.keptDir
 	ts.mu.Unlock()
@@ -302,7 +308,7 @@ func (ts *terminals) removeKept() {
 }
 
 // lookup returns the terminal with id, or an error naming it.
-func (ts *terminals) lookup(id string) (*terminal, error) {
+func (ts *Terminals) lookup(id string) (*terminal, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	tm, ok := ts.byID[id]
@@ -312,8 +318,8 @@ func (ts *terminals) lookup(id string) (*terminal, error) {
 	return tm, nil
 }
 
-// running returns the live termhost terminal, or an error saying why not.
-func (ts *terminals) running(id string) (*termhost.Terminal, error) {
+// Running returns the live termhost terminal, or an error saying why not.
+func (ts *Terminals) Running(id string) (*termhost.Terminal, error) {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return nil, err
@@ -329,10 +335,10 @@ func (ts *terminals) running(id string) (*termhost.Terminal, error) {
 	return tm.t, nil
 }
 
-// attach ("attach") starts feeding terminal id's output into Neovim channel ch
+// Attach ("attach") starts feeding terminal id's output into Neovim channel ch
 // (a buffer from nvim_open_term), replacing an earlier pump, and sizes
 // the pty to the window.
-func (ts *terminals) attach(id string, ch int, args display.Buffer) error {
+func (ts *Terminals) Attach(id string, ch int, args display.Buffer) error {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
@@ -384,9 +390,9 @@ func (ts *terminals) attach(id string, ch int, args display.Buffer) error {
 	return nil
 }
 
-// interrupt ("interrupt") sends SIGINT to the terminal's process group.
-func (ts *terminals) interrupt(id string) error {
-	t, err := ts.running(id)
+// Interrupt ("interrupt") sends SIGINT to the terminal's process group.
+func (ts *Terminals) Interrupt(id string) error {
+	t, err := ts.Running(id)
 	if err != nil {
 		return fmt.Errorf("interrupt: %w", err)
 	}
@@ -396,11 +402,11 @@ func (ts *terminals) interrupt(id string) error {
 	return nil
 }
 
-// kill ("kill") kills the terminal's process group: SIGTERM then SIGKILL after
+// Kill ("kill") kills the terminal's process group: SIGTERM then SIGKILL after
 // the grace period, or SIGKILL at once when force is set. It answers
 // {grace_ms}: how long the command has before SIGKILL (0 when forced).
-func (ts *terminals) kill(id string, force bool) (map[string]any, error) {
-	t, err := ts.running(id)
+func (ts *Terminals) Kill(id string, force bool) (map[string]any, error) {
+	t, err := ts.Running(id)
 	if err != nil {
 		return nil, fmt.Errorf("kill: %w", err)
 	}
@@ -416,8 +422,8 @@ func (ts *terminals) kill(id string, force bool) (map[string]any, error) {
 	return map[string]any{"grace_ms": grace.Milliseconds()}, nil
 }
 
-// input ("input") queues keystrokes (or text) for the terminal's pty.
-func (ts *terminals) input(id string, data []byte) error {
+// Input ("input") queues keystrokes (or text) for the terminal's pty.
+func (ts *Terminals) Input(id string, data []byte) error {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return fmt.Errorf("input: %w", err)
@@ -436,13 +442,13 @@ func (ts *terminals) input(id string, data []byte) error {
 	}
 }
 
-// resize sets the pty size of our terminal id to its window's text area
+// Resize sets the pty size of our terminal id to its window's text area
 // ("resize"; the bridge sends a remote one's to remotes).
-func (ts *terminals) resize(id string, cols, rows int) error {
+func (ts *Terminals) Resize(id string, cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
 	}
-	t, err := ts.running(id)
+	t, err := ts.Running(id)
 	if err != nil {
 		return nil // a resize racing the exit is not worth an error
 	}
@@ -453,4 +459,31 @@ func (ts *terminals) resize(id string, cols, rows int) error {
 		return fmt.Errorf("resize terminal %q: %w", id, err)
 	}
 	return nil
+}
+
+// StopPumps stops every terminal's display pump: the Neovim they fed is
+// gone (a link dropped); the next one attaches its own buffers.
+func (ts *Terminals) StopPumps() {
+	ts.mu.Lock()
+	var pumps []*display.Pump
+	for _, tm := range ts.byID {
+		tm.mu.Lock()
+		if tm.pump != nil {
+			pumps = append(pumps, tm.pump)
+		}
+		tm.mu.Unlock()
+	}
+	ts.mu.Unlock()
+	for _, p := range pumps {
+		p.Stop()
+	}
+}
+
+// KeepShownOutput makes released terminals keep their output even once
+// shown to the end (the newest keepReleased of them): a Neovim taking the
+// sessions over shows them again.
+func (ts *Terminals) KeepShownOutput() {
+	ts.mu.Lock()
+	ts.keepShown = true
+	ts.mu.Unlock()
 }

@@ -1,4 +1,4 @@
-package editor
+package terminals
 
 import (
 	"slices"
@@ -20,7 +20,7 @@ const activityEvery = time.Second
 // server's). Each change is an event terminal_activity {id, waiting,
 // ports, last_line: its last line while it waits} and is kept for
 // status().
-func (ts *terminals) watchActivity(tm *terminal, t *termhost.Terminal) {
+func (ts *Terminals) watchActivity(tm *terminal, t *termhost.Terminal) {
 	tick := time.NewTicker(activityEvery)
 	defer tick.Stop()
 	last := t.BytesSeen()
@@ -58,7 +58,7 @@ func (ts *terminals) watchActivity(tm *terminal, t *termhost.Terminal) {
 
 // setActivity records what watchActivity saw and tells Lua when it
 // changed.
-func (ts *terminals) setActivity(tm *terminal, waiting bool, ports []int, lastLine string) {
+func (ts *Terminals) setActivity(tm *terminal, waiting bool, ports []int, lastLine string) {
 	tm.mu.Lock()
 	same := tm.waiting == waiting && slices.Equal(tm.ports, ports)
 	tm.waiting, tm.ports = waiting, ports

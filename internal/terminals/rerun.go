@@ -1,11 +1,11 @@
-package editor
+package terminals
 
 import (
 	"fmt"
 	"time"
 )
 
-// rerun ("rerun") runs terminal id's command again, as it ran — the same
+// Rerun ("rerun") runs terminal id's command again, as it ran — the same
 // program and arguments, working directory, environment, sandbox and
 // limits — in a new terminal the user holds, and answers {id, command}
 // (Lua opens its split where the old one was). One that still runs is
@@ -13,7 +13,7 @@ import (
 // when it is the user's (a shell command, a terminal taken over); the
 // agent's is not the user's to stop. The approval rules are Lua's to
 // apply before it asks.
-func (ts *terminals) rerun(id string) (map[string]any, error) {
+func (ts *Terminals) Rerun(id string) (map[string]any, error) {
 	tm, err := ts.lookup(id)
 	if err != nil {
 		return nil, fmt.Errorf("rerun: %w", err)
@@ -38,15 +38,15 @@ func (ts *terminals) rerun(id string) (map[string]any, error) {
 		}
 	}
 	spec.ID, spec.Nonce, spec.Claim, spec.Title = "", "", ts.user, tm.command
-	spec.Cols, spec.Rows = ts.size()
-	if ts.closing() {
+	spec.Cols, spec.Rows = ts.Size()
+	if ts.deps.Closing() {
 		return nil, fmt.Errorf("rerun: shutting down")
 	}
-	nt, err := ts.host().Create(ts.ctx, spec)
+	nt, err := ts.deps.Host().Create(ts.ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("rerun %s: %w", id, err)
 	}
-	ts.add(nt, "", "", true)
+	ts.Add(nt, "", "", true)
 	ts.log.Info("terminal run again", "terminal", nt.ID(), "from", id, "cwd", spec.Dir)
 	return map[string]any{"id": nt.ID(), "command": tm.command}, nil
 }

@@ -1,4 +1,4 @@
-package editor
+package terminals
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func readAll(l *rawlog.Log) string {
 // files, and reads back the same; the newest stay in memory.
 func TestKeptOutputBeyondTheBudgetGoesToFiles(t *testing.T) {
 	dir := t.TempDir()
-	ts := &terminals{log: slog.New(slog.DiscardHandler), byID: map[string]*terminal{}, keptBytes: 250, keptDir: dir}
+	ts := &Terminals{log: slog.New(slog.DiscardHandler), byID: map[string]*terminal{}, keptBytes: 250, keptDir: dir}
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("term-%d", i)
 		ts.order = append(ts.order, id)
