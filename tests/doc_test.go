@@ -106,15 +106,15 @@ func TestLazySpecListsEveryCommand(t *testing.T) {
 	}
 }
 
-// TestEventNamesAgree: the events Go sends (internal/editor/eventnames.go) are the
+// TestEventNamesAgree: the events Go sends (internal/event/names.go) are the
 // ones Lua handles (events.lua), no more, no fewer.
 func TestEventNamesAgree(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(root, "internal", "editor", "eventnames.go"))
+	src, err := os.ReadFile(filepath.Join(root, "internal", "event", "names.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var goNames []string
-	for _, m := range regexp.MustCompile(`(?m)^\s*ev\w+\s*=\s*"(\w+)"`).FindAllSubmatch(src, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\s*Name\w+\s*=\s*"(\w+)"`).FindAllSubmatch(src, -1) {
 		goNames = append(goNames, string(m[1]))
 	}
 	sort.Strings(goNames)

@@ -383,7 +383,7 @@ func (e *editor) idle(timeout time.Duration) {
 // exitMarker is the line a split ends with when its command exited with
 // code, and signalMarker when a signal (sig, "SIGTERM") ended it: the one
 // spelling of the end marker every test matches (ui/term.lua and
-// internal/editor/pump.go write it).
+// internal/display/pump.go write it).
 func exitMarker(code int) string { return fmt.Sprintf("[exit %d]", code) }
 
 func signalMarker(sig string) string { return "[signal " + sig + "]" }

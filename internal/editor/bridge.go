@@ -2,7 +2,6 @@ package editor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,8 +12,15 @@ import (
 
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
+	"github.com/agentrun/agentrun.nvim/internal/boxfile"
+	"github.com/agentrun/agentrun.nvim/internal/checkpoint"
+	"github.com/agentrun/agentrun.nvim/internal/display"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/guard"
-	"github.com/agentrun/agentrun.nvim/internal/mcptool"
+	"github.com/agentrun/agentrun.nvim/internal/question"
+	"github.com/agentrun/agentrun.nvim/internal/remote"
+	"github.com/agentrun/agentrun.nvim/internal/session"
+	"github.com/agentrun/agentrun.nvim/internal/terminals"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
@@ -33,7 +39,7 @@ import (
 type Bridge struct {
 	log     *slog.Logger
 	version string
-	events  *eventQueue
+	events  *event.Queue
 	// guard learns of every terminal session, to kill them if we die
 	// without cleaning up (guard.go); nil without one.
 	guard *guard.Client
@@ -46,14 +52,14 @@ type Bridge struct {
 	cancel context.CancelFunc
 
 	// The parts, each with its own state and lock.
-	questions *questions  // the user's open questions (permission.go)
-	sessions  *sessions   // ACP sessions and their agents (sessions.go)
-	display   *displays   // starts the terminal buffers' pumps (display.go)
-	terminals *terminals  // our host's terminals shown here (terminal.go)
-	remotes   *remotes    // other hosts' terminals shown here (remote.go)
-	socket    *socketHost // serves the host to other clients (hostserve.go)
+	questions *question.Questions  // the user's open questions (internal/question)
+	sessions  *session.Sessions    // ACP sessions and their agents (internal/session)
+	display   *display.Displays    // starts the terminal buffers' pumps (internal/display)
+	terminals *terminals.Terminals // our host's terminals shown here (internal/terminals)
+	remotes   *remote.Terminals    // other hosts' terminals shown here (internal/remote)
+	socket    *socketHost          // serves the host to other clients (hostserve.go)
 
-	ids *ids // session keys and question tokens
+	ids *question.IDs // session keys and question tokens
 
 	// v is the client of the Neovim connected now (nvimLink); another
 	// one's after a lingering backend is resumed (linger.go).
@@ -76,36 +82,36 @@ type Bridge struct {
 // values: none of them knows the bridge but as acp.Editor.
 func newBridge(version string, log *slog.Logger, g *guard.Client) *Bridge {
 	ctx, cancel := context.WithCancel(context.Background())
-	events := newEventQueue()
-	idSource := &ids{}
+	events := event.NewQueue()
+	idSource := &question.IDs{}
 	b := &Bridge{
 		log: log, version: version, events: events, guard: g,
 		user: ahp.ClientClaim(fmt.Sprintf("nvim-%d", os.Getpid())),
 		ctx:  ctx, cancel: cancel, ids: idSource,
 	}
-	b.questions = newQuestions(events, idSource, log)
+	b.questions = question.New(events, idSource, log)
 	b.socket = newSocketHost(log, b.user)
-	b.display = &displays{ctx: ctx, log: log, pacer: newPacer(), link: b.nvimLink}
-	b.terminals = newTerminals(ctx, log, events, b.display, b.user, terminalDeps{
-		host:         b.termHost,
-		claimForUser: b.socket.claimForUser,
+	b.display = display.New(ctx, log, b.nvimLink)
+	b.terminals = terminals.New(ctx, log, events, b.display, b.user, terminals.Deps{
+		Host:         b.termHost,
+		ClaimForUser: b.socket.claimForUser,
 	})
-	b.sessions = newSessions(ctx, log, events, idSource, version, sessionDeps{
-		editorFor:    b.agentEditor,
-		host:         b.termHost,
-		byteLimit:    b.byteLimit,
-		user:         b.user,
-		guard:        g,
-		terminalSize: b.terminals.size,
-		addTerminal:  b.terminals.add,
-		socketPath:   b.socket.socket,
-		ask:          b.questions.ask,
-		execLua: func(code string, result any, args ...any) error {
-			return b.nvimLink().ExecLua(code, result, args...)
+	b.sessions = session.New(ctx, log, events, idSource, version, session.Deps{
+		EditorFor:    b.agentEditor,
+		Host:         b.termHost,
+		ByteLimit:    b.byteLimit,
+		User:         b.user,
+		Guard:        g,
+		TerminalSize: b.terminals.Size,
+		UserTerminal: b.terminals.UserTerminal,
+		SocketPath:   b.socket.socket,
+		Ask:          b.questions.Ask,
+		ExecLua: func(ctx context.Context, code string, result any, args ...any) error {
+			return callNvim(ctx, func() error { return b.nvimLink().ExecLua(code, result, args...) })
 		},
 	})
-	b.terminals.closing = b.sessions.isClosing
-	b.remotes = newRemotes(ctx, log, events, b.display, remoteOptions{user: b.user, version: version, displayBytes: func() int {
+	b.terminals.SetClosing(b.sessions.IsClosing)
+	b.remotes = remote.New(ctx, log, events, b.display, remote.Options{User: b.user, Version: version, DisplayBytes: func() int {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return b.hostOpts.DisplayBytes
@@ -132,56 +138,56 @@ func (b *Bridge) handlers() map[string]any {
 	return map[string]any{
 		"setup":            b.handleSetup,
 		"resume":           b.handleResume,
-		"start":            b.sessions.start,
-		"prompt":           b.sessions.prompt,
-		"cancel":           b.sessions.cancel,
-		"stop":             b.sessions.stop,
-		"attach":           b.terminals.attach,
-		"interrupt":        b.terminals.interrupt,
-		"kill":             b.terminals.kill,
-		"input":            b.terminals.input,
-		"send_input":       b.terminals.sendInput,
-		"shell":            b.terminals.shell,
-		"rerun":            b.terminals.rerun,
-		"takeover":         b.terminals.takeover,
+		"start":            b.sessions.Start,
+		"prompt":           b.sessions.Prompt,
+		"cancel":           b.sessions.Cancel,
+		"stop":             b.sessions.Stop,
+		"attach":           b.terminals.Attach,
+		"interrupt":        b.terminals.Interrupt,
+		"kill":             b.terminals.Kill,
+		"input":            b.terminals.Input,
+		"send_input":       b.terminals.SendInput,
+		"shell":            b.terminals.Shell,
+		"rerun":            b.terminals.Rerun,
+		"takeover":         b.terminals.Takeover,
 		"detach":           b.handleDetach,
-		"set_mode":         b.sessions.setMode,
-		"set_config":       b.sessions.setConfig,
-		"list_sessions":    b.sessions.list,
-		"auth_methods":     b.sessions.authMethods,
-		"login":            b.sessions.login,
-		"remote_terminals": b.remotes.list,
-		"ssh_terminals":    b.remotes.listAt,
-		"ssh_connect":      b.remotes.connect,
-		"remote_attach":    b.remotes.attach,
-		"remote_take":      b.remotes.take,
-		"remote_let_go":    b.remotes.letGo,
-		"remote_input":     b.remotes.input,
-		"remote_dispose":   b.remotes.dispose,
-		"dispose":          b.terminals.dispose,
+		"set_mode":         b.sessions.SetMode,
+		"set_config":       b.sessions.SetConfig,
+		"list_sessions":    b.sessions.List,
+		"auth_methods":     b.sessions.AuthMethods,
+		"login":            b.sessions.Login,
+		"remote_terminals": b.remotes.List,
+		"ssh_terminals":    b.remotes.ListAt,
+		"ssh_connect":      b.remotes.Connect,
+		"remote_attach":    b.remotes.Attach,
+		"remote_take":      b.remotes.Take,
+		"remote_let_go":    b.remotes.LetGo,
+		"remote_input":     b.remotes.Input,
+		"remote_dispose":   b.remotes.Dispose,
+		"dispose":          b.terminals.Dispose,
 		"resize":           b.handleResize,
-		"terminal_size":    b.terminals.setSize,
+		"terminal_size":    b.terminals.SetSize,
 		"status":           b.handleStatus,
 		"shutdown":         b.handleShutdown,
-		"answer_question":  b.questions.answer,
-		"check_command":    checkCommand,
-		"read_files":       readFiles,
-		"checkpoint":       checkpoint,
+		"answer_question":  b.questions.Answer,
+		"check_command":    session.CheckCommand,
+		"read_files":       boxfile.Read,
+		"checkpoint":       checkpoint.Do,
 		"keep_note":        b.handleKeepNote,
-		"describe_rules":   describeRules,
+		"describe_rules":   session.DescribeRules,
 		"log":              b.handleLog,
 	}
 }
 
 // deliver sends events to Lua in one call. dispatch only schedules the
 // work, so this returns as soon as Neovim has read the request.
-func (b *Bridge) deliver(batch []event) {
+func (b *Bridge) deliver(batch []event.Event) {
 	list := make([]any, len(batch))
 	for i, e := range batch {
-		list[i] = []any{e.name, e.payload}
+		list[i] = []any{e.Name, e.Payload}
 	}
 	if err := b.nvimLink().ExecLua(`require("agentrun.events").dispatch(...)`, nil, list); err != nil {
-		b.log.Warn("events not delivered", "first", batch[0].name, "count", len(batch), "err", err)
+		b.log.Warn("events not delivered", "first", batch[0].Name, "count", len(batch), "err", err)
 	}
 }
 
@@ -240,25 +246,6 @@ func validSite(s string) bool {
 	return true
 }
 
-// displayBytesPerLine sizes the displays' raw logs: a generous average
-// line (colours included), so a log holds what 'scrollback' can show.
-const displayBytesPerLine = 100
-
-// defaultScrollback is terminal.scrollback's default in config.lua, for
-// a caller that sends none (TestScrollbackDefaultIsLuas keeps them equal):
-// Lua sends the option with setup (the raw logs' size) and each buffer's
-// 'scrollback' with attach (the lines a display replays).
-const defaultScrollback = 10000
-
-// displayBytes is the raw log size for a 'scrollback' of lines (0:
-// defaultScrollback's), within 64 KiB..16 MiB.
-func displayBytes(scrollback int) int {
-	if scrollback <= 0 {
-		scrollback = defaultScrollback
-	}
-	return min(max(scrollback*displayBytesPerLine, 64<<10), 16<<20)
-}
-
 // handleSetup configures the terminal host from the user's options.
 func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	if args.KillGraceMS != nil && *args.KillGraceMS <= 0 {
@@ -306,7 +293,7 @@ func (b *Bridge) applySetup(args setupArgs) error {
 	}
 	b.hostOpts = termhost.Options{
 		ByteLimit:    byteLimit,
-		DisplayBytes: displayBytes(args.Scrollback),
+		DisplayBytes: display.LogBytes(args.Scrollback),
 		KillGrace:    killGrace,
 		IDSuffix:     siteSuffix(args.Site),
 		IDBase:       args.IDBase,
@@ -314,22 +301,22 @@ func (b *Bridge) applySetup(args setupArgs) error {
 			b.log.Debug("termhost: " + fmt.Sprintf(format, a...))
 		},
 	}
-	kept := defaultKeptBytes
+	kept := terminals.DefaultKeptBytes
 	if args.KeptBytes != nil {
 		kept = *args.KeptBytes
 	}
 	if b.terminals != nil {
-		b.terminals.setKept(kept, keptDir(args.OutputDir))
+		b.terminals.SetKept(kept, terminals.KeptDir(args.OutputDir))
 	}
 	b.site = args.Site
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
-		b.ids.suffix.Store(&suffix)
-		b.events.keepAll() // for a Neovim that takes the sessions over (linger.go)
-		b.terminals.keepShownOutput()
+		b.ids.SetSuffix(suffix)
+		b.events.KeepAll() // for a Neovim that takes the sessions over (linger.go)
+		b.terminals.KeepShownOutput()
 	}
 	if args.IDBase > 0 {
-		b.ids.n.CompareAndSwap(0, int64(args.IDBase))
+		b.ids.StartAfter(int64(args.IDBase))
 	}
 	b.log.Info("setup", "site", args.Site, "nvim", args.NvimVersion, "kill_grace", b.hostOpts.KillGrace, "byte_limit", b.hostOpts.ByteLimit, // 0: unset, the host's default
 		"display_bytes", b.hostOpts.DisplayBytes)
@@ -374,11 +361,7 @@ func (b *Bridge) termHost() *termhost.Host {
 		b.host = termhost.NewHost(guardHooks(b.hostOpts, b.guard, b.log))
 		h := b.host
 		b.mu.Unlock()
-		b.socket.serve(h, map[string]func(context.Context, json.RawMessage) (any, error){
-			"agentrun/terminal":  b.sessions.mcpTerminal,
-			"agentrun/terminals": b.sessions.mcpTerminals,
-			mcptool.SeenMethod:   b.sessions.mcpSeen,
-		})
+		b.socket.serve(h, b.sessions.MCPMethods())
 		b.mu.Lock()
 	}
 	return b.host
@@ -386,7 +369,7 @@ func (b *Bridge) termHost() *termhost.Host {
 
 // handleDetach keeps terminal id running after Neovim quits (socketHost.detach).
 func (b *Bridge) handleDetach(id string) (map[string]any, error) {
-	t, err := b.terminals.running(id)
+	t, err := b.terminals.Running(id)
 	if err != nil {
 		return nil, fmt.Errorf("detach: %w", err)
 	}
@@ -399,10 +382,10 @@ func (b *Bridge) handleResize(id string, cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 65535 || rows > 65535 {
 		return fmt.Errorf("resize: bad size %dx%d for terminal %q", cols, rows, id)
 	}
-	if _, _, err := remoteName(id); err == nil {
-		return b.remotes.resize(id, cols, rows)
+	if remote.IsName(id) {
+		return b.remotes.Resize(id, cols, rows)
 	}
-	return b.terminals.resize(id, cols, rows)
+	return b.terminals.Resize(id, cols, rows)
 }
 
 // agentEditor is the acp.Editor the agent of session key calls back:
@@ -428,30 +411,30 @@ func (e agentEditor) TerminalCreated(_ context.Context, sid, tid string) {
 		e.b.log.Warn("terminal created but unknown to the host", "terminal", tid, "err", err)
 		return
 	}
-	e.b.terminals.add(t, e.key, sid, false)
+	e.b.terminals.Add(t, e.key, sid, false)
 }
 
 // TerminalReleased implements acp.Editor.
 func (e agentEditor) TerminalReleased(_ context.Context, _ string, tid string) {
-	e.b.terminals.released(tid)
+	e.b.terminals.Released(tid)
 }
 
 // SessionUpdate implements acp.Editor (sessions).
 func (e agentEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
-	e.b.sessions.update(e.key, n)
+	e.b.sessions.Update(e.key, n)
 }
 
 // SessionEnded implements acp.Editor (sessions).
 func (e agentEditor) SessionEnded(_ context.Context, _ string, reason error) {
-	e.b.sessions.ended(e.key, reason)
+	e.b.sessions.Ended(e.key, reason)
 }
 
 // AgentTerminal implements acp.Editor (sessions).
 func (e agentEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
-	e.b.sessions.agentTerminal(e.key, sid, ev)
+	e.b.sessions.AgentTerminal(e.key, sid, ev)
 }
 
-// RequestPermission implements acp.Editor (questions: permission.go).
+// RequestPermission implements acp.Editor (permission.go).
 func (e agentEditor) RequestPermission(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return e.b.requestPermission(ctx, e.key, req)
 }
@@ -463,7 +446,7 @@ func (e agentEditor) Elicit(ctx context.Context, el acp.Elicitation) (acp.Elicit
 
 // ElicitationComplete implements acp.Editor (elicit.go).
 func (e agentEditor) ElicitationComplete(_ context.Context, id string) {
-	e.b.events.push(elicitationCompleteEvent{Key: e.key, ElicitationID: id})
+	e.b.events.Push(event.ElicitationComplete{Key: e.key, ElicitationID: id})
 }
 
 // ReadTextFile implements acp.Editor (fs.go).
@@ -525,8 +508,8 @@ func (b *Bridge) linkDropped() {
 // the user detached (once; Lua calls it from VimLeavePre, and the backend
 // again when Neovim's channel closes).
 func (b *Bridge) endSessions() {
-	b.questions.close()
-	agents, first := b.sessions.shutdown()
+	b.questions.Close()
+	agents, first := b.sessions.Shutdown()
 	if !first {
 		return
 	}
@@ -562,50 +545,13 @@ func (b *Bridge) shutdown(ctx context.Context) {
 	}
 	b.socket.close()
 	if b.terminals != nil {
-		b.terminals.removeKept()
+		b.terminals.RemoveKept()
 	}
 	b.cancel()
 	b.log.Info("shut down")
 }
 
-// jsonValue turns an ACP value into plain maps/slices/strings/numbers via
-// its JSON form (the SDK's unions marshal themselves), for msgpack to Lua.
-func jsonValue(v any) any {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return map[string]any{"error": err.Error()}
-	}
-	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return map[string]any{"error": err.Error()}
-	}
-	return dropNulls(out)
-}
-
-// dropNulls removes null map entries: Lua sees an absent field as nil,
-// while a null would arrive as vim.NIL (a truthy userdata).
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-			} else {
-				x[k] = dropNulls(e)
-			}
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropNulls(e)
-		}
-	}
-	return v
-}
-
-// errText is err's message, or "" for nil.
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+// handleStatus describes sessions and terminals for require("agentrun").status().
+func (b *Bridge) handleStatus() (map[string]any, error) {
+	return map[string]any{"sessions": b.sessions.Status(), "terminals": b.terminals.Status(), "client_id": b.user.ClientID}, nil
 }

@@ -3,9 +3,6 @@ package editor
 import (
 	"context"
 	"log/slog"
-	"os"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/agentrun/agentrun.nvim/ahp"
@@ -30,8 +27,8 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 			if _, err := b.handleSetup(setupArgs{ByteLimit: tc.setup}); err != nil {
 				t.Fatal(err)
 			}
-			ss := &sessions{log: b.log, sessionDeps: sessionDeps{byteLimit: b.byteLimit}}
-			if got := ss.agentOptions(nil).ByteLimit; got != tc.want {
+			// What the sessions give every agent (session.Deps.ByteLimit).
+			if got := b.byteLimit(); got != tc.want {
 				t.Errorf("an agent's byte limit is %d, want %d", got, tc.want)
 			}
 			h := b.termHost() // the host setup made, serving its socket
@@ -49,21 +46,5 @@ func TestByteLimitHasOneRoute(t *testing.T) {
 		if _, err := (&Bridge{log: slog.New(slog.DiscardHandler)}).handleSetup(setupArgs{ByteLimit: new(bad)}); err == nil {
 			t.Errorf("setup took byte_limit %d", bad)
 		}
-	}
-}
-
-// TestScrollbackDefaultIsLuas: terminal.scrollback has one default, the
-// one config.lua gives; Go's fallback for a caller that sends none is it.
-func TestScrollbackDefaultIsLuas(t *testing.T) {
-	src, err := os.ReadFile("../../lua/agentrun/config.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^\s*scrollback = (\d+),`).FindSubmatch(src)
-	if m == nil {
-		t.Fatal("config.lua has no terminal.scrollback default")
-	}
-	if got := string(m[1]); got != strconv.Itoa(defaultScrollback) {
-		t.Errorf("config.lua's scrollback default is %s, Go's defaultScrollback %d", got, defaultScrollback)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 )
 
 // TestCallsAgree: the calls Lua makes and the bridge's handlers, as
@@ -52,7 +54,7 @@ func TestCallsAgree(t *testing.T) {
 					t.Errorf("%s passes %q a table as argument %d; its handler takes %s", c.where, name, i+1, in)
 					continue
 				}
-				fields := msgpackFields(in)
+				fields := eventtest.MsgpackFields(in)
 				for _, k := range keys {
 					if _, ok := fields[k]; !ok {
 						t.Errorf("%s passes %q a table with .%s, which %s has not", c.where, name, k, in.Name())
@@ -61,7 +63,7 @@ func TestCallsAgree(t *testing.T) {
 			}
 		}
 	}
-	luaTypes := luaClasses(t, "../../lua/agentrun/types.lua", "agentrun.request.")
+	luaTypes := eventtest.LuaClasses(t, "../../lua/agentrun/types.lua", "agentrun.request.")
 	for _, name := range mapsKeys(handlers) {
 		if !called[name] {
 			t.Errorf("the bridge's handler %q is called nowhere in the Lua code", name)
@@ -71,7 +73,7 @@ func TestCallsAgree(t *testing.T) {
 			if typ.In(i).Kind() != reflect.Struct {
 				continue
 			}
-			want := msgpackFields(typ.In(i))
+			want := eventtest.MsgpackFields(typ.In(i))
 			got := luaTypes[name]
 			if got == nil {
 				t.Errorf("types.lua has no ---@class agentrun.request.%s (%s)", name, typ.In(i).Name())

@@ -1,60 +1,54 @@
 // Package editor is the Go side of the Neovim front end: the msgpack-RPC
-// host that Neovim starts with jobstart({bin}, {rpc = true}).
+// host that Neovim starts with jobstart({bin}, {rpc = true}), and the
+// bridge that routes Lua's calls to the parts that own what they are
+// about.
 //
 // It gives each session's agent its own acp.Editor, bound to the
 // session's key (agentEditor in bridge.go: ACP session ids are the
-// agents' and may repeat across them), and serves the Lua side's
-// requests: setup, start, prompt, cancel, stop, attach, interrupt, kill,
-// input, send_input, shell, takeover, dispose, status, shutdown
-// (rpcrequest) and input, resize, terminal_size, answer_question, log
-// (rpcnotify). shell, takeover, dispose and send_input are the user's side
-// of the AHP terminal model (userterm.go): shells the user holds, taking
-// an agent's terminal over, and input that only reaches terminals no
-// session holds. set_mode and set_config (modes.go) change a session's
-// mode and options; list_sessions (sessionlist.go) lists an agent's
-// earlier sessions, which start opens again (load, resume, continue);
-// auth_methods and login (auth.go) sign an agent in, a terminal method in
-// a terminal the user holds, after which a session waiting for it opens.
+// agents' and may repeat across them), and routes each of Lua's
+// requests by name (Bridge.handlers; TestCallsAgree checks every Lua
+// call against them). Each part owns its state and its lock; those of
+// other packages know nothing of the bridge:
 //
-// The Bridge (bridge.go) only routes: each request name, and each
-// acp.Editor call, goes to the part that owns what it is about, and each
-// part owns its state and its lock:
+//   - sessions (internal/session): the ACP sessions and their agents:
+//     start, prompt, cancel, stop, set_mode, set_config, list_sessions,
+//     auth_methods, login, check_command; our MCP terminal tool.
+//   - questions (internal/question): the user's open questions, which
+//     the sessions and the bridge's acp.Editor (permission.go,
+//     elicit.go) ask through; answer_question.
+//   - remotes (internal/remote): other hosts' terminals, on this machine
+//     or on another over SSH (sshlink): remote_* and ssh_*.
+//   - checkpoints (internal/checkpoint) and a machine's files read for
+//     Lua (internal/boxfile): stateless, one call each.
+//   - terminals (internal/terminals): our host's terminals shown in
+//     buffers (attach, interrupt, kill, input, send_input, shell,
+//     takeover, dispose, rerun, terminal_size), each fed by a pump of
+//     internal/display.
+//   - socketHost (hostserve.go), here: the socket other clients reach
+//     our host on, and the terminals the user detached.
 //
-//   - sessions (sessions.go; session.go, prompt.go, updates.go,
-//     sessionlist.go, auth.go, modes.go, policy.go, mcp.go): the ACP
-//     sessions and their agents.
-//   - questions (permission.go): the user's open permission and approval
-//     questions.
-//   - terminals (terminal.go, userterm.go, status.go) with displays
-//     (display.go, pump.go): our host's terminals shown in buffers.
-//   - remotes (remote.go, remotehost.go): other hosts' terminals, on
-//     this machine or on another over SSH (sshlink).
-//   - socketHost (hostserve.go): the socket other clients reach our host
-//     on, and the terminals the user detached.
+// Every part that tells Lua something pushes it into the one ordered
+// event queue (internal/event) drained by a single goroutine that calls
+// require("agentrun.events").dispatch with nvim_exec_lua; Lua handles
+// them on its main loop. Dependencies run one way: editor uses session,
+// terminals, remote, checkpoint and boxfile; session uses question;
+// terminals and remote use display; all use event. A part needs another
+// only through function values or small structs it is given when
+// newBridge makes it (session.Deps, terminals.Deps, remote.Options),
+// never through the bridge, so each is tested alone.
 //
 // On another machine than its Neovim (setup's site) the backend outlives
 // a link that drops while a session runs (linger.go): it waits on a
 // socket of its own, and the Neovim of a new link takes the sessions up
-// with "resume", replayed from the event queue's log (events.go).
-//
-// A part needs others only through function values it is given when
-// newBridge makes it (sessionDeps, terminalDeps, remoteOptions), never
-// through the bridge, so each is tested alone (its _test.go).
+// with "resume", replayed from the event queue's log.
 //
 // Three rules shape it:
 //
 //   - Nothing on the agent's path waits on Neovim except what must: an
-//     fs read/write or a permission answer. Session updates and terminal
-//     lifecycle events go into one ordered queue (events.go) drained by a
-//     single goroutine that calls require("agentrun.events").dispatch with
-//     nvim_exec_lua; Lua handles them on its main loop.
+//     fs read/write (fs.go) or a permission answer.
 //   - The pty read loop never waits on Neovim: each terminal buffer is fed
-//     by its own display pump (pump.go) reading the terminal's raw log in
-//     coalesced chunks sized to keep each nvim_chan_send near a
-//     millisecond, the pumps of all terminals taking turns with idle time
-//     between sends (so a flood never freezes the editor), and skipping
-//     ahead (with a visible marker) when it falls further behind than the
-//     buffer's scrollback.
+//     by its own display pump (internal/display) reading the terminal's
+//     raw log at its own pace.
 //   - Lua creates every terminal buffer (nvim_open_term needs a Lua
 //     on_input callback) and hands its channel id to Go with "attach".
 //

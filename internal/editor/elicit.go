@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 )
 
 // elicit asks the user what the agent of session key asks through
@@ -24,10 +25,10 @@ func (b *Bridge) elicit(ctx context.Context, key string, e acp.Elicitation) (acp
 	if required == nil {
 		required = []string{}
 	}
-	token, a, err := b.questions.ask(ctx, "e", elicitQuestion, func(token string) payload {
-		return elicitationEvent{
+	token, a, err := b.questions.Ask(ctx, "e", event.ElicitQuestion, func(token string) event.Payload {
+		return event.Elicitation{
 			Key: key, SessionID: e.SessionID, ToolCall: e.ToolCallID, Mode: e.Mode, Message: e.Message,
-			Fields: jsonValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,
+			Fields: event.JSONValue(fields), Required: required, URL: e.URL, ElicitationID: e.ID, Token: token,
 		}
 	})
 	if err != nil {

@@ -61,7 +61,7 @@ func newSocketHost(log *slog.Logger, user ahp.Claim) *socketHost {
 }
 
 // serve starts serving h on the socket, and extensions: the agentrun/*
-// methods it serves besides AHP (the MCP terminal tool's, mcp.go). A
+// methods it serves besides AHP (the MCP terminal tool's, internal/session/mcp.go). A
 // socket that cannot be made is logged, not fatal: the editor works
 // without it.
 func (sh *socketHost) serve(h *termhost.Host, extensions map[string]func(context.Context, json.RawMessage) (any, error)) {

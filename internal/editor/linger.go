@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/ahp/server"
+	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/rundir"
 	"github.com/agentrun/agentrun.nvim/internal/sshlink"
 	"github.com/neovim/go-client/nvim"
@@ -52,7 +52,7 @@ func (b *Bridge) shouldLinger() bool {
 	b.mu.Lock()
 	remote, asked := b.site != "", b.shutdownAsked
 	b.mu.Unlock()
-	return remote && !asked && b.sessions.running() > 0
+	return remote && !asked && b.sessions.Running() > 0
 }
 
 // linger waits on the backend's socket for a link to take the sessions
@@ -60,8 +60,8 @@ func (b *Bridge) shouldLinger() bool {
 // ctx ends first. Meanwhile nothing goes to any Neovim: events wait (and
 // are kept) and the displays' pumps stop.
 func (b *Bridge) linger(ctx context.Context) net.Conn {
-	b.events.pause()
-	b.terminals.stopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
+	b.events.Pause()
+	b.terminals.StopPumps() // other hosts' terminals' pumps end at their next send (errLinkGone)
 	dir, err := rundir.Dir()
 	if err != nil {
 		b.log.Warn("cannot linger: no socket directory", "err", err)
@@ -75,7 +75,7 @@ func (b *Bridge) linger(ctx context.Context) net.Conn {
 	}
 	defer os.Remove(path)
 	defer ln.Close()
-	b.log.Info("link dropped; lingering for a new one", "socket", path, "sessions", b.sessions.running())
+	b.log.Info("link dropped; lingering for a new one", "socket", path, "sessions", b.sessions.Running())
 	conns := make(chan net.Conn)
 	go func() {
 		for {
@@ -105,7 +105,7 @@ func (b *Bridge) linger(ctx context.Context) net.Conn {
 			b.log.Info("a new link takes the sessions over")
 			return c
 		case <-tick.C:
-			if b.sessions.running() == 0 {
+			if b.sessions.Running() == 0 {
 				b.log.Info("no session runs any more; lingering ends")
 				return nil
 			}
@@ -158,13 +158,13 @@ func (b *Bridge) handleResume(args resumeArgs) (map[string]any, error) {
 		// sets it up
 		return map[string]any{"fresh": true, "version": b.version}, nil
 	}
-	list := b.sessions.runningList()
+	list := b.sessions.RunningList()
 	live := map[string]bool{}
 	for _, s := range list {
 		live[s["key"].(string)] = true
 	}
-	dropped := b.events.replay(func(log []event) []event {
-		return replayOf(log, live, b.questions.isOpen)
+	dropped := b.events.Replay(func(log []event.Event) []event.Event {
+		return replayOf(log, live, b.questions.IsOpen)
 	})
 	return map[string]any{"version": b.version, "pid": os.Getpid(), "site": site, "sessions": list, "dropped_events": dropped}, nil
 }
@@ -192,7 +192,7 @@ func (b *Bridge) handleKeepNote(key string, args keepNoteArgs) {
 	}
 	b.mu.Unlock()
 	if remote && !seen {
-		b.events.pushReplayOnly(chatNoteEvent{Key: key, Text: args.Text, ToolCall: args.ToolCall})
+		b.events.PushReplayOnly(event.ChatNote{Key: key, Text: args.Text, ToolCall: args.ToolCall})
 	}
 }
 
@@ -201,83 +201,37 @@ func (b *Bridge) handleKeepNote(key string, args keepNoteArgs) {
 // terminals' too) but questions already answered or withdrawn. Events
 // about nothing of theirs (messages of no session, other hosts' claims)
 // are not repeated.
-func replayOf(log []event, live map[string]bool, open func(token string) bool) []event {
-	var out []event
+func replayOf(log []event.Event, live map[string]bool, open func(token string) bool) []event.Event {
+	var out []event.Event
 	terms := map[string]bool{}
 	for _, e := range log {
-		key, id := payloadField(e.payload, "key"), payloadField(e.payload, "id")
-		switch e.name {
-		case evTerminalCreated:
-			if !live[payloadField(e.payload, "session")] {
+		key, id := event.Field(e.Payload, "key"), event.Field(e.Payload, "id")
+		switch e.Name {
+		case event.NameTerminalCreated:
+			if !live[event.Field(e.Payload, "session")] {
 				continue
 			}
 			terms[id] = true
-		case evTerminalExit, evTerminalReleased, evTerminalActivity, evDisplayEnded:
+		case event.NameTerminalExit, event.NameTerminalReleased, event.NameTerminalActivity, event.NameDisplayEnded:
 			// (by the terminal's id: the ports it listens on, its end)
 			if !terms[id] {
 				continue
 			}
-		case evPermission, evApprove:
-			if !live[key] || !open(payloadField(e.payload, "token")) {
+		case event.NamePermission, event.NameApprove:
+			if !live[key] || !open(event.Field(e.Payload, "token")) {
 				continue
 			}
-		case evPermissionCancelled, evApproveCancelled, evRemoteClaimed, evSSHConnected, evSessionList:
+		case event.NamePermissionCancelled, event.NameApproveCancelled, event.NameRemoteClaimed, event.NameSSHConnected, event.NameSessionList:
 			continue
 		default:
 			if !live[key] {
 				continue
 			}
 		}
-		e.replayOnly = false
+		e.ReplayOnly = false
 		out = append(out, e)
 	}
 	return out
-}
-
-// running counts the sessions not ended.
-func (ss *sessions) running() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	n := 0
-	for _, s := range ss.byKey {
-		if !s.ended {
-			n++
-		}
-	}
-	return n
-}
-
-// runningList describes the sessions not ended, oldest first.
-func (ss *sessions) runningList() []map[string]any {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var keys []string
-	for k, s := range ss.byKey {
-		if !s.ended {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keyNumber(keys[i]) < keyNumber(keys[j]) })
-	out := make([]map[string]any, 0, len(keys))
-	for _, k := range keys {
-		s := ss.byKey[k]
-		out = append(out, map[string]any{"key": s.key, "agent": s.name, "busy": s.busy, "cwd": s.args.Cwd})
-	}
-	return out
-}
-
-// keyNumber is the counter in a session key ("12@devbox": 12).
-func keyNumber(key string) int {
-	n, _ := strconv.Atoi(strings.SplitN(key, "@", 2)[0])
-	return n
-}
-
-// isOpen reports whether question token still waits for its answer.
-func (qs *questions) isOpen(token string) bool {
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	_, ok := qs.pending[token]
-	return ok
 }
 
 // Lingering lists the process ids of this user's lingering backends,
@@ -348,31 +302,4 @@ func RelayTo(ctx context.Context, c net.Conn, in io.Reader, out io.Writer) {
 	case <-done:
 	case <-ctx.Done():
 	}
-}
-
-// stopPumps stops every terminal's display pump: the Neovim they fed is
-// gone (a link dropped); the next one attaches its own buffers.
-func (ts *terminals) stopPumps() {
-	ts.mu.Lock()
-	var pumps []*pump
-	for _, tm := range ts.byID {
-		tm.mu.Lock()
-		if tm.pump != nil {
-			pumps = append(pumps, tm.pump)
-		}
-		tm.mu.Unlock()
-	}
-	ts.mu.Unlock()
-	for _, p := range pumps {
-		p.stop()
-	}
-}
-
-// keepShownOutput makes released terminals keep their output even once
-// shown to the end (the newest keepReleased of them): a Neovim taking the
-// sessions over shows them again.
-func (ts *terminals) keepShownOutput() {
-	ts.mu.Lock()
-	ts.keepShown = true
-	ts.mu.Unlock()
 }

@@ -57,7 +57,7 @@ func ServeOn(ctx context.Context, version string, in io.ReadCloser, rpcOut io.Wr
 	if err != nil {
 		return err
 	}
-	go b.events.run(b.deliver)
+	go b.events.Run(b.deliver)
 
 	for {
 		select {
@@ -86,7 +86,7 @@ func ServeOn(ctx context.Context, version string, in io.ReadCloser, rpcOut io.Wr
 	}
 	b.shutdown(ctx)
 	stopGuard(b.guard, logger) // after shutdown: every terminal is gone
-	b.events.close()
+	b.events.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, net.ErrClosed) {
 		logger.Error("rpc stream ended", "err", err)
 		return fmt.Errorf("rpc stream: %w", err)

@@ -13,6 +13,13 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/display"
+	"github.com/agentrun/agentrun.nvim/internal/display/displaytest"
+	"github.com/agentrun/agentrun.nvim/internal/event"
+	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
+	"github.com/agentrun/agentrun.nvim/internal/question"
+	"github.com/agentrun/agentrun.nvim/internal/session"
+	"github.com/agentrun/agentrun.nvim/internal/terminals"
 	"github.com/agentrun/agentrun.nvim/internal/wait"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -37,13 +44,13 @@ func TestMain(m *testing.M) {
 // agentEditor does, to the parts under test.
 type testEditor struct {
 	key string
-	ss  *sessions
-	ts  *terminals
+	ss  *session.Sessions
+	ts  *terminals.Terminals
 	h   *termhost.Host
 }
 
 func (e *testEditor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) {
-	e.ss.update(e.key, n)
+	e.ss.Update(e.key, n)
 }
 func (e *testEditor) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
@@ -60,43 +67,51 @@ func (e *testEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest)
 }
 func (e *testEditor) TerminalCreated(_ context.Context, sid, tid string) {
 	if t, err := e.h.Get(tid); err == nil {
-		e.ts.add(t, e.key, sid, false)
+		e.ts.Add(t, e.key, sid, false)
 	}
 }
-func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.released(tid) }
+func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.Released(tid) }
 func (e *testEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
-	e.ss.agentTerminal(e.key, sid, ev)
+	e.ss.AgentTerminal(e.key, sid, ev)
 }
 func (e *testEditor) SessionEnded(_ context.Context, _ string, reason error) {
-	e.ss.ended(e.key, reason)
+	e.ss.Ended(e.key, reason)
 }
 
 // newTestSessions returns a sessions part wired to a terminals part as
 // newBridge wires them, and its event queue.
-func newTestSessions(t *testing.T) (*sessions, *eventQueue) {
+func newTestSessions(t *testing.T) (*session.Sessions, *event.Queue) {
 	t.Helper()
-	ts, h, _, _ := newTestTerminals(t)
-	events := ts.events
+	ctx, cancel := context.WithCancel(context.Background())
+	h := termhost.NewHost(termhost.Options{})
+	t.Cleanup(func() { cancel(); h.Close() })
 	log := slog.New(slog.DiscardHandler)
-	var ss *sessions
-	ss = newSessions(ts.ctx, log, events, &ids{}, "test", sessionDeps{
-		editorFor:    func(key string) acp.Editor { return &testEditor{key: key, ss: ss, ts: ts, h: h} },
-		host:         func() *termhost.Host { return h },
-		byteLimit:    func() int { return termhost.DefaultByteLimit },
-		user:         ahp.ClientClaim("me"),
-		terminalSize: ts.size,
-		addTerminal:  ts.add,
-		socketPath:   func() string { return "" },
-		ask:          newQuestions(events, &ids{}, log).ask,
+	events := event.NewQueue()
+	user := ahp.ClientClaim("me")
+	out := &displaytest.Channels{}
+	ts := terminals.New(ctx, log, events, display.ToChannels(ctx, log, out.Send), user, terminals.Deps{
+		Host:         func() *termhost.Host { return h },
+		ClaimForUser: func(t *termhost.Terminal) error { return t.Claims().Set(user) },
 	})
-	ts.closing = ss.isClosing
-	t.Cleanup(func() { ss.shutdown() })
+	var ss *session.Sessions
+	ss = session.New(ctx, log, events, &question.IDs{}, "test", session.Deps{
+		EditorFor:    func(key string) acp.Editor { return &testEditor{key: key, ss: ss, ts: ts, h: h} },
+		Host:         func() *termhost.Host { return h },
+		ByteLimit:    func() int { return termhost.DefaultByteLimit },
+		User:         ahp.ClientClaim("me"),
+		TerminalSize: ts.Size,
+		UserTerminal: ts.UserTerminal,
+		SocketPath:   func() string { return "" },
+		Ask:          question.New(events, &question.IDs{}, log).Ask,
+	})
+	ts.SetClosing(ss.IsClosing)
+	t.Cleanup(func() { ss.Shutdown() })
 	return ss, events
 }
 
 // demoArgs starts this binary as the demo agent in dir.
-func demoArgs(dir string) startArgs {
-	return startArgs{Agent: "demo", Cmd: []string{os.Args[0]}, Env: []string{testAgentEnv + "=1"}, Cwd: dir}
+func demoArgs(dir string) session.StartArgs {
+	return session.StartArgs{Agent: "demo", Cmd: []string{os.Args[0]}, Env: []string{testAgentEnv + "=1"}, Cwd: dir}
 }
 
 // TestSessionsJourney: a session from start to stop with a real agent, as
@@ -104,26 +119,26 @@ func demoArgs(dir string) startArgs {
 // session's key, the turn's end, busy while it runs, ended once stopped.
 func TestSessionsJourney(t *testing.T) {
 	ss, events := newTestSessions(t)
-	key, err := ss.start(demoArgs(t.TempDir()))
+	key, err := ss.Start(demoArgs(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 1 })
-	if st := eventsNamed(events, evSessionStarted)[0]; st["key"] != key || st["agent"] != "demo" {
+	wait.For(t, "session_started", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionStarted)) == 1 })
+	if st := eventtest.Named(events, event.NameSessionStarted)[0]; st["key"] != key || st["agent"] != "demo" {
 		t.Errorf("session_started %v", st)
 	}
-	if err := ss.prompt(key, "echo from-the-agent", nil); err != nil {
+	if err := ss.Prompt(key, "echo from-the-agent", nil); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "turn_end", 30*time.Second, func() bool { return len(eventsNamed(events, evTurnEnd)) == 1 })
-	if te := eventsNamed(events, evTurnEnd)[0]; te["key"] != key || fmt.Sprint(te["stop_reason"]) != "end_turn" || te["error"] != "" {
+	wait.For(t, "turn_end", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameTurnEnd)) == 1 })
+	if te := eventtest.Named(events, event.NameTurnEnd)[0]; te["key"] != key || fmt.Sprint(te["stop_reason"]) != "end_turn" || te["error"] != "" {
 		t.Errorf("turn_end %v", te)
 	}
-	if c := eventsNamed(events, evTerminalCreated); len(c) != 1 || c[0]["session"] != key || c[0]["command"] != "echo from-the-agent" {
+	if c := eventtest.Named(events, event.NameTerminalCreated); len(c) != 1 || c[0]["session"] != key || c[0]["command"] != "echo from-the-agent" {
 		t.Errorf("terminal_created %v, want the command in a terminal of session %s", c, key)
 	}
 	updates := 0
-	for _, u := range eventsNamed(events, evSessionUpdate) {
+	for _, u := range eventtest.Named(events, event.NameSessionUpdate) {
 		if u["key"] != key {
 			t.Errorf("session_update without the session's key: %v", u)
 		}
@@ -132,48 +147,15 @@ func TestSessionsJourney(t *testing.T) {
 	if updates == 0 {
 		t.Error("no session_update reached Lua")
 	}
-	if st := ss.status(); len(st) != 1 || st[0].(map[string]any)["busy"] != false {
+	if st := ss.Status(); len(st) != 1 || st[0].(map[string]any)["busy"] != false {
 		t.Errorf("status %v, want one idle session", st)
 	}
-	if err := ss.stop(key); err != nil {
+	if err := ss.Stop(key); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "session_ended", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionEnded)) == 1 })
-	if err := ss.prompt(key, "echo late", nil); err == nil || !strings.Contains(err.Error(), "has ended") {
+	wait.For(t, "session_ended", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionEnded)) == 1 })
+	if err := ss.Prompt(key, "echo late", nil); err == nil || !strings.Contains(err.Error(), "has ended") {
 		t.Errorf("prompt after stop: %v", err)
-	}
-}
-
-// TestSessionsRefuse: what each request answers when it cannot be done.
-func TestSessionsRefuse(t *testing.T) {
-	ss, _ := newTestSessions(t)
-	cases := []struct {
-		name string
-		call func() error
-		want string
-	}{
-		{"start: empty cmd", func() error { _, err := ss.start(startArgs{Agent: "x", Cwd: "/"}); return err }, `start: agent "x" has an empty cmd`},
-		{"start: relative cwd", func() error { _, err := ss.start(startArgs{Agent: "x", Cmd: []string{"x"}, Cwd: "rel"}); return err }, `start: cwd "rel" is not absolute`},
-		{"list: relative cwd", func() error { _, err := ss.list(listArgs{Agent: "x", Cmd: []string{"x"}, Cwd: "rel"}); return err }, `sessions: cwd "rel" is not absolute`},
-		{"prompt", func() error { return ss.prompt("9", "hi", nil) }, `prompt: unknown session "9"`},
-		{"cancel", func() error { return ss.cancel("9") }, `cancel: unknown session "9"`},
-		{"stop", func() error { return ss.stop("9") }, `stop: unknown session "9"`},
-		{"mode", func() error { return ss.setMode("9", "m") }, `mode: unknown session "9"`},
-		{"login", func() error { _, err := ss.login("9", "m"); return err }, `sign in: unknown session "9"`},
-	}
-	for _, tc := range cases {
-		if err := tc.call(); err == nil || err.Error() != tc.want {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-		}
-	}
-	if _, first := ss.shutdown(); !first {
-		t.Error("the first shutdown says it was not the first")
-	}
-	if _, first := ss.shutdown(); first {
-		t.Error("a second shutdown did it again")
-	}
-	if _, err := ss.start(demoArgs(t.TempDir())); err == nil || err.Error() != "start: shutting down" {
-		t.Errorf("start after shutdown: %v", err)
 	}
 }
 
@@ -185,38 +167,38 @@ func TestSessionsRefuse(t *testing.T) {
 func TestSessionsSharedSessionID(t *testing.T) {
 	ss, events := newTestSessions(t)
 	dir := t.TempDir()
-	one, err := ss.start(demoArgs(dir))
+	one, err := ss.Start(demoArgs(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "the first session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 1 })
-	two, err := ss.start(demoArgs(dir))
+	wait.For(t, "the first session_started", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionStarted)) == 1 })
+	two, err := ss.Start(demoArgs(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "the second session_started", 30*time.Second, func() bool { return len(eventsNamed(events, evSessionStarted)) == 2 })
-	started := eventsNamed(events, evSessionStarted)
+	wait.For(t, "the second session_started", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameSessionStarted)) == 2 })
+	started := eventtest.Named(events, event.NameSessionStarted)
 	if started[0]["session_id"] != started[1]["session_id"] {
 		t.Fatalf("the agents' session ids differ (%v, %v): this test needs them equal", started[0]["session_id"], started[1]["session_id"])
 	}
 	// Session two runs a command and is stopped under it.
-	if err := ss.prompt(two, "sleep 100", nil); err != nil {
+	if err := ss.Prompt(two, "sleep 100", nil); err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, "session two's terminal", 30*time.Second, func() bool { return len(eventsNamed(events, evTerminalCreated)) == 1 })
-	if err := ss.stop(two); err != nil {
+	wait.For(t, "session two's terminal", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameTerminalCreated)) == 1 })
+	if err := ss.Stop(two); err != nil {
 		t.Fatal(err)
 	}
 	wait.For(t, "session two's turn_end and session_ended", 30*time.Second, func() bool {
-		return len(eventsNamed(events, evTurnEnd)) == 1 && len(eventsNamed(events, evSessionEnded)) == 1
+		return len(eventtest.Named(events, event.NameTurnEnd)) == 1 && len(eventtest.Named(events, event.NameSessionEnded)) == 1
 	})
 	// Session one, with the same ACP id, still works, and alone.
-	if err := ss.prompt(one, "echo to-demo-one", nil); err != nil {
+	if err := ss.Prompt(one, "echo to-demo-one", nil); err != nil {
 		t.Fatalf("prompt to session one after stopping two: %v", err)
 	}
-	wait.For(t, "session one's turn_end", 30*time.Second, func() bool { return len(eventsNamed(events, evTurnEnd)) == 2 })
+	wait.For(t, "session one's turn_end", 30*time.Second, func() bool { return len(eventtest.Named(events, event.NameTurnEnd)) == 2 })
 
-	ends := eventsNamed(events, evTurnEnd)
+	ends := eventtest.Named(events, event.NameTurnEnd)
 	cases := []struct {
 		name string
 		ev   map[string]any
@@ -224,7 +206,7 @@ func TestSessionsSharedSessionID(t *testing.T) {
 	}{
 		{"session two's turn (stopped)", ends[0], map[string]any{"key": two, "error": "", "stopped": true}},
 		{"session one's turn", ends[1], map[string]any{"key": one, "error": ""}},
-		{"the session that ended", eventsNamed(events, evSessionEnded)[0], map[string]any{"key": two, "reason": "", "stopped": true}},
+		{"the session that ended", eventtest.Named(events, event.NameSessionEnded)[0], map[string]any{"key": two, "reason": "", "stopped": true}},
 	}
 	for _, tc := range cases {
 		for k, v := range tc.want {
@@ -233,13 +215,13 @@ func TestSessionsSharedSessionID(t *testing.T) {
 			}
 		}
 	}
-	created := eventsNamed(events, evTerminalCreated)
+	created := eventtest.Named(events, event.NameTerminalCreated)
 	if len(created) != 2 || created[0]["session"] != two || created[0]["command"] != "sleep 100" || created[1]["session"] != one || created[1]["command"] != "echo to-demo-one" {
 		t.Errorf("terminal_created %v, want sleep 100 in session %s, then echo in session %s", created, two, one)
 	}
 	// Every update is its own session's: what session one's agent said of
 	// its echo reached session one only.
-	for _, u := range eventsNamed(events, evSessionUpdate) {
+	for _, u := range eventtest.Named(events, event.NameSessionUpdate) {
 		text := fmt.Sprint(u["update"])
 		if strings.Contains(text, "to-demo-one") && u["key"] != one {
 			t.Errorf("session one's update reached session %v: %v", u["key"], u)
@@ -249,65 +231,11 @@ func TestSessionsSharedSessionID(t *testing.T) {
 		}
 	}
 	status := map[string]bool{}
-	for _, st := range ss.status() {
+	for _, st := range ss.Status() {
 		m := st.(map[string]any)
 		status[m["key"].(string)] = m["ended"].(bool)
 	}
 	if status[one] || !status[two] {
 		t.Errorf("ended by key %v, want %s running and %s ended", status, one, two)
-	}
-}
-
-// TestSessionsStopWhileStarting: :AgentStop of a session whose agent has
-// not finished starting (one that never answers initialize, one that
-// answers it but never session/new, and one stopped the moment it was
-// started, whatever phase its start is in) ends it once, as stopped by
-// the user, never as failed to start.
-func TestSessionsStopWhileStarting(t *testing.T) {
-	// answers initialize (whatever its id), then nothing more
-	const initOnly = `read l; id=$(printf '%s' "$l" | sed 's/.*"id":\([0-9]*\).*/\1/'); ` +
-		`printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{}}}\n' "$id"; exec sleep 1000`
-	cases := []struct {
-		name      string
-		args      func(dir string) startArgs
-		initAnswd bool // stop once initialize is answered
-	}{
-		{"never answers", func(dir string) startArgs {
-			return startArgs{Agent: "silent", Cmd: []string{"sleep", "1000"}, Cwd: dir}
-		}, false},
-		{"never opens the session", func(dir string) startArgs {
-			return startArgs{Agent: "initonly", Cmd: []string{"sh", "-c", initOnly}, Cwd: dir}
-		}, true},
-		{"stopped at once", demoArgs, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ss, events := newTestSessions(t)
-			key, err := ss.start(tc.args(t.TempDir()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.initAnswd {
-				wait.For(t, "initialize answered", 10*time.Second, func() bool {
-					ss.mu.Lock()
-					defer ss.mu.Unlock()
-					return ss.byKey[key].agent != nil
-				})
-			}
-			if err := ss.stop(key); err != nil {
-				t.Fatalf("stop: %v", err)
-			}
-			wait.For(t, "session_ended", 10*time.Second, func() bool { return len(eventsNamed(events, evSessionEnded)) == 1 })
-			if e := eventsNamed(events, evSessionEnded)[0]; e["key"] != key || e["reason"] != "" || e["stopped"] != true {
-				t.Errorf("session_ended %v, want stopped by the user", e)
-			}
-			ss.starting.Wait() // the start has given up
-			if f := eventsNamed(events, evSessionFailed); len(f) != 0 {
-				t.Errorf("also session_failed: %v", f)
-			}
-			if n := len(eventsNamed(events, evSessionEnded)); n != 1 {
-				t.Errorf("session_ended %d times", n)
-			}
-		})
 	}
 }

@@ -29,15 +29,11 @@ const DetachKey = 0x1d
 // ssh://host/PID:term-N: when the link drops, attach says so, starts it
 // again and replays what it missed meanwhile (sshlink.Remote.Resume).
 func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bool) error {
-	s, rest, err := openSite(ctx, arg)
+	s, h, err := openTerminal(ctx, arg)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	h, err := find(ctx, s, rest)
-	if err != nil {
-		return err
-	}
 	c, _, err := s.dial(ctx, h.host, ahp.RootURI)
 	if err != nil {
 		return err

@@ -9,15 +9,11 @@ import (
 // Kill ends a terminal: its process group is killed and it leaves its
 // host's listing.
 func Kill(ctx context.Context, out io.Writer, arg string) error {
-	s, rest, err := openSite(ctx, arg)
+	s, h, err := openTerminal(ctx, arg)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	h, err := find(ctx, s, rest)
-	if err != nil {
-		return err
-	}
 	c, _, err := s.dial(ctx, h.host)
 	if err != nil {
 		return err

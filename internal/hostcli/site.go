@@ -52,6 +52,21 @@ func (s *site) current() *sshlink.Link {
 
 func (s *site) isRemote() bool { return s.target != nil }
 
+// openTerminal opens the site arg names and finds the terminal it names
+// there (close the site when done).
+func openTerminal(ctx context.Context, arg string) (*site, hostTerm, error) {
+	s, rest, err := openSite(ctx, arg)
+	if err != nil {
+		return nil, hostTerm{}, err
+	}
+	h, err := find(ctx, s, rest)
+	if err != nil {
+		s.close()
+		return nil, hostTerm{}, err
+	}
+	return s, h, nil
+}
+
 // close ends the link, if any.
 func (s *site) close() {
 	if s.remote != nil {

@@ -50,7 +50,7 @@ func (s *Stream) WriteLine(b []byte) error {
 // ReadObject decodes the next line that Intercept does not take into v.
 func (s *Stream) ReadObject(v any) error {
 	for {
-		line, err := s.readLine()
+		line, err := ReadLine(s.r)
 		if err != nil {
 			return err
 		}
@@ -61,11 +61,12 @@ func (s *Stream) ReadObject(v any) error {
 	}
 }
 
-// readLine reads one line (without its newline), at most MaxLine bytes.
-func (s *Stream) readLine() ([]byte, error) {
+// ReadLine reads one line of r (without its newline), at most MaxLine
+// bytes; the line is valid until the next read of r.
+func ReadLine(r *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
-		part, err := s.r.ReadSlice('\n')
+		part, err := r.ReadSlice('\n')
 		if err == nil {
 			if line == nil {
 				return part[:len(part)-1], nil // valid until the next read
@@ -80,7 +81,7 @@ func (s *Stream) readLine() ([]byte, error) {
 		}
 		line = append(line, part...)
 		if len(line) > MaxLine {
-			return nil, fmt.Errorf("a message longer than %d MiB", MaxLine>>20)
+			return nil, fmt.Errorf("a line longer than %d MiB", MaxLine>>20)
 		}
 	}
 }

@@ -91,3 +91,20 @@ func Sockets(dir string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// StateDir is agentrun's folder in this machine's Neovim state folder
+// ($XDG_STATE_HOME/nvim/agentrun, else ~/.local/state/nvim/agentrun),
+// joined with sub: what Lua's stdpath("state") .. "/agentrun" names, for
+// a backend that was not told (one on another machine). "" when there is
+// no home folder to put it in.
+func StateDir(sub ...string) string {
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(append([]string{state, "nvim", "agentrun"}, sub...)...)
+}

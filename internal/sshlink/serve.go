@@ -225,24 +225,9 @@ func split(line []byte) (int, []byte, bool) {
 	return ch, line[i+1:], true
 }
 
-// readLine reads one line without its newline (a copy), at most
-// rpcline.MaxLine bytes.
+// readLine reads one line without its newline (a copy, which outlives
+// the next read), at most rpcline.MaxLine bytes.
 func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		part, err := r.ReadSlice('\n')
-		if err == nil {
-			return append(line, part[:len(part)-1]...), nil
-		}
-		if err != bufio.ErrBufferFull {
-			if err == io.EOF && len(line)+len(part) > 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		line = append(line, part...)
-		if len(line) > rpcline.MaxLine {
-			return nil, fmt.Errorf("a line longer than %d MiB", rpcline.MaxLine>>20)
-		}
-	}
+	line, err := rpcline.ReadLine(r)
+	return bytes.Clone(line), err
 }

@@ -1,6 +1,6 @@
 -- A checkpoint is a git tree object of a session's folder as it is
 -- (before and after each turn). The backend of the machine the session
--- runs on makes and reads them ("checkpoint", internal/editor/
+-- runs on makes and reads them ("checkpoint", internal/checkpoint/
 -- checkpoint.go, routed by the session's id): in a git work tree
 -- through agentrun's own index file (the user's index, stash and refs
 -- untouched; the blobs in the repository's object store, referenced by

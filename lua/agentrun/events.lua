@@ -10,7 +10,7 @@ local util = require("agentrun.util")
 
 local M = {}
 
--- names lists every event Go sends (internal/editor/eventnames.go has the same).
+-- names lists every event Go sends (internal/event/names.go has the same).
 M.names = {
   "agent_terminal",
   "approve",

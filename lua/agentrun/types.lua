@@ -164,7 +164,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field sessions agentrun.Session[]
 ---@field terminals agentrun.Terminal[]
 
--- The payload of each event Go sends (internal/editor/eventtypes.go has the same
+-- The payload of each event Go sends (internal/event/types.go has the same
 -- shapes as structs; TestEventPayloadsAgree checks the two, and that the
 -- handlers read no other field). A field marked ? may be absent.
 
@@ -437,7 +437,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field continue boolean
 
 ---@class agentrun.request.checkpoint
----@field op string what to do ("snapshot", …: the ops of internal/editor/checkpoint.go)
+---@field op string what to do ("snapshot", …: the ops of internal/checkpoint/checkpoint.go)
 ---@field dir string snapshot: the session's folder
 ---@field base string snapshot: the checkpoint folder ("": this machine's state folder's)
 ---@field budget integer snapshot: the copies' size budget in bytes

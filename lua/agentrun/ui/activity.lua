@@ -1,5 +1,5 @@
 -- What a running terminal does, as the backend sees it every second
--- (internal/editor/activity.go): whether it waits for input (said once,
+-- (internal/terminals/activity.go): whether it waits for input (said once,
 -- in its chat and with vim.notify; the chat's note rewritten once it no
 -- longer waits) and the ports it listens on (browse opens one).
 local api = vim.api

@@ -1,0 +1,52 @@
+package terminals
+
+import (
+	"fmt"
+	"time"
+)
+
+// Rerun ("rerun") runs terminal id's command again, as it ran — the same
+// program and arguments, working directory, environment, sandbox and
+// limits — in a new terminal the user holds, and answers {id, command}
+// (Lua opens its split where the old one was). One that still runs is
+// restarted in place: stopped first (SIGTERM, SIGKILL after the grace)
+// when it is the user's (a shell command, a terminal taken over); the
+// agent's is not the user's to stop. The approval rules are Lua's to
+// apply before it asks.
+func (ts *Terminals) Rerun(id string) (map[string]any, error) {
+	tm, err := ts.lookup(id)
+	if err != nil {
+		return nil, fmt.Errorf("rerun: %w", err)
+	}
+	tm.mu.Lock()
+	spec, t, running := tm.spec, tm.t, tm.state == "running" && tm.exit == nil
+	tm.mu.Unlock()
+	if spec.Command == "" {
+		return nil, fmt.Errorf("rerun: terminal %q has no command to run again", id)
+	}
+	if running && t != nil {
+		if !t.Claims().Holder().ByClient() {
+			return nil, fmt.Errorf("rerun: %s still runs for the agent; take it over (T) first, then it restarts", id)
+		}
+		if err := t.Kill(); err != nil {
+			return nil, fmt.Errorf("rerun: stopping %s: %w", id, err)
+		}
+		select {
+		case <-t.Done():
+		case <-time.After(t.KillGrace() + 5*time.Second):
+			return nil, fmt.Errorf("rerun: %s did not stop", id)
+		}
+	}
+	spec.ID, spec.Nonce, spec.Claim, spec.Title = "", "", ts.user, tm.command
+	spec.Cols, spec.Rows = ts.Size()
+	if ts.deps.Closing() {
+		return nil, fmt.Errorf("rerun: shutting down")
+	}
+	nt, err := ts.deps.Host().Create(ts.ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("rerun %s: %w", id, err)
+	}
+	ts.Add(nt, "", "", true)
+	ts.log.Info("terminal run again", "terminal", nt.ID(), "from", id, "cwd", spec.Dir)
+	return map[string]any{"id": nt.ID(), "command": tm.command}, nil
+}
