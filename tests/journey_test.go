@@ -662,10 +662,12 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	s.waitShows(10*time.Second, "echo on-the-right exited with code 0.", "[released]")
 	// 160 columns: the chat 70, two separators, the split (160-70-1)/2.
 	const want = "layout ch=1 fits=yes chatw=70 termw=44 listw=0"
+	// (the split's status line, 44 columns, is cut from the left: its
+	// name ends "/term-1 · exit 0")
 	order := func(step string) {
 		t.Helper()
 		sc := s.capture()
-		if !regexp.MustCompile(`(?m)^.*terminal/term-1.*agentrun://prompt/1.*$`).MatchString(sc) { // the status lines' row
+		if !regexp.MustCompile(`(?m)^.*/term-1 · .*agentrun://prompt/1.*$`).MatchString(sc) { // the status lines' row
 			t.Errorf("%s: the split is not between the code and the chat:\n%s", step, sc)
 		}
 	}
@@ -674,9 +676,9 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	}
 	order("opened")
 	s.keys("C-w", "h", "q") // prompt -> the split; q closes it
-	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "terminal/term-1 ") })
+	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "/term-1 · ") })
 	s.keys("C-w", "l", "C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
-	s.waitShows(5*time.Second, "terminal/term-1 ")
+	s.waitShows(5*time.Second, "/term-1 · ")
 	if l := s.layout(); l != want {
 		t.Errorf("reopened with <CR> as %s, want %s\n%s", l, want, s.capture())
 	}
