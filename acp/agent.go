@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/internal/procstat"
 	"github.com/agentrun/agentrun.nvim/internal/sandbox"
 
@@ -124,8 +125,9 @@ type Agent struct {
 	splice  *spliceWriter // stdin as the connection writes it (bigtext.go)
 	table   map[string]methodFunc
 	updates *updateQueue
-	// agentTerms follows the terminals the agent runs itself (agentterm.go).
-	agentTerms *agentTerms
+	// agentTerms follows the terminals the agent runs itself (package
+	// agentterm).
+	agentTerms *agentterm.Decoder
 	tail       *lineTail
 	exited     chan struct{} // closed when the process has been reaped
 	closeReq   chan struct{} // closed by Close
@@ -205,7 +207,7 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.table = a.methods()
 	a.updates = newUpdateQueue(a.log)
-	a.agentTerms = newAgentTerms()
+	a.agentTerms = agentterm.NewDecoder()
 	if err := a.spawn(); err != nil {
 		a.cancel()
 		return nil, err
@@ -252,7 +254,7 @@ func (a *Agent) initialize(ctx context.Context) error {
 			// opt-in; claude-agent-acp 0.18–0.23 knows only this one) or
 			// terminal_output_delta: with it codex-acp 2.6 sends every
 			// chunk, also those a command printed before its tool call
-			// (agentterm.go holds them until the tool call comes).
+			// (agentterm's decoder holds them until the tool call comes).
 			Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true},
 		},
 		ClientInfo: &acpsdk.Implementation{Name: a.opts.ClientName, Version: a.opts.ClientVersion},
@@ -268,14 +270,7 @@ func (a *Agent) initialize(ctx context.Context) error {
 		return fmt.Errorf("agent %q speaks ACP protocol version %d, want %d", a.cfg.Name, resp.ProtocolVersion, ProtocolVersion)
 	}
 	a.info = resp
-	if p := ProfileOf(resp).p; p != nil {
-		a.agentTerms.mu.Lock()
-		a.agentTerms.keepsReporting = p.keepsReporting
-		if p.noOutput != nil {
-			a.agentTerms.noOutputHow = p.noOutput(a.cfg.Name)
-		}
-		a.agentTerms.mu.Unlock()
-	}
+	a.agentTerms.ForAgent(agentterm.ProfileOf(resp), a.cfg.Name)
 	a.log.Info("agent initialized", "agentInfo", resp.AgentInfo, "loadSession", resp.AgentCapabilities.LoadSession)
 	return nil
 }
@@ -288,6 +283,14 @@ func (a *Agent) Name() string { return a.cfg.Name }
 
 // Done is closed when the agent has ended and its sessions are cleaned up.
 func (a *Agent) Done() <-chan struct{} { return a.done }
+
+// ClaimCommand gives our MCP tool's command line to the agent's tool call
+// in session sessionID that runs it, when the tool call did not say so
+// (Copilot CLI): that tool call is then no agent-owned terminal, and its
+// id is returned ("" when none runs line). See agentterm's ClaimCommand.
+func (a *Agent) ClaimCommand(sessionID, line string) string {
+	return a.agentTerms.ClaimCommand(sessionID, line)
+}
 
 // Err says why the agent ended: an *ExitError when it exited or crashed,
 // nil when it was stopped with Close or is still running.

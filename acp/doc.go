@@ -62,46 +62,16 @@
 //
 // Agent-owned terminals (agents that run commands themselves and only
 // show them: tool_call _meta, the v2 draft's terminal_update) are decoded
-// in agentterm.go into AgentTerminal events for Editor.AgentTerminal.
+// by package agentterm (an agentterm.Decoder per agent, fed each update
+// as it is read) into agentterm.Events for Editor.AgentTerminal.
 //
 // # Agents: one profile each
 //
-// What is known of one agent's ways is in its profile, a file of its own
-// (profile.go says what a profile holds): profile_claude.go,
-// profile_codex.go, profile_copilot.go, profile_gemini.go,
-// profile_opencode.go, profile_qwen.go. A profile names the agent
-// (initialize's agentInfo.name), says what its session set-up needs (read
-// by the editor through Profile: where its commands run by default,
-// session/new's _meta, MCP over HTTP only, which modes ask first, a hint
-// when it does not take our tool) and gives the hooks that decode how it
-// reports the commands it runs itself. Every profile's decoding hooks run
-// on every agent's updates (a hook recognises its agent's shape, not its
-// name), so what a command shows never depends on what a wrapper or a
-// fork calls itself; only the session set-up goes by name.
-//
-// To add an agent (its key: a short lower-case name, kimi say), touch
-// three files:
-//
-//  1. acp/profile_<key>.go: an init that registers its profile: key,
-//     name, agentNames, and only the fields and hooks for the quirks it
-//     has (a doc comment above says what it sends, and from which
-//     version). An agent that sends only the common shapes (agentterm.go)
-//     needs names alone.
-//  2. tests/testdata/agentterm/<key>.jsonl (more cases: <key>-cancel.jsonl):
-//     its updates as recorded from the real agent (AGENTRUN_TEST_RECORD,
-//     tests/fakechat_test.go's agentCmd; the line format is the demo
-//     agent's, internal/demoagent/replay.go). The name starts with the
-//     profile's key.
-//  3. acp/testdata/profiles/<key>.golden: what the decoder makes of it,
-//     written by `go test ./acp -run TestProfileFixtures -update`; read it
-//     before you commit it. TestProfileFixtures fails for a fixture with
-//     no profile, a profile with no fixture, a golden that changed, and a
-//     hook of one agent's profile that recognises another's update.
-//
-// A quirk no hook fits yet is a new hook: a field in profile.go and its
-// call in agentterm.go (two more files, once). A screen test of the split
-// is a row in tests/agentterm_test.go, and the real agent's journey a
-// tests/<key>_test.go with its npm peer in tests/<key>/ (tests/README.md).
+// What is known of one agent's ways (its names, its session set-up, how
+// it reports the commands it runs itself) is its profile, a file of its
+// own in package agentterm (acp/agentterm/profile_<key>.go), whose doc
+// holds the recipe for adding an agent: three files, none in this
+// package.
 //
 // # Sessions and sign-in
 //

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -29,8 +30,8 @@ type Editor interface {
 	// TerminalReleased announces that the agent released a terminal.
 	TerminalReleased(ctx context.Context, sessionID string, terminalID string)
 	// AgentTerminal shows what an update says of a terminal the agent runs
-	// itself (agentterm.go), right after the update it came with.
-	AgentTerminal(ctx context.Context, sessionID string, ev AgentTerminal)
+	// itself (package agentterm), right after the update it came with.
+	AgentTerminal(ctx context.Context, sessionID string, ev agentterm.Event)
 	// SessionEnded reports that a session ended, with the reason (nil when
 	// the user stopped it).
 	SessionEnded(ctx context.Context, sessionID string, reason error)

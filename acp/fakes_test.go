@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
 	"github.com/agentrun/agentrun.nvim/internal/syncbuf"
 	"github.com/agentrun/agentrun.nvim/termhost"
@@ -52,7 +53,7 @@ type fakeEditor struct {
 	terminalCreated   func(ctx context.Context, sessionID, terminalID string)
 	terminalReleased  func(ctx context.Context, sessionID, terminalID string)
 	sessionEnded      func(ctx context.Context, sessionID string, reason error)
-	agentTerminal     func(ctx context.Context, sessionID string, ev AgentTerminal)
+	agentTerminal     func(ctx context.Context, sessionID string, ev agentterm.Event)
 	elicit            func(ctx context.Context, e Elicitation) (ElicitationAnswer, error)
 	elicitationDone   func(ctx context.Context, id string)
 }
@@ -70,7 +71,7 @@ func (f *fakeEditor) ElicitationComplete(ctx context.Context, id string) {
 	}
 }
 
-func (f *fakeEditor) AgentTerminal(ctx context.Context, sessionID string, ev AgentTerminal) {
+func (f *fakeEditor) AgentTerminal(ctx context.Context, sessionID string, ev agentterm.Event) {
 	if f.agentTerminal != nil {
 		f.agentTerminal(ctx, sessionID, ev)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/termhost"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -54,7 +55,7 @@ func fuzzAgent(f *testing.F) (*Agent, *Session) {
 	f.Cleanup(a.cancel)
 	a.table = a.methods()
 	a.updates = newUpdateQueue(a.log)
-	a.agentTerms = newAgentTerms()
+	a.agentTerms = agentterm.NewDecoder()
 	go a.updates.run(a.deliverUpdate)
 	f.Cleanup(func() { a.updates.close(time.Second) })
 

@@ -39,7 +39,7 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 	_ = a.updates.flush(pctx)
 	// The command it is about may be named only here (the profiles'
 	// permissionAsked).
-	a.agentTerms.asked(string(req.SessionId), req.ToolCall)
+	a.agentTerms.Asked(string(req.SessionId), req.ToolCall)
 
 	type answer struct {
 		resp acpsdk.RequestPermissionResponse
@@ -64,7 +64,7 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 		if allowed(req, ans.resp) {
 			// a split that opens as the command starts (the profiles'
 			// permissionAllowed)
-			if terms := a.agentTerms.permitted(string(req.SessionId), req.ToolCall); terms != nil {
+			if terms := a.agentTerms.Permitted(string(req.SessionId), req.ToolCall); terms != nil {
 				a.updates.push(queued{sid: string(req.SessionId), terms: terms})
 			}
 		}

@@ -400,7 +400,7 @@ func (s *Session) end(reason error) {
 		a.mu.Lock()
 		delete(a.sessions, s.id)
 		a.mu.Unlock()
-		a.agentTerms.forget(s.id)
+		a.agentTerms.Forget(s.id)
 		a.log.Info("session ended", "session", s.id, "reason", reason)
 		a.ed.SessionEnded(ctx, s.id, reason)
 		close(s.done)

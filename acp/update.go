@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -38,12 +39,12 @@ func (a *Agent) readUpdate(params json.RawMessage) {
 // agent-owned terminals. The v2 draft's terminal updates, which the SDK
 // does not know (it would take them for another variant), are read first.
 func (a *Agent) queueUpdate(params json.RawMessage) *acpsdk.RequestError {
-	if sid, ev, ok, err := a.agentTerms.fromV2(params); ok {
+	if sid, ev, ok, err := a.agentTerms.FromV2(params); ok {
 		if err != nil {
 			a.log.Warn("dropping malformed session/update", "err", err, "params", truncateForLog(params))
 			return invalidParams(acpsdk.ClientMethodSessionUpdate, "%v", err)
 		}
-		a.updates.push(queued{terms: []AgentTerminal{ev}, sid: sid})
+		a.updates.push(queued{terms: []agentterm.Event{ev}, sid: sid})
 		return nil
 	}
 	n, rerr := decodeUpdate(params)
@@ -58,7 +59,7 @@ func (a *Agent) queueUpdate(params json.RawMessage) *acpsdk.RequestError {
 	if s != nil {
 		s.followModeUpdates(n.Update)
 	}
-	a.updates.push(queued{n: &n, sid: string(n.SessionId), terms: a.agentTerms.fromUpdate(n, a.isOurTerminal)})
+	a.updates.push(queued{n: &n, sid: string(n.SessionId), terms: a.agentTerms.FromUpdate(n, a.isOurTerminal)})
 	return nil
 }
 
@@ -67,7 +68,7 @@ func (a *Agent) queueUpdate(params json.RawMessage) *acpsdk.RequestError {
 type queued struct {
 	n     *acpsdk.SessionNotification
 	sid   string
-	terms []AgentTerminal
+	terms []agentterm.Event
 }
 
 // isOurTerminal reports whether session sid created terminal id (released

@@ -13,6 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 )
 
 // The in-process acp client's logger and editor for the benchmarks that
@@ -94,7 +95,7 @@ func (e *replyEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest
 	return acpsdk.WriteTextFileResponse{}, errRefused
 }
 
-func (e *replyEditor) TerminalCreated(context.Context, string, string)          {}
-func (e *replyEditor) TerminalReleased(context.Context, string, string)         {}
-func (e *replyEditor) SessionEnded(context.Context, string, error)              {}
-func (e *replyEditor) AgentTerminal(context.Context, string, acp.AgentTerminal) {}
+func (e *replyEditor) TerminalCreated(context.Context, string, string)        {}
+func (e *replyEditor) TerminalReleased(context.Context, string, string)       {}
+func (e *replyEditor) SessionEnded(context.Context, string, error)            {}
+func (e *replyEditor) AgentTerminal(context.Context, string, agentterm.Event) {}

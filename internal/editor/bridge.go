@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/boxfile"
 	"github.com/agentrun/agentrun.nvim/internal/checkpoint"
@@ -430,7 +431,7 @@ func (e agentEditor) SessionEnded(_ context.Context, _ string, reason error) {
 }
 
 // AgentTerminal implements acp.Editor (sessions).
-func (e agentEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+func (e agentEditor) AgentTerminal(_ context.Context, sid string, ev agentterm.Event) {
 	e.b.sessions.AgentTerminal(e.key, sid, ev)
 }
 

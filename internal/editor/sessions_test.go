@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
 	"github.com/agentrun/agentrun.nvim/internal/display"
@@ -71,7 +72,7 @@ func (e *testEditor) TerminalCreated(_ context.Context, sid, tid string) {
 	}
 }
 func (e *testEditor) TerminalReleased(_ context.Context, _, tid string) { e.ts.Released(tid) }
-func (e *testEditor) AgentTerminal(_ context.Context, sid string, ev acp.AgentTerminal) {
+func (e *testEditor) AgentTerminal(_ context.Context, sid string, ev agentterm.Event) {
 	e.ss.AgentTerminal(e.key, sid, ev)
 }
 func (e *testEditor) SessionEnded(_ context.Context, _ string, reason error) {

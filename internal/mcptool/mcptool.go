@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp/client"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -183,7 +184,7 @@ func toolCall(req *mcp.CallToolRequest) string {
 	if req == nil || req.Params == nil {
 		return ""
 	}
-	return acp.ToolCallOfMCPCall(req.Params.GetMeta())
+	return agentterm.ToolCallOfMCPCall(req.Params.GetMeta())
 }
 
 func text(format string, args ...any) *mcp.CallToolResult {

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/mcptool"
@@ -58,14 +59,14 @@ func agentName(info acpsdk.InitializeResponse) string {
 // terminalsFor says where an agent's commands run: the user's choice
 // (mode, the agent's `terminals` option) when there is one, else by who
 // the agent says it is (initialize's agentInfo.name, whatever command
-// started it: npx, bunx, a wrapper script): its profile's (acp.Profile:
+// started it: npx, bunx, a wrapper script): its profile's (agentterm.Profile:
 // ours for Claude Code, whose Bash tool session/new can switch off), its
 // own for the others.
 func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
 	switch {
 	case mode != "":
 		return mode
-	case acp.ProfileOf(info).OurTerminals():
+	case agentterm.ProfileOf(info).OurTerminals():
 		return terminalsAgentrun
 	}
 	return terminalsAgent
@@ -75,7 +76,7 @@ func terminalsFor(mode string, info acpsdk.InitializeResponse) string {
 // refuses stdio (its profile says so: Copilot CLI) and declares that it
 // takes HTTP.
 func wantsHTTP(info acpsdk.InitializeResponse) bool {
-	return acp.ProfileOf(info).MCPHTTPOnly() && info.AgentCapabilities.McpCapabilities.Http
+	return agentterm.ProfileOf(info).MCPHTTPOnly() && info.AgentCapabilities.McpCapabilities.Http
 }
 
 // mcpOffer is what session/new carries for an agent whose commands run
@@ -231,7 +232,7 @@ func (ss *Sessions) toolNotTaken(s *session) {
 	}
 	ss.mu.Unlock()
 	note := fmt.Sprintf("%s did not take agentrun's terminal tool (%s): it never listed it, so its commands run its own way (shown in display-only splits)", name, how)
-	note += acp.ProfileOf(info).ToolNotTaken(name)
+	note += agentterm.ProfileOf(info).ToolNotTaken(name)
 	ss.events.Push(event.OurTool{Key: key, OurTool: toolNotListed, Note: note})
 }
 
@@ -243,7 +244,7 @@ func agentMeta(info acpsdk.InitializeResponse) map[string]any {
 	for _, tool := range mcptool.Names {
 		ours = append(ours, "mcp__"+mcpServerName+"__"+tool)
 	}
-	return acp.ProfileOf(info).SessionMeta(ours)
+	return agentterm.ProfileOf(info).SessionMeta(ours)
 }
 
 // terminalCall is "agentrun/terminal"'s params: a terminal/* request of

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -87,10 +87,10 @@ func currentMode(modes *acpsdk.SessionModeState, options []acpsdk.SessionConfigO
 }
 
 // asksFirst says whether mode m of the agent named agent asks before it
-// acts: known agents by mode id (their acp.Profile), others by what the
+// acts: known agents by mode id (their agentterm.Profile), others by what the
 // mode says of itself.
 func asksFirst(agent string, m modeInfo) bool {
-	if asks, known := acp.ProfileNamed(agent).AsksFirst(m.ID); known {
+	if asks, known := agentterm.ProfileNamed(agent).AsksFirst(m.ID); known {
 		return asks
 	}
 	text := strings.ToLower(m.Name + " " + m.Description)

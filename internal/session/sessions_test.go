@@ -12,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp"
 	"github.com/agentrun/agentrun.nvim/internal/demoagent"
 	"github.com/agentrun/agentrun.nvim/internal/event"
@@ -55,10 +56,10 @@ func (quietEditor) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (ac
 func (quietEditor) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	return acpsdk.WriteTextFileResponse{}, errors.New("no files here")
 }
-func (quietEditor) TerminalCreated(context.Context, string, string)          {}
-func (quietEditor) TerminalReleased(context.Context, string, string)         {}
-func (quietEditor) AgentTerminal(context.Context, string, acp.AgentTerminal) {}
-func (quietEditor) SessionEnded(context.Context, string, error)              {}
+func (quietEditor) TerminalCreated(context.Context, string, string)        {}
+func (quietEditor) TerminalReleased(context.Context, string, string)       {}
+func (quietEditor) AgentTerminal(context.Context, string, agentterm.Event) {}
+func (quietEditor) SessionEnded(context.Context, string, error)            {}
 
 // newTestSessions returns a sessions part of its own and its event queue.
 func newTestSessions(t *testing.T) (*Sessions, *event.Queue) {

@@ -1,7 +1,7 @@
 package session
 
 import (
-	"github.com/agentrun/agentrun.nvim/acp"
+	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/render"
@@ -112,7 +112,7 @@ type agentShown struct {
 // output made safe for Neovim's libvterm as the display pump does for ours
 // (one filter per terminal, so a sequence split across updates is seen
 // whole; a replacing snapshot starts a new screen, and a new filter).
-func (ss *Sessions) AgentTerminal(key, sid string, ev acp.AgentTerminal) {
+func (ss *Sessions) AgentTerminal(key, sid string, ev agentterm.Event) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	shown := key + "\x00" + ev.ID

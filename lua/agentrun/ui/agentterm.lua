@@ -1,6 +1,6 @@
 -- Terminals the agent runs itself and only shows (Claude Code's, Codex's,
 -- the ACP v2 draft's): Go decodes what the agent says of them into typed
--- agent_terminal events (acp/agentterm.go); this module shows them in
+-- agent_terminal events (acp/agentterm/decode.go); this module shows them in
 -- display-only splits, fed from here, and gives them a final state when
 -- the turn or session ends without the agent saying so.
 local api = vim.api
@@ -77,7 +77,7 @@ local function replace_display(t)
 end
 
 -- agent_terminal shows what the agent said of a terminal it runs itself
--- (decoded in Go: acp/agentterm.go): it appears, its title follows the
+-- (decoded in Go: acp/agentterm/decode.go): it appears, its title follows the
 -- command line, output is appended (or replaces what was shown), and its
 -- end is marked as for our own terminals.
 ---@param p agentrun.event.agent_terminal

@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"bufio"
@@ -15,11 +15,11 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-var update = flag.Bool("update", false, "write acp/testdata/profiles/*.golden from what the decoder makes of the fixtures")
+var update = flag.Bool("update", false, "write acp/agentterm/testdata/profiles/*.golden from what the decoder makes of the fixtures")
 
 // fixturesDir holds the agents' recorded updates (the demo agent's
 // `!replay` recordings).
-const fixturesDir = "../tests/testdata/agentterm"
+const fixturesDir = "../../tests/testdata/agentterm"
 
 // fixtureProfile is the profile whose fixture name is (by the longest key
 // it starts with); nil for a common shape's fixture ("v2").
@@ -73,7 +73,7 @@ func TestProfileFixtures(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v: write it with go test ./acp -run TestProfileFixtures -update, and read it", err)
+				t.Fatalf("%v: write it with go test ./acp/agentterm -run TestProfileFixtures -update, and read it", err)
 			}
 			if got != string(want) {
 				t.Errorf("what the decoder makes of %s changed:\n--- got\n%s--- want (%s)\n%s", name, got, golden, want)
@@ -96,7 +96,7 @@ func replayFixture(t *testing.T, path string, own *profile) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	at := newAgentTerms()
+	at := NewDecoder()
 	at.keepsReporting = own != nil && own.keepsReporting
 	var b strings.Builder
 	sc := bufio.NewScanner(f)
@@ -112,7 +112,7 @@ func replayFixture(t *testing.T, path string, own *profile) string {
 			continue // a pause, a wait, another notification
 		}
 		params := json.RawMessage(`{"sessionId":"s","update":` + string(step.Update) + `}`)
-		if _, ev, ok, err := at.fromV2(params); ok {
+		if _, ev, ok, err := at.FromV2(params); ok {
 			if err != nil {
 				t.Fatalf("line %d: %v", line, err)
 			}
@@ -130,7 +130,7 @@ func replayFixture(t *testing.T, path string, own *profile) string {
 				}
 			}
 		}
-		evs := at.fromUpdate(n, func(string, string) bool { return false })
+		evs := at.FromUpdate(n, func(string, string) bool { return false })
 		if len(evs) == 0 {
 			fmt.Fprintf(&b, "line %d: -\n", line)
 		}
@@ -204,7 +204,7 @@ func recognises(p *profile, u *toolUpdate) []string {
 }
 
 // eventText writes an event down on one line, its output quoted.
-func eventText(e AgentTerminal) string {
+func eventText(e Event) string {
 	var b bytes.Buffer
 	b.WriteString(e.ID)
 	word := func(on bool, format string, args ...any) {

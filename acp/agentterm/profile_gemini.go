@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ func geminiCancelled(u *toolUpdate) (before string, cancelled, ok bool) {
 // only this request, then one update when the command ended). It opens
 // as the command starts, titled with the command, rather than when it
 // ended; nil for any other request. at.mu is held.
-func geminiPermitted(at *agentTerms, sid string, tc acpsdk.ToolCallUpdate) []AgentTerminal {
+func geminiPermitted(at *Decoder, sid string, tc acpsdk.ToolCallUpdate) []Event {
 	call := string(tc.ToolCallId)
 	if call == "" || tc.Kind == nil || *tc.Kind != acpsdk.ToolKindExecute {
 		return nil
@@ -66,5 +66,5 @@ func geminiPermitted(at *agentTerms, sid string, tc acpsdk.ToolCallUpdate) []Age
 	}
 	st := &agentTermState{id: call, call: call, generic: true}
 	at.byID[key], at.byCall[key], at.seen[key] = st, st, true
-	return []AgentTerminal{{ID: call, ToolCallID: call, Started: true, Title: title, KeepsReporting: at.keepsReporting}}
+	return []Event{{ID: call, ToolCallID: call, Started: true, Title: title, KeepsReporting: at.keepsReporting}}
 }

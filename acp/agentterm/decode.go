@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"encoding/base64"
@@ -16,41 +16,12 @@ import (
 // Why this file is long: one decoder for the shapes in which agents
 // report the commands they run themselves, in the order a tool call's
 // updates are read, and the state that ties those updates together
-// (agentTerms), which every agent's shapes share. Each agent's own ways
-// are in its profile (profile_<key>.go), called at fixed points.
+// (Decoder), which every agent's shapes share. Each agent's own ways
+// are in its profile (profile_<key>.go), called at fixed points. The
+// shapes it reads are listed in doc.go.
 
-// Agent-owned terminals: agents that run commands themselves show them to
-// the client instead of asking it to run them. Their shapes are decoded
-// here into AgentTerminal events that the editor renders like its own
-// terminals. The common ones:
-//
-//   - ACP v1 with clientCapabilities._meta.terminal_output: tool_call /
-//     tool_call_update carrying _meta.terminal_info {terminal_id, cwd}
-//     (start), _meta.terminal_output {terminal_id, data} (text to append)
-//     and _meta.terminal_exit {terminal_id, exit_code, signal} (end);
-//     without terminal_exit, the final status ends it (completed: 0).
-//   - A command known only from its tool call: kind "execute" or a command
-//     in rawInput, no terminal. The split is titled with the command (not
-//     the model's description); text content is its output, appended
-//     while each update extends what was shown, else shown anew with a
-//     marker; the exit code is read from rawOutput ({exitCode},
-//     {exit_code}, {exit}, at its top or in its metadata) or the text's
-//     "exit code N"; when the agent sends none, the split says so rather
-//     than "exit 0".
-//   - The ACP v2 draft: session updates terminal_update (an upsert; its
-//     output is a base64 snapshot that replaces what is shown; exitStatus
-//     ends it) and terminal_output_chunk (base64 bytes to append).
-//
-// What each agent does beside them (output held to the end, a command
-// named only in its text or its permission request, output in rawOutput,
-// a note after the output, a cancel said in words) is in its profile,
-// with its recordings (profile.go).
-//
-// The text of v1 shapes has "\n" line ends; events carry terminal bytes,
-// so they become "\r\n". v2 output is terminal bytes already.
-
-// AgentTerminal is what one update says about one agent-owned terminal.
-type AgentTerminal struct {
+// Event is what one update says about one agent-owned terminal.
+type Event struct {
 	// ID names the terminal in its session (codex: the tool call's id).
 	ID string
 	// ToolCallID is the tool call that shows it, when known.
@@ -86,9 +57,9 @@ type AgentTerminal struct {
 	KeepsReporting bool
 }
 
-// agentTerms follows the agent-owned terminals of one agent's sessions, to
+// Decoder follows the agent-owned terminals of one agent's sessions, to
 // tie a tool call's later updates (title, final status) to its terminal.
-type agentTerms struct {
+type Decoder struct {
 	mu     sync.Mutex
 	byCall map[string]*agentTermState // session + "\x00" + tool call id
 	byID   map[string]*agentTermState // session + "\x00" + terminal id
@@ -142,14 +113,33 @@ type agentTermState struct {
 	trailer string
 }
 
-func newAgentTerms() *agentTerms {
-	return &agentTerms{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{},
+// NewDecoder returns a decoder for one agent's sessions, knowing none of
+// its ways until ForAgent.
+func NewDecoder() *Decoder {
+	return &Decoder{byCall: map[string]*agentTermState{}, byID: map[string]*agentTermState{}, early: map[string][]byte{},
 		candidates: map[string]*candidate{}, withTerm: map[string]bool{}, seen: map[string]bool{}, noOutputSaid: map[string]bool{}}
 }
 
-// isOurs reports whether id is a terminal of ours (terminal/create): a
+// ForAgent tells the decoder which agent it decodes (its profile, once
+// initialize named it; configName: the agent's name in the user's
+// config): whether it goes on reporting a command after a cancelled turn,
+// and how to see the output of its commands. The zero Profile changes
+// nothing.
+func (at *Decoder) ForAgent(p Profile, configName string) {
+	if p.p == nil {
+		return
+	}
+	at.mu.Lock()
+	at.keepsReporting = p.p.keepsReporting
+	if p.p.noOutput != nil {
+		at.noOutputHow = p.p.noOutput(configName)
+	}
+	at.mu.Unlock()
+}
+
+// IsOurs reports whether id is a terminal of ours (terminal/create): a
 // tool call embedding it is no agent-owned terminal.
-type isOurs func(session, id string) bool
+type IsOurs func(session, id string) bool
 
 // toolUpdateOf reads a v1 tool_call or tool_call_update; ok is false for
 // any other session update.
@@ -209,9 +199,9 @@ func placeholder(title string) bool {
 	return false
 }
 
-// fromUpdate decodes a v1 tool_call or tool_call_update: the common ACP
+// FromUpdate decodes a v1 tool_call or tool_call_update: the common ACP
 // shapes here, each agent's own through its profile's hooks.
-func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []AgentTerminal {
+func (at *Decoder) FromUpdate(n acpsdk.SessionNotification, ours IsOurs) []Event {
 	u, ok := toolUpdateOf(n)
 	if !ok {
 		return nil
@@ -224,14 +214,14 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 	if call != "" {
 		at.seen[sid+"\x00"+call] = true
 	}
-	var out []AgentTerminal
-	ev := func(st *agentTermState) *AgentTerminal {
+	var out []Event
+	ev := func(st *agentTermState) *Event {
 		for i := range out {
 			if out[i].ID == st.id {
 				return &out[i]
 			}
 		}
-		out = append(out, AgentTerminal{ID: st.id, ToolCallID: st.call})
+		out = append(out, Event{ID: st.id, ToolCallID: st.call})
 		return &out[len(out)-1]
 	}
 	start := func(id, cwd string) {
@@ -403,7 +393,7 @@ func (at *agentTerms) fromUpdate(n acpsdk.SessionNotification, ours isOurs) []Ag
 // terminal (yet): kind execute, or a command in rawInput. Its split opens
 // once there is something to show: a permission asked first may still be
 // followed by a terminal of ours.
-func (at *agentTerms) candidate(u *toolUpdate, key string, start func(id, cwd string), ev func(*agentTermState) *AgentTerminal) {
+func (at *Decoder) candidate(u *toolUpdate, key string, start func(id, cwd string), ev func(*agentTermState) *Event) {
 	// an MCP tool's call (ours included) is no shell command of the agent's
 	mcp := strings.HasPrefix(u.title, "mcp__")
 	line := commandLine(u.rawInput)
@@ -471,7 +461,7 @@ func profileNotRun(u *toolUpdate) string {
 // noOutputNote is what the split of a command that sent no output says:
 // why and how to see it, the first time in session sid; after that only
 // that the agent sent none. at.mu is held.
-func (at *agentTerms) noOutputNote(sid string) string {
+func (at *Decoder) noOutputNote(sid string) string {
 	if at.noOutputSaid[sid] {
 		return "(the agent sent no output for this command)"
 	}
@@ -485,7 +475,7 @@ func (at *agentTerms) noOutputNote(sid string) string {
 // end fills e, the end of terminal st that update u (final) ended: how
 // the agent said it ended, else the exit code its rawOutput or text
 // gives, else what its final status says.
-func (at *agentTerms) end(sid string, u *toolUpdate, st *agentTermState, e *AgentTerminal) {
+func (at *Decoder) end(sid string, u *toolUpdate, st *agentTermState, e *Event) {
 	e.Exited = true
 	if st.generic {
 		for _, p := range profiles {
@@ -528,9 +518,9 @@ func (at *agentTerms) end(sid string, u *toolUpdate, st *agentTermState, e *Agen
 	}
 }
 
-// asked reads a permission request about tool call tc of session sid
+// Asked reads a permission request about tool call tc of session sid
 // (the profiles' permissionAsked), before the user answers it.
-func (at *agentTerms) asked(sid string, tc acpsdk.ToolCallUpdate) {
+func (at *Decoder) Asked(sid string, tc acpsdk.ToolCallUpdate) {
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	for _, p := range profiles {
@@ -540,12 +530,12 @@ func (at *agentTerms) asked(sid string, tc acpsdk.ToolCallUpdate) {
 	}
 }
 
-// permitted is called when the user allowed the request about tool call
+// Permitted is called when the user allowed the request about tool call
 // tc of session sid: the events of splits the profiles open for it.
-func (at *agentTerms) permitted(sid string, tc acpsdk.ToolCallUpdate) []AgentTerminal {
+func (at *Decoder) Permitted(sid string, tc acpsdk.ToolCallUpdate) []Event {
 	at.mu.Lock()
 	defer at.mu.Unlock()
-	var out []AgentTerminal
+	var out []Event
 	for _, p := range profiles {
 		if p.permissionAllowed != nil {
 			out = append(out, p.permissionAllowed(at, sid, tc)...)
@@ -554,8 +544,8 @@ func (at *agentTerms) permitted(sid string, tc acpsdk.ToolCallUpdate) []AgentTer
 	return out
 }
 
-// forget drops what is known of session sid's terminals (it ended).
-func (at *agentTerms) forget(sid string) {
+// Forget drops what is known of session sid's terminals (it ended).
+func (at *Decoder) Forget(sid string) {
 	prefix := sid + "\x00"
 	at.mu.Lock()
 	defer at.mu.Unlock()
@@ -588,7 +578,7 @@ func (at *agentTerms) forget(sid string) {
 
 // named returns the state of terminal id in session sid, or def when id is
 // empty or unknown.
-func (at *agentTerms) named(sid, id string, def *agentTermState) *agentTermState {
+func (at *Decoder) named(sid, id string, def *agentTermState) *agentTermState {
 	if st := at.byID[sid+"\x00"+id]; id != "" && st != nil {
 		return st
 	}
@@ -706,10 +696,10 @@ type v2Update struct {
 	} `json:"update"`
 }
 
-// fromV2 decodes a v2 terminal_update or terminal_output_chunk; ok is
+// FromV2 decodes a v2 terminal_update or terminal_output_chunk; ok is
 // false for any other session update. A malformed one is an error naming
 // what is wrong.
-func (at *agentTerms) fromV2(params json.RawMessage) (sid string, ev AgentTerminal, ok bool, err error) {
+func (at *Decoder) FromV2(params json.RawMessage) (sid string, ev Event, ok bool, err error) {
 	var u v2Update
 	if json.Unmarshal(params, &u) != nil {
 		return "", ev, false, nil

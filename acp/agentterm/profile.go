@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"sort"
@@ -7,29 +7,9 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// One profile per agent: what agentrun knows of a known agent's ways, each
-// in a file of its own (profile_<key>.go), the way gopls keeps one
-// analyzer per package. A profile says two kinds of thing:
-//
-//   - Who it is and what it needs at session set-up, read by the editor
-//     through Profile: the agentInfo.name values it goes by, whether its
-//     commands run in agentrun's terminals by default, what session/new's
-//     _meta must carry, whether it takes our MCP tool over HTTP only, a
-//     hint when it does not take the tool, which of its modes ask first.
-//   - How it reports the commands it runs itself (agentterm.go): hooks
-//     the decoder calls at fixed points of a tool call's updates. Every
-//     profile's hooks run on every agent's updates, whatever its name:
-//     a hook recognises its agent's shape (a _meta key, a rawOutput type,
-//     a line of text) and leaves other shapes alone, so a wrapper or a
-//     fork that sends the same shape is decoded the same. The profiles
-//     are tried in the order of their keys; no two recognise the same
-//     update (TestProfileFixtures replays every fixture).
-//
-// Its golden replays are tests/testdata/agentterm/<key>*.jsonl (what the
-// agent was recorded sending; the demo agent's `!replay`), each with what
-// the decoder makes of it in acp/testdata/profiles/<fixture>.golden
-// (`go test ./acp -run TestProfileFixtures -update` writes them). The
-// recipe for a new agent is in doc.go.
+// One profile per agent, each in a file of its own (profile_<key>.go):
+// doc.go says what a profile holds, how its hooks are called and how one
+// is added.
 
 // profile is one agent's ways. Every field but key and name is optional:
 // a nil hook is a quirk the agent does not have.
@@ -72,7 +52,7 @@ type profile struct {
 	// ends the split.
 	keepsReporting bool
 
-	// The hooks of agentterm.go's decoder, in the order it calls them.
+	// The hooks of decode.go's decoder, in the order it calls them.
 
 	// outputAtEnd: the update is of a tool call whose terminal output
 	// comes once, at its end, and may be the model's text for a command
@@ -112,10 +92,10 @@ type profile struct {
 	outputKeys []string
 	// permissionAsked reads a permission request about tool call tc of
 	// session sid before the user answers it.
-	permissionAsked func(at *agentTerms, sid string, tc acpsdk.ToolCallUpdate)
+	permissionAsked func(at *Decoder, sid string, tc acpsdk.ToolCallUpdate)
 	// permissionAllowed is called when the user allowed it; it returns
 	// the events of a split it opens.
-	permissionAllowed func(at *agentTerms, sid string, tc acpsdk.ToolCallUpdate) []AgentTerminal
+	permissionAllowed func(at *Decoder, sid string, tc acpsdk.ToolCallUpdate) []Event
 }
 
 // ending is how a command ended without an exit code.

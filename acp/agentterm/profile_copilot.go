@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"regexp"
@@ -61,8 +61,7 @@ func copilotExit(raw any) (code int, output string, ok bool) {
 // session's newest tool call not shown yet whose command is line. It is
 // then no agent-owned terminal (our split shows it), and its id is
 // returned ("" when none runs line).
-func (a *Agent) ClaimCommand(sessionID, line string) string {
-	at := a.agentTerms
+func (at *Decoder) ClaimCommand(sessionID, line string) string {
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	prefix := sessionID + "\x00"

@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"regexp"
@@ -77,7 +77,7 @@ func qwenEnd(u *toolUpdate) (ending, bool) {
 // qwenAsked takes the command a permission request names for a tool call
 // that runs one and showed none yet (Qwen Code names it only there): the
 // split of that tool call is titled with it. at.mu is held.
-func qwenAsked(at *agentTerms, sid string, tc acpsdk.ToolCallUpdate) {
+func qwenAsked(at *Decoder, sid string, tc acpsdk.ToolCallUpdate) {
 	line := commandLine(tc.RawInput)
 	if line == "" {
 		return

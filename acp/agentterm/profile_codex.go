@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 // Codex through codex-acp: it runs commands itself and shows them in
 // terminal _meta (terminal_info, terminal_output with the client's

@@ -1,4 +1,4 @@
-package acp
+package agentterm
 
 import (
 	"encoding/json"
@@ -20,30 +20,30 @@ func TestAgentTermsV2Malformed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, ok, err := newAgentTerms().fromV2(json.RawMessage(tc.params))
+			_, _, ok, err := NewDecoder().FromV2(json.RawMessage(tc.params))
 			if !ok || err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("fromV2 = ok %v, err %v; want an error containing %q", ok, err, tc.want)
+				t.Errorf("FromV2 = ok %v, err %v; want an error containing %q", ok, err, tc.want)
 			}
 		})
 	}
-	if _, _, ok, _ := newAgentTerms().fromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}`)); ok {
-		t.Error("fromV2 took an agent_message_chunk for a terminal update")
+	if _, _, ok, _ := NewDecoder().FromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}`)); ok {
+		t.Error("FromV2 took an agent_message_chunk for a terminal update")
 	}
 }
 
 // TestAgentTermsV2Patch: a terminal_update patches: an absent field leaves
 // the terminal as it was, exitStatus ends it once.
 func TestAgentTermsV2Patch(t *testing.T) {
-	at := newAgentTerms()
-	_, ev, _, _ := at.fromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t","command":"make"}}`))
+	at := NewDecoder()
+	_, ev, _, _ := at.FromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t","command":"make"}}`))
 	if !ev.Started || ev.Title != "make" || ev.Replace || ev.Exited {
 		t.Fatalf("first update: %+v", ev)
 	}
-	_, ev, _, _ = at.fromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"signal":"SIGTERM"}}}`))
+	_, ev, _, _ = at.FromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"signal":"SIGTERM"}}}`))
 	if ev.Started || !ev.Exited || ev.Signal != "SIGTERM" || ev.ExitCode != nil {
 		t.Fatalf("exit update: %+v", ev)
 	}
-	_, ev, _, _ = at.fromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"exitCode":0}}}`))
+	_, ev, _, _ = at.FromV2(json.RawMessage(`{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"exitCode":0}}}`))
 	if ev.Exited {
 		t.Fatalf("a second exitStatus ended the terminal again: %+v", ev)
 	}
@@ -51,21 +51,21 @@ func TestAgentTermsV2Patch(t *testing.T) {
 
 // feed decodes v1 session updates (JSON) one by one and returns, per
 // update, what they said of agent-owned terminals.
-func feed(t *testing.T, at *agentTerms, updates ...string) [][]AgentTerminal {
+func feed(t *testing.T, at *Decoder, updates ...string) [][]Event {
 	t.Helper()
-	var out [][]AgentTerminal
+	var out [][]Event
 	for _, u := range updates {
 		var n acpsdk.SessionNotification
 		if err := json.Unmarshal([]byte(`{"sessionId":"s","update":`+u+`}`), &n); err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
-		out = append(out, at.fromUpdate(n, func(string, string) bool { return false }))
+		out = append(out, at.FromUpdate(n, func(string, string) bool { return false }))
 	}
 	return out
 }
 
 // shown is the output the events of one update carry, as text.
-func shown(evs []AgentTerminal) string {
+func shown(evs []Event) string {
 	var b strings.Builder
 	for _, e := range evs {
 		b.Write(e.Output)
@@ -77,7 +77,7 @@ func shown(evs []AgentTerminal) string {
 // yet (codex-acp sends what a command printed before its tool call) is
 // shown when the tool call comes, before what follows.
 func TestAgentTermsHoldEarlyOutput(t *testing.T) {
-	at := newAgentTerms()
+	at := NewDecoder()
 	evs := feed(t, at,
 		`{"sessionUpdate":"tool_call_update","toolCallId":"c1","_meta":{"terminal_output_delta":{"terminal_id":"c1","data":"early\n"}}}`,
 		`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"make","status":"in_progress","content":[{"type":"terminal","terminalId":"c1"}],"_meta":{"terminal_info":{"terminal_id":"c1"}}}`,
@@ -97,7 +97,7 @@ func TestAgentTermsHoldEarlyOutput(t *testing.T) {
 	}
 	// Output for a tool call that never comes goes with its session.
 	feed(t, at, `{"sessionUpdate":"tool_call_update","toolCallId":"c2","_meta":{"terminal_output_delta":{"terminal_id":"c2","data":"orphan\n"}}}`)
-	at.forget("s")
+	at.Forget("s")
 	if len(at.early)+len(at.byCall)+len(at.byID) != 0 {
 		t.Errorf("the ended session's terminals are still known: %v %v %v", at.early, at.byCall, at.byID)
 	}
@@ -110,7 +110,7 @@ func TestAgentTermsHoldEarlyOutput(t *testing.T) {
 func TestAgentTermsClaudeNotRun(t *testing.T) {
 	start := `{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"sleep 100","status":"in_progress","content":[{"type":"terminal","terminalId":"toolu_1"}],"_meta":{"claudeCode":{"toolName":"Bash"},"terminal_info":{"terminal_id":"toolu_1"}}}`
 	t.Run("cancelled", func(t *testing.T) {
-		evs := feed(t, newAgentTerms(), start,
+		evs := feed(t, NewDecoder(), start,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","_meta":{"terminal_output":{"terminal_id":"toolu_1","data":"The user doesn't want to proceed with this tool use."}}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"failed","_meta":{"claudeCode":{"toolName":"Bash","nonExecutionKind":"user-rejected"},"terminal_exit":{"terminal_id":"toolu_1","exit_code":null,"signal":null}}}`,
 		)
@@ -122,7 +122,7 @@ func TestAgentTermsClaudeNotRun(t *testing.T) {
 		}
 	})
 	t.Run("ran", func(t *testing.T) {
-		evs := feed(t, newAgentTerms(), start,
+		evs := feed(t, NewDecoder(), start,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","_meta":{"terminal_output":{"terminal_id":"toolu_1","data":"oops\n"}}}`,
 			`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"failed","_meta":{"claudeCode":{"toolName":"Bash"},"terminal_exit":{"terminal_id":"toolu_1","exit_code":3,"signal":null}}}`,
 		)
@@ -184,15 +184,15 @@ func TestAgentTermsOfToolCallsOnly(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var all []AgentTerminal
-			for _, evs := range feed(t, newAgentTerms(), c.updates...) {
+			var all []Event
+			for _, evs := range feed(t, NewDecoder(), c.updates...) {
 				all = append(all, evs...)
 			}
 			if len(all) == 0 || !all[0].Started {
 				t.Fatalf("no terminal started: %+v", all)
 			}
 			var title, output string
-			var last AgentTerminal
+			var last Event
 			for _, e := range all {
 				if e.Title != "" {
 					title = e.Title
@@ -232,12 +232,12 @@ func TestAgentTermsOpenWhenAllowed(t *testing.T) {
 		}
 		return tc
 	}
-	at := newAgentTerms()
-	opened := at.permitted("s", request(call, "execute"))
+	at := NewDecoder()
+	opened := at.Permitted("s", request(call, "execute"))
 	if len(opened) != 1 || !opened[0].Started || opened[0].Title != "echo hello; exit 3" || opened[0].ToolCallID != call {
 		t.Fatalf("allowed: %+v, want one split started, titled with the command", opened)
 	}
-	if again := at.permitted("s", request(call, "execute")); again != nil {
+	if again := at.Permitted("s", request(call, "execute")); again != nil {
 		t.Errorf("asked again about the same call: %+v, want nothing new", again)
 	}
 	ended := feed(t, at, `{"sessionUpdate":"tool_call_update","toolCallId":"`+call+`","status":"completed","title":"echo hello; exit 3","content":[],"locations":[],"kind":"execute"}`)[0]
@@ -245,10 +245,10 @@ func TestAgentTermsOpenWhenAllowed(t *testing.T) {
 		t.Errorf("its end: %+v, want the same split ended (exit unreported)", ended)
 	}
 	feed(t, at, `{"sessionUpdate":"tool_call","toolCallId":"seen","title":"ls","kind":"execute","status":"pending","rawInput":{"command":"ls"}}`)
-	if got := at.permitted("s", request("seen", "execute")); got != nil {
+	if got := at.Permitted("s", request("seen", "execute")); got != nil {
 		t.Errorf("a call a tool_call named: %+v, want nothing (its own updates open it)", got)
 	}
-	if got := at.permitted("s", request("edit-1", "edit")); got != nil {
+	if got := at.Permitted("s", request("edit-1", "edit")); got != nil {
 		t.Errorf("an edit: %+v, want nothing", got)
 	}
 }
@@ -271,7 +271,7 @@ func TestAgentTermsNoOutputSaidOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			at := newAgentTerms()
+			at := NewDecoder()
 			at.noOutputHow = c.how
 			var outs []string
 			for i := 1; i <= 2; i++ {
