@@ -23,7 +23,7 @@ const DefaultOutputByteLimit = 1 << 20
 // disconnects or ctx ends.
 func Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	d := newDemo(ctx, out)
-	d.conn = acpsdk.NewAgentSideConnection(d, d.out, in)
+	d.conn = acpsdk.NewAgentSideConnection(d, d.out, d.wire.reader(in))
 	d.conn.SetLogger(d.log)
 	close(d.ready)
 	select {
@@ -46,6 +46,9 @@ type demo struct {
 	// cancelled turn can still kill and release its terminal.
 	ctx context.Context
 
+	// wire keeps the order of prompts and cancels as they came (cancel.go).
+	wire *wireOrder
+
 	mu       sync.Mutex
 	caps     acpsdk.ClientCapabilities
 	sessions map[string]*session
@@ -66,6 +69,7 @@ func newDemo(ctx context.Context, out io.Writer) *demo {
 		ctx:      ctx,
 		ready:    make(chan struct{}),
 		sessions: make(map[string]*session),
+		wire:     newWireOrder(),
 	}
 }
 
@@ -124,7 +128,8 @@ func (d *demo) NewSession(_ context.Context, req acpsdk.NewSessionRequest) (acps
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id)}, nil
 }
 
-// Cancel needs nothing more: the SDK cancels the running prompt's context.
+// Cancel needs nothing more: the SDK cancels the running prompt's context,
+// and wireOrder (cancel.go) one whose handler had not started yet.
 func (d *demo) Cancel(context.Context, acpsdk.CancelNotification) error { return nil }
 
 // CloseSession forgets a session.
@@ -170,6 +175,8 @@ func (d *demo) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pro
 			text.WriteString(b.Text.Text)
 		}
 	}
+	ctx, done := d.wire.turn(ctx, s.id)
+	defer done()
 	reason, err := d.turn(ctx, s, strings.TrimSpace(text.String()))
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
