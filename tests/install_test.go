@@ -400,9 +400,20 @@ require("agentrun.install").resay_ms = 200`, dest, bin))
 	s.keys(":AgentBuild", "Enter")
 	step := "(agentrun) no download: building with Go 9.9.9 (a minute or two) …"
 	s.waitShows(10*time.Second, step)
-	s.keys(":echo 'something else said'", "Enter")
-	s.waitShows(5*time.Second, "something else said")
-	s.waitShows(5*time.Second, step) // said again while it lasts
+	// Something else is said (kept in :messages, so that its order with
+	// the step's shows), and the step comes back on the command line
+	// while it lasts. (On the screen the other message stands only until
+	// the next saying, 200 ms here: too short to be read under load.)
+	s.keys(":echomsg 'something else said'", "Enter")
+	s.waitFor("the other message said, then the step again", 5*time.Second, func(sc string) bool {
+		msgs := s.expr(`execute("messages")`)
+		other := strings.Index(msgs, "something else said")
+		if other < 0 || strings.Index(msgs, step) < 0 || other < strings.Index(msgs, step) {
+			return false
+		}
+		// the screen read after the other message was said
+		return strings.HasSuffix(strings.TrimRight(s.capture(), " \n"), step)
+	})
 	s.keys(":messages", "Enter")
 	s.waitShows(5*time.Second, "(agentrun) downloading agentrun-", step)
 }
