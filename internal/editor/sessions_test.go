@@ -13,7 +13,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp"
-	"github.com/agentrun/agentrun.nvim/internal/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/demoagent/demotest"
 	"github.com/agentrun/agentrun.nvim/internal/display"
 	"github.com/agentrun/agentrun.nvim/internal/display/displaytest"
 	"github.com/agentrun/agentrun.nvim/internal/event"
@@ -30,16 +30,7 @@ import (
 // sessions tests start a real ACP peer.
 const testAgentEnv = "AGENTRUN_EDITOR_TEST_AGENT"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(testAgentEnv) == "1" {
-		if err := demoagent.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { demotest.Main(m, testAgentEnv) }
 
 // testEditor routes the calls of session key's agent as the bridge's
 // agentEditor does, to the parts under test.

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/agentrun/agentrun.nvim/acp"
 	"github.com/agentrun/agentrun.nvim/acp/agentterm"
 	"github.com/agentrun/agentrun.nvim/ahp"
-	"github.com/agentrun/agentrun.nvim/internal/demoagent"
+	"github.com/agentrun/agentrun.nvim/internal/demoagent/demotest"
 	"github.com/agentrun/agentrun.nvim/internal/event"
 	"github.com/agentrun/agentrun.nvim/internal/event/eventtest"
 	"github.com/agentrun/agentrun.nvim/internal/question"
@@ -26,16 +25,7 @@ import (
 // sessions tests start a real ACP peer.
 const testAgentEnv = "AGENTRUN_SESSION_TEST_AGENT"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(testAgentEnv) == "1" {
-		if err := demoagent.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { demotest.Main(m, testAgentEnv) }
 
 // quietEditor is the acp.Editor of an agent whose terminals and
 // questions are nobody's: the sessions part alone (the editor package
