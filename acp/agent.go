@@ -219,7 +219,7 @@ func Start(ctx context.Context, cfg AgentConfig, ed Editor, opts Options) (*Agen
 	a.splice.observe = func(n int, took, writing time.Duration) {
 		a.log.Debug("terminal/output answered", "bytes", n, "took", took, "writing", writing)
 	}
-	a.conn = acpsdk.NewConnection(a.handle, a.splice, filter)
+	a.conn = acpsdk.NewConnection(a.handle, promptWatch{w: a.splice, written: a.promptWritten}, filter)
 	// The SDK logs lines that are not JSON-RPC here and keeps reading.
 	a.conn.SetLogger(a.log.With("component", "acp-connection"))
 	go a.updates.run(a.deliverUpdate)

@@ -38,6 +38,12 @@
 // Editor.SessionEnded with an *ExitError saying how it ended — and closes
 // Agent.Done. Pending prompts return that error.
 //
+// A turn (turn.go) begins and is cancelled in the editor's order, at
+// once (StartTurn, CancelTurn); its prompt is written later. A cancel
+// before the prompt was sent keeps it unsent; one while it is written is
+// sent after it (the writer under the connection sees the prompt go): a
+// cancel on the wire before its prompt was lost by the agent.
+//
 // # Terminals
 //
 // terminal.go maps the terminal methods onto termhost: the id returns at

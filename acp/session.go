@@ -25,8 +25,11 @@ type Session struct {
 	cwd   string
 
 	mu        sync.Mutex
-	busy      bool // a prompt is in flight
-	cancelled bool // Cancel was called during the current turn
+	busy      bool // a prompt turn is begun and not yet ended (turn.go)
+	cancelled bool // the current turn was cancelled (CancelTurn)
+	// onWire: the current turn's session/prompt is written to the agent
+	// (promptWritten); a cancel before it waits for it (turn.go)
+	onWire    bool
 	perms     map[int]context.CancelCauseFunc
 	nextPerm  int
 	terminals map[string]*termhost.Terminal
@@ -198,98 +201,6 @@ func (s *Session) Agent() *Agent { return s.agent }
 // Done is closed when the session has ended (its agent ended or was
 // closed) and its terminals are released.
 func (s *Session) Done() <-chan struct{} { return s.done }
-
-// Prompt sends text as one prompt turn and waits for the agent's stop
-// reason ("end_turn", "cancelled", ...). Every session update the agent sent
-// before answering has been handed to the editor when Prompt returns. If
-// ctx ends first, the turn is cancelled with session/cancel. One turn at a
-// time: a second Prompt while one is running is an error. If the agent
-// exits meanwhile the error wraps its *ExitError; if it is stopped with
-// Close, ErrStopped.
-func (s *Session) Prompt(ctx context.Context, text string) (string, error) {
-	return s.PromptBlocks(ctx, []acpsdk.ContentBlock{acpsdk.TextBlock(text)})
-}
-
-// PromptBlocks is Prompt with content blocks (text, and context from the
-// editor: resources, links).
-func (s *Session) PromptBlocks(ctx context.Context, blocks []acpsdk.ContentBlock) (string, error) {
-	a := s.agent
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		return "", fmt.Errorf("prompt: session %q has ended", s.id)
-	}
-	if s.busy {
-		s.mu.Unlock()
-		return "", fmt.Errorf("prompt: session %q is still answering the previous prompt", s.id)
-	}
-	s.busy = true
-	s.cancelled = false
-	s.turn = nil
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.busy = false
-		s.mu.Unlock()
-	}()
-
-	req := acpsdk.PromptRequest{
-		SessionId: acpsdk.SessionId(s.id),
-		Prompt:    blocks,
-	}
-	resp, err := acpsdk.SendRequest[acpsdk.PromptResponse](a.conn, ctx, acpsdk.AgentMethodSessionPrompt, req)
-	if a.isClosing() {
-		// Whatever the agent answered while being stopped (its terminals
-		// were released under it), the turn ended because of the stop.
-		return "", fmt.Errorf("prompt: agent %q: %w", a.cfg.Name, ErrStopped)
-	}
-	if err != nil {
-		if endErr := a.endedErr(); endErr != nil {
-			return "", fmt.Errorf("prompt: %w", endErr)
-		}
-		if ctx.Err() != nil {
-			_ = s.Cancel(context.Background())
-			return "", fmt.Errorf("prompt: %w", ctx.Err())
-		}
-		return "", fmt.Errorf("agent %q: %w", a.cfg.Name, describeRPCError("session/prompt", err))
-	}
-	if err := a.updates.flush(ctx); err != nil {
-		return string(resp.StopReason), fmt.Errorf("prompt: waiting for the editor to take the session updates: %w", err)
-	}
-	return string(resp.StopReason), nil
-}
-
-// Cancel asks the agent to stop the current turn (session/cancel). Pending
-// permission requests of this session are answered "cancelled" at once, as
-// are any the agent sends before the turn ends. The running Prompt returns
-// the agent's stop reason, normally "cancelled".
-func (s *Session) Cancel(ctx context.Context) error {
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		return fmt.Errorf("cancel: session %q has ended", s.id)
-	}
-	s.cancelled = true
-	for _, cancel := range s.perms {
-		cancel(ErrTurnCancelled)
-	}
-	turn := s.turn
-	s.mu.Unlock()
-	// The agent hears of the cancel first: a command it waits on that
-	// ends by our SIGINT then ends in a turn it knows is cancelled (the
-	// other order let it answer end_turn).
-	err := s.agent.conn.SendNotification(ctx, acpsdk.AgentMethodSessionCancel, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(s.id)})
-	// Every command the turn started in our terminals stops (SIGINT, then
-	// the kill after the grace), whatever the agent makes of the cancel:
-	// Claude Code does not stop the commands its MCP tools started.
-	for _, t := range turn {
-		s.stopTerminal(t)
-	}
-	if err != nil {
-		return fmt.Errorf("cancel session %q: %w", s.id, err)
-	}
-	return nil
-}
 
 // stopTerminal stops t (termhost's Stop) unless the user took it over:
 // then it is theirs and goes on.

@@ -185,6 +185,27 @@ func TestCancelAndStop(t *testing.T) {
 	}
 }
 
+// TestCancelInTheSameTickAsThePrompt: :AgentCancel given in the same
+// Lua tick as the prompt (before the backend has sent it) cancels that
+// turn at once; the cancel reached the agent before the prompt and was
+// lost, the turn ran on ("it may be hung" after 3 s). The next prompt runs
+// as usual: nothing of the cancel is left over.
+func TestCancelInTheSameTickAsThePrompt(t *testing.T) {
+	e := startEditor(t, "")
+	e.startSession()
+	e.lua(`vim.cmd("AgentPrompt sleep 30") vim.cmd("AgentCancel")`, nil)
+	e.waitChat("(turn ended: cancelled)", 5*time.Second)
+	var running int
+	e.lua(`local n = 0 for _, x in ipairs(require("agentrun").status().terminals) do if x.state == "running" then n = n + 1 end end return n`, &running)
+	if running != 0 {
+		t.Errorf("%d commands run on after the cancelled turn", running)
+	}
+	e.cmd("AgentPrompt echo after-the-cancel")
+	term := e.waitTerminal("echo after-the-cancel", 10*time.Second)
+	e.waitBuf(term.Bufnr, 10*time.Second, "after-the-cancel", "[released]")
+	e.idle(10 * time.Second)
+}
+
 func TestAgentTerminalsListsStates(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()

@@ -181,6 +181,11 @@ func (d *demo) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pro
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if ctx.Err() != nil {
+		// a cancelled turn ends "cancelled", whatever it got to do (ACP:
+		// the agent answers a cancel so): its command refused, or done
+		reason = acpsdk.StopReasonCancelled
+	}
 	return acpsdk.PromptResponse{StopReason: reason}, nil
 }
 

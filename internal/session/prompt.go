@@ -30,13 +30,20 @@ func (ss *Sessions) Prompt(key, text string, items []contextItem) error {
 		ss.mu.Unlock()
 		return fmt.Errorf("prompt: session %q is still answering the previous prompt; wait, or :AgentCancel", key)
 	}
+	// the turn begins here, in the order of the editor's requests: a
+	// cancel that follows cancels it, even before its prompt is sent
+	turn, err := s.s.StartTurn()
+	if err != nil {
+		ss.mu.Unlock()
+		return err
+	}
 	s.busy = true
 	ss.mu.Unlock()
 	// Lua shows the prompt as it sends it; a Neovim taking the session
 	// over (linger.go) is shown it from here.
 	ss.events.PushReplayOnly(event.PromptSent{Key: key, Text: text})
 	go func() {
-		stop, err := s.s.PromptBlocks(ss.ctx, blocks)
+		stop, err := turn.Send(ss.ctx, blocks)
 		ss.mu.Lock()
 		s.busy = false
 		stopped := s.stopped && errors.Is(err, acp.ErrStopped)
@@ -69,10 +76,13 @@ func (ss *Sessions) Cancel(key string) error {
 	if err != nil {
 		return fmt.Errorf("cancel: %w", err)
 	}
+	// the turn is cancelled now, in the order of the editor's requests
+	// (not a turn begun later); telling the agent may wait on it
+	tell := s.s.CancelTurn()
 	go func() {
 		ctx, cancel := context.WithTimeout(ss.ctx, 10*time.Second)
 		defer cancel()
-		if err := s.s.Cancel(ctx); err != nil {
+		if err := tell(ctx); err != nil {
 			ss.log.Warn("cancel failed", "key", key, "err", err)
 		}
 	}()
