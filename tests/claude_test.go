@@ -443,7 +443,10 @@ func TestRealClaudeCodeToolCallReadsOnScreen(t *testing.T) {
 	line := `for i in 1 2 3 4 5 6; do echo "screen tick $i"; sleep 1; done`
 	fake := startFakeAnthropic(t, line)
 	setup, backend := realClaudeSetup(t, fake, claudePackages[1])
-	s := startScreen(t, 140, 40, setup)
+	// (60 rows: Claude Code 0.101 adds a 9-line warning about its auto
+	// mode behind a gateway (the fake model API) after the command: at
+	// 40 the tool call's line scrolled out of sight)
+	s := startScreen(t, 140, 60, setup)
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(60*time.Second, "agentrun · claude · ready")
 	s.luaValue(`vim.fn.jobpid(require("agentrun.rpc").channel())`, backend)

@@ -321,7 +321,9 @@ func (e *editor) waitTerminal(command string, timeout time.Duration) termInfo {
 func (e *editor) waitAgentShownTerminal() int {
 	e.t.Helper()
 	var buf int
-	e.waitFor("a display-only terminal buffer", 10*time.Second, func() (bool, string) {
+	// (30 s: a real agent's turn asks the model first, and opencode asks
+	// twice; under load that took over 10 s)
+	e.waitFor("a display-only terminal buffer", 30*time.Second, func() (bool, string) {
 		var st struct {
 			Terminals []struct {
 				Bufnr       int  `msgpack:"bufnr"`
