@@ -149,7 +149,7 @@ func TestScreenDisposedTerminalSaysSoFromTheChat(t *testing.T) {
 	s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
 	s.keys("q")
 	s.waitFor("the list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
-	s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://chat/1'))", "Enter", "gg", "/gone-soon \\[execute", "Enter", "Enter")
+	s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('chat of demo 1'))", "Enter", "gg", "/gone-soon \\[execute", "Enter", "Enter")
 	want := "(agentrun) term-1 was disposed of (dd in :AgentTerminals): killed, released, its output wiped"
 	sc := s.waitShows(5*time.Second, want)
 	if strings.Contains(sc, "unknown terminal") {

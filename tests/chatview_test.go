@@ -228,3 +228,43 @@ func TestScreenChatSurvivesEdit(t *testing.T) {
 		})
 	}
 }
+
+// TestScreenChatTabLabel: at 80 columns, with a second tab page open, the
+// tab line names the chat's tab page in words: "prompt of demo 1" with the
+// prompt focused, "chat of demo 1" in the chat. It read "3+ a//p/1"
+// (Neovim shortens a buffer name at each "/": the buffers were
+// agentrun://prompt/1 and agentrun://chat/1; "+": the transcript, written
+// while the prompt was the current buffer, stayed 'modified'). A second
+// session of the same agent reads "demo 2".
+func TestScreenChatTabLabel(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
+	s.keys("Escape", ":tabnew", "Enter", "gT") // back in the chat's tab page, in its prompt
+	// tabLine waits for the screen's first row, both tab pages' labels
+	tabLine := func(want string) {
+		t.Helper()
+		s.waitFor(want+" and [No Name] in the tab line, no a// and no +", 5*time.Second, func(sc string) bool {
+			first := strings.SplitN(sc, "\n", 2)[0]
+			return strings.Contains(first, want) && strings.Contains(first, "[No Name]") && !strings.Contains(first, "a//") && !strings.Contains(first, "+ ")
+		})
+	}
+	tabLine("prompt of demo 1")
+	// the prompt's own status line, 40 columns, shows it whole ("agentrun
+	// prompt of demo 1" read "<un prompt of demo 1" there)
+	s.waitFor("the prompt's status line to name it whole", 5*time.Second, func(sc string) bool {
+		for _, row := range strings.Split(sc, "\n")[1:] {
+			if strings.Contains(row, " prompt of demo 1 ") && !strings.Contains(row, "<") {
+				return true
+			}
+		}
+		return false
+	})
+	s.keys("C-w", "k") // the chat
+	tabLine("chat of demo 1")
+	s.keys("C-w", "j", ":AgentStop", "Enter")
+	s.waitShows(10*time.Second, "you stopped this session")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
+	tabLine("prompt of demo 2")
+}

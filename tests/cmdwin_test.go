@@ -101,7 +101,7 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			// the prompt is no file: no [+] however much it holds
 			s.waitShows(5*time.Second, "echo kept")
 			time.Sleep(200 * time.Millisecond)
-			if sc := s.capture(); strings.Contains(sc, "prompt/1 [+]") {
+			if sc := s.capture(); strings.Contains(sc, "prompt of demo 1 [+]") {
 				t.Errorf("the prompt shows as modified:\n%s", sc)
 			}
 			s.keys("Escape", ":wq", "Enter")

@@ -226,7 +226,7 @@ const sizesLua = `_G.agentrun_sizes = function()
   local h = { chat = 0, prompt = 0, term = 0, list = 0 }
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://prompt") and "prompt"
+    local k = name:match("chat of ") and "chat" or name:match("prompt of ") and "prompt"
       or name:match("agentrun://terminal/") and "term" or name:match("agentrun://terminals") and "list"
     if k then h[k] = vim.api.nvim_win_get_height(w) end
   end
@@ -242,7 +242,7 @@ const layoutLua = `_G.agentrun_layout = function()
   local fits = "yes"
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://terminal/") and "term"
+    local k = name:match("chat of ") and "chat" or name:match("agentrun://terminal/") and "term"
       or name:match("agentrun://terminals") and "list"
     if k then r[k] = vim.api.nvim_win_get_width(w) end
     if vim.fn.win_screenpos(w)[1] + vim.api.nvim_win_get_height(w) > vim.o.lines - vim.o.cmdheight then fits = "no" end
@@ -667,7 +667,7 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	order := func(step string) {
 		t.Helper()
 		sc := s.capture()
-		if !regexp.MustCompile(`(?m)^.*/term-1 · .*agentrun://prompt/1.*$`).MatchString(sc) { // the status lines' row
+		if !regexp.MustCompile(`(?m)^.*/term-1 · .*prompt of demo 1.*$`).MatchString(sc) { // the status lines' row
 			t.Errorf("%s: the split is not between the code and the chat:\n%s", step, sc)
 		}
 	}
@@ -690,7 +690,7 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	// old one, and the redraw that follows would wipe it.
 	s.waitFor("Neovim to draw 160×35", 5*time.Second, func(sc string) bool {
 		rows := strings.Split(sc, "\n")
-		status := regexp.MustCompile(`(?m)^.*agentrun://prompt/1.*$`).FindString(sc) // the status lines' row, full width
+		status := regexp.MustCompile(`(?m)^.*prompt of demo 1.*$`).FindString(sc) // the status lines' row, full width
 		return len(rows) >= 34 && len([]rune(status)) >= 155
 	})
 	eventually(t, "the widths to come back", 5*time.Second, func() (bool, string) {

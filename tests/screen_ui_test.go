@@ -389,12 +389,12 @@ func TestScreenListGivesRowsBack(t *testing.T) {
 		s.keys("Escape", fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
 		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i), exitMarker(0))
 	}
-	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://prompt/1'))", "Enter")
+	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('prompt of demo 1'))", "Enter")
 	s.typeText("echo later8")
 	s.keys("C-s")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-11", "[released]")
 	// the heights of the split, the chat and the list (0: not shown)
-	s.keys("Escape", ":lua _G.H = function() local o = {0, 0, 0}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)); local i = n:find('//terminal/', 1, true) and 1 or n:find('//chat/', 1, true) and 2 or n:find('//terminals', 1, true) and 3; if i then o[i] = vim.api.nvim_win_get_height(w) end end; return o end", "Enter")
+	s.keys("Escape", ":lua _G.H = function() local o = {0, 0, 0}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)); local i = n:find('//terminal/', 1, true) and 1 or n:find('chat of ', 1, true) and 2 or n:find('//terminals', 1, true) and 3; if i then o[i] = vim.api.nvim_win_get_height(w) end end; return o end", "Enter")
 	heights := func() (split, chat, list int) {
 		var h []int
 		s.luaValue(`_G.H()`, &h)

@@ -27,7 +27,7 @@ func TestNewChatTakesTheOldChatsWindows(t *testing.T) {
 	e.lua(`local chats, width, height = 0, 0, 0
 		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
 			local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-			if name:match("agentrun://chat/") then
+			if name:match("chat of ") then
 				chats, width, height = chats + 1, vim.api.nvim_win_get_width(w), vim.api.nvim_win_get_height(w)
 			end
 		end

@@ -18,7 +18,7 @@ const winsLua = `_G.agentrun_wins = function()
   local out = { lines = vim.o.lines, ch = vim.o.cmdheight, wins = {} }
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-    local k = name:match("agentrun://chat") and "chat" or name:match("agentrun://prompt") and "prompt"
+    local k = name:match("chat of ") and "chat" or name:match("prompt of ") and "prompt"
       or name:match("agentrun://terminal/") and "term" or "code"
     local p = vim.fn.win_screenpos(w)
     table.insert(out.wins, { name = k, w = vim.api.nvim_win_get_width(w), h = vim.api.nvim_win_get_height(w),
@@ -125,7 +125,7 @@ func TestScreenQuitInTheChatTakesItsPrompt(t *testing.T) {
 				t.Errorf("the split went from 12 rows to %d: %s\n%s", t2.H, after, s.capture())
 			}
 			s.keys(":AgentRun", "Enter")
-			s.waitShows(5*time.Second, "agentrun://prompt/1", "agentrun · demo · ready")
+			s.waitShows(5*time.Second, "prompt of demo 1", "agentrun · demo · ready")
 			again := s.wins()
 			if again.String() != before.String() {
 				t.Errorf(":AgentRun opened the chat as\n%s\nwant as before\n%s\n%s", again, before, s.capture())
@@ -184,7 +184,7 @@ require("agentrun").setup({ terminal = { position = "float" } })`)
 	s.prompt(`for i in $(seq 1 200); do echo "float $i"; sleep 0.2; done`)
 	s.waitShows(10*time.Second, "│float 3")
 	s.typeText("typed-while-it-runs")
-	sc := s.waitShows(5*time.Second, "typed-while-it-runs", "-- INSERT --", "agentrun://prompt/1", "agentrun · demo · working…")
+	sc := s.waitShows(5*time.Second, "typed-while-it-runs", "-- INSERT --", "prompt of demo 1", "agentrun · demo · working…")
 	for _, line := range strings.Split(sc, "\n") {
 		if strings.Contains(line, "typed-while-it-runs") && strings.Contains(line, "float") {
 			t.Errorf("the float and the prompt share a row:\n%s", sc)

@@ -34,6 +34,18 @@ local function scratch(name, ft)
   return buf
 end
 
+-- buffer_name names the chat's (what "chat") or the prompt's ("prompt")
+-- buffer of session s in words: "prompt of demo 1". The tab line shows
+-- the name of its current window's buffer cut at each "/"
+-- (agentrun://prompt/1 read "a//p/1"), and the prompt's status line shows
+-- it whole at 80 columns (20 columns before its ruler there: "agentrun"
+-- would not fit). The chat's windows and buffers are found by their
+-- variables (agentrun_chat_buffer; agentrun_chat_window and
+-- agentrun_prompt_window), never by name.
+local function buffer_name(s, what)
+  return string.format("%s of %s %s", what, s.agent or "the session", tostring(s.key))
+end
+
 -- new creates the chat buffers of session s (not shown yet).
 function M.new(s)
   local self = setmetatable({ session = s, blocks = {}, by_id = {}, term_blocks = {} }, Chat)
@@ -95,7 +107,7 @@ end
 -- it was lost to :bd or :bw, then with every block rendered into it as
 -- before, so the conversation goes on where it was (doc/agentrun.txt).
 function Chat:make_chat_buf()
-  local name = "agentrun://chat/" .. self.session.key
+  local name = buffer_name(self.session, "chat")
   local rebuild = self.buf ~= nil
   self.buf = rebuild and revive(self.buf, name, "agentrun") or scratch(name, "agentrun")
   vim.b[self.buf].agentrun_chat_buffer = true
@@ -112,6 +124,18 @@ function Chat:make_chat_buf()
   self:render_all()
 end
 
+-- written ends a write into the transcript (here and ui/stream.lua): not
+-- modifiable by hand, and not 'modified' (it is no file). writes.lua's
+-- BufModifiedSet clears 'modified' only in the current buffer, and the
+-- transcript is written mostly while the prompt is: the tab line read
+-- "3+" with nothing to save.
+function Chat:written()
+  vim.bo[self.buf].modifiable = false
+  if vim.bo[self.buf].modified then
+    vim.bo[self.buf].modified = false
+  end
+end
+
 -- render_all writes every block into the transcript's buffer, with its
 -- highlights: when the buffer was made again (:bd, :bw) or emptied (:e).
 function Chat:render_all()
@@ -123,7 +147,7 @@ function Chat:render_all()
     vim.list_extend(lines, b.lines)
   end
   api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
-  vim.bo[self.buf].modifiable = false
+  self:written()
   for _, b in ipairs(self.blocks) do
     for _, h in ipairs(b.hls or {}) do
       compat.highlight(self.buf, ns, h[2], at[b] + h[1], h[3] or 0, h[4] or -1)
@@ -138,7 +162,7 @@ end
 -- make_prompt_buf makes the prompt's buffer: at first, and again when it
 -- was lost to :bd or :bw, with the text it held then.
 function Chat:make_prompt_buf()
-  local name = "agentrun://prompt/" .. self.session.key
+  local name = buffer_name(self.session, "prompt")
   local rebuild = self.prompt_buf ~= nil
   self.prompt_buf = rebuild and revive(self.prompt_buf, name, "agentrun_prompt") or scratch(name, "agentrun_prompt")
   local buf = self.prompt_buf
@@ -389,7 +413,7 @@ function Chat:reset()
   api.nvim_buf_clear_namespace(self.buf, -1, 0, -1)
   vim.bo[self.buf].modifiable = true
   api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
-  vim.bo[self.buf].modifiable = false
+  self:written()
   self.header = self:add({ kind = "header" })
   self:render_header()
 end
@@ -458,7 +482,7 @@ function Chat:put(b, lines, hls)
   else
     api.nvim_buf_set_lines(self.buf, start, start + old, false, lines)
   end
-  vim.bo[self.buf].modifiable = false
+  self:written()
   b.lines = lines
   b.hls = hls or {}
   for _, h in ipairs(b.hls) do

@@ -83,7 +83,7 @@ function Chat:stream(kind, text, message_id)
   vim.bo[self.buf].modifiable = true
   api.nvim_buf_clear_namespace(self.buf, ns, first, first + 1)
   api.nvim_buf_set_lines(self.buf, first, first + 1, false, lines)
-  vim.bo[self.buf].modifiable = false
+  self:written()
   last.lines[#last.lines] = lines[1]
   for i = 2, #lines do
     table.insert(last.lines, lines[i])

@@ -475,7 +475,7 @@ function M.watch()
   -- would without the chat and the terminal splits beside it.
   local function ours(w)
     local b = api.nvim_win_get_buf(w)
-    return api.nvim_buf_get_name(b):find("^agentrun://") ~= nil or vim.b[b].agentrun_review ~= nil
+    return api.nvim_buf_get_name(b):find("^agentrun://") ~= nil or vim.b[b].agentrun_review ~= nil or vim.b[b].agentrun_chat_buffer ~= nil
   end
   -- :wq and :x typed in the chat or the prompt (where :AgentRun leaves
   -- you) mean what they mean in your window: see QuitPre below.
