@@ -192,7 +192,7 @@ func runChatCost(turns int) error {
 		return err
 	}
 	var chatLines int
-	if err := luaValue(v, `(function() for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):match("agentrun://chat/") then return vim.api.nvim_buf_line_count(b) end end return 0 end)()`, &chatLines); err != nil {
+	if err := luaValue(v, `(function() for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.bo[b].filetype == "agentrun" then return vim.api.nvim_buf_line_count(b) end end return 0 end)()`, &chatLines); err != nil {
 		return err
 	}
 	timeIt := func(lua string) (time.Duration, error) {
@@ -212,7 +212,7 @@ func runChatCost(turns int) error {
 	if err != nil {
 		return err
 	}
-	scroll, err := timeIt(`local w = vim.fn.bufwinid(vim.fn.bufnr("agentrun://chat/")) if w ~= -1 then vim.api.nvim_win_call(w, function() vim.cmd("normal! gg") vim.cmd("redraw") vim.cmd("normal! G") vim.cmd("redraw") end) end`)
+	scroll, err := timeIt(`local w = -1 for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.bo[b].filetype == "agentrun" then w = vim.fn.bufwinid(b) end end if w ~= -1 then vim.api.nvim_win_call(w, function() vim.cmd("normal! gg") vim.cmd("redraw") vim.cmd("normal! G") vim.cmd("redraw") end) end`)
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func chatText(v *nvim.Nvim) (string, error) {
 	var text string
 	err := luaValue(v, `(function()
 		for _, b in ipairs(vim.api.nvim_list_bufs()) do
-			if vim.api.nvim_buf_get_name(b):match("agentrun://chat/") then
+			if vim.bo[b].filetype == "agentrun" then -- the chat's transcript
 				return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
 			end
 		end
