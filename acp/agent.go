@@ -275,6 +275,11 @@ func (a *Agent) initialize(ctx context.Context) error {
 	return nil
 }
 
+// OwnShellKept tells what the agent's commands show why agentrun kept
+// its own shell for its session (said once, in the split of its first
+// command that sent no output).
+func (a *Agent) OwnShellKept(why string) { a.agentTerms.OwnShellKept(why) }
+
 // Info returns the agent's answer to initialize (capabilities, agentInfo).
 func (a *Agent) Info() acpsdk.InitializeResponse { return a.info }
 

@@ -26,6 +26,7 @@ type fakeGemini struct {
 	mu       sync.Mutex
 	requests []string // "POST /v1beta/models/M:method tools=[...]" for the failure log
 	models   []string // the model of each streamGenerateContent, in order
+	offered  [][]string // the tools each streamGenerateContent offered the model, in order
 }
 
 func startFakeGemini(t *testing.T, command string) *fakeGemini {
@@ -75,6 +76,7 @@ func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.requests = append(f.requests, fmt.Sprintf("%s %s json=%q tools=%v", r.Method, r.URL.RequestURI(), req.GenerationConfig.ResponseMimeType, tools))
 	if method == "streamGenerateContent" {
 		f.models = append(f.models, model)
+		f.offered = append(f.offered, tools)
 	}
 	f.mu.Unlock()
 	switch {
@@ -159,4 +161,12 @@ func (f *fakeGemini) streamedModels() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.models...)
+}
+
+// offeredTools are the tools Gemini offered the model in each of the
+// conversation's turns, in order.
+func (f *fakeGemini) offeredTools() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]string(nil), f.offered...)
 }

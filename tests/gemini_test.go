@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,20 +37,40 @@ func realGemini(t *testing.T, fake *fakeGemini, terminal ...string) (*editor, *i
 // fields) and in its env (env, Lua fields).
 func realGeminiAgent(t *testing.T, fake *fakeGemini, agent, env string, terminal ...string) (*editor, *int) {
 	t.Helper()
+	return realGeminiHome(t, fake, agent, env, "", nil, terminal...)
+}
+
+// realGeminiHome is realGeminiAgent with the user's own Gemini settings:
+// settings (JSON fields) added to ~/.gemini/settings.json, and files
+// (paths under HOME) written there.
+func realGeminiHome(t *testing.T, fake *fakeGemini, agent, env, settings string, files map[string]string, terminal ...string) (*editor, *int) {
+	t.Helper()
 	bin := geminiBin(t)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	settings := `{
+	settings = `{
   "security": { "auth": { "selectedType": "gemini-api-key" } },
   "privacy": { "usageStatisticsEnabled": false },
   "telemetry": { "enabled": false },
+  ` + settings + `
   "general": { "disableAutoUpdate": true, "disableUpdateNag": true }
 }
 `
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
+	files = maps.Clone(files)
+	if files == nil {
+		files = map[string]string{}
+	}
+	files[".gemini/settings.json"] = settings
+	for name, text := range files {
+		path := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	backend := backendGoneAtCleanup(t, "Gemini")
 	e := startEditor(t, fmt.Sprintf(`require("agentrun").setup({
@@ -63,8 +84,9 @@ func realGeminiAgent(t *testing.T, fake *fakeGemini, agent, env string, terminal
 	return e, backend
 }
 
-// TestRealGeminiShowsItsCommand: the real Gemini CLI runs the model's
-// command itself after asking; the question goes to the user (here a
+// TestRealGeminiShowsItsCommand: the real Gemini CLI in a folder it does
+// not trust (so it starts no MCP server: its own shell is kept) runs the
+// model's command itself after asking; the question goes to the user (here a
 // stubbed vim.ui.select picking "Allow for this session"), and the command
 // is shown in a display-only split that says Gemini sent neither its output
 // nor its exit code; the chat does not call the failed command completed.
@@ -96,13 +118,19 @@ func TestRealGeminiShowsItsCommand(t *testing.T) {
 	if strings.Contains(text, exitMarker(0)) {
 		t.Errorf("the split says the failed command exited 0:\n%s", text)
 	}
-	// and how to see the output (the session's first such split): the
-	// option, the folder trust, Gemini's own setting (the line wraps)
+	// and why agentrun kept Gemini's shell (the session's first such
+	// split: here the folder is not trusted, so Gemini starts no MCP
+	// server) and how to change that (the line wraps)
 	joined := strings.ReplaceAll(text, "\n", "")
-	for _, how := range []string{`set agents.gemini.terminals = "agentrun" in a folder Gemini trusts`, `GEMINI_CLI_TRUST_WORKSPACE`, `"exclude": ["run_shell_command"]`} {
+	for _, how := range []string{"agentrun kept its shell for this session", "in a folder it does not trust", `GEMINI_CLI_TRUST_WORKSPACE = "true" in agents.gemini.env`} {
 		if !strings.Contains(joined, how) {
-			t.Errorf("the split does not say how to see the output (%q):\n%s", how, text)
+			t.Errorf("the split does not say why its shell was kept and how to see the output (%q):\n%s", how, text)
 		}
+	}
+	var shell string
+	e.lua(`return require("agentrun").status().sessions[1].own_shell or ""`, &shell)
+	if !strings.HasPrefix(shell, "kept: Gemini CLI starts no MCP server") {
+		t.Errorf("status() says its own shell is %q, want kept, and why", shell)
 	}
 	ts := e.terminals()
 	if len(ts) != 1 || ts[0].Command != line || ts[0].ExitCode != nil || ts[0].State != "exited" {
@@ -307,4 +335,86 @@ func TestRealGeminiOurToolWhereItWorks(t *testing.T) {
 			t.Errorf("status() says our tool is %q, want \"not listed\"", tool)
 		}
 	})
+}
+
+// TestRealGeminiLeavesItsShellOut: with no terminals option, the real
+// Gemini CLI in a folder it trusts is offered agentrun's terminal tool and
+// its own shell is left out of the session (a policy file of agentrun's
+// own, not the user's settings): the model is offered run_command and no
+// run_shell_command, the command runs in our pty with its output and
+// exit, and status() says where. The user's own excludes (settings.json's
+// tools.exclude) and policies (~/.gemini/policies) still apply, and
+// Gemini does not ask about our tool's calls (agentrun's rules do). With
+// terminals = "agent", its shell stays and our tool is not offered.
+func TestRealGeminiLeavesItsShellOut(t *testing.T) {
+	onceAcrossNeovims(t)
+	line := `echo from-our-pty; exit 3`
+	trust := `GEMINI_CLI_TRUST_WORKSPACE = "true",`
+	mine := map[string]string{".gemini/policies/mine.toml": "[[rule]]\ntoolName = \"web_fetch\"\ndecision = \"deny\"\npriority = 100\n"}
+	for _, c := range []struct {
+		name, agent, settings string
+		files                 map[string]string
+		offered, notOffered   []string
+		shell                 string
+	}{
+		{name: "by default", offered: []string{"run_command", "web_fetch", "glob"}, notOffered: []string{"run_shell_command"}, shell: "left out for this session"},
+		{name: "your excludes stay", settings: `"tools": { "exclude": ["glob"] },`, files: mine,
+			offered: []string{"run_command", "read_file"}, notOffered: []string{"run_shell_command", "glob", "web_fetch"}, shell: "left out for this session"},
+		{name: "terminals agent", agent: `terminals = "agent"`, offered: []string{"run_shell_command"}, notOffered: []string{"run_command"},
+			shell: `kept: you set agents.gemini.terminals = "agent"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := startFakeGemini(t, line)
+			e, backend := realGeminiHome(t, fake, c.agent, trust, c.settings, c.files, `approve = "run"`)
+			e.stubSelect(1)
+			e.startSessionWithin(60 * time.Second)
+			*backend = e.backendPid()
+			e.cmd("AgentPrompt run it")
+			e.waitChat("The tool said:", 30*time.Second)
+			turns := fake.offeredTools()
+			if len(turns) == 0 {
+				t.Fatalf("the model was asked nothing:\n%s", fake.log())
+			}
+			for i, tools := range turns {
+				has := func(name string) bool {
+					for _, tool := range tools {
+						if tool == name || strings.HasSuffix(tool, "__"+name) || strings.HasSuffix(tool, "_agentrun_"+name) {
+							return true
+						}
+					}
+					return false
+				}
+				for _, name := range c.offered {
+					if !has(name) {
+						t.Errorf("turn %d offered the model %v: no %s", i, tools, name)
+					}
+				}
+				for _, name := range c.notOffered {
+					if has(name) {
+						t.Errorf("turn %d offered the model %v: %s among them", i, tools, name)
+					}
+				}
+			}
+			var shell string
+			e.lua(`return require("agentrun").status().sessions[1].own_shell or ""`, &shell)
+			if !strings.HasPrefix(shell, c.shell) {
+				t.Errorf("status() says its own shell is %q, want %q", shell, c.shell)
+			}
+			if c.agent != "" {
+				return
+			}
+			term := e.waitTerminal(line, 10*time.Second)
+			if term.DisplayOnly {
+				t.Fatalf("the command ran Gemini's own way (a display-only split), not in our pty:\n%s", e.chat())
+			}
+			e.waitBuf(term.Bufnr, 10*time.Second, "from-our-pty", exitMarker(3))
+			// agentrun's rules decided (approve = "run"): Gemini did not ask
+			// about our tool's call as well
+			var asked int
+			e.lua(`return #_G.picked`, &asked)
+			if asked != 0 {
+				t.Errorf("the user was asked %d times; agentrun's rules decide on our tool's commands", asked)
+			}
+		})
+	}
 }

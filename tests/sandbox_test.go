@@ -139,7 +139,7 @@ func TestHealthSaysWhereCommandsRun(t *testing.T) {
 	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 	report := strings.Join(lines, "\n")
 	for _, want := range []string{`agent "mine": `, `its commands run in agentrun's terminals (the MCP terminal tool)`, `agent "theirs": `, `it runs its commands itself`,
-		`agent "unsaid": `, `decided when it starts: Claude Code (claude-agent-acp) gets agentrun's terminal tool; any other agent runs commands its own way, and those it asks for with terminal/create run in agentrun's terminals`} {
+		`agent "unsaid": `, `decided when it starts: Claude Code (claude-agent-acp) and Gemini CLI get agentrun's terminal tool (Gemini's own shell left out where Gemini allows it); any other agent runs commands its own way, and those it asks for with terminal/create run in agentrun's terminals`} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}

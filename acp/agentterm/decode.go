@@ -81,6 +81,9 @@ type Decoder struct {
 	// noOutputSaid: the sessions whose splits said it once already.
 	noOutputHow  string
 	noOutputSaid map[string]bool
+	// profile and configName are ForAgent's, for OwnShellKept.
+	profile    Profile
+	configName string
 }
 
 // candidate is a command known only from its tool call, not shown yet.
@@ -131,10 +134,22 @@ func (at *Decoder) ForAgent(p Profile, configName string) {
 	}
 	at.mu.Lock()
 	at.keepsReporting = p.p.keepsReporting
+	at.profile, at.configName = p, configName
 	if p.p.noOutput != nil {
-		at.noOutputHow = p.p.noOutput(configName)
+		at.noOutputHow = p.p.noOutput(configName, "")
 	}
 	at.mu.Unlock()
+}
+
+// OwnShellKept tells the decoder why agentrun kept the agent's own shell
+// for its session (what the split of its first command says, with how
+// to see its commands' output).
+func (at *Decoder) OwnShellKept(why string) {
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if p := at.profile.p; p != nil && p.noOutput != nil {
+		at.noOutputHow = p.noOutput(at.configName, why)
+	}
 }
 
 // IsOurs reports whether id is a terminal of ours (terminal/create): a

@@ -255,8 +255,8 @@ func TestAgentTermsOpenWhenAllowed(t *testing.T) {
 
 // TestAgentTermsNoOutputSaidOnce: the split of a command the agent sent
 // no output for says why and how to see it in the session's first such
-// split (the agent's profile's words: Gemini CLI's names its terminals
-// option, the folder trust and its settings), and only that it sent none
+// split (the agent's profile's words: Gemini CLI's names the folder
+// trust, or why agentrun kept its shell), and only that it sent none
 // in the next ones.
 func TestAgentTermsNoOutputSaidOnce(t *testing.T) {
 	gemini := profileNamed("gemini-cli")
@@ -266,13 +266,18 @@ func TestAgentTermsNoOutputSaidOnce(t *testing.T) {
 	cases := []struct {
 		name, how, first string
 	}{
-		{"Gemini CLI", gemini.noOutput("gemini"), `set agents.gemini.terminals = "agentrun" in a folder Gemini trusts`},
+		{"Gemini CLI", gemini.noOutput("gemini", ""), `GEMINI_CLI_TRUST_WORKSPACE = "true" in agents.gemini.env`},
+		{"Gemini CLI, its shell kept", "", "agentrun kept its shell for this session: why it was kept"},
 		{"an agent with no profile", "", `with terminals = "agentrun" it runs in agentrun's terminal`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			at := NewDecoder()
 			at.noOutputHow = c.how
+			if c.how == "" && c.name != "an agent with no profile" {
+				at.ForAgent(ProfileNamed("gemini-cli"), "gemini")
+				at.OwnShellKept("why it was kept")
+			}
 			var outs []string
 			for i := 1; i <= 2; i++ {
 				u := fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command__%d","status":"completed","title":"echo %d","content":[],"locations":[],"kind":"execute"}`, i, i)

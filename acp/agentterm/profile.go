@@ -36,8 +36,9 @@ type profile struct {
 	mcpHTTPOnly bool
 	// noOutput says, once a session, in the split of its first command
 	// that sent no output, why and how to see its commands' output, given
-	// the agent's name in the user's config.
-	noOutput func(configName string) string
+	// the agent's name in the user's config and why agentrun kept its own
+	// shell for the session ("" when not known).
+	noOutput func(configName, shellKept string) string
 	// toolNotTaken is said after "did not take agentrun's terminal tool",
 	// given the agent's name in the user's config.
 	toolNotTaken func(configName string) string

@@ -14,17 +14,25 @@ import (
 // "completed" whatever the exit) ends it, with no content, or at a
 // cancel (it kills the command) "Command cancelled by user." and the
 // output so far. In a folder it does not trust it starts no MCP server,
-// ours included. Fixtures: gemini*.jsonl.
+// ours included. With no `terminals` option it is offered our tool, and
+// agentrun leaves its shell out of the session where Gemini allows it
+// (internal/session/geminishell.go). Fixtures: gemini*.jsonl.
 func init() {
 	register(&profile{
 		key:        "gemini",
 		name:       "Gemini CLI",
 		agentNames: []string{"gemini-cli"},
+		// our tool, and its own shell left out where it can be
+		// (internal/session/geminishell.go)
+		ourTerminals: true,
 		toolNotTaken: func(configName string) string {
 			return fmt.Sprintf(". Gemini CLI starts no MCP server in a folder it does not trust: trust this one in Gemini (its folder trust prompt, or ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env; agentrun leaves Gemini's settings alone", configName)
 		},
-		noOutput: func(configName string) string {
-			return fmt.Sprintf("Gemini CLI sends none for the commands it runs itself. To watch them live in agentrun's terminals, set agents.%[1]s.terminals = \"agentrun\" in a folder Gemini trusts (or GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%[1]s.env); its own shell goes only with \"tools\": {\"exclude\": [\"run_shell_command\"]} in its settings.json, which agentrun leaves alone", configName)
+		noOutput: func(configName, shellKept string) string {
+			if shellKept != "" {
+				return "Gemini CLI sends none for the commands it runs itself, and agentrun kept its shell for this session: " + shellKept
+			}
+			return fmt.Sprintf("Gemini CLI sends none for the commands it runs itself. In a folder Gemini trusts (or with GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env), agentrun offers it its terminal tool and leaves its own shell out of the session, and you watch them live", configName)
 		},
 		finalOutput:       geminiCancelled,
 		permissionAllowed: geminiPermitted,

@@ -30,6 +30,10 @@ type SessionStarted struct {
 	// OurTool is what became of our MCP terminal tool ("" when not
 	// offered; mcp.go's tool* values).
 	OurTool string `msgpack:"our_tool"`
+	// OwnShell is what became of the agent's own shell: "left out for
+	// this session", "kept: why", or "" (an agent agentrun does not look
+	// at so).
+	OwnShell string `msgpack:"own_shell"`
 	// Replaying: held updates (a loaded session's history) follow, then
 	// history_replayed.
 	Replaying bool `msgpack:"replaying"`

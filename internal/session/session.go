@@ -53,6 +53,9 @@ type session struct {
 	// it over HTTP until the session ends.
 	tool, toolHow string
 	mcpHTTP       *mcptool.HTTPServer
+	// shell is what became of the agent's own shell (geminishell.go):
+	// its policy folder goes when the session ends.
+	shell ownShell
 	// early holds what the agent sent before its session/new or
 	// session/load returned (agents send available_commands_update first,
 	// and load replays the session's history): openSession sends it after
@@ -125,7 +128,12 @@ func (ss *Sessions) Start(args StartArgs) (string, error) {
 	go func() {
 		defer ss.starting.Done()
 		defer cancel()
-		cfg := acp.AgentConfig{Name: args.Agent, Command: args.Cmd, Env: args.Env, Dir: args.Cwd}
+		shell := geminiShell(args.Agent, args.Terminals, args.Cmd, args.Env, args.Cwd)
+		ss.mu.Lock()
+		s.shell = shell
+		ss.mu.Unlock()
+		cmd := append(append([]string(nil), args.Cmd...), shell.args...)
+		cfg := acp.AgentConfig{Name: args.Agent, Command: cmd, Env: args.Env, Dir: args.Cwd}
 		opts := ss.agentOptions(host)
 		ss.applyPolicy(&opts, key, args.Policy)
 		quiet := time.AfterFunc(startQuietAfter, func() { ss.startQuiet(s) })
@@ -204,6 +212,15 @@ func (ss *Sessions) openSession(ctx context.Context, s *session) {
 	}
 	terminals := terminalsFor(args.Terminals, a.Info())
 	offer := ss.mcpOffer(terminals, a.Info())
+	ss.mu.Lock()
+	if agentName(a.Info()) == geminiAgentName && s.shell.state == "" {
+		s.shell = notKnownGemini(args.Agent)
+	}
+	shell := s.shell
+	ss.mu.Unlock()
+	if shell.why != "" {
+		a.OwnShellKept(shell.why)
+	}
 	token := offer.token
 	opts.McpServers, opts.Meta = offer.opts.McpServers, offer.opts.Meta
 	if token != "" {
@@ -263,7 +280,7 @@ func (ss *Sessions) openSession(ctx context.Context, s *session) {
 	closing := ss.closing
 	// Under ss.mu so no update for this session can slip in between.
 	started := event.SessionStarted{
-		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals, OurTool: s.tool,
+		Key: s.key, SessionID: as.ID(), Agent: args.Agent, Cwd: args.Cwd, Terminals: terminals, OurTool: s.tool, OwnShell: s.shell.state,
 		Modes: event.JSONValue(as.Modes()), ConfigOptions: event.JSONValue(as.ConfigOptions()), Note: note,
 	}
 	// Held updates (a loaded session's history) follow, then word that
@@ -308,7 +325,12 @@ func (ss *Sessions) sessionFailed(s *session, err error) {
 	ss.log.Warn("session failed to start", "key", s.key, "agent", s.name, "err", err)
 	ss.mu.Lock()
 	s.ended = true
+	shellDir := s.shell.dir
+	s.shell.dir = ""
 	ss.mu.Unlock()
+	if shellDir != "" {
+		_ = os.RemoveAll(shellDir)
+	}
 	p := event.SessionFailed{Key: s.key, Error: err.Error()}
 	if why := cannotRun(err); why != "" {
 		// Lua says it in the sentence :checkhealth uses (config.cmd_problem).
@@ -361,6 +383,8 @@ func (ss *Sessions) endSession(s *session, reason error) {
 	// a moment; nothing answers it any more).
 	httpTool := s.mcpHTTP
 	s.mcpHTTP = nil
+	shellDir := s.shell.dir
+	s.shell.dir = ""
 	// What its agent showed of terminals that never ended goes too.
 	prefix := s.key + "\x00"
 	for k := range ss.agentShown {
@@ -373,6 +397,9 @@ func (ss *Sessions) endSession(s *session, reason error) {
 		if err := httpTool.Close(); err != nil {
 			ss.log.Warn("the MCP terminal tool over HTTP did not stop cleanly", "err", err)
 		}
+	}
+	if shellDir != "" {
+		_ = os.RemoveAll(shellDir)
 	}
 	ss.log.Info("session ended", "key", s.key, "reason", reason)
 	ss.events.Push(event.SessionEnded{Key: s.key, Reason: event.ErrText(reason), Stopped: stopped})

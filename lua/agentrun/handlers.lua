@@ -38,6 +38,7 @@ function handlers.session_started(p)
   s.id = p.session_id
   s.terminals = p.terminals -- where its commands run, as the backend decided
   s.our_tool = p.our_tool ~= "" and p.our_tool or nil -- what became of our MCP terminal tool (our_tool)
+  s.own_shell = p.own_shell ~= "" and p.own_shell or nil -- what became of its own shell (own_shell)
   s.cwd = p.cwd -- the project: "always allow" answers are kept per cwd (agentrun.policy)
   local signed_in = s.signin
   s.starting, s.signin = false, nil

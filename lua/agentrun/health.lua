@@ -62,7 +62,7 @@ function M.check()
     local where = mode == "agentrun" and "its commands run in agentrun's terminals (the MCP terminal tool)"
       or mode == "agent" and "it runs its commands itself (agentrun runs those it asks for with terminal/create)"
       or name == "demo" and "the built-in demo agent asks for each command with terminal/create: they run in agentrun's terminals"
-      or "decided when it starts: Claude Code (claude-agent-acp) gets agentrun's terminal tool; any other agent runs commands its own way, and those it asks for with terminal/create run in agentrun's terminals"
+      or "decided when it starts: Claude Code (claude-agent-acp) and Gemini CLI get agentrun's terminal tool (Gemini's own shell left out where Gemini allows it); any other agent runs commands its own way, and those it asks for with terminal/create run in agentrun's terminals"
     local why = config.cmd_runs(cmd)
     local host = agents[name].host
     if host then
@@ -93,6 +93,14 @@ function M.check()
       local say = string.format("session %s (%s): agentrun's terminal tool %s", key, tostring(sess.agent), sess.our_tool)
       if sess.our_tool == "not listed" then
         warn(say .. ": the agent never listed it, so its commands run its own way", { "see :help agentrun-agent-terminals for what this agent needs" })
+      else
+        ok(say)
+      end
+    end
+    if sess and not sess.ended and sess.own_shell then
+      local say = string.format("session %s (%s): its own shell %s", key, tostring(sess.agent), sess.own_shell)
+      if sess.own_shell:find("^kept") and sess.our_tool then
+        warn(say, { "its own shell sends no output: see :help agentrun-agent-terminals" })
       else
         ok(say)
       end

@@ -55,6 +55,9 @@ function M.describe()
       -- what became of our MCP terminal tool: "offered over stdio" or "offered over HTTP",
       -- then "listed" or "used" by the agent, or "not listed" (nil: none offered)
       our_tool = tool[key] or s.our_tool,
+      -- what became of the agent's own shell (Gemini CLI's): "left out for this
+      -- session" or "kept: why" (nil: not looked at)
+      own_shell = s.own_shell,
     })
   end
   -- Only the terminals this editor knows (whose events it has handled):

@@ -311,6 +311,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field config_options any
 ---@field note? string
 ---@field our_tool string what became of our MCP terminal tool ("" when not offered)
+---@field own_shell string what became of the agent's own shell: "left out for this session", "kept: why" ("" when not looked at)
 ---@field replaying boolean
 
 ---@class agentrun.event.session_update

@@ -1,0 +1,321 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Gemini CLI's own shell (run_shell_command) runs commands with no output
+// over ACP, so a Gemini session whose commands run in agentrun's
+// terminals leaves it out, for that session only, where Gemini allows it
+// without a change to the user's settings. What Gemini CLI 0.61 does,
+// read in its bundle (tests/gemini/node_modules/@google/gemini-cli):
+//
+//   - Its system settings and system defaults files, which
+//     GEMINI_CLI_SYSTEM_SETTINGS_PATH / GEMINI_CLI_SYSTEM_DEFAULTS_PATH
+//     could point at a merged copy, are skipped unless they and every
+//     folder above them are owned by root and not writable by others
+//     (chunk-2YTYPKEZ.js _doLoadSettings → loadSystemFile, and
+//     chunk-JDPZ4CE3.js isFileAndDirectorySecureSync →
+//     checkPosixStatsSecurity): agentrun, not root, cannot write one.
+//   - Nothing in session/new (no _meta is read: gemini-*.js
+//     AcpSessionManager.newSession) or a mode leaves a tool out.
+//   - Its --policy flag adds policy files (gemini-*.js parseArguments);
+//     a rule that denies a tool with no argsPattern leaves the tool out
+//     of what the model is offered (chunk-JDPZ4CE3.js PolicyEngine.
+//     getExcludedTools, Config.getExcludeTools). The flag replaces the
+//     settings' policyPaths (loadCliConfig: argv.policy ??
+//     settings.policyPaths) and, given, the default user policies folder
+//     is not read (getPolicyDirectories): so agentrun passes that folder
+//     too, and uses the flag only when no settings file names
+//     policyPaths. Policy files are read at each session/new, with the
+//     user's own rules and settings (tools.exclude included) as before.
+//   - The same file lets our tool's calls run without Gemini asking
+//     first (but in Plan mode, read-only): agentrun asks about each
+//     command by the user's rules, as Claude Code's _meta has it.
+//   - Gemini starts no MCP server, ours included, in a folder it does not
+//     trust (chunk-JDPZ4CE3.js McpClientManager.startConfiguredMcpServers
+//     and maybeDiscoverMcpServer: isTrustedFolder). There its shell is
+//     the only way it has to run commands, so it stays: geminiTrusts
+//     reads the trust as Gemini does (checkPathTrust), and anything it
+//     cannot tell counts as untrusted.
+//
+// The flag must be on Gemini's command line from its start, before
+// initialize names the agent: the command is known as Gemini CLI when it
+// runs the @google/gemini-cli package (its bin found in PATH, or named to
+// npx or bunx).
+
+// geminiPackage is Gemini CLI's npm package, geminiAgentName the name it
+// gives itself in initialize.
+const (
+	geminiPackage   = "@google/gemini-cli"
+	geminiAgentName = "gemini-cli"
+)
+
+// geminiShellRule is the policy agentrun adds to a Gemini session whose
+// commands run in agentrun's terminals: its own shell is left out.
+const geminiShellRule = `# agentrun.nvim: this Gemini CLI session runs its commands in agentrun's
+# terminals (its MCP tool), so Gemini's own shell is left out of it.
+# Written for one session and removed when it ends; your settings and
+# policies apply as ever.
+[[rule]]
+toolName = "run_shell_command"
+decision = "deny"
+priority = 999
+
+# agentrun asks about each command its tool runs, by your
+# terminal.approve rules: Gemini does not ask again (but in Plan mode).
+[[rule]]
+mcpName = "agentrun"
+toolName = "*"
+decision = "allow"
+priority = 999
+modes = ["default", "autoEdit", "yolo"]
+`
+
+// What status() says of an agent's own shell (own_shell).
+const (
+	ownShellLeftOut = "left out for this session"
+	ownShellKept    = "kept"
+)
+
+// ownShell is what became of an agent's own shell when its session
+// started.
+type ownShell struct {
+	// args go after the agent's command; dir is removed when the
+	// session ends ("" when none).
+	args []string
+	dir  string
+	// state is ownShellLeftOut, "kept: why", or "" for an agent whose
+	// own shell agentrun does not look at.
+	state string
+	// why says why it was kept, for the split of its first command ("" when
+	// left out or not Gemini).
+	why string
+}
+
+// geminiShell decides, before Gemini CLI starts, whether its own shell is
+// left out of the session: name is the agent's name in the user's
+// config, mode its `terminals` option ("" for the default: ours), cmd
+// and env (KEY=VALUE over ours) start it in cwd. The reasons it gives
+// for keeping the shell say what to do.
+func geminiShell(name, mode string, cmd, env []string, cwd string) ownShell {
+	if !isGeminiCommand(cmd, env) {
+		return ownShell{}
+	}
+	if mode == terminalsAgent {
+		return keptShell(fmt.Sprintf(`you set agents.%s.terminals = "agent"; leave it unset to watch them live in agentrun's terminals`, name))
+	}
+	lookup := envLookup(env)
+	if trusted, why := geminiTrusts(cwd, lookup); !trusted {
+		return keptShell(fmt.Sprintf("Gemini CLI starts no MCP server (agentrun's terminal tool) in a folder it does not trust%s. "+
+			"Trust this one in Gemini (its folder trust prompt, or ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env; agentrun leaves Gemini's settings alone", why, name))
+	}
+	home := geminiHome(lookup)
+	for _, f := range geminiSettingsFiles(cwd, home, lookup) {
+		if data, err := os.ReadFile(f); err == nil && strings.Contains(string(data), `"policyPaths"`) {
+			return keptShell(f + ` sets "policyPaths", which the --policy flag that would leave it out replaces; to leave it out yourself, add "tools": {"exclude": ["run_shell_command"]} to your settings.json`)
+		}
+	}
+	dir, err := os.MkdirTemp("", "agentrun-gemini-")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "agentrun-shell.toml"), []byte(geminiShellRule), 0o600)
+	}
+	if err != nil {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+		return keptShell("agentrun could not write the policy file that leaves it out (" + err.Error() + ")")
+	}
+	return ownShell{
+		args:  []string{"--policy", filepath.Join(home, ".gemini", "policies"), "--policy", filepath.Join(dir, "agentrun-shell.toml")},
+		dir:   dir,
+		state: ownShellLeftOut,
+	}
+}
+
+// keptShell is a Gemini CLI's shell kept for why.
+func keptShell(why string) ownShell { return ownShell{state: ownShellKept + ": " + why, why: why} }
+
+// notKnownGemini is why the shell of a Gemini CLI whose command was not
+// known as one before it started (a wrapper script) was kept.
+func notKnownGemini(name string) ownShell {
+	return keptShell(fmt.Sprintf("agentrun did not know before it started that agents.%s.cmd runs Gemini CLI (it knows the gemini command of the %s package, and npx or bunx %s)", name, geminiPackage, geminiPackage))
+}
+
+// isGeminiCommand reports whether cmd runs Gemini CLI: its first word is
+// a bin of the @google/gemini-cli package (found in the agent's PATH,
+// symlinks followed), or npx, bunx or pnpm dlx is asked for the package.
+func isGeminiCommand(cmd, env []string) bool {
+	if len(cmd) == 0 {
+		return false
+	}
+	for _, a := range cmd[1:] {
+		if a == geminiPackage || strings.HasPrefix(a, geminiPackage+"@") {
+			return true
+		}
+	}
+	path := cmd[0]
+	if !strings.Contains(path, "/") {
+		dirs := envLookup(env)("PATH")
+		for _, d := range filepath.SplitList(dirs) {
+			if p := filepath.Join(d, path); isExecutable(p) {
+				path = p
+				break
+			}
+		}
+		if !strings.Contains(path, "/") {
+			found, err := exec.LookPath(path)
+			if err != nil {
+				return false
+			}
+			path = found
+		}
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	// …/node_modules/@google/gemini-cli/bundle/gemini.js (or dist/index.js)
+	for dir, i := filepath.Dir(real), 0; i < 3; dir, i = filepath.Dir(dir), i+1 {
+		data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err != nil {
+			continue
+		}
+		var pkg struct {
+			Name string `json:"name"`
+		}
+		return json.Unmarshal(data, &pkg) == nil && pkg.Name == geminiPackage
+	}
+	return false
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// envLookup reads a variable as the agent sees it: env (KEY=VALUE, the
+// last one wins) over ours.
+func envLookup(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return os.Getenv(key)
+	}
+}
+
+// geminiHome is the folder holding Gemini's .gemini (its homedir():
+// GEMINI_CLI_HOME, else the home directory).
+func geminiHome(lookup func(string) string) string {
+	if h := lookup("GEMINI_CLI_HOME"); h != "" {
+		return h
+	}
+	if h := lookup("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// geminiSettingsFiles are the settings files Gemini CLI reads for a
+// session in cwd: system, system defaults, the user's and the
+// workspace's (getSystemSettingsPath, getSystemDefaultsPath).
+func geminiSettingsFiles(cwd, home string, lookup func(string) string) []string {
+	system := lookup("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+	if system == "" {
+		system = "/etc/gemini-cli/settings.json"
+		if runtime.GOOS == "darwin" {
+			system = "/Library/Application Support/GeminiCli/settings.json"
+		}
+	}
+	defaults := lookup("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+	if defaults == "" {
+		defaults = filepath.Join(filepath.Dir(system), "system-defaults.json")
+	}
+	return []string{system, defaults, filepath.Join(home, ".gemini", "settings.json"), filepath.Join(cwd, ".gemini", "settings.json")}
+}
+
+// How Gemini CLI trusts a folder (trustedFolders.json's values).
+const (
+	trustFolder = "TRUST_FOLDER"
+	trustParent = "TRUST_PARENT"
+	doNotTrust  = "DO_NOT_TRUST"
+)
+
+// geminiTrusts says whether Gemini CLI trusts cwd, as its checkPathTrust
+// decides (chunk-JDPZ4CE3.js): GEMINI_RESTRICTED_MODE or
+// GEMINI_CLI_TRUST_WORKSPACE in its environment, then folder trust
+// switched off in the settings (security.folderTrust.enabled), then the
+// longest matching rule of its trustedFolders.json. An IDE's word (its
+// VS Code companion, not connected in ACP mode) is not read. What it
+// cannot read counts as not trusted; why says which (after "a folder it
+// does not trust").
+func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why string) {
+	switch {
+	case lookup("GEMINI_RESTRICTED_MODE") == "true":
+		return false, " (GEMINI_RESTRICTED_MODE is set)"
+	case lookup("GEMINI_CLI_TRUST_WORKSPACE") == "false":
+		return false, " (GEMINI_CLI_TRUST_WORKSPACE is \"false\")"
+	case lookup("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+		return true, ""
+	}
+	home := geminiHome(lookup)
+	for _, f := range geminiSettingsFiles(cwd, home, lookup)[:3] { // the workspace's counts only once trusted
+		var s struct {
+			Security struct {
+				FolderTrust struct {
+					Enabled *bool `json:"enabled"`
+				} `json:"folderTrust"`
+			} `json:"security"`
+		}
+		if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &s) == nil && s.Security.FolderTrust.Enabled != nil && !*s.Security.FolderTrust.Enabled {
+			return true, ""
+		}
+	}
+	path := lookup("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+	if path == "" {
+		path = filepath.Join(home, ".gemini", "trustedFolders.json")
+	}
+	var rules map[string]string
+	if data, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(data, &rules)
+	}
+	at := realPath(cwd)
+	best, level := -1, ""
+	for rule, l := range rules {
+		eff := rule
+		if l == trustParent {
+			eff = filepath.Dir(rule)
+		}
+		if isSubpath(realPath(eff), at) && len(rule) > best {
+			best, level = len(rule), l
+		}
+	}
+	if level == trustFolder || level == trustParent {
+		return true, ""
+	}
+	return false, ", and it does not trust " + cwd
+}
+
+// realPath is p with its symlinks resolved, or p when it cannot be.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// isSubpath reports whether p is parent or below it.
+func isSubpath(parent, p string) bool {
+	rel, err := filepath.Rel(parent, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
