@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// Why this file is long: every journey of the real Gemini CLI (its own
+// shell, cancel, rules, models, our tool where it works, its shell left
+// out) shares one way of starting it offline, kept in one place here.
+
 // geminiVersion is the Gemini CLI that deps.sh installs in tests/gemini.
 const geminiVersion = "0.61.0"
 
@@ -131,6 +135,9 @@ func TestRealGeminiShowsItsCommand(t *testing.T) {
 	e.lua(`return require("agentrun").status().sessions[1].own_shell or ""`, &shell)
 	if !strings.HasPrefix(shell, "kept: Gemini CLI starts no MCP server") {
 		t.Errorf("status() says its own shell is %q, want kept, and why", shell)
+	}
+	if report := e.healthReport(); !strings.Contains(report, "(gemini): its own shell kept: Gemini CLI starts no MCP server") {
+		t.Errorf(":checkhealth does not say why Gemini's shell was kept:\n%s", report)
 	}
 	ts := e.terminals()
 	if len(ts) != 1 || ts[0].Command != line || ts[0].ExitCode != nil || ts[0].State != "exited" {
@@ -415,6 +422,19 @@ func TestRealGeminiLeavesItsShellOut(t *testing.T) {
 			if asked != 0 {
 				t.Errorf("the user was asked %d times; agentrun's rules decide on our tool's commands", asked)
 			}
+			if report := e.healthReport(); !strings.Contains(report, "(gemini): its own shell left out for this session") {
+				t.Errorf(":checkhealth does not say Gemini's shell was left out:\n%s", report)
+			}
 		})
 	}
+}
+
+// healthReport is what :checkhealth agentrun shows (its buffer is left
+// current).
+func (e *editor) healthReport() string {
+	e.t.Helper()
+	e.cmd("checkhealth agentrun")
+	var lines []string
+	e.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+	return strings.Join(lines, "\n")
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 )
 
 // Gemini CLI's own shell (run_shell_command) runs commands with no output
@@ -112,6 +113,12 @@ func geminiShell(name, mode string, cmd, env []string, cwd string) ownShell {
 		return keptShell(fmt.Sprintf(`you set agents.%s.terminals = "agent"; leave it unset to watch them live in agentrun's terminals`, name))
 	}
 	lookup := envLookup(env)
+	for _, a := range cmd[1:] {
+		if a == "--skip-trust" {
+			// Gemini sets GEMINI_CLI_TRUST_WORKSPACE for it (parseArguments)
+			lookup = envLookup(append(append([]string(nil), env...), "GEMINI_CLI_TRUST_WORKSPACE=true"))
+		}
+	}
 	if trusted, why := geminiTrusts(cwd, lookup); !trusted {
 		return keptShell(fmt.Sprintf("Gemini CLI starts no MCP server (agentrun's terminal tool) in a folder it does not trust%s. "+
 			"Trust this one in Gemini (its folder trust prompt, or ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE = \"true\" in agents.%s.env; agentrun leaves Gemini's settings alone", why, name))
@@ -254,11 +261,12 @@ const (
 // geminiTrusts says whether Gemini CLI trusts cwd, as its checkPathTrust
 // decides (chunk-JDPZ4CE3.js): GEMINI_RESTRICTED_MODE or
 // GEMINI_CLI_TRUST_WORKSPACE in its environment, then folder trust
-// switched off in the settings (security.folderTrust.enabled), then the
-// longest matching rule of its trustedFolders.json. An IDE's word (its
-// VS Code companion, not connected in ACP mode) is not read. What it
-// cannot read counts as not trusted; why says which (after "a folder it
-// does not trust").
+// switched off in the settings (security.folderTrust.enabled), then an
+// IDE companion's word (not read: where one may speak, the folder counts
+// as untrusted), then the longest matching rule of its
+// trustedFolders.json. What it cannot read (a file with comments, which
+// Gemini reads) counts as not trusted; why says which (after "a folder
+// it does not trust").
 func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why string) {
 	switch {
 	case lookup("GEMINI_RESTRICTED_MODE") == "true":
@@ -269,7 +277,15 @@ func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why str
 		return true, ""
 	}
 	home := geminiHome(lookup)
-	for _, f := range geminiSettingsFiles(cwd, home, lookup)[:3] { // the workspace's counts only once trusted
+	// security.folderTrust.enabled as merged: system defaults, then the
+	// user's, then system settings win (mergeSettings; the workspace's
+	// counts only once trusted); true unless one says otherwise
+	files := geminiSettingsFiles(cwd, home, lookup)
+	enabled := true
+	for i, f := range []string{files[1], files[2], files[0]} {
+		if i != 1 && !rootsFile(f) {
+			continue // Gemini skips a system file root does not own
+		}
 		var s struct {
 			Security struct {
 				FolderTrust struct {
@@ -277,9 +293,16 @@ func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why str
 				} `json:"folderTrust"`
 			} `json:"security"`
 		}
-		if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &s) == nil && s.Security.FolderTrust.Enabled != nil && !*s.Security.FolderTrust.Enabled {
-			return true, ""
+		if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &s) == nil && s.Security.FolderTrust.Enabled != nil {
+			enabled = *s.Security.FolderTrust.Enabled
 		}
+	}
+	if !enabled {
+		return true, ""
+	}
+	if lookup("GEMINI_CLI_IDE_SERVER_PORT") != "" || lookup("GEMINI_CLI_IDE_WORKSPACE_PATH") != "" {
+		// its IDE companion (VS Code's) may connect and say otherwise
+		return false, " (an IDE companion may decide the trust: GEMINI_CLI_IDE_SERVER_PORT is set)"
 	}
 	path := lookup("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
 	if path == "" {
@@ -304,6 +327,25 @@ func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why str
 		return true, ""
 	}
 	return false, ", and it does not trust " + cwd
+}
+
+// rootsFile reports whether Gemini reads the system settings file f:
+// it and every folder above it are owned by root and writable by no
+// one else (chunk-JDPZ4CE3.js isFileAndDirectorySecureSync).
+func rootsFile(f string) bool {
+	for p := realPath(f); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
 }
 
 // realPath is p with its symlinks resolved, or p when it cannot be.

@@ -77,10 +77,10 @@ func TestGeminiTrusts(t *testing.T) {
 		t.Cleanup(func() { _ = os.Remove(filepath.Join(home, ".gemini", name)) })
 	}
 	for _, c := range []struct {
-		name, folders, settings string
-		env                     []string
-		cwd                     string
-		want                    bool
+		name, folders, settings, system string
+		env                             []string
+		cwd                             string
+		want                            bool
 	}{
 		{name: "nothing said", cwd: project},
 		{name: "GEMINI_CLI_TRUST_WORKSPACE", env: []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}, cwd: project, want: true},
@@ -91,6 +91,12 @@ func TestGeminiTrusts(t *testing.T) {
 		{name: "the longer rule decides", folders: `{"` + home + `": "TRUST_FOLDER", "` + project + `": "DO_NOT_TRUST"}`, cwd: project},
 		{name: "another folder trusted", folders: `{"` + filepath.Join(project, "sub") + `": "TRUST_FOLDER"}`, cwd: project},
 		{name: "folder trust off", settings: `{"security": {"folderTrust": {"enabled": false}}}`, cwd: project, want: true},
+		// Gemini skips a system file in a folder others may write (t.TempDir's)
+		{name: "folder trust off, a system file it skips says on", settings: `{"security": {"folderTrust": {"enabled": false}}}`,
+			env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(home, ".gemini", "system.json")}, system: `{"security": {"folderTrust": {"enabled": true}}}`, cwd: project, want: true},
+		{name: "folder trust off in a system file it skips", system: `{"security": {"folderTrust": {"enabled": false}}}`,
+			env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(home, ".gemini", "system.json")}, cwd: project},
+		{name: "an IDE companion may speak", folders: `{"` + project + `": "TRUST_FOLDER"}`, env: []string{"GEMINI_CLI_IDE_SERVER_PORT=4000"}, cwd: project},
 		{name: "unreadable rules", folders: `{"` + project + `": "TRUST_FOLDER",}`, cwd: project},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,7 +106,10 @@ func TestGeminiTrusts(t *testing.T) {
 			if c.settings != "" {
 				write(t, "settings.json", c.settings)
 			}
-			env := append([]string{"HOME=" + home, "GEMINI_CLI_HOME=", "GEMINI_CLI_TRUST_WORKSPACE=", "GEMINI_RESTRICTED_MODE=",
+			if c.system != "" {
+				write(t, "system.json", c.system)
+			}
+			env := append([]string{"HOME=" + home, "GEMINI_CLI_HOME=", "GEMINI_CLI_TRUST_WORKSPACE=", "GEMINI_RESTRICTED_MODE=", "GEMINI_CLI_IDE_SERVER_PORT=", "GEMINI_CLI_IDE_WORKSPACE_PATH=",
 				"GEMINI_CLI_TRUSTED_FOLDERS_PATH=", "GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(home, "none.json")}, c.env...)
 			got, why := geminiTrusts(c.cwd, envLookup(env))
 			if got != c.want {
@@ -142,6 +151,7 @@ func TestGeminiShell(t *testing.T) {
 	}{
 		{name: "terminals agent", mode: terminalsAgent, why: `you set agents.gemini.terminals = "agent"`},
 		{name: "untrusted", env: []string{"GEMINI_CLI_TRUST_WORKSPACE=false"}, why: "in a folder it does not trust"},
+		{name: "nothing says it is trusted", env: []string{"GEMINI_CLI_TRUST_WORKSPACE="}, why: "and it does not trust " + cwd},
 		{name: "policyPaths of theirs", settings: `{"policyPaths": ["/x"]}`, why: `sets "policyPaths"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
