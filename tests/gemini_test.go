@@ -369,6 +369,11 @@ func TestRealGeminiLeavesItsShellOut(t *testing.T) {
 			offered: []string{"run_command", "read_file"}, notOffered: []string{"run_shell_command", "glob", "web_fetch"}, shell: "left out for this session"},
 		{name: "terminals agent", agent: `terminals = "agent"`, offered: []string{"run_shell_command"}, notOffered: []string{"run_command"},
 			shell: `kept: you set agents.gemini.terminals = "agent"`},
+		// trusted, but the user's settings let Gemini start no MCP server
+		// of ours: Gemini's answer (it never listed our tool) wins, and its
+		// shell is back before the first prompt
+		{name: "your MCP allow-list leaves ours out", settings: `"mcp": { "allowed": ["github"] },`, offered: []string{"run_shell_command"}, notOffered: []string{"run_command"},
+			shell: "kept: Gemini CLI did not start agentrun's terminal tool"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fake := startFakeGemini(t, line)
@@ -407,7 +412,7 @@ func TestRealGeminiLeavesItsShellOut(t *testing.T) {
 			if !strings.HasPrefix(shell, c.shell) {
 				t.Errorf("status() says its own shell is %q, want %q", shell, c.shell)
 			}
-			if c.agent != "" {
+			if c.shell != "left out for this session" {
 				return
 			}
 			term := e.waitTerminal(line, 10*time.Second)

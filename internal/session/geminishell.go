@@ -361,3 +361,22 @@ func isSubpath(parent, p string) bool {
 	rel, err := filepath.Rel(parent, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
+
+// shellLeftOutAlone is called when s's session opened: when agentrun left
+// the agent's own shell out of it but the agent did not list our tool
+// (Gemini CLI starts its MCP servers before it answers session/new, in
+// ACP mode: McpClientManager's discovery is awaited in Config.initialize;
+// `agentrun mcp` reports tools/list before it answers it), agentrun's
+// policy file goes, s's shell is kept with why, and it reports true: the
+// session must be opened again, without the policy.
+func (ss *Sessions) shellLeftOutAlone(s *session) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s.shell.dir == "" || s.shell.state != ownShellLeftOut || s.tool == toolListed || s.tool == toolUsed {
+		return false
+	}
+	_ = os.RemoveAll(s.shell.dir)
+	s.shell = keptShell(fmt.Sprintf("Gemini CLI did not start agentrun's terminal tool (its MCP server) for this session, though agentrun took the folder as trusted: "+
+		"your Gemini settings may leave it out (mcp.allowed, mcp.excluded), or it may not trust %s; see :checkhealth and the agentrun log", s.args.Cwd))
+	return true
+}

@@ -242,6 +242,15 @@ func (ss *Sessions) openSession(ctx context.Context, s *session) {
 		}
 	}
 	as, err := a.NewSessionWith(ctx, args.Cwd, opts)
+	if err == nil && ss.shellLeftOutAlone(s) {
+		// Gemini's own answer, where ours was wrong: it left its shell out
+		// but never listed our tool, so it would have no way to run a
+		// command. A session opened again reads the policies again, with
+		// ours gone: its shell is back.
+		ss.log.Warn("Gemini CLI left its shell out but did not list our tool: its session is opened again with its shell", "key", s.key)
+		a.OwnShellKept(s.shell.why)
+		as, err = a.NewSessionWith(ctx, args.Cwd, opts)
+	}
 	if err != nil && token != "" {
 		// a sign-in opens the session again, with a new offer
 		ss.mu.Lock()
