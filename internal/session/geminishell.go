@@ -106,8 +106,12 @@ type ownShell struct {
 // and env (KEY=VALUE over ours) start it in cwd. The reasons it gives
 // for keeping the shell say what to do.
 func geminiShell(name, mode string, cmd, env []string, cwd string) ownShell {
-	if !isGeminiCommand(cmd, env) {
+	gemini, version := geminiCommand(cmd, env)
+	if !gemini {
 		return ownShell{}
+	}
+	if version != "" && olderVersion(version, geminiPolicyVersion) {
+		return keptShell(fmt.Sprintf("Gemini CLI %s is older than %s, the first agentrun leaves its shell out of (with its --policy flag); update it to watch its commands live", version, geminiPolicyVersion))
 	}
 	if mode == terminalsAgent {
 		return keptShell(fmt.Sprintf(`you set agents.%s.terminals = "agent"; leave it unset to watch them live in agentrun's terminals`, name))
@@ -155,16 +159,29 @@ func notKnownGemini(name string) ownShell {
 	return keptShell(fmt.Sprintf("agentrun did not know before it started that agents.%s.cmd runs Gemini CLI (it knows the gemini command of the %s package, and npx or bunx %s)", name, geminiPackage, geminiPackage))
 }
 
-// isGeminiCommand reports whether cmd runs Gemini CLI: its first word is
-// a bin of the @google/gemini-cli package (found in the agent's PATH,
-// symlinks followed), or npx, bunx or pnpm dlx is asked for the package.
-func isGeminiCommand(cmd, env []string) bool {
+// geminiPolicyVersion is the oldest Gemini CLI agentrun gives --policy:
+// the one it is tested with (an older one without the flag would refuse
+// to start).
+const geminiPolicyVersion = "0.61.0"
+
+// geminiCommand reports whether cmd runs Gemini CLI, and which version
+// when it can tell: its first word is a bin of the @google/gemini-cli
+// package (found in the agent's PATH, symlinks followed; the version its
+// package.json says), or npx, bunx or pnpm dlx is asked for the package
+// (the version it names, if any; "latest" is none).
+func geminiCommand(cmd, env []string) (gemini bool, version string) {
 	if len(cmd) == 0 {
-		return false
+		return false, ""
 	}
 	for _, a := range cmd[1:] {
-		if a == geminiPackage || strings.HasPrefix(a, geminiPackage+"@") {
-			return true
+		if a == geminiPackage {
+			return true, ""
+		}
+		if v, ok := strings.CutPrefix(a, geminiPackage+"@"); ok {
+			if v == "latest" {
+				v = ""
+			}
+			return true, v
 		}
 	}
 	path := cmd[0]
@@ -179,14 +196,14 @@ func isGeminiCommand(cmd, env []string) bool {
 		if !strings.Contains(path, "/") {
 			found, err := exec.LookPath(path)
 			if err != nil {
-				return false
+				return false, ""
 			}
 			path = found
 		}
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return false
+		return false, ""
 	}
 	// …/node_modules/@google/gemini-cli/bundle/gemini.js (or dist/index.js)
 	for dir, i := filepath.Dir(real), 0; i < 3; dir, i = filepath.Dir(dir), i+1 {
@@ -195,9 +212,42 @@ func isGeminiCommand(cmd, env []string) bool {
 			continue
 		}
 		var pkg struct {
-			Name string `json:"name"`
+			Name    string `json:"name"`
+			Version string `json:"version"`
 		}
-		return json.Unmarshal(data, &pkg) == nil && pkg.Name == geminiPackage
+		if json.Unmarshal(data, &pkg) != nil || pkg.Name != geminiPackage {
+			return false, ""
+		}
+		return true, pkg.Version
+	}
+	return false, ""
+}
+
+// olderVersion reports whether version v (major.minor.patch, maybe with a
+// suffix) is older than min; one it cannot read is not.
+func olderVersion(v, min string) bool {
+	parse := func(s string) (n [3]int, ok bool) {
+		s, _, _ = strings.Cut(s, "-")
+		parts := strings.Split(s, ".")
+		if len(parts) != 3 {
+			return n, false
+		}
+		for i, p := range parts {
+			if _, err := fmt.Sscanf(p, "%d", &n[i]); err != nil {
+				return n, false
+			}
+		}
+		return n, true
+	}
+	a, ok1 := parse(v)
+	b, ok2 := parse(min)
+	if !ok1 || !ok2 {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
 	}
 	return false
 }

@@ -11,11 +11,16 @@ import (
 // its package's bundle) under dir and returns the bin folder.
 func geminiInstall(t *testing.T, dir, pkg string) string {
 	t.Helper()
+	return geminiInstallVersion(t, dir, pkg, "0.61.0")
+}
+
+func geminiInstallVersion(t *testing.T, dir, pkg, version string) string {
+	t.Helper()
 	at := filepath.Join(dir, "lib", "node_modules", pkg)
 	if err := os.MkdirAll(filepath.Join(at, "bundle"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(at, "package.json"), []byte(`{"name": "`+pkg+`", "version": "0.61.0"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(at, "package.json"), []byte(`{"name": "`+pkg+`", "version": "`+version+`"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(at, "bundle", "gemini.js"), []byte("#!/usr/bin/env node\n"), 0o755); err != nil {
@@ -31,30 +36,32 @@ func geminiInstall(t *testing.T, dir, pkg string) string {
 	return bin
 }
 
-func TestIsGeminiCommand(t *testing.T) {
+func TestGeminiCommand(t *testing.T) {
 	gemini := geminiInstall(t, t.TempDir(), geminiPackage)
 	other := geminiInstall(t, t.TempDir(), "some-other-gemini")
 	for _, c := range []struct {
-		name string
-		cmd  []string
-		path string
-		want bool
+		name    string
+		cmd     []string
+		path    string
+		want    bool
+		version string
 	}{
-		{"its bin in PATH", []string{"gemini", "--acp"}, gemini, true},
-		{"its bin by path", []string{filepath.Join(gemini, "gemini"), "--acp"}, "", true},
-		{"npx", []string{"npx", "-y", "@google/gemini-cli@0.61.0", "--acp"}, "", true},
-		{"bunx", []string{"bunx", "@google/gemini-cli", "--acp"}, "", true},
-		{"another package's gemini", []string{"gemini", "--acp"}, other, false},
-		{"not found", []string{"no-such-gemini-here"}, gemini, false},
-		{"another agent", []string{"npx", "@zed-industries/claude-agent-acp"}, "", false},
+		{"its bin in PATH", []string{"gemini", "--acp"}, gemini, true, "0.61.0"},
+		{"its bin by path", []string{filepath.Join(gemini, "gemini"), "--acp"}, "", true, "0.61.0"},
+		{"npx", []string{"npx", "-y", "@google/gemini-cli@0.62.1", "--acp"}, "", true, "0.62.1"},
+		{"npx latest", []string{"npx", "-y", "@google/gemini-cli@latest", "--acp"}, "", true, ""},
+		{"bunx", []string{"bunx", "@google/gemini-cli", "--acp"}, "", true, ""},
+		{"another package's gemini", []string{"gemini", "--acp"}, other, false, ""},
+		{"not found", []string{"no-such-gemini-here"}, gemini, false, ""},
+		{"another agent", []string{"npx", "@zed-industries/claude-agent-acp"}, "", false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var env []string
 			if c.path != "" {
 				env = []string{"PATH=" + c.path}
 			}
-			if got := isGeminiCommand(c.cmd, env); got != c.want {
-				t.Errorf("isGeminiCommand(%q) = %v, want %v", c.cmd, got, c.want)
+			if got, v := geminiCommand(c.cmd, env); got != c.want || v != c.version {
+				t.Errorf("geminiCommand(%q) = %v, %q, want %v, %q", c.cmd, got, v, c.want, c.version)
 			}
 		})
 	}
@@ -169,6 +176,10 @@ func TestGeminiShell(t *testing.T) {
 				t.Errorf("geminiShell = %+v, want its shell kept because %q", sh, c.why)
 			}
 		})
+	}
+	old := geminiInstallVersion(t, t.TempDir(), geminiPackage, "0.30.2")
+	if sh := geminiShell("gemini", "", cmd, append(append([]string(nil), env...), "PATH="+old), cwd); sh.args != nil || !strings.Contains(sh.why, "Gemini CLI 0.30.2 is older than 0.61.0") {
+		t.Errorf("an older Gemini CLI got %+v, want its shell kept (it may not know --policy)", sh)
 	}
 	if sh := geminiShell("claude", "", []string{"npx", "@zed-industries/claude-agent-acp"}, env, cwd); sh.state != "" || sh.args != nil {
 		t.Errorf("another agent got %+v", sh)
