@@ -426,6 +426,7 @@ func (ss *Sessions) shellLeftOutAlone(s *session) bool {
 		return false
 	}
 	_ = os.RemoveAll(s.shell.dir)
+	s.early = nil // a loaded session's history comes again
 	s.shell = keptShell(fmt.Sprintf("Gemini CLI did not start agentrun's terminal tool (its MCP server) for this session, though agentrun took the folder as trusted: "+
 		"your Gemini settings may leave it out (mcp.allowed, mcp.excluded), or it may not trust %s; see :checkhealth and the agentrun log", s.args.Cwd))
 	return true
