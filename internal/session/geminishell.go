@@ -11,6 +11,12 @@ import (
 	"syscall"
 )
 
+// Why this file is long: leaving Gemini CLI's shell out safely takes
+// reading several of Gemini's own ways as its code does (which command is
+// Gemini, which version, which folders it trusts, which settings files it
+// reads), each a mirror of a part of its bundle named below; kept
+// together so that one file says all agentrun assumes of Gemini.
+
 // Gemini CLI's own shell (run_shell_command) runs commands with no output
 // over ACP, so a Gemini session whose commands run in agentrun's
 // terminals leaves it out, for that session only, where Gemini allows it
