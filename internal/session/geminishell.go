@@ -123,10 +123,16 @@ func geminiShell(name, mode string, cmd, env []string, cwd string) ownShell {
 		return keptShell(fmt.Sprintf(`you set agents.%s.terminals = "agent"; leave it unset to watch them live in agentrun's terminals`, name))
 	}
 	lookup := envLookup(env)
+	theirPolicy := false // their own --policy replaces the default folder already
 	for _, a := range cmd[1:] {
-		if a == "--skip-trust" {
+		switch {
+		case a == "--skip-trust":
 			// Gemini sets GEMINI_CLI_TRUST_WORKSPACE for it (parseArguments)
 			lookup = envLookup(append(append([]string(nil), env...), "GEMINI_CLI_TRUST_WORKSPACE=true"))
+		case a == "--policy" || strings.HasPrefix(a, "--policy="):
+			theirPolicy = true
+		case a == "--":
+			return keptShell(fmt.Sprintf("agents.%s.cmd ends its options with --, after which agentrun cannot add the --policy flag that would leave it out", name))
 		}
 	}
 	if trusted, why := geminiTrusts(cwd, lookup); !trusted {
@@ -149,11 +155,11 @@ func geminiShell(name, mode string, cmd, env []string, cwd string) ownShell {
 		}
 		return keptShell("agentrun could not write the policy file that leaves it out (" + err.Error() + ")")
 	}
-	return ownShell{
-		args:  []string{"--policy", filepath.Join(home, ".gemini", "policies"), "--policy", filepath.Join(dir, "agentrun-shell.toml")},
-		dir:   dir,
-		state: ownShellLeftOut,
+	args := []string{"--policy", filepath.Join(home, ".gemini", "policies"), "--policy", filepath.Join(dir, "agentrun-shell.toml")}
+	if theirPolicy {
+		args = args[2:]
 	}
+	return ownShell{args: args, dir: dir, state: ownShellLeftOut}
 }
 
 // keptShell is a Gemini CLI's shell kept for why.

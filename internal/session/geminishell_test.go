@@ -147,6 +147,13 @@ func TestGeminiShell(t *testing.T) {
 		t.Errorf("the policy file reads %q (%v)", rule, err)
 	}
 	_ = os.RemoveAll(sh.dir)
+	// their own --policy already leaves the default folder out: only ours
+	// is added
+	mine := geminiShell("gemini", "", []string{"gemini", "--acp", "--policy", "/their/rules.toml"}, env, cwd)
+	if len(mine.args) != 2 || !strings.HasSuffix(mine.args[1], "agentrun-shell.toml") {
+		t.Errorf("with their own --policy, geminiShell = %+v, want only ours added", mine)
+	}
+	_ = os.RemoveAll(mine.dir)
 	if entries, _ := os.ReadDir(home); len(entries) != 0 {
 		t.Errorf("the user's home got %v", entries)
 	}
