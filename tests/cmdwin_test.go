@@ -53,20 +53,40 @@ func TestCmdwinWaitsForWindowWork(t *testing.T) {
 
 // TestWriteQuitFromTheChat: :wq and :x typed in the prompt (where
 // :AgentRun leaves you) or in the chat do what they do in the user's
-// window: the user's file is written and Neovim quits; the prompt's text
-// not sent yet makes :wq fail with a sentence instead of losing it, and
-// :qa still quits without asking about the prompt.
+// window: the user's file is written and Neovim quits. While the prompt
+// holds text not sent, every quit (:wq, :x, ZZ, :qa, :q in your last
+// window) says so and asks, as for your running commands (issue 50: :qa
+// lost it without a word, fails without the fix); Stay keeps every window
+// and the text, with no Vim error. With terminal.ask_before_quit = false
+// :wq refuses with a sentence and :qa quits without asking.
 func TestWriteQuitFromTheChat(t *testing.T) {
+	const asked = "(agentrun) Quitting loses what you typed in the prompt and did not send:"
+	// stays answers Stay to the question and checks that nothing moved
+	stays := func(t *testing.T, s *screen, layout string) {
+		t.Helper()
+		s.waitShows(5*time.Second, asked, "demo 1: echo kept", "[S]tay")
+		s.keys("s")
+		sc := s.waitShows(5*time.Second, "(agentrun) not quit (:qa! quits without asking)", "echo kept")
+		for _, bad := range []string{"E37", "E162", "Press ENTER"} {
+			if strings.Contains(sc, bad) {
+				t.Errorf("Stay shows %q:\n%s", bad, sc)
+			}
+		}
+		if got := s.expr(`tabpagenr('$') .. ' ' .. winnr('$')`); !alive(s.nvimPid()) || got != layout {
+			t.Fatalf("after Stay: tab pages and windows %q, want %q (Neovim alive: %v):\n%s", got, layout, alive(s.nvimPid()), s.capture())
+		}
+	}
 	cases := []struct {
 		name  string
+		setup string
 		keys  func(t *testing.T, s *screen)
 		saved bool // notes.txt written
 	}{
-		{":wq in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", ":wq", "Enter") }, true},
-		{":x in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", ":x", "Enter") }, true},
-		{"ZZ in the prompt", func(t *testing.T, s *screen) { s.keys("Escape", "ZZ") }, true},
-		{":wq in the chat", func(t *testing.T, s *screen) { s.keys("Escape", ":wincmd k", "Enter", ":wq", "Enter") }, true},
-		{"w file in the prompt writes its text there", func(t *testing.T, s *screen) {
+		{":wq in the prompt", "", func(t *testing.T, s *screen) { s.keys("Escape", ":wq", "Enter") }, true},
+		{":x in the prompt", "", func(t *testing.T, s *screen) { s.keys("Escape", ":x", "Enter") }, true},
+		{"ZZ in the prompt", "", func(t *testing.T, s *screen) { s.keys("Escape", "ZZ") }, true},
+		{":wq in the chat", "", func(t *testing.T, s *screen) { s.keys("Escape", ":wincmd k", "Enter", ":wq", "Enter") }, true},
+		{"w file in the prompt writes its text there", "", func(t *testing.T, s *screen) {
 			s.typeText("keep this")
 			s.keys("Escape", ":w prompt.txt", "Enter")
 			eventually(t, "prompt.txt written", 5*time.Second, func() (bool, string) {
@@ -74,8 +94,10 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 				return string(b) == "keep this\n", fmt.Sprintf("%q %v; the screen:\n%s", b, err, s.capture())
 			})
 			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+			s.waitShows(5*time.Second, "demo 1: keep this", "[S]tay")
+			s.keys("q")
 		}, true},
-		{"x in a terminal split closes only the split", func(t *testing.T, s *screen) {
+		{"x in a terminal split closes only the split", "", func(t *testing.T, s *screen) {
 			s.prompt("echo hi")
 			s.waitShows(10*time.Second, "agentrun://terminal/term-1", "echo hi exited with code 0.")
 			s.keys("Escape", ":wincmd b", "Enter", ":x", "Enter")
@@ -85,18 +107,17 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			}
 			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
 		}, true},
-		{"x with unsent text closes only the prompt window", func(t *testing.T, s *screen) {
+		{"unsent text: x and ZZ ask and Stay keeps every window", "", func(t *testing.T, s *screen) {
 			s.typeText("echo kept")
 			s.keys("Escape", ":x", "Enter")
-			s.waitShows(5*time.Second, "the prompt is no file and its text is not sent yet")
-			s.keys("Enter", ":AgentRun", "Enter")
-			s.waitShows(5*time.Second, "echo kept", "-- INSERT --")
-			if !alive(s.nvimPid()) {
-				t.Fatal(":x with text in the prompt quit Neovim")
-			}
-			s.keys("Escape", ":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+			stays(t, s, "1 3")
+			s.keys("ZZ")
+			stays(t, s, "1 3")
+			s.keys(":x", "Enter")
+			s.waitShows(5*time.Second, asked, "[S]tay")
+			s.keys("q") // your file written, Neovim quits
 		}, true},
-		{"unsent text makes wq refuse and qa quits without asking", func(t *testing.T, s *screen) {
+		{"unsent text: wq and qa and q in your last window ask", "", func(t *testing.T, s *screen) {
 			s.typeText("echo kept")
 			// the prompt is no file: no [+] however much it holds
 			s.waitShows(5*time.Second, "echo kept")
@@ -105,22 +126,33 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 				t.Errorf("the prompt shows as modified:\n%s", sc)
 			}
 			s.keys("Escape", ":wq", "Enter")
+			stays(t, s, "1 3")
+			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
+			stays(t, s, "1 3")
+			s.keys(":q", "Enter")
+			stays(t, s, "1 3")
+			s.keys(":qa", "Enter")
+			s.waitShows(5*time.Second, asked, "[S]tay")
+			s.keys("q")
+		}, true},
+		{"question off: wq refuses and qa quits without asking", `require("agentrun").setup({ terminal = { ask_before_quit = false } })`, func(t *testing.T, s *screen) {
+			s.typeText("echo kept")
+			s.keys("Escape", ":wq", "Enter")
 			sc := s.waitShows(5*time.Second, "the prompt is no file and its text is not sent yet")
-			if strings.Contains(sc, "E382") {
+			if strings.Contains(sc, "E382") || strings.Contains(sc, asked) {
 				t.Fatalf(":wq with text in the prompt:\n%s", sc)
 			}
 			time.Sleep(300 * time.Millisecond)
 			if !alive(s.nvimPid()) || !strings.Contains(s.capture(), "echo kept") {
 				t.Fatalf(":wq lost the prompt's text or quit:\n%s", s.capture())
 			}
-			// the user's file written, :qa quits: the prompt's text asks nothing
 			s.keys("Enter", ":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
 		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each its own Neovim, screen and runtime directory
-			s := startScreenIn(t, runtimeDir(t), 100, 30, `vim.fn.writefile({ tostring(vim.fn.getpid()) }, "nvim.pid")`)
+			s := startScreenIn(t, runtimeDir(t), 100, 30, `vim.fn.writefile({ tostring(vim.fn.getpid()) }, "nvim.pid")`+"\n"+c.setup)
 			pid := s.nvimPid()
 			s.keys(":e notes.txt", "Enter", "inotes", "Escape", ":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")

@@ -48,8 +48,9 @@ M.defaults = {
     -- terminals you take over (T) and :AgentShell shells keep running
     -- after Neovim quits, as with :AgentDetach
     persist = false,
-    -- a quit that would end your own commands (a terminal you took over,
-    -- an :AgentShell shell) names them and asks first; false: it does not
+    -- a quit that would end your own commands (an R rerun, a terminal you
+    -- took over, an :AgentShell shell) or lose a prompt's text not sent
+    -- names them and asks first; false: it does not
     ask_before_quit = true,
     -- when an agent's command fails (exits non-zero), what its output's
     -- file:line failures go to: { "quickfix", "diagnostics" }, either or

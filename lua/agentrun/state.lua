@@ -64,6 +64,11 @@ function M.describe_terminal(t, from)
   d.waiting, d.ports, d.bufnr = t.waiting or false, t.ports or {}, t.bufnr
   -- the agent runs the command itself and only shows it, else a pty of ours
   d.owner = t.display_only and "agent" or "agentrun"
+  -- how it was started: the agent's command (also once you took it over:
+  -- claim says who holds it), R's rerun of one (rerun_of: the row it
+  -- takes, runs: the how many-th run), :AgentShell, an agent's sign-in
+  d.origin = t.origin or (not t.remote and "agent") or nil
+  d.runs, d.rerun_of = t.runs, t.row_of
   return d
 end
 

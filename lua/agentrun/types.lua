@@ -47,6 +47,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field restarting? boolean stopped to run again in place (its end is no failure)
 ---@field runs? integer how many times R ran it
 ---@field row_of? string the id whose row in the list it takes (an R rerun)
+---@field origin? "shell"|"sign_in"|"rerun" how a terminal of yours was started (nil: the agent's)
 ---@field rerun_as? string the id of its new run (R)
 ---@field remote? boolean another host's, followed over its socket (remote_attach)
 ---@field claim? table who holds it (another host's: { kind, client_id })
@@ -148,7 +149,10 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field owner "agentrun"|"agent" our pty, or a command the agent runs itself
 ---@field waiting boolean it waits for input
 ---@field ports integer[] TCP ports it listens on
----@field user? boolean started with :AgentShell
+---@field user? boolean started as yours: :AgentShell, R, a sign-in
+---@field origin? "agent"|"shell"|"sign_in"|"rerun" how it was started (nil: another host's)
+---@field runs? integer the how many-th run (R ran it again)
+---@field rerun_of? string the id of its first run, whose row it takes (R)
 
 ---@class agentrun.Session one session of status().sessions
 ---@field key integer the plugin's own key: what the functions take

@@ -172,7 +172,9 @@ function Chat:make_prompt_buf()
   -- on the prompt's unsent text rather than lose it on the way out.
   require("agentrun.ui.writes").accept_write(buf, function(b)
     local text = vim.trim(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n"))
-    if text ~= "" then
+    -- (when the quit that follows asks first, ui/quitask.lua, the write
+    -- of nothing goes through and the question names the text)
+    if text ~= "" and not require("agentrun.ui.quitask").asks() then
       local km = config.get().keymaps
       return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", km.send_insert or km.send or ":AgentPrompt")
     end
@@ -427,6 +429,28 @@ function Chat:close()
       end
     end
   end
+end
+
+-- unsent returns the lines the prompt holds and were not sent (also kept
+-- from a prompt buffer :bd took), nil when it holds nothing: what a quit
+-- would lose (ui/quitask.lua).
+function Chat:unsent()
+  local lines = self.prompt_kept
+  if not buffer_lost(self.prompt_buf) then
+    lines = api.nvim_buf_get_lines(self.prompt_buf, 0, -1, false)
+  end
+  if not lines or vim.trim(table.concat(lines, "\n")) == "" then
+    return nil
+  end
+  -- without the blank lines around the text
+  local first, last = 1, #lines
+  while vim.trim(lines[first]) == "" do
+    first = first + 1
+  end
+  while vim.trim(lines[last]) == "" do
+    last = last - 1
+  end
+  return vim.list_slice(lines, first, last)
 end
 
 -- send sends the prompt area's text and clears it.

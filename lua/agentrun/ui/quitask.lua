@@ -1,14 +1,22 @@
--- A quit that would end your own commands (a terminal you took over, an
--- :AgentShell shell: they end with Neovim unless detached or
--- terminal.persist) says which and asks first, as an IDE asks before it
--- ends running tasks (terminal.ask_before_quit; false: they end without
--- a word). The agent's commands are not asked about: they end with its
--- session, as they always do. Neovim lets nothing but a changed buffer
--- stop a quit, so "Stay" marks a buffer of ours changed for that one
--- quit (the quit then stops as for unsaved text), and once it stopped
--- the window Neovim showed that buffer in gets its own back, with a
--- sentence saying why Neovim is still there. :qa! (any quit with !)
--- quits without asking.
+-- A quit that would end your own commands (an R rerun, a terminal you
+-- took over, an :AgentShell shell, a sign-in: they end with Neovim unless
+-- detached or terminal.persist) or lose what a prompt holds and you did
+-- not send says which and asks first, as an IDE asks before it ends
+-- running tasks (terminal.ask_before_quit; false: they end without a
+-- word). The agent's commands are not asked about: they end with its
+-- session, as they always do. Every quit asks the same question, where it
+-- first knows Neovim would quit: ui/window.lua's QuitPre (before it closes
+-- the chat and the splits, or writes your files for a :wq typed in the
+-- chat) calls ask(), else ExitPre does. :qa! (any quit with !) quits
+-- without asking.
+--
+-- "Stay" stops the quit without a Vim error: Neovim gives up a quit when
+-- QuitPre or ExitPre leaves the window it quits out of the current tab
+-- page (it takes it as closed by an autocommand). So stay() goes, with
+-- every autocommand ignored, to a tab page of its own for that moment,
+-- and back to the window the user was in once the quit gave up. (A
+-- changed buffer would stop it too, but Neovim then says E37/E162 with a
+-- hit-enter prompt, naming the buffer.)
 local api = vim.api
 local config = require("agentrun.config")
 local state = require("agentrun.state")
@@ -18,92 +26,130 @@ local M = {}
 
 local watching = false
 local forced = false -- the command line just left was a quit with !
-local guard = nil -- the buffer a "Stay" marks changed
+local answered = false -- this quit was asked about, and the answer was Quit
 
--- ending lists the running commands a quit now would end: { id, text }.
-function M.ending()
-  local c = config.get().terminal
-  if c.persist or not c.ask_before_quit then
+-- what says what a running command of the user's is, from its status()
+-- row (state.describe_terminal): how it was started, and who holds it.
+local function what(t)
+  if t.origin == "rerun" then
+    return t.rerun_of and ("your rerun of " .. t.rerun_of) or "your rerun"
+  elseif t.origin == "shell" then
+    return "your :AgentShell"
+  elseif t.origin == "sign_in" then
+    return "your sign-in"
+  end
+  return "you took it over"
+end
+
+-- commands lists the running commands of the user's that a quit now would
+-- end: { text }.
+local function commands()
+  if config.get().terminal.persist then
     return {}
   end
-  local out = {}
   local ok, st = pcall(function()
     return require("agentrun.status").describe()
   end)
   if not ok or type(st) ~= "table" then
-    return out
+    return {}
   end
+  local out = {}
   for _, t in ipairs(st.terminals or {}) do
     local l = state.terminals[t.id]
     if t.mine and t.state == "running" and l and not l.detached and not l.remote then
-      local what = t.user and "your :AgentShell" or "you took it over"
-      table.insert(out, { id = t.id, text = string.format("%s  %s  (%s)", t.id, t.command or l.command or "?", what) })
+      table.insert(out, { text = string.format("%s  %s  (%s)", t.id, t.command or l.command or "?", what(t)) })
     end
   end
   return out
 end
 
--- guard_buf is the buffer a "Stay" marks changed: named and written so
--- that Neovim's "No write since last change for buffer …" reads right.
-local function guard_buf()
-  if guard and api.nvim_buf_is_valid(guard) then
-    return guard
+-- prompts lists the prompts that hold text not sent, which a quit loses:
+-- { text } ("demo 1: fix the test (+2 lines)").
+local function prompts()
+  local out = {}
+  for _, key in ipairs(state.session_order) do
+    local s = state.sessions[key]
+    local lines = s and s.chat and s.chat:unsent()
+    if lines then
+      local first = vim.trim(lines[1])
+      if vim.fn.strchars(first) > 50 then
+        first = vim.fn.strcharpart(first, 0, 49) .. "…"
+      end
+      local more = #lines > 1 and string.format(" (+%d lines)", #lines - 1) or ""
+      table.insert(out, { text = string.format("%s %s: %s%s", s.agent or "session", tostring(key), first, more) })
+    end
   end
-  guard = api.nvim_create_buf(false, true)
-  vim.bo[guard].buftype = "acwrite"
-  vim.bo[guard].bufhidden = "hide"
-  vim.bo[guard].swapfile = false
-  pcall(api.nvim_buf_set_name, guard, "agentrun://your commands still run")
-  api.nvim_create_autocmd("BufWriteCmd", {
-    buffer = guard,
-    desc = "agentrun: nothing to write: the buffer only stops a quit",
-    callback = function()
-      vim.bo[guard].modified = false
-    end,
-  })
-  return guard
+  return out
 end
 
--- stay stops the quit under way (Neovim's check for changed buffers, which
--- runs after ExitPre) and puts things back once it stopped.
-local function stay(list)
-  local b = guard_buf()
+-- asks reports whether a quit now would be asked about (when there is
+-- something to ask): the question is on, someone can answer it, and the
+-- quit has no !.
+function M.asks()
+  return config.get().terminal.ask_before_quit and not forced and #api.nvim_list_uis() > 0
+end
+
+-- stay stops the quit under way (see the header) and says so.
+local function stay()
   local win = api.nvim_get_current_win()
-  local shown = api.nvim_win_get_buf(win)
-  api.nvim_buf_set_lines(b, 0, -1, false, vim.list_extend({ "These still run, and end when Neovim quits (:qa! quits):" }, vim.tbl_map(function(e)
-    return "  " .. e.text
-  end, list)))
-  vim.bo[b].modified = true
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  local ei = vim.o.eventignore
+  vim.o.eventignore = "all"
+  pcall(vim.cmd, "tab sbuffer " .. buf)
+  vim.o.eventignore = ei
   vim.schedule(function()
-    if api.nvim_buf_is_valid(b) then
-      vim.bo[b].modified = false
+    local ei2 = vim.o.eventignore
+    vim.o.eventignore = "all"
+    if api.nvim_get_current_buf() == buf and #api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd, "tabclose")
     end
-    -- Neovim showed the changed buffer in the window: the user's back
-    if api.nvim_win_is_valid(win) and api.nvim_buf_is_valid(shown) and api.nvim_win_get_buf(win) == b then
-      pcall(api.nvim_win_set_buf, win, shown)
+    if api.nvim_win_is_valid(win) then
+      pcall(api.nvim_set_current_win, win)
     end
-    util.notify(string.format("not quit: %d of your commands still run (:qa! quits and ends them)", #list))
+    vim.o.eventignore = ei2
+    -- (short: one line at 60 columns, no hit-enter prompt)
+    util.notify("not quit (:qa! quits without asking)")
   end)
 end
 
--- exit_pre asks, when a quit with no ! would end the user's commands.
-local function exit_pre()
-  if forced or #api.nvim_list_uis() == 0 then
-    return -- :qa!, or nobody to ask (an embedded Neovim)
+-- ask asks, when a quit now would end the user's commands or lose a
+-- prompt's text, and returns true to go on quitting; false when the user
+-- chose Stay (the quit under way then stops, see stay). Asked once per
+-- quit: QuitPre's answer holds for the ExitPre that follows.
+function M.ask()
+  if answered or not M.asks() then
+    return true
   end
-  local list = M.ending()
-  if #list == 0 then
-    return
+  local cmds, texts = commands(), prompts()
+  if #cmds == 0 and #texts == 0 then
+    return true
   end
-  local lines = { string.format("(agentrun) Quitting ends %s:", #list == 1 and "your command" or ("your " .. #list .. " commands")) }
-  for _, e in ipairs(list) do
-    table.insert(lines, "  " .. e.text)
+  local lines = {}
+  if #cmds > 0 then
+    table.insert(lines, string.format("(agentrun) Quitting ends %s:", #cmds == 1 and "your command" or ("your " .. #cmds .. " commands")))
+    for _, e in ipairs(cmds) do
+      table.insert(lines, "  " .. e.text)
+    end
   end
-  local ok, choice = pcall(vim.fn.confirm, table.concat(lines, "\n"), "&Quit and end them\n&Stay", 2)
+  if #texts > 0 then
+    local what_lost = #texts == 1 and "what you typed in the prompt and did not send" or "what you typed in the prompts and did not send"
+    table.insert(lines, (#cmds > 0 and "and loses " or "(agentrun) Quitting loses ") .. what_lost .. ":")
+    for _, e in ipairs(texts) do
+      table.insert(lines, "  " .. e.text)
+    end
+  end
+  local quit = (#texts == 0 and "&Quit and end them") or (#cmds == 0 and "&Quit and lose it") or "&Quit"
+  local ok, choice = pcall(vim.fn.confirm, table.concat(lines, "\n"), quit .. "\n&Stay", 2)
   if ok and choice == 1 then
-    return
+    answered = true
+    vim.schedule(function()
+      answered = false
+    end)
+    return true
   end
-  stay(list)
+  stay()
+  return false
 end
 
 -- watch installs the question (once).
@@ -128,8 +174,10 @@ function M.watch()
   })
   api.nvim_create_autocmd("ExitPre", {
     group = group,
-    desc = "agentrun: a quit that would end your own commands says which and asks first",
-    callback = exit_pre,
+    desc = "agentrun: a quit that would end your own commands or lose a prompt's text says which and asks first",
+    callback = function()
+      M.ask()
+    end,
   })
 end
 

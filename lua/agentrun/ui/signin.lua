@@ -26,7 +26,7 @@ function M.login(s, m)
   end
   if type(res) == "table" and res.id then
     s.chat:note(string.format("(agentrun) signing in with %s in terminal %s: follow its instructions there", m.name or m.id, res.id))
-    require("agentrun.ui.userterm").open_user(res)
+    require("agentrun.ui.userterm").open_user(res, "sign_in")
   else
     s.chat:note(string.format("(agentrun) signing in with %s…", m.name or m.id))
   end

@@ -45,7 +45,7 @@ function M.rerun(t)
   local nt = state.add_terminal({ id = res.id, command = res.command, cwd = t.cwd or vim.fn.getcwd() })
   nt.runs, nt.row_of, nt.interactive = (t.runs or 1) + 1, t.row_of or t.id, t.interactive
   t.rerun_as = nt.id
-  M.open_user(res)
+  M.open_user(res, "rerun")
   return true
 end
 
@@ -69,7 +69,7 @@ function M.shell(cmd)
     notify(err)
     return nil
   end
-  local t = M.open_user(res)
+  local t = M.open_user(res, "shell")
   t.interactive = (cmd or "") == "" or nil
   if config.get().terminal.persist then
     local ok, derr = rpc.request("detach", t.id)
@@ -91,11 +91,12 @@ function M.focus(id)
 end
 
 -- open_user shows a terminal the user holds ({ id, command } as Go
--- answered: a shell, a sign-in) focused in terminal mode, ready for
--- typing. Returns its state entry.
-function M.open_user(res)
+-- answered) focused in terminal mode, ready for typing; origin says how
+-- it was started ("shell", "sign_in", "rerun": status()'s origin).
+-- Returns its state entry.
+function M.open_user(res, origin)
   local t = state.add_terminal({ id = res.id, command = res.command, cwd = vim.fn.getcwd() })
-  t.user = true
+  t.user, t.origin = true, origin
   if api.nvim_get_mode().mode:sub(1, 1) == "i" then
     -- Called from an event (a sign-in) while the user is in Insert mode
     -- in the prompt: a window switched to from there stays in Insert

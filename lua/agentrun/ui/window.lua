@@ -512,9 +512,18 @@ function M.watch()
       if #api.nvim_list_tabpages() > 1 then
         return
       end
+      local quitask = require("agentrun.ui.quitask")
       if ours(cur) then
         local buf = api.nvim_win_get_buf(cur)
         local check = write_quit and writes.nothing[buf] -- the chat's or the prompt's, not a split's
+        if check and quitask.asks() then
+          -- asked before your files are written and the windows close
+          -- (Stay leaves every window as it was)
+          if quitask.ask() then
+            writes.write_and_leave(cur)
+          end
+          return
+        end
         local why = check and check(buf)
         if why then
           -- :x (no write asked): only this window closes, the text stays
@@ -532,6 +541,10 @@ function M.watch()
           end
           table.insert(close, w)
         end
+      end
+      -- Neovim quits with this window: asked before ours close
+      if not quitask.ask() then
+        return
       end
       for _, w in ipairs(close) do
         pcall(api.nvim_win_close, w, true)
