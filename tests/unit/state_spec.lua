@@ -1,4 +1,5 @@
--- state.how_ended: the words a terminal's end is said in everywhere.
+-- state.how_ended: the words a terminal's end is said in everywhere;
+-- describe_terminal: a terminal as status() gives it.
 local state = require("agentrun.state")
 
 return {
@@ -33,5 +34,15 @@ return {
     eq("term-3 is on more than one machine: say which, term-3@devbox or term-3@other", state.unknown_text("term-3"))
     eq('unknown terminal "term-9"; :AgentTerminals lists them', state.unknown_text("term-9"))
     state.terminals, state.terminal_order = saved_t, saved_o
+  end,
+  ["status() says how a terminal was started: the agent's, R's rerun of its first run, :AgentShell"] = function()
+    local agents = state.describe_terminal({ id = "term-1", state = "exited", exit_code = 0 })
+    eq("agent", agents.origin)
+    eq(nil, agents.rerun_of)
+    -- the backend's row says user (any of yours); the record says which
+    local rerun = state.describe_terminal({ id = "term-3", state = "running", user = true, origin = "rerun", runs = 3, row_of = "term-1" }, { id = "term-3", user = true })
+    eq({ "rerun", 3, "term-1", true }, { rerun.origin, rerun.runs, rerun.rerun_of, rerun.user })
+    eq("shell", state.describe_terminal({ id = "term-4", user = true, origin = "shell" }).origin)
+    eq(nil, state.describe_terminal({ id = "PID:term-2", remote = true }).origin) -- another host's
   end,
 }
