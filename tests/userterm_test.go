@@ -229,7 +229,8 @@ func (e *editor) noteText() string {
 // word); Stay keeps Neovim, the command and the windows as they were,
 // with no Vim error and no hit-enter prompt (it said E37 and E162 naming
 // an internal buffer, fails without the fix), also for a :q in your last
-// window beside the split (which closed the split before it asked); :qa!
+// window beside the split (which closed the split before it asked) and a
+// :wqa; :qa!
 // quits without asking and ends it. A rerun (R) is named as one, not as
 // an :AgentShell (fails without the fix). With
 // terminal.ask_before_quit = false, :qa quits at once.
@@ -265,6 +266,10 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	s.waitShows(5*time.Second, "term-1  sleep 4321  (your :AgentShell)", "[S]tay")
 	s.keys("s")
 	stayed(":q in your window", "")
+	s.keys(":wqa", "Enter")
+	s.waitShows(5*time.Second, "term-1  sleep 4321  (your :AgentShell)", "[S]tay")
+	s.keys("s")
+	stayed(":wqa", "")
 	s.keys(":qa!", "Enter")
 	eventually(t, "Neovim to quit at :qa!", 10*time.Second, func() (bool, string) { return s.exited(), s.capture() })
 	eventually(t, "the command to end with Neovim", 10*time.Second, func() (bool, string) {

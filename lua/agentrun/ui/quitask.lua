@@ -7,8 +7,9 @@
 -- session, as they always do. Every quit asks the same question, where it
 -- first knows Neovim would quit: ui/window.lua's QuitPre (before it closes
 -- the chat and the splits, or writes your files for a :wq typed in the
--- chat) calls ask(), else ExitPre does. :qa! (any quit with !) quits
--- without asking.
+-- chat) calls ask(), else ExitPre does; :wqa and :xa, which run neither
+-- on Neovim 0.7, are asked as their command line is left. :qa! (any quit
+-- with !) quits without asking.
 --
 -- "Stay" stops the quit without a Vim error: Neovim gives up a quit when
 -- QuitPre or ExitPre leaves the window it quits out of the current tab
@@ -115,9 +116,10 @@ end
 
 -- ask asks, when a quit now would end the user's commands or lose a
 -- prompt's text, and returns true to go on quitting; false when the user
--- chose Stay (the quit under way then stops, see stay). Asked once per
--- quit: QuitPre's answer holds for the ExitPre that follows.
-function M.ask()
+-- chose Stay (the quit under way then stops, see stay; with cmdline, the
+-- caller drops the command line instead). Asked once per quit: QuitPre's
+-- answer holds for the ExitPre that follows.
+function M.ask(cmdline)
   if answered or not M.asks() then
     return true
   end
@@ -148,7 +150,15 @@ function M.ask()
     end)
     return true
   end
-  stay()
+  if cmdline then
+    -- the command line is dropped: nothing to stop, nothing moved (said
+    -- once it is gone, which clears the message line)
+    vim.schedule(function()
+      util.notify("not quit (:qa! quits without asking)")
+    end)
+  else
+    stay()
+  end
   return false
 end
 
@@ -164,11 +174,19 @@ function M.watch()
     desc = "agentrun: notes a quit with ! (it quits without asking)",
     callback = function()
       local line = vim.fn.getcmdtype() == ":" and vim.fn.getcmdline() or ""
-      forced = not (vim.v.event or {}).abort and line:gsub("%s+$", ""):find("^[%s:]*%a+!$") ~= nil
+      local aborted = (vim.v.event or {}).abort
+      forced = not aborted and line:gsub("%s+$", ""):find("^[%s:]*%a+!$") ~= nil
       if forced then
         vim.schedule(function()
           forced = false
         end)
+      end
+      -- :wqa and :xa run no QuitPre or ExitPre on Neovim 0.7: asked
+      -- here, Stay drops the command line (the answer holds for the
+      -- ExitPre a later Neovim runs)
+      local cmd = line:gsub("^[%s:]+", ""):gsub("%s+$", "")
+      if not aborted and (cmd:find("^wqa%a*$") or cmd:find("^xa%a*$")) and not M.ask(true) then
+        vim.cmd("let v:event.abort = v:true")
       end
     end,
   })
