@@ -196,8 +196,11 @@ local commands = {
     usage = ":AgentConfig {id} [value]", -- without an id: our sentence, not E471
     most = 2,
     complete = function(lead, line)
-      if #vim.split(line, "%s+") <= 2 then
+      local words = vim.split(line, "%s+")
+      if #words <= 2 then
         return api()._complete_modes("config", lead)
+      elseif #words == 3 then -- the option's values, as an unknown one is answered
+        return api()._complete_modes("config:" .. words[2], lead)
       end
       return {}
     end,

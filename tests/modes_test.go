@@ -63,7 +63,7 @@ func TestModesAndModel(t *testing.T) {
 	e.idle(10 * time.Second)
 
 	e.cmd("AgentMode yolo")
-	if n := e.noteText(); !strings.Contains(n, `has no mode "yolo" (it has default, plan)`) {
+	if n := e.noteText(); !strings.Contains(n, `has no mode "yolo" (it has Default, Plan)`) {
 		t.Errorf("unknown mode: %q", n)
 	}
 	// by the names the pickers show, spaces and all
@@ -82,14 +82,22 @@ func TestModesAndModel(t *testing.T) {
 }
 
 // TestUnknownModelRefused: :AgentModel and :AgentConfig with a value the
-// agent did not advertise answer as :AgentMode does (the values it has
-// named) and change nothing: the status line and the agent keep the model.
+// agent did not advertise answer as :AgentMode does, naming the values it
+// has in the words the command's <Tab> offers (:AgentModel the names,
+// :AgentConfig, whose value is one word, the values), and change
+// nothing: the status line and the agent keep the model.
 func TestUnknownModelRefused(t *testing.T) {
 	e := claudeLike(t, "")
 	e.waitHeader("· Default · Sonnet")
 	e.cmd("AgentModel gpt-9")
-	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "gpt-9" (it has sonnet, opus, haiku-4-5)`) {
+	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "gpt-9" (it has Sonnet, Opus, Haiku 4.5)`) {
 		t.Errorf("unknown model: %q", n)
+	}
+	var models, values []string
+	e.lua(`return vim.fn.getcompletion("AgentModel ", "cmdline")`, &models)
+	e.lua(`return vim.fn.getcompletion("AgentConfig model ", "cmdline")`, &values)
+	if strings.Join(models, ", ") != "Sonnet, Opus, Haiku 4.5" || strings.Join(values, ", ") != "sonnet, opus, haiku-4-5" {
+		t.Errorf("<Tab> offers %q for :AgentModel, %q for :AgentConfig model", models, values)
 	}
 	e.cmd("AgentConfig model nosuch")
 	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "nosuch" (it has sonnet, opus, haiku-4-5)`) {
@@ -121,13 +129,19 @@ func TestModeWithoutArgumentAsks(t *testing.T) {
 }
 
 // TestScreenShowsModeAndModel: on the screen, the chat's status line
-// shows the mode and the model, and follows :AgentMode.
+// shows the mode and the model, and follows :AgentMode; an unknown model
+// is answered with the very words <Tab> offered (issue 50: <Tab> said
+// "Haiku 4.5", the answer "haiku-4-5").
 func TestScreenShowsModeAndModel(t *testing.T) {
 	s := claudeLikeScreen(t)
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready · Default · Sonnet")
 	s.keys("Escape", ":AgentMode plan", "Enter")
 	s.waitShows(10*time.Second, "agentrun · claudelike · ready · Plan · Sonnet")
+	s.keys(":AgentModel ", "Tab")
+	s.waitShows(5*time.Second, ":AgentModel Sonnet", " Sonnet ", " Opus ", " Haiku 4.5 ")
+	s.keys("Escape", ":AgentModel nosuch", "Enter")
+	s.waitShows(5*time.Second, `agent "claudelike" has no model "nosuch" (it has Sonnet, Opus, Haiku 4.5)`)
 }
 
 // TestSlashCommandsComplete: typing "/" in the prompt opens the agent's
@@ -274,6 +288,10 @@ func TestModeAsConfigOption(t *testing.T) {
 		t.Errorf("completion: %q", modes)
 	}
 	e.switchMode("Plan", "· Plan · Sonnet", "plan")
+	e.cmd("AgentMode nosuch")
+	if n := e.noteText(); !strings.Contains(n, `has no mode "nosuch" (it has Build, Plan)`) {
+		t.Errorf("unknown mode: %q", n)
+	}
 }
 
 // switchMode picks mode name with :AgentMode, waits for the chat's header

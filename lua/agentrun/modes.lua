@@ -148,6 +148,39 @@ local function resolve(list, said, keys)
   end
 end
 
+-- choices lists what :AgentMode ("mode"), :AgentModel ("model") or
+-- :AgentConfig (option, with what nil) takes in session s, each as
+-- {word, id, name}: word is what <Tab> offers and what an unknown value
+-- is answered with (the name the pickers show for a mode or model, the
+-- value itself for :AgentConfig, where a value is one argument), id what
+-- the agent is sent. One list for both, so the two never differ.
+local function choices(s, what, option)
+  local out = {}
+  local function add(list, id_key, by_name)
+    for _, x in ipairs(list) do
+      local id = x[id_key]
+      local word = by_name and type(x.name) == "string" and x.name ~= "" and x.name or tostring(id)
+      table.insert(out, { word = word, id = id, name = x.name })
+    end
+  end
+  option = option or what == "mode" and mode_option(s) or what == "model" and model_option(s) or nil
+  if option then
+    add(option_values(option), "value", what ~= nil)
+  elseif what == "mode" then
+    add(s.modes and s.modes.availableModes or {}, "id", true)
+  end
+  return out
+end
+
+-- unknown says that session s has no `kind` `said`, naming the ones it
+-- has as <Tab> offers them.
+local function unknown(s, kind, said, list)
+  local words = vim.tbl_map(function(c)
+    return c.word
+  end, list)
+  util.notify(string.format("agent %q has no %s %q (it has %s)", s.agent, kind, vim.trim(tostring(said)), table.concat(words, ", ")))
+end
+
 -- set_mode switches session s to mode id (asks which without an id).
 function M.set_mode(s, id)
   s = session_or_warn(s)
@@ -156,7 +189,7 @@ function M.set_mode(s, id)
   end
   local mo = mode_option(s)
   if mo then
-    return M.set_config(s, mo.id, id) -- the mode is one of its config options
+    return M.set_config(s, mo.id, id, "mode") -- the mode is one of its config options
   end
   local modes = s.modes and s.modes.availableModes or {}
   if #modes == 0 then
@@ -177,10 +210,15 @@ function M.set_mode(s, id)
     return true
   end
   -- by id, or by the name the picker shows ("Accept edits")
-  local found = resolve(modes, id, function(m)
-    return m.id, m.name
+  local list = choices(s, "mode")
+  local found = resolve(list, id, function(c)
+    return c.id, c.name
   end)
-  id = found and found.id or id -- unknown: the agent's backend says what it has
+  if not found then
+    unknown(s, "mode", id, list)
+    return false
+  end
+  id = found.id
   local _, err = rpc.request("set_mode", s.key, id)
   if err then
     util.notify(err)
@@ -192,8 +230,10 @@ function M.set_mode(s, id)
 end
 
 -- set_config sets config option id of session s to value (asks which
--- value without one).
-function M.set_config(s, id, value)
+-- value without one). words is the command whose <Tab> the user had
+-- ("mode", "model"; nil: :AgentConfig's), whose words an unknown value
+-- is answered with.
+function M.set_config(s, id, value, words)
   s = session_or_warn(s)
   if not s then
     return false
@@ -225,18 +265,22 @@ function M.set_config(s, id, value)
       end,
     }, function(v)
       if v then
-        M.set_config(s, id, v.value)
+        M.set_config(s, id, v.value, words)
       end
     end)
     return true
   end
-  local values = option_values(option)
-  if #values > 0 then
+  local list = choices(s, words, option)
+  if #list > 0 then
     -- by value, or by the name the picker shows ("Sonnet 5.5")
-    local found = resolve(values, value, function(v)
-      return v.value, v.name
+    local found = resolve(list, value, function(c)
+      return c.id, c.name
     end)
-    value = found and found.value or value
+    if not found then
+      unknown(s, id, value, list)
+      return false
+    end
+    value = found.id
   end
   local opts, err = rpc.request("set_config", s.key, id, value)
   if err then
@@ -261,44 +305,40 @@ function M.set_model(s, value)
     util.notify(string.format("agent %s offers no choice of model", s.agent))
     return false
   end
-  return M.set_config(s, o.id, value)
+  return M.set_config(s, o.id, value, "model")
 end
 
 -- complete lists what a command can take: "mode" (mode names and ids),
 -- "model" (the model option's value names and values), "config" (option
--- ids).
+-- ids), "config:ID" (option ID's values).
 function M.complete(s, what, lead)
   local out = {}
   if not s then
     return out
   end
-  -- each once: the name the pickers show, or its id when only the id
-  -- starts with what was typed (either is taken)
+  lead = (lead or ""):lower()
   local function matches(x)
-    return type(x) == "string" and vim.startswith(x:lower(), (lead or ""):lower())
+    return type(x) == "string" and vim.startswith(x:lower(), lead)
   end
-  local function each(list, name_of, id_of)
-    for _, v in ipairs(list) do
-      local name, id = v[name_of], v[id_of]
-      table.insert(out, (matches(name) or not matches(id)) and name or id)
-    end
-  end
-  local mo = what == "mode" and mode_option(s)
-  if mo then
-    each(option_values(mo), "name", "value")
-  elseif what == "mode" then
-    each(s.modes and s.modes.availableModes or {}, "name", "id")
-  elseif what == "model" then
-    local o = model_option(s)
-    each(o and option_values(o) or {}, "name", "value")
-  else
+  if what == "config" then
     for _, o in ipairs(s.config or {}) do
       table.insert(out, o.id)
+    end
+  else
+    -- each once: its word, or its id when only the id starts with what
+    -- was typed (either is taken)
+    local opt_id = what:match("^config:(.*)")
+    local option
+    for _, o in ipairs(opt_id and s.config or {}) do
+      option = o.id == opt_id and o or option
+    end
+    for _, c in ipairs((not opt_id or option) and choices(s, not opt_id and what or nil, option) or {}) do
+      table.insert(out, (matches(c.word) or not matches(c.id)) and c.word or c.id)
     end
   end
   local seen = {}
   return vim.tbl_filter(function(x)
-    local keep = type(x) == "string" and not seen[x] and vim.startswith(x:lower(), (lead or ""):lower())
+    local keep = matches(x) and not seen[x]
     if keep then
       seen[x] = true
     end
