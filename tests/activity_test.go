@@ -135,7 +135,7 @@ func TestScreenFailuresByThemselves(t *testing.T) {
 	s.keys(":edit test_py.py", "Enter", ":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("python3 -m unittest test_py")
-	s.waitShows(20*time.Second, "term-1 failed: 2 in the quickfix list (:copen) and", "-- INSERT --")
+	s.waitShows(20*time.Second, "term-1 failed: 2 entries in the quickfix list (:copen) and", "-- INSERT --")
 	if sc := s.capture(); strings.Contains(sc, "[Quickfix List]") {
 		t.Errorf("a quickfix window opened:\n%s", sc)
 	}
@@ -324,7 +324,7 @@ func TestScreenYourCommandsAsTheAgents(t *testing.T) {
 	}
 	s.keys(":edit notes.txt", "Enter")
 	s.keys(`:AgentShell sh -c 'echo notes.txt:2:1: boom; exit 1'`, "Enter")
-	s.waitShows(10*time.Second, "term-1 failed: 1 in the quickfix list (:copen) and diagnostics")
+	s.waitShows(10*time.Second, "term-1 failed: 1 entry in the quickfix list (:copen) and diagnostics")
 	var n []int
 	s.luaValue(`{ #vim.fn.getqflist(), #vim.diagnostic.get(vim.fn.bufnr("notes.txt")) }`, &n)
 	if len(n) != 2 || n[0] != 1 || n[1] != 1 {
@@ -332,7 +332,7 @@ func TestScreenYourCommandsAsTheAgents(t *testing.T) {
 	}
 	// R: the rerun fails the same way, and says so
 	s.keys(`C-\`, "C-n", ":messages clear", "Enter", "R")
-	s.waitShows(10*time.Second, "term-2 failed: 1 in the quickfix list (:copen) and diagnostics")
+	s.waitShows(10*time.Second, "term-2 failed: 1 entry in the quickfix list (:copen) and diagnostics")
 	// the same program passing clears them
 	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'echo fine'`, "Enter")
 	s.waitShows(10*time.Second, "fine", exitMarker(0))
@@ -368,7 +368,7 @@ func TestScreenTracebackEveryFrame(t *testing.T) {
 	eventually(t, "the failure to be said", 30*time.Second, func() (bool, string) {
 		var msgs string
 		s.luaValue(`vim.fn.execute("messages")`, &msgs)
-		return strings.Contains(msgs, "term-1 failed: 3 in the quickfix list (:copen)"), msgs
+		return strings.Contains(msgs, "term-1 failed: 3 entries in the quickfix list (:copen)"), msgs
 	})
 	s.keys(":copen", "Enter")
 	sc := s.waitShows(5*time.Second, "lib/util.py|2| ZeroDivisionError: division by zero (in helper)")

@@ -114,6 +114,26 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	}
 }
 
+// TestScreenQuickfixOneEntrySmallScreen (issue 50): at 60x15, Q in the
+// split of a command that printed one file:line says so in one line
+// without a ":cnext" hint (there is no next), and no "Press ENTER" stops
+// the screen (it said "1 in the quickfix list (go; :cnext goes on)").
+func TestScreenQuickfixOneEntrySmallScreen(t *testing.T) {
+	s := startScreen(t, 60, 15, "")
+	if err := os.WriteFile(filepath.Join(s.dir, "notes.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("sh -c 'echo notes.txt:2:1: boom; exit 1'")
+	s.waitShows(10*time.Second, exitMarker(1))
+	s.keys("Escape", ":wincmd j", "Enter", "Q")
+	sc := s.waitShows(5*time.Second, "notes.txt|2 col 1| boom", "(agentrun) term-1: 1 entry in the quickfix list")
+	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "cnext") {
+		t.Errorf("Q's message:\n%s", sc)
+	}
+}
+
 // TestScreenFailuresToQuickfix: Q in the split of a failing go test and
 // of a failing Python unittest loads the right files and lines into the
 // quickfix list (a go test names its file relative to its package) and
@@ -146,7 +166,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 	s.prompt("GOCACHE=" + strings.TrimSpace(string(cache)) + " go test -count=1 ./calc/")
 	s.waitShows(60*time.Second, exitMarker(1))
 	s.keys("Escape", ":wincmd j", "Enter", "Q")
-	s.waitShows(5*time.Second, "calc/calc_test.go|7| Mul(2, 3) = 5, want 6", "term-1: 1 in the quickfix list (go")
+	s.waitShows(5*time.Second, "calc/calc_test.go|7| Mul(2, 3) = 5, want 6", "term-1: 1 entry in the quickfix list (go)")
 	s.keys(`:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
 	s.waitShows(5*time.Second, "in calc_test.go at 7")
 
@@ -157,7 +177,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 	s.keys("Escape")
 	s.waitFor("Normal mode", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "-- INSERT --") })
 	s.keys(":AgentQuickfix term-2", "Enter")
-	s.waitShows(5*time.Second, "test_py.py|6| AssertionError: 1 != 2", "test_py.py|9| AssertionError: 'a' != 'b'", "term-2: 2 in the quickfix list")
+	s.waitShows(5*time.Second, "test_py.py|6| AssertionError: 1 != 2", "test_py.py|9| AssertionError: 'a' != 'b'", "term-2: 2 entries in the quickfix list (python); :cnext goes to the next")
 	s.keys(":cnext", "Enter", `:lua print("in " .. vim.fn.expand("%:t") .. " at " .. vim.fn.line("."))`, "Enter")
 	s.waitShows(5*time.Second, "in test_py.py at 9")
 

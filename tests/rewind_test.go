@@ -90,7 +90,7 @@ func TestScreenRewindKeepsMine(t *testing.T) {
 	s.waitShows(5*time.Second, "cee ", "mine before")
 	// again: nothing more to put back
 	s.keys(":AgentRewind", "Enter")
-	s.waitShows(5*time.Second, "nothing more to put back: :AgentRewind put back 1 turn of this session already")
+	s.waitShows(5*time.Second, "nothing more to rewind: 1 turn put back")
 }
 
 // TestScreenRewindBadUse: :AgentRewind and :AgentReview with too many
@@ -126,7 +126,7 @@ func TestScreenReviewHunks(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.keys("Escape", ":AgentReview", "Enter")
-	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed files")
+	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed a file")
 	s.keys(":AgentReview nonsense", "Enter")
 	s.waitShows(5*time.Second, `"nonsense" is not turn or session; usage: :AgentReview [turn|session]`)
 	s.keys(":wincmd l", "Enter", "i")
@@ -291,9 +291,9 @@ func TestScreenRewindTurnByTurn(t *testing.T) {
 	want("0\n")
 	// nothing more: said as what happened, not as if no turn changed files
 	s.keys(":AgentRewind", "Enter")
-	s.waitShows(5*time.Second, "nothing more to put back: :AgentRewind put back 2 turns of this session already")
+	s.waitShows(5*time.Second, "nothing more to rewind: 2 turns put back")
 	s.keys(":AgentReview", "Enter")
-	s.waitShows(5*time.Second, "nothing to review: :AgentRewind put back 2 turns of this session")
+	s.waitShows(5*time.Second, "nothing to review: :AgentRewind put back 2 turns")
 }
 
 // TestScreenReviewPlainFolder: a session in a folder outside any git
@@ -383,9 +383,9 @@ func TestScreenReviewHomeFolderSaysWhy(t *testing.T) {
 	s.prompt(`echo x > a.txt`)
 	s.waitShows(10*time.Second, "exited with code 0")
 	s.keys("Escape", ":AgentReview", "Enter")
-	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed files agentrun could see (last turn: "+s.dir+" is the home folder, outside git: start the session in a project's folder to keep its turns)")
+	s.waitShows(5*time.Second, "nothing to review: agentrun kept no copy of this session's turns (last turn: "+s.dir+" is the home folder, outside git: start the session in a project's folder to keep its turns)")
 	s.keys(":AgentRewind", "Enter")
-	s.waitShows(5*time.Second, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any) (last turn: "+s.dir+" is the home")
+	s.waitShows(5*time.Second, "nothing to rewind: agentrun kept no copy of this session's turns (last turn: "+s.dir+" is the home")
 }
 
 // TestScreenReviewTabLabel: at 80 columns the tab line names the review's
@@ -406,4 +406,23 @@ func TestScreenReviewTabLabel(t *testing.T) {
 	}
 	s.keys("q")
 	s.waitFor("the review's tab to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun review of") })
+}
+
+// TestScreenRewindNothingFitsTheLine (issue 50): at 100 columns,
+// :AgentRewind after a turn that changed no file says so in one line
+// that ends before 'showcmd's columns, so no "Press ENTER" stops the
+// screen (it said "… agentrun can put back (the last 20 turns that
+// changed any)" on two lines).
+func TestScreenRewindNothingFitsTheLine(t *testing.T) {
+	s := startScreen(t, 100, 24, "")
+	gitRepo(t, s.dir, map[string]string{"a.txt": "a\n"})
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo hi")
+	s.waitShows(10*time.Second, "exited with code 0")
+	s.keys("Escape", ":AgentRewind", "Enter")
+	sc := s.waitShows(5*time.Second, "(agentrun) nothing to rewind: no turn of this session changed a file")
+	if strings.Contains(sc, "Press ENTER") {
+		t.Errorf("the message stopped the screen at Press ENTER:\n%s", sc)
+	}
 }

@@ -56,7 +56,7 @@ local function queued_note(s, text, when)
   if w == -1 then
     -- the chat is not on screen (:AgentPrompt with the chat closed): the
     -- note would go unseen, so it is said where the user typed
-    util.notify(util.fit(string.format("queued: %s — %s", text, when), math.max(20, vim.v.echospace - 12)))
+    util.notify(util.fit(string.format("queued: %s — %s", text, when), math.max(20, util.room())))
   end
   if vim.fn.strdisplaywidth(full) <= width then
     return s.chat:note(full)

@@ -246,11 +246,15 @@ function M.rewound_turns(key)
   return rewound[key] or 0
 end
 
--- without says, when session key's last turn has no checkpoint, why
--- (a sentence to add to "nothing to review"), else "".
-function M.without(key)
+-- nothing says why session key has no turn to review or rewind (what:
+-- "review", "rewind"): none changed a file, or, when its last turn has
+-- no checkpoint, why not.
+function M.nothing(key, what)
   local why = why_not[key]
-  return why and " (last turn: " .. why .. ")" or ""
+  if why then
+    return string.format("nothing to %s: agentrun kept no copy of this session's turns (last turn: %s)", what, why)
+  end
+  return string.format("nothing to %s: no turn of this session changed a file", what)
 end
 
 -- buffer_of returns the loaded buffer that edits path, or nil.
@@ -267,16 +271,18 @@ end
 -- since the turn ended is kept unless ask(name) returns true; one whose
 -- buffer has unsaved edits is kept (told), and the turn stays the one
 -- the next rewind puts back; else that is the turn before. Returns a list of sentences
--- saying what was done, or nil and why not.
+-- saying what was done, or nil and why not (for util.notify: a sentence,
+-- or ways to say it, longest first).
 function M.rewind(s, ask)
   local list = s and done[s.key]
   local t = list and list[#list]
   if not t then
     local n = s and rewound[s.key]
     if n then
-      return nil, string.format("nothing more to put back: :AgentRewind put back %d turn%s of this session already, all that agentrun kept that changed files", n, n == 1 and "" or "s")
+      local put = string.format("nothing more to rewind: %d turn%s put back", n, n == 1 and "" or "s")
+      return nil, { string.format("%s (agentrun keeps the last %d that changed files)", put, keep_turns), put }
     end
-    return nil, "no turn of this session changed files agentrun can put back (the last 20 turns that changed any)" .. M.without(s and s.key)
+    return nil, M.nothing(s and s.key, "rewind")
   end
   local said, restored, kept, again = {}, {}, {}, false
   for _, c in ipairs(t.files) do

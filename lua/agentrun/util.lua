@@ -64,15 +64,44 @@ function M.fit_parts(s, width, keep)
   return M.fit(table.concat(parts, " · "), width)
 end
 
+-- room is how many columns a message has after "(agentrun) " before
+-- Neovim stops the screen at "Press ENTER": a message that reaches the
+-- columns 'showcmd' and 'ruler' keep on the last line (v:echospace) asks
+-- for it even when it fits 'columns', one that wraps beyond 'cmdheight'
+-- does too.
+function M.room()
+  return vim.v.echospace + math.max(vim.o.cmdheight - 1, 0) * vim.o.columns - #prefix
+end
+
+-- form is what notify says of msg: msg, or the form of a list it picks.
+function M.form(msg)
+  if type(msg) ~= "table" then
+    return tostring(msg)
+  end
+  if not M.builtin_notify() then
+    return tostring(msg[1])
+  end
+  local room = M.room()
+  for _, f in ipairs(msg) do
+    if M.width((tostring(f):gsub("^%(agentrun%) ", ""))) <= room then
+      return tostring(f)
+    end
+  end
+  return tostring(msg[#msg])
+end
+
 -- notify tells the user msg, with the "(agentrun) " prefix (added when
 -- msg lacks it), at level (default WARN): the plugin's one way to speak.
 -- Each line it adds stops the screen at "Press ENTER" when an action says
--- two things: an action says one (see about).
+-- two things: an action says one (see about). msg may be a list of ways
+-- to say it, longest first: the first that fits the room (M.room) is
+-- said, else the last; to another vim.notify (nvim-notify's, noice's),
+-- where no room stops the screen, the first.
 -- in_command counts the agentrun commands running (plugin/agentrun.lua).
 M.in_command = 0
 
 function M.notify(msg, level)
-  msg = tostring(msg)
+  msg = M.form(msg)
   if msg:sub(1, #prefix) ~= prefix then
     msg = prefix .. msg
   end

@@ -1,4 +1,5 @@
--- util.fit_parts: a status line fitted without cutting a word.
+-- util.fit_parts: a status line fitted without cutting a word; util.notify
+-- says the longest of its forms that stops no screen at "Press ENTER".
 local util = require("agentrun.util")
 
 local line = " agentrun · claude · ready · Auto · Default (recommended) · 12k/200k"
@@ -16,5 +17,23 @@ return {
   end,
   ["the state is cut only when it alone does not fit"] = function()
     eq(" agentrun · claude · re…", util.fit_parts(line, 24))
+  end,
+  ["notify says the longest form within v:echospace"] = function()
+    local said = function(forms)
+      return "(agentrun) " .. util.form(forms)
+    end
+    for _, cols in ipairs({ 60, 100 }) do
+      vim.o.columns = cols
+      -- 'showcmd' keeps the last 11 columns of the line: v:echospace
+      local room = vim.v.echospace - #"(agentrun) "
+      eq(cols - 12 - 11, room, "room at " .. cols)
+      local long, fits = string.rep("a", room + 1), string.rep("b", room)
+      eq("(agentrun) " .. fits, said({ long, fits, "c" }), "at " .. cols)
+      eq("(agentrun) c", said({ long, "c" }), "at " .. cols)
+      eq("(agentrun) " .. long, said({ long }), "the only form, at " .. cols)
+      vim.o.cmdheight = 2 -- a line more above
+      eq("(agentrun) " .. long, said({ long, "c" }), "with cmdheight 2, at " .. cols)
+      vim.o.cmdheight = 1
+    end
   end,
 }

@@ -222,6 +222,11 @@ function M.diagnose(items, source, program)
   end
 end
 
+-- entries says how many quickfix entries n is: "1 entry", "3 entries".
+local function entries(n)
+  return n == 1 and "1 entry" or string.format("%d entries", n)
+end
+
 -- on_exit puts the failures of agent's terminal t, which exited non-zero,
 -- where terminal.on_failure says (the quickfix list, diagnostics),
 -- without opening a window or moving the cursor; a message says how
@@ -266,15 +271,16 @@ function M.on_exit(t)
     M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
     table.insert(where, "diagnostics")
   end
-  local msg = string.format("%s failed: %d in %s (%s)", t.id, #items, table.concat(where, " and "), name)
+  local head = string.format("%s failed: %s in %s", t.id, entries(#items), table.concat(where, " and "))
+  local msg = string.format("%s (%s)", head, name)
   -- in its chat too: typing in the prompt, "-- INSERT --" hides the
   -- message line
   local s = t.session and require("agentrun.state").sessions[t.session]
   if s and s.chat then
     s.chat:note(msg, "AgentRunNote")
   end
-  msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line: no Press ENTER while you type
-  util.notify(msg, vim.log.levels.INFO)
+  -- one line: no Press ENTER while you type
+  util.notify({ msg, head, util.fit(head, util.room()) }, vim.log.levels.INFO)
 end
 
 -- load puts terminal t's failures in the quickfix list and, with items,
@@ -303,7 +309,10 @@ function M.load(t)
     vim.cmd("split")
     pcall(vim.cmd, "cfirst")
   end
-  util.notify(string.format("%s: %d in the quickfix list (%s; :cnext goes on)", t.id, #items, name), vim.log.levels.INFO)
+  -- (:cnext only where there is a next one to go to)
+  local head = string.format("%s: %s in the quickfix list", t.id, entries(#items))
+  local next = #items > 1 and "; :cnext goes to the next" or ""
+  util.notify({ string.format("%s (%s)%s", head, name, next), head .. next, head }, vim.log.levels.INFO)
   return true
 end
 

@@ -110,14 +110,12 @@ function M.show(item)
     open(item)
     return true
   end
-  -- (within the width, "(agentrun) " before it: a wrapped one stopped a
-  -- 60-column screen at "Press ENTER" while the user typed)
-  local room = vim.o.columns - 12
-  local text = item.waiting or (item.what .. " waits: <Esc> or :AgentAnswer opens it")
-  if not item.waiting and util.width(text) > room then
-    text = item.what .. " waits: <Esc> opens it"
-  end
-  util.notify(util.fit(text, room), vim.log.levels.WARN)
+  -- (within the room: a wrapped one stopped a 60-column screen at "Press
+  -- ENTER" while the user typed)
+  local short = item.what .. " waits: <Esc> opens it"
+  local forms = item.waiting and { item.waiting } or { item.what .. " waits: <Esc> or :AgentAnswer opens it", short }
+  table.insert(forms, util.fit(forms[#forms], util.room()))
+  util.notify(forms, vim.log.levels.WARN)
   return false
 end
 

@@ -243,10 +243,10 @@ function M.open(s, what)
   if not last then
     local n = disk.rewound_turns(s.key)
     if n > 0 then
-      util.notify(string.format("nothing to review: :AgentRewind put back %d turn%s of this session, all that agentrun kept that changed files", n, n == 1 and "" or "s"))
+      util.notify(string.format("nothing to review: :AgentRewind put back %d turn%s", n, n == 1 and "" or "s"))
       return
     end
-    util.notify("nothing to review: no turn of this session changed files agentrun could see" .. disk.without(s.key))
+    util.notify(disk.nothing(s.key, "review"))
     return
   end
   -- Named for its tab's label, which Neovim shortens at each "/"
