@@ -401,7 +401,7 @@ function M.command(arg)
   local function show(what, keep)
     -- one line: a longer message stops at Neovim's "Press ENTER" right
     -- here, and the install with it
-    vim.api.nvim_echo({ { util.fit("(agentrun) " .. what, math.max(vim.o.columns - 12, 20)) } }, keep, {})
+    vim.api.nvim_echo({ { "(agentrun) " .. util.fit(what, math.max(util.room(), 20)) } }, keep, {})
   end
   local timer = uv.new_timer()
   local function stop()

@@ -10,7 +10,8 @@ local window = require("agentrun.ui.window")
 
 local M = {}
 
-local notify = require("agentrun.util").notify
+local util = require("agentrun.util")
+local notify = util.notify
 
 -- ports_text is how terminal t's listening ports read: ":8000 :5173"
 -- ("" for none).
@@ -69,7 +70,7 @@ function M.activity(p)
       t.wait_note = { chat = chat, block = chat:note(msg, "AgentRunNote"), asked = p.last_line }
     end
     if not shown_in_current(t) then
-      msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
+      msg = util.fit(msg, math.max(util.room(), 20)) -- one line, no Press ENTER
       notify(msg, vim.log.levels.WARN)
     end
   elseif was and not t.waiting then

@@ -13,7 +13,8 @@ local window = require("agentrun.ui.window")
 
 local M = {}
 
-local notify = require("agentrun.util").notify
+local util = require("agentrun.util")
+local notify = util.notify
 
 -- created registers a terminal Go created for the agent and opens its
 -- split.
@@ -79,7 +80,7 @@ function M.ended_unseen(t, last)
     msg = msg .. last .. " — "
   end
   msg = msg .. (t.command or "")
-  msg = require("agentrun.util").fit(msg, math.max(vim.o.columns - 24, 40)) -- one line, no Press ENTER
+  msg = util.fit(msg, math.max(util.room(), 20)) -- one line, no Press ENTER
   notify(msg, t.exit_code == 0 and vim.log.levels.INFO or vim.log.levels.WARN)
 end
 
