@@ -511,7 +511,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	b.keys(":AgentSessions demo extra", "Enter")
 	b.waitShows(5*time.Second, "(agentrun) too many arguments; usage: :AgentSessions [agent]")
 	b.keys(":AgentRun my-agent", "Enter")
-	b.waitShows(5*time.Second, `(agentrun) unknown agent "my-agent"; configured: demo`)
+	b.waitShows(5*time.Second, `(agentrun) unknown agent "my-agent"; you have demo; to add one, see :h agentrun-config-agents`)
 	b.keys(":AgentTerminals", "Enter")
 	sc := b.waitShows(10*time.Second, "ID ", "STATE", "HOLDER", name)
 	if !regexp.MustCompile(regexp.QuoteMeta(name) + `\s+running\s+nobody \(detached\)`).MatchString(sc) {

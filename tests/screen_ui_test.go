@@ -232,12 +232,12 @@ func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
 func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	s := startScreen(t, 80, 30, "")
 	for _, c := range []struct{ cmd, says string }{
-		{"AgentRun nosuch", `(agentrun) unknown agent "nosuch"; see :h agentrun-config-agents`},
+		{"AgentRun nosuch", `(agentrun) no agent "nosuch"; you have demo; setup() adds more`},
 		{"AgentRun demo extra", "(agentrun) :AgentRun takes [ssh://host] [agent], not: demo extra"},
 		{"AgentKill term-1 term-2", "(agentrun) too many arguments; usage: :AgentKill[!] [id]"},
 		{"AgentDetach a b", "(agentrun) too many arguments; usage: :AgentDetach [id]"},
 		{"AgentConfig a b c", "(agentrun) too many arguments; usage: :AgentConfig {id} [value]"},
-		{"AgentSessions nosuch", `(agentrun) unknown agent "nosuch"; configured: demo`},
+		{"AgentSessions nosuch", `(agentrun) no agent "nosuch"; you have demo; setup() adds more`},
 		{"AgentLogin", "(agentrun) no session to sign in for; :AgentRun starts one"},
 		{"AgentBuild bogus", `(agentrun) :AgentBuild takes auto, download or go, not "bogus"`},
 		{"AgentAttach nope", `(agentrun) unknown terminal "nope"; :AgentTerminals lists them`},

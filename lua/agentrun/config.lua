@@ -558,4 +558,19 @@ function M.agents()
   return all
 end
 
+-- unknown_agent says that there is no agent name: the ones there are and
+-- how to add one, as ways to say it for util.notify, longest first (the
+-- shortest keeps the agents).
+function M.unknown_agent(name)
+  local names = vim.tbl_keys(M.agents())
+  table.sort(names)
+  local no = string.format("no agent %s; you have %s", vim.inspect(name), table.concat(names, ", "))
+  return {
+    string.format("unknown agent %s; you have %s; to add one, see :h agentrun-config-agents", vim.inspect(name), table.concat(names, ", ")),
+    no .. "; add one: :h agentrun-config-agents",
+    no .. "; setup() adds more",
+    no,
+  }
+end
+
 return M

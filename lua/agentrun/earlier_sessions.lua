@@ -79,9 +79,7 @@ end
 function M.pick(name)
   name = name or (require("agentrun.state").session() or {}).agent or config.get().default_agent
   if not config.agents()[name] then
-    local names = vim.tbl_keys(config.agents())
-    table.sort(names)
-    util.notify(string.format("unknown agent %q; configured: %s", name, table.concat(names, ", ")))
+    util.notify(config.unknown_agent(name))
     return false
   end
   util.notify(string.format("asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)

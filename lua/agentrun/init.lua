@@ -141,15 +141,7 @@ function M.run(name, continue, host)
   local agents = config.agents()
   local a = agents[name]
   if not a then
-    local names = vim.tbl_keys(agents)
-    table.sort(names)
-    -- how to add one, and (where it fits one line) the ones there are
-    local add = "to add one, see :h agentrun-config-agents"
-    local msg = string.format("unknown agent %s; configured: %s; %s", vim.inspect(name), table.concat(names, ", "), add)
-    if vim.fn.strdisplaywidth(msg) > vim.o.columns - 24 then
-      msg = string.format("unknown agent %s; see :h agentrun-config-agents", vim.inspect(name))
-    end
-    warn(msg)
+    warn(config.unknown_agent(name))
     return nil
   end
   local s = launch.live(name, host or a.host)
