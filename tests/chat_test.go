@@ -123,7 +123,7 @@ func TestAgentThatCannotStartSaysWhy(t *testing.T) {
 			e.cmd("AgentRun " + tc.name)
 			want := fmt.Sprintf(`agent %q: command %q %s; install it, or fix agents.%s.cmd in setup()`, tc.name, tc.cmd, tc.why, tc.name)
 			chat := e.waitChat(want, 10*time.Second)
-			e.waitChat("agentrun · "+tc.name+" · ended", 5*time.Second)
+			e.waitHeader("agentrun · " + tc.name + " · ended")
 			if n := e.noteText(); n != "(agentrun) "+want {
 				t.Errorf("notification %q, want %q", n, "(agentrun) "+want)
 			}

@@ -268,3 +268,20 @@ func TestScreenChatTabLabel(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready", "-- INSERT --")
 	tabLine("prompt of demo 2")
 }
+
+// TestScreenChatSaysItsStateOnce (issue 50): the chat's first line says
+// the agent and its folder, and the state ("· ready", then "·
+// working…") is said once, in the status line (both read "agentrun ·
+// demo · ready").
+func TestScreenChatSaysItsStateOnce(t *testing.T) {
+	s := startDemoScreen(t)
+	sc := s.waitShows(5*time.Second, "│agentrun · demo in ~")
+	if n := strings.Count(sc, "· ready"); n != 1 {
+		t.Errorf("the screen says the state %d times:\n%s", n, sc)
+	}
+	s.prompt("sleep 2")
+	sc = s.waitShows(10*time.Second, "agentrun · demo · working…")
+	if n := strings.Count(sc, "· working…"); n != 1 {
+		t.Errorf("the screen says the state %d times:\n%s", n, sc)
+	}
+}

@@ -50,12 +50,6 @@ func (e *editor) logPath() string {
 	return p
 }
 
-// sessionState returns the current session's header state ("ready", "ended", ...).
-func (e *editor) header() string {
-	e.t.Helper()
-	return strings.SplitN(e.chat(), "\n", 2)[0]
-}
-
 // agentProcs returns the demo agent processes in procs.
 func agentProcs(procs []proc) []proc {
 	var out []proc
@@ -116,8 +110,8 @@ func TestAgentCrashMidTurn(t *testing.T) {
 		if strings.Contains(chat, "the turn failed") {
 			t.Errorf("the chat says it twice:\n%s", chat)
 		}
-		if h := e.header(); h != "agentrun · demo · ended" {
-			t.Errorf("header %q", h)
+		if h := e.statusLine(); h != "agentrun · demo · ended" {
+			t.Errorf("status line %q", h)
 		}
 		waitNoLeftovers(t, "the crashed agent", agent, 10*time.Second)
 		e.onlyBackendLeft("after the crash")
@@ -156,7 +150,7 @@ func TestAgentHangs(t *testing.T) {
 	// message must name it.
 	e.lua(`require("agentrun.conversation")._cancel_patience_ms = 500`, nil)
 	e.cmd("AgentPrompt !hang")
-	e.waitChat("agentrun · demo · working…", 5*time.Second)
+	e.waitHeader("agentrun · demo · working…")
 	began := time.Now()
 	e.cmd("AgentCancel")
 	if took := time.Since(began); took > time.Second {
@@ -169,8 +163,8 @@ func TestAgentHangs(t *testing.T) {
 	}
 	e.cmd("AgentStop")
 	e.waitChat("(agentrun) you stopped this session (:AgentStop); its terminals were killed. :AgentRun starts a new one", 10*time.Second)
-	if h := e.header(); h != "agentrun · demo · ended" {
-		t.Errorf("header %q", h)
+	if h := e.statusLine(); h != "agentrun · demo · ended" {
+		t.Errorf("status line %q", h)
 	}
 	waitNoLeftovers(t, "the hung agent", agent, 10*time.Second)
 	e.onlyBackendLeft("after :AgentStop")
@@ -194,8 +188,8 @@ func TestAgentFloodsNotifications(t *testing.T) {
 	if ns := e.notes(); len(ns) != 0 {
 		t.Errorf("notifications %+v, want none", ns)
 	}
-	if h := e.header(); h != "agentrun · demo · ready" {
-		t.Errorf("header %q", h)
+	if h := e.statusLine(); h != "agentrun · demo · ready" {
+		t.Errorf("status line %q", h)
 	}
 }
 

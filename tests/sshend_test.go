@@ -120,7 +120,7 @@ func TestRemoteAgentEndsHonestly(t *testing.T) {
 	e.cmd("AgentRun " + url + " demo")
 	e.waitNote("(agentrun) the demo session on "+url+" is gone (its chat says why); :AgentRun "+url+" demo starts a new one", 20*time.Second)
 	chat = e.waitChat("(agentrun) the backend on "+url+" is gone (it was killed, the machine restarted, or its agent ended while the link was down): this session ended there, and its commands with it. :AgentRun "+url+" demo starts a new one", 5*time.Second)
-	if h := strings.SplitN(chat, "\n", 2)[0]; !strings.HasSuffix(h, "· ended") {
+	if h := e.statusLine(); !strings.HasSuffix(h, "· ended") {
 		t.Errorf("the gone session's chat reads %q, want it ended", h)
 	}
 	if e.eventSince("AgentRunSessionStarted", since) {

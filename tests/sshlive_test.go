@@ -129,7 +129,7 @@ func TestRemoteAgentBackendKilled(t *testing.T) {
 	if strings.Contains(chat, "takes it up again") {
 		t.Errorf("the chat offers to take the dead session up:\n%s", chat)
 	}
-	if h := strings.SplitN(chat, "\n", 2)[0]; !strings.HasSuffix(h, "· ended") {
+	if h := e.statusLine(); !strings.HasSuffix(h, "· ended") {
 		t.Errorf("the dead backend's session's chat reads %q, want it ended", h)
 	}
 	var st struct {

@@ -578,9 +578,6 @@ function Chat:status()
   return string.format("agentrun · %s · %s%s%s%s", who, state, mode, queued, M.usage_text(s.usage))
 end
 
--- render_header writes the header block and puts the session's state in
--- the status line of the chat's windows, where it stays in sight however
--- far the transcript scrolls.
 -- set_statusline puts the session's state in the status line of the
 -- chat's windows, the line counter at its right, a space at least
 -- between them; a window too narrow for both drops the counter, then the
@@ -603,10 +600,22 @@ function Chat:set_statusline()
   end
 end
 
+-- render_header writes the header block and puts the session's state in
+-- the status line of the chat's windows, where it stays in sight however
+-- far the transcript scrolls. The header's first line says what the
+-- status line does not: which agent, on which machine, in which folder
+-- ("agentrun · demo in ~/proj"); the state, which changes, is the status
+-- line's alone (both said "agentrun · demo · ready").
 function Chat:render_header()
-  local line = self:status()
   local s = self.session
   self:set_statusline()
+  local line = "agentrun · " .. s.agent
+  if s.host then
+    line = line .. " on " .. s.host:gsub("^ssh://", "")
+  end
+  if type(s.cwd) == "string" and s.cwd ~= "" then
+    line = line .. " in " .. (s.host and s.cwd or vim.fn.fnamemodify(s.cwd, ":~"))
+  end
   local lines = { line }
   local hls = { { 0, "AgentRunHeader" } }
   if s.title then
