@@ -186,9 +186,9 @@ func TestScreenDisposedRunningTerminalInTheChat(t *testing.T) {
 	s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
 	s.keys("q")
 	s.waitFor("the chat to say what became of it", 10*time.Second, func(string) bool {
-		return strings.Contains(s.chatText(), "▸ terminal term-1: sleep 100 — killed and disposed of (dd)")
+		return strings.Contains(s.chatText(), "▸ terminal term-1 · killed and disposed of (dd): sleep 100")
 	})
-	if text := s.chatText(); strings.Contains(text, "— running") {
+	if text := s.chatText(); strings.Contains(text, "· running") {
 		t.Errorf("the chat still says it runs:\n%s", text)
 	}
 }

@@ -182,7 +182,7 @@ func TestRealCopilotRunsInOurTerminal(t *testing.T) {
 	// execute, as its own shell's) reads as the command, with our split
 	// in its place and no display-only split beside it
 	e.waitChat("✗ "+line+" [execute] · failed (exit 3)", 5*time.Second)
-	e.waitChat("▸ terminal term-1: ", 5*time.Second)
+	e.waitChat("▸ terminal term-1 · ", 5*time.Second)
 	if ts := e.terminals(); len(ts) != 1 {
 		t.Errorf("status() has the terminals %+v, want ours only", ts)
 	}

@@ -521,7 +521,11 @@ end
 -- (Setting the cursor alone leaves the top line where Neovim put it: a
 -- chat shown again in a new window, on 0.7 and 0.10, starts at its last
 -- line with the rows below it empty, and a window that grew keeps its
--- top line, its end no longer at its bottom.)
+-- top line, its end no longer at its bottom.) A last line that wraps
+-- over more rows than the window has shows from its start (0.7 shows no
+-- other part of a line in a window that is not the current one): what
+-- such a line must keep in sight comes first (toolcall.lua's terminal
+-- line).
 function show_end(w, last)
   pcall(api.nvim_win_set_cursor, w, { last, 0 })
   pcall(api.nvim_win_call, w, function()

@@ -50,7 +50,10 @@ function M.merge(tc, u)
   end
 end
 
--- terminal_line describes terminal id for the transcript.
+-- terminal_line describes terminal id for the transcript: its state
+-- before its command ("▸ terminal term-1 · running: go test ./…"), so
+-- that a command longer than the chat window is tall leaves it in sight
+-- (the chat shows such a line from its start on 0.7).
 local function terminal_line(id)
   local state = require("agentrun.state")
   local t = state.terminals[id]
@@ -66,7 +69,7 @@ local function terminal_line(id)
       st = "running, yours" -- taken over: the agent's tool call may have ended
     end
   end
-  return string.format("  ▸ terminal %s: %s — %s (%s opens it)", id, what, st, config.get().keymaps.open or "open")
+  return string.format("  ▸ terminal %s · %s: %s (%s opens it)", id, st, what, config.get().keymaps.open or "open")
 end
 
 -- Long output is folded to its first lines until the user opens it
