@@ -383,27 +383,35 @@ vim.env.GOCACHE, vim.env.GOMODCACHE, vim.env.GOPATH, vim.env.GOFLAGS = %q, %q, %
 }
 
 // TestScreenBuildStepsStayInSight: at 80 columns, :AgentBuild's step
-// reads whole ("… (a minute or two) …" was cut off), comes back when
-// another message covers it while it lasts (vim.pack's own messages left a
-// blank command line for the whole first build), and each step is kept in
-// :messages. (A stand-in go that never ends its build: the step lasts.)
+// reads whole in :messages ("… (a minute or two) …" was cut off), and on
+// the command line it is said again every second with the time it has
+// taken and the packages go build -v named (issue 50: 3.5 minutes of the
+// same words, nothing in between), also when another message covers it
+// while it lasts (vim.pack's own messages left a blank command line for
+// the whole first build). (A stand-in go that names three packages and
+// never ends its build: the step lasts.)
 func TestScreenBuildStepsStayInSight(t *testing.T) {
 	bin := t.TempDir()
-	fake := "#!/bin/sh\nif [ \"$1\" = env ]; then echo go9.9.9; exit 0; fi\nexec sleep 60\n"
+	fake := "#!/bin/sh\nif [ \"$1\" = env ]; then echo go9.9.9; exit 0; fi\n" +
+		"for p in one two three; do echo example.com/m/$p >&2; sleep 0.2; done\nexec sleep 60\n"
 	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "agentrun")
 	s := startScreen(t, 80, 24, fmt.Sprintf(`vim.g.agentrun_bin, vim.g.agentrun_release_url = %q, "http://127.0.0.1:1"
-vim.env.PATH = %q .. ":" .. vim.env.PATH
-require("agentrun.install").resay_ms = 200`, dest, bin))
+vim.env.PATH = %q .. ":" .. vim.env.PATH`, dest, bin))
 	s.keys(":AgentBuild", "Enter")
-	step := "(agentrun) no download: building with Go 9.9.9 (a minute or two) …"
-	s.waitShows(10*time.Second, step)
+	step := "(agentrun) no download: building with Go 9.9.9 (1 to 5 minutes) …"
+	// the time and the packages, the estimate left out to fit the line
+	going := regexp.MustCompile(`\(agentrun\) no download: building with Go 9\.9\.9 … \d+:\d\d, 3 packages$`)
+	lastLine := func() string {
+		lines := strings.Split(strings.TrimRight(s.capture(), " \n"), "\n")
+		return strings.TrimSpace(lines[len(lines)-1])
+	}
+	s.waitFor("the step with its time and packages", 10*time.Second, func(string) bool { return going.MatchString(lastLine()) })
 	// Something else is said (kept in :messages, so that its order with
 	// the step's shows), and the step comes back on the command line
-	// while it lasts. (On the screen the other message stands only until
-	// the next saying, 200 ms here: too short to be read under load.)
+	// while it lasts.
 	s.keys(":echomsg 'something else said'", "Enter")
 	s.waitFor("the other message said, then the step again", 5*time.Second, func(sc string) bool {
 		msgs := s.expr(`execute("messages")`)
@@ -412,7 +420,7 @@ require("agentrun.install").resay_ms = 200`, dest, bin))
 			return false
 		}
 		// the screen read after the other message was said
-		return strings.HasSuffix(strings.TrimRight(s.capture(), " \n"), step)
+		return going.MatchString(lastLine())
 	})
 	s.keys(":messages", "Enter")
 	s.waitShows(5*time.Second, "(agentrun) downloading agentrun-", step)

@@ -71,8 +71,10 @@ local function resume(co, ...)
   end
 end
 
--- job runs argv as a job and yields the coroutine until it ends.
-local function job(argv)
+-- job runs argv as a job and yields the coroutine until it ends;
+-- on_line (if given) is called with each whole line of its stderr as it
+-- comes.
+local function job(argv, on_line)
   local co = coroutine.running()
   local streams = { stdout = { "" }, stderr = { "" } }
   -- A chunk's first item continues the previous chunk's last line.
@@ -80,6 +82,9 @@ local function job(argv)
     local buf = streams[name]
     buf[#buf] = buf[#buf] .. (data[1] or "")
     for i = 2, #data do
+      if on_line and name == "stderr" then
+        on_line(buf[#buf])
+      end
       table.insert(buf, data[i])
     end
   end
@@ -102,11 +107,12 @@ end
 
 -- system runs argv (no shell) and returns ok, its output trimmed, the
 -- exit code. A command that cannot run is not ok (0.7.2's system()
--- raises an error for it).
-local function system(argv)
+-- raises an error for it). on_line is job's (in an install that waits
+-- without blocking Neovim; else never called).
+local function system(argv, on_line)
   local co = coroutine.running()
   if co and async[co] then
-    return job(argv)
+    return job(argv, on_line)
   end
   local ran, out = pcall(vim.fn.system, argv)
   if not ran then
@@ -311,22 +317,44 @@ local function go_version()
 end
 
 -- build builds the binary from the plugin's source with Go; step (if
--- given) is told it starts, and because why (the download failed).
+-- given) is told it starts, and then, as go build -v names each package
+-- it compiles, how many it compiled (step(what, "N packages")); because says
+-- why (the download failed).
 function M.build(want, step, because)
   local gov, why = go_version()
   if not gov then
     return false, why
   end
+  -- (one line at 80 columns beside 'showcmd': 57 after "(agentrun) ";
+  -- 3.5 minutes on a loaded 2-core machine with Go's cache cold)
+  local what = string.format("%sbuilding with Go %s (1 to 5 minutes) …", because and (because .. ": ") or "", gov)
   if step then
-    -- (one line at 80 columns beside the ruler: 68 columns)
-    step(string.format("%sbuilding with Go %s (a minute or two) …", because and (because .. ": ") or "", gov))
+    step(what)
   end
   local dest = M.dest()
   local tmp = temp_for(dest)
-  local ok, out = system({ "go", "-C", binary.root, "build", "-ldflags", "-X main.version=" .. want .. " -X main.origin=build", "-o", tmp, "." })
+  -- go build -v names each package it compiles (none it had in its
+  -- cache), one a line on stderr: the build's progress, left out of what
+  -- a failed build says
+  local compiled, n = {}, 0
+  local function on_line(line)
+    if line:match("^[%w%._%-/]+$") and not compiled[line] then
+      compiled[line], n = true, n + 1
+      if step then
+        step(what, string.format("%d package%s", n, n == 1 and "" or "s"))
+      end
+    end
+  end
+  local ok, out = system({ "go", "-C", binary.root, "build", "-v", "-ldflags", "-X main.version=" .. want .. " -X main.origin=build", "-o", tmp, "." }, on_line)
   if not ok then
     remove(tmp)
-    return false, "go build failed: " .. out
+    local said = {}
+    for _, line in ipairs(vim.split(out, "\n", { plain = true })) do
+      if not line:match("^[%w%._%-/]+$") then
+        table.insert(said, line)
+      end
+    end
+    return false, "go build failed: " .. vim.trim(table.concat(said, "\n"))
   end
   local placed, err = place(tmp, dest, want, "built with go" .. gov)
   if not placed then
@@ -339,7 +367,8 @@ end
 -- build with Go when the download fails), "download" or "go". It returns
 -- ok and a sentence saying what it did (and why), or what went wrong and
 -- what to do. step, when given, is told each step as it starts (what is
--- downloaded from where, or built with which Go, and why).
+-- downloaded from where, or built with which Go, and why), and how a
+-- build goes on (step(what, progress)).
 function M.run(method, step)
   method = method or "auto"
   local want = binary.expected_version()
@@ -369,8 +398,9 @@ function M.run(method, step)
   return false, string.format("nothing was installed: the download failed (%s) and building failed (%s); install curl or wget and try :AgentBuild again, or install Go and run :AgentBuild go", msg, bmsg)
 end
 
--- resay_ms is how often :AgentBuild says again the step under way.
-M.resay_ms = 5000
+-- resay_ms is how often :AgentBuild says again the step under way, with
+-- the time it has taken.
+M.resay_ms = 1000
 
 -- methods are :AgentBuild's arguments.
 M.methods = { "auto", "download", "go" }
@@ -393,15 +423,27 @@ function M.command(arg)
     return
   end
   busy = true
-  -- The step under way, said again every few seconds while it lasts: a
-  -- build takes a minute, and what else Neovim says meanwhile (vim.pack's
-  -- own messages as it installs the plugin that runs this) would leave
-  -- the command line blank or another's for all of it.
-  local current = nil
+  -- The step under way, said again every second while it lasts with the
+  -- time it has taken and its progress ("building with Go 1.24 … 1:30,
+  -- 87 packages"): a build can take minutes on a loaded machine,
+  -- and what else Neovim says meanwhile (vim.pack's own messages as it
+  -- installs the plugin that runs this) would leave the command line
+  -- blank or another's for all of it.
+  local current, since, progress = nil, nil, nil
   local function show(what, keep)
+    local took = ""
+    if since then
+      local secs = math.floor((uv.now() - since) / 1000)
+      took = string.format(" %d:%02d", math.floor(secs / 60), secs % 60) .. (progress and (", " .. progress) or "")
+    end
     -- one line: a longer message stops at Neovim's "Press ENTER" right
-    -- here, and the install with it
-    vim.api.nvim_echo({ { "(agentrun) " .. util.fit(what, math.max(util.room(), 20)) } }, keep, {})
+    -- here, and the install with it; the time and progress in sight, the
+    -- step without its estimate (the time shows now), cut before them
+    local room = util.room() - #took
+    if took ~= "" and util.width(what) > room then
+      what = what:gsub(" %b()", "")
+    end
+    vim.api.nvim_echo({ { "(agentrun) " .. util.fit(what, math.max(room, 20)) .. took } }, keep, {})
   end
   local timer = uv.new_timer()
   local function stop()
@@ -421,12 +463,15 @@ function M.command(arg)
     end
   end))
   local co = coroutine.create(function()
-    local ok, msg = M.run(arg, function(what)
-      if util.builtin_notify() then
+    local ok, msg = M.run(arg, function(what, step_progress)
+      if step_progress then
+        progress = step_progress -- said with the time, next second
+      elseif util.builtin_notify() then
         -- Neovim's own: kept in :messages, each step in its own tick
         -- (two at once would stop at "Press ENTER", the install too)
-        current = what
+        current, since, progress = what, nil, nil
         show(what, true)
+        since = uv.now()
       else
         util.notify(what, vim.log.levels.INFO)
       end
