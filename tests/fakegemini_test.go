@@ -24,8 +24,8 @@ type fakeGemini struct {
 	command string
 
 	mu       sync.Mutex
-	requests []string // "POST /v1beta/models/M:method tools=[...]" for the failure log
-	models   []string // the model of each streamGenerateContent, in order
+	requests []string   // "POST /v1beta/models/M:method tools=[...]" for the failure log
+	models   []string   // the model of each streamGenerateContent, in order
 	offered  [][]string // the tools each streamGenerateContent offered the model, in order
 }
 
