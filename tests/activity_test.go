@@ -110,11 +110,13 @@ func TestScreenDevServerPort(t *testing.T) {
 	s.keys("T")
 	s.waitShows(5*time.Second, "term-1 is yours now")
 	s.keys(":AgentTerminals", "Enter", "R")
-	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 · run 2 · running · yours :%d", port)) // the second run of term-1
+	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 · run 2 of term-1 · running · yours :%d", port)) // the second run of term-1
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
-	sc := s.waitShows(5*time.Second, "term-2")
-	if !strings.Contains(sc, "signal SIGTERM") {
-		t.Errorf("the old server did not end by the restart:\n%s", sc)
+	s.waitShows(5*time.Second, "(run 2)") // in term-1's row, under its name
+	var how string
+	s.luaValue(`vim.tbl_filter(function(t) return t.id == "term-1" end, require("agentrun").status().terminals)[1].how`, &how)
+	if how != "signal SIGTERM" {
+		t.Errorf("the old server did not end by the restart: %q", how)
 	}
 }
 
@@ -293,11 +295,11 @@ func TestScreenRerunInPlace(t *testing.T) {
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "echo serving; sleep 300  ")
 	s.keys("/sleep 300", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · run 2", "serving")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · run 2 of term-2", "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "sleep 300 (run 2)")
 	s.keys("/sleep 300", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-4 · run 3", "serving")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4 · run 3 of term-2", "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(10*time.Second, "sleep 300 (run 3)")
 	var list string

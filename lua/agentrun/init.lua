@@ -305,7 +305,7 @@ function M.quickfix(id)
   end
   local t
   if id then
-    t = state.terminals[id]
+    t = state.terminals[state.newest_run(id)] -- (R ran it again: its newest run)
   else
     t = state.terminal_for_buf(vim.api.nvim_get_current_buf())
     t = t or state.terminals[state.terminal_order[#state.terminal_order] or ""]
@@ -326,7 +326,7 @@ function M.type_into(id)
   end
   local t
   if id then
-    t = state.terminals[id]
+    t = state.terminals[state.newest_run(id)] -- (R ran it again: its newest run)
     if not t or t.remote then
       warn(state.unknown_text(id))
       return false
@@ -356,13 +356,15 @@ function M.open_terminal(id)
   if cmdwin_refuses("open_terminal()") then
     return
   end
-  require("agentrun.ui.term").open(id, { focus = true })
+  -- (R ran it again: its newest run, as the list shows it)
+  require("agentrun.ui.term").open(type(id) == "string" and state.newest_run(id) or id, { focus = true })
 end
 
 -- input(id, text) types text into a terminal's pty (the AHP
 -- terminal/input). Refused for a terminal a session holds: take it over
 -- first. (Keystrokes in a terminal split always reach the process.)
 function M.input(id, text)
+  id = type(id) == "string" and state.newest_run(id) or id -- (R ran it again: its newest run)
   local t = type(id) == "string" and state.terminals[id] or nil
   if not t or t.display_only then
     warn(string.format("terminal %q takes no input", tostring(id)))

@@ -69,7 +69,23 @@ function M.describe_terminal(t, from)
   -- takes, runs: the how many-th run), :AgentShell, an agent's sign-in
   d.origin = t.origin or (not t.remote and "agent") or nil
   d.runs, d.rerun_of = t.runs, t.row_of
+  -- R ran it again: its newer run's id (every command takes this id for it)
+  d.rerun_as = t.rerun_as
   return d
+end
+
+-- newest_run returns the id of terminal id's newest run: R ran a command
+-- again under a new id, which takes its row in the list; the chat's line
+-- of the first run opens the newest (else id itself).
+function M.newest_run(id)
+  local t = M.terminals[id]
+  local seen = {}
+  while t and t.rerun_as and not seen[t.rerun_as] do
+    seen[t.rerun_as] = true
+    id = t.rerun_as
+    t = M.terminals[id]
+  end
+  return id
 end
 
 -- session returns the session by key (or the current one when key is nil).

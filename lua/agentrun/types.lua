@@ -153,6 +153,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field origin? "agent"|"shell"|"sign_in"|"rerun" how it was started (nil: another host's)
 ---@field runs? integer the how many-th run (R ran it again)
 ---@field rerun_of? string the id of its first run, whose row it takes (R)
+---@field rerun_as? string R ran it again: the id of its newer run (the list shows that one in this row)
 
 ---@class agentrun.Session one session of status().sessions
 ---@field key integer the plugin's own key: what the functions take

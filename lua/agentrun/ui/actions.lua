@@ -307,6 +307,10 @@ function M.terminal(id)
       end
     end
   end
+  if known and known.rerun_as then
+    -- R ran it again: the list shows its newest run under this name
+    return state.terminals[state.newest_run(id)] or known
+  end
   if known then
     return known
   end

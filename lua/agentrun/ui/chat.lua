@@ -959,7 +959,8 @@ function Chat:open_at_cursor()
     id = select(2, next(b.actions)) -- any of them
   end
   if id then
-    require("agentrun.ui.term").open(id, { focus = true })
+    -- R ran it again: its newest run, as the list shows it
+    require("agentrun.ui.term").open(require("agentrun.state").newest_run(id), { focus = true })
   end
 end
 

@@ -38,9 +38,11 @@ function M.changed(t)
   for _, w in ipairs(t and t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
     window.set_statusline(w)
   end
-  local chat = t and M.chat_of(t)
+  -- a rerun (R) is said on its first run's line in the chat
+  local first = t and t.row_of and state.terminals[t.row_of] or t
+  local chat = first and M.chat_of(first)
   if chat then
-    chat:terminal_changed(t.id)
+    chat:terminal_changed(first.id)
   end
   for _, fn in ipairs(M.on_change) do
     fn()

@@ -96,6 +96,15 @@ local function age(ms)
   return math.floor(s / 3600) .. "h"
 end
 
+-- short_id is id without its "@site" (another machine's, under the line
+-- naming it).
+local function short_id(id, site)
+  if site and id:sub(-#site - 1) == "@" .. site then
+    return id:sub(1, #id - #site - 1)
+  end
+  return id
+end
+
 -- fields are one row's columns: id, state, holder, age, the command, then
 -- its last line (free width, last).
 local function fields(t, with_session, with_ports, site)
@@ -104,13 +113,18 @@ local function fields(t, with_session, with_ports, site)
     name = t.title .. " (" .. name .. ")"
   end
   local lt = require("agentrun.state").terminals[t.id]
+  local id = t.id
   if lt and lt.runs then
-    name = name .. " (run " .. lt.runs .. ")" -- R ran it again
+    -- R ran it again: the row keeps the name the user knows it by (its
+    -- first run's id, which every command takes for its newest run), in
+    -- its place, with the number of runs
+    id = lt.row_of or t.id
+    name = name .. " (run " .. lt.runs .. ")"
   end
   local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
   -- another machine's id without its "@site": the line above its rows
   -- says the machine (at 80 columns the command keeps its room)
-  local id = site and t.id:sub(1, #t.id - #site - 1) or t.id
+  id = short_id(id, site)
   local row = { id, status_text(t), holder(t), age(t.age_ms), name, "│ " .. last }
   if with_ports then
     table.insert(row, 3, require("agentrun.ui.activity").ports_text(t))
@@ -131,6 +145,12 @@ local function session_label(t)
   -- agents repeat them
   local state = require("agentrun.state")
   local lt = state.terminals[t.id]
+  if lt and lt.row_of and state.terminals[lt.row_of] then
+    -- R ran it again: its row stays in the session it came from (its
+    -- holder says it is yours now); a rerun alone adds no SESSION column
+    lt = state.terminals[lt.row_of]
+    t = { id = lt.id, key = lt.session, user = lt.user }
+  end
   local key = t.key or (lt and lt.session)
   local s = key and state.sessions[key]
   if not s then

@@ -56,7 +56,10 @@ end
 -- (the chat shows such a line from its start on 0.7).
 local function terminal_line(id)
   local state = require("agentrun.state")
-  local t = state.terminals[id]
+  -- R ran it again: the line says the newest run, which <CR> opens (as
+  -- the list shows it, in its first run's row)
+  local newest = state.newest_run(id)
+  local t = state.terminals[newest]
   local gone = not t and state.disposed[id]
   local what = t and t.command or gone and gone.command or id
   local st = gone and gone.was or "running"
@@ -68,6 +71,9 @@ local function terminal_line(id)
     elseif t.user then
       st = "running, yours" -- taken over: the agent's tool call may have ended
     end
+  end
+  if t and t.runs and newest ~= id then
+    st = string.format("run %d · %s", t.runs, st) -- (as its split says it)
   end
   return string.format("  ▸ terminal %s · %s: %s (%s opens it)", id, st, what, config.get().keymaps.open or "open")
 end

@@ -592,12 +592,13 @@ local function holder_word(t)
 end
 
 -- status_words says how terminal t stands, for its split's status line:
--- "run 2" (R ran it again), then "running · agent's", "waiting for
+-- "run 2 of term-3" (R ran it again), then "running · agent's", "waiting for
 -- input · yours", "exit 1" or "signal SIGTERM", then its ports.
 function M.status_words(t)
   local words = {}
   if t.runs then
-    table.insert(words, "run " .. tostring(t.runs)) -- R ran it again
+    -- R ran it again: its run, and the name the list shows it by
+    table.insert(words, "run " .. tostring(t.runs) .. (t.row_of and t.row_of ~= t.id and (" of " .. t.row_of) or ""))
   end
   if t.state == "running" then
     table.insert(words, t.waiting and "waiting for input" or "running")

@@ -1,0 +1,70 @@
+package tests
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScreenRerunKeepsItsName: R on an agent's command that failed runs
+// it again in its row, under the name the user knows it by: the list
+// stays in order (term-1, term-2 (run 2), term-3), grows no SESSION
+// column, the chat's line of the command says the new run and <CR> on it
+// opens that run, status() says which run it is and whose row it takes,
+// and :AgentQuickfix term-2 reads the newest run. (The row read term-4
+// between term-1 and term-3, a SESSION column appeared, and the chat's
+// link opened the old output the list no longer showed.)
+func TestScreenRerunKeepsItsName(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo one")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · exit 0")
+	s.prompt("sh -c 'echo failing; exit 1'")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · exit 1")
+	s.prompt("echo three")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · exit 0")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "│ three")
+	s.keys("/failing", "Enter", "R")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-4 · run 2 of term-2 · exit 1")
+	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
+	sc := s.waitShows(5*time.Second, "(run 2)", "│ three")
+	rows := regexp.MustCompile(`(?m)^(term-\d+) .*$`).FindAllStringSubmatch(sc, -1)
+	var order []string
+	for _, r := range rows {
+		order = append(order, r[1])
+	}
+	if strings.Join(order, " ") != "term-1 term-2 term-3" {
+		t.Errorf("the list's rows are %v, want term-1 term-2 term-3 (the rerun in its row, by its name):\n%s", order, sc)
+	}
+	if !regexp.MustCompile(`(?m)^term-2 +exit 1 +you .*\(run 2\)`).MatchString(sc) {
+		t.Errorf("term-2's row does not say run 2, exit 1, yours:\n%s", sc)
+	}
+	if strings.Contains(sc, "SESSION") {
+		t.Errorf("a rerun alone made a SESSION column:\n%s", sc)
+	}
+	var st []map[string]any
+	s.luaValue(`vim.tbl_map(function(t) return { id = t.id, runs = t.runs or 0, rerun_of = t.rerun_of or "", rerun_as = t.rerun_as or "" } end, require("agentrun").status().terminals)`, &st)
+	byID := map[string]map[string]any{}
+	for _, x := range st {
+		byID[x["id"].(string)] = x
+	}
+	if x := byID["term-4"]; x == nil || x["runs"] != float64(2) || x["rerun_of"] != "term-2" || byID["term-2"]["rerun_as"] != "term-4" {
+		t.Errorf("status() does not say term-4 is run 2 of term-2: %v", st)
+	}
+	// the chat's line of the command says its newest run; <CR> opens it
+	chat := s.chatText()
+	if !strings.Contains(chat, "▸ terminal term-2 · run 2 · exit 1: sh -c 'echo failing; exit 1'") {
+		t.Errorf("the chat's line of term-2 does not say its rerun:\n%s", chat)
+	}
+	s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.buf))", "Enter")
+	s.keys("G", "?▸ terminal term-2", "Enter", "Enter")
+	s.waitShows(5*time.Second, "agentrun://terminal/term-4 · run 2 of term-2")
+	var cur string
+	s.luaValue(`vim.fn.bufname()`, &cur)
+	if cur != "agentrun://terminal/term-4" {
+		t.Errorf("<CR> on the chat's line opened %q, want the newest run's split", cur)
+	}
+}
