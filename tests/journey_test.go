@@ -532,7 +532,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	// A d alone (or the second one later than 'timeoutlen') is no E21 but
 	// says what dd does.
 	b.keys(":AgentTerminals", "Enter", "/"+others["tack"], "Enter", "d")
-	sc = b.waitShows(5*time.Second, "(agentrun) the list is not edited; dd dispose (typed quickly)")
+	sc = b.waitShows(5*time.Second, "(agentrun) the list is not edited; dd wipe (typed quickly)")
 	if strings.Contains(sc, "E21") {
 		t.Errorf("d on a row of the list:\n%s", sc)
 	}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -66,5 +68,22 @@ func TestScreenRerunKeepsItsName(t *testing.T) {
 	s.luaValue(`vim.fn.bufname()`, &cur)
 	if cur != "agentrun://terminal/term-4" {
 		t.Errorf("<CR> on the chat's line opened %q, want the newest run's split", cur)
+	}
+}
+
+// TestReadmeSaysTheListsKeysAsShown: the README's picture of the terminal
+// list names its keys in the words the list shows (it said "T take over
+// · dd dispose · Q quickfix · gx browse", the screen "T take · dd wipe ·
+// Q qf · gx web"): both come from the action table.
+func TestReadmeSaysTheListsKeysAsShown(t *testing.T) {
+	e := startEditor(t, "")
+	var hint string
+	e.lua(`return require("agentrun.ui.actions").hint("list", 100, "agentrun terminals — ")`, &hint)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "\n"+hint+"\n") {
+		t.Errorf("README.md does not show the list's key line as a 100-column screen shows it:\n%s", hint)
 	}
 }

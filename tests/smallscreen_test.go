@@ -50,7 +50,7 @@ func TestTerminalListInANarrowWindow(t *testing.T) {
 	s.prompt("echo the-second-command-output")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
 	s.keys("Escape", ":AgentTerminals", "Enter")
-	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE", "│ the-first-command-out", "│ the-second-command-out")
+	sc := s.waitShows(5*time.Second, "<CR> open", "│ LAST LINE", "│ the-first-command-out", "│ the-second-command-out")
 	if strings.Contains(sc, "│ LA ") || strings.HasSuffix(strings.TrimSpace(sc), "│ LA") {
 		t.Errorf("the LAST LINE column is cut:\n%s", sc)
 	}
@@ -72,7 +72,7 @@ func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
 	s.prompt("echo from-queue-and-more")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-3")
 	s.keys("Escape", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE", "demo 1", "│ the-other-command-out", "│ from-queue-and-more")
+	s.waitShows(5*time.Second, "<CR> open", "│ LAST LINE", "demo 1", "│ the-other-command-out", "│ from-queue-and-more")
 }
 
 // TestTerminalListAt80KeepsHowTheyEnded: at 80 columns, with a SESSION

@@ -71,7 +71,9 @@ end
 -- terminal (an agent-owned one cancels the turn instead). `api` makes the
 -- action a function of the public API, require("agentrun")[name](id, ...),
 -- on terminal id (or the current one); `label` is what it is called in a
--- sentence ("no running terminal to take over").
+-- sentence ("no running terminal to take over"); `word` is what the key
+-- hint lines call it, on the screen and in the docs (the name when not
+-- given).
 M.actions = {
   {
     name = "open",
@@ -116,6 +118,7 @@ M.actions = {
   },
   {
     name = "takeover",
+    word = "take",
     api = true,
     label = "take over",
     desc = "take the terminal over from the agent",
@@ -164,6 +167,7 @@ M.actions = {
   },
   {
     name = "dispose",
+    word = "wipe",
     desc = "dispose of the terminal (kill, release, wipe its buffer)",
     where = { list = true },
     condition = always,
@@ -191,6 +195,7 @@ M.actions = {
   },
   {
     name = "quickfix",
+    word = "qf",
     desc = "load the failures it printed into the quickfix list",
     where = { split = true, list = true },
     condition = always,
@@ -225,6 +230,7 @@ M.actions = {
   },
   {
     name = "browse",
+    word = "web",
     desc = "open the port it listens on (http://localhost:PORT)",
     where = { split = true, list = true },
     condition = function(t)
@@ -272,6 +278,12 @@ M.actions = {
 local by_name = {}
 for _, a in ipairs(M.actions) do
   by_name[a.name] = a
+end
+
+-- word is what the key hints call action a: one set of words, in every
+-- width (the README and :help say them so).
+local function word(a)
+  return a.word or a.name
 end
 
 local function desc_of(a, t)
@@ -438,7 +450,7 @@ function M.map_prefixes(buf, where)
       -- (only a key that starts an edit: g of gx starts gg, a motion)
       if #key > 1 and key:sub(1, 1) ~= "<" and edit_starts[key:sub(1, 1)] then
         prefixes[key:sub(1, 1)] = prefixes[key:sub(1, 1)] or {}
-        table.insert(prefixes[key:sub(1, 1)], key .. " " .. (a.label or a.name))
+        table.insert(prefixes[key:sub(1, 1)], key .. " " .. word(a))
       end
     end
   end
@@ -469,32 +481,49 @@ table.insert(term.on_buffer, function(t)
   end, "agentrun: open the file:line under the cursor in the editor window")
 end)
 
--- hint is the line that lists the keys of `where`'s actions.
--- short are the words of the keys' hint where the whole does not fit.
-local short = { takeover = "take", dispose = "wipe", quickfix = "qf", browse = "web" }
+-- keep says which keys a hint keeps longest when the window is too
+-- narrow for every key: the most useful last to go.
+local keep = { open = 8, close = 7, rerun = 6, kill = 5, takeover = 4, dispose = 3, quickfix = 2, browse = 1, interrupt = 6 }
 
 -- hint names the keys of `where` ("list", "split") after title, in width
--- columns when it is given: in fewer words when the whole does not fit
--- (the window cuts what still does not).
+-- columns when it is given: with " · " between them where that fits,
+-- else spaces, then without the title, then without the keys least
+-- needed (the window never cuts a key in two).
 function M.hint(where, width, title)
   title = title or ""
   local km = config.get().keymaps
-  local function build(words, sep)
+  local shown = {}
+  for _, a in ipairs(M.actions) do
+    if a.where[where] and km[a.name] then
+      table.insert(shown, a)
+    end
+  end
+  local function build(list, sep)
     local parts = {}
-    for _, a in ipairs(M.actions) do
-      if a.where[where] and km[a.name] then
-        table.insert(parts, km[a.name] .. " " .. (words and words[a.name] or a.label or a.name))
-      end
+    for _, a in ipairs(list) do
+      table.insert(parts, km[a.name] .. " " .. word(a))
     end
     return table.concat(parts, sep)
   end
-  local tries = { title .. build(nil, " · "), title .. build(short, " · "), title .. build(short, " ") }
-  for _, h in ipairs(tries) do
-    if not width or vim.fn.strdisplaywidth(h) <= width then
+  local function fits(h)
+    return not width or vim.fn.strdisplaywidth(h) <= width
+  end
+  for _, h in ipairs({ title .. build(shown, " · "), title .. build(shown, " ") }) do
+    if fits(h) then
       return h
     end
   end
-  return tries[#tries]
+  local list = vim.list_extend({}, shown)
+  while #list > 1 and not fits(build(list, " ")) do
+    local least = 1
+    for i, a in ipairs(list) do
+      if (keep[a.name] or 0) < (keep[list[least].name] or 0) then
+        least = i
+      end
+    end
+    table.remove(list, least)
+  end
+  return build(list, " ")
 end
 
 return M
