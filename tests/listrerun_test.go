@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,5 +86,48 @@ func TestReadmeSaysTheListsKeysAsShown(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "\n"+hint+"\n") {
 		t.Errorf("README.md does not show the list's key line as a 100-column screen shows it:\n%s", hint)
+	}
+}
+
+// TestScreenTerminalListKeepsItsHeaders: the terminal list longer than its
+// window keeps its key line and column headers in sight at 80×24 with a
+// command's split opened under it, at 60×15 and at 100×30; the split and
+// the list leave the chat a usable height; the list grows back with the
+// screen; at 60 columns the key line names every key whole. (The split
+// took a third of the screen besides the list's and left the chat 2 rows,
+// the headers scrolled away, the list stayed 3 rows high once the screen
+// grew again, and 60 columns cut the keys to "…Q qf R".)
+func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
+	s := startScreen(t, 80, 24, sizesLua)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	for i := 1; i <= 5; i++ {
+		s.prompt(fmt.Sprintf("echo out-%d", i))
+		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d · exit 0", i))
+	}
+	s.keys("Escape", ":lua vim.api.nvim_win_close(vim.fn.bufwinid('agentrun://terminal/term-5'), true)", "Enter")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "│ out-5")
+	s.keys("C-w", "p", "i")
+	s.prompt("sleep 300")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-6 · running")
+	headers := regexp.MustCompile(`(?m)^(agentrun terminals — )?<CR> open.*\n(ID +STATE .*)\n`)
+	s.keys("Escape", ":AgentTerminals", "Enter", "G")
+	sc := s.waitFor("the list's headers above its last row at 80×24", 5*time.Second, func(sc string) bool {
+		return headers.MatchString(sc) && strings.Contains(sc, "term-6  running")
+	})
+	if got := s.sizes(); got["chat"] < 6 || got["list"] < 3 || got["term"] < 2 {
+		t.Errorf("at 80×24 the list is %d rows, the split %d, the chat %d (want 6 at least):\n%s", got["list"], got["term"], got["chat"], sc)
+	}
+	s.tmux("resize-window", "-t", "0", "-x", "60", "-y", "15")
+	s.waitFor("the list's headers and a row at 60×15", 5*time.Second, func(sc string) bool {
+		return headers.MatchString(sc) && strings.Contains(sc, "<CR> open X kill T take dd wipe Q qf R rerun gx web q close") && regexp.MustCompile(`(?m)^term-\d `).MatchString(sc)
+	})
+	s.tmux("resize-window", "-t", "0", "-x", "100", "-y", "30")
+	sc = s.waitFor("the list to grow back at 100×30", 5*time.Second, func(sc string) bool {
+		return strings.Contains(sc, "agentrun terminals — <CR> open · X kill") && strings.Contains(sc, "term-1 ") && strings.Contains(sc, "term-6 ")
+	})
+	if !headers.MatchString(sc) {
+		t.Errorf("at 100×30 the headers are not in sight:\n%s", sc)
 	}
 }

@@ -344,6 +344,65 @@ local function layout(rows, width)
   return lines, ranges
 end
 
+-- head is the float that keeps the list's key line and column headers in
+-- sight over its rows when they are scrolled (a list longer than its
+-- window): a plain buffer scrolls its first lines away, and 0.7.2 has no
+-- 'winbar'.
+local head = { buf = nil, win = nil }
+
+local function close_head()
+  if head.win and api.nvim_win_is_valid(head.win) then
+    pcall(api.nvim_win_close, head.win, true)
+  end
+  head.win = nil
+end
+
+-- pin keeps the list's first lines (its keys, its column headers) in
+-- sight in list window w: at the top, or, when its rows are scrolled, in
+-- a float over the top of the window, the cursor's row kept below it.
+local function pin(w)
+  if not (w and api.nvim_win_is_valid(w) and buf and api.nvim_win_get_buf(w) == buf) then
+    close_head()
+    return
+  end
+  local rows = math.min(2, api.nvim_win_get_height(w) - 1, api.nvim_buf_line_count(buf))
+  local top = api.nvim_win_call(w, vim.fn.winsaveview).topline
+  local cur = api.nvim_win_get_cursor(w)[1]
+  if top > 1 and rows >= 1 and cur < top + rows then
+    -- the cursor's row would be under the headers: scroll it below them
+    top = math.max(1, cur - rows)
+    api.nvim_win_call(w, function()
+      vim.fn.winrestview({ topline = top })
+    end)
+  end
+  if top <= 1 or rows < 1 then
+    close_head()
+    return
+  end
+  if not (head.buf and api.nvim_buf_is_valid(head.buf)) then
+    head.buf = api.nvim_create_buf(false, true)
+    vim.bo[head.buf].bufhidden = "hide"
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, rows, false)
+  if table.concat(api.nvim_buf_get_lines(head.buf, 0, -1, false), "\n") ~= table.concat(lines, "\n") then
+    api.nvim_buf_set_lines(head.buf, 0, -1, false, lines)
+    api.nvim_buf_clear_namespace(head.buf, ns, 0, -1)
+    compat.highlight(head.buf, ns, "AgentRunHeader", 0, 0, -1)
+    if rows > 1 then
+      compat.highlight(head.buf, ns, "AgentRunHint", 1, 0, -1)
+    end
+  end
+  local cfg = { relative = "win", win = w, row = 0, col = 0, width = api.nvim_win_get_width(w), height = rows, focusable = false }
+  if head.win and api.nvim_win_is_valid(head.win) then
+    api.nvim_win_set_config(head.win, cfg)
+  else
+    cfg.style, cfg.noautocmd = "minimal", true
+    head.win = api.nvim_open_win(head.buf, false, cfg)
+    vim.wo[head.win].winhighlight = "NormalFloat:Normal"
+    vim.wo[head.win].wrap = false
+  end
+end
+
 -- hint is the list's first line: the keys, each named, in the width
 -- of the list's window (at 80 columns without the title).
 local function hint(width)
@@ -519,6 +578,9 @@ local function render()
   elseif w ~= -1 and api.nvim_win_get_cursor(w)[1] > 1 then
     M._to_row(w) -- it was on the empty line, now the header: a terminal's row
   end
+  if w ~= -1 then
+    pin(w)
+  end
 end
 
 -- _to_row puts list window w's cursor on a terminal's row, the title and
@@ -553,6 +615,7 @@ function M._to_row(w)
     pcall(api.nvim_win_set_cursor, w, { row, 0 })
     vim.fn.winrestview({ topline = math.max(1, row - h + 1) })
   end)
+  pin(w)
 end
 
 local function visible()
@@ -599,6 +662,28 @@ local function create()
   vim.bo[buf].bufhidden = "hide"
   require("agentrun.ui.actions").map(buf, "list", under_cursor)
   require("agentrun.ui.actions").map_prefixes(buf, "list")
+  local group = api.nvim_create_augroup("agentrun_terminal_list", { clear = true })
+  local events = { "WinScrolled", "VimResized" }
+  if vim.fn.exists("##WinResized") == 1 then
+    table.insert(events, "WinResized")
+  end
+  api.nvim_create_autocmd(events, {
+    group = group,
+    desc = "agentrun: the terminal list keeps its key line and column headers in sight",
+    callback = function()
+      if buf and api.nvim_buf_is_valid(buf) then
+        pin(vim.fn.bufwinid(buf))
+      end
+    end,
+  })
+  api.nvim_create_autocmd("CursorMoved", {
+    group = group,
+    buffer = buf,
+    desc = "agentrun: the cursor's row in the terminal list stays below its headers",
+    callback = function()
+      pin(api.nvim_get_current_win())
+    end,
+  })
 end
 
 -- open shows the list (refreshing it) and enters it.
@@ -625,31 +710,30 @@ function M.open()
   render()
   -- Tall enough for the key hint, the column headers and the terminals
   -- (up to 12 rows, and a third of the screen: the chat and the code keep
-  -- theirs), also when the terminal split above keeps its height
-  -- ('winfixheight'): the split then gives the rows, down to 3, and gets
-  -- them back when the list closes.
-  local third = math.floor((vim.o.lines - vim.o.cmdheight) / 3)
-  local want = math.min(12, math.max(3, api.nvim_buf_line_count(buf) + 1), math.max(3, third))
-  local short = want - api.nvim_win_get_height(w)
+  -- theirs); with a terminal split below too, the two share half the
+  -- screen (ui/window.lua's share_bottom): the split gives the rows, and
+  -- gets them back when the list closes.
+  local window = require("agentrun.ui.window")
+  local before = {}
   for _, tw in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, tw, "agentrun_terminal_window")
-    if short > 0 and ok and tag == "below" then
-      -- the rows come from the terminal split first (down to 3): the
-      -- chat and the code above keep theirs
-      local before = api.nvim_win_get_height(tw)
-      pcall(api.nvim_win_set_height, tw, math.max(3, before - short))
-      if before > api.nvim_win_get_height(tw) then
-        gave[tw] = gave[tw] or before
-      end
+    if ok and tag == "below" then
+      before[tw] = api.nvim_win_get_height(tw)
     end
   end
-  api.nvim_win_set_height(w, want)
+  window.share_bottom()
+  for tw, h in pairs(before) do
+    if api.nvim_win_get_height(tw) < h then
+      gave[tw] = gave[tw] or h
+    end
+  end
   if fresh then
     api.nvim_create_autocmd("WinClosed", {
       pattern = tostring(w),
       once = true,
       desc = "agentrun: the splits that gave the terminal list rows get them back",
       callback = function()
+        close_head()
         local back = gave
         gave = {}
         vim.schedule(function()
@@ -658,6 +742,7 @@ function M.open()
               pcall(api.nvim_win_set_height, tw, h)
             end
           end
+          require("agentrun.ui.window").keep_prompts() -- (the rows came from its column)
         end)
       end,
     })

@@ -126,6 +126,65 @@ function M.split_height()
   return math.min((config.terminal_size("below")), math.max(3, third))
 end
 
+-- list_height is the height the terminal list (:AgentTerminals) wants
+-- for its n lines: its key line, column headers and terminals, up to 12
+-- rows and a third of the screen (never less than 3).
+function M.list_height(n)
+  local third = math.floor((vim.o.lines - vim.o.cmdheight) / 3)
+  return math.min(12, math.max(3, n + 1), math.max(3, third))
+end
+
+-- bottom_rows is what the terminal list and a terminal split below share
+-- when both are shown: half the screen's rows less their status lines
+-- (5 at least), so that the chat and the code above keep the rest.
+function M.bottom_rows()
+  return math.max(5, math.floor((vim.o.lines - vim.o.cmdheight) / 2) - 2)
+end
+
+-- list_win returns the window of this tab page showing the terminal list.
+local function list_win()
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://terminals$") then
+      return w
+    end
+  end
+end
+
+-- share_bottom gives the terminal list of this tab page its height (what
+-- list_height says for its lines), and, with a terminal split below too,
+-- shares bottom_rows between them: the list first (the split keeps 2
+-- rows at least), the split the rest up to its own height. Without it a
+-- split opened under the list took a third of the screen besides the
+-- list's, and the chat beside the code was left one row; a list made
+-- small by a small screen stayed small when it grew.
+function M.share_bottom()
+  local list = list_win()
+  if not list or not M.has_rows_neighbour(list) then
+    return
+  end
+  local want = M.list_height(api.nvim_buf_line_count(api.nvim_win_get_buf(list)))
+  local splits = {}
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag == "below" and M.has_rows_neighbour(w) then
+      table.insert(splits, w)
+    end
+  end
+  if #splits > 0 then
+    local budget = M.bottom_rows()
+    want = math.max(3, math.min(want, budget - 2))
+    local rest = math.max(2, math.min(M.split_height(), budget - want))
+    for _, w in ipairs(splits) do
+      if api.nvim_win_get_height(w) ~= rest then
+        pcall(api.nvim_win_set_height, w, rest)
+      end
+    end
+  end
+  if api.nvim_win_get_height(list) ~= want then
+    pcall(api.nvim_win_set_height, list, want)
+  end
+end
+
 -- chat_beside returns the chat window of this tab page when it stands
 -- beside the code (chat.position "right" or "left").
 local function chat_beside()
@@ -221,6 +280,7 @@ function M.fit()
       pcall(api.nvim_win_set_width, w, M.right_width()) -- once the chat has its width
     end
   end
+  M.share_bottom() -- the list grows back with the screen
   M.keep_prompts()
   M.place_floats()
 end
@@ -679,6 +739,9 @@ function M.place(buf, position)
     vim.wo[w].winfixheight = true
   end
   api.nvim_win_set_var(w, "agentrun_terminal_window", position)
+  if position == "below" then
+    M.share_bottom() -- under the terminal list: the two share their rows
+  end
   M.set_statusline(w)
   M.keep_prompts()
   require("agentrun.util").set_win_opts(w)
