@@ -671,8 +671,13 @@ local function create()
     group = group,
     desc = "agentrun: the terminal list keeps its key line and column headers in sight",
     callback = function()
-      if buf and api.nvim_buf_is_valid(buf) then
-        pin(vim.fn.bufwinid(buf))
+      -- (every scroll of every window, a flooding split's too: only a
+      -- change of the list's view is looked at)
+      local w = buf and api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) or -1
+      local view = w ~= -1 and table.concat({ w, vim.fn.line("w0", w), api.nvim_win_get_height(w), api.nvim_win_get_width(w) }, ":") or nil
+      if view ~= head.view then
+        head.view = view
+        pin(w)
       end
     end,
   })
