@@ -15,7 +15,7 @@ import (
 // stays in order (term-1, term-2 (run 2), term-3), grows no SESSION
 // column, the chat's line of the command says the new run and <CR> on it
 // opens that run, status() says which run it is and whose row it takes,
-// and :AgentQuickfix term-2 reads the newest run. (The row read term-4
+// and a command given term-2 acts on its newest run. (The row read term-4
 // between term-1 and term-3, a SESSION column appeared, and the chat's
 // link opened the old output the list no longer showed.)
 func TestScreenRerunKeepsItsName(t *testing.T) {
@@ -70,6 +70,8 @@ func TestScreenRerunKeepsItsName(t *testing.T) {
 	if cur != "agentrun://terminal/term-4" {
 		t.Errorf("<CR> on the chat's line opened %q, want the newest run's split", cur)
 	}
+	s.keys(":AgentType term-2", "Enter")
+	s.waitShows(5*time.Second, "term-4 takes no input (it is not running)")
 }
 
 // TestReadmeSaysTheListsKeysAsShown: the README's picture of the terminal
