@@ -98,7 +98,8 @@ func TestReadmeSaysTheListsKeysAsShown(t *testing.T) {
 // screen; at 60 columns the key line names every key whole. (The split
 // took a third of the screen besides the list's and left the chat 2 rows,
 // the headers scrolled away, the list stayed 3 rows high once the screen
-// grew again, and 60 columns cut the keys to "…Q qf R".)
+// grew again, and 60 columns cut the keys to "…Q qf R".) Once the list
+// closes, the split has its rows back.
 func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
 	s := startScreen(t, 80, 24, sizesLua)
 	s.keys(":AgentRun demo", "Enter")
@@ -131,5 +132,11 @@ func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
 	})
 	if !headers.MatchString(sc) {
 		t.Errorf("at 100×30 the headers are not in sight:\n%s", sc)
+	}
+	// the list closed: the split it shared rows with has them back
+	s.keys("q")
+	s.waitFor("the list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminals") })
+	if got := s.sizes(); got["term"] < 5 || got["prompt"] != 3 {
+		t.Errorf("with the list closed the split is %d rows, the prompt %d: %v", got["term"], got["prompt"], got)
 	}
 }

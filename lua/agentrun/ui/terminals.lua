@@ -22,7 +22,6 @@ local ids = {} -- line (1-based) -> terminal id
 local running_rows = {} -- the lines of running terminals, in order
 local had = false -- the list showed terminals once
 local timer = nil
-local gave = {} -- window -> the height it had before it gave the list rows
 local drawn = nil -- the lines the list's buffer holds (nil: to be drawn)
 
 -- holder says who holds a terminal, from its AHP claim.
@@ -718,20 +717,7 @@ function M.open()
   -- theirs); with a terminal split below too, the two share half the
   -- screen (ui/window.lua's share_bottom): the split gives the rows, and
   -- gets them back when the list closes.
-  local window = require("agentrun.ui.window")
-  local before = {}
-  for _, tw in ipairs(api.nvim_tabpage_list_wins(0)) do
-    local ok, tag = pcall(api.nvim_win_get_var, tw, "agentrun_terminal_window")
-    if ok and tag == "below" then
-      before[tw] = api.nvim_win_get_height(tw)
-    end
-  end
-  window.share_bottom()
-  for tw, h in pairs(before) do
-    if api.nvim_win_get_height(tw) < h then
-      gave[tw] = gave[tw] or h
-    end
-  end
+  require("agentrun.ui.window").share_bottom()
   if fresh then
     api.nvim_create_autocmd("WinClosed", {
       pattern = tostring(w),
@@ -739,16 +725,7 @@ function M.open()
       desc = "agentrun: the splits that gave the terminal list rows get them back",
       callback = function()
         close_head()
-        local back = gave
-        gave = {}
-        vim.schedule(function()
-          for tw, h in pairs(back) do
-            if api.nvim_win_is_valid(tw) and api.nvim_win_get_height(tw) < h then
-              pcall(api.nvim_win_set_height, tw, h)
-            end
-          end
-          require("agentrun.ui.window").keep_prompts() -- (the rows came from its column)
-        end)
+        vim.schedule(require("agentrun.ui.window").give_back)
       end,
     })
   end

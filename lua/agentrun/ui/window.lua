@@ -157,6 +157,8 @@ end
 -- split opened under the list took a third of the screen besides the
 -- list's, and the chat beside the code was left one row; a list made
 -- small by a small screen stayed small when it grew.
+local lent = {} -- split window -> its height before it shared rows with the list
+
 function M.share_bottom()
   local list = list_win()
   if not list or not M.has_rows_neighbour(list) then
@@ -175,7 +177,11 @@ function M.share_bottom()
     want = math.max(3, math.min(want, budget - 2))
     local rest = math.max(2, math.min(M.split_height(), budget - want))
     for _, w in ipairs(splits) do
-      if api.nvim_win_get_height(w) ~= rest then
+      local h = api.nvim_win_get_height(w)
+      if h > rest then
+        lent[w] = lent[w] or h -- back when the list closes (give_back)
+      end
+      if h ~= rest then
         pcall(api.nvim_win_set_height, w, rest)
       end
     end
@@ -183,6 +189,20 @@ function M.share_bottom()
   if api.nvim_win_get_height(list) ~= want then
     pcall(api.nvim_win_set_height, list, want)
   end
+end
+
+-- give_back gives the splits that shared their rows with the terminal
+-- list (share_bottom) their heights back once it closed; the chat's
+-- prompt keeps its own.
+function M.give_back()
+  local back = lent
+  lent = {}
+  for w, h in pairs(back) do
+    if api.nvim_win_is_valid(w) and api.nvim_win_get_height(w) < h then
+      pcall(api.nvim_win_set_height, w, h)
+    end
+  end
+  M.keep_prompts()
 end
 
 -- chat_beside returns the chat window of this tab page when it stands
