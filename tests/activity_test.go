@@ -332,9 +332,9 @@ func TestScreenYourCommandsAsTheAgents(t *testing.T) {
 	if len(n) != 2 || n[0] != 1 || n[1] != 1 {
 		t.Errorf("quickfix items and diagnostics: %v, want 1 and 1", n)
 	}
-	// R: the rerun fails the same way, and says so
+	// R: the rerun fails the same way, and says so under the name the list shows it by
 	s.keys(`C-\`, "C-n", ":messages clear", "Enter", "R")
-	s.waitShows(10*time.Second, "term-2 failed: 1 entry in the quickfix list (:copen) and diagnostics")
+	s.waitShows(10*time.Second, "term-1 (run 2) failed: 1 entry in the quickfix list (:copen) and diagnostics") // named as the list shows it
 	// the same program passing clears them
 	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'echo fine'`, "Enter")
 	s.waitShows(10*time.Second, "fine", exitMarker(0))

@@ -88,6 +88,16 @@ function M.newest_run(id)
   return id
 end
 
+-- name_of is what a notice calls terminal t: its id, or for a command R
+-- ran again the name the list shows it by, with its run ("term-3 (run
+-- 2)": every command takes term-3 for it).
+function M.name_of(t)
+  if t.runs and t.row_of and t.row_of ~= t.id then
+    return string.format("%s (run %d)", t.row_of, t.runs)
+  end
+  return t.id
+end
+
 -- session returns the session by key (or the current one when key is nil).
 function M.session(key)
   return M.sessions[key or M.current or ""]

@@ -271,7 +271,7 @@ function M.on_exit(t)
     M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
     table.insert(where, "diagnostics")
   end
-  local head = string.format("%s failed: %s in %s", t.id, entries(#items), table.concat(where, " and "))
+  local head = string.format("%s failed: %s in %s", require("agentrun.state").name_of(t), entries(#items), table.concat(where, " and "))
   local msg = string.format("%s (%s)", head, name)
   -- in its chat too: typing in the prompt, "-- INSERT --" hides the
   -- message line

@@ -75,7 +75,7 @@ function M.ended_unseen(t, last)
   t.end_noticed = true
   local how = state.how_ended(t) or "ended"
   -- its last line first: a long command line is what gets cut
-  local msg = string.format("%s ended (%s): ", t.id, how)
+  local msg = string.format("%s ended (%s): ", state.name_of(t), how)
   if last and last ~= "" then
     msg = msg .. last .. " — "
   end
