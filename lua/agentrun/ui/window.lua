@@ -135,10 +135,10 @@ function M.list_height(n)
 end
 
 -- bottom_rows is what the terminal list and a terminal split below share
--- when both are shown: half the screen's rows less their status lines
--- (5 at least), so that the chat and the code above keep the rest.
+-- when both are shown: half the screen's rows less a status line (6 at
+-- least), so that the chat and the code above keep the rest.
 function M.bottom_rows()
-  return math.max(5, math.floor((vim.o.lines - vim.o.cmdheight) / 2) - 2)
+  return math.max(6, math.floor((vim.o.lines - vim.o.cmdheight) / 2) - 1)
 end
 
 -- list_win returns the window of this tab page showing the terminal list.
@@ -152,8 +152,8 @@ end
 
 -- share_bottom gives the terminal list of this tab page its height (what
 -- list_height says for its lines), and, with a terminal split below too,
--- shares bottom_rows between them: the list first (the split keeps 2
--- rows at least), the split the rest up to its own height. Without it a
+-- shares bottom_rows between them: the list first (the split keeps 3
+-- rows at least: its last lines), the split the rest up to its own height. Without it a
 -- split opened under the list took a third of the screen besides the
 -- list's, and the chat beside the code was left one row; a list made
 -- small by a small screen stayed small when it grew.
@@ -174,8 +174,8 @@ function M.share_bottom()
   end
   if #splits > 0 then
     local budget = M.bottom_rows()
-    want = math.max(3, math.min(want, budget - 2))
-    local rest = math.max(2, math.min(M.split_height(), budget - want))
+    want = math.max(3, math.min(want, budget - 3))
+    local rest = math.max(3, math.min(M.split_height(), budget - want))
     for _, w in ipairs(splits) do
       local h = api.nvim_win_get_height(w)
       if h > rest then
