@@ -392,18 +392,22 @@ local function pin(w)
     end
   end
   local cfg = { relative = "win", win = w, row = 0, col = 0, width = api.nvim_win_get_width(w), height = rows, focusable = false }
+  -- (pcall: a list window of another tab page takes no float here)
   if head.win and api.nvim_win_is_valid(head.win) then
-    api.nvim_win_set_config(head.win, cfg)
+    pcall(api.nvim_win_set_config, head.win, cfg)
   else
     cfg.style, cfg.noautocmd = "minimal", true
-    head.win = api.nvim_open_win(head.buf, false, cfg)
-    vim.wo[head.win].winhighlight = "NormalFloat:Normal"
-    vim.wo[head.win].wrap = false
+    local ok, hw = pcall(api.nvim_open_win, head.buf, false, cfg)
+    if ok then
+      head.win = hw
+      vim.wo[hw].winhighlight = "NormalFloat:Normal"
+      vim.wo[hw].wrap = false
+    end
   end
 end
 
--- hint is the list's first line: the keys, each named, in the width
--- of the list's window (at 80 columns without the title).
+-- hint is the list's first line: the title and the keys, each named, in
+-- the width of the list's window (the title gives way first).
 local function hint(width)
   return require("agentrun.ui.actions").hint("list", width, "agentrun terminals — ")
 end
