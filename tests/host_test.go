@@ -501,6 +501,14 @@ func TestKilledAttachedTerminalIsNotPicked(t *testing.T) {
 				b.lua(`vim.api.nvim_win_close(vim.fn.bufwinid(...), true)`, nil, buf)
 				a.cmd("AgentKill " + term.ID)
 				a.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGTERM"))
+				// this Neovim hears of the end after its own: until then its
+				// :AgentKill picks the terminal as the newest running one
+				// (and is told it ended), as a user typing that fast would be
+				b.waitFor("this Neovim to know "+name+" ended", 10*time.Second, func() (bool, string) {
+					var st string
+					b.lua(`local t = require("agentrun.state").terminals[...] return t and t.state or "not known"`, &st, name)
+					return st != "running", st
+				})
 			default:
 				if out, err := a.cli(nil, "kill", name).CombinedOutput(); err != nil {
 					t.Fatalf("agentrun kill %s: %v\n%s", name, err, out)
