@@ -496,8 +496,9 @@ func TestRemoteAgentSessionEndedWhileTheLinkWasDown(t *testing.T) {
 	e.cmd("AgentRun " + url + " demo")
 	e.waitFor("the first session said ended there", 20*time.Second, func() (bool, string) {
 		var c string
-		e.lua(`local s = require("agentrun.state").sessions["1@" .. ...]; return table.concat(vim.api.nvim_buf_get_lines(s.chat.buf, 0, -1, false), " ")`, &c, remoteAlias)
-		return strings.Contains(c, "(agentrun) this session ended on "+url+" while the link was down (its agent ended), and its commands with it.") && strings.Contains(c, "· ended"), c
+		// its chat says why, its status line (where the state is said) "· ended"
+		e.lua(`local s = require("agentrun.state").sessions["1@" .. ...]; return table.concat(vim.api.nvim_buf_get_lines(s.chat.buf, 0, -1, false), " ") .. " | " .. s.chat:status()`, &c, remoteAlias)
+		return strings.Contains(c, "(agentrun) this session ended on "+url+" while the link was down (its agent ended), and its commands with it.") && strings.HasSuffix(c, "· ended"), c
 	})
 	var st struct {
 		FirstEnded, FirstLost, SecondEnded, SecondLost bool
