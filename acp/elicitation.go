@@ -93,6 +93,7 @@ func (a *Agent) handleElicitationCreate(ctx context.Context, params json.RawMess
 	}
 	cancelled := ElicitationAnswer{Action: "cancel"}
 	actx := ctx
+	var held *Session
 	if req.SessionID != "" {
 		s, rerr := a.session(ctx, method, acpsdk.SessionId(req.SessionID))
 		if rerr != nil {
@@ -103,7 +104,7 @@ func (a *Agent) handleElicitationCreate(ctx context.Context, params json.RawMess
 			return cancelled, nil
 		}
 		defer release()
-		actx = tctx
+		actx, held = tctx, s
 		// the tool call it is about came just before it: shown first
 		_ = a.updates.flush(actx)
 	} else if req.RequestID == nil {
@@ -111,6 +112,9 @@ func (a *Agent) handleElicitationCreate(ctx context.Context, params json.RawMess
 	}
 	ans, err := a.ed.Elicit(actx, e)
 	if errors.Is(context.Cause(actx), ErrTurnCancelled) {
+		if held != nil {
+			held.refuseCancelled(ctx)
+		}
 		return cancelled, nil
 	}
 	if err != nil {

@@ -86,6 +86,7 @@ func (a *Agent) checkWrite(ctx context.Context, s *Session, path string) *acpsdk
 		err = context.Cause(actx)
 	}
 	if errors.Is(context.Cause(actx), ErrTurnCancelled) {
+		s.refuseCancelled(ctx)
 		return internalError(fmt.Errorf("the user cancelled the turn; %s was not written", path))
 	}
 	var refusal *Refusal

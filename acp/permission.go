@@ -53,6 +53,7 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 	select {
 	case ans := <-ch:
 		if errors.Is(context.Cause(pctx), ErrTurnCancelled) {
+			s.refuseCancelled(ctx)
 			return cancelled, nil
 		}
 		if ans.err != nil {
@@ -71,6 +72,7 @@ func (a *Agent) handleRequestPermission(ctx context.Context, params json.RawMess
 		return ans.resp, nil
 	case <-pctx.Done():
 		if errors.Is(context.Cause(pctx), ErrTurnCancelled) {
+			s.refuseCancelled(ctx)
 			return cancelled, nil
 		}
 		return nil, acpsdk.NewRequestCancelled(map[string]any{"error": context.Cause(pctx).Error()})

@@ -157,6 +157,7 @@ func (a *Agent) approve(ctx context.Context, s *Session, cmd Command) *acpsdk.Re
 		err = context.Cause(actx)
 	}
 	if errors.Is(context.Cause(actx), ErrTurnCancelled) {
+		s.refuseCancelled(ctx)
 		a.audit(AuditRecord{Time: time.Now(), Event: "refused", Command: cmd})
 		return internalError(errors.New("the user cancelled the turn; the command was not run"))
 	}

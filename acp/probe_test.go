@@ -43,7 +43,13 @@ type probeStep struct {
 type probeResult struct {
 	Result json.RawMessage      `json:"result,omitempty"`
 	Error  *acpsdk.RequestError `json:"error,omitempty"`
+	// Cancels counts the session/cancel notifications the agent had read
+	// when this step's answer reached it.
+	Cancels int64 `json:"cancels"`
 }
+
+// probeCancels counts the session/cancel notifications the probe read.
+var probeCancels atomic.Int64
 
 // req builds a request step; params are marshalled to JSON.
 func req(method string, params any) probeStep {
@@ -72,6 +78,7 @@ func runProbe() {
 		case "session/new":
 			return map[string]any{"sessionId": fmt.Sprintf("probe-%d", sessions.Add(1))}, nil
 		case "session/cancel":
+			probeCancels.Add(1)
 			return nil, nil
 		case "session/prompt":
 			return probePrompt(ctx, conn, params)
@@ -132,7 +139,8 @@ func probePrompt(ctx context.Context, conn *acpsdk.Connection, params json.RawMe
 			params = json.RawMessage(b)
 		}
 		raw, err := acpsdk.SendRequest[json.RawMessage](conn, ctx, st.Method, params)
-		var res probeResult
+		// the SDK has handled every notification read before the answer
+		res := probeResult{Cancels: probeCancels.Load()}
 		if err != nil {
 			var re *acpsdk.RequestError
 			if !errors.As(err, &re) {

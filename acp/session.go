@@ -29,7 +29,10 @@ type Session struct {
 	cancelled bool // the current turn was cancelled (CancelTurn)
 	// onWire: the current turn's session/prompt is written to the agent
 	// (promptWritten); a cancel before it waits for it (turn.go)
-	onWire    bool
+	onWire bool
+	// told: the agent has been sent session/cancel for the current turn
+	// (turn.go); refusals for a cancelled turn wait for it (refuseCancelled)
+	told      *signal
 	perms     map[int]context.CancelCauseFunc
 	nextPerm  int
 	terminals map[string]*termhost.Terminal
@@ -232,13 +235,15 @@ func (s *Session) StopTerminal(id string) error {
 // derived from ctx, that Cancel and the session's end cancel with
 // ErrTurnCancelled, and release, which the caller defers. ok is false, and
 // nothing is held, when the turn was already cancelled or the session ended:
-// the caller answers at once without asking.
+// the caller answers without asking (once the agent was told of the cancel,
+// refuseCancelled).
 func (s *Session) holdForTurn(ctx context.Context) (tctx context.Context, release func(), ok bool) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	if s.cancelled || s.ended {
 		s.mu.Unlock()
 		cancel(nil)
+		s.refuseCancelled(ctx)
 		return nil, nil, false
 	}
 	id := s.nextPerm

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -41,6 +43,7 @@ func (s *Session) StartTurn() (*Turn, error) {
 	s.busy = true
 	s.cancelled = false
 	s.onWire = false
+	s.told = newSignal()
 	s.turn = nil
 	return &Turn{s: s}, nil
 }
@@ -133,6 +136,7 @@ func (s *Session) CancelTurn() func(context.Context) error {
 		cancel(ErrTurnCancelled)
 	}
 	turn := s.turn
+	told := s.told
 	// a prompt not yet on the wire: Send sees the cancel and sends
 	// nothing, or it is being written and promptWritten tells the agent
 	tell := !s.busy || s.onWire
@@ -144,6 +148,7 @@ func (s *Session) CancelTurn() func(context.Context) error {
 		// cancelled (the other order let it answer end_turn).
 		if tell {
 			err = s.sendCancel(ctx)
+			told.fire()
 		}
 		// Every command the turn started in our terminals stops (SIGINT,
 		// then the kill after the grace), whatever the agent makes of the
@@ -177,13 +182,58 @@ func (s *Session) promptWritten() {
 	}
 	s.onWire = true
 	tell := s.cancelled
+	told := s.told
 	s.mu.Unlock()
 	if tell {
 		go func() {
 			if err := s.sendCancel(s.agent.ctx); err != nil {
 				s.agent.log.Warn("cancel after its prompt", "session", s.id, "err", err)
 			}
+			told.fire()
 		}()
+	}
+}
+
+// cancelToldWait bounds how long a refusal for a cancelled turn waits for
+// the agent to be sent session/cancel (a stdin the agent does not read).
+const cancelToldWait = 2 * time.Second
+
+// refuseCancelled waits, before a request of a cancelled turn is refused
+// (a command, a permission request answered "cancelled"), until the agent
+// has been sent session/cancel, at most cancelToldWait or until ctx ends.
+// The agent then reads the cancel before the refusal and ends the turn
+// "cancelled", as ACP has it; the other order let it take the refusal as
+// the user's answer and end the turn end_turn.
+func (s *Session) refuseCancelled(ctx context.Context) {
+	s.mu.Lock()
+	told, cancelled, ended := s.told, s.cancelled, s.ended
+	s.mu.Unlock()
+	if told == nil || !cancelled || ended {
+		return
+	}
+	timer := time.NewTimer(cancelToldWait)
+	defer timer.Stop()
+	select {
+	case <-told.ch:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+// signal is closed once (fire), by whichever of its senders comes first.
+type signal struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+// newSignal returns a signal not yet fired.
+func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+
+// fire closes the signal's channel; later calls do nothing. A nil signal
+// (no turn begun) is ignored.
+func (g *signal) fire() {
+	if g != nil {
+		g.once.Do(func() { close(g.ch) })
 	}
 }
 

@@ -2,6 +2,9 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +70,50 @@ func TestCancelRightAfterPrompt(t *testing.T) {
 	// the session goes on: the next turn is not cancelled by what came before
 	if stop := prompt(t, s, "echo after"); stop != "end_turn" {
 		t.Fatalf("the turn after the cancels ended %q, want end_turn", stop)
+	}
+}
+
+// TestCancelReachesTheAgentBeforeItsAnswers: when a turn is cancelled
+// while the agent waits on a question, the agent reads session/cancel
+// before the question's "cancelled" answer, and before the refusal of a
+// command it asks for after it, however slow the cancel is to be written.
+// An answer read first is the user's (the demo agent ended such a turn
+// end_turn, and the chat said nothing of the cancel). Fails without the
+// wait (refuseCancelled).
+func TestCancelReachesTheAgentBeforeItsAnswers(t *testing.T) {
+	var s *Session
+	r := newRecorder()
+	r.requestPermission = func(ctx context.Context, req acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		tell := s.CancelTurn() // the user cancels while the question is up
+		go func() {
+			time.Sleep(300 * time.Millisecond) // a cancel slow to be written
+			_ = tell(context.Background())
+		}()
+		<-ctx.Done()
+		return acpsdk.RequestPermissionResponse{}, context.Cause(ctx)
+	}
+	approve := func(context.Context, Command) (bool, error) { return true, nil }
+	a, _ := start(t, selfAgent(t, "probe"), r, Options{Approve: approve})
+	s = newSession(t, a)
+	res := probe(t, s, r,
+		rawReq("session/request_permission", `{"sessionId":"$SESSION","toolCall":{"toolCallId":"c1"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"}]}`),
+		rawReq("terminal/create", `{"sessionId":"$SESSION","command":"echo","args":["not run"]}`),
+	)
+	var outcome struct {
+		Outcome struct {
+			Outcome string `json:"outcome"`
+		} `json:"outcome"`
+	}
+	if res[0].Error != nil || json.Unmarshal(res[0].Result, &outcome) != nil || outcome.Outcome.Outcome != "cancelled" {
+		t.Fatalf("the question of a cancelled turn was answered %s %v, want the outcome cancelled", res[0].Result, res[0].Error)
+	}
+	if res[0].Cancels != 1 {
+		t.Errorf("the agent had read %d session/cancel when the question's answer reached it, want 1: it read the answer first", res[0].Cancels)
+	}
+	if res[1].Error == nil || !strings.Contains(res[1].Error.Message+fmt.Sprint(res[1].Error.Data), "cancelled the turn") {
+		t.Fatalf("a command asked for after the cancel: %s %+v, want it refused as the turn was cancelled", res[1].Result, res[1].Error)
+	}
+	if res[1].Cancels != 1 {
+		t.Errorf("the agent had read %d session/cancel when the command's refusal reached it, want 1", res[1].Cancels)
 	}
 }

@@ -194,18 +194,17 @@ func TestCancelInTheSameTickAsThePrompt(t *testing.T) {
 	e := startEditor(t, "")
 	e.startSession()
 	e.lua(`vim.cmd("AgentPrompt sleep 30") vim.cmd("AgentCancel")`, nil)
-	// The turn ends at once, its command not run. How it ends is the
-	// agent's to say: "cancelled" when it heard of the cancel first; when
-	// the prompt got there first, the command it asks for is refused (the
-	// turn is cancelled here) and the demo agent may end the turn with
-	// that before it reads the cancel.
+	// The turn ends at once, its command not run, and the agent says it
+	// ended cancelled wherever the prompt was: not yet sent, or on the
+	// wire (then the command it asks for is refused only after the agent
+	// has read the cancel; refused first, the demo agent ended it end_turn).
 	e.waitFor("the cancelled turn to end", 5*time.Second, func() (bool, string) {
 		var busy bool
 		e.lua(`return require("agentrun").status().sessions[1].busy`, &busy)
 		return !busy, "still busy"
 	})
-	if chat := e.chat(); !strings.Contains(chat, "(turn ended: cancelled)") && !strings.Contains(chat, "the command was not run") {
-		t.Errorf("the chat says neither the cancel nor the command refused:\n%s", chat)
+	if chat := e.chat(); !strings.Contains(chat, "(turn ended: cancelled)") {
+		t.Errorf("the chat does not say the turn ended cancelled:\n%s", chat)
 	}
 	var running int
 	e.lua(`local n = 0 for _, x in ipairs(require("agentrun").status().terminals) do if x.state == "running" then n = n + 1 end end return n`, &running)
