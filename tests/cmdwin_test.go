@@ -125,7 +125,13 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			if sc := s.capture(); strings.Contains(sc, "prompt of demo 1 [+]") {
 				t.Errorf("the prompt shows as modified:\n%s", sc)
 			}
-			s.keys("Escape", ":wq", "Enter")
+			// :w alone writes nothing and says why (no quit to ask about)
+			s.keys("Escape", ":w", "Enter")
+			s.waitShows(5*time.Second, "the prompt is no file")
+			s.waitFor("the prompt not shown modified after the refused write", 5*time.Second, func(sc string) bool {
+				return strings.Contains(sc, "prompt of demo 1 ") && !strings.Contains(sc, "prompt of demo 1 [+]")
+			})
+			s.keys(":wq", "Enter")
 			stays(t, s, "1 3")
 			s.keys(":wincmd t", "Enter", ":w", "Enter", ":qa", "Enter")
 			stays(t, s, "1 3")
@@ -140,7 +146,7 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 		{"question off: wq refuses and qa quits without asking", `require("agentrun").setup({ terminal = { ask_before_quit = false } })`, func(t *testing.T, s *screen) {
 			s.typeText("echo kept")
 			s.keys("Escape", ":wq", "Enter")
-			sc := s.waitShows(5*time.Second, "the prompt is no file and its text is not sent yet")
+			sc := s.waitShows(5*time.Second, "the prompt is no file")
 			if strings.Contains(sc, "E382") || strings.Contains(sc, asked) {
 				t.Fatalf(":wq with text in the prompt:\n%s", sc)
 			}

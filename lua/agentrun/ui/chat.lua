@@ -172,11 +172,17 @@ function Chat:make_prompt_buf()
   -- on the prompt's unsent text rather than lose it on the way out.
   require("agentrun.ui.writes").accept_write(buf, function(b)
     local text = vim.trim(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n"))
-    -- (when the quit that follows asks first, ui/quitask.lua, the write
-    -- of nothing goes through and the question names the text)
-    if text ~= "" and not require("agentrun.ui.quitask").asks() then
+    -- (a :wq or :x typed here writes nothing and goes on when the quit
+    -- that follows asks first, ui/quitask.lua: the question names the
+    -- text; a :w alone says why nothing was written)
+    local to_quit = require("agentrun.ui.window").write_to_quit() and require("agentrun.ui.quitask").asks()
+    if text ~= "" and not to_quit then
       local km = config.get().keymaps
-      return string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", km.send_insert or km.send or ":AgentPrompt")
+      local send = km.send_insert or km.send or ":AgentPrompt"
+      return {
+        string.format("the prompt is no file and its text is not sent yet: send it (%s) or clear it first", send),
+        string.format("the prompt is no file: send its text (%s) or clear it", send),
+      }
     end
   end, function()
     -- :e here: the text kept as the buffer was emptied comes back

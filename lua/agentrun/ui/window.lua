@@ -523,6 +523,17 @@ function M.keep_prompts()
 end
 
 local autocmds_done = false
+
+-- write_quit: the command line just left is a :wq or :x (each command
+-- line says anew; see watch's CmdlineLeave)
+local write_quit = false
+
+-- write_to_quit reports whether the write under way is a :wq's or an
+-- :x's typed by the user, whose quit follows (the prompt's text is then
+-- asked about, not refused: ui/chat.lua).
+function M.write_to_quit()
+  return write_quit
+end
 -- watch keeps every terminal pty the size of its window (once).
 function M.watch()
   if autocmds_done then
@@ -559,7 +570,6 @@ function M.watch()
   end
   -- :wq and :x typed in the chat or the prompt (where :AgentRun leaves
   -- you) mean what they mean in your window: see QuitPre below.
-  local write_quit = false
   api.nvim_create_autocmd("CmdlineLeave", {
     group = group,
     desc = "agentrun: notes a :wq or :x, which quits Neovim from the chat and its prompt too",

@@ -50,6 +50,11 @@ function M.accept_write(buf, refuse, reread)
       if why then
         require("agentrun.util").notify(why)
         vim.bo[buf].modified = true -- Neovim takes the write as failed: :wq stays
+        vim.schedule(function() -- and then no [+]: it is no file
+          if api.nvim_buf_is_valid(buf) then
+            vim.bo[buf].modified = false
+          end
+        end)
         return
       end
       vim.bo[buf].modified = false
