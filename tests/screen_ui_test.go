@@ -161,6 +161,23 @@ vim.fn.writefile({ "# kept by Neovim 0.7", "make lint" }, old .. "/" .. name .. 
 	}
 }
 
+// TestScreenCheckhealthLinksWithoutBars: the ":help tag" pointers of
+// :checkhealth agentrun read as typed on every Neovim, also where
+// filetype plugins are off (a by-hand config on 0.7.2 showed the |tag| bars
+// its report makes of them: only its ftplugin conceals them).
+func TestScreenCheckhealthLinksWithoutBars(t *testing.T) {
+	s := startScreen(t, 200, 40, `vim.cmd("filetype plugin off")`)
+	s.keys(":checkhealth agentrun", "Enter")
+	want := "Neovim " // the first item, on every version
+	if knownOpen07() {
+		want = "see :help agentrun-neovim-0.7" // the 0.7 warning's advice
+	}
+	sc := s.waitShows(10*time.Second, want)
+	if strings.Contains(sc, "|agentrun-") {
+		t.Errorf(":checkhealth shows a help link with its bars:\n%s", sc)
+	}
+}
+
 // TestScreenAgentBuildOfflineKeepsTheBinary: :AgentBuild download with no
 // network says the download failed and that the binary you have is kept
 // and still works; and it does (:AgentRun starts).

@@ -159,4 +159,15 @@ function M.old_state_dir()
   return vim.fn.stdpath("data")
 end
 
+-- health_links hides the bars of the |help-tag| links :checkhealth makes
+-- of ":help tag" in its report (Neovim 0.7 shows them: its checkhealth
+-- buffer sets no 'conceallevel', which later ones do). Called from the
+-- report, in the checkhealth buffer's window.
+function M.health_links()
+  if vim.fn.has("nvim-0.8") == 0 and vim.bo.filetype == "checkhealth" then
+    vim.wo.conceallevel = 2
+    vim.wo.concealcursor = "nc"
+  end
+end
+
 return M

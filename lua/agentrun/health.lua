@@ -10,6 +10,7 @@ local error = h.error or h.report_error
 
 function M.check()
   start("agentrun")
+  require("agentrun.compat").health_links()
   local v = vim.version()
   local version = string.format("%d.%d.%d", v.major, v.minor, v.patch)
   if vim.fn.has("nvim-0.7.2") == 1 then
