@@ -59,11 +59,15 @@ func realCopilot(t *testing.T, fake *fakeChat, agentOptions string) (*editor, st
 // before the 5th exists), then its true exit, 3, which Copilot says only
 // in its text ("<shellId: 0 completed with exit code 3>", a line the
 // split does not show) and calls "completed": the chat says it failed.
+// With approve = "ask" the user is asked once (Copilot's question, not
+// ours after it), and the split knows the directory it ran in (for gf and
+// quickfix), which Copilot says only at its end.
 func TestRealCopilotShowsItsCommandLive(t *testing.T) {
 	onceAcrossNeovims(t)
 	line := `for i in 1 2 3 4 5; do echo "copilot tick $i"; sleep 0.4; done; exit 3`
 	fake := startFakeChat(t, line)
 	e, _ := realCopilot(t, fake, "")
+	e.lua(`require("agentrun").setup({ terminal = { approve = "ask" } })`, nil)
 	e.stubSelect(1) // Copilot asks before it: Allow once
 	e.cmd("AgentPrompt run the ticker")
 	buf := e.waitAgentShownTerminal()
@@ -92,6 +96,12 @@ func TestRealCopilotShowsItsCommandLive(t *testing.T) {
 	e.lua(`return vim.tbl_map(function(p) return p.prompt end, _G.picked)`, &asked)
 	if len(asked) != 1 || !strings.Contains(asked[0], line) {
 		t.Errorf("asked %+v, want one question naming the command", asked)
+	}
+	var cwd, sessionCwd string
+	e.lua(`return require("agentrun").status().terminals[1].cwd or ""`, &cwd)
+	e.lua(`return vim.fn.getcwd()`, &sessionCwd) // where the session started
+	if cwd != sessionCwd {
+		t.Errorf("the split's directory is %q, want the session's %q (Copilot's shell_exit cwd)", cwd, sessionCwd)
 	}
 }
 

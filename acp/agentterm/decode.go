@@ -114,6 +114,9 @@ type agentTermState struct {
 	// "<shellId: N completed with exit code E>"): not shown, read for
 	// the exit code.
 	trailer string
+	// cwd: the command's directory was said (a later update of a generic
+	// command may name it: Copilot CLI's at its end)
+	cwd bool
 }
 
 // NewDecoder returns a decoder for one agent's sessions, knowing none of
@@ -261,6 +264,7 @@ func (at *Decoder) FromUpdate(n acpsdk.SessionNotification, ours IsOurs) []Event
 		}
 		if cwd != "" {
 			ev(st).Cwd = cwd
+			st.cwd = true
 		}
 	}
 	if info, ok := u.meta["terminal_info"].(map[string]any); ok {
@@ -302,6 +306,12 @@ func (at *Decoder) FromUpdate(n acpsdk.SessionNotification, ours IsOurs) []Event
 	}
 	if atEnd {
 		st.atEnd = true
+	}
+	if st.generic && !st.cwd {
+		if dir := profileCwd(u); dir != "" {
+			ev(st).Cwd = dir
+			st.cwd = true
+		}
 	}
 	if notRun := profileNotRun(u); notRun != "" && !st.exited {
 		// The command did not run to its end: what came as its output
@@ -439,15 +449,7 @@ func (at *Decoder) candidate(u *toolUpdate, key string, start func(id, cwd strin
 	if cwd := metaString(asMap(u.rawInput), "cwd"); cwd != "" {
 		c.cwd = cwd
 	} else if c.cwd == "" {
-		for _, p := range profiles {
-			if p.cwd == nil {
-				continue
-			}
-			if dir := p.cwd(u); dir != "" {
-				c.cwd = dir
-				break
-			}
-		}
+		c.cwd = profileCwd(u)
 	}
 	if u.text != "" || u.final {
 		delete(at.candidates, key)
@@ -460,8 +462,21 @@ func (at *Decoder) candidate(u *toolUpdate, key string, start func(id, cwd strin
 	}
 }
 
-// profileNotRun is why a profile says u's command did not run to its end
-// ("" when none does).
+// profileCwd is the directory a profile reads u's command ran in ("" when
+// none does).
+func profileCwd(u *toolUpdate) string {
+	for _, p := range profiles {
+		if p.cwd != nil {
+			if dir := p.cwd(u); dir != "" {
+				return dir
+			}
+		}
+	}
+	return ""
+}
+
+// profileNotRun says why the command of u did not run to its end, when a
+// profile reads that from u ("" otherwise).
 func profileNotRun(u *toolUpdate) string {
 	for _, p := range profiles {
 		if p.notRun != nil {

@@ -10,7 +10,8 @@ import (
 // sends all output so far in each update, and ends the text with its note
 // to the model, "<shellId: 1 completed with exit code 3>" (not shown: the
 // split's end marker says it), the exit code also in rawOutput.contents'
-// {type: "shell_exit", exitCode}. It refuses a stdio MCP server from the
+// {type: "shell_exit", exitCode, cwd} with the shell's directory (it
+// keeps one shell: a cd stays). It refuses a stdio MCP server from the
 // client but takes an HTTP one, and reports a call of our HTTP tool as a
 // tool call of kind execute with the command in rawInput, with no tool
 // call id in the MCP call (ClaimCommand). Fixtures: copilot*.jsonl.
@@ -22,6 +23,7 @@ func init() {
 		mcpHTTPOnly: true,
 		trailer:     copilotTrailer,
 		exitCode:    copilotExit,
+		cwd:         copilotCwd,
 	})
 }
 
@@ -52,6 +54,20 @@ func copilotExit(raw any) (code int, output string, ok bool) {
 	}
 	code, ok = exitIn(exits...)
 	return code, "", ok
+}
+
+// copilotCwd reads the directory of rawOutput.contents' shell_exit: the
+// shell's at the command's end, which Copilot CLI says only then.
+func copilotCwd(u *toolUpdate) string {
+	list, _ := asMap(u.rawOutput)["contents"].([]any)
+	for _, c := range list {
+		if m := asMap(c); metaString(m, "type") == "shell_exit" {
+			if dir := metaString(m, "cwd"); dir != "" {
+				return dir
+			}
+		}
+	}
+	return ""
 }
 
 // ClaimCommand gives our MCP tool's command line to the agent's tool call
