@@ -157,7 +157,7 @@ func TestConfigTypesFollowTheDefaults(t *testing.T) {
 			end
 		end
 		return out`, &opts)
-	classOf := map[string]string{"": "agentrun.Config", "chat": "agentrun.ConfigChat", "terminal": "agentrun.ConfigTerminal", "checkpoint": "agentrun.ConfigCheckpoint", "keymaps": "agentrun.ConfigKeymaps"}
+	classOf := map[string]string{"": "agentrun.Config", "chat": "agentrun.ConfigChat", "terminal": "agentrun.ConfigTerminal", "remote": "agentrun.ConfigRemote", "checkpoint": "agentrun.ConfigCheckpoint", "keymaps": "agentrun.ConfigKeymaps"}
 	for section, names := range opts {
 		c, ok := classOf[section]
 		if !ok {

@@ -32,6 +32,8 @@ func TestBadSetupOptionsSayWhatIsWrong(t *testing.T) {
 			"4 problems", "did you mean `terminal.position`", "terminal.size: expected a positive integer, got 0",
 			`chat.size: expected a positive integer, got "wide"`, "did you mean `keymaps.kill`", "The configuration was not applied"}},
 		{`{ terminal = "below" }`, []string{`terminal: expected a table, got "below"`}},
+		{`{ remote = { wait_hours = 0 } }`, []string{"remote.wait_hours: expected a number of hours above 0 (at most a year), such as 24 or 0.5, got 0"}},
+		{`{ remote = 24 }`, []string{"remote: expected a table, got 24"}},
 	}
 	e := startEditor(t, "")
 	for _, tc := range tests {

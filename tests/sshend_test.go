@@ -546,3 +546,28 @@ func TestRemoteQuitWithTheListOpenOnScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteAgentsStopWhenNoLinkComesBack: a machine whose link dropped
+// and is never reached again does not keep its agent running for ever:
+// after remote.wait_hours (here 0.002, 7.2 s) with no new link, the agent
+// there stops, while the command the agent ran there runs on (its backend
+// stays only for it), listed by agentrun ls for :AgentAttach.
+func TestRemoteAgentsStopWhenNoLinkComesBack(t *testing.T) {
+	onceAcrossNeovims(t)
+	r := startSSHRemote(t)
+	e := startEditor(t, fmt.Sprintf("vim.env.AGENTRUN_SSH_CONFIG = %q\nrequire(\"agentrun\").setup({ remote = { wait_hours = 0.002 } })", r.Config))
+	e.runDemoOn(r)
+	e.promptRunning(`bash -c 'echo kept-there; sleep 300'`, "kept-there")
+	e.killLink()
+	e.waitNote("link lost; its sessions go on there", 15*time.Second)
+	if !r.running("demo-agent") {
+		t.Fatalf("the agent there ended with the link, before remote.wait_hours: %+v", r.remoteProcs())
+	}
+	r.waitGone("the agent there, remote.wait_hours after the link dropped", 30*time.Second, "demo-agent")
+	if !r.running("sleep 300") {
+		t.Errorf("the agent's command there ended with it: %+v", r.remoteProcs())
+	}
+	if ls, err := r.CLI("ls", r.URL()).CombinedOutput(); err != nil || !regexp.MustCompile(`term-1 +bash -c 'echo kept-there.* running +nobody \(detached\)`).Match(ls) {
+		t.Errorf("agentrun ls does not list the command that runs on there (%v):\n%s", err, ls)
+	}
+}

@@ -72,6 +72,8 @@ type Bridge struct {
 	// site is setupArgs.Site: "" when this backend runs beside its
 	// Neovim, else the name of the machine it runs on for that Neovim.
 	site string
+	// lingerFor is setupArgs.LingerMS: how long linger waits (0: no limit).
+	lingerFor time.Duration
 	// shutdownAsked: Lua asked to shut down (Neovim quits) before its
 	// channel ended.
 	shutdownAsked bool
@@ -231,6 +233,11 @@ type setupArgs struct {
 	// OutputDir is where the rest goes (Lua's state folder +
 	// "/agentrun/output"; "" on another machine: the same path there).
 	OutputDir string `msgpack:"output_dir"`
+	// LingerMS is remote.wait_hours in milliseconds, sent with Site: how
+	// long this backend waits for a new link, when its link dropped with
+	// sessions running, before their agents stop (linger.go); 0: no
+	// limit.
+	LingerMS int64 `msgpack:"linger_ms"`
 }
 
 // validSite reports whether s can end an id: letters, digits, '.', '_'
@@ -266,6 +273,9 @@ func (b *Bridge) handleSetup(args setupArgs) (map[string]any, error) {
 	}
 	if !validSite(args.Site) {
 		return nil, fmt.Errorf("setup: site %q may hold only letters, digits, '.', '_' and '-' (at most 64)", args.Site)
+	}
+	if args.LingerMS < 0 {
+		return nil, fmt.Errorf("setup: linger_ms must be >= 0 (0: no limit), not %d", args.LingerMS)
 	}
 	if err := b.applySetup(args); err != nil {
 		return nil, err
@@ -310,6 +320,7 @@ func (b *Bridge) applySetup(args setupArgs) error {
 		b.terminals.SetKept(kept, terminals.KeptDir(args.OutputDir))
 	}
 	b.site = args.Site
+	b.lingerFor = time.Duration(args.LingerMS) * time.Millisecond
 	if args.Site != "" {
 		suffix := siteSuffix(args.Site)
 		b.ids.SetSuffix(suffix)

@@ -30,7 +30,10 @@ import (
 // order, as the chat showed them (and the user's prompts), then what
 // happens next. It lingers while a session runs; when the last one ends
 // it ends as a dropped link did before: its running commands stay, as
-// detached terminals, for :AgentAttach.
+// detached terminals, for :AgentAttach. It lingers at most lingerFor
+// (remote.wait_hours): a machine never reached again does not keep its
+// agents running for ever; then it ends the same way (its agents stop,
+// the commands stay).
 
 // lingerSuffix ends the socket a lingering backend waits on.
 const lingerSuffix = ".backend"
@@ -99,6 +102,15 @@ func (b *Bridge) linger(ctx context.Context) net.Conn {
 	}()
 	tick := time.NewTicker(lingerCheck)
 	defer tick.Stop()
+	b.mu.Lock()
+	limit := b.lingerFor
+	b.mu.Unlock()
+	var expired <-chan time.Time
+	if limit > 0 {
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	for {
 		select {
 		case c := <-conns:
@@ -109,6 +121,9 @@ func (b *Bridge) linger(ctx context.Context) net.Conn {
 				b.log.Info("no session runs any more; lingering ends")
 				return nil
 			}
+		case <-expired:
+			b.log.Info("no new link came; lingering ends, the agents stop", "waited", limit, "sessions", b.sessions.Running())
+			return nil
 		case <-ctx.Done():
 			return nil
 		}

@@ -57,6 +57,13 @@ M.defaults = {
     -- none ({}); never a window opened or the cursor moved
     on_failure = {},
   },
+  remote = {
+    -- a backend on another machine (:AgentRun ssh://…) whose link
+    -- dropped keeps its sessions running this long for a Neovim to take
+    -- them up; then their agents stop (your commands there run on, for
+    -- :AgentAttach)
+    wait_hours = 24,
+  },
   checkpoint = {
     -- outside a git work tree, the copies agentrun keeps of session
     -- folders (state folder, agentrun/checkpoint/*.git) take at most this
@@ -302,7 +309,7 @@ local function validate(opts)
   end
   opts = vim.deepcopy(opts)
   no_unknown_keys("", opts, M.defaults)
-  for _, name in ipairs({ "agents", "chat", "terminal", "checkpoint", "keymaps" }) do
+  for _, name in ipairs({ "agents", "chat", "terminal", "remote", "checkpoint", "keymaps" }) do
     section(name)
   end
   local c = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
@@ -377,6 +384,11 @@ local function validate(opts)
       end
     end
   end
+
+  no_unknown_keys("remote.", c.remote, M.defaults.remote)
+  check("remote.wait_hours", c.remote.wait_hours, function(v)
+    return type(v) == "number" and v > 0 and v <= 24 * 366
+  end, "a number of hours above 0 (at most a year), such as 24 or 0.5")
 
   no_unknown_keys("checkpoint.", c.checkpoint, M.defaults.checkpoint)
   check("checkpoint.copies_bytes", c.checkpoint.copies_bytes, int_in(1), "a positive integer (bytes)")

@@ -113,6 +113,8 @@ local function setup_args(site)
     -- ended terminals' output beyond kept_bytes; another machine's
     -- backend uses the same folder there
     output_dir = not site and (compat.state_dir() .. "/agentrun/output") or "",
+    -- how long another machine's backend waits for a link that dropped
+    linger_ms = site and math.floor(cfg.remote.wait_hours * 3600 * 1000) or 0,
     nvim_version = tostring(vim.version().major .. "." .. vim.version().minor .. "." .. vim.version().patch),
     plugin_version = binary.expected_version(),
     site = site or "",

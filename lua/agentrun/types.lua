@@ -62,8 +62,12 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field default_agent? string the agent :AgentRun starts without a name ("demo")
 ---@field chat? agentrun.ConfigChat
 ---@field terminal? agentrun.ConfigTerminal
+---@field remote? agentrun.ConfigRemote
 ---@field checkpoint? agentrun.ConfigCheckpoint
 ---@field keymaps? agentrun.ConfigKeymaps
+
+---@class agentrun.ConfigRemote
+---@field wait_hours? number how long a backend on another machine keeps its sessions for a link that dropped (24)
 
 ---@class agentrun.ConfigCheckpoint
 ---@field copies_bytes? integer the most the copies of folders outside git take (100 MiB)
@@ -425,6 +429,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field id_base integer
 ---@field kept_bytes? integer nil: the backend's one default
 ---@field output_dir string
+---@field linger_ms integer remote.wait_hours, for another machine's backend (0 here)
 
 ---@class agentrun.request.shell
 ---@field cmd string "": an interactive shell
