@@ -326,9 +326,9 @@ const (
 // switched off in the settings (security.folderTrust.enabled), then an
 // IDE companion's word (not read: where one may speak, the folder counts
 // as untrusted), then the longest matching rule of its
-// trustedFolders.json. What it cannot read (a file with comments, which
-// Gemini reads) counts as not trusted; why says which (after "a folder
-// it does not trust").
+// trustedFolders.json (both read, as Gemini does, with their // and /* */
+// comments left out). What it cannot read counts as not trusted; why says
+// which (after "a folder it does not trust").
 func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why string) {
 	switch {
 	case lookup("GEMINI_RESTRICTED_MODE") == "true":
@@ -355,7 +355,7 @@ func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why str
 				} `json:"folderTrust"`
 			} `json:"security"`
 		}
-		if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &s) == nil && s.Security.FolderTrust.Enabled != nil {
+		if data, err := os.ReadFile(f); err == nil && json.Unmarshal(stripJSONComments(data), &s) == nil && s.Security.FolderTrust.Enabled != nil {
 			enabled = *s.Security.FolderTrust.Enabled
 		}
 	}
@@ -372,7 +372,7 @@ func geminiTrusts(cwd string, lookup func(string) string) (trusted bool, why str
 	}
 	var rules map[string]string
 	if data, err := os.ReadFile(path); err == nil {
-		_ = json.Unmarshal(data, &rules)
+		_ = json.Unmarshal(stripJSONComments(data), &rules)
 	}
 	at := realPath(cwd)
 	best, level := -1, ""
@@ -442,4 +442,45 @@ func (ss *Sessions) shellLeftOutAlone(s *session) bool {
 	s.shell = keptShell(fmt.Sprintf("Gemini CLI did not start agentrun's terminal tool (its MCP server) for this session, though agentrun took the folder as trusted: "+
 		"your Gemini settings may leave it out (mcp.allowed, mcp.excluded), or it may not trust %s; see :checkhealth and the agentrun log", s.args.Cwd))
 	return true
+}
+
+// stripJSONComments blanks the // and /* */ comments of JSON text outside
+// its strings, as Gemini CLI's strip-json-comments does before it parses
+// its settings and trustedFolders.json (a trailing comma stays an error).
+func stripJSONComments(data []byte) []byte {
+	out := make([]byte, len(data))
+	copy(out, data)
+	blank := func(i, j int) {
+		for ; i < j; i++ {
+			if out[i] != '\n' && out[i] != '\r' {
+				out[i] = ' '
+			}
+		}
+	}
+	for i := 0; i < len(out); i++ {
+		switch {
+		case out[i] == '"':
+			for i++; i < len(out) && out[i] != '"'; i++ {
+				if out[i] == '\\' {
+					i++
+				}
+			}
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
+			j := i
+			for j < len(out) && out[j] != '\n' {
+				j++
+			}
+			blank(i, j)
+			i = j
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
+			j := i + 2
+			for j+1 < len(out) && (out[j] != '*' || out[j+1] != '/') {
+				j++
+			}
+			j = min(j+2, len(out))
+			blank(i, j)
+			i = j - 1
+		}
+	}
+	return out
 }

@@ -105,6 +105,9 @@ func TestGeminiTrusts(t *testing.T) {
 			env: []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(home, ".gemini", "system.json")}, cwd: project},
 		{name: "an IDE companion may speak", folders: `{"` + project + `": "TRUST_FOLDER"}`, env: []string{"GEMINI_CLI_IDE_SERVER_PORT=4000"}, cwd: project},
 		{name: "unreadable rules", folders: `{"` + project + `": "TRUST_FOLDER",}`, cwd: project},
+		{name: "rules with comments", folders: "// mine\n{\n  /* the project */ \"" + project + "\": \"TRUST_FOLDER\" // yes\n}", cwd: project, want: true},
+		{name: "a // or /* in a string is no comment", folders: `{"/x//y/*": "DO_NOT_TRUST", "` + project + `": "TRUST_FOLDER"}`, cwd: project, want: true},
+		{name: "folder trust off, with comments", settings: "{\"security\": {/* off */ \"folderTrust\": {\"enabled\": false}}} // end", cwd: project, want: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.folders != "" {
