@@ -119,3 +119,22 @@ func (a *Agent) closeSessions(sessions []*Session, grace time.Duration) {
 		}
 	}
 }
+
+// Abandon lets go of a session just opened that will not be used (one
+// opened again with other options): the agent is told with
+// session/close when it has it (Gemini CLI 0.61 has not: it keeps it),
+// and nothing of it is kept here. The editor is told nothing: it never
+// used it.
+func (s *Session) Abandon(ctx context.Context) {
+	a := s.agent
+	a.mu.Lock()
+	delete(a.sessions, s.id)
+	a.mu.Unlock()
+	a.agentTerms.Forget(s.id)
+	if a.info.AgentCapabilities.SessionCapabilities.Close == nil {
+		return
+	}
+	if _, err := acpsdk.SendRequest[acpsdk.CloseSessionResponse](a.conn, ctx, acpsdk.AgentMethodSessionClose, acpsdk.CloseSessionRequest{SessionId: acpsdk.SessionId(s.id)}); err != nil {
+		a.log.Info("session/close of a session let go failed", "session", s.id, "err", err)
+	}
+}

@@ -249,6 +249,7 @@ func (ss *Sessions) openSession(ctx context.Context, s *session) {
 		// ours gone: its shell is back.
 		ss.log.Warn("Gemini CLI left its shell out but did not list our tool: its session is opened again with its shell", "key", s.key)
 		a.OwnShellKept(s.shell.why)
+		as.Abandon(ctx)
 		as, err = a.NewSessionWith(ctx, args.Cwd, opts)
 	}
 	if err != nil && token != "" {
