@@ -239,7 +239,7 @@ end
 -- none.
 local function target(id, what)
   if id ~= nil and type(id) ~= "string" then
-    warn(string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
+    warn({ string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)), string.format("not a terminal id: %s (\"term-1\")", vim.inspect(id)) })
     return nil
   end
   local t, newest
@@ -492,7 +492,7 @@ end
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
   if type(id) ~= "string" or not actions.terminal(id) then
-    warn(type(id) == "string" and state.unknown_text(id) or string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    warn(state.unknown_text(tostring(id)))
     return false
   end
   return actions.perform("dispose", id)

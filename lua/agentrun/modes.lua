@@ -114,7 +114,7 @@ end
 
 local function session_or_warn(s)
   if not s or s.ended then
-    util.notify("no running session; start one with :AgentRun")
+    util.notify({ "no running session; start one with :AgentRun", "no session; :AgentRun starts one" })
     return nil
   end
   if not s.id then

@@ -176,7 +176,8 @@ function M.unknown_text(id)
   if #on > 1 then
     return string.format("%s is on more than one machine: say which, %s", id, table.concat(on, " or "))
   end
-  return string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id))
+  -- (a list: the shorter fits 60 columns beside the ruler, util.notify)
+  return { string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)), string.format("no terminal %q (:AgentTerminals)", tostring(id)), string.format("no terminal %q", tostring(id)) }
 end
 
 -- terminal_for_buf returns the terminal shown in buffer buf.

@@ -525,7 +525,10 @@ local function render()
   had = had or #all > 0 or state.had_terminals
   if #lines == 1 then
     -- "yet" only while there never were any
-    table.insert(lines, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
+    -- first, above the keys: a window made one row high (a :help
+    -- split above it) still says it
+    table.insert(lines, 1, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
+    table.insert(marks, { 1, 0, -1, "AgentRunHint" })
   end
   -- The same text has the same highlights (a state's colour goes with
   -- its words): a refresh rewrites only the rows that changed (mostly an

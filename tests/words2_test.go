@@ -1,0 +1,57 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScreenMessagesNeverAskPressEnter (issue 50): at 60 columns a
+// message longer than the room beside the ruler (:AgentModel x with no
+// session, :AgentKill 99) is cut to one line ending in "…", with no
+// "Press ENTER" (it stopped the screen there; fails without the fix).
+func TestScreenMessagesNeverAskPressEnter(t *testing.T) {
+	s := startScreen(t, 60, 15, "")
+	for _, c := range []struct{ cmd, want string }{
+		{":AgentModel x", "(agentrun) no session; :AgentRun starts one"},
+		{":AgentKill 99", "(agentrun) no terminal \"99\" (:AgentTerminals)"},
+		{":AgentKill term-99", "(agentrun) no terminal \"term-99\""},
+	} {
+		s.keys(c.cmd, "Enter")
+		sc := s.waitShows(5*time.Second, c.want)
+		if strings.Contains(sc, "Press ENTER") {
+			t.Errorf("%s stops at Press ENTER:\n%s", c.cmd, sc)
+		}
+		last := strings.Split(sc, "\n")
+		if l := last[len(last)-1]; !strings.HasPrefix(l, c.want) || (len([]rune(l)) > 49 && !strings.HasSuffix(strings.TrimSpace(l), "…")) {
+			t.Errorf("%s: the last line %q is not one cut line", c.cmd, l)
+		}
+	}
+}
+
+// TestScreenNothingToCancelSaysSo (issue 50): <C-c> in the prompt with no
+// turn and no command running says so in the chat, once however often
+// pressed ("-- INSERT --" hid the message; fails without the fix), and
+// :AgentMode with the demo agent, which offers no modes, says so.
+func TestScreenNothingToCancelSaysSo(t *testing.T) {
+	s := startDemoScreen(t)
+	s.keys("C-c")
+	s.waitShows(5*time.Second, "(no turn to cancel: nothing runs)")
+	s.keys("C-c")
+	s.keys("Escape", ":AgentMode", "Enter")
+	sc := s.waitShows(5*time.Second, "(agentrun) agent demo offers no modes")
+	if n := strings.Count(sc, "(no turn to cancel"); n != 1 {
+		t.Errorf("the chat says it %d times, want once:\n%s", n, sc)
+	}
+}
+
+// TestScreenEmptyListUnderHelp (issue 50): :help over an empty
+// :AgentTerminals leaves the list one row: that row says the list is
+// empty (it showed only the keys; fails without the fix).
+func TestScreenEmptyListUnderHelp(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "(no terminals yet; :AgentShell opens one)", "agentrun terminals —")
+	s.keys(":help", "Enter")
+	s.waitShows(5*time.Second, "help.txt", "(no terminals yet; :AgentShell opens one)")
+}
