@@ -55,3 +55,22 @@ func TestScreenEmptyListUnderHelp(t *testing.T) {
 	s.keys(":help", "Enter")
 	s.waitShows(5*time.Second, "help.txt", "(no terminals yet; :AgentShell opens one)")
 }
+
+// TestScreenInterruptedIsNotFailed (issue 50): a command stopped with
+// <C-c> in its split reads "interrupted (SIGINT)" in the chat and the
+// list, not "failed" (fails without the fix).
+func TestScreenInterruptedIsNotFailed(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("sleep 4325")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	s.keys("C-c")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · signal SIGINT")
+	s.keys("q") // the split closed: the chat in sight
+	sc := s.waitShows(10*time.Second, "sleep 4325", "· interrupted (SIGINT)")
+	if strings.Contains(sc, "· failed") {
+		t.Errorf("the chat says the interrupted command failed:\n%s", sc)
+	}
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "interrupted (SIGINT)")
+}

@@ -33,6 +33,13 @@ function M.how_ended(t)
   return t.ended_by
 end
 
+-- interrupted tells whether terminal t ended by an interrupt (<C-c> in
+-- its split, the chat's <C-c>, a cancel): SIGINT, or the exit 130 a shell
+-- gives for a command SIGINT stopped. Not a failure.
+function M.interrupted(t)
+  return t.state ~= "running" and (t.signal == "SIGINT" or t.exit_code == 130)
+end
+
 -- describe_terminal is terminal t as status(), :AgentTerminals and User
 -- AgentRunTerminalExited show it: the one place the record becomes that
 -- table. With from (the backend's status() row of t), that row with how

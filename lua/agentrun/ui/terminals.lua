@@ -68,12 +68,17 @@ local function status_text(t)
   if st == "running" then
     return t.waiting and "waiting for input" or st
   end
+  if t.signal == "SIGINT" then
+    return "interrupted (SIGINT)" -- stopped by you (or a cancel): not failed
+  end
   return require("agentrun.state").how_ended(t) or st
 end
 
 local function status_hl(t)
   if t.state == "running" then
     return "AgentRunToolRunning"
+  elseif require("agentrun.state").interrupted(t) then
+    return "AgentRunHint" -- stopped by you: not a failure
   elseif t.signal or (t.exit_code ~= nil and t.exit_code ~= 0) then
     return "AgentRunToolFailed"
   elseif t.state == "released" then
