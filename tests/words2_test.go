@@ -1,6 +1,10 @@
 package tests
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +77,39 @@ func TestScreenInterruptedIsNotFailed(t *testing.T) {
 	}
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "interrupted (SIGINT)")
+}
+
+// TestScreenGxWithNoBrowser (issue 50): gx on a URL in a split, with no
+// opener installed (no xdg-open here), says in our words what failed and
+// what to do, in one line (0.12 showed vim.ui.open's "no handler found
+// (tried: …)"; fails without the fix); with $BROWSER set, it opens the
+// URL with that.
+func TestScreenGxWithNoBrowser(t *testing.T) {
+	if _, err := exec.LookPath("xdg-open"); err == nil {
+		t.Skip("xdg-open is installed here: gx would open a browser")
+	}
+	opened := filepath.Join(t.TempDir(), "opened")
+	script := filepath.Join(t.TempDir(), "browser")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$1\" > "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, browser := range []string{"", script} {
+		s := startScreen(t, 100, 30, fmt.Sprintf("vim.env.BROWSER = %q", browser))
+		s.keys(":AgentShell echo http://localhost:1/docs", "Enter")
+		s.waitShows(10*time.Second, "terminal/term-1 · exit 0")
+		s.keys("gg", "/localhost", "Enter", "gx")
+		if browser == "" {
+			sc := s.waitShows(5*time.Second, "(agentrun) no browser found")
+			for _, bad := range []string{"vim.ui.open", "no handler", "Press ENTER"} {
+				if strings.Contains(sc, bad) {
+					t.Errorf("gx with no browser shows %q:\n%s", bad, sc)
+				}
+			}
+			continue
+		}
+		eventually(t, "$BROWSER to open the URL", 5*time.Second, func() (bool, string) {
+			b, _ := os.ReadFile(opened)
+			return strings.TrimSpace(string(b)) == "http://localhost:1/docs", string(b)
+		})
+	}
 }

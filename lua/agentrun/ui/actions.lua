@@ -409,9 +409,9 @@ function M.map(buf, where, get)
         local url = a.name == "browse" and where == "split" and M.url_at_cursor()
         if url then
           -- Neovim's own gx: the URL under the cursor
-          local ok, err = compat.open_url(url)
+          local ok, err, short = compat.open_url(url)
           if not ok then
-            util.notify(err)
+            util.notify({ err, short })
           end
         elseif target then
           local question = a.ask and a.ask(terminal(target))
