@@ -33,6 +33,21 @@ func TestScreenMessagesNeverAskPressEnter(t *testing.T) {
 	}
 }
 
+// TestScreenRerunOfTheAgentsServerFits (issue 50): R on a server the
+// agent runs, at 100 columns, says what to do in one line (it stopped
+// at "Press ENTER"; fails without the fix).
+func TestScreenRerunOfTheAgentsServerFits(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("python3 -m http.server 0")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · running")
+	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	s.keys("R")
+	sc := s.waitShows(5*time.Second, "(agentrun) term-1 runs for the agent: T takes it over, then R restarts it")
+	if strings.Contains(sc, "Press ENTER") {
+		t.Errorf("R stops at Press ENTER:\n%s", sc)
+	}
+}
+
 // TestScreenNothingToCancelSaysSo (issue 50): <C-c> in the prompt with no
 // turn and no command running says so in the chat, once however often
 // pressed ("-- INSERT --" hid the message; fails without the fix), and

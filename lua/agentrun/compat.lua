@@ -96,10 +96,10 @@ function M.open_url(url)
   if vim.ui.open then
     -- 0.10+: an error, or nil and why (no opener installed)
     local ok, res, why = pcall(vim.ui.open, url)
-    if ok and res ~= nil then
-      return true
+    if ok and not (res == nil and why) then
+      return true -- (a vim.ui.open of the user's may return nothing)
     end
-    if (not ok or why) and browser(url) then
+    if browser(url) then
       return true
     end
     if not ok then

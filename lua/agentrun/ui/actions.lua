@@ -269,7 +269,7 @@ M.actions = {
           t.user = false
         end
         term.changed(t)
-        util.notify(string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), vim.log.levels.INFO)
+        util.notify({ string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), string.format("you let go of %s; T takes it again", t.id) }, vim.log.levels.INFO)
       end
     end,
   },
