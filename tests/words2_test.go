@@ -83,6 +83,12 @@ func TestScreenInterruptedIsNotFailed(t *testing.T) {
 	s.prompt("sleep 4325")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
 	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	// (in the split before <C-c>: typed while the command line still
+	// runs, Neovim takes it as an interrupt of that)
+	eventually(t, "the split to be the current window", 5*time.Second, func() (bool, string) {
+		b := s.expr("bufname()")
+		return b == "agentrun://terminal/term-1", b
+	})
 	s.keys("C-c")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · signal SIGINT")
 	s.keys("q") // the split closed: the chat in sight
