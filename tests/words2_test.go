@@ -12,14 +12,17 @@ import (
 
 // TestScreenMessagesNeverAskPressEnter (issue 50): at 60 columns a
 // message longer than the room beside the ruler (:AgentModel x with no
-// session, :AgentKill 99) is cut to one line ending in "…", with no
-// "Press ENTER" (it stopped the screen there; fails without the fix).
+// session, :AgentKill 99, :AgentRewind) says a shorter form, or is cut
+// to one line ending in "…", with no "Press ENTER" (it stopped the
+// screen there; fails without the fix).
 func TestScreenMessagesNeverAskPressEnter(t *testing.T) {
 	s := startScreen(t, 60, 15, "")
 	for _, c := range []struct{ cmd, want string }{
 		{":AgentModel x", "(agentrun) no session; :AgentRun starts one"},
 		{":AgentKill 99", "(agentrun) no terminal \"99\" (:AgentTerminals)"},
 		{":AgentKill term-99", "(agentrun) no terminal \"term-99\""},
+		{":AgentRewind", "(agentrun) no session to rewind"},
+		{":AgentReview", "(agentrun) no session to review"},
 	} {
 		s.keys(c.cmd, "Enter")
 		sc := s.waitShows(5*time.Second, c.want)

@@ -419,7 +419,7 @@ function M.command(arg)
     return
   end
   if busy then
-    util.notify("an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
+    util.notify({ "an install is already under way; its result will be shown when it ends", "an install is already under way" }, vim.log.levels.WARN)
     return
   end
   busy = true

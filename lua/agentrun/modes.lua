@@ -118,7 +118,7 @@ local function session_or_warn(s)
     return nil
   end
   if not s.id then
-    util.notify("the session is still starting; try again when it is ready")
+    util.notify({ "the session is still starting; try again when it is ready", "still starting; try again soon" })
     return nil
   end
   return s
