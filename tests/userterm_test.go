@@ -233,14 +233,19 @@ func (e *editor) noteText() string {
 // :wqa; :qa!
 // quits without asking and ends it. A rerun (R) is named as one, not as
 // an :AgentShell (fails without the fix). With
-// terminal.ask_before_quit = false, :qa quits at once.
+// terminal.ask_before_quit = false, :qa quits at once. One command is
+// "it", not "them", and a key other than the question's says its keys
+// (it waited without a word; fails without the fix).
 func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	s := startScreen(t, 120, 30, "")
 	s.tmux("set-option", "-t", "0", "remain-on-exit", "on")
 	s.keys(":AgentShell sleep 4321", "Enter")
 	s.waitShows(10*time.Second, "terminal/term-1")
 	s.keys(`C-\`, "C-n", ":qa", "Enter")
-	s.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  sleep 4321  (your :AgentShell)", "[S]tay")
+	s.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  sleep 4321  (your :AgentShell)", "(Q)uit and end it, [S]tay")
+	// another key says the keys (it waited without a word)
+	s.keys("x")
+	s.waitShows(5*time.Second, "press q to quit and end it; s, Enter or Esc to stay")
 	s.keys("s")
 	// stayed checks that Stay left things as they were: where says the
 	// window (its buffer's name) the quit was typed in

@@ -63,23 +63,56 @@ end
 -- uv is libuv's binding (vim.uv from 0.10, vim.loop before).
 M.uv = vim.uv or vim.loop
 
+-- browser opens url with $BROWSER (its first command, "%s" the URL, as
+-- xdg-open reads it) when that names a program here; false when not.
+local function browser(url)
+  local b = vim.split(vim.env.BROWSER or "", ":", { plain = true })[1]
+  local argv = vim.fn.split(b)
+  if #argv == 0 or vim.fn.executable(argv[1]) ~= 1 then
+    return false
+  end
+  local with = false
+  for i, a in ipairs(argv) do
+    if a:find("%s", 1, true) then
+      argv[i], with = a:gsub("%%s", function()
+        return url
+      end), true
+    end
+  end
+  if not with then
+    table.insert(argv, url)
+  end
+  return vim.fn.jobstart(argv, { detach = true }) > 0
+end
+
 -- open_url opens url in the system's browser: vim.ui.open (0.10+), else
--- xdg-open or macOS's open. Returns false and a sentence when it cannot.
+-- xdg-open or macOS's open; where none is found, $BROWSER. Returns false,
+-- a sentence and a shorter one (for 60 columns) when it cannot: in our
+-- words, not vim.ui.open's ("no handler found (tried: …)").
 function M.open_url(url)
+  local function none()
+    return false, string.format("no browser found to open %s: install xdg-open (xdg-utils) or set $BROWSER", url), "no browser found: set $BROWSER"
+  end
   if vim.ui.open then
     -- 0.10+: an error, or nil and why (no opener installed)
     local ok, res, why = pcall(vim.ui.open, url)
+    if ok and not (res == nil and why) then
+      return true -- (a vim.ui.open of the user's may return nothing)
+    end
+    if browser(url) then
+      return true
+    end
     if not ok then
-      return false, tostring(res) .. "; open " .. url .. " in your browser"
+      return false, string.format("could not open %s (%s); open it in your browser", url, tostring(res)), "could not open the URL"
     end
-    if res == nil and why then
-      return false, tostring(why) .. "; open " .. url .. " in your browser"
-    end
-    return true
+    return none()
   end
   local opener = vim.fn.has("mac") == 1 and "open" or "xdg-open"
   if vim.fn.executable(opener) ~= 1 then
-    return false, string.format("no %s here to open %s with; open it in your browser", opener, url)
+    if browser(url) then
+      return true
+    end
+    return none()
   end
   vim.fn.jobstart({ opener, url }, { detach = true })
   return true

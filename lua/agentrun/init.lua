@@ -239,7 +239,7 @@ end
 -- none.
 local function target(id, what)
   if id ~= nil and type(id) ~= "string" then
-    warn(string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)))
+    warn({ string.format("a terminal id is a string such as \"term-1\", not %s; :AgentTerminals lists them", vim.inspect(id)), string.format("not a terminal id: %s (\"term-1\")", vim.inspect(id)) })
     return nil
   end
   local t, newest
@@ -340,7 +340,7 @@ function M.type_into(id)
       end
     end
     if not t then
-      warn("no terminal waits for input; :AgentType term-N types into that one")
+      warn({ "no terminal waits for input; :AgentType term-N types into that one", "no terminal waits for input" })
       return false
     end
   end
@@ -492,7 +492,7 @@ end
 -- buffer; it leaves the terminal list.
 function M.dispose(id)
   if type(id) ~= "string" or not actions.terminal(id) then
-    warn(type(id) == "string" and state.unknown_text(id) or string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)))
+    warn(state.unknown_text(tostring(id)))
     return false
   end
   return actions.perform("dispose", id)
@@ -540,7 +540,7 @@ function M.review(what, key)
   end
   local s = state.session(key)
   if not s then
-    warn("no session; :AgentReview shows what a session's turns changed")
+    warn({ "no session; :AgentReview shows what a session's turns changed", "no session to review" })
     return
   end
   require("agentrun.ui.review").open(s, what)
@@ -556,11 +556,11 @@ function M.rewind(key)
   end
   local s = state.session(key)
   if not s then
-    warn("no session; :AgentRewind puts back what a session's last turn changed")
+    warn({ "no session; :AgentRewind puts back what a session's last turn changed", "no session to rewind" })
     return
   end
   if s.busy then
-    warn("the agent is still working on this turn; :AgentCancel it or wait, then :AgentRewind")
+    warn({ "the agent is still working on this turn; :AgentCancel it or wait, then :AgentRewind", "a turn runs: :AgentCancel it first" })
     return
   end
   local said, why = require("agentrun.disk").rewind(s, function(name)

@@ -419,7 +419,7 @@ function M.command(arg)
     return
   end
   if busy then
-    util.notify("an install is already under way; its result will be shown when it ends", vim.log.levels.WARN)
+    util.notify({ "an install is already under way; its result will be shown when it ends", "an install is already under way" }, vim.log.levels.WARN)
     return
   end
   busy = true
@@ -478,18 +478,30 @@ function M.command(arg)
     end)
     busy, current = false, nil
     stop()
+    -- (with shorter forms, longest first: one line, no "Press ENTER", at
+    -- any width; the what without its where, then the what alone)
+    local head = vim.trim(msg:match("^[^:;(]+") or msg)
+    local short = msg:gsub(" from %S+", ""):gsub(" to /%S*", "")
+    local forms
     if ok and require("agentrun.rpc").running() then
-      msg = msg .. "; the backend that runs now is the old one until it restarts (restart Neovim)"
-    elseif not ok then
+      local later = "; the backend that runs now is the old one until it restarts (restart Neovim)"
+      forms = { msg .. later, short .. "; restart Neovim to use it", head .. "; restart Neovim" }
+    elseif ok then
+      forms = { msg, short, head }
+    else
       -- nothing was installed: say whether the binary there still works
       local have = uv.fs_stat(M.dest()) and version_of(M.dest())
       if have then
-        msg = string.format("%s; the binary you have (%s, version %s) is kept as it was and still works", msg, M.dest(), have)
+        forms = {
+          string.format("%s; the binary you have (%s, version %s) is kept as it was and still works", msg, M.dest(), have),
+          string.format("%s; your binary (version %s) is kept and still works", head, have),
+          head .. "; your binary still works",
+        }
       else
-        msg = string.format("%s; there is no working binary at %s yet", msg, M.dest())
+        forms = { string.format("%s; there is no working binary at %s yet", msg, M.dest()), head .. "; no working binary yet", head }
       end
     end
-    util.notify(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    util.notify(forms, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
   end)
   async[co] = true
   resume(co)

@@ -114,11 +114,11 @@ end
 
 local function session_or_warn(s)
   if not s or s.ended then
-    util.notify("no running session; start one with :AgentRun")
+    util.notify({ "no running session; start one with :AgentRun", "no session; :AgentRun starts one" })
     return nil
   end
   if not s.id then
-    util.notify("the session is still starting; try again when it is ready")
+    util.notify({ "the session is still starting; try again when it is ready", "still starting; try again soon" })
     return nil
   end
   return s

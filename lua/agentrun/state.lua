@@ -33,6 +33,13 @@ function M.how_ended(t)
   return t.ended_by
 end
 
+-- interrupted tells whether terminal t ended by an interrupt (<C-c> in
+-- its split, the chat's <C-c>, a cancel): SIGINT, or the exit 130 a shell
+-- gives for a command SIGINT stopped. Not a failure.
+function M.interrupted(t)
+  return t.state ~= "running" and (t.signal == "SIGINT" or t.exit_code == 130)
+end
+
 -- describe_terminal is terminal t as status(), :AgentTerminals and User
 -- AgentRunTerminalExited show it: the one place the record becomes that
 -- table. With from (the backend's status() row of t), that row with how
@@ -176,7 +183,8 @@ function M.unknown_text(id)
   if #on > 1 then
     return string.format("%s is on more than one machine: say which, %s", id, table.concat(on, " or "))
   end
-  return string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id))
+  -- (a list: the shorter fits 60 columns beside the ruler, util.notify)
+  return { string.format("unknown terminal %q; :AgentTerminals lists them", tostring(id)), string.format("no terminal %q (:AgentTerminals)", tostring(id)), string.format("no terminal %q", tostring(id)) }
 end
 
 -- terminal_for_buf returns the terminal shown in buffer buf.

@@ -115,6 +115,7 @@ function M.notify(msg, level)
     end
   end
   level = level or vim.log.levels.WARN
+  msg = M.cut(msg)
   if level == vim.log.levels.ERROR and M.in_command > 0 and M.builtin_notify() then
     -- Neovim's own vim.notify says an ERROR as an error message, which a
     -- command run through vim.cmd (lazy.nvim's stand-in for a command it
@@ -126,6 +127,22 @@ function M.notify(msg, level)
     return
   end
   vim.notify(msg, level)
+end
+
+-- cut cuts a one-line msg wider than the room (M.room, with the prefix)
+-- to it, ending in "…", so that it never stops the screen at "Press
+-- ENTER": Neovim asks for it on any message that reaches v:echospace
+-- (0.7.2 as 0.12, and with cmdheight=0). :messages keeps the cut line:
+-- from a callback or a mapping (a <Cmd> one too) Neovim stops the screen
+-- at once for a long message, even one a redraw follows at once, so the
+-- whole text cannot be kept there without the prompt. The messages that
+-- matter are worded to fit 60 columns, or give shorter forms (notify).
+-- To another vim.notify, and for a message of several lines, msg as is.
+function M.cut(msg)
+  if msg:find("\n") or not M.builtin_notify() then
+    return msg
+  end
+  return M.fit(msg, math.max(M.room() + #prefix, #prefix + 2))
 end
 
 -- builtin_notify tells whether vim.notify is still Neovim's own (not

@@ -32,7 +32,7 @@ return {
     eq({}, state.on_machines("term-2@devbox"))
     eq({ "term-3@devbox", "term-3@other" }, state.on_machines("term-3"))
     eq("term-3 is on more than one machine: say which, term-3@devbox or term-3@other", state.unknown_text("term-3"))
-    eq('unknown terminal "term-9"; :AgentTerminals lists them', state.unknown_text("term-9"))
+    eq({ 'unknown terminal "term-9"; :AgentTerminals lists them', 'no terminal "term-9" (:AgentTerminals)', 'no terminal "term-9"' }, state.unknown_text("term-9"))
     state.terminals, state.terminal_order = saved_t, saved_o
   end,
   ["status() says how a terminal was started: the agent's, R's rerun of its first run, :AgentShell"] = function()

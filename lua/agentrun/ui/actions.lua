@@ -269,7 +269,7 @@ M.actions = {
           t.user = false
         end
         term.changed(t)
-        util.notify(string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), vim.log.levels.INFO)
+        util.notify({ string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), string.format("you let go of %s; T takes it again", t.id) }, vim.log.levels.INFO)
       end
     end,
   },
@@ -409,9 +409,9 @@ function M.map(buf, where, get)
         local url = a.name == "browse" and where == "split" and M.url_at_cursor()
         if url then
           -- Neovim's own gx: the URL under the cursor
-          local ok, err = compat.open_url(url)
+          local ok, err, short = compat.open_url(url)
           if not ok then
-            util.notify(err)
+            util.notify({ err, short })
           end
         elseif target then
           local question = a.ask and a.ask(terminal(target))

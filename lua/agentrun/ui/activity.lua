@@ -106,9 +106,9 @@ function M.browse(t)
       end
       url = u:gsub("/$", "") .. path
     end
-    local ok, err = compat.open_url(url)
+    local ok, err, short = compat.open_url(url)
     if not ok then
-      notify(err)
+      notify({ err, short })
     end
   end
   local ports = t.ports or {}

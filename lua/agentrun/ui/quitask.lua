@@ -114,6 +114,50 @@ local function stay()
   end)
 end
 
+-- confirm asks msg with choices ("&Quit", "&Stay": the letter after &
+-- is its key) as confirm() shows it, and returns the number of the one
+-- chosen: its key, <CR> for the default (def), 0 for <Esc> or <C-c>.
+-- Unlike confirm(), which waits without a word on any other key, another
+-- key says hint (the keys, once: it stays in sight).
+function M.confirm(msg, choices, def, hint)
+  local keys, shown = {}, {}
+  for i, c in ipairs(choices) do
+    local at = c:find("&", 1, true) or 0
+    local key = c:sub(at + 1, at + 1)
+    keys[key:lower()] = i
+    local open, close = "(", ")"
+    if i == def then
+      open, close = "[", "]"
+    end
+    table.insert(shown, c:sub(1, math.max(at - 1, 0)) .. open .. key .. close .. c:sub(at + 2))
+  end
+  api.nvim_echo({ { msg .. "\n" }, { table.concat(shown, ", ") .. ": ", "Question" } }, false, {})
+  local hinted = false
+  local function done(n)
+    -- the question's lines leave the screen as confirm()'s do, without a
+    -- "Press ENTER" (a redraw cancels it)
+    vim.cmd("redraw")
+    return n
+  end
+  while true do
+    local ok, c = pcall(vim.fn.getchar)
+    if not ok then
+      return done(0) -- <C-c> (an interrupt)
+    end
+    c = type(c) == "number" and vim.fn.nr2char(c) or c
+    if c == "\r" or c == "\n" then
+      return done(def)
+    elseif c == "\27" or c == "\3" then
+      return done(0)
+    elseif keys[c:lower()] then
+      return done(keys[c:lower()])
+    elseif not hinted and c:sub(1, 1) ~= "\128" then -- (not a mouse event)
+      hinted = true
+      api.nvim_echo({ { hint .. ": ", "Question" } }, false, {})
+    end
+  end
+end
+
 -- ask asks, when a quit now would end the user's commands or lose a
 -- prompt's text, and returns true to go on quitting; false when the user
 -- chose Stay (the quit under way then stops, see stay; with cmdline, the
@@ -141,8 +185,8 @@ function M.ask(cmdline)
       table.insert(lines, "  " .. e.text)
     end
   end
-  local quit = (#texts == 0 and "&Quit and end them") or (#cmds == 0 and "&Quit and lose it") or "&Quit"
-  local ok, choice = pcall(vim.fn.confirm, table.concat(lines, "\n"), quit .. "\n&Stay", 2)
+  local quit = (#texts == 0 and (#cmds == 1 and "&Quit and end it" or "&Quit and end them")) or (#cmds == 0 and "&Quit and lose it") or "&Quit"
+  local ok, choice = pcall(M.confirm, table.concat(lines, "\n"), { quit, "&Stay" }, 2, string.format("press q to %s; s, Enter or Esc to stay", (quit:gsub("&", "")):lower()))
   if ok and choice == 1 then
     answered = true
     vim.schedule(function()

@@ -50,7 +50,15 @@ function M.command(key, kill)
     if s.busy or (s.starting and #s.queue > 0) then
       return conversation.cancel(s.key) -- starting: drops what waits for it
     end
-    warn("nothing is running in this session")
+    -- said in the chat too (once: a later press moves it down): from
+    -- the prompt in insert mode "-- INSERT --" hides a message at once
+    warn("no turn to cancel: nothing runs in this session")
+    if s.chat then
+      if s.idle_note then
+        s.chat:remove(s.idle_note)
+      end
+      s.idle_note = s.chat:note("(no turn to cancel: nothing runs)")
+    end
     return false
   end
   if kill then

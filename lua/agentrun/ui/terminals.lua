@@ -68,12 +68,17 @@ local function status_text(t)
   if st == "running" then
     return t.waiting and "waiting for input" or st
   end
+  if t.signal == "SIGINT" then
+    return "interrupted (SIGINT)" -- stopped by you (or a cancel): not failed
+  end
   return require("agentrun.state").how_ended(t) or st
 end
 
 local function status_hl(t)
   if t.state == "running" then
     return "AgentRunToolRunning"
+  elseif require("agentrun.state").interrupted(t) then
+    return "AgentRunHint" -- stopped by you: not a failure
   elseif t.signal or (t.exit_code ~= nil and t.exit_code ~= 0) then
     return "AgentRunToolFailed"
   elseif t.state == "released" then
@@ -525,7 +530,10 @@ local function render()
   had = had or #all > 0 or state.had_terminals
   if #lines == 1 then
     -- "yet" only while there never were any
-    table.insert(lines, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
+    -- first, above the keys: a window made one row high (a :help
+    -- split above it) still says it
+    table.insert(lines, 1, had and "(no terminals now; :AgentShell opens one)" or "(no terminals yet; :AgentShell opens one)")
+    table.insert(marks, { 1, 0, -1, "AgentRunHint" })
   end
   -- The same text has the same highlights (a state's colour goes with
   -- its words): a refresh rewrites only the rows that changed (mostly an

@@ -16,6 +16,9 @@ local status_text = {
   cancelled = { "⊘", "cancelled", "AgentRunToolFailed" },
   stopped = { "⊘", "stopped with the session", "AgentRunToolFailed" },
   unfinished = { "⊘", "left open when the turn ended", "AgentRunToolPending" },
+  -- a command <C-c> stopped (SIGINT, or a shell's exit 130): stopped, not
+  -- failed
+  interrupted = { "⊘", "interrupted", "AgentRunToolPending" },
 }
 
 local function split_lines(text)
@@ -194,9 +197,21 @@ function M.render(tc)
   -- One it called "completed" without saying how it ended (Gemini CLI,
   -- whatever the exit) reads as its split ends, not as a success.
   local shown = tc.shown_by and require("agentrun.state").terminals[tc.shown_by] or t
+  if not shown and status == "failed" then
+    -- the agent's terminal (ACP terminal/create) it says failed: stopped
+    -- with <C-c>, it was interrupted (as its split says)
+    for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+      local ct = c.type == "terminal" and c.terminalId and require("agentrun.state").terminals[c.terminalId]
+      if ct and require("agentrun.state").interrupted(ct) then
+        shown = ct
+      end
+    end
+  end
   local how, unsaid = "", nil
   if shown and shown.state ~= "running" and (status == "completed" or status == "failed") then
-    if (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
+    if require("agentrun.state").interrupted(shown) then
+      status, how = "interrupted", shown.signal == "SIGINT" and " (SIGINT)" or " (exit 130)"
+    elseif (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
       status, how = "failed", " (" .. require("agentrun.state").how_ended(shown) .. ")"
     elseif shown.exit_code == nil and (shown.ended_by == "cancelled" or shown.ended_by == "stopped") then
       -- its split ended with the turn or the session: so does the chat,

@@ -1,0 +1,139 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScreenMessagesNeverAskPressEnter (issue 50): at 60 columns a
+// message longer than the room beside the ruler (:AgentModel x with no
+// session, :AgentKill 99, :AgentRewind) says a shorter form, or is cut
+// to one line ending in "…", with no "Press ENTER" (it stopped the
+// screen there; fails without the fix).
+func TestScreenMessagesNeverAskPressEnter(t *testing.T) {
+	s := startScreen(t, 60, 15, "")
+	for _, c := range []struct{ cmd, want string }{
+		{":AgentModel x", "(agentrun) no session; :AgentRun starts one"},
+		{":AgentKill 99", "(agentrun) no terminal \"99\" (:AgentTerminals)"},
+		{":AgentKill term-99", "(agentrun) no terminal \"term-99\""},
+		{":AgentRewind", "(agentrun) no session to rewind"},
+		{":AgentReview", "(agentrun) no session to review"},
+	} {
+		s.keys(c.cmd, "Enter")
+		sc := s.waitShows(5*time.Second, c.want)
+		if strings.Contains(sc, "Press ENTER") {
+			t.Errorf("%s stops at Press ENTER:\n%s", c.cmd, sc)
+		}
+		last := strings.Split(sc, "\n")
+		if l := last[len(last)-1]; !strings.HasPrefix(l, c.want) || (len([]rune(l)) > 49 && !strings.HasSuffix(strings.TrimSpace(l), "…")) {
+			t.Errorf("%s: the last line %q is not one cut line", c.cmd, l)
+		}
+	}
+}
+
+// TestScreenRerunOfTheAgentsServerFits (issue 50): R on a server the
+// agent runs, at 100 columns, says what to do in one line (it stopped
+// at "Press ENTER"; fails without the fix).
+func TestScreenRerunOfTheAgentsServerFits(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("python3 -m http.server 0")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · running")
+	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	s.keys("R")
+	sc := s.waitShows(5*time.Second, "(agentrun) term-1 runs for the agent: T takes it over, then R restarts it")
+	if strings.Contains(sc, "Press ENTER") {
+		t.Errorf("R stops at Press ENTER:\n%s", sc)
+	}
+}
+
+// TestScreenNothingToCancelSaysSo (issue 50): <C-c> in the prompt with no
+// turn and no command running says so in the chat, once however often
+// pressed ("-- INSERT --" hid the message; fails without the fix), and
+// :AgentMode with the demo agent, which offers no modes, says so.
+func TestScreenNothingToCancelSaysSo(t *testing.T) {
+	s := startDemoScreen(t)
+	s.keys("C-c")
+	s.waitShows(5*time.Second, "(no turn to cancel: nothing runs)")
+	s.keys("C-c")
+	s.keys("Escape", ":AgentMode", "Enter")
+	sc := s.waitShows(5*time.Second, "(agentrun) agent demo offers no modes")
+	if n := strings.Count(sc, "(no turn to cancel"); n != 1 {
+		t.Errorf("the chat says it %d times, want once:\n%s", n, sc)
+	}
+}
+
+// TestScreenEmptyListUnderHelp (issue 50): :help over an empty
+// :AgentTerminals leaves the list one row: that row says the list is
+// empty (it showed only the keys; fails without the fix).
+func TestScreenEmptyListUnderHelp(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "(no terminals yet; :AgentShell opens one)", "agentrun terminals —")
+	s.keys(":help", "Enter")
+	s.waitShows(5*time.Second, "help.txt", "(no terminals yet; :AgentShell opens one)")
+}
+
+// TestScreenInterruptedIsNotFailed (issue 50): a command stopped with
+// <C-c> in its split reads "interrupted (SIGINT)" in the chat and the
+// list, not "failed" (fails without the fix).
+func TestScreenInterruptedIsNotFailed(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("sleep 4325")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	// (in the split before <C-c>: typed while the command line still
+	// runs, Neovim takes it as an interrupt of that)
+	eventually(t, "the split to be the current window", 5*time.Second, func() (bool, string) {
+		b := s.expr("bufname()")
+		return b == "agentrun://terminal/term-1", b
+	})
+	s.keys("C-c")
+	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · signal SIGINT")
+	s.keys("q") // the split closed: the chat in sight
+	sc := s.waitShows(10*time.Second, "sleep 4325", "· interrupted (SIGINT)")
+	if strings.Contains(sc, "· failed") {
+		t.Errorf("the chat says the interrupted command failed:\n%s", sc)
+	}
+	s.keys(":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —", "interrupted (SIGINT)")
+}
+
+// TestScreenGxWithNoBrowser (issue 50): gx on a URL in a split, with no
+// opener installed (no xdg-open here), says in our words what failed and
+// what to do, in one line (0.12 showed vim.ui.open's "no handler found
+// (tried: …)"; fails without the fix); with $BROWSER set, it opens the
+// URL with that.
+func TestScreenGxWithNoBrowser(t *testing.T) {
+	if _, err := exec.LookPath("xdg-open"); err == nil {
+		t.Skip("xdg-open is installed here: gx would open a browser")
+	}
+	opened := filepath.Join(t.TempDir(), "opened")
+	script := filepath.Join(t.TempDir(), "browser")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$1\" > "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, browser := range []string{"", script} {
+		s := startScreen(t, 100, 30, fmt.Sprintf("vim.env.BROWSER = %q", browser))
+		s.keys(":AgentShell echo http://localhost:1/docs", "Enter")
+		s.waitShows(10*time.Second, "terminal/term-1 · exit 0")
+		s.keys("gg", "/localhost", "Enter", "gx")
+		if browser == "" {
+			sc := s.waitShows(5*time.Second, "(agentrun) no browser found")
+			for _, bad := range []string{"vim.ui.open", "no handler", "Press ENTER"} {
+				if strings.Contains(sc, bad) {
+					t.Errorf("gx with no browser shows %q:\n%s", bad, sc)
+				}
+			}
+			continue
+		}
+		eventually(t, "$BROWSER to open the URL", 5*time.Second, func() (bool, string) {
+			b, _ := os.ReadFile(opened)
+			return strings.TrimSpace(string(b)) == "http://localhost:1/docs", string(b)
+		})
+	}
+}
