@@ -63,6 +63,10 @@ esac
 # given (the local Neovim's side of a link: 0.12 and 0.7.2 in make
 # test-remote; the remote user's is the system's 0.7.2)
 [ "$set_" = agents ] && bins=("${bins[0]}")
+# a part's time limit: the real agents' run in one part, each agent's
+# start taking seconds of CPU (20 s and more on a busy machine)
+timeout=15m
+[ "$set_" = agents ] && timeout=30m
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -86,7 +90,7 @@ part() {
 	local t0=$SECONDS v=()
 	[ -n "${AGENTRUN_TEST_LOGDIR:-}" ] && v=(-test.v)
 	(cd tests && AGENTRUN_NVIM=$bin AGENTRUN_TEST_BINARY=$work/agentrun AGENTRUN_ONCE_ACROSS_NEOVIMS=$once AGENTRUN_TEST_OFFLINE=${netns:+1} \
-		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=15m -test.run "^($re)\$" "${v[@]}") > "$work/log.$i.$s" 2>&1
+		"${netns[@]}" "$work/tests.test" -test.count=1 -test.timeout=$timeout -test.run "^($re)\$" "${v[@]}") > "$work/log.$i.$s" 2>&1
 	local st=$?
 	if [ -n "${AGENTRUN_TEST_LOGDIR:-}" ]; then
 		mkdir -p "$AGENTRUN_TEST_LOGDIR" && cp "$work/log.$i.$s" "$AGENTRUN_TEST_LOGDIR/$("$bin" --version | head -n1 | tr -d ' ').$((s + 1)).log"
