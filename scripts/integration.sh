@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # integration.sh runs the Neovim integration tests (./tests) on each
 # Neovim version given. The test binary is built once; each version's
-# tests are cut into SHARDS parts (every SHARDS-th test by name), and JOBS
+# tests are cut into SHARDS parts of about the same time (by
+# tests/durations.txt), and JOBS
 # parts run at a time, each a process of its own with its own log,
 # printed whole when it ends. The suites mostly wait on Neovim, the ptys
 # and the agents, not on the CPU: several share the 2 cores well, and
@@ -78,6 +79,31 @@ mapfile -t names < <(cd tests && "$work/tests.test" -test.list "^(Test|Fuzz|Exam
 	if [ -n "$skip" ]; then grep -v -E "$pick"; else grep -E "$pick"; fi)
 [ ${#names[@]} -gt 0 ] || { echo "integration.sh: no tests listed" >&2; exit 1; }
 
+# shard_of: each test's shard, so that the shards take about as long:
+# the longest first, each to the shard with the least time so far, by the
+# seconds tests/durations.txt gives it (a verbose run's, written by
+# scripts/test-durations.sh --write; a test not there counts 3 s)
+declare -A shard_of=()
+while read -r name sh; do
+	shard_of[$name]=$sh
+done < <(printf '%s\n' "${names[@]}" | awk -v shards="$shards" '
+	FILENAME != "-" { if ($1 !~ /^#/) secs[$2] = $1; next }
+	{ n++; name[n] = $1; t[n] = ($1 in secs) ? secs[$1] : 3 }
+	END {
+		for (i = 1; i <= n; i++) order[i] = i
+		for (i = 2; i <= n; i++) { # by time, longest first (insertion sort; ties by name)
+			x = order[i]
+			for (j = i - 1; j >= 1 && (t[order[j]] < t[x] || (t[order[j]] == t[x] && name[order[j]] > name[x])); j--) order[j + 1] = order[j]
+			order[j + 1] = x
+		}
+		for (i = 1; i <= n; i++) {
+			best = 0
+			for (s = 1; s < shards; s++) if (load[s] < load[best]) best = s
+			load[best] += t[order[i]]
+			print name[order[i]], best
+		}
+	}' "$([ -f tests/durations.txt ] && echo tests/durations.txt || echo /dev/null)" -)
+
 # part VERSION_INDEX SHARD: one shard of one version's run, into its log
 part() {
 	local i=$1 s=$2 bin=${bins[$1]} once="" re="" k
@@ -85,7 +111,7 @@ part() {
 	for k in "${!names[@]}"; do
 		# (the tests over SSH too: each has its own sshd, and its own HOME
 		# and runtime directory under the test users' accounts)
-		[ $((k % shards)) -eq "$s" ] && re+="${re:+|}${names[$k]}"
+		[ "${shard_of[${names[$k]}]}" -eq "$s" ] && re+="${re:+|}${names[$k]}"
 	done
 	local t0=$SECONDS v=()
 	[ -n "${AGENTRUN_TEST_LOGDIR:-}" ] && v=(-test.v)
