@@ -38,10 +38,13 @@ function M.changed(t)
   for _, w in ipairs(t and t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
     window.set_statusline(w)
   end
-  -- a rerun (R) is said on its first run's line in the chat
+  -- a rerun (R) has a line of its own in its first run's chat, where it
+  -- happened
   local first = t and t.row_of and state.terminals[t.row_of] or t
   local chat = first and M.chat_of(first)
-  if chat then
+  if chat and first ~= t then
+    chat:rerun_changed(t)
+  elseif chat then
     chat:terminal_changed(first.id)
   end
   for _, fn in ipairs(M.on_change) do
