@@ -291,7 +291,8 @@ func TestScreenChatSaysItsStateOnce(t *testing.T) {
 // TestScreenLongCommandKeepsItsStateInSight (issue 50): at 60x15 a
 // command whose line in the chat wraps over more rows than the chat has
 // keeps its state in sight while it runs: the chat shows such a line
-// from its start, and the state comes before the command. It showed
+// from its start, and the ▸ line says the state, not the command again
+// (TestScreenLongCommandOnceInTheChat). It showed
 // "…goes on; sleep 0.5; done —", its state below the window.
 func TestScreenLongCommandKeepsItsStateInSight(t *testing.T) {
 	s := startScreen(t, 60, 15, "")
@@ -299,8 +300,9 @@ func TestScreenLongCommandKeepsItsStateInSight(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo this line of output goes on; sleep 1; done")
 	s.waitShows(10*time.Second, "this line of output goes on")
-	// (the line breaks where it may: the state on the first row or the next)
-	sc := s.waitShows(10*time.Second, "│  ▸ terminal term-1 ·", "running: for i in 1 2")
+	// (the command is its tool call's head line's: the ▸ line says the
+	// state alone)
+	sc := s.waitShows(10*time.Second, "│  ▸ terminal term-1 · running")
 	if strings.Contains(sc, "exited with code") {
 		t.Fatalf("the command ended before its state was read:\n%s", sc)
 	}
