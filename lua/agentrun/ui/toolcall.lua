@@ -53,12 +53,14 @@ function M.merge(tc, u)
   end
 end
 
--- ran_text says how long a command ran: "0.4s", "1.2s", "12s", "3m05s".
+-- ran_text says how long a command ran: "<0.1s", "1.2s", "12s", "3m05s".
 function M.ran_text(ms)
   if type(ms) ~= "number" then
     return nil
   end
-  if ms < 10000 then
+  if ms < 100 then
+    return "<0.1s"
+  elseif ms < 10000 then
     return string.format("%.1fs", ms / 1000)
   elseif ms < 60000 then
     return string.format("%ds", math.floor(ms / 1000))
