@@ -410,6 +410,14 @@ func TestScreenRerunReadsInOrder(t *testing.T) {
 			if strings.Count(chat, "(run 2)") != 1 {
 				t.Errorf("run 2 is said %d times, want once:\n%s", strings.Count(chat, "(run 2)"), chat)
 			}
+			// dd on its row of the list: its line says so, in place
+			s.keys(":AgentTerminals", "Enter")
+			s.waitShows(5*time.Second, "(run 2)")
+			s.keys("/(run 2)", "Enter", "d", "d")
+			eventually(t, "run 2's line to say it was disposed of", 10*time.Second, func() (bool, string) {
+				chat = s.chatText()
+				return strings.Contains(chat, "▸ terminal term-1 (run 2) · disposed of (dd) (") && strings.Count(chat, "(run 2)") == 1, chat
+			})
 		})
 	}
 }

@@ -416,7 +416,7 @@ end
 -- taken up again from the machine it runs on is shown from its first
 -- event once more (launch.resume).
 function Chat:reset()
-  self.blocks, self.by_id, self.term_blocks = {}, {}, {}
+  self.blocks, self.by_id, self.term_blocks, self.reruns = {}, {}, {}, {}
   self:ensure_buffers()
   api.nvim_buf_clear_namespace(self.buf, -1, 0, -1)
   vim.bo[self.buf].modifiable = true
@@ -974,19 +974,40 @@ end
 -- term-2 (run 2) · exit 0 · 1.2s"). The command is the tool call's above
 -- (its split has it too). The tool call's own line keeps saying its run.
 function Chat:rerun_changed(t)
-  local state = require("agentrun.state")
   local id = "rerun:" .. tostring(t.id)
   local b = self.by_id[id]
   if not b then
-    b = self:add({ id = id, kind = "rerun" })
+    b = self:add({ id = id, kind = "rerun", term = t })
     b.opens = {
       [1] = function()
         require("agentrun.ui.term").open(t.id, { focus = true })
       end,
     }
+    self.reruns = self.reruns or {}
+    table.insert(self.reruns, b)
   end
-  local line = string.format("▸ terminal %s · %s (%s opens it)", state.name_of(t), require("agentrun.ui.toolcall").run_state(t), config.get().keymaps.open or "open")
-  self:put(b, { "", line }, { { 1, "AgentRunTerminalLine" } })
+  self:put_rerun(b)
+end
+
+-- put_rerun writes rerun block b's line: how its run stands, or that it
+-- was disposed of (dd: its record is gone).
+function Chat:put_rerun(b)
+  local state = require("agentrun.state")
+  local t = b.term
+  local gone = state.terminals[t.id] ~= t and state.disposed[t.id]
+  local st = gone and gone.was or require("agentrun.ui.toolcall").run_state(t)
+  local line = string.format("▸ terminal %s · %s (%s opens it)", state.name_of(t), st, config.get().keymaps.open or "open")
+  if b.lines[2] ~= line then
+    self:put(b, { "", line }, { { 1, "AgentRunTerminalLine" } })
+  end
+end
+
+-- refresh_reruns writes the lines of the runs R started again (a
+-- terminal went: one of them may be disposed of).
+function Chat:refresh_reruns()
+  for _, b in ipairs(self.reruns or {}) do
+    self:put_rerun(b)
+  end
 end
 
 -- block_at returns the block and relative line at buffer line lnum (1-based).

@@ -46,6 +46,13 @@ function M.changed(t)
     chat:rerun_changed(t)
   elseif chat then
     chat:terminal_changed(first.id)
+  elseif not t then
+    -- a terminal went: a rerun's line may say it was disposed of
+    for _, s in pairs(state.sessions) do
+      if s.chat and s.chat.reruns then
+        s.chat:refresh_reruns()
+      end
+    end
   end
   for _, fn in ipairs(M.on_change) do
     fn()
