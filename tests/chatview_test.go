@@ -384,8 +384,9 @@ func TestScreenRerunReadsInOrder(t *testing.T) {
 				_, err := os.Stat(filepath.Join(s.dir, "again"))
 				return err == nil, fmt.Sprint(err)
 			})
-			s.keys("Escape", "C-c")
+			s.keys("C-c") // in the prompt, in Insert mode, where the user is
 			s.waitShows(10*time.Second, "[signal SIGINT]", "demo · ready")
+			s.keys("Escape")
 			// R in the command's split, reached from its line in the chat
 			s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.buf))", "Enter")
 			s.keys("G", "?▸ terminal term-1", "Enter", "Enter")
