@@ -379,7 +379,9 @@ func TestScreenRerunReadsInOrder(t *testing.T) {
 			s.keys(":AgentRun demo", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")
 			s.prompt(cmd)
-			s.waitShows(10*time.Second, "demo · working…")
+			// (its split says it runs: this Neovim knows it, and <C-c>
+			// interrupts it rather than cancel the turn)
+			s.waitShows(10*time.Second, "demo · working…", "term-1 · running")
 			eventually(t, "the command to start", 10*time.Second, func() (bool, string) {
 				_, err := os.Stat(filepath.Join(s.dir, "again"))
 				return err == nil, fmt.Sprint(err)
