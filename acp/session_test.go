@@ -62,7 +62,7 @@ func TestDemoPromptRunsTerminalLifecycle(t *testing.T) {
 		t.Fatalf("final tool_call_update %+v, want status completed", final)
 	}
 	text := r.text(s.ID())
-	for _, want := range []string{"Running `printf 'hello\\n'; echo from demo`", "exited with code 0."} {
+	for _, want := range []string{"Running `printf 'hello\\n'; ec…`", "exited with code 0."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("agent messages %q lack %q", text, want)
 		}

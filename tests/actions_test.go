@@ -186,7 +186,7 @@ func TestScreenDisposedRunningTerminalInTheChat(t *testing.T) {
 	s.waitShows(5*time.Second, "(no terminals now; :AgentShell opens one)")
 	s.keys("q")
 	s.waitFor("the chat to say what became of it", 10*time.Second, func(string) bool {
-		return strings.Contains(s.chatText(), "▸ terminal term-1 · killed and disposed of (dd): sleep 100")
+		return strings.Contains(s.chatText(), "▸ terminal term-1 · killed and disposed of (dd) (<CR> opens it)")
 	})
 	if text := s.chatText(); strings.Contains(text, "· running") {
 		t.Errorf("the chat still says it runs:\n%s", text)

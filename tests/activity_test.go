@@ -149,7 +149,7 @@ func TestScreenFailuresByThemselves(t *testing.T) {
 	// the same program passing clears them
 	s.keys("i")
 	s.prompt("python3 -m unittest test_ok")
-	s.waitShows(20*time.Second, "python3 -m unittest test_ok exited with code 0.")
+	s.waitShows(20*time.Second, "python3 -m unittest… exited with code 0.") // (the tool call says it whole)
 	eventually(t, "the diagnostics to clear", 5*time.Second, func() (bool, string) {
 		var c int
 		s.luaValue(`#vim.diagnostic.get(vim.fn.bufnr("test_py.py"))`, &c)

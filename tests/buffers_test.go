@@ -172,7 +172,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 
 	s.keys(":wincmd l", "Enter", "i")
 	s.prompt("python3 -m unittest test_py")
-	s.waitShows(20*time.Second, "python3 -m unittest test_py exited with code 1.")
+	s.waitShows(20*time.Second, "python3 -m unittest… exited with code 1.") // (the tool call says it whole)
 	// out of Insert mode in the prompt first, as a person sees it go
 	s.keys("Escape")
 	s.waitFor("Normal mode", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "-- INSERT --") })

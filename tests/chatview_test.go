@@ -2,6 +2,8 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -289,7 +291,8 @@ func TestScreenChatSaysItsStateOnce(t *testing.T) {
 // TestScreenLongCommandKeepsItsStateInSight (issue 50): at 60x15 a
 // command whose line in the chat wraps over more rows than the chat has
 // keeps its state in sight while it runs: the chat shows such a line
-// from its start, and the state comes before the command. It showed
+// from its start, and the ▸ line says the state, not the command again
+// (TestScreenLongCommandOnceInTheChat). It showed
 // "…goes on; sleep 0.5; done —", its state below the window.
 func TestScreenLongCommandKeepsItsStateInSight(t *testing.T) {
 	s := startScreen(t, 60, 15, "")
@@ -297,9 +300,127 @@ func TestScreenLongCommandKeepsItsStateInSight(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo this line of output goes on; sleep 1; done")
 	s.waitShows(10*time.Second, "this line of output goes on")
-	// (the line breaks where it may: the state on the first row or the next)
-	sc := s.waitShows(10*time.Second, "│  ▸ terminal term-1 ·", "running: for i in 1 2")
+	// (the command is its tool call's head line's: the ▸ line says the
+	// state alone)
+	sc := s.waitShows(10*time.Second, "│  ▸ terminal term-1 · running")
 	if strings.Contains(sc, "exited with code") {
 		t.Fatalf("the command ended before its state was read:\n%s", sc)
+	}
+}
+
+// chatSeen is the chat window's rows as one text, the rows a wrapped
+// line takes joined, spaces collapsed: what the user reads there now.
+func (s *screen) chatSeen() string {
+	s.t.Helper()
+	return strings.Join(strings.Fields(strings.Join(s.chatRows(), " ")), " ")
+}
+
+// TestScreenLongCommandOnceInTheChat (issue 50): at 60x15 (a chat of 4
+// rows, 29 columns) and at 80x24, a long command's turn is read in the
+// chat's window once it ends: the agent's end sentence names the command
+// by its start, and at 80x24 its state line ("▸ terminal term-1 · exit 0
+// · …") is in sight above it, because the command's whole text is in the
+// chat once, on its tool call's head line; the prompt's echo and the
+// agent's messages name it by its start. The prompt echo, "Running …",
+// the head line, the ▸ line and the end sentence each said the whole
+// command: the chat's window showed "…exit 0' exited with code 0.".
+func TestScreenLongCommandOnceInTheChat(t *testing.T) {
+	const cmd = "sh -c 'echo building the whole thing now; echo done; exit 0'"
+	for _, size := range [][2]int{{60, 15}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			s := startScreen(t, size[0], size[1], winsLua)
+			s.keys(":AgentRun demo", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt(cmd)
+			s.waitShows(10*time.Second, "[exit 0]", "demo · ready")
+			// what ran, by its start, and how it ended; where the chat has
+			// more than 4 rows, the command's state line too
+			want := []string{"sh -c 'echo building… exited with code 0."}
+			if size[1] > 15 {
+				want = append(want, "▸ terminal term-1 · exit 0 · ")
+			}
+			var seen string
+			eventually(t, "the chat's window to show the command's end", 10*time.Second, func() (bool, string) {
+				seen = s.chatSeen()
+				for _, w := range want {
+					if !strings.Contains(seen, w) {
+						return false, seen + "\n" + s.capture()
+					}
+				}
+				return true, ""
+			})
+			chat := s.chatText()
+			if n := strings.Count(chat, cmd); n != 1 {
+				t.Errorf("the chat says the whole command %d times, want once (its tool call):\n%s", n, chat)
+			}
+			if !strings.Contains(chat, "● "+cmd+" [execute] · completed") {
+				t.Errorf("the tool call's head line does not say the whole command:\n%s", chat)
+			}
+			for _, want := range []string{"> sh -c 'echo building…", "Running `sh -c 'echo building…`", "`sh -c 'echo building…` exited with code 0."} {
+				if !strings.Contains(chat, want) {
+					t.Errorf("the chat lacks %q (the command by its start):\n%s", want, chat)
+				}
+			}
+		})
+	}
+}
+
+// TestScreenRerunReadsInOrder (issue 50): R on a command the user
+// interrupted runs it again, and the chat reads in the order things
+// happened: run 1's end as the agent said it, then run 2's own line
+// where it started, which says how run 2 ended; the tool call's line
+// keeps saying run 1. The tool call's line said run 2, above run 1's end
+// sentence ("… was killed by SIGINT.").
+func TestScreenRerunReadsInOrder(t *testing.T) {
+	const cmd = "sh -c 'if test -e again; then echo second run; else touch again; sleep 30; fi'"
+	for _, size := range [][2]int{{60, 15}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			s := startScreen(t, size[0], size[1], winsLua)
+			s.keys(":AgentRun demo", "Enter")
+			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s.prompt(cmd)
+			// (its split says it runs: this Neovim knows it, and <C-c>
+			// interrupts it rather than cancel the turn)
+			s.waitShows(10*time.Second, "demo · working…", "term-1 · running")
+			eventually(t, "the command to start", 10*time.Second, func() (bool, string) {
+				_, err := os.Stat(filepath.Join(s.dir, "again"))
+				return err == nil, fmt.Sprint(err)
+			})
+			s.keys("C-c") // in the prompt, in Insert mode, where the user is
+			s.waitShows(10*time.Second, "[signal SIGINT]", "demo · ready")
+			s.keys("Escape")
+			// R in the command's split, reached from its line in the chat
+			s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.buf))", "Enter")
+			s.keys("G", "?▸ terminal term-1", "Enter", "Enter")
+			s.waitShows(5*time.Second, "signal SIGINT")
+			s.keys(`C-\`, "C-n", "R")
+			s.waitShows(10*time.Second, "second run", "[exit 0]")
+			s.keys(`C-\`, "C-n")
+			var seen string
+			eventually(t, "the chat's window to end on run 2's line", 10*time.Second, func() (bool, string) {
+				seen = s.chatSeen()
+				return strings.Contains(seen, "▸ terminal term-1 (run 2) · exit 0"), seen + "\n" + s.capture()
+			})
+			chat := s.chatText()
+			end1 := strings.Index(chat, "was killed by SIGINT.")
+			run2 := strings.Index(chat, "▸ terminal term-1 (run 2) · exit 0 · ")
+			if end1 < 0 || run2 < 0 || run2 < end1 {
+				t.Errorf("the chat does not read run 1's end, then run 2 (at %d, %d):\n%s", end1, run2, chat)
+			}
+			if !strings.Contains(chat, "▸ terminal term-1 · signal SIGINT · ") {
+				t.Errorf("the tool call's line does not keep saying run 1:\n%s", chat)
+			}
+			if strings.Count(chat, "(run 2)") != 1 {
+				t.Errorf("run 2 is said %d times, want once:\n%s", strings.Count(chat, "(run 2)"), chat)
+			}
+			// dd on its row of the list: its line says so, in place
+			s.keys(":AgentTerminals", "Enter")
+			s.waitShows(5*time.Second, "(run 2)")
+			s.keys("/(run 2)", "Enter", "d", "d")
+			eventually(t, "run 2's line to say it was disposed of", 10*time.Second, func() (bool, string) {
+				chat = s.chatText()
+				return strings.Contains(chat, "▸ terminal term-1 (run 2) · disposed of (dd) (") && strings.Count(chat, "(run 2)") == 1, chat
+			})
+		})
 	}
 }

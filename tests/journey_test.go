@@ -174,7 +174,7 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 			s.prompt(ticker)
 			s.waitShows(10*time.Second, "tick 3")
 			s.keys("Escape")
-			mine := "term-1 · running, yours: "
+			mine := "term-1 · running, yours ("
 			switch how {
 			case "T":
 				s.keys("C-w", "j", "T")
@@ -196,7 +196,7 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 				}
 				pr.Close()
 				t.Cleanup(func() { pw.Close(); _ = cli.Wait() })
-				mine = "term-1 · running: "
+				mine = "term-1 · running ("
 			}
 			sc := s.waitShows(10*time.Second, "You took", mine)
 			// The agent moved on; the command goes on printing.
@@ -210,7 +210,7 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
 			s.waitShows(5*time.Second, "state=running")
 			s.keys(":AgentKill", "Enter")
-			sc = s.waitShows(10*time.Second, signalMarker("SIGTERM"), "term-1 · signal SIGTERM: ")
+			sc = s.waitShows(10*time.Second, signalMarker("SIGTERM"), "term-1 · signal SIGTERM · ")
 			if strings.Contains(sc, "no running terminal") || strings.Contains(sc, "[exit") {
 				t.Errorf(":AgentKill after the takeover:\n%s", sc)
 			}

@@ -94,7 +94,7 @@ func TestScreenQueuedPromptRunsAfterTheTurn(t *testing.T) {
 		regexp.MustCompile(`│\(queued: echo a-longer-one with many words [^│\n]*…\)`).MatchString)
 	eventually(t, "the queued prompts to run", 15*time.Second, func() (bool, string) {
 		text := s.chatText()
-		return strings.Contains(text, "`echo queued-1` exited with code 0.") && strings.Contains(text, "not fit the chat` exited with code 0."), text
+		return strings.Contains(text, "`echo queued-1` exited with code 0.") && strings.Contains(text, "`echo a-longer-one wi…` exited with code 0."), text
 	})
 }
 

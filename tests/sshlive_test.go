@@ -77,7 +77,7 @@ func TestRemoteAgentHalfOpenLink(t *testing.T) {
 	if agent != "second" || key != "1@"+remoteAlias {
 		t.Errorf(":AgentRun %s shows the session %q of %q, want the one that ran there, 1@%s of second", r.URL(), key, agent, remoteAlias)
 	}
-	if chat := e.chat(); strings.Count(chat, "> "+cmd) != 1 {
+	if chat := e.chat(); strings.Count(chat, "> "+cmd[:20]) != 1 { // (the echo says its start)
 		t.Errorf("the chat taken up does not show the prompt once:\n%s", chat)
 	}
 	var buf int

@@ -265,6 +265,26 @@ const helpText = "Prompts: a shell command line runs in a client terminal. " +
 	"`!parallel N CMD` runs CMD in N terminals at once ({i} in it: each one's number); `!outputlat N CMD` times N terminal/output calls (benchmarks). " +
 	"`!replay NAME` sends the session updates recorded in the plugin's tests/testdata/agentterm/NAME.jsonl (Claude Code's, codex's and ACP v2's agent-owned terminals: claude-success, codex-optin, v2, …), or in a file of yours (`!replay path/to/FILE.jsonl`)."
 
+// shortCommand is how the demo's messages name command line once its
+// tool call shows it whole: the line itself when it is short, else its
+// first shortCommandRunes characters and "…" ("sh -c 'echo building…"),
+// so that the prompt, the tool call and the messages around it do not
+// each fill a small chat with the whole line.
+func shortCommand(line string) string {
+	first, _, multi := strings.Cut(line, "\n")
+	r := []rune(first)
+	if len(r) <= shortCommandRunes+4 && !multi {
+		return line
+	}
+	if len(r) > shortCommandRunes {
+		r = r[:shortCommandRunes]
+	}
+	return strings.TrimRight(string(r), " ") + "…"
+}
+
+// shortCommandRunes is how much of a long command line the messages keep.
+const shortCommandRunes = 20
+
 // codeSpan is s as a markdown code span: fenced by one backtick more than its
 // longest run of them, so a command line with backticks shows whole.
 func codeSpan(s string) string {

@@ -225,3 +225,20 @@ func TestCodeSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestShortCommand: the messages around a tool call name a long command
+// line by its start (its tool call shows it whole), a short one whole.
+func TestShortCommand(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ls -la", "ls -la"},
+		{"echo queued-behind-sleep", "echo queued-behind-sleep"}, // 24: whole
+		{"sh -c 'echo building the whole thing now; exit 0'", "sh -c 'echo building…"},
+		{"echo first line\necho second", "echo first line…"},
+		{"for i in 1 2 3 4 5 6 7 8 9", "for i in 1 2 3 4 5 6…"},
+		{"ééééééééééééééééééééééééé", "éééééééééééééééééééé…"},
+	} {
+		if got := shortCommand(c.in); got != c.want {
+			t.Errorf("shortCommand(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -11,7 +11,9 @@
 //     cwd and outputByteLimit 1 MiB (refused: says "Could not run `CMD`:
 //     …" and ends the turn);
 //  2. sends an agent_message_chunk "Running `CMD`\n" (once it runs: the
-//     client may have asked the user whether to run it);
+//     client may have asked the user whether to run it); here and in 6 a
+//     CMD over 24 characters (or of several lines) is cut to its first 20
+//     and "…": the tool call shows it whole;
 //  3. sends tool_call {kind execute, status in_progress, title CMD, content
 //     [{type terminal, terminalId}], rawInput {command}};
 //  4. terminal/wait_for_exit, then terminal/output;

@@ -117,7 +117,7 @@ func (d *demo) runDisplayOnly(ctx context.Context, s *session, line string) (acp
 	})); err != nil {
 		return "", err
 	}
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("%s %s.", codeSpan(line), exitSummary(code, signal)))); err != nil {
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("%s %s.", codeSpan(shortCommand(line)), exitSummary(code, signal)))); err != nil {
 		return "", err
 	}
 	select {

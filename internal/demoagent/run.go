@@ -39,7 +39,7 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 	}
 	// said once it runs: terminal/create may have waited on a question
 	// whether to run it, and the answer may have been no
-	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running %s\n", codeSpan(line)))); err != nil {
+	if err := d.update(s, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Running %s\n", codeSpan(shortCommand(line))))); err != nil {
 		return "", err
 	}
 	tid := term.TerminalId
@@ -122,7 +122,7 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 	if err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("`%s` %s.", line, summary)
+	msg := fmt.Sprintf("%s %s.", codeSpan(shortCommand(line)), summary)
 	if w.resp.Signal != nil && outErr == nil {
 		// What a killed command printed last often says why (a limit).
 		if last := lastLine(out.Output); last != "" {

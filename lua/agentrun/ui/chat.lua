@@ -416,7 +416,7 @@ end
 -- taken up again from the machine it runs on is shown from its first
 -- event once more (launch.resume).
 function Chat:reset()
-  self.blocks, self.by_id, self.term_blocks = {}, {}, {}
+  self.blocks, self.by_id, self.term_blocks, self.reruns = {}, {}, {}, {}
   self:ensure_buffers()
   api.nvim_buf_clear_namespace(self.buf, -1, 0, -1)
   vim.bo[self.buf].modifiable = true
@@ -813,7 +813,12 @@ end
 
 -- user shows the user's prompt.
 function Chat:user(text)
-  local b = self:add({ kind = "user" })
+  local b = self:add({ kind = "user", text = text })
+  self:put_user(b, text)
+end
+
+-- put_user writes user block b's lines: "> " and text.
+function Chat:put_user(b, text)
   local lines, hls = { "" }, {}
   for _, l in ipairs(split_lines(text)) do
     table.insert(lines, "> " .. l)
@@ -900,10 +905,35 @@ function Chat:tool_call(u)
   end
   s.tool_calls[id or ""] = b.tc
   self:render_tool_call(b)
+  self:shorten_prompt(b.tc)
   if not b.tc.agentrun_terminals and require("agentrun.ui.termlife").ties_by_command(b.tc.title) then
     require("agentrun.ui.termlife").tie_by_command(s.key)
   end
   return b.tc
+end
+
+-- shorten_prompt writes the turn's prompt short when it is tool call
+-- tc's command line itself (the demo agent's prompts are): the tool
+-- call's head line shows the line whole, once, so a small chat is not
+-- filled with it twice ("> sh -c 'echo building…"; history and the
+-- split have it too).
+function Chat:shorten_prompt(tc)
+  local cmd = type(tc.rawInput) == "table" and tc.rawInput.command or tc.title
+  if type(cmd) ~= "string" or tc.kind ~= "execute" then
+    return
+  end
+  for i = #self.blocks, 1, -1 do
+    local u = self.blocks[i]
+    if u.kind == "user" then
+      local text = vim.trim(u.text or "")
+      local first = text:match("^[^\n]*")
+      if text == vim.trim(cmd) and not u.short and (vim.fn.strchars(first) > 24 or first ~= text) then
+        u.short = true
+        self:put_user(u, vim.fn.strcharpart(first, 0, 20):gsub("%s+$", "") .. "…")
+      end
+      return
+    end
+  end
 end
 
 -- tool_terminal adds terminal id to tool call tool_call's block (a
@@ -934,6 +964,49 @@ function Chat:terminal_changed(id)
   end
   if b and b.tc then
     self:render_tool_call(b)
+  end
+end
+
+-- rerun_changed writes the line of run t (R ran a command of this chat
+-- again) where it happened: a line of its own at the end of the chat
+-- when it starts, below what the agent said of the run before ("`cmd`
+-- was killed by SIGINT."), rewritten in place as it ends ("▸ terminal
+-- term-2 (run 2) · exit 0 · 1.2s"). The command is the tool call's above
+-- (its split has it too). The tool call's own line keeps saying its run.
+function Chat:rerun_changed(t)
+  local id = "rerun:" .. tostring(t.id)
+  local b = self.by_id[id]
+  if not b then
+    b = self:add({ id = id, kind = "rerun", term = t })
+    b.opens = {
+      [1] = function()
+        require("agentrun.ui.term").open(t.id, { focus = true })
+      end,
+    }
+    self.reruns = self.reruns or {}
+    table.insert(self.reruns, b)
+  end
+  self:put_rerun(b)
+end
+
+-- put_rerun writes rerun block b's line: how its run stands, or that it
+-- was disposed of (dd: its record is gone).
+function Chat:put_rerun(b)
+  local state = require("agentrun.state")
+  local t = b.term
+  local gone = state.terminals[t.id] ~= t and state.disposed[t.id]
+  local st = gone and gone.was or require("agentrun.ui.toolcall").run_state(t)
+  local line = string.format("▸ terminal %s · %s (%s opens it)", state.name_of(t), st, config.get().keymaps.open or "open")
+  if b.lines[2] ~= line then
+    self:put(b, { "", line }, { { 1, "AgentRunTerminalLine" } })
+  end
+end
+
+-- refresh_reruns writes the lines of the runs R started again (a
+-- terminal went: one of them may be disposed of).
+function Chat:refresh_reruns()
+  for _, b in ipairs(self.reruns or {}) do
+    self:put_rerun(b)
   end
 end
 

@@ -38,11 +38,21 @@ function M.changed(t)
   for _, w in ipairs(t and t.bufnr and vim.fn.win_findbuf(t.bufnr) or {}) do
     window.set_statusline(w)
   end
-  -- a rerun (R) is said on its first run's line in the chat
+  -- a rerun (R) has a line of its own in its first run's chat, where it
+  -- happened
   local first = t and t.row_of and state.terminals[t.row_of] or t
   local chat = first and M.chat_of(first)
-  if chat then
+  if chat and first ~= t then
+    chat:rerun_changed(t)
+  elseif chat then
     chat:terminal_changed(first.id)
+  elseif not t then
+    -- a terminal went: a rerun's line may say it was disposed of
+    for _, s in pairs(state.sessions) do
+      if s.chat and s.chat.reruns then
+        s.chat:refresh_reruns()
+      end
+    end
   end
   for _, fn in ipairs(M.on_change) do
     fn()

@@ -53,32 +53,62 @@ function M.merge(tc, u)
   end
 end
 
--- terminal_line describes terminal id for the transcript: its state
--- before its command ("▸ terminal term-1 · running: go test ./…"), so
--- that a command longer than the chat window is tall leaves it in sight
--- (the chat shows such a line from its start on 0.7).
-local function terminal_line(id)
+-- ran_text says how long a command ran: "<0.1s", "1.2s", "12s", "3m05s".
+function M.ran_text(ms)
+  if type(ms) ~= "number" then
+    return nil
+  end
+  if ms < 100 then
+    return "<0.1s"
+  elseif ms < 10000 then
+    return string.format("%.1fs", ms / 1000)
+  elseif ms < 60000 then
+    return string.format("%ds", math.floor(ms / 1000))
+  end
+  local s = math.floor(ms / 1000)
+  return string.format("%dm%02ds", math.floor(s / 60), s % 60)
+end
+
+-- run_state says how terminal t stands for the chat: "running", "exit 0
+-- · 1.2s", "signal SIGINT · 0.4s", "running, yours" (taken over: the
+-- agent's tool call may have ended).
+function M.run_state(t)
   local state = require("agentrun.state")
-  -- R ran it again: the line says the newest run, which <CR> opens (as
-  -- the list shows it, in its first run's row)
-  local newest = state.newest_run(id)
-  local t = state.terminals[newest]
+  local how = state.how_ended(t)
+  if how then
+    local ran = t.state ~= "running" and M.ran_text(t.ran_ms)
+    return ran and (how .. " · " .. ran) or how
+  elseif t.state ~= "running" then
+    return t.state
+  elseif t.user then
+    return "running, yours"
+  end
+  return "running"
+end
+
+-- terminal_line describes terminal id for the transcript: how it stands,
+-- then its command when the tool call's head line (head) does not say it
+-- already ("▸ terminal term-1 · exit 0 · 1.2s (<CR> opens it)"): a
+-- command's whole text once per tool call, so that a small chat still
+-- shows the turn; the state comes first, so that a command longer than
+-- the chat window is tall leaves it in sight (the chat shows such a line
+-- from its start on 0.7). It says this run alone: a run R started later
+-- is a line of its own where it happened (Chat:rerun_changed), below
+-- what the agent said of this one.
+local function terminal_line(id, head)
+  local state = require("agentrun.state")
+  local t = state.terminals[id]
   local gone = not t and state.disposed[id]
   local what = t and t.command or gone and gone.command or id
   local st = gone and gone.was or "running"
   if t then
-    if state.how_ended(t) then
-      st = state.how_ended(t)
-    elseif t.state ~= "running" then
-      st = t.state
-    elseif t.user then
-      st = "running, yours" -- taken over: the agent's tool call may have ended
-    end
+    st = M.run_state(t)
   end
-  if t and t.runs and newest ~= id then
-    st = string.format("run %d · %s", t.runs, st) -- (as its split says it)
+  local cmd = ""
+  if what ~= id and not (head or ""):find(what:match("^[^\n]*"), 1, true) then
+    cmd = ": " .. what
   end
-  return string.format("  ▸ terminal %s · %s: %s (%s opens it)", id, st, what, config.get().keymaps.open or "open")
+  return string.format("  ▸ terminal %s · %s%s (%s opens it)", id, st, cmd, config.get().keymaps.open or "open")
 end
 
 -- Long output is folded to its first lines until the user opens it
@@ -234,7 +264,7 @@ function M.render(tc)
   local terminals, diffs = {}, {}
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
     if c.type == "terminal" and c.terminalId then
-      table.insert(lines, terminal_line(c.terminalId))
+      table.insert(lines, terminal_line(c.terminalId, head))
       table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
       terminals[#lines - 1] = c.terminalId
     elseif c.type == "diff" then
@@ -277,7 +307,7 @@ function M.render(tc)
   -- not name them).
   for _, id in ipairs(tc.agentrun_terminals or {}) do
     if not vim.tbl_contains(vim.tbl_values(terminals), id) then
-      table.insert(lines, terminal_line(id))
+      table.insert(lines, terminal_line(id, head))
       table.insert(hls, { #lines - 1, "AgentRunTerminalLine" })
       terminals[#lines - 1] = id
     end

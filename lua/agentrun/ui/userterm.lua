@@ -108,7 +108,7 @@ function M.open_user(res, origin)
   else
     M.focus(t.id)
   end
-  term.changed()
+  term.changed(t) -- (a rerun's line in the chat too, where it starts)
   return t
 end
 
