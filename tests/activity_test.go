@@ -179,14 +179,15 @@ func TestScreenRerunKeepsTheRules(t *testing.T) {
 }
 
 // TestOpenURLSaysWhy: gx where nothing can open a browser (vim.ui.open
-// answers nil and why, as 0.10+ does without xdg-open) says so, with the
-// URL to open by hand.
+// answers nil and why, as 0.10+ does without xdg-open, and no $BROWSER)
+// says so in our words, with the URL and what to do.
 func TestOpenURLSaysWhy(t *testing.T) {
 	e := startEditor(t, "")
 	var res []any
-	e.lua(`vim.ui.open = function() return nil, "vim.ui.open: no handler found" end
+	e.lua(`vim.env.BROWSER = nil
+vim.ui.open = function() return nil, "vim.ui.open: no handler found" end
 return { require("agentrun.compat").open_url("http://localhost:8000") }`, &res)
-	if len(res) != 2 || res[0] != false || res[1] != "vim.ui.open: no handler found; open http://localhost:8000 in your browser" {
+	if len(res) < 2 || res[0] != false || res[1] != "no browser found to open http://localhost:8000: install xdg-open (xdg-utils) or set $BROWSER" {
 		t.Errorf("open_url: %v", res)
 	}
 }

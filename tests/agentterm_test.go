@@ -105,7 +105,7 @@ func TestAgentOwnedTerminals(t *testing.T) {
 		// (tests/copilot_test.go): titled with the model's description,
 		// all output so far in each update, the exit in a line of text
 		// after it and in rawOutput.contents' shell_exit, "completed".
-		{name: "Copilot CLI: titled with the command, exit from its shell_exit", fixture: "copilot", id: "call_fake1", exit: 3,
+		{name: "Copilot CLI: titled with the command, exit and cwd from its shell_exit", fixture: "copilot", id: "call_fake1", exit: 3, cwd: "/home/user/project",
 			command:    `for i in 1 2 3 4 5; do echo "copilot tick $i"; sleep 0.4; done; exit 3`,
 			split:      []string{"copilot tick 1", "copilot tick 5", exitMarker(3)},
 			notInSplit: []string{"shellId", "anew"},

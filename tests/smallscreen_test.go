@@ -46,7 +46,7 @@ func TestShortScreenKeepsTheChatReadable(t *testing.T) {
 func TestTerminalListInANarrowWindow(t *testing.T) {
 	s := startRunScreen(t, runtimeDir(t), 70, 24)
 	s.prompt("echo the-first-command-output")
-	s.waitShows(10*time.Second, "exited with code 0.")
+	s.waitShows(10*time.Second, "[released]") // its split: ended
 	s.prompt("echo the-second-command-output")
 	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
 	s.keys("Escape", ":AgentTerminals", "Enter")

@@ -494,6 +494,7 @@ function M.command(arg)
       if have then
         forms = {
           string.format("%s; the binary you have (%s, version %s) is kept as it was and still works", msg, M.dest(), have),
+          string.format("%s; your binary (version %s) is kept and still works", short, have),
           string.format("%s; your binary (version %s) is kept and still works", head, have),
           head .. "; your binary still works",
         }

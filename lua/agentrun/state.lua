@@ -177,7 +177,12 @@ end
 -- machine (term-3 of two), or never was.
 function M.unknown_text(id)
   if M.disposed[id] then
-    return string.format("%s was disposed of (dd in :AgentTerminals): killed, released, its output wiped", id)
+    -- (a list: the shorter ones fit 80 and 60 columns, util.notify)
+    return {
+      string.format("%s was disposed of (dd in :AgentTerminals): killed, released, its output wiped", id),
+      string.format("%s was disposed of (dd): killed, output wiped", id),
+      string.format("%s was disposed of (dd)", id),
+    }
   end
   local on = M.on_machines(id)
   if #on > 1 then
