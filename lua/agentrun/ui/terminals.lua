@@ -668,7 +668,10 @@ end
 local function create()
   buf = api.nvim_create_buf(false, true)
   drawn = nil
-  pcall(api.nvim_buf_set_name, buf, "agentrun://terminals")
+  -- named in words: the tab line cuts a name at each "/" (it read
+  -- "a//terminals"); found by its variable, never by name
+  pcall(api.nvim_buf_set_name, buf, "agentrun terminals")
+  vim.b[buf].agentrun_terminal_list = true
   vim.bo[buf].filetype = "agentrun_terminals"
   vim.bo[buf].bufhidden = "hide"
   require("agentrun.ui.actions").map(buf, "list", under_cursor)
