@@ -301,11 +301,11 @@ func TestScreenRerunInPlace(t *testing.T) {
 	s.keys("/sleep 300", "Enter", "R")
 	s.waitShows(10*time.Second, splitOf("term-2", "run 2"), "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "sleep 300 (run 2)")
+	s.waitShows(5*time.Second, "(run 2) echo serving; sleep 300")
 	s.keys("/sleep 300", "Enter", "R")
 	s.waitShows(10*time.Second, splitOf("term-2", "run 3"), "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
-	s.waitShows(10*time.Second, "sleep 300 (run 3)")
+	s.waitShows(10*time.Second, "(run 3) echo serving; sleep 300")
 	var list string
 	s.luaValue(`table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun terminals"), 0, -1, false), "\n")`, &list)
 	if n := strings.Count(list, "sleep 300"); n != 1 {

@@ -185,7 +185,8 @@ func TestScreenRerunHasOneName(t *testing.T) {
 		return strings.Contains(strings.SplitN(sc, "\n", 2)[0], "term-1 sleep 4325 # a comm…")
 	})
 	s.keys(":tabclose", "Enter", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun terminals —", "term-1  running  you")
+	// the number of runs before the command, which is cut at its end
+	s.waitShows(5*time.Second, "agentrun terminals —", "term-1  running  you", "(run 2) sleep 4325")
 	s.keys(":tabnew", "Enter")
 	s.waitFor("the list's tab label", 5*time.Second, func(sc string) bool {
 		return strings.Contains(strings.SplitN(sc, "\n", 2)[0], "agentrun terminals")
