@@ -37,8 +37,7 @@ function M.rerun(t)
   local res, err = rpc.request("rerun", t.id)
   if not res then
     t.restarting = nil
-    -- (the agent's running command: a shorter form for a narrow screen)
-    notify(tostring(err):find("still runs for the agent", 1, true) and { err, string.format("%s runs for the agent: T takes it over, then R restarts it", t.id), string.format("%s is the agent's: T, then R", t.id) } or err)
+    notify(err)
     return false
   end
   -- The new run takes the old one's place: its row in the list (which
