@@ -121,7 +121,7 @@ func TestScreenGxWithNoBrowser(t *testing.T) {
 	for _, browser := range []string{"", script} {
 		s := startScreen(t, 100, 30, fmt.Sprintf("vim.env.BROWSER = %q", browser))
 		s.keys(":AgentShell echo http://localhost:1/docs", "Enter")
-		s.waitShows(10*time.Second, "terminal/term-1 · exit 0")
+		s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
 		s.keys("gg", "/localhost", "Enter", "gx")
 		if browser == "" {
 			sc := s.waitShows(5*time.Second, "(agentrun) no browser found")
