@@ -27,7 +27,7 @@ func TestScreenWaitsForInputIsSaid(t *testing.T) {
 	s.prompt(`printf 'name? '; read x; echo "hello $x"`)
 	// in the chat (the prompt is in Insert mode: "-- INSERT --" hides
 	// the message line) and in the split's status line
-	s.waitShows(10*time.Second, "term-1 waits for input (:AgentType types into it):", "name?", "agentrun://terminal/term-1 · waiting for input")
+	s.waitShows(10*time.Second, "term-1 waits for input (:AgentType types into it):", "name?", splitOf("term-1", "waiting for input"))
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "waiting for input")
 	s.keys("q")
@@ -49,7 +49,7 @@ func TestScreenWaitsForInputIsSaid(t *testing.T) {
 
 	// R: again, as yours, where it was
 	s.keys(`C-\`, "C-n", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "-- TERMINAL --")
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2"), "-- TERMINAL --")
 	s.typeText("amy\r")
 	s.waitShows(10*time.Second, "hello amy")
 	s.keys(":AgentType", "Enter")
@@ -61,7 +61,9 @@ func TestScreenWaitsForInputIsSaid(t *testing.T) {
 // TestScreenDevServerPort: a dev server's port shows in its split's
 // status line and in :AgentTerminals (a PORTS column); gx there opens
 // http://localhost:PORT (vim.ui.open, recorded here); R restarts the
-// server you took over in place, and its port shows again.
+// agent's running server in place as yours (its first run ends by
+// SIGTERM; R refused it, though the README says R restarts it), then
+// again once yours, and its port shows again.
 func TestScreenDevServerPort(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,7 +76,7 @@ func TestScreenDevServerPort(t *testing.T) {
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt(fmt.Sprintf("python3 -m http.server --bind 127.0.0.1 %d", port))
-	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-1 · running · agent's :%d", port))
+	s.waitShows(15*time.Second, splitOf("term-1", fmt.Sprintf("running · agent's :%d", port)))
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "PORTS", fmt.Sprintf(":%d", port))
 	// agentrun ls: a PORTS column, whole at 80 columns; --json too
@@ -104,15 +106,16 @@ func TestScreenDevServerPort(t *testing.T) {
 		b, _ := os.ReadFile(opened)
 		return strings.TrimSpace(string(b)) == fmt.Sprintf("http://localhost:%d", port), string(b)
 	})
-	// R on the agent's running server: not the user's to restart
+	// R on the agent's running server: restarted in place, yours now
+	// (as the README says); its first run ends killed, as X would end it
 	s.keys("R")
-	s.waitShows(5*time.Second, "term-1 still runs for the agent; take it over (T) first")
-	s.keys("T")
-	s.waitShows(5*time.Second, "term-1 is yours now")
-	s.keys(":AgentTerminals", "Enter", "R")
-	s.waitShows(15*time.Second, fmt.Sprintf("agentrun://terminal/term-2 · run 2 of term-1 · running · yours :%d", port)) // the second run of term-1
+	s.waitShows(15*time.Second, splitOf("term-1", fmt.Sprintf("run 2 · running · yours :%d", port))) // the second run of term-1
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "(run 2)") // in term-1's row, under its name
+	// yours now: R restarts it in place again
+	s.keys("R")
+	s.waitShows(15*time.Second, splitOf("term-1", fmt.Sprintf("run 3 · running · yours :%d", port)))
+	s.keys(`C-\`, "C-n")
 	var how string
 	s.luaValue(`vim.tbl_filter(function(t) return t.id == "term-1" end, require("agentrun").status().terminals)[1].how`, &how)
 	if how != "signal SIGTERM" {
@@ -227,7 +230,7 @@ func TestAnotherNeovimSeesThePorts(t *testing.T) {
 	})
 	b.cmd("AgentTerminals")
 	var list string
-	b.lua(`return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+	b.lua(`return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun terminals"), 0, -1, false), "\n")`, &list)
 	if !strings.Contains(list, fmt.Sprintf(":%d", port)) || !strings.Contains(list, "python3 -m http.server") {
 		t.Errorf("b's list does not show the server's command and port:\n%s", list)
 	}
@@ -252,17 +255,17 @@ func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	goOn := filepath.Join(s.dir, "go-on")
 	s.prompt(fmt.Sprintf(`echo started; while [ ! -e %s ]; do sleep 0.1; done; printf 'age? '; read y; echo "got $y"`, goOn))
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1", "started")
-	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	s.waitShows(10*time.Second, splitOf("term-1"), "started")
+	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').terminals['term-1'].bufnr))", "Enter")
 	var in string
-	s.luaValue(`vim.fn.bufname()`, &in)
-	if in != "agentrun://terminal/term-1" {
+	s.luaValue(`vim.b.agentrun_terminal or ""`, &in)
+	if in != "term-1" {
 		t.Fatalf("not in the split: %q", in)
 	}
 	if err := os.WriteFile(goOn, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · waiting for input", "term-1 waits for input (:AgentType types into it): age?")
+	s.waitShows(10*time.Second, splitOf("term-1", "waiting for input"), "term-1 waits for input (:AgentType types into it): age?")
 	var said int
 	s.luaValue(`select(2, vim.fn.execute("messages"):gsub("waits for input", ""))`, &said)
 	if said != 0 {
@@ -275,7 +278,7 @@ func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —")
 	s.keys("/term-1", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "-- TERMINAL --")
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2"), "-- TERMINAL --")
 }
 
 // TestScreenRerunInPlace: R on a server you took over restarts it in
@@ -290,21 +293,21 @@ func TestScreenRerunInPlace(t *testing.T) {
 	s.prompt("echo before")
 	s.waitShows(10*time.Second, "echo before exited with code 0.")
 	s.prompt("echo serving; sleep 300")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.waitShows(10*time.Second, splitOf("term-2"))
 	s.keys("Escape", ":AgentTakeover term-2", "Enter")
 	s.waitShows(5*time.Second, "term-2 is yours now")
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "echo serving; sleep 300  ")
 	s.keys("/sleep 300", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · run 2 of term-2", "serving")
+	s.waitShows(10*time.Second, splitOf("term-2", "run 2"), "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "sleep 300 (run 2)")
+	s.waitShows(5*time.Second, "(run 2) echo serving; sleep 300")
 	s.keys("/sleep 300", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-4 · run 3 of term-2", "serving")
+	s.waitShows(10*time.Second, splitOf("term-2", "run 3"), "serving")
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
-	s.waitShows(10*time.Second, "sleep 300 (run 3)")
+	s.waitShows(10*time.Second, "(run 3) echo serving; sleep 300")
 	var list string
-	s.luaValue(`table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+	s.luaValue(`table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun terminals"), 0, -1, false), "\n")`, &list)
 	if n := strings.Count(list, "sleep 300"); n != 1 {
 		t.Errorf("the list shows %d rows of the server, want 1:\n%s", n, list)
 	}
@@ -345,7 +348,7 @@ func TestScreenYourCommandsAsTheAgents(t *testing.T) {
 	})
 	// one that ends out of sight is told
 	s.keys(`C-\`, "C-n", `:AgentShell sh -c 'sleep 1; echo last words; exit 3'`, "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-4")
+	s.waitShows(10*time.Second, splitOf("term-4"))
 	s.keys(`C-\`, "C-n", ":q", "Enter")
 	s.waitShows(10*time.Second, "term-4 ended (exit 3): last words")
 }
@@ -366,7 +369,7 @@ func TestScreenTracebackEveryFrame(t *testing.T) {
 		}
 	}
 	s.keys(":AgentShell python3 app.py", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminal/term-1")
+	s.waitShows(5*time.Second, splitOf("term-1"))
 	s.keys(`C-\`, "C-n") // (luaValue types its command)
 	eventually(t, "the failure to be said", 30*time.Second, func() (bool, string) {
 		var msgs string
@@ -394,7 +397,7 @@ func TestScreenGxOpensTheURLUnderTheCursor(t *testing.T) {
 	opened := filepath.Join(t.TempDir(), "opened")
 	s := startScreen(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
 	s.keys(fmt.Sprintf(`:AgentShell sh -c 'echo see https://example.com/docs/page.html, then; echo app at http://127.0.0.1:%d/app/; exec python3 -m http.server --bind 127.0.0.1 %d'`, port, port), "Enter")
-	s.waitShows(20*time.Second, fmt.Sprintf("agentrun://terminal/term-1 · running · yours :%d", port))
+	s.waitShows(20*time.Second, splitOf("term-1", fmt.Sprintf("running · yours :%d", port)))
 	s.keys(`C-\`, "C-n", "gg", "/docs", "Enter", "gx")
 	eventually(t, "gx to open the URL under the cursor", 5*time.Second, func() (bool, string) {
 		b, _ := os.ReadFile(opened)

@@ -92,7 +92,7 @@ func TestScreenFileLineOpensInTheEditor(t *testing.T) {
 	// in the split: the second line, its first WORD (found below the cwd)
 	s.keys("Escape", ":wincmd j", "Enter", ":2", "Enter", "gF")
 	s.waitShows(5*time.Second, "three-here", "sub/f.txt", "3,7")
-	if sc := s.capture(); !strings.Contains(sc, "agentrun://terminal/term-1") {
+	if sc := s.capture(); !shows(sc, splitOf("term-1")) {
 		t.Errorf("the split no longer shows the terminal:\n%s", sc)
 	}
 	// in the chat: <CR> on the command's line that names it
@@ -201,9 +201,9 @@ func TestScreenEndOutOfSightIsSaid(t *testing.T) {
 	s.waitShows(10*time.Second, exitMarker(4))
 	// it ends when the test says so: once its split is closed
 	s.prompt("while [ ! -e go ]; do sleep 0.1; done; echo last-words; exit 3")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.waitShows(10*time.Second, splitOf("term-2"))
 	s.keys("Escape", ":wincmd j", "Enter", "q") // the split closes; it runs on
-	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/term-2") })
+	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !shows(sc, splitOf("term-2")) })
 	if err := os.WriteFile(filepath.Join(s.dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

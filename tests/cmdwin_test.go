@@ -42,13 +42,13 @@ func TestCmdwinWaitsForWindowWork(t *testing.T) {
 	}
 	// Leaving it shows the split the queued command opened.
 	s.keys(":q", "Enter")
-	sc = s.waitShows(5*time.Second, "agentrun://terminal/term-2", "from-queue")
+	sc = s.waitShows(5*time.Second, splitOf("term-2"), "from-queue")
 	if strings.Contains(sc, "[Command Line]") || strings.Contains(sc, "internal error") {
 		t.Fatalf("after q: closed:\n%s", sc)
 	}
 	// And the commands work again.
 	s.keys(":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminals")
+	s.waitShows(5*time.Second, "agentrun terminals")
 }
 
 // TestWriteQuitFromTheChat: :wq and :x typed in the prompt (where
@@ -99,9 +99,9 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 		}, true},
 		{"x in a terminal split closes only the split", "", func(t *testing.T, s *screen) {
 			s.prompt("echo hi")
-			s.waitShows(10*time.Second, "agentrun://terminal/term-1", "echo hi exited with code 0.")
+			s.waitShows(10*time.Second, splitOf("term-1"), "echo hi exited with code 0.")
 			s.keys("Escape", ":wincmd b", "Enter", ":x", "Enter")
-			s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/term-1") })
+			s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !shows(sc, splitOf("term-1")) })
 			if !alive(s.nvimPid()) {
 				t.Fatal(":x in the split quit Neovim")
 			}

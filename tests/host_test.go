@@ -401,7 +401,7 @@ func TestHeldTerminalLetsGo(t *testing.T) {
 	// given back after its tool call ended: the agent's, in the background
 	a.waitFor("a's list to show the session holds it, no tool call", 5*time.Second, func() (bool, string) {
 		var list string
-		a.lua(`vim.o.columns = 200; require("agentrun").terminals(); return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun://terminals"), 0, -1, false), "\n")`, &list)
+		a.lua(`vim.o.columns = 200; require("agentrun").terminals(); return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("agentrun terminals"), 0, -1, false), "\n")`, &list)
 		for _, l := range strings.Split(list, "\n") {
 			if strings.HasPrefix(l, term.ID+" ") {
 				return strings.Contains(l, "background"), list

@@ -193,7 +193,7 @@ func TestResizeAfterHostileOutputKeepsNeovimAlive(t *testing.T) {
 			}
 			// The command waits for the test between its two parts.
 			s.prompt(`while [ ! -e go1 ]; do sleep 0.05; done; echo before-ok; printf '` + tc.before + `'; while [ ! -e go2 ]; do sleep 0.05; done; printf '` + tc.after + `'; echo; echo after-shrink`)
-			s.waitShows(10*time.Second, "agentrun://terminal/term-1")
+			s.waitShows(10*time.Second, splitOf("term-1"))
 			setHeight(26)
 			time.Sleep(200 * time.Millisecond) // drawn at 26 rows before the output
 			touch(t, filepath.Join(s.dir, "go1"))
@@ -202,7 +202,7 @@ func TestResizeAfterHostileOutputKeepsNeovimAlive(t *testing.T) {
 			s.waitFor("the split to be two rows", 5*time.Second, func(sc string) bool {
 				rows := strings.Split(sc, "\n")
 				for i := 3; i < len(rows); i++ {
-					if strings.HasPrefix(rows[i], "agentrun://terminal/") {
+					if strings.HasPrefix(rows[i], "term-1 · ") {
 						return strings.HasPrefix(rows[i-3], "[No Name]")
 					}
 				}

@@ -225,9 +225,10 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 const sizesLua = `_G.agentrun_sizes = function()
   local h = { chat = 0, prompt = 0, term = 0, list = 0 }
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    local b = vim.api.nvim_win_get_buf(w)
+    local name = vim.api.nvim_buf_get_name(b)
     local k = name:match("chat of ") and "chat" or name:match("prompt of ") and "prompt"
-      or name:match("agentrun://terminal/") and "term" or name:match("agentrun://terminals") and "list"
+      or vim.b[b].agentrun_terminal and "term" or vim.b[b].agentrun_terminal_list and "list"
     if k then h[k] = vim.api.nvim_win_get_height(w) end
   end
   print(string.format("sizes chat=%d prompt=%d term=%d list=%d", h.chat, h.prompt, h.term, h.list))
@@ -241,9 +242,10 @@ const layoutLua = `_G.agentrun_layout = function()
   local r = { chat = 0, term = 0, list = 0 }
   local fits = "yes"
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-    local k = name:match("chat of ") and "chat" or name:match("agentrun://terminal/") and "term"
-      or name:match("agentrun://terminals") and "list"
+    local b = vim.api.nvim_win_get_buf(w)
+    local name = vim.api.nvim_buf_get_name(b)
+    local k = name:match("chat of ") and "chat" or vim.b[b].agentrun_terminal and "term"
+      or vim.b[b].agentrun_terminal_list and "list"
     if k then r[k] = vim.api.nvim_win_get_width(w) end
     if vim.fn.win_screenpos(w)[1] + vim.api.nvim_win_get_height(w) > vim.o.lines - vim.o.cmdheight then fits = "no" end
   end
@@ -318,13 +320,13 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	want("after q", start)
 	// <CR> on the tool call's terminal line reopens the split.
 	s.keys("C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminal/term-1")
+	s.waitShows(5*time.Second, splitOf("term-1"))
 	want("reopened with <CR>", split)
 	s.keys("C-w", "j", "q")
 	want("after q again", start)
 	// A command longer than the list is wide (its last line, "two").
 	s.keys(":AgentPrompt echo two # "+strings.Repeat("a long comment ", 10), "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "[released]")
+	s.waitShows(10*time.Second, splitOf("term-2"), "[released]")
 	want("a new command", split)
 	s.keys(":AgentRun other", "Enter")
 	s.waitShows(10*time.Second, "agentrun · other · ready")
@@ -382,14 +384,14 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	s.tmux("resize-window", "-t", "0", "-x", "160", "-y", "40")
 	s.waitFor("Neovim to draw 160×40", 5*time.Second, func(sc string) bool {
 		rows := strings.Split(sc, "\n")
-		return len(rows) >= 39 && strings.Contains(sc, "agentrun://terminal/term-3") // the command line may be blank (trimmed)
+		return len(rows) >= 39 && shows(sc, splitOf("term-3")) // the command line may be blank (trimmed)
 	})
 	eventually(t, "the layout to fit 160×40 with its sizes", 5*time.Second, func() (bool, string) {
 		l, h := s.layout(), s.sizes()
 		return l == "layout ch=1 fits=yes chatw=70 termw=160 listw=0" && h["term"] == 12 && h["prompt"] == 3, fmt.Sprint(l, h)
 	})
 	rows := strings.Split(s.capture(), "\n")
-	if len(rows) < 39 || !strings.Contains(rows[38], "agentrun://terminal/term-3") {
+	if len(rows) < 39 || !shows(rows[38], splitOf("term-3")) {
 		t.Errorf("the split's status line is not the last row above the command line:\n%s", strings.Join(rows, "\n"))
 	}
 	// The note that the demo session runs on, in a chat 70 columns wide:
@@ -555,7 +557,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	// T on its line in the list takes it over (and shows it live), as the
 	// README says.
 	b.keys("/"+name, "Enter", "T")
-	b.waitShows(5*time.Second, name+" is yours now", "agentrun://terminal/"+name)
+	b.waitShows(5*time.Second, name+" is yours now", splitOf(name))
 	b.keys("q")
 	// <Tab> completes the other host's id.
 	b.keys(":AgentAttach ", "Tab")
@@ -582,7 +584,7 @@ func TestJourneyDetachedTerminalInAFreshNeovim(t *testing.T) {
 	// :AgentTakeover ID shows it first, as T does; :AgentDetach there
 	// says it is detached already; X in its split ends it.
 	b.keys(":AgentTakeover "+others["tyck"], "Enter")
-	b.waitShows(10*time.Second, others["tyck"]+" is yours now", "agentrun://terminal/"+others["tyck"], "tyck ")
+	b.waitShows(10*time.Second, others["tyck"]+" is yours now", splitOf(others["tyck"]), "tyck ")
 	b.keys(":AgentDetach", "Enter")
 	b.waitShows(5*time.Second, "(agentrun) "+others["tyck"]+" is detached already (its Neovim quit)")
 	b.keys("X")
@@ -667,7 +669,7 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	order := func(step string) {
 		t.Helper()
 		sc := s.capture()
-		if !regexp.MustCompile(`(?m)^.*/term-1 · .*prompt of demo 1.*$`).MatchString(sc) { // the status lines' row
+		if !regexp.MustCompile(`(?m)^.*(All|Top|Bot|\d%) +term-1 · .*prompt of demo 1.*$`).MatchString(sc) { // the status lines' row
 			t.Errorf("%s: the split is not between the code and the chat:\n%s", step, sc)
 		}
 	}
@@ -676,9 +678,9 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	}
 	order("opened")
 	s.keys("C-w", "h", "q") // prompt -> the split; q closes it
-	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "/term-1 · ") })
+	s.waitFor("the split to close", 5*time.Second, func(sc string) bool { return !shows(sc, splitOf("term-1")) })
 	s.keys("C-w", "l", "C-w", "k", "G", "?▸ terminal term-1", "Enter", "Enter")
-	s.waitShows(5*time.Second, "/term-1 · ")
+	s.waitShows(5*time.Second, splitOf("term-1"))
 	if l := s.layout(); l != want {
 		t.Errorf("reopened with <CR> as %s, want %s\n%s", l, want, s.capture())
 	}

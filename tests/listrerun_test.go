@@ -15,26 +15,26 @@ import (
 // stays in order (term-1, term-2 (run 2), term-3), grows no SESSION
 // column, the chat's line of the new run says it and <CR> on it
 // opens that run, status() says which run it is and whose row it takes,
-// and a command given term-2 acts on its newest run. (The row read term-4
-// between term-1 and term-3, a SESSION column appeared, and the chat's
-// link opened the old output the list no longer showed.)
+// and a command given term-2 acts on its newest run, named term-2. (The
+// row read term-4 between term-1 and term-3, a SESSION column appeared,
+// and the chat's link opened the old output the list no longer showed.)
 func TestScreenRerunKeepsItsName(t *testing.T) {
 	s := startScreen(t, 80, 24, "")
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("echo one")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · exit 0")
+	s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
 	s.prompt("sh -c 'echo failing; exit 1'")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · exit 1")
+	s.waitShows(10*time.Second, splitOf("term-2", "exit 1"))
 	s.prompt("echo three")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · exit 0")
+	s.waitShows(10*time.Second, splitOf("term-3", "exit 0"))
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "│ three")
 	s.keys("/failing", "Enter", "R")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-4 · run 2 of term-2 · exit 1")
+	s.waitShows(10*time.Second, splitOf("term-2", "run 2 · exit 1"))
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "(run 2)", "│ three")
-	rows := regexp.MustCompile(`(?m)^(term-\d+) .*$`).FindAllStringSubmatch(sc, -1)
+	rows := regexp.MustCompile(`(?m)^(term-\d+)  .*$`).FindAllStringSubmatch(sc, -1)
 	var order []string
 	for _, r := range rows {
 		order = append(order, r[1])
@@ -65,14 +65,14 @@ func TestScreenRerunKeepsItsName(t *testing.T) {
 	}
 	s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.buf))", "Enter")
 	s.keys("G", "?▸ terminal term-2", "Enter", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminal/term-4 · run 2 of term-2")
+	s.waitShows(5*time.Second, splitOf("term-2", "run 2"))
 	var cur string
-	s.luaValue(`vim.fn.bufname()`, &cur)
-	if cur != "agentrun://terminal/term-4" {
+	s.luaValue(`vim.b.agentrun_terminal`, &cur)
+	if cur != "term-4" {
 		t.Errorf("<CR> on the chat's line opened %q, want the newest run's split", cur)
 	}
 	s.keys(":AgentType term-2", "Enter")
-	s.waitShows(5*time.Second, "term-4 takes no input (it is not running)")
+	s.waitShows(5*time.Second, "term-2 takes no input (it is not running)")
 }
 
 // TestReadmeSaysTheListsKeysAsShown: the README's picture of the terminal
@@ -107,14 +107,14 @@ func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	for i := 1; i <= 5; i++ {
 		s.prompt(fmt.Sprintf("echo out-%d", i))
-		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d · exit 0", i))
+		s.waitShows(10*time.Second, splitOf(fmt.Sprintf("term-%d", i), "exit 0"))
 	}
-	s.keys("Escape", ":lua vim.api.nvim_win_close(vim.fn.bufwinid('agentrun://terminal/term-5'), true)", "Enter")
+	s.keys("Escape", ":lua vim.api.nvim_win_close(vim.fn.bufwinid(require('agentrun.state').terminals['term-5'].bufnr), true)", "Enter")
 	s.keys(":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "│ out-5")
 	s.keys("C-w", "p", "i")
 	s.prompt("sleep 300")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-6 · running")
+	s.waitShows(10*time.Second, splitOf("term-6", "running"))
 	headers := regexp.MustCompile(`(?m)^(agentrun terminals — )?<CR> open.*\n(ID +STATE .*)\n`)
 	s.keys("Escape", ":AgentTerminals", "Enter", "G")
 	sc := s.waitFor("the list's headers above its last row at 80×24", 5*time.Second, func(sc string) bool {
@@ -136,8 +136,67 @@ func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
 	}
 	// the list closed: the split it shared rows with has them back
 	s.keys("q")
-	s.waitFor("the list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminals") })
+	s.waitFor("the list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals") })
 	if got := s.sizes(); got["term"] < 5 || got["prompt"] != 3 {
 		t.Errorf("with the list closed the split is %d rows, the prompt %d: %v", got["term"], got["prompt"], got)
 	}
+}
+
+// TestScreenRerunHasOneName: after R, the id the list shows is the one
+// name said and typed everywhere: the split's status line (its name
+// first, the tail cut at 60 columns, not the head), its buffer's name in
+// words (the tab line showed "a//t/term-2"), the list's tab label, the
+// quit question and :AgentKill's completion (it offered term-1 and
+// term-2, the split said term-2 "run 2 of term-1" and the quit question
+// a third id). R on the agent's running command restarts it as yours.
+func TestScreenRerunHasOneName(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	cmd := "sleep 4325 # a comment long enough to need more than sixty columns"
+	s.prompt(cmd)
+	s.waitShows(10*time.Second, splitOf("term-1", "running · agent's · sleep 4325"))
+	s.keys("Escape", "C-w", "b", "R") // the agent's, running: restarted in place, yours
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2 · running · yours · sleep 4325"))
+	if sc := s.capture(); strings.Contains(sc, "term-2") {
+		t.Errorf("the rerun shows its own id besides term-1:\n%s", sc)
+	}
+	s.keys(`C-\`, "C-n")
+	var how string
+	s.luaValue(`vim.tbl_filter(function(t) return t.id == "term-1" end, require("agentrun").status().terminals)[1].how`, &how)
+	if how != "signal SIGTERM" {
+		t.Errorf("the agent's run did not end by the restart: %q", how)
+	}
+	var done []string
+	s.luaValue(`vim.fn.getcompletion("AgentKill ", "cmdline")`, &done)
+	if strings.Join(done, " ") != "term-1" {
+		t.Errorf(":AgentKill <Tab> offers %v, want term-1 alone", done)
+	}
+	// 60 columns: the status line keeps its head, the tail is cut
+	s.tmux("resize-window", "-t", "0", "-x", "60")
+	sc := s.waitShows(5*time.Second, splitOf("term-1", "run 2 · running · yours · sleep 4325 # a"))
+	if regexp.MustCompile(`(?m)^<`).MatchString(sc) {
+		t.Errorf("a line is cut from the left at 60 columns:\n%s", sc)
+	}
+	s.tmux("resize-window", "-t", "0", "-x", "80")
+	// tab labels in words: the split's, then the list's
+	s.keys(":tabnew", "Enter")
+	s.waitFor("the split's tab label", 5*time.Second, func(sc string) bool {
+		return strings.Contains(strings.SplitN(sc, "\n", 2)[0], "term-1 sleep 4325 # a comm…")
+	})
+	s.keys(":tabclose", "Enter", ":AgentTerminals", "Enter")
+	// the number of runs before the command, which is cut at its end
+	s.waitShows(5*time.Second, "agentrun terminals —", "term-1  running  you", "(run 2) sleep 4325")
+	s.keys(":tabnew", "Enter")
+	s.waitFor("the list's tab label", 5*time.Second, func(sc string) bool {
+		return strings.Contains(strings.SplitN(sc, "\n", 2)[0], "agentrun terminals")
+	})
+	s.keys(":tabclose", "Enter", "q")
+	s.keys(":qa", "Enter")
+	s.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  "+cmd[:30])
+	if sc := s.capture(); strings.Contains(sc, "term-2") {
+		t.Errorf("the quit question names the rerun by another id:\n%s", sc)
+	}
+	s.keys("s")
+	s.waitShows(5*time.Second, "(agentrun) not quit")
 }

@@ -158,8 +158,8 @@ func TestMCPToolTakesBashArguments(t *testing.T) {
 	term := e.waitTerminal("echo bash-shaped", 10*time.Second)
 	var name string
 	e.lua(`return vim.api.nvim_buf_get_name(...)`, &name, term.Bufnr)
-	if !strings.HasSuffix(name, "agentrun://terminal/term-1 Say it the Bash way") {
-		t.Errorf("the split is named %q, want the description as its title", name)
+	if !strings.HasSuffix(name, "term-1 echo bash-shaped") {
+		t.Errorf("the split is named %q, want its id and command", name)
 	}
 	var listed []string
 	e.lua(`return vim.tbl_map(function(t) return t.title end, require("agentrun").status().terminals)`, &listed)
@@ -308,7 +308,7 @@ func TestScreenBashShapedCommandCancelled(t *testing.T) {
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
 	s.prompt(`bash {"command":"echo started; sleep 30; echo never","description":"Wait for it","timeout":60000}`)
-	s.waitShows(20*time.Second, "started", "agentrun://terminal/term-1 Wait for it")
+	s.waitShows(20*time.Second, "started", splitOf("term-1", "running · agent's · echo started; sleep 30; echo never · Wait for it"))
 	s.keys("Escape")
 	s.typeText(":AgentCancel")
 	s.keys("Enter")

@@ -37,7 +37,7 @@ func (s *screen) captureColours() string {
 }
 
 // termBuffers counts the buffers of terminal id's split.
-const termBuffers = `luaeval("#vim.tbl_filter(function(b) local n = vim.api.nvim_buf_get_name(b) return n:match('terminal/%s$') or n:match('terminal/%s ') end, vim.api.nvim_list_bufs())")`
+const termBuffers = `luaeval("#vim.tbl_filter(function(b) return vim.b[b].agentrun_terminal == '%s' end, vim.api.nvim_list_bufs())")`
 
 // sgrBefore returns the SGR sequences right before word on the screen
 // (tmux writes the foreground and the background apart).
@@ -66,12 +66,12 @@ func TestScreenOldFinishedSplitReopensWhole(t *testing.T) {
 		s.prompt(fmt.Sprintf("echo later-%d", i))
 		s.waitShows(10*time.Second, fmt.Sprintf("echo later-%d exited with code 0.", i))
 	}
-	term1 := fmt.Sprintf(termBuffers, `term%-1`, `term%-1`)
+	term1 := fmt.Sprintf(termBuffers, "term-1")
 	eventually(t, "term-1's buffer to be wiped (out of sight, older than the newest 3)", 10*time.Second, func() (bool, string) {
 		n := s.expr(term1)
 		return n == "0", "buffers of term-1: " + n
 	})
-	if n := s.expr(fmt.Sprintf(termBuffers, `term%-4`, `term%-4`)); n != "1" {
+	if n := s.expr(fmt.Sprintf(termBuffers, "term-4")); n != "1" {
 		t.Errorf("term-4 (among the newest 3 ended) has %s buffers, want 1 (a live terminal)", n)
 	}
 

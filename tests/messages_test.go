@@ -37,15 +37,16 @@ func TestScreenMessagesNeverAskPressEnter(t *testing.T) {
 }
 
 // TestScreenRerunOfTheAgentsServerFits (issue 50): R on a server the
-// agent runs, at 100 columns, says what to do in one line (it stopped
-// at "Press ENTER"; fails without the fix).
+// agent runs, at 100 columns, restarts it in place as yours with no
+// "Press ENTER" (it refused, in a message that stopped at "Press ENTER",
+// then in one line; README says R restarts it).
 func TestScreenRerunOfTheAgentsServerFits(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("python3 -m http.server 0")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · running")
-	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	s.waitShows(10*time.Second, splitOf("term-1", "running"))
+	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid(require('agentrun.state').terminals['term-1'].bufnr))", "Enter")
 	s.keys("R")
-	sc := s.waitShows(5*time.Second, "(agentrun) term-1 runs for the agent: T takes it over, then R restarts it")
+	sc := s.waitShows(10*time.Second, splitOf("term-1", "run 2 · running · yours"))
 	if strings.Contains(sc, "Press ENTER") {
 		t.Errorf("R stops at Press ENTER:\n%s", sc)
 	}
@@ -84,16 +85,16 @@ func TestScreenEmptyListUnderHelp(t *testing.T) {
 func TestScreenInterruptedIsNotFailed(t *testing.T) {
 	s := startDemoScreen(t)
 	s.prompt("sleep 4325")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
-	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid('agentrun://terminal/term-1'))", "Enter")
+	s.waitShows(10*time.Second, splitOf("term-1"))
+	s.keys("Escape", ":lua vim.fn.win_gotoid(vim.fn.bufwinid(require('agentrun.state').terminals['term-1'].bufnr))", "Enter")
 	// (in the split before <C-c>: typed while the command line still
 	// runs, Neovim takes it as an interrupt of that)
 	eventually(t, "the split to be the current window", 5*time.Second, func() (bool, string) {
-		b := s.expr("bufname()")
-		return b == "agentrun://terminal/term-1", b
+		b := s.expr("get(b:, 'agentrun_terminal', '')")
+		return b == "term-1", b
 	})
 	s.keys("C-c")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · signal SIGINT")
+	s.waitShows(10*time.Second, splitOf("term-1", "signal SIGINT"))
 	s.keys("q") // the split closed: the chat in sight
 	sc := s.waitShows(10*time.Second, "sleep 4325", "· interrupted (SIGINT)")
 	if strings.Contains(sc, "· failed") {
@@ -120,7 +121,7 @@ func TestScreenGxWithNoBrowser(t *testing.T) {
 	for _, browser := range []string{"", script} {
 		s := startScreen(t, 100, 30, fmt.Sprintf("vim.env.BROWSER = %q", browser))
 		s.keys(":AgentShell echo http://localhost:1/docs", "Enter")
-		s.waitShows(10*time.Second, "terminal/term-1 · exit 0")
+		s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
 		s.keys("gg", "/localhost", "Enter", "gx")
 		if browser == "" {
 			sc := s.waitShows(5*time.Second, "(agentrun) no browser found")

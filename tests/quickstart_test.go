@@ -90,5 +90,5 @@ func TestScreenQuickstartWithVimPack(t *testing.T) {
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.typeText("ls -la")
 	s.keys("C-s")
-	s.waitShows(10*time.Second, "ls -la exited with code 0.", "agentrun://terminal/term-1")
+	s.waitShows(10*time.Second, "ls -la exited with code 0.", splitOf("term-1"))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,12 +206,35 @@ func (s *screen) waitShows(timeout time.Duration, want ...string) string {
 	s.t.Helper()
 	return s.waitFor(fmt.Sprintf("the screen to show %q", want), timeout, func(sc string) bool {
 		for _, w := range want {
-			if !strings.Contains(sc, w) {
+			if !shows(sc, w) {
 				return false
 			}
 		}
 		return true
 	})
+}
+
+// splitMark starts what splitOf returns: shows reads the rest as a
+// terminal's name.
+const splitMark = "\x00split:"
+
+// splitOf stands, in waitShows and shows, for terminal name's split: its
+// status line, which starts with the name (term-2, a rerun's first run's
+// id) and " · ", at a row's start, after a vertical separator or after
+// the status line of a window on its left (its ruler's All, Top, Bot or
+// N%; the chat's line of it reads "▸ terminal term-2 · …"), then
+// what follows there, when given ("run 2 · exit 1").
+func splitOf(name string, then ...string) string {
+	return splitMark + name + " · " + strings.Join(then, "")
+}
+
+// shows reports whether screen text sc shows w: w itself, or for
+// splitOf(name) that terminal's split.
+func shows(sc, w string) bool {
+	if name, ok := strings.CutPrefix(w, splitMark); ok {
+		return regexp.MustCompile(`(?m)(^|│|(All|Top|Bot|\d%) +)` + regexp.QuoteMeta(name)).MatchString(sc)
+	}
+	return strings.Contains(sc, w)
 }
 
 // exited reports whether Neovim has exited (its pane is dead; the test

@@ -215,7 +215,7 @@ func TestScreenListClosesFromAnyLine(t *testing.T) {
 	s.keys("q")
 	s.waitFor("the empty list to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun terminals —") })
 	s.keys(":AgentShell sleep 300", "Enter")
-	s.waitShows(10*time.Second, "terminal/term-1")
+	s.waitShows(10*time.Second, splitOf("term-1"))
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "sleep 300")
 	s.keys("gg", "X")
@@ -273,7 +273,7 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	// At 160 columns, :AgentDetach without an id in the chat: one line.
 	w := startScreen(t, 160, 30, "")
 	w.keys(":AgentShell sleep 300", "Enter")
-	w.waitShows(10*time.Second, "terminal/term-1")
+	w.waitShows(10*time.Second, splitOf("term-1"))
 	w.keys(`C-\`, "C-n", ":wincmd p", "Enter", ":AgentDetach", "Enter")
 	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (newest running) is detached (it outlives Neovim): :AgentAttach ")
 	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "detach: term-1") {
@@ -292,7 +292,7 @@ func TestScreenTerminalListOpensOnARow(t *testing.T) {
 	s.waitShows(5*time.Second, "(no terminals yet; :AgentShell opens one)")
 	// The list stays open; a shell starts; the list is opened again.
 	s.keys(":AgentShell sleep 301", "Enter")
-	s.waitShows(10*time.Second, "terminal/term-1")
+	s.waitShows(10*time.Second, splitOf("term-1"))
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "agentrun terminals —", "sleep 301")
 	var line string
@@ -303,7 +303,7 @@ func TestScreenTerminalListOpensOnARow(t *testing.T) {
 	s.keys("q")
 	for i := 2; i <= 11; i++ {
 		s.keys(fmt.Sprintf(":AgentShell sleep %d", 300+i), "Enter")
-		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i))
+		s.waitShows(10*time.Second, splitOf(fmt.Sprintf("term-%d", i)))
 		s.keys(`C-\`, "C-n")
 	}
 	s.keys(":AgentTerminals", "Enter")
@@ -332,7 +332,7 @@ func listHeight(sc string) int {
 			continue
 		}
 		for j := i + 1; j < len(lines); j++ {
-			if strings.HasPrefix(lines[j], "agentrun://terminals ") {
+			if strings.HasPrefix(lines[j], "agentrun terminals ") {
 				return j - i
 			}
 		}
@@ -348,11 +348,11 @@ func TestScreenListKeepsItsHeight(t *testing.T) {
 	s := startScreen(t, 100, 50, "")
 	for i := 1; i <= 8; i++ {
 		s.keys(fmt.Sprintf(":AgentShell sleep %d", 300+i), "Enter")
-		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i))
+		s.waitShows(10*time.Second, splitOf(fmt.Sprintf("term-%d", i)))
 		s.keys(`C-\`, "C-n")
 	}
 	s.keys("q") // the terminal split closes: the list opens alone below the code
-	s.waitFor("the terminal split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/") })
+	s.waitFor("the terminal split to close", 5*time.Second, func(sc string) bool { return !regexp.MustCompile(`(?m)^term-\d+ · `).MatchString(sc) })
 	s.keys(":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "agentrun terminals —", "sleep 308")
 	h := listHeight(sc)
@@ -361,14 +361,14 @@ func TestScreenListKeepsItsHeight(t *testing.T) {
 	}
 	for _, id := range []string{"term-1", "term-2"} {
 		// in the list (not :AgentTerminals, which sets its height), on id's row
-		s.keys(`:lua vim.api.nvim_set_current_win(vim.fn.bufwinid("agentrun://terminals"))`, "Enter")
+		s.keys(`:lua vim.api.nvim_set_current_win(vim.fn.bufwinid("agentrun terminals"))`, "Enter")
 		s.keys("/^"+id+" ", "Enter", "Enter")
-		sc = s.waitShows(10*time.Second, "agentrun://terminal/"+id)
+		sc = s.waitShows(10*time.Second, splitOf(id))
 		if got := listHeight(sc); got != h {
 			t.Errorf("with %s opened from it the list is %d rows high, was %d:\n%s", id, got, h, sc)
 		}
 		s.keys("q")
-		sc = s.waitFor(id+"'s split to close", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/") })
+		sc = s.waitFor(id+"'s split to close", 5*time.Second, func(sc string) bool { return !regexp.MustCompile(`(?m)^term-\d+ · `).MatchString(sc) })
 		if got := listHeight(sc); got != h {
 			t.Errorf("with %s's split closed the list is %d rows high, was %d:\n%s", id, got, h, sc)
 		}
@@ -382,18 +382,18 @@ func TestScreenListShowsTheRunningTerminal(t *testing.T) {
 	s := startScreen(t, 100, 40, "")
 	for i := 1; i <= 11; i++ {
 		s.keys(fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
-		s.waitShows(10*time.Second, fmt.Sprintf("terminal/term-%d", i), exitMarker(0))
+		s.waitShows(10*time.Second, splitOf(fmt.Sprintf("term-%d", i)), exitMarker(0))
 	}
 	s.keys(":AgentShell sleep 300", "Enter")
-	s.waitShows(10*time.Second, "terminal/term-12")
+	s.waitShows(10*time.Second, splitOf("term-12"))
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
-	sc := s.waitShows(5*time.Second, "agentrun://terminals", "term-11 ")
+	sc := s.waitShows(5*time.Second, "agentrun terminals", "term-11 ")
 	if !strings.Contains(sc, "term-12 ") || !strings.Contains(sc, "sleep 300") {
 		t.Fatalf("the list opened without its one running terminal in sight:\n%s", sc)
 	}
 	s.keys("Enter")
 	s.waitFor("term-12's split, entered from the list", 10*time.Second, func(sc string) bool {
-		return strings.Contains(sc, "agentrun://terminal/term-12")
+		return shows(sc, splitOf("term-12"))
 	})
 }
 
@@ -406,14 +406,14 @@ func TestScreenListGivesRowsBack(t *testing.T) {
 	s.waitShows(20*time.Second, "agentrun · demo · ready")
 	for i := 1; i <= 10; i++ { // more terminals than the list has rows
 		s.keys("Escape", fmt.Sprintf(":AgentShell echo done-%d", i), "Enter")
-		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i), exitMarker(0))
+		s.waitShows(10*time.Second, fmt.Sprintf("term-%d", i), exitMarker(0))
 	}
 	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('prompt of demo 1'))", "Enter")
 	s.typeText("echo later8")
 	s.keys("C-s")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-11", "[released]")
+	s.waitShows(10*time.Second, splitOf("term-11"), "[released]")
 	// the heights of the split, the chat and the list (0: not shown)
-	s.keys("Escape", ":lua _G.H = function() local o = {0, 0, 0}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)); local i = n:find('//terminal/', 1, true) and 1 or n:find('chat of ', 1, true) and 2 or n:find('//terminals', 1, true) and 3; if i then o[i] = vim.api.nvim_win_get_height(w) end end; return o end", "Enter")
+	s.keys("Escape", ":lua _G.H = function() local o = {0, 0, 0}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do local b = vim.api.nvim_win_get_buf(w); local n = vim.api.nvim_buf_get_name(b); local i = vim.b[b].agentrun_terminal and 1 or n:find('chat of ', 1, true) and 2 or vim.b[b].agentrun_terminal_list and 3; if i then o[i] = vim.api.nvim_win_get_height(w) end end; return o end", "Enter")
 	heights := func() (split, chat, list int) {
 		var h []int
 		s.luaValue(`_G.H()`, &h)
@@ -508,7 +508,7 @@ func TestScreenKillCompletesRunningOnly(t *testing.T) {
 	s.keys(":AgentShell echo done", "Enter")
 	s.waitShows(10*time.Second, "done", exitMarker(0))
 	s.keys(`C-\`, "C-n", ":AgentShell sleep 300", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.waitShows(10*time.Second, splitOf("term-2"))
 	s.keys(`C-\`, "C-n", ":AgentKill ", "Tab")
 	sc := s.waitShows(5*time.Second, ":AgentKill term-2")
 	s.keys("Tab")

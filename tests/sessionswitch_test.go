@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -18,16 +17,16 @@ func TestSwitchingSessionsShowsTheirTerminal(t *testing.T) {
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("for i in $(seq 1 3000); do echo demo-tick $i; sleep 0.2; done")
-	s.waitShows(10*time.Second, "demo-tick 3", "agentrun://terminal/term-1")
+	s.waitShows(10*time.Second, "demo-tick 3", splitOf("term-1"))
 	s.keys("Escape", ":AgentRun other", "Enter")
 	s.waitShows(10*time.Second, "agentrun · other · ready")
 	s.prompt("echo in-other")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2", "echo in-other exited with code 0.")
+	s.waitShows(10*time.Second, splitOf("term-2"), "echo in-other exited with code 0.")
 	s.keys("Escape", ":AgentStop", "Enter")
 	s.waitShows(5*time.Second, "agentrun · other · ended")
 	s.keys(":AgentRun demo", "Enter")
-	sc := s.waitShows(5*time.Second, "agentrun · demo · working…", "agentrun://terminal/term-1")
-	if strings.Contains(sc, "agentrun://terminal/term-2") {
+	sc := s.waitShows(5*time.Second, "agentrun · demo · working…", splitOf("term-1"))
+	if shows(sc, splitOf("term-2")) {
 		t.Fatalf("demo's chat beside other's split:\n%s", sc)
 	}
 	m := regexp.MustCompile(`demo-tick (\d+)`).FindAllStringSubmatch(sc, -1)

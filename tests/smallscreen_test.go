@@ -26,7 +26,7 @@ func TestShortScreenKeepsTheChatReadable(t *testing.T) {
 			s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")
 			s.prompt("ls")
-			sc := s.waitShows(10*time.Second, "ls exited with code 0.", "agentrun://terminal/term-1")
+			sc := s.waitShows(10*time.Second, "ls exited with code 0.", splitOf("term-1"))
 			if regexp.MustCompile(`(ready|working…)\d`).MatchString(sc) {
 				t.Errorf("the status line runs into its counter:\n%s", sc)
 			}
@@ -48,7 +48,7 @@ func TestTerminalListInANarrowWindow(t *testing.T) {
 	s.prompt("echo the-first-command-output")
 	s.waitShows(10*time.Second, "[released]") // its split: ended
 	s.prompt("echo the-second-command-output")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.waitShows(10*time.Second, splitOf("term-2"))
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "<CR> open", "│ LAST LINE", "│ the-first-command-out", "│ the-second-command-out")
 	if strings.Contains(sc, "│ LA ") || strings.HasSuffix(strings.TrimSpace(sc), "│ LA") {
@@ -64,13 +64,13 @@ func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("sleep 300")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	s.waitShows(10*time.Second, splitOf("term-1"))
 	s.keys("Escape", ":AgentRun other", "Enter")
 	s.waitShows(10*time.Second, "agentrun · other · ready")
 	s.prompt("echo the-other-command-output")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.waitShows(10*time.Second, splitOf("term-2"))
 	s.prompt("echo from-queue-and-more")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3")
+	s.waitShows(10*time.Second, splitOf("term-3"))
 	s.keys("Escape", ":AgentTerminals", "Enter")
 	s.waitShows(5*time.Second, "<CR> open", "│ LAST LINE", "demo 1", "│ the-other-command-out", "│ from-queue-and-more")
 }
@@ -84,7 +84,7 @@ func TestTerminalListAt80KeepsHowTheyEnded(t *testing.T) {
 	s.prompt("echo a-long-command-that-fails-with-one; false")
 	s.waitShows(10*time.Second, "exited with code 1")
 	s.keys("Escape", ":AgentShell sleep 300", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2")
+	s.waitShows(10*time.Second, splitOf("term-2"))
 	s.keys(`C-\`, "C-n", ":AgentKill", "Enter")
 	s.waitShows(10*time.Second, signalMarker("SIGTERM"))
 	s.keys(":AgentTerminals", "Enter")

@@ -16,15 +16,15 @@ func TestScreenSplitStatusSaysHowItStands(t *testing.T) {
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("sleep 0.5; exit 3")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1 · exit 3 ")
+	s.waitShows(10*time.Second, splitOf("term-1", "exit 3"))
 	s.prompt("sleep 100")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · running · agent's ")
+	s.waitShows(10*time.Second, splitOf("term-2", "running · agent's"))
 	s.keys("Escape", ":AgentTakeover term-2", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminal/term-2 · running · yours ")
+	s.waitShows(5*time.Second, splitOf("term-2", "running · yours"))
 	s.keys(":AgentKill term-2", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · signal SIGTERM ")
+	s.waitShows(10*time.Second, splitOf("term-2", "signal SIGTERM"))
 	s.keys(":AgentShell sleep 100", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · running · yours ")
+	s.waitShows(10*time.Second, splitOf("term-3", "running · yours"))
 }
 
 // TestScreenTerminalListFitsNarrowWindows: :AgentTerminals at 80 and at
@@ -38,11 +38,11 @@ func TestScreenTerminalListFitsNarrowWindows(t *testing.T) {
 	s.prompt("echo hi")
 	s.waitShows(10*time.Second, "echo hi exited with code 0.")
 	s.prompt("sleep 100")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · running")
+	s.waitShows(10*time.Second, splitOf("term-2", "running"))
 	s.keys("Escape", ":AgentKill term-2", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-2 · signal SIGTERM")
+	s.waitShows(10*time.Second, splitOf("term-2", "signal SIGTERM"))
 	s.keys(":AgentShell sleep 200", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-3 · running · yours")
+	s.waitShows(10*time.Second, splitOf("term-3", "running · yours"))
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
 	for _, cols := range []int{80, 60} {
 		if cols != 80 {

@@ -506,8 +506,8 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	s.waitFor("the split counting on past the drop", 30*time.Second, func(sc string) bool { return lastOn(sc) > before+100 })
 
 	// <C-c> in the split (the window at the bottom) stops the command there.
-	s.keys("Escape", "C-w", "b", ":echo 'in ' .. bufname()", "Enter")
-	s.waitShows(5*time.Second, "in agentrun://terminal/term-1@"+remoteAlias)
+	s.keys("Escape", "C-w", "b", ":echo 'in ' .. b:agentrun_terminal", "Enter")
+	s.waitShows(5*time.Second, "in term-1@"+remoteAlias)
 	s.keys("C-c")
 	s.waitFor("the split's end marker", 15*time.Second, func(sc string) bool {
 		return strings.Contains(sc, signalMarker("SIGINT")) || strings.Contains(sc, exitMarker(130))

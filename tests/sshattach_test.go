@@ -76,7 +76,7 @@ func (s *screen) writeBuffer() string {
 func (s *screen) waitSplit(name, want string) {
 	s.t.Helper()
 	eventually(s.t, fmt.Sprintf("%q in the split of %s", want, name), 10*time.Second, func() (bool, string) {
-		text := s.expr(`luaeval('(function() for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find(_A, 1, true) then return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") end end return "" end)()', '` + name + `')`)
+		text := s.expr(`luaeval('(function() for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.b[b].agentrun_terminal == _A then return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") end end return "" end)()', '` + name + `')`)
 		got := regexp.MustCompile(`(?m)^.*got: .*$`).FindAllString(text, -1)
 		return strings.Contains(text, want), fmt.Sprintf("the split's lines with \"got: \": %q\nthe screen:\n%s", got, s.capture())
 	})
@@ -121,16 +121,16 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 		s.waitFor(fmt.Sprintf("n %d in the split %s (it follows)", last+20, what), 15*time.Second, func(sc string) bool { return lastOn(sc) >= last+20 })
 		return last
 	}
-	s.waitShows(10*time.Second, "agentrun://terminal/"+name)
+	s.waitShows(10*time.Second, splitOf(name))
 	follows("attached at once")
 	s.keys(`C-\`, "C-n", "q")
-	s.waitFor("the split closed", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/"+name) })
+	s.waitFor("the split closed", 5*time.Second, func(sc string) bool { return !shows(sc, splitOf(name)) })
 
 	// :AgentAttach ssh://host asks which of its terminals.
 	s.keys(":AgentAttach "+r.URL(), "Enter")
 	s.waitShows(15*time.Second, "attach to", name)
 	s.keys("1", "Enter")
-	s.waitShows(10*time.Second, "agentrun://terminal/"+name)
+	s.waitShows(10*time.Second, splitOf(name))
 	follows("picked from the list")
 
 	// T takes it over; what is typed reaches the remote command.
@@ -211,7 +211,7 @@ func TestRemoteAttachInNeovimJourney(t *testing.T) {
 	}
 	// q closes the split; ended, the terminal is said to have ended.
 	s.keys("q")
-	s.waitFor("the split closed", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "agentrun://terminal/"+name) })
+	s.waitFor("the split closed", 5*time.Second, func(sc string) bool { return !shows(sc, splitOf(name)) })
 	s.keys(":AgentKill "+name, "Enter")
 	s.waitShows(10*time.Second, "(agentrun) "+name+" ended (signal SIGTERM)")
 }

@@ -320,7 +320,7 @@ func TestMultiLineCommandReadsAsOneLine(t *testing.T) {
 	var list string
 	e.waitFor("the terminal list to show the command", 10*time.Second, func() (bool, string) {
 		e.lua(`for _, b in ipairs(vim.api.nvim_list_bufs()) do
-			if vim.bo[b].filetype == "agentrun-terminals" or vim.api.nvim_buf_get_name(b):match("agentrun://terminals") then
+			if vim.bo[b].filetype == "agentrun-terminals" or vim.b[b].agentrun_terminal_list then
 				return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
 			end
 		end

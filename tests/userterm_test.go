@@ -240,7 +240,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	s := startScreen(t, 120, 30, "")
 	s.tmux("set-option", "-t", "0", "remain-on-exit", "on")
 	s.keys(":AgentShell sleep 4321", "Enter")
-	s.waitShows(10*time.Second, "terminal/term-1")
+	s.waitShows(10*time.Second, splitOf("term-1"))
 	s.keys(`C-\`, "C-n", ":qa", "Enter")
 	s.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  sleep 4321  (your :AgentShell)", "(Q)uit and end it, [S]tay")
 	// another key says the keys (it waited without a word)
@@ -251,7 +251,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	// window (its buffer's name) the quit was typed in
 	stayed := func(quit, where string) {
 		t.Helper()
-		sc := s.waitShows(5*time.Second, "(agentrun) not quit (:qa! quits without asking)", "terminal/term-1")
+		sc := s.waitShows(5*time.Second, "(agentrun) not quit (:qa! quits without asking)", splitOf("term-1"))
 		for _, bad := range []string{"E37", "E162", "Press ENTER", "your commands still run", "Quitting ends"} {
 			if strings.Contains(sc, bad) {
 				t.Errorf("Stay at %s shows %q:\n%s", quit, bad, sc)
@@ -265,7 +265,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 			t.Errorf("Stay at %s left %q, want %q", quit, got, want)
 		}
 	}
-	stayed(":qa in the split", "agentrun://terminal/term-1")
+	stayed(":qa in the split", "term-1 sleep 4321")
 	// :q in your last window: the split beside it stays open at Stay
 	s.keys(":wincmd t", "Enter", ":q", "Enter")
 	s.waitShows(5*time.Second, "term-1  sleep 4321  (your :AgentShell)", "[S]tay")
@@ -287,13 +287,13 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	re.keys(":AgentRun demo", "Enter")
 	re.waitShows(10*time.Second, "agentrun · demo · ready")
 	re.prompt("test -e m4324 && sleep 4324; touch m4324")
-	re.waitShows(10*time.Second, "agentrun://terminal/term-1", "exited with code 0")
+	re.waitShows(10*time.Second, splitOf("term-1"), "exited with code 0")
 	re.keys("Escape", ":AgentTerminals", "Enter")
-	re.waitShows(5*time.Second, "agentrun://terminals")
+	re.waitShows(5*time.Second, "agentrun terminals")
 	re.keys("/m4324", "Enter", "R")
 	re.waitShows(5*time.Second, "(run 2)")
 	re.keys(`C-\`, "C-n", ":qa", "Enter")
-	sc := re.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-2  test -e m4324 && sleep 4324; touch m4324  (your rerun of term-1)")
+	sc := re.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "term-1  test -e m4324 && sleep 4324; touch m4324  (your rerun, run 2)")
 	if strings.Contains(sc, ":AgentShell") {
 		t.Errorf("the rerun is named as an :AgentShell:\n%s", sc)
 	}
@@ -305,7 +305,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	took.keys(":AgentRun demo", "Enter")
 	took.waitShows(10*time.Second, "agentrun · demo · ready")
 	took.prompt("sleep 4323")
-	took.waitShows(10*time.Second, "agentrun://terminal/term-1")
+	took.waitShows(10*time.Second, splitOf("term-1"))
 	took.keys("Escape", ":AgentTakeover term-1", "Enter")
 	took.waitShows(5*time.Second, "term-1 is yours now")
 	took.keys(":qa", "Enter")
@@ -315,7 +315,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	off := startScreen(t, 120, 30, `require("agentrun").setup({ terminal = { ask_before_quit = false } })`)
 	off.tmux("set-option", "-t", "0", "remain-on-exit", "on")
 	off.keys(":AgentShell sleep 4322", "Enter")
-	off.waitShows(10*time.Second, "terminal/term-1")
+	off.waitShows(10*time.Second, splitOf("term-1"))
 	off.keys(`C-\`, "C-n", ":qa", "Enter")
 	eventually(t, "Neovim to quit without asking", 10*time.Second, func() (bool, string) { return off.exited(), off.capture() })
 }

@@ -17,9 +17,10 @@ import (
 const winsLua = `_G.agentrun_wins = function()
   local out = { lines = vim.o.lines, ch = vim.o.cmdheight, wins = {} }
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    local b = vim.api.nvim_win_get_buf(w)
+    local name = vim.api.nvim_buf_get_name(b)
     local k = name:match("chat of ") and "chat" or name:match("prompt of ") and "prompt"
-      or name:match("agentrun://terminal/") and "term" or "code"
+      or vim.b[b].agentrun_terminal and "term" or "code"
     local p = vim.fn.win_screenpos(w)
     table.insert(out.wins, { name = k, w = vim.api.nvim_win_get_width(w), h = vim.api.nvim_win_get_height(w),
       row = p[1], col = p[2], float = vim.api.nvim_win_get_config(w).relative ~= "" })
@@ -100,7 +101,7 @@ func TestScreenQuitInTheChatTakesItsPrompt(t *testing.T) {
 			s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
 			s.waitShows(10*time.Second, "agentrun · demo · ready")
 			s.prompt("seq 1 50")
-			s.waitShows(10*time.Second, "seq 1 50 exited with code 0.", "agentrun://terminal/term-1")
+			s.waitShows(10*time.Second, "seq 1 50 exited with code 0.", splitOf("term-1"))
 			before := s.wins()
 			code, _ := before.get("code")
 			term, _ := before.get("term")
@@ -144,7 +145,7 @@ func TestScreenShrunkGetsItsSizesBack(t *testing.T) {
 	s.keys(":e main.go", "Enter", ":AgentRun", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	s.prompt("seq 1 50; sleep 60")
-	s.waitShows(10*time.Second, "agentrun://terminal/term-1", "50")
+	s.waitShows(10*time.Second, splitOf("term-1"), "50")
 	first := s.wins()
 	check := func(step string, l wins) {
 		t.Helper()
@@ -162,7 +163,7 @@ func TestScreenShrunkGetsItsSizesBack(t *testing.T) {
 	s.tmux("resize-window", "-t", "0", "-x", "80", "-y", "16")
 	s.waitFor("Neovim to draw 80×16 with the split's status line", 5*time.Second, func(sc string) bool {
 		rows := strings.Split(sc, "\n")
-		return len(rows) <= 16 && len([]rune(rows[0])) <= 80 && strings.Contains(sc, "agentrun://terminal/term-1")
+		return len(rows) <= 16 && len([]rune(rows[0])) <= 80 && shows(sc, splitOf("term-1"))
 	})
 	back := s.wins()
 	check("shrunk again", back)
@@ -288,7 +289,7 @@ func TestScreenReopenedShortSplitShowsItsText(t *testing.T) {
 	s.keys("Escape", "C-w", "j", "q")
 	s.waitFor("the split closed", 5*time.Second, func(sc string) bool { return !strings.Contains(sc, "[released]") })
 	s.keys(":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminals")
+	s.waitShows(5*time.Second, "agentrun terminals")
 	s.keys("Enter")
 	s.waitShows(10*time.Second, exitMarker(0), "[released]")
 	for _, size := range [][2]int{{100, 30}, {120, 35}} {
@@ -307,11 +308,11 @@ func TestScreenListKeepsTheSplitsText(t *testing.T) {
 	// (the issue came with the fourth command's split)
 	for i, line := range []string{"ls -la", "seq 1 50", "sh -c 'echo boom; exit 3'", "echo after"} {
 		s.prompt(line)
-		s.waitShows(10*time.Second, fmt.Sprintf("agentrun://terminal/term-%d", i+1), "[released]")
+		s.waitShows(10*time.Second, fmt.Sprintf("term-%d", i+1), "[released]")
 	}
 	s.waitShows(10*time.Second, "\nafter", exitMarker(0), "[released]")
 	s.keys("Escape", ":AgentTerminals", "Enter")
-	s.waitShows(5*time.Second, "agentrun://terminals")
+	s.waitShows(5*time.Second, "agentrun terminals")
 	// every key of the list's hint whole at 80 columns (its title gives way)
 	s.waitShows(5*time.Second, "\nafter", exitMarker(0), "R rerun gx web q close")
 }

@@ -9,10 +9,10 @@ import (
 // program and arguments, working directory, environment, sandbox and
 // limits — in a new terminal the user holds, and answers {id, command}
 // (Lua opens its split where the old one was). One that still runs is
-// restarted in place: stopped first (SIGTERM, SIGKILL after the grace)
-// when it is the user's (a shell command, a terminal taken over); the
-// agent's is not the user's to stop. The approval rules are Lua's to
-// apply before it asks.
+// restarted in place: stopped first (SIGTERM, SIGKILL after the grace).
+// The agent's is taken over first, as T does (the user's now, as the
+// README says R makes it): the agent reads its end as a kill, as when X
+// stops it. The approval rules are Lua's to apply before it asks.
 func (ts *Terminals) Rerun(id string) (map[string]any, error) {
 	tm, err := ts.lookup(id)
 	if err != nil {
@@ -26,7 +26,9 @@ func (ts *Terminals) Rerun(id string) (map[string]any, error) {
 	}
 	if running && t != nil {
 		if !t.Claims().Holder().ByClient() {
-			return nil, fmt.Errorf("rerun: %s still runs for the agent; take it over (T) first, then it restarts", id)
+			if err := ts.deps.ClaimForUser(t); err != nil {
+				return nil, fmt.Errorf("rerun: taking over %s: %w", id, err)
+			}
 		}
 		if err := t.Kill(); err != nil {
 			return nil, fmt.Errorf("rerun: stopping %s: %w", id, err)

@@ -275,7 +275,8 @@ for _, a in ipairs(actions.actions) do
       -- one message says what was done and to which: "term-12 (newest
       -- running) is detached: …"
       local args = { n = select("#", ...), ... }
-      return util.about(t.id, "newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, t.id), function()
+      local name = state.label(t)
+      return util.about(name, "newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, name), function()
         return actions.perform(a.name, t, (table.unpack or unpack)(args, 1, args.n))
       end)
     end
@@ -345,7 +346,7 @@ function M.type_into(id)
     end
   end
   if t.state ~= "running" or t.display_only then
-    warn(string.format("%s takes no input (%s)", t.id, t.display_only and "the agent runs it itself" or "it is not running"))
+    warn(string.format("%s takes no input (%s)", state.label(t), t.display_only and "the agent runs it itself" or "it is not running"))
     return false
   end
   return require("agentrun.ui.userterm").type_into(t)
@@ -636,7 +637,12 @@ function M._complete_attach(lead, running_only)
     end
   end
   for _, id in ipairs(state.terminal_order) do
-    add(id, (state.terminals[id] or {}).state)
+    local t = state.terminals[id] or {}
+    -- R ran it again: one name, its first run's, for the newest run
+    -- (the list's row); the newer runs' own ids are not offered
+    if not (t.row_of and t.row_of ~= id) then
+      add(id, (state.terminals[state.newest_run(id)] or t).state)
+    end
   end
   local remote = rpc.request("remote_terminals")
   for _, r in ipairs(type(remote) == "table" and remote or {}) do

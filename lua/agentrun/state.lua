@@ -95,6 +95,14 @@ function M.newest_run(id)
   return id
 end
 
+-- label is the one name a user sees and types for terminal t: its id,
+-- or for a command R ran again its first run's id (the list's row, the
+-- split's name and status line, the quit question, completion and
+-- notices say it; every command takes it for the newest run).
+function M.label(t)
+  return t.row_of or t.id
+end
+
 -- name_of is what a notice calls terminal t: its id, or for a command R
 -- ran again the name the list shows it by, with its run ("term-3 (run
 -- 2)": every command takes term-3 for it).

@@ -28,7 +28,7 @@ end
 -- when taken over) and nothing of it can be signalled.
 local function not_released(t)
   if t.state == "released" and not t.user then
-    return string.format("%s was released; nothing of it runs any more", t.id)
+    return string.format("%s was released; nothing of it runs any more", state.label(t))
   end
   return true
 end
@@ -41,7 +41,7 @@ local function ended(t)
   end
   local how = state.how_ended(t)
   how = how and (" (" .. how .. ")") or ""
-  return string.format("%s %s%s", t.id, t.remote and "ended" or "already ended", how)
+  return string.format("%s %s%s", state.label(t), t.remote and "ended" or "already ended", how)
 end
 
 -- lost: a command of a machine whose link dropped runs there, out of
@@ -125,13 +125,13 @@ M.actions = {
     where = { split = true, list = true },
     condition = function(t)
       if t.display_only then
-        return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", t.id)
+        return string.format("%s is the agent's own (it ran the command itself); it cannot be taken over, only cancelled", state.label(t))
       elseif lost(t) or ended(t) then
         return lost(t) or ended(t)
       elseif t.user then
-        return string.format("%s is already yours", t.id)
+        return string.format("%s is already yours", state.label(t))
       elseif t.state == "released" then
-        return string.format("%s was released; nothing of it runs any more", t.id)
+        return string.format("%s was released; nothing of it runs any more", state.label(t))
       end
       return true
     end,
@@ -150,11 +150,11 @@ M.actions = {
     where = {},
     condition = function(t)
       if t.display_only then
-        return string.format("%s is the agent's own (it ran the command itself); agentrun cannot keep it running", t.id)
+        return string.format("%s is the agent's own (it ran the command itself); agentrun cannot keep it running", state.label(t))
       elseif lost(t) or ended(t) then
         return lost(t) or ended(t)
       elseif t.state ~= "running" then
-        return string.format("%s is not running; there is nothing to keep", t.id)
+        return string.format("%s is not running; there is nothing to keep", state.label(t))
       end
       return true
     end,
@@ -175,7 +175,7 @@ M.actions = {
     -- by mistake more easily than :AgentKill), a finished one just goes
     ask = function(t)
       if t.state == "running" and not t.display_only then
-        return string.format("(agentrun) %s still runs: %s\ndd kills it and wipes its output.", t.id, t.command or "?")
+        return string.format("(agentrun) %s still runs: %s\ndd kills it and wipes its output.", state.label(t), t.command or "?")
       end
     end,
     run = function(t)
@@ -216,9 +216,9 @@ M.actions = {
     where = { split = true, list = true },
     condition = function(t)
       if t.display_only then
-        return string.format("%s is the agent's own command (it runs it, we show it); ask the agent to run it again", t.id)
+        return string.format("%s is the agent's own command (it runs it, we show it); ask the agent to run it again", state.label(t))
       elseif t.remote then
-        return string.format("%s runs on another host; rerun it there", t.id)
+        return string.format("%s runs on another host; rerun it there", state.label(t))
       elseif t.link_dropped then
         return lost(t)
       end
@@ -235,7 +235,7 @@ M.actions = {
     where = { split = true, list = true },
     condition = function(t)
       if #(t.ports or {}) == 0 then
-        return string.format("%s listens on no TCP port%s", t.id, t.state == "running" and " (yet)" or "; it is not running")
+        return string.format("%s listens on no TCP port%s", state.label(t), t.state == "running" and " (yet)" or "; it is not running")
       end
       return true
     end,
@@ -269,7 +269,7 @@ M.actions = {
           t.user = false
         end
         term.changed(t)
-        util.notify({ string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", t.id), string.format("you let go of %s; T takes it again", t.id) }, vim.log.levels.INFO)
+        util.notify({ string.format("you let go of %s; it keeps running (T in :AgentTerminals takes it again)", state.label(t)), string.format("you let go of %s; T takes it again", state.label(t)) }, vim.log.levels.INFO)
       end
     end,
   },

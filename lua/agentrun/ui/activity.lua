@@ -38,7 +38,7 @@ function M.wait_over(t, how)
     return
   end
   local asked = n.asked and n.asked ~= "" and (": " .. n.asked) or ""
-  n.block.text = string.format("%s waited for input%s (%s)", t.id, asked, how)
+  n.block.text = string.format("%s waited for input%s (%s)", state.label(t), asked, how)
   n.chat:put_note(n.block)
 end
 
@@ -58,7 +58,7 @@ function M.activity(p)
   t.ports = p.ports or {}
   if t.waiting and not was and vim.v.exiting == vim.NIL then
     -- what it asked last: a long one is what gets cut
-    local msg = string.format("%s waits for input (:AgentType types into it)", t.id)
+    local msg = string.format("%s waits for input (:AgentType types into it)", state.label(t))
     if p.last_line and p.last_line ~= "" then
       msg = msg .. ": " .. p.last_line
     end

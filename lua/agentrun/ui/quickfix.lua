@@ -249,7 +249,7 @@ function M.on_exit(t)
     -- and the quickfix list it filled, while it is still the current one
     local program = M.program(t.command)
     if want.quickfix and qf_set and qf_set.program == program and vim.fn.getqflist({ id = 0 }).id == qf_set.id then
-      vim.fn.setqflist({}, "r", { id = qf_set.id, items = {}, title = "agentrun " .. t.id .. ": " .. (t.command or "") .. " passed" })
+      vim.fn.setqflist({}, "r", { id = qf_set.id, items = {}, title = "agentrun " .. require("agentrun.state").label(t) .. ": " .. (t.command or "") .. " passed" })
       qf_set = nil
     end
     return
@@ -263,12 +263,12 @@ function M.on_exit(t)
   end
   local where = {}
   if want.quickfix then
-    vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+    vim.fn.setqflist({}, " ", { title = "agentrun " .. require("agentrun.state").label(t) .. ": " .. (t.command or ""), items = items })
     qf_set = { id = vim.fn.getqflist({ id = 0 }).id, program = M.program(t.command) }
     table.insert(where, "the quickfix list (:copen)")
   end
   if want.diagnostics then
-    M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
+    M.diagnose(items, "agentrun " .. require("agentrun.state").label(t), M.program(t.command))
     table.insert(where, "diagnostics")
   end
   local head = string.format("%s failed: %s in %s", require("agentrun.state").name_of(t), entries(#items), table.concat(where, " and "))
@@ -288,17 +288,17 @@ end
 -- below, the cursor stays in the editor: ]q or :cnext goes on).
 function M.load(t)
   if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
-    util.notify(string.format("%s has no output here to read; open it first (:AgentTerminals)", t.id))
+    util.notify(string.format("%s has no output here to read; open it first (:AgentTerminals)", require("agentrun.state").label(t)))
     return false
   end
   local items, name, why = M.items(t)
   if #items == 0 then
-    util.notify(why and string.format("%s: %s", t.id, why) or string.format("%s: no file:line in its output (read with %s)", t.id, name), vim.log.levels.INFO)
+    util.notify(why and string.format("%s: %s", require("agentrun.state").label(t), why) or string.format("%s: no file:line in its output (read with %s)", require("agentrun.state").label(t), name), vim.log.levels.INFO)
     return false
   end
-  vim.fn.setqflist({}, " ", { title = "agentrun " .. t.id .. ": " .. (t.command or ""), items = items })
+  vim.fn.setqflist({}, " ", { title = "agentrun " .. require("agentrun.state").label(t) .. ": " .. (t.command or ""), items = items })
   if vim.tbl_contains(require("agentrun.config").get().terminal.on_failure or {}, "diagnostics") then
-    M.diagnose(items, "agentrun " .. t.id, M.program(t.command))
+    M.diagnose(items, "agentrun " .. require("agentrun.state").label(t), M.program(t.command))
   end
   local w = gotofile.editor_window()
   api.nvim_set_current_win(w)
@@ -310,7 +310,7 @@ function M.load(t)
     pcall(vim.cmd, "cfirst")
   end
   -- (:cnext only where there is a next one to go to)
-  local head = string.format("%s: %s in the quickfix list", t.id, entries(#items))
+  local head = string.format("%s: %s in the quickfix list", require("agentrun.state").label(t), entries(#items))
   local next = #items > 1 and "; :cnext goes to the next" or ""
   util.notify({ string.format("%s (%s)%s", head, name, next), head .. next, head }, vim.log.levels.INFO)
   return true

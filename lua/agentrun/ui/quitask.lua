@@ -33,7 +33,7 @@ local answered = false -- this quit was asked about, and the answer was Quit
 -- row (state.describe_terminal): how it was started, and who holds it.
 local function what(t)
   if t.origin == "rerun" then
-    return t.rerun_of and ("your rerun of " .. t.rerun_of) or "your rerun"
+    return t.runs and ("your rerun, run " .. t.runs) or "your rerun"
   elseif t.origin == "shell" then
     return "your :AgentShell"
   elseif t.origin == "sign_in" then
@@ -58,7 +58,8 @@ local function commands()
   for _, t in ipairs(st.terminals or {}) do
     local l = state.terminals[t.id]
     if t.mine and t.state == "running" and l and not l.detached and not l.remote then
-      table.insert(out, { text = string.format("%s  %s  (%s)", t.id, t.command or l.command or "?", what(t)) })
+      -- (a rerun by the name the list shows it by: its first run's id)
+      table.insert(out, { text = string.format("%s  %s  (%s)", state.label(l), t.command or l.command or "?", what(t)) })
     end
   end
   return out

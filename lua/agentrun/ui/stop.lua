@@ -162,9 +162,9 @@ function M.kill(id, force, remote)
     -- "(agentrun) " and "(newest running)" it fits 80 columns)
     local grace = type(res) == "table" and tonumber(res.grace_ms) or 0
     if force or grace <= 0 then
-      util.notify(string.format("%s is killed (SIGKILL)", id), vim.log.levels.INFO)
+      util.notify(string.format("%s is killed (SIGKILL)", t and state.label(t) or id), vim.log.levels.INFO)
     else
-      util.notify(string.format("%s: SIGTERM sent; SIGKILL in %g s", id, grace / 1000), vim.log.levels.INFO)
+      util.notify(string.format("%s: SIGTERM sent; SIGKILL in %g s", t and state.label(t) or id, grace / 1000), vim.log.levels.INFO)
     end
   end
   return true

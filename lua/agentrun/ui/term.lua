@@ -207,21 +207,42 @@ function M.open(id, opts)
   end
 end
 
--- name_buffer names t's buffer after its id (term-N, what the commands
--- take) and, for a terminal the agent runs itself, after its command
--- alone (the split's status line shows it): the agent's id for it
--- (run_shell_command__call_1) means nothing to the user. Its id comes
--- back only to tell two of the same command apart.
+-- words makes command text fit a buffer name the tab line shows whole:
+-- Neovim shortens a name at each "/" there (agentrun://terminal/term-2
+-- read "a//t/term-2"), so a slash is written "∕" (U+2215), spaces one;
+-- and it cuts a long label from its left (the id went first), so the
+-- text is cut to 20 characters ("…" says so; the status line has it all).
+local function words(text)
+  text = text:gsub("%s+", " "):gsub("/", "∕")
+  if vim.fn.strchars(text) > 20 then
+    text = vim.fn.strcharpart(text, 0, 19) .. "…"
+  end
+  return text
+end
+
+-- name_buffer names t's buffer in words, as the tab line shows it: its
+-- name (term-N, what the commands take; a rerun's, its first run's id,
+-- as the list shows it) and its command ("term-1 go test .∕..."); an
+-- earlier run of a command R ran again says its run ("term-1 run 1 go
+-- test .∕..."). A command the agent runs itself is named by its command
+-- alone: the agent's id for it (run_shell_command__call_1) means nothing
+-- to the user; its id comes back only to tell two of the same command
+-- apart. The split's status line says the rest (ui/window.lua); the
+-- splits are found by their buffer variable (agentrun_terminal), never
+-- by name.
 function M.name_buffer(t)
   if t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
-    local name = "agentrun://terminal/" .. t.id
-    local short
-    if t.display_only and t.command and t.command ~= t.id then
-      short = "agentrun://terminal/" .. t.command:gsub("%s+", " ")
-      name = name .. " " .. t.command:gsub("%s+", " ")
-    elseif t.title and t.title ~= "" then
-      name = name .. " " .. t.title -- the description the agent gave it
+    vim.b[t.bufnr].agentrun_terminal = t.id
+    local label = state.label(t)
+    if t.rerun_as then
+      label = label .. " run " .. tostring(t.runs or 1) -- R ran it again: an earlier run
     end
+    -- (the description the agent gave it, when it gave no command: the
+    -- status line says both)
+    local what = t.command and t.command ~= "" and t.command ~= t.id and t.command or t.title or ""
+    -- (another machine's attached terminal: ssh://devbox/PID:term-N)
+    local name = label:gsub("/", "∕") .. (what ~= "" and (" " .. words(what)) or "")
+    local short = t.display_only and what ~= "" and words(what)
     local sandbox = t.sandbox and t.sandbox ~= "" and (" [sandbox: " .. t.sandbox:match("^%S+") .. "]") or ""
     if not (short and pcall(api.nvim_buf_set_name, t.bufnr, short .. sandbox)) then
       pcall(api.nvim_buf_set_name, t.bufnr, name .. sandbox)

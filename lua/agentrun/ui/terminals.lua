@@ -121,9 +121,10 @@ local function fields(t, with_session, with_ports, site)
   if lt and lt.runs then
     -- R ran it again: the row keeps the name the user knows it by (its
     -- first run's id, which every command takes for its newest run), in
-    -- its place, with the number of runs
+    -- its place, with the number of runs (first: a long command is cut
+    -- at its end, and took the number with it)
     id = lt.row_of or t.id
-    name = name .. " (run " .. lt.runs .. ")"
+    name = "(run " .. lt.runs .. ") " .. name
   end
   local last = t.last_line and t.last_line ~= "" and t.last_line:gsub("%s+", " ") or ""
   -- another machine's id without its "@site": the line above its rows
@@ -668,7 +669,10 @@ end
 local function create()
   buf = api.nvim_create_buf(false, true)
   drawn = nil
-  pcall(api.nvim_buf_set_name, buf, "agentrun://terminals")
+  -- named in words: the tab line cuts a name at each "/" (it read
+  -- "a//terminals"); found by its variable, never by name
+  pcall(api.nvim_buf_set_name, buf, "agentrun terminals")
+  vim.b[buf].agentrun_terminal_list = true
   vim.bo[buf].filetype = "agentrun_terminals"
   vim.bo[buf].bufhidden = "hide"
   require("agentrun.ui.actions").map(buf, "list", under_cursor)

@@ -23,11 +23,11 @@ function M.rerun(t)
   if type(approve) == "table" or type(approve) == "function" then
     local v = require("agentrun.policy").verdict({ line = t.command or "", cwd = t.cwd, key = t.session or "", session = t.session_id })
     if v and v.failed then
-      notify(string.format("%s not run again: the rules could not be checked (%s)", t.id, v.reason or ""))
+      notify(string.format("%s not run again: the rules could not be checked (%s)", state.label(t), v.reason or ""))
       return false
     end
     if v and v.decision == "refuse" then
-      notify(string.format("%s not run again: %s", t.id, v.reason or "terminal.approve refuses it"))
+      notify(string.format("%s not run again: %s", state.label(t), v.reason or "terminal.approve refuses it"))
       return false
     end
   end
@@ -37,8 +37,7 @@ function M.rerun(t)
   local res, err = rpc.request("rerun", t.id)
   if not res then
     t.restarting = nil
-    -- (the agent's running command: a shorter form for a narrow screen)
-    notify(tostring(err):find("still runs for the agent", 1, true) and { err, string.format("%s runs for the agent: T takes it over, then R restarts it", t.id), string.format("%s is the agent's: T, then R", t.id) } or err)
+    notify(err)
     return false
   end
   -- The new run takes the old one's place: its row in the list (which
@@ -46,6 +45,7 @@ function M.rerun(t)
   local nt = state.add_terminal({ id = res.id, command = res.command, cwd = t.cwd or vim.fn.getcwd() })
   nt.runs, nt.row_of, nt.interactive = (t.runs or 1) + 1, t.row_of or t.id, t.interactive
   t.rerun_as = nt.id
+  term.name_buffer(t) -- "term-1 run 1 …": the new run takes its name
   M.open_user(res, "rerun")
   return true
 end
@@ -155,7 +155,7 @@ function M.takeover(id)
   end
   -- One short line (at 80 columns, 68 fit beside the ruler): a longer
   -- message makes Neovim stop at "Press ENTER".
-  notify(string.format("%s is yours now: i types into its split, %s kills it", id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
+  notify(string.format("%s is yours now: i types into its split, %s kills it", t and state.label(t) or id, config.get().keymaps.kill or ":AgentKill"), vim.log.levels.INFO)
   return true
 end
 
@@ -236,9 +236,9 @@ end
 -- outlives its own Neovim was that one's to say (:AgentDetach there).
 function M.detach_remote(t)
   if t.was_detached or (type(t.claim) == "table" and t.claim.kind == "client" and t.claim.client_id == "detached") then
-    notify(string.format("%s is detached already (its Neovim quit): it runs until it ends or is killed", t.id), vim.log.levels.INFO)
+    notify(string.format("%s is detached already (its Neovim quit): it runs until it ends or is killed", state.label(t)), vim.log.levels.INFO)
   else
-    notify(string.format("%s is %s's: quitting this Neovim leaves it; it ends with its own unless detached there", t.id, M.host_label(t)), vim.log.levels.INFO)
+    notify(string.format("%s is %s's: quitting this Neovim leaves it; it ends with its own unless detached there", state.label(t), M.host_label(t)), vim.log.levels.INFO)
   end
   return true
 end

@@ -144,7 +144,7 @@ end
 -- list_win returns the window of this tab page showing the terminal list.
 local function list_win()
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://terminals$") then
+    if vim.b[api.nvim_win_get_buf(w)].agentrun_terminal_list then
       return w
     end
   end
@@ -415,7 +415,7 @@ end
 function M.bottom_splits_full_width()
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
-    local list = api.nvim_buf_get_name(api.nvim_win_get_buf(w)):find("^agentrun://terminals$") ~= nil
+    local list = vim.b[api.nvim_win_get_buf(w)].agentrun_terminal_list ~= nil
     if (ok and tag == "below") or list then
       local h = api.nvim_win_get_height(w)
       api.nvim_win_call(w, function()
@@ -566,7 +566,12 @@ function M.watch()
   -- would without the chat and the terminal splits beside it.
   local function ours(w)
     local b = api.nvim_win_get_buf(w)
-    return api.nvim_buf_get_name(b):find("^agentrun://") ~= nil or vim.b[b].agentrun_review ~= nil or vim.b[b].agentrun_chat_buffer ~= nil
+    local v = vim.b[b]
+    return api.nvim_buf_get_name(b):find("^agentrun://") ~= nil
+      or v.agentrun_review ~= nil
+      or v.agentrun_chat_buffer ~= nil
+      or v.agentrun_terminal_list ~= nil
+      or v.agentrun_terminal ~= nil
   end
   -- :wq and :x typed in the chat or the prompt (where :AgentRun leaves
   -- you) mean what they mean in your window: see QuitPre below.
@@ -682,13 +687,12 @@ local function holder_word(t)
 end
 
 -- status_words says how terminal t stands, for its split's status line:
--- "run 2 of term-3" (R ran it again), then "running · agent's", "waiting for
+-- "run 2" (R ran it again), then "running · agent's", "waiting for
 -- input · yours", "exit 1" or "signal SIGTERM", then its ports.
 function M.status_words(t)
   local words = {}
   if t.runs then
-    -- R ran it again: its run, and the name the list shows it by
-    table.insert(words, "run " .. tostring(t.runs) .. (t.row_of and t.row_of ~= t.id and (" of " .. t.row_of) or ""))
+    table.insert(words, "run " .. tostring(t.runs)) -- R ran it again
   end
   if t.state == "running" then
     table.insert(words, t.waiting and "waiting for input" or "running")
@@ -704,25 +708,42 @@ function M.status_words(t)
 end
 
 -- set_statusline gives window w, when it shows a terminal, a status line
--- that says how it stands: the default's fields (the name, the flags,
--- the ruler) with "· run 2", "· running · agent's", "· waiting for
--- input · yours", "· exit 1" and ":8000" after the name (the name is
--- cut first when the window is narrow: %<); else the default. A plain
--- string, set when that changes: an expression would run Lua at every
--- redraw of a flooding split (and a <C-c> typed then was lost under
--- load).
+-- that says how it stands, the useful part first: its name (term-N, a
+-- rerun's first run's id; a command the agent runs itself: none), "run
+-- 2", "running · agent's", "waiting for input · yours", "exit 1",
+-- ":8000", then its command, then the default's flags and ruler. Too
+-- long for the window, the tail is cut (%< at the end), never the head
+-- (it read "<trun://terminal/term-4 · run 2 of term-3 · signal SIGTERM"
+-- at 60 columns). A plain string, set when that changes: an expression
+-- would run Lua at every redraw of a flooding split (and a <C-c> typed
+-- then was lost under load).
 function M.set_statusline(w)
   local ok, buf = pcall(api.nvim_win_get_buf, w)
   if not ok then
     return
   end
-  local extra = ""
+  local text
   for _, t in pairs(state.terminals) do
     if t.bufnr == buf then
-      extra = " · " .. M.status_words(t)
+      local head = {}
+      if not t.display_only then
+        table.insert(head, state.label(t))
+      end
+      table.insert(head, M.status_words(t))
+      local cmd = (t.command or ""):gsub("%s+", " ")
+      if cmd ~= "" and cmd ~= t.id then
+        table.insert(head, cmd)
+      end
+      if t.title and t.title ~= "" and t.title ~= t.command then
+        table.insert(head, t.title) -- the description the agent gave it
+      end
+      if t.sandbox and t.sandbox ~= "" then
+        table.insert(head, "[sandbox: " .. t.sandbox:match("^%S+") .. "]")
+      end
+      text = table.concat(head, " · ")
     end
   end
-  local sl = extra == "" and "" or ("%<%f" .. extra:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P")
+  local sl = text and (text:gsub("%%", "%%%%") .. " %h%w%m%r%=%-14.(%l,%c%V%) %P%<") or ""
   if vim.wo[w].statusline ~= sl then
     vim.wo[w].statusline = sl
   end
