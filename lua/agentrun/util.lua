@@ -129,20 +129,31 @@ function M.notify(msg, level)
   vim.notify(msg, level)
 end
 
--- cut cuts a one-line msg wider than the room (M.room, with the prefix)
--- to it, ending in "…", so that it never stops the screen at "Press
--- ENTER": Neovim asks for it on any message that reaches v:echospace
--- (0.7.2 as 0.12, and with cmdheight=0). :messages keeps the cut line:
--- from a callback or a mapping (a <Cmd> one too) Neovim stops the screen
--- at once for a long message, even one a redraw follows at once, so the
--- whole text cannot be kept there without the prompt. The messages that
--- matter are worded to fit 60 columns, or give shorter forms (notify).
--- To another vim.notify, and for a message of several lines, msg as is.
+-- cut makes a one-line msg that would stop the screen at "Press ENTER"
+-- only because it reaches the columns 'showcmd' and 'ruler' keep (it is
+-- wider than the room, M.room, but fits the screen's width) fit in one
+-- line: without the "(agentrun) " prefix when that is enough, else cut
+-- to it, ending in "…" (a message from a callback or a mapping stops the
+-- screen at once, even if a redraw follows, so its whole text cannot be
+-- kept in :messages without the prompt). A message wider than the screen
+-- is said whole (an error with its reason and fix: it wraps, and asks
+-- for Enter, nothing of it lost); the messages of ours that matter are
+-- worded to fit 60 columns, or give shorter forms (notify). To another
+-- vim.notify, and for a message of several lines, msg as is.
 function M.cut(msg)
   if msg:find("\n") or not M.builtin_notify() then
     return msg
   end
-  return M.fit(msg, math.max(M.room() + #prefix, #prefix + 2))
+  local room = M.room() + #prefix
+  local w = M.width(msg)
+  if w <= room or w > vim.o.columns * math.max(vim.o.cmdheight, 1) - 1 then
+    return msg
+  end
+  local bare = msg:sub(1, #prefix) == prefix and msg:sub(#prefix + 1) or msg
+  if M.width(bare) <= room then
+    return bare
+  end
+  return M.fit(msg, math.max(room, #prefix + 2))
 end
 
 -- builtin_notify tells whether vim.notify is still Neovim's own (not
