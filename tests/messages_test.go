@@ -138,3 +138,24 @@ func TestScreenGxWithNoBrowser(t *testing.T) {
 		})
 	}
 }
+
+// TestScreenGxInTheChat: gx on a URL in the chat (a command's output
+// there) with no browser says in our words what failed and what to do, as
+// in a split (Neovim's own gx there showed vim.ui.open's "no handler
+// found (tried: …)" on 0.12, as a new user saw).
+func TestScreenGxInTheChat(t *testing.T) {
+	if _, err := exec.LookPath("xdg-open"); err == nil {
+		t.Skip("xdg-open is installed here: gx would open a browser")
+	}
+	s := startDemoScreen(t)
+	s.keys(":let $BROWSER = ''", "Enter")
+	s.prompt("echo http://localhost:1/docs")
+	s.waitShows(10*time.Second, "exited with code 0.")
+	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('chat of demo 1'))", "Enter", "gg", "/localhost:1", "Enter", "gx")
+	sc := s.waitShows(5*time.Second, "(agentrun) no browser found")
+	for _, bad := range []string{"vim.ui.open", "no handler", "Press ENTER"} {
+		if strings.Contains(sc, bad) {
+			t.Errorf("gx in the chat with no browser shows %q:\n%s", bad, sc)
+		}
+	}
+}

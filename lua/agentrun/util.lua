@@ -224,4 +224,37 @@ function M.close_window()
   end
 end
 
+-- url_at_cursor returns the URL under the cursor in the current window
+-- (scheme://…, without the punctuation that ends a sentence), or nil.
+function M.url_at_cursor()
+  local line = vim.api.nvim_get_current_line()
+  local col = vim.api.nvim_win_get_cursor(0)[2] + 1
+  local from = 1
+  while true do
+    local s, e = line:find("%a[%w+.-]*://[^%s<>\"'`]+", from)
+    if not s then
+      return nil
+    end
+    if col >= s and col <= e then
+      local url = line:sub(s, e):gsub("[.,;:!?)%]}]+$", "")
+      return url
+    end
+    from = e + 1
+  end
+end
+
+-- open_url_at_cursor opens the URL under the cursor (else the file name
+-- there, as Neovim's gx) with the system's browser, and says in our words
+-- when nothing can (Neovim's gx shows vim.ui.open's own error text).
+function M.open_url_at_cursor()
+  local url = M.url_at_cursor() or vim.fn.expand("<cfile>")
+  if url == "" then
+    return M.notify("no URL under the cursor", vim.log.levels.INFO)
+  end
+  local ok, err, short = require("agentrun.compat").open_url(url)
+  if not ok then
+    M.notify({ err, short })
+  end
+end
+
 return M

@@ -375,25 +375,6 @@ function M.perform(name, t, ...)
   return res
 end
 
--- url_at_cursor returns the URL under the cursor in the current window
--- (scheme://…, without the punctuation that ends a sentence), or nil.
-function M.url_at_cursor()
-  local line = vim.api.nvim_get_current_line()
-  local col = vim.api.nvim_win_get_cursor(0)[2] + 1
-  local from = 1
-  while true do
-    local s, e = line:find("%a[%w+.-]*://[^%s<>\"'`]+", from)
-    if not s then
-      return nil
-    end
-    if col >= s and col <= e then
-      local url = line:sub(s, e):gsub("[.,;:!?)%]}]+$", "")
-      return url
-    end
-    from = e + 1
-  end
-end
-
 -- map maps, in buf, the key of every action for `where` ("split" or
 -- "list"); get() returns the terminal id the key acts on (nil: none:
 -- close still closes, another key says to move to a terminal's row). A
@@ -406,13 +387,9 @@ function M.map(buf, where, get)
       local id = get()
       compat.map(buf, key, function()
         local target = get()
-        local url = a.name == "browse" and where == "split" and M.url_at_cursor()
-        if url then
+        if a.name == "browse" and where == "split" and util.url_at_cursor() then
           -- Neovim's own gx: the URL under the cursor
-          local ok, err, short = compat.open_url(url)
-          if not ok then
-            util.notify({ err, short })
-          end
+          util.open_url_at_cursor()
         elseif target then
           local question = a.ask and a.ask(terminal(target))
           if question then

@@ -248,6 +248,11 @@ function Chat:map_keys(only)
       require("agentrun.ui.stop").command(self.session.key, true)
     end, "kill the running command")
   end
+  -- gx on a URL in the chat (a command's output, the agent's text)
+  -- opens it as in a split: said in our words when no browser can
+  map(self.buf, km.browse, function()
+    require("agentrun.util").open_url_at_cursor()
+  end, "open the URL under the cursor")
   -- ZZ is :x, as typed (ui/window.lua reads the command line): it writes
   -- the user's files and quits from here too.
   for _, buf in ipairs({ self.buf, self.prompt_buf }) do
