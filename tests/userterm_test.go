@@ -319,3 +319,26 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	off.keys(`C-\`, "C-n", ":qa", "Enter")
 	eventually(t, "Neovim to quit without asking", 10*time.Second, func() (bool, string) { return off.exited(), off.capture() })
 }
+
+// TestScreenQuitQuestionCutsLongCommands: the quit question at 60 columns
+// names a long command in one line cut with "…" (it wrapped in the middle
+// of a word, as a new user saw), and Stay still stays.
+func TestScreenQuitQuestionCutsLongCommands(t *testing.T) {
+	s := startScreen(t, 60, 20, "")
+	s.keys(":AgentShell sleep 4326 # "+strings.Repeat("a-long-comment ", 6), "Enter")
+	s.waitShows(10*time.Second, splitOf("term-1"))
+	s.keys(`C-\`, "C-n", ":qa", "Enter")
+	sc := s.waitShows(5*time.Second, "(agentrun) Quitting ends your command:", "[S]tay")
+	var line string
+	for _, l := range strings.Split(sc, "\n") {
+		if strings.Contains(l, "sleep 4326") {
+			line = l
+		}
+	}
+	if !strings.HasPrefix(line, "  term-1  sleep 4326 # a-long-comment") || !strings.HasSuffix(strings.TrimRight(line, " "), "…") {
+		t.Errorf("the long command's line in the question is %q, want it cut with …:\n%s", line, sc)
+	}
+	s.keys("s")
+	s.waitShows(5*time.Second, "(agentrun) not quit")
+	s.keys(":AgentKill term-1", "Enter")
+}

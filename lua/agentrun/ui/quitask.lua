@@ -176,14 +176,18 @@ function M.ask(cmdline)
   if #cmds > 0 then
     table.insert(lines, string.format("(agentrun) Quitting ends %s:", #cmds == 1 and "your command" or ("your " .. #cmds .. " commands")))
     for _, e in ipairs(cmds) do
-      table.insert(lines, "  " .. e.text)
+      -- (one line each, cut to the screen's width: a long command wrapped
+      -- in the middle of a word)
+      table.insert(lines, util.fit("  " .. e.text, vim.o.columns - 1))
     end
   end
   if #texts > 0 then
     local what_lost = #texts == 1 and "what you typed in the prompt and did not send" or "what you typed in the prompts and did not send"
     table.insert(lines, (#cmds > 0 and "and loses " or "(agentrun) Quitting loses ") .. what_lost .. ":")
     for _, e in ipairs(texts) do
-      table.insert(lines, "  " .. e.text)
+      -- (one line each, cut to the screen's width: a long command wrapped
+      -- in the middle of a word)
+      table.insert(lines, util.fit("  " .. e.text, vim.o.columns - 1))
     end
   end
   local quit = (#texts == 0 and (#cmds == 1 and "&Quit and end it" or "&Quit and end them")) or (#cmds == 0 and "&Quit and lose it") or "&Quit"
