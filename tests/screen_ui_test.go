@@ -270,6 +270,20 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 			s.keys("Enter")
 		}
 	}
+	// At 60 columns, in shorter words (a new user saw these wrap in the
+	// middle of a word, at Press ENTER).
+	n := startScreen(t, 60, 20, "")
+	for _, c := range []struct{ cmd, says string }{
+		{"AgentAttach nosuch", `(agentrun) no terminal "nosuch"`},
+		{"AgentBuild nosuch", ":AgentBuild takes auto, download or go"},
+		{"AgentSessions", "(agentrun) demo does not list its sessions"},
+	} {
+		n.keys(":"+c.cmd, "Enter")
+		if sc := n.waitShows(10*time.Second, c.says); strings.Contains(sc, "Press ENTER") {
+			t.Errorf(":%s at 60 columns stops at Press ENTER:\n%s", c.cmd, sc)
+			n.keys("Enter")
+		}
+	}
 	// At 160 columns, :AgentDetach without an id in the chat: one line.
 	w := startScreen(t, 160, 30, "")
 	w.keys(":AgentShell sleep 300", "Enter")

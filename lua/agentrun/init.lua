@@ -422,7 +422,7 @@ function M.attach(name)
     if pid and rpc.running() and tonumber(pid) == vim.fn.jobpid(rpc.channel()) then
       if not (state.terminals[id] and not state.terminals[id].remote) then
         -- ours, but no such terminal: said as :AgentKill says it
-        warn(string.format("unknown terminal %q; :AgentTerminals lists them", name))
+        warn(state.unknown_text(name))
         return false
       end
       name = id

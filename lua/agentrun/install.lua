@@ -415,7 +415,7 @@ function M.command(arg)
     arg = "auto"
   end
   if not vim.tbl_contains(M.methods, arg) then
-    util.notify(string.format(":AgentBuild takes auto, download or go, not %q", arg), vim.log.levels.ERROR)
+    util.notify({ string.format(":AgentBuild takes auto, download or go, not %q", arg), ":AgentBuild takes auto, download or go" }, vim.log.levels.ERROR)
     return
   end
   if busy then
@@ -480,8 +480,8 @@ function M.command(arg)
     stop()
     -- (with shorter forms, longest first: one line, no "Press ENTER", at
     -- any width; the what without its where, then the what alone)
-    local head = vim.trim(msg:match("^[^:;(]+") or msg)
     local short = msg:gsub(" from %S+", ""):gsub(" to /%S*", "")
+    local head = vim.trim(short:match("^[^:;(]+") or short)
     local forms
     if ok and require("agentrun.rpc").running() then
       local later = "; the backend that runs now is the old one until it restarts (restart Neovim)"

@@ -165,7 +165,8 @@ end
 -- (a remote machine's; the backend checks the rest of it).
 function M.attach(name)
   if type(name) ~= "string" or not (name:match("^%d+:%S+$") or name:match("^ssh://%S+$")) then
-    notify(string.format("unknown terminal %s; :AgentTerminals lists them", vim.inspect(name)))
+    -- (a list: the shorter fits 60 columns, util.notify)
+    notify({ string.format("unknown terminal %s; :AgentTerminals lists them", vim.inspect(name)), string.format("no terminal %s (:AgentTerminals)", vim.inspect(name)), string.format("no terminal %s", vim.inspect(name)) })
     return false
   end
   local t = state.terminals[name]
