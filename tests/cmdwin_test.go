@@ -125,8 +125,14 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			if sc := s.capture(); strings.Contains(sc, "prompt of demo 1 [+]") {
 				t.Errorf("the prompt shows as modified:\n%s", sc)
 			}
+			// :w {file} writes the text there and says so, as Neovim does
+			s.keys("Escape", ":w kept.txt", "Enter")
+			s.waitShows(5*time.Second, `"kept.txt" written, 1 line`)
+			if b, err := os.ReadFile(filepath.Join(s.dir, "kept.txt")); err != nil || string(b) != "echo kept\n" {
+				t.Errorf(":w kept.txt in the prompt wrote %q, %v", b, err)
+			}
 			// :w alone writes nothing and says why (no quit to ask about)
-			s.keys("Escape", ":w", "Enter")
+			s.keys(":w", "Enter")
 			s.waitShows(5*time.Second, "the prompt is no file")
 			s.waitFor("the prompt not shown modified after the refused write", 5*time.Second, func(sc string) bool {
 				return strings.Contains(sc, "prompt of demo 1 ") && !strings.Contains(sc, "prompt of demo 1 [+]")

@@ -126,6 +126,11 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 		}
 		cells = append(cells, append(c, r.LastLine))
 	}
+	for _, c := range cells {
+		for i, v := range c {
+			c[i] = oneLine(v)
+		}
+	}
 	widths := make([]int, len(header)+1)
 	for _, c := range cells {
 		for i, v := range c {
@@ -194,4 +199,16 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// oneLine makes a cell one line of single-width columns for the table:
+// a tab or another control character (a command's last line may hold
+// them) becomes a space.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -57,3 +57,16 @@ func TestLsTableFits(t *testing.T) {
 		t.Errorf("a PORTS column with no ports:\n%s", b.String())
 	}
 }
+
+// A last line with tabs (ls's columns, a Makefile's recipe) reads as one
+// line of spaces in the table: a tab there broke the columns after it.
+func TestLsTableTabs(t *testing.T) {
+	var b bytes.Buffer
+	rows := []lsRow{{ID: "1:term-1", Command: "ls\t-l", State: "exit 0", Holder: "nobody", LastLine: "a.txt\tb.txt\x1b"}}
+	if err := writeTable(&b, rows, 120); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\t\x1b") || !strings.Contains(b.String(), "a.txt b.txt") || !strings.Contains(b.String(), "ls -l") {
+		t.Errorf("the table holds a tab or an escape, or lost the text:\n%q", b.String())
+	}
+}

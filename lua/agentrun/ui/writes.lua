@@ -43,6 +43,10 @@ function M.accept_write(buf, refuse, reread)
           require("agentrun.util").notify(string.format("%s exists: :w! %s overwrites it", target, vim.fn.fnamemodify(target, ":~:.")))
         elseif vim.fn.writefile(api.nvim_buf_get_lines(buf, 0, -1, false), target) ~= 0 then
           require("agentrun.util").notify(string.format("could not write %s", target), vim.log.levels.ERROR)
+        else
+          -- as Neovim says it of a file it writes
+          local n = api.nvim_buf_line_count(buf)
+          require("agentrun.util").notify(string.format("%q written, %d line%s", vim.fn.fnamemodify(target, ":~:."), n, n == 1 and "" or "s"), vim.log.levels.INFO)
         end
         return
       end
