@@ -69,7 +69,7 @@ local function status_text(t)
     return t.waiting and "waiting for input" or st
   end
   if t.signal == "SIGINT" then
-    return "interrupted (SIGINT)" -- stopped by you (or a cancel): not failed
+    return "interrupted" -- SIGINT: stopped by you (or a cancel), not failed
   end
   return require("agentrun.state").how_ended(t) or st
 end
