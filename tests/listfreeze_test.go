@@ -56,3 +56,26 @@ func TestScreenTerminalListFollowsAfterAnotherTabPage(t *testing.T) {
 	s.tmux("resize-window", "-t", "0", "-x", "60", "-y", "15")
 	s.waitShows(5*time.Second, keys)
 }
+
+// TestScreenRerunSplitFollowsAfterTerminalMode: R in a command's split
+// runs it again there, in terminal mode; <C-\><C-n> leaves terminal mode,
+// and the split goes on showing the newest output, as a terminal does.
+// (On 0.7.2 it stopped at "tick 9" with the output at tick 36: leaving
+// terminal mode put the cursor on the terminal's cursor row, which was
+// taken for the user scrolling up.)
+func TestScreenRerunSplitFollowsAfterTerminalMode(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("for i in $(seq 1 400); do echo tick $i; sleep 0.1; done")
+	s.waitShows(10*time.Second, splitOf("term-1", "running"), "tick 2")
+	s.keys("Escape", "C-w", "b", "R")
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2 · running"))
+	s.keys(`C-\`, "C-n")
+	split := regexp.MustCompile(`(?m)^tick (\d+)`)
+	sc := s.waitFor("normal mode in the split", 5*time.Second, func(sc string) bool { return !regexp.MustCompile(`-- TERMINAL --`).MatchString(sc) })
+	from := tickOf(split, sc)
+	s.waitFor("the split to show newer output than when terminal mode was left", 10*time.Second, func(sc string) bool {
+		return tickOf(split, sc) >= from+30
+	})
+}
