@@ -60,6 +60,20 @@ function M.attach(buf)
       vim.w[w].agentrun_follow = line >= api.nvim_buf_line_count(buf)
     end,
   })
+  api.nvim_create_autocmd("TermLeave", {
+    buffer = buf,
+    desc = "agentrun: leaving terminal mode is no scroll of the user's: the split goes on following",
+    callback = function()
+      -- Leaving terminal mode (<C-\><C-n>) puts the cursor on the
+      -- terminal's cursor row, on 0.7.2 above the blank rows below it:
+      -- taken for the user moving off the last line, the split stopped
+      -- following its output. Terminal mode showed the newest output, as
+      -- G does: the window follows it again.
+      local w = api.nvim_get_current_win()
+      vim.w[w].agentrun_set = api.nvim_win_get_cursor(w)[1]
+      vim.w[w].agentrun_follow = true
+    end,
+  })
 end
 
 -- reset makes window win follow again (a buffer was just placed in it, or

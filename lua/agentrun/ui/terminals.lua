@@ -634,6 +634,11 @@ local function visible()
   return buf and api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1
 end
 
+-- shown: the list is in a window of some tab page (visible: of this one)
+local function shown()
+  return buf and api.nvim_buf_is_valid(buf) and #vim.fn.win_findbuf(buf) > 0
+end
+
 local function stop_timer()
   if timer then
     timer:stop()
@@ -642,8 +647,10 @@ local function stop_timer()
   end
 end
 
--- start_timer refreshes the list while it is shown, and stops itself once
--- it is not.
+-- start_timer refreshes the list while it is visible, and stops itself
+-- once it is shown in no tab page: a list left in another tab page keeps
+-- its timer, and refreshes the moment its tab page is entered again (it
+-- stopped for good there, its row's age and last line frozen).
 local function start_timer()
   if timer then
     return
@@ -655,7 +662,7 @@ local function start_timer()
     vim.schedule_wrap(function()
       if visible() then
         render()
-      else
+      elseif not shown() then
         stop_timer()
       end
     end)
@@ -694,6 +701,13 @@ local function create()
         head.view = view
         pin(w)
       end
+    end,
+  })
+  api.nvim_create_autocmd("TabEnter", {
+    group = group,
+    desc = "agentrun: the terminal list in a tab page entered again is up to date at once",
+    callback = function()
+      vim.schedule(M.refresh)
     end,
   })
   api.nvim_create_autocmd("CursorMoved", {
