@@ -297,7 +297,7 @@ func TestSessionsUnsupported(t *testing.T) {
 	e.cmd("AgentSessions")
 	e.waitFor("the refusal", 20*time.Second, func() (bool, string) {
 		n := e.noteText()
-		return strings.Contains(n, `could not list claudelike's sessions: agent "claudelike" does not list its sessions`), n
+		return strings.Contains(n, "(agentrun) claudelike does not list its sessions"), n
 	})
 }
 

@@ -85,12 +85,13 @@ function M.pick(name)
   util.notify(string.format("asking %s for its sessions in %s…", name, vim.fn.fnamemodify(vim.fn.getcwd(), ":~")), vim.log.levels.INFO)
   return M.list(name, function(p)
     if p.error then
-      -- (the backend's "agent X does not list its sessions" said once, short)
-      local why, none = tostring(p.error):gsub("^agent %b\"\" does not list its sessions$", "it does not list them")
-      util.notify({
-        string.format("could not list %s's sessions: %s", name, why),
-        none > 0 and string.format("%s does not list its sessions", name) or string.format("could not list %s's sessions", name),
-      }, vim.log.levels.ERROR)
+      -- (the backend's "agent X does not list its sessions" said as is,
+      -- short; another reason left out only where it would not fit)
+      if tostring(p.error):find("^agent %b\"\" does not list its sessions$") then
+        util.notify(string.format("%s does not list its sessions", name), vim.log.levels.ERROR)
+      else
+        util.notify({ string.format("could not list %s's sessions: %s", name, p.error), string.format("could not list %s's sessions", name) }, vim.log.levels.ERROR)
+      end
       return
     end
     local list = type(p.sessions) == "table" and p.sessions or {}
