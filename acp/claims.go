@@ -32,7 +32,7 @@ func takenOver(t *termhost.Terminal) bool { return t.Claims().Holder().ByClient(
 // takenOverError answers an agent's call on terminal t, which the user
 // holds, saying where the user took it when not in this Neovim.
 func takenOverError(t *termhost.Terminal, id, what string) *acpsdk.RequestError {
-	return internalError(fmt.Errorf("terminal %q was taken over by the user%s: it keeps running under the user and the agent can no longer %s it", id, takenWhere(t.Claims().Holder()), what))
+	return internalError(fmt.Errorf("terminal %q was taken over by the user%s: it is the user's now (to keep running, stop or run again) and the agent can no longer %s it", id, takenWhere(t.Claims().Holder()), what))
 }
 
 // takenWhere says where the user holding c took the terminal, when that
@@ -141,6 +141,12 @@ func waitUnlessTakenOver(ctx context.Context, t *termhost.Terminal) (termhost.Ex
 	}()
 	st, err := t.Wait(ctx)
 	if err != nil && errors.Is(context.Cause(ctx), errTakenOver) {
+		return st, errTakenOver
+	}
+	if err == nil && takenOver(t) {
+		// taken, then stopped at once (R restarts the agent's command:
+		// it takes it, then kills it): its end may reach this wait
+		// before the watch above sees the claim, and is the user's
 		return st, errTakenOver
 	}
 	return st, err

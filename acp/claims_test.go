@@ -175,3 +175,29 @@ func TestGivenBackAfterTheAgentMovedOn(t *testing.T) {
 	<-term.Done()
 	term.Release()
 }
+
+// A wait that starts after the user took the terminal and stopped it at
+// once (R restarts the agent's command: it takes it, then kills it) is
+// told it was taken over, never the kill as if the command had failed:
+// the end is the user's. (The end and the claim were both there, and the
+// wait answered either; the agent then said the command was killed.)
+func TestWaitAfterTakenAndStopped(t *testing.T) {
+	host := newHost(t)
+	term, err := host.Create(context.Background(), termhost.Spec{Command: "sleep", Args: []string{"1000"}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(term.Release)
+	if err := term.Claims().Set(ahp.ClientClaim("nvim-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := term.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-term.Done()
+	for i := range 20 {
+		if st, err := waitUnlessTakenOver(context.Background(), term); !errors.Is(err, errTakenOver) {
+			t.Fatalf("wait %d answered %v, %v; want it taken over", i, st, err)
+		}
+	}
+}

@@ -118,7 +118,7 @@ func TestScreenDevServerPort(t *testing.T) {
 	s.keys(`C-\`, "C-n")
 	var how string
 	s.luaValue(`vim.tbl_filter(function(t) return t.id == "term-1" end, require("agentrun").status().terminals)[1].how`, &how)
-	if how != "signal SIGTERM" {
+	if how != "restarted" {
 		t.Errorf("the old server did not end by the restart: %q", how)
 	}
 }

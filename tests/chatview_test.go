@@ -387,12 +387,12 @@ func TestScreenRerunReadsInOrder(t *testing.T) {
 				return err == nil, fmt.Sprint(err)
 			})
 			s.keys("C-c") // in the prompt, in Insert mode, where the user is
-			s.waitShows(10*time.Second, "[signal SIGINT]", "demo · ready")
+			s.waitShows(10*time.Second, "[interrupted]", "demo · ready")
 			s.keys("Escape")
 			// R in the command's split, reached from its line in the chat
 			s.keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.buf))", "Enter")
 			s.keys("G", "?▸ terminal term-1", "Enter", "Enter")
-			s.waitShows(5*time.Second, "signal SIGINT")
+			s.waitShows(5*time.Second, splitOf("term-1", "interrupted"))
 			s.keys(`C-\`, "C-n", "R")
 			s.waitShows(10*time.Second, "second run", "[exit 0]")
 			s.keys(`C-\`, "C-n")
@@ -407,7 +407,7 @@ func TestScreenRerunReadsInOrder(t *testing.T) {
 			if end1 < 0 || run2 < 0 || run2 < end1 {
 				t.Errorf("the chat does not read run 1's end, then run 2 (at %d, %d):\n%s", end1, run2, chat)
 			}
-			if !strings.Contains(chat, "▸ terminal term-1 · signal SIGINT · ") {
+			if !strings.Contains(chat, "▸ terminal term-1 · interrupted · ") {
 				t.Errorf("the tool call's line does not keep saying run 1:\n%s", chat)
 			}
 			if strings.Count(chat, "(run 2)") != 1 {

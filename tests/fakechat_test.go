@@ -315,7 +315,7 @@ func cancelOurToolsNext(t *testing.T, e *editor, fake *fakeChat) string {
 	e.cmd("AgentCancel")
 	e.waitChat("(turn ended: cancelled)", 20*time.Second)
 	waitNoLeftovers(t, "the cancelled command", procs, 10*time.Second)
-	if text := e.waitBuf(next.Bufnr, 10*time.Second, signalMarker("SIGINT")); strings.Contains(text, "finished") {
+	if text := e.waitBuf(next.Bufnr, 10*time.Second, interruptedMarker); strings.Contains(text, "finished") {
 		t.Errorf("the cancelled command ran to its end:\n%s", text)
 	}
 	return line

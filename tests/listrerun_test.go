@@ -164,7 +164,7 @@ func TestScreenRerunHasOneName(t *testing.T) {
 	s.keys(`C-\`, "C-n")
 	var how string
 	s.luaValue(`vim.tbl_filter(function(t) return t.id == "term-1" end, require("agentrun").status().terminals)[1].how`, &how)
-	if how != "signal SIGTERM" {
+	if how != "restarted" {
 		t.Errorf("the agent's run did not end by the restart: %q", how)
 	}
 	var done []string
@@ -199,4 +199,44 @@ func TestScreenRerunHasOneName(t *testing.T) {
 	}
 	s.keys("s")
 	s.waitShows(5*time.Second, "(agentrun) not quit")
+}
+
+// TestScreenTheAgentsCommandMadeYours: R on a command the agent still
+// waits on restarts it as yours, and the chat says so: its tool call
+// reads "run again by you", its first run "restarted", and the agent is
+// not told it keeps running (it read "completed", "signal SIGTERM", and
+// the agent said "it keeps running in your terminal" of a command R had
+// restarted). T on another reads "taken over by you".
+func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
+	s := startScreen(t, 160, 40, winsLua)
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s.prompt("echo serving; sleep 300")
+	s.waitShows(10*time.Second, splitOf("term-1"), "serving")
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —")
+	s.keys("/sleep 300", "Enter", "R")
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2"), "serving")
+	// the split and the list closed: the chat in sight
+	s.keys(`C-\`, "C-n", "q", ":lua vim.api.nvim_win_close(vim.fn.bufwinid('agentrun terminals'), false)", "Enter")
+	var seen string
+	eventually(t, "the chat to say R made the command yours", 10*time.Second, func() (bool, string) {
+		seen = s.chatSeen()
+		return strings.Contains(seen, "● echo serving; sleep 300 [execute] · run again by you") &&
+			strings.Contains(seen, "▸ terminal term-1 · restarted · ") &&
+			strings.Contains(seen, "▸ terminal term-1 (run 2) · running, yours") &&
+			strings.Contains(seen, "it is yours now"), seen + "\n" + s.capture()
+	})
+	if strings.Contains(seen, "keeps running") || strings.Contains(seen, "· completed") {
+		t.Errorf("the chat says the restarted command completed or keeps running:\n%s", seen)
+	}
+	s.keys(":AgentKill term-1", "Enter", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.prompt_buf))", "Enter", "i")
+	s.prompt("echo second; sleep 301")
+	s.waitShows(10*time.Second, splitOf("term-3"), "second")
+	s.keys("Escape", ":AgentTakeover term-3", "Enter", ":lua vim.api.nvim_win_close(vim.fn.bufwinid(vim.b.agentrun_terminal and 0 or require('agentrun.state').terminals['term-3'].bufnr), false)", "Enter")
+	eventually(t, "the chat to say T made the command yours", 10*time.Second, func() (bool, string) {
+		seen = s.chatSeen()
+		return strings.Contains(seen, "● echo second; sleep 301 [execute] · taken over by you") &&
+			strings.Contains(seen, "▸ terminal term-3 · running, yours"), seen + "\n" + s.capture()
+	})
 }

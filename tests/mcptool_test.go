@@ -268,7 +268,11 @@ func TestCancelStopsTheToolsCommand(t *testing.T) {
 				t.Errorf("killed %v after the cancel, before the 400 ms grace", time.Since(start))
 			}
 			eventually(t, "the command's processes to be gone", 5*time.Second, func() (bool, string) { return !alive(pid), "alive" })
-			if text := e.waitBuf(term.Bufnr, 5*time.Second, signalMarker(c.signal)); strings.Contains(text, "never") {
+			end := signalMarker(c.signal)
+			if c.signal == "SIGINT" {
+				end = interruptedMarker
+			}
+			if text := e.waitBuf(term.Bufnr, 5*time.Second, end); strings.Contains(text, "never") {
 				t.Errorf("the command went on after the cancel:\n%s", text)
 			}
 			e.idle(10 * time.Second)
@@ -288,7 +292,7 @@ func TestMCPToolCallCancelledByTheAgent(t *testing.T) {
 	e.waitBuf(term.Bufnr, 10*time.Second, "started")
 	pid := e.ahpTerminal(term.ID).Pid
 	e.waitChat("ABORTED the tool call", 20*time.Second)
-	text := e.waitBuf(term.Bufnr, 10*time.Second, signalMarker("SIGINT"), "[released]")
+	text := e.waitBuf(term.Bufnr, 10*time.Second, interruptedMarker, "[released]")
 	if strings.Contains(text, "never") {
 		t.Errorf("the command went on after its call was cancelled:\n%s", text)
 	}
@@ -312,7 +316,7 @@ func TestScreenBashShapedCommandCancelled(t *testing.T) {
 	s.keys("Escape")
 	s.typeText(":AgentCancel")
 	s.keys("Enter")
-	sc := s.waitShows(20*time.Second, signalMarker("SIGINT"), "(turn ended: cancelled)")
+	sc := s.waitShows(20*time.Second, interruptedMarker, "(turn ended: cancelled)")
 	for _, l := range strings.Split(sc, "\n") {
 		if strings.TrimSpace(l) == "never" {
 			t.Errorf("the command went on after the cancel:\n%s", sc)

@@ -390,6 +390,10 @@ func exitMarker(code int) string { return fmt.Sprintf("[exit %d]", code) }
 
 func signalMarker(sig string) string { return "[signal " + sig + "]" }
 
+// interruptedMarker is the line a split ends with when SIGINT stopped its
+// command (or a shell's exit 130 for it): <C-c>, a cancel.
+const interruptedMarker = "[interrupted]"
+
 // exitSaid is what User AgentRunTerminalExited said of a terminal's end
 // (NoData: Neovim 0.7, whose User autocommands carry none).
 type exitSaid struct {

@@ -74,7 +74,7 @@ func TestScreenCtrlCInPromptStopsTheCommand(t *testing.T) {
 	s.prompt("sleep 60")
 	s.waitShows(10*time.Second, "sleep 60 [execute] · in progress")
 	s.keys("C-c")
-	s.waitShows(10*time.Second, signalMarker("SIGINT"), "sleep 60 was killed by SIGINT.")
+	s.waitShows(10*time.Second, interruptedMarker, "sleep 60 was killed by SIGINT.")
 	if sc := s.capture(); strings.Contains(sc, "Type  :qa") {
 		t.Errorf("<C-c> reached Vim instead of the command:\n%s", sc)
 	}

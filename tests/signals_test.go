@@ -24,7 +24,7 @@ func TestScreenCommandsGetSignalsWhateverNeovimInherited(t *testing.T) {
 		t.Errorf("the command ignores some signals (want SigIgn all zero):\n%s", sc)
 	}
 	s.keys("C-c")
-	s.waitShows(10*time.Second, signalMarker("SIGINT"), "was killed by SIGINT.")
+	s.waitShows(10*time.Second, interruptedMarker, "was killed by SIGINT.")
 	s.prompt("kill -HUP $$")
 	s.waitShows(10*time.Second, signalMarker("SIGHUP"), "kill -HUP $$ was killed by SIGHUP.")
 }

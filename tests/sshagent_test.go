@@ -510,7 +510,7 @@ func TestRemoteAgentOnScreen(t *testing.T) {
 	s.waitShows(5*time.Second, "in term-1@"+remoteAlias)
 	s.keys("C-c")
 	s.waitFor("the split's end marker", 15*time.Second, func(sc string) bool {
-		return strings.Contains(sc, signalMarker("SIGINT")) || strings.Contains(sc, exitMarker(130))
+		return strings.Contains(sc, interruptedMarker)
 	})
 	r.waitGone("the command gone from the remote", 15*time.Second, "seq 1 2000")
 

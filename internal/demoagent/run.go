@@ -98,9 +98,9 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 		_, after, _ := strings.Cut(errText(w.err), "taken over by the user")
 		where, _, _ := strings.Cut(after, ":")
 		if where != "" {
-			return d.say(s, fmt.Sprintf("You took `%s` over%s: it keeps running there, and I moved on.", line, where))
+			return d.say(s, fmt.Sprintf("You took `%s` over%s: it is yours now, and I moved on.", line, where))
 		}
-		return d.say(s, fmt.Sprintf("You took `%s` over: it keeps running in your terminal, and I moved on.", line))
+		return d.say(s, fmt.Sprintf("You took `%s` over: it is yours now, and I moved on.", line))
 	}
 	if w.err != nil {
 		return "", fmt.Errorf("terminal/wait_for_exit: %w", w.err)

@@ -260,10 +260,16 @@ func (p *Pump) run(ctx context.Context, t Source, released <-chan struct{}, send
 }
 
 // EndLine is the line a split ends with once its command ended: "[exit
-// 0]", "[signal SIGTERM]". The one place it is made: the pump writes it,
-// display_ended and agent_terminal carry it to Lua, which looks for that
-// very text in the split and never builds it.
+// 0]", "[signal SIGTERM]", "[interrupted]" (SIGINT, or the exit 130 a
+// shell gives for a command SIGINT stopped: <C-c>, a cancel; the word
+// the split's status line, the list and the chat say too). The one place
+// it is made: the pump writes it, display_ended and agent_terminal carry
+// it to Lua, which looks for that very text in the split and never
+// builds it.
 func EndLine(st termhost.ExitStatus) string {
+	if st.Signal == "SIGINT" || (st.Code != nil && *st.Code == 130) {
+		return "[interrupted]"
+	}
 	return "[" + st.String() + "]"
 }
 

@@ -372,3 +372,25 @@ func TestLogBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestEndLine: a split ends with how its command ended, and a command
+// stopped by an interrupt reads "[interrupted]", as its status line, the
+// list and the chat say it (not a failure's signal).
+func TestEndLine(t *testing.T) {
+	code := func(n int) *int { return &n }
+	tests := []struct {
+		st   termhost.ExitStatus
+		want string
+	}{
+		{termhost.ExitStatus{Code: code(0)}, "[exit 0]"},
+		{termhost.ExitStatus{Code: code(1)}, "[exit 1]"},
+		{termhost.ExitStatus{Signal: "SIGTERM"}, "[signal SIGTERM]"},
+		{termhost.ExitStatus{Signal: "SIGINT"}, "[interrupted]"},
+		{termhost.ExitStatus{Code: code(130)}, "[interrupted]"}, // a shell's end after SIGINT
+	}
+	for _, tc := range tests {
+		if got := EndLine(tc.st); got != tc.want {
+			t.Errorf("EndLine(%v) = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+}

@@ -248,7 +248,7 @@ func (t *tools) waitAndReport(ctx context.Context, id string, timeout int, relea
 	case ended:
 	case err != nil && strings.Contains(err.Error(), "taken over by the user"):
 		// taken over, or detached: the user's now (acp/claims.go)
-		say = fmt.Sprintf("After %s the user took the command in terminal %s over (or detached it to keep it): it keeps running under the user and is no longer yours to wait for or kill; read_output still reads it.", after, id)
+		say = fmt.Sprintf("After %s the user took the command in terminal %s over (or detached it to keep it): it is the user's now (to keep running, stop or run again) and no longer yours to wait for or kill; read_output still reads it.", after, id)
 	case timedOut:
 		say = fmt.Sprintf("Still running after %s in terminal %s (it goes on; use wait_for_exit, read_output or kill_command).", after, id)
 	default:

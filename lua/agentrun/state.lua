@@ -21,11 +21,17 @@ function M.add_session(key, agent)
 end
 
 -- how_ended says how terminal t ended, as the splits, the list, the chat
--- and the messages say it: "exit 1", "signal SIGTERM", else why its
+-- and the messages say it, in the same words: "exit 1", "signal
+-- SIGTERM", "interrupted" (<C-c>, a cancel: not a failure), "restarted"
+-- (R ran it again in place), else why its
 -- display ended (an agent's command: "failed", "ended with the turn"), or
 -- nil while it runs.
 function M.how_ended(t)
-  if t.signal and t.signal ~= "" then
+  if t.restarting and t.state ~= "running" then
+    return "restarted" -- R stopped it to run it again in place
+  elseif M.interrupted(t) then
+    return "interrupted"
+  elseif t.signal and t.signal ~= "" then
     return "signal " .. t.signal
   elseif t.exit_code ~= nil then
     return "exit " .. tostring(t.exit_code)

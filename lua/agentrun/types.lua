@@ -147,7 +147,7 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field state "running"|"exited"|"released"
 ---@field exit_code? integer
 ---@field signal? string "SIGTERM"
----@field how? string how it ended, as the split says it: "exit 1", "signal SIGTERM"
+---@field how? string how it ended, as the split says it: "exit 1", "signal SIGTERM", "interrupted"
 ---@field ran_ms? integer how long it ran
 ---@field bufnr? integer its split's buffer
 ---@field owner "agentrun"|"agent" our pty, or a command the agent runs itself

@@ -57,8 +57,8 @@ local function holder(t)
 end
 
 -- status_text is the state column, in the words of the split's status
--- line: running, waiting for input, or how it ended ("exit 0", "signal
--- SIGINT"), whoever ended it (the command itself, the agent releasing
+-- line: running, waiting for input, or how it ended ("exit 0",
+-- "interrupted"), whoever ended it (the command itself, the agent releasing
 -- it: the HOLDER column says who held it).
 local function status_text(t)
   if t.link_lost then
@@ -67,9 +67,6 @@ local function status_text(t)
   local st = t.state or "?"
   if st == "running" then
     return t.waiting and "waiting for input" or st
-  end
-  if t.signal == "SIGINT" then
-    return "interrupted" -- SIGINT: stopped by you (or a cancel), not failed
   end
   return require("agentrun.state").how_ended(t) or st
 end

@@ -19,6 +19,10 @@ local status_text = {
   -- a command <C-c> stopped (SIGINT, or a shell's exit 130): stopped, not
   -- failed
   interrupted = { "⊘", "interrupted", "AgentRunToolPending" },
+  -- the agent's command you took over (T) or R stopped and ran again
+  -- as yours: the agent's call ended there, the command did not
+  taken = { "●", "taken over by you", "AgentRunToolDone" },
+  rerun = { "●", "run again by you", "AgentRunToolDone" },
 }
 
 local function split_lines(text)
@@ -70,7 +74,7 @@ function M.ran_text(ms)
 end
 
 -- run_state says how terminal t stands for the chat: "running", "exit 0
--- · 1.2s", "signal SIGINT · 0.4s", "running, yours" (taken over: the
+-- · 1.2s", "interrupted · 0.4s", "running, yours" (taken over: the
 -- agent's tool call may have ended).
 function M.run_state(t)
   local state = require("agentrun.state")
@@ -239,8 +243,10 @@ function M.render(tc)
   end
   local how, unsaid = "", nil
   if shown and shown.state ~= "running" and (status == "completed" or status == "failed") then
-    if require("agentrun.state").interrupted(shown) then
-      status, how = "interrupted", shown.signal == "SIGINT" and " (SIGINT)" or " (exit 130)"
+    if shown.restarting then
+      status = "rerun" -- R stopped it to run it again as yours
+    elseif require("agentrun.state").interrupted(shown) then
+      status = "interrupted" -- as its split and the list say it
     elseif (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
       status, how = "failed", " (" .. require("agentrun.state").how_ended(shown) .. ")"
     elseif shown.exit_code == nil and (shown.ended_by == "cancelled" or shown.ended_by == "stopped") then
@@ -249,6 +255,19 @@ function M.render(tc)
       status = shown.ended_by
     elseif status == "completed" and shown.exit_code == nil and shown.ended_by then
       unsaid = shown.ended_by
+    end
+  end
+  -- The agent's command you took over or ran again while it waited on
+  -- it: the agent's tool call ends there (its "completed" only means it
+  -- moved on), the command is yours.
+  if not shown and (status == "completed" or status == "failed") then
+    for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+      local ct = c.type == "terminal" and c.terminalId and require("agentrun.state").terminals[c.terminalId]
+      if ct and ct.restarting then
+        status = "rerun"
+      elseif ct and ct.user and status ~= "rerun" then
+        status = "taken"
+      end
     end
   end
   local st = status_text[status] or { "?", tostring(status), "AgentRunToolPending" }
