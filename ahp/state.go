@@ -77,6 +77,15 @@ type TerminalInfo struct {
 	// Ports (agentrun extension) are the TCP ports its processes listened
 	// on when last looked at (a dev server's), sorted.
 	Ports []int `json:"ports,omitempty"`
+	// RunOf and Run (agentrun extensions) say that it runs a command
+	// again (R in Neovim): RunOf is the first run's id, the row a
+	// listing shows it in and the name its commands take for it, Run
+	// which run it is (2 for the first rerun). Absent on a first run.
+	RunOf string `json:"runOf,omitempty"`
+	Run   int    `json:"run,omitempty"`
+	// ReplacedBy (agentrun extension) is the id of the terminal that runs
+	// its command again: a listing by rows leaves this one out.
+	ReplacedBy string `json:"replacedBy,omitempty"`
 }
 
 // RootState is the AHP root state as far as agentrun keeps it: the agent

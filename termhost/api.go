@@ -81,6 +81,12 @@ type Spec struct {
 	Confined string
 	// Limits bound what the command and everything it starts may use.
 	Limits Limits
+	// RunOf and Run say that this terminal runs a command again (R in
+	// Neovim): RunOf is the first run's id, the row a listing shows it
+	// in, and Run which run it is (2 for the first rerun). Zero for a
+	// command's first run.
+	RunOf string
+	Run   int
 }
 
 // Limits bound a terminal's command; a zero field is no limit. CPUTime,

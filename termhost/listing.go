@@ -48,10 +48,12 @@ func (h *Host) listingChanged() {
 	list := make([]ahp.TerminalInfo, 0, len(terms))
 	for _, t := range terms {
 		ports := t.listedPorts()
+		replacedBy := t.ReplacedBy()
 		t.live.mu.Lock()
 		info := t.live.state.Info(t.live.uri)
 		info.CreatedAt = t.started.UnixMilli()
 		info.Command = t.cmdline
+		info.RunOf, info.Run, info.ReplacedBy = t.spec.RunOf, t.spec.Run, replacedBy
 		if len(ports) > 0 && !t.live.state.Exited() {
 			info.Ports = ports // a command that ended listens on nothing
 		}

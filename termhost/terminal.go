@@ -67,6 +67,10 @@ type Terminal struct {
 
 	writeMu sync.Mutex
 
+	// replacedBy is the id of the terminal that runs its command again
+	// (SetReplacedBy); atomic, as the listing reads it under its lock.
+	replacedBy atomic.Pointer[string]
+
 	portsMu sync.Mutex // a leaf lock: taken under the listing's (listing.go)
 	ports   []int      // what Ports found last (activity.go)
 
@@ -118,6 +122,23 @@ func (t *Terminal) Spec() Spec {
 		s.Env = append([]string(nil), s.Env...)
 	}
 	return s
+}
+
+// SetReplacedBy records that terminal id runs t's command again (a
+// rerun, whose Spec.RunOf names t's row): the root listing says so, and
+// a listing by rows leaves t out.
+func (t *Terminal) SetReplacedBy(id string) {
+	t.replacedBy.Store(&id)
+	t.host.listingChanged()
+}
+
+// ReplacedBy returns the id of the terminal that runs t's command again,
+// or "".
+func (t *Terminal) ReplacedBy() string {
+	if p := t.replacedBy.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // CommandLine returns the command as a shell line, for display.

@@ -240,3 +240,45 @@ func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
 			strings.Contains(seen, "▸ terminal term-3 · running, yours"), seen + "\n" + s.capture()
 	})
 }
+
+// TestScreenRerunIsOneRowInLs: after R on a finished command in Neovim,
+// `agentrun ls` (the real binary, from a shell) lists it as Neovim's list
+// does: one row, term-1, saying run 2, not the rerun's own id beside the
+// first run's; `agentrun kill term-1` kills the newest run, as
+// :AgentKill term-1 does. (ls listed PID:term-2 running and PID:term-1
+// exited, and kill term-1 removed the finished first run.)
+func TestScreenRerunIsOneRowInLs(t *testing.T) {
+	s := startScreen(t, 80, 24, "")
+	s.keys(":AgentRun demo", "Enter")
+	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	// finishes at once the first time, runs on the second
+	mark := filepath.Join(t.TempDir(), "ran")
+	s.prompt(fmt.Sprintf("test -e %s && exec sleep 4326; touch %s", mark, mark))
+	s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
+	s.keys("Escape", "C-w", "b", "R")
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2 · running · yours"))
+	var out string
+	eventually(t, "agentrun ls to list term-1's run 2", 10*time.Second, func() (bool, string) {
+		var err error
+		out, err = s.cli("ls")
+		return err == nil && regexp.MustCompile(`(?m)^\d+:term-1 +\(run 2\) test -e .* running `).MatchString(out), out
+	})
+	if rows := regexp.MustCompile(`(?m)^\d+:term-\d+ `).FindAllString(out, -1); len(rows) != 1 {
+		t.Errorf("agentrun ls lists %d rows, want term-1 alone (its run 2):\n%s", len(rows), out)
+	}
+	js, err := s.cli("ls", "--json")
+	if err != nil || !regexp.MustCompile(`"run": 2,\s+"run_id": "\d+:term-2"`).MatchString(js) {
+		t.Errorf("agentrun ls --json does not say run 2 and its own id term-2: %v\n%s", err, js)
+	}
+	killed, err := s.cli("kill", "term-1")
+	if err != nil || !regexp.MustCompile(`^killed \d+:term-1 \(run 2\) `).MatchString(killed) {
+		t.Errorf("agentrun kill term-1 said %v: %q, want it killed term-1's run 2", err, killed)
+	}
+	// the newest run ended by the kill; the first run is as it was
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2 · signal SIGTERM"))
+	var how map[string]string
+	s.luaValue(`(function() local h = {} for _, t in ipairs(require("agentrun").status().terminals) do h[t.id] = t.how or "running" end return h end)()`, &how)
+	if how["term-1"] != "exit 0" || how["term-2"] != "signal SIGTERM" {
+		t.Errorf("after kill term-1 the runs are %v, want term-1 exit 0 and its run 2 (term-2) signal SIGTERM", how)
+	}
+}

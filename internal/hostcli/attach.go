@@ -76,7 +76,7 @@ func Attach(ctx context.Context, in *os.File, out io.Writer, arg string, take bo
 		// not ours until the host grants the claim: said then
 		mode = "taking it over"
 	}
-	say("attached to %s (%s), %s; Ctrl-] detaches", h.name(), h.info.Title, mode)
+	say("attached to %s (%s), %s; Ctrl-] detaches", h.label(), h.info.Title, mode)
 	if st.Exited() {
 		say("it has ended (%s)", state(st.Info(uri)))
 		return nil

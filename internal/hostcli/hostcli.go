@@ -4,7 +4,10 @@
 // when it holds it), `agentrun kill ID` ends one. Each backend is a host
 // with a socket in the user's socket directory (internal/rundir); an ID
 // is "PID:term-N" (the host's process id and the terminal), or just
-// "term-N" when only one host has a terminal of that name.
+// "term-N" when only one host has a terminal of that name. A command run
+// again (R in Neovim) keeps its first run's id, as Neovim shows it: ls
+// lists its newest run under that id, with the run's number, and attach
+// and kill take that id for the newest run (its own id works too).
 package hostcli
 
 import (
@@ -12,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +42,30 @@ type hostTerm struct {
 func (h hostTerm) name() string {
 	return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, ahp.ShortID(h.id))
 }
+
+// rowName is the name ls lists the terminal under and attach and kill
+// take for it: a command's newest run is named by its first run (R in
+// Neovim runs a command again under a new id, in the same row), any
+// other terminal as name().
+func (h hostTerm) rowName() string {
+	if h.info.RunOf == "" {
+		return h.name()
+	}
+	return fmt.Sprintf("%s%d:%s", h.site.prefix(), h.host.PID, ahp.ShortID(h.info.RunOf))
+}
+
+// label is how messages name the terminal: rowName, with the run's
+// number for a command run again ("4420:term-1 (run 2)").
+func (h hostTerm) label() string {
+	if h.info.RunOf == "" {
+		return h.name()
+	}
+	return fmt.Sprintf("%s (run %d)", h.rowName(), h.info.Run)
+}
+
+// replaced reports whether a newer run of the terminal's command took its
+// row (ls leaves it out; its id still names it).
+func (h hostTerm) replaced() bool { return h.info.ReplacedBy != "" }
 
 // clientID names this CLI process to hosts.
 func clientID() string { return fmt.Sprintf("cli-%d", os.Getpid()) }
@@ -113,17 +141,7 @@ func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
 	if err != nil {
 		return hostTerm{}, err
 	}
-	var matches []hostTerm
-	for _, h := range all {
-		// the id as its host names it, or (another machine's) its short
-		// form, as name() shows it
-		for _, id := range []string{h.id, ahp.ShortID(h.id)} {
-			if arg == fmt.Sprintf("%d:%s", h.host.PID, id) || arg == id {
-				matches = append(matches, h)
-				break
-			}
-		}
-	}
+	matches := match(all, arg)
 	ls := "agentrun ls"
 	if s.isRemote() {
 		ls += " " + s.target.String()
@@ -142,6 +160,39 @@ func find(ctx context.Context, s *site, arg string) (hostTerm, error) {
 		names = append(names, m.name())
 	}
 	return hostTerm{}, fmt.Errorf("%q is on more than one host; name one of %s", arg, strings.Join(names, ", "))
+}
+
+// match returns the terminals arg names ("PID:term-N" or "term-N"): the
+// newest run of the command whose row has that id (as ls lists it and
+// Neovim's commands take it), else the terminal with that id (a run's
+// own id, as its host names it).
+func match(all []hostTerm, arg string) []hostTerm {
+	names := func(h hostTerm, id string) bool {
+		// the id as its host names it, or (another machine's) its short
+		// form, as name() shows it
+		for _, id := range []string{id, ahp.ShortID(id)} {
+			if arg == fmt.Sprintf("%d:%s", h.host.PID, id) || arg == id {
+				return true
+			}
+		}
+		return false
+	}
+	var rows, own []hostTerm
+	for _, h := range all {
+		switch {
+		case h.info.RunOf != "" && !h.replaced() && names(h, h.info.RunOf):
+			rows = append(rows, h)
+		case names(h, h.id):
+			own = append(own, h)
+		}
+	}
+	// a row's newest run stands for its first run's id on its host
+	for _, h := range own {
+		if !slices.ContainsFunc(rows, func(r hostTerm) bool { return r.host.PID == h.host.PID && r.info.RunOf == h.id }) {
+			rows = append(rows, h)
+		}
+	}
+	return rows
 }
 
 // state says how the terminal is: running, or how it ended.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,10 @@ import (
 )
 
 // Ls prints every terminal of every host: id, command line, state, holder, age,
-// the ports it listens on and its last line, in width columns (0: the
+// the ports it listens on and its last line, one row per command as
+// Neovim's list shows it: a command run again (R) is its newest run under
+// its first run's id, its command saying which run ("(run 2) go test"),
+// the runs it replaced left out. In width columns (0: the
 // width of out's terminal, else $COLUMNS, else 120): the command and
 // the last line give way, nothing else is cut. With asJSON it writes them as a
 // JSON array for scripts instead, nothing cut. where is "" (this machine)
@@ -42,7 +46,7 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 	if err != nil {
 		return err
 	}
-	if len(all) == 0 && !asJSON {
+	if !slices.ContainsFunc(all, func(h hostTerm) bool { return !h.replaced() }) && !asJSON {
 		pids := make([]string, len(live))
 		for i, p := range live {
 			pids[i] = strconv.Itoa(p)
@@ -54,8 +58,7 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 		_, err := fmt.Fprintf(out, "%s no terminals now; a terminal is listed here from when its command starts until it is released (%s)\n", what, releasedGone)
 		return err
 	}
-	rows := make([]lsRow, 0, len(all))
-	for _, h := range all {
+	rows := lsRows(all, func(h hostTerm) string {
 		last := ""
 		if c, _, err := s.dial(ctx, h.host); err == nil {
 			if snap, err := c.Subscribe(ctx, h.info.Resource); err == nil {
@@ -65,18 +68,37 @@ func Ls(ctx context.Context, out io.Writer, where string, asJSON bool, width int
 			}
 			c.Close()
 		}
-		rows = append(rows, lsRow{
-			ID: h.name(), Title: h.info.Title, Command: h.info.Command, State: state(h.info), Holder: holder(h.info),
-			CreatedAt: h.info.CreatedAt, Ports: append([]int{}, h.info.Ports...), LastLine: last,
-			ExitCode: h.info.ExitCode, Signal: h.info.ExitSignal,
-		})
-	}
+		return last
+	})
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
 	return writeTable(out, rows, width)
+}
+
+// lsRows makes the rows ls shows of the terminals all, one per command:
+// a run a newer run replaced is left out, a command's newest run is
+// listed under its first run's id with its run's number. lastLine reads a
+// terminal's last line.
+func lsRows(all []hostTerm, lastLine func(hostTerm) string) []lsRow {
+	rows := make([]lsRow, 0, len(all))
+	for _, h := range all {
+		if h.replaced() {
+			continue // a newer run of its command has its row
+		}
+		r := lsRow{
+			ID: h.rowName(), Title: h.info.Title, Command: h.info.Command, State: state(h.info), Holder: holder(h.info),
+			CreatedAt: h.info.CreatedAt, Ports: append([]int{}, h.info.Ports...), LastLine: lastLine(h),
+			ExitCode: h.info.ExitCode, Signal: h.info.ExitSignal,
+		}
+		if h.info.RunOf != "" {
+			r.Run, r.RunID = h.info.Run, h.name()
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // lsRow is one terminal as ls shows it; --json writes these fields.
@@ -91,6 +113,10 @@ type lsRow struct {
 	LastLine  string `json:"last_line"`
 	ExitCode  *int   `json:"exit_code,omitempty"`
 	Signal    string `json:"signal,omitempty"`
+	// A command run again (R in Neovim) is one row under its first run's
+	// id: Run is which run it shows (2 and up), RunID the run's own id.
+	Run   int    `json:"run,omitempty"`
+	RunID string `json:"run_id,omitempty"`
 }
 
 // writeTable writes rows as columns fitting width: ID, STATE, AGE and
@@ -115,6 +141,10 @@ func writeTable(out io.Writer, rows []lsRow, width int) error {
 		command := r.Command
 		if command == "" {
 			command = r.Title // a host of an older agentrun
+		}
+		if r.Run > 1 {
+			// as Neovim's list says it: "term-1 … (run 2) go test"
+			command = fmt.Sprintf("(run %d) %s", r.Run, command)
 		}
 		c := []string{r.ID, command, r.State, r.Holder, age(r.CreatedAt)}
 		if withPorts {

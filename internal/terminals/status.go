@@ -46,6 +46,14 @@ func (tm *terminal) status() map[string]any {
 	if _, ok := m["cwd"]; !ok {
 		m["cwd"] = tm.cwd
 	}
+	// R ran it again: the row it takes (the first run's id), which run
+	// it is, and the newer run that took its place
+	if tm.spec.RunOf != "" {
+		m["rerun_of"], m["runs"] = tm.spec.RunOf, tm.spec.Run
+	}
+	if tm.rerunAs != "" {
+		m["rerun_as"] = tm.rerunAs
+	}
 	if tm.limit != "" {
 		m["stopped_by_limit"] = tm.limit
 	}

@@ -56,8 +56,11 @@ type terminal struct {
 	// kept is what a released terminal that was shown keeps once t is let
 	// go, for a split made again (keptoutput.go).
 	kept *keptOutput
-	// spec is what it ran, for a rerun (rerun.go).
+	// spec is what it ran, for a rerun (rerun.go); its RunOf and Run say
+	// which row and run a rerun is.
 	spec termhost.Spec
+	// rerunAs is the id of the terminal that ran its command again.
+	rerunAs string
 	// waiting and ports are what watchActivity saw last (activity.go).
 	waiting bool
 	ports   []int

@@ -81,9 +81,13 @@ function M.describe_terminal(t, from)
   -- claim says who holds it), R's rerun of one (rerun_of: the row it
   -- takes, runs: the how many-th run), :AgentShell, an agent's sign-in
   d.origin = t.origin or (not t.remote and "agent") or nil
-  d.runs, d.rerun_of = t.runs, t.row_of
-  -- R ran it again: its newer run's id (every command takes this id for it)
-  d.rerun_as = t.rerun_as
+  if not from then
+    -- the backend's row says runs, rerun_of and rerun_as (it keeps the
+    -- rows, agentrun ls shows them); t caches what its rerun answered
+    d.runs, d.rerun_of = t.runs, t.row_of
+    -- R ran it again: its newer run's id (every command takes this id for it)
+    d.rerun_as = t.rerun_as
+  end
   return d
 end
 

@@ -41,11 +41,14 @@ function M.rerun(t)
     return false
   end
   -- The new run takes the old one's place: its row in the list (which
-  -- no longer shows the old), with the number of runs.
+  -- no longer shows the old), with the number of runs. The backend keeps
+  -- the rows (agentrun ls shows them too): its answer says the row, the
+  -- run and the run it replaced (the newest, also when t was older).
+  local old = state.terminals[res.replaces] or t
   local nt = state.add_terminal({ id = res.id, command = res.command, cwd = t.cwd or vim.fn.getcwd() })
-  nt.runs, nt.row_of, nt.interactive = (t.runs or 1) + 1, t.row_of or t.id, t.interactive
-  t.rerun_as = nt.id
-  term.name_buffer(t) -- "term-1 run 1 …": the new run takes its name
+  nt.runs, nt.row_of, nt.interactive = res.runs, res.rerun_of, t.interactive
+  old.rerun_as = nt.id
+  term.name_buffer(old) -- "term-1 run 1 …": the new run takes its name
   M.open_user(res, "rerun")
   return true
 end
