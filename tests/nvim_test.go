@@ -388,7 +388,14 @@ func (e *editor) idle(timeout time.Duration) {
 // internal/display/pump.go write it).
 func exitMarker(code int) string { return fmt.Sprintf("[exit %d]", code) }
 
-func signalMarker(sig string) string { return "[signal " + sig + "]" }
+// signalMarker is the line a split ends with when signal sig ended its
+// command: "[signal SIGTERM]"; SIGINT's is interruptedMarker.
+func signalMarker(sig string) string {
+	if sig == "SIGINT" {
+		return interruptedMarker
+	}
+	return "[signal " + sig + "]"
+}
 
 // interruptedMarker is the line a split ends with when SIGINT stopped its
 // command (or a shell's exit 130 for it): <C-c>, a cancel.

@@ -212,10 +212,16 @@ end
 -- read "a//t/term-2"), so a slash is written "∕" (U+2215), spaces one;
 -- and it cuts a long label from its left (the id went first), so the
 -- text is cut to 20 characters ("…" says so; the status line has it all).
-local function words(text)
+-- (a tab page's label is cut from its start when it is wider than the
+-- tab line gives it: 26 cells each for two tab pages at 60 columns.
+-- A name of at most 24 keeps its id there.)
+local name_cells = 24
+
+local function words(text, cells)
+  cells = cells or 20
   text = text:gsub("%s+", " "):gsub("/", "∕")
-  if vim.fn.strchars(text) > 20 then
-    text = vim.fn.strcharpart(text, 0, 19) .. "…"
+  if vim.fn.strchars(text) > cells then
+    text = vim.fn.strcharpart(text, 0, cells - 1) .. "…"
   end
   return text
 end
@@ -241,8 +247,9 @@ function M.name_buffer(t)
     -- status line says both)
     local what = t.command and t.command ~= "" and t.command ~= t.id and t.command or t.title or ""
     -- (another machine's attached terminal: ssh://devbox/PID:term-N)
-    local name = label:gsub("/", "∕") .. (what ~= "" and (" " .. words(what)) or "")
-    local short = t.display_only and what ~= "" and words(what)
+    label = label:gsub("/", "∕")
+    local name = label .. (what ~= "" and (" " .. words(what, math.max(8, name_cells - vim.fn.strchars(label) - 1))) or "")
+    local short = t.display_only and what ~= "" and words(what, name_cells)
     local sandbox = t.sandbox and t.sandbox ~= "" and (" [sandbox: " .. t.sandbox:match("^%S+") .. "]") or ""
     if not (short and pcall(api.nvim_buf_set_name, t.bufnr, short .. sandbox)) then
       pcall(api.nvim_buf_set_name, t.bufnr, name .. sandbox)
