@@ -44,8 +44,15 @@ func (s *screen) prompt(text string) {
 // startDemoScreen is a 100×30 screen with the demo agent's session ready.
 func startDemoScreen(t *testing.T) *screen {
 	t.Helper()
-	s := startScreen(t, 100, 30, "")
-	s.keys(":AgentRun", "Enter")
+	return startDemoScreenSized(t, 100, 30)
+}
+
+// startDemoScreenSized is a cols×rows screen with the demo agent's
+// session ready (its prompt in Insert mode).
+func startDemoScreenSized(t *testing.T, cols, rows int) *screen {
+	t.Helper()
+	s := startScreen(t, cols, rows, "")
+	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	return s
 }
