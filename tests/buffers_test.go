@@ -145,7 +145,7 @@ func TestScreenQuickfixFitsBesideListAndSplit(t *testing.T) {
 	for _, size := range [][2]int{{100, 30}, {80, 24}} {
 		cols, rows := size[0], size[1]
 		t.Run(fmt.Sprintf("%dx%d", cols, rows), func(t *testing.T) {
-			s := startDemoScreenSized(t, cols, rows)
+			s := startDemoScreenSized(t, cols, rows, "")
 			if err := os.WriteFile(filepath.Join(s.dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -241,9 +241,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 // shows it (its split closed) is said once, with how it ended and its
 // last line; one that ends in sight is not.
 func TestScreenEndOutOfSightIsSaid(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	s.prompt("echo in-sight; exit 4")
 	s.waitShows(10*time.Second, exitMarker(4))
 	// it ends when the test says so: once its split is closed

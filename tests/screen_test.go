@@ -44,14 +44,14 @@ func (s *screen) prompt(text string) {
 // startDemoScreen is a 100×30 screen with the demo agent's session ready.
 func startDemoScreen(t *testing.T) *screen {
 	t.Helper()
-	return startDemoScreenSized(t, 100, 30)
+	return startDemoScreenSized(t, 100, 30, "")
 }
 
-// startDemoScreenSized is a cols×rows screen with the demo agent's
-// session ready (its prompt in Insert mode).
-func startDemoScreenSized(t *testing.T, cols, rows int) *screen {
+// startDemoScreenSized is startScreen (cols×rows, setup) with the demo
+// agent's session ready: :AgentRun demo typed, its prompt in Insert mode.
+func startDemoScreenSized(t *testing.T, cols, rows int, setup string) *screen {
 	t.Helper()
-	s := startScreen(t, cols, rows, "")
+	s := startScreen(t, cols, rows, setup)
 	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	return s
