@@ -202,9 +202,7 @@ func TestScreenRerunHasOneName(t *testing.T) {
 // the agent said "it keeps running in your terminal" of a command R had
 // restarted). T on another reads "taken over by you".
 func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
-	s := startScreen(t, 160, 40, winsLua)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 160, 40, winsLua)
 	s.prompt("echo serving; sleep 300")
 	s.waitShows(10*time.Second, splitOf("term-1"), "serving")
 	s.keys("Escape", ":AgentTerminals", "Enter")
