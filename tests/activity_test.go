@@ -21,9 +21,7 @@ import (
 // it waited). R in its split runs it
 // again, as yours, in the same place.
 func TestScreenWaitsForInputIsSaid(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	s.prompt(`printf 'name? '; read x; echo "hello $x"`)
 	// in the chat (the prompt is in Insert mode: "-- INSERT --" hides
 	// the message line) and in the split's status line
@@ -72,9 +70,7 @@ func TestScreenDevServerPort(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	opened := filepath.Join(t.TempDir(), "opened")
-	s := startScreen(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, fmt.Sprintf(`vim.ui.open = function(url) vim.fn.writefile({ url }, %q, "a") end`, opened))
 	s.prompt(fmt.Sprintf("python3 -m http.server --bind 127.0.0.1 %d", port))
 	s.waitShows(15*time.Second, splitOf("term-1", fmt.Sprintf("running · agent's :%d", port)))
 	s.keys("Escape", ":AgentTerminals", "Enter")
@@ -250,9 +246,7 @@ func TestAnotherNeovimSeesThePorts(t *testing.T) {
 // waited once you answered. R on its row in :AgentTerminals runs it again
 // as yours, in its new split in terminal mode, as documented.
 func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	goOn := filepath.Join(s.dir, "go-on")
 	s.prompt(fmt.Sprintf(`echo started; while [ ! -e %s ]; do sleep 0.1; done; printf 'age? '; read y; echo "got $y"`, goOn))
 	s.waitShows(10*time.Second, splitOf("term-1"), "started")
@@ -287,9 +281,7 @@ func TestScreenWaitInYourSplitIsNotedInTheChat(t *testing.T) {
 // each time, the list grew a row per run, and "term-1 ended (signal
 // SIGTERM)" was notified).
 func TestScreenRerunInPlace(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	s.prompt("echo before")
 	s.waitShows(10*time.Second, "echo before exited with code 0.")
 	s.prompt("echo serving; sleep 300")

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,6 +135,52 @@ func TestScreenQuickfixOneEntrySmallScreen(t *testing.T) {
 	}
 }
 
+// TestScreenQuickfixFitsBesideListAndSplit (issue 50): at 100x30 and
+// 80x24, with a failing command's split and :AgentTerminals open, Q opens
+// the quickfix window at the bottom, full width, as tall as its 2 items
+// (2-3 rows; it was 10), and the split, the list (key line, headers and
+// its row) and the code above keep usable heights (at 80x24 the split
+// was left 2 rows and the code 5).
+func TestScreenQuickfixFitsBesideListAndSplit(t *testing.T) {
+	for _, size := range [][2]int{{100, 30}, {80, 24}} {
+		cols, rows := size[0], size[1]
+		t.Run(fmt.Sprintf("%dx%d", cols, rows), func(t *testing.T) {
+			s := startDemoScreenSized(t, cols, rows, "")
+			if err := os.WriteFile(filepath.Join(s.dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s.prompt("sh -c 'echo notes.txt:2:1: boom; echo notes.txt:3:1: bang; exit 1'")
+			s.waitShows(10*time.Second, exitMarker(1))
+			s.keys("Escape", ":AgentTerminals", "Enter")
+			s.waitShows(5*time.Second, "ID      STATE")
+			s.keys("Q")
+			sc := s.waitShows(5*time.Second, "notes.txt|2 col 1| boom", "notes.txt|3 col 1| bang", "term-1: 2 entries in the quickfix list")
+			lines := strings.Split(strings.TrimPrefix(sc, "the screen:\n"), "\n")
+			row := func(what string, match func(string) bool) int {
+				t.Helper()
+				for i, l := range lines {
+					if match(l) {
+						return i
+					}
+				}
+				t.Fatalf("no row of %s on the screen:\n%s", what, sc)
+				return 0
+			}
+			code := row("the code's status line", func(l string) bool { return strings.Contains(l, "prompt of demo 1") })
+			split := row("the split's status line", func(l string) bool { return strings.HasPrefix(l, "term-1 · exit 1") })
+			list := row("the list's status line", func(l string) bool { return strings.HasPrefix(l, "agentrun terminals ") && !strings.Contains(l, "—") }) // (0.7.2: no [-])
+			qf := row("the first quickfix item", func(l string) bool { return strings.HasPrefix(l, "notes.txt|2 col 1| boom") })
+			heights := fmt.Sprintf("code %d, split %d, list %d, quickfix %d rows", code, split-code-1, list-split-1, rows-2-qf)
+			if h := rows - 2 - qf; h < 2 || h > 3 {
+				t.Errorf("the quickfix window of 2 items: %s:\n%s", heights, sc)
+			}
+			if code < 6 || split-code-1 < 3 || list-split-1 < 3 || !shows(sc, "term-1  exit 1") {
+				t.Errorf("the code, the split and the list keep usable heights: %s:\n%s", heights, sc)
+			}
+		})
+	}
+}
+
 // TestScreenFailuresToQuickfix: Q in the split of a failing go test and
 // of a failing Python unittest loads the right files and lines into the
 // quickfix list (a go test names its file relative to its package) and
@@ -194,9 +241,7 @@ func TestScreenFailuresToQuickfix(t *testing.T) {
 // shows it (its split closed) is said once, with how it ended and its
 // last line; one that ends in sight is not.
 func TestScreenEndOutOfSightIsSaid(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	s.prompt("echo in-sight; exit 4")
 	s.waitShows(10*time.Second, exitMarker(4))
 	// it ends when the test says so: once its split is closed

@@ -84,9 +84,7 @@ func TestChatShownAgainEndsOnItsNewestLine(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each its own Neovim, screen and runtime directory
-			s := startScreen(t, 120, 35, winsLua)
-			s.keys(":AgentRun", "Enter")
-			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s := startDemoScreenSized(t, 120, 35, winsLua)
 			for _, w := range []string{"one", "two", "three"} {
 				s.prompt("echo " + w)
 				s.waitShows(10*time.Second, "echo "+w+" exited with code 0.")
@@ -118,9 +116,7 @@ func TestChatFollowsItsEndThroughAResize(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each its own Neovim, screen and runtime directory
-			s := startScreen(t, 120, 35, winsLua+"\n"+c.setup)
-			s.keys(":AgentRun", "Enter")
-			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s := startDemoScreenSized(t, 120, 35, winsLua+"\n"+c.setup)
 			for _, w := range []string{"one", "two", "three"} { // more than the window holds
 				s.prompt("echo " + w)
 				s.waitShows(10*time.Second, "echo "+w+" exited with code 0.")
@@ -157,9 +153,7 @@ func TestChatSurvivesBufferDelete(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each its own Neovim, screen and runtime directory
-			s := startScreen(t, 120, 35, "")
-			s.keys(":AgentRun", "Enter")
-			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s := startDemoScreenSized(t, 120, 35, "")
 			s.prompt("echo x")
 			s.waitShows(10*time.Second, "echo x exited with code 0.")
 			s.typeText("half typed")
@@ -203,9 +197,7 @@ func TestScreenChatSurvivesEdit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each its own Neovim, screen and runtime directory
-			s := startScreen(t, 120, 35, "")
-			s.keys(":AgentRun", "Enter")
-			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s := startDemoScreenSized(t, 120, 35, "")
 			s.prompt("echo x")
 			s.waitShows(10*time.Second, "echo x exited with code 0.")
 			s.typeText("half typed")
@@ -295,9 +287,7 @@ func TestScreenChatSaysItsStateOnce(t *testing.T) {
 // (TestScreenLongCommandOnceInTheChat). It showed
 // "…goes on; sleep 0.5; done —", its state below the window.
 func TestScreenLongCommandKeepsItsStateInSight(t *testing.T) {
-	s := startScreen(t, 60, 15, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 60, 15, "")
 	s.prompt("for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo this line of output goes on; sleep 1; done")
 	s.waitShows(10*time.Second, "this line of output goes on")
 	// (the command is its tool call's head line's: the ▸ line says the
@@ -328,9 +318,7 @@ func TestScreenLongCommandOnceInTheChat(t *testing.T) {
 	const cmd = "sh -c 'echo building the whole thing now; echo done; exit 0'"
 	for _, size := range [][2]int{{60, 15}, {80, 24}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
-			s := startScreen(t, size[0], size[1], winsLua)
-			s.keys(":AgentRun demo", "Enter")
-			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s := startDemoScreenSized(t, size[0], size[1], winsLua)
 			s.prompt(cmd)
 			s.waitShows(10*time.Second, "[exit 0]", "demo · ready")
 			// what ran, by its start, and how it ended; where the chat has
@@ -375,9 +363,7 @@ func TestScreenRerunReadsInOrder(t *testing.T) {
 	const cmd = "sh -c 'if test -e again; then echo second run; else touch again; sleep 30; fi'"
 	for _, size := range [][2]int{{60, 15}, {80, 24}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
-			s := startScreen(t, size[0], size[1], winsLua)
-			s.keys(":AgentRun demo", "Enter")
-			s.waitShows(10*time.Second, "agentrun · demo · ready")
+			s := startDemoScreenSized(t, size[0], size[1], winsLua)
 			s.prompt(cmd)
 			// (its split says it runs: this Neovim knows it, and <C-c>
 			// interrupts it rather than cancel the turn)

@@ -25,9 +25,7 @@ func tickOf(re *regexp.Regexp, text string) int {
 // another tab page: the row stayed at "tick 20" with the split at tick
 // 29, and at 60 columns the key line was cut.)
 func TestScreenTerminalListFollowsAfterAnotherTabPage(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	s.prompt("for i in $(seq 1 400); do echo tick $i; sleep 0.25; done")
 	s.waitShows(10*time.Second, splitOf("term-1", "running"), "tick 2")
 	s.keys("Escape", ":tabnew", "Enter", ":AgentRun", "Enter") // the chat in the second tab page too
@@ -64,9 +62,7 @@ func TestScreenTerminalListFollowsAfterAnotherTabPage(t *testing.T) {
 // terminal mode put the cursor on the terminal's cursor row, which was
 // taken for the user scrolling up.)
 func TestScreenRerunSplitFollowsAfterTerminalMode(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	s.prompt("for i in $(seq 1 400); do echo tick $i; sleep 0.1; done")
 	s.waitShows(10*time.Second, splitOf("term-1", "running"), "tick 2")
 	s.keys("Escape", "C-w", "b", "R")

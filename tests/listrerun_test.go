@@ -19,9 +19,7 @@ import (
 // row read term-4 between term-1 and term-3, a SESSION column appeared,
 // and the chat's link opened the old output the list no longer showed.)
 func TestScreenRerunKeepsItsName(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	s.prompt("echo one")
 	s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
 	s.prompt("sh -c 'echo failing; exit 1'")
@@ -102,9 +100,7 @@ func TestReadmeSaysTheListsKeysAsShown(t *testing.T) {
 // grew again, and 60 columns cut the keys to "…Q qf R".) Once the list
 // closes, the split has its rows back.
 func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
-	s := startScreen(t, 80, 24, sizesLua)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, sizesLua)
 	for i := 1; i <= 5; i++ {
 		s.prompt(fmt.Sprintf("echo out-%d", i))
 		s.waitShows(10*time.Second, splitOf(fmt.Sprintf("term-%d", i), "exit 0"))
@@ -150,9 +146,7 @@ func TestScreenTerminalListKeepsItsHeaders(t *testing.T) {
 // term-2, the split said term-2 "run 2 of term-1" and the quit question
 // a third id). R on the agent's running command restarts it as yours.
 func TestScreenRerunHasOneName(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	cmd := "sleep 4325 # a comment long enough to need more than sixty columns"
 	s.prompt(cmd)
 	s.waitShows(10*time.Second, splitOf("term-1", "running · agent's · sleep 4325"))
@@ -210,9 +204,7 @@ func TestScreenRerunHasOneName(t *testing.T) {
 // the agent said "it keeps running in your terminal" of a command R had
 // restarted). T on another reads "taken over by you".
 func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
-	s := startScreen(t, 160, 40, winsLua)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 160, 40, winsLua)
 	s.prompt("echo serving; sleep 300")
 	s.waitShows(10*time.Second, splitOf("term-1"), "serving")
 	s.keys("Escape", ":AgentTerminals", "Enter")

@@ -590,9 +590,7 @@ func TestRefusedLineNamesTheCommandOnce(t *testing.T) {
 // with enough backticks, the chat conceals exactly the fences), and the
 // agent is told a rule refused it, not the user.
 func TestScreenRefusedCommandIsSaidWhole(t *testing.T) {
-	s := startScreen(t, 160, 30, `require("agentrun").setup({ terminal = { approve = { deny = { "rm *" } } } })`)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 160, 30, `require("agentrun").setup({ terminal = { approve = { deny = { "rm *" } } } })`)
 	line := "git status `rm -rf x`"
 	s.prompt(line)
 	sc := s.waitShows(10*time.Second, "Could not run "+line+": agentrun did not run the")
@@ -608,9 +606,7 @@ func TestScreenRefusedCommandIsSaidWhole(t *testing.T) {
 // terminal is part of the command: a sensitive name makes the line asked
 // even where it would run, and the question shows the env on the screen.
 func TestScreenQuestionShowsEnv(t *testing.T) {
-	s := startScreen(t, 200, 40, `require("agentrun").setup({ terminal = { approve = { allow = { "git status*" } } } })`)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 200, 40, `require("agentrun").setup({ terminal = { approve = { allow = { "git status*" } } } })`)
 	s.prompt("!env GIT_CONFIG_COUNT=1,FOO=bar git status")
 	s.waitShows(10*time.Second, "(the question waits while you type")
 	s.keys("Escape") // the user stops typing: the question opens

@@ -377,9 +377,7 @@ func TestScreenReviewPlainFolder(t *testing.T) {
 // (outside git) has no copies taken; :AgentReview and :AgentRewind say
 // so and why.
 func TestScreenReviewHomeFolderSaysWhy(t *testing.T) {
-	s := startScreen(t, 280, 30, "") // (wide: each sentence on one row, the path is long)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 280, 30, "") // (wide: each sentence on one row, the path is long)
 	s.prompt(`echo x > a.txt`)
 	s.waitShows(10*time.Second, "exited with code 0")
 	s.keys("Escape", ":AgentReview", "Enter")

@@ -44,8 +44,15 @@ func (s *screen) prompt(text string) {
 // startDemoScreen is a 100×30 screen with the demo agent's session ready.
 func startDemoScreen(t *testing.T) *screen {
 	t.Helper()
-	s := startScreen(t, 100, 30, "")
-	s.keys(":AgentRun", "Enter")
+	return startDemoScreenSized(t, 100, 30, "")
+}
+
+// startDemoScreenSized is startScreen (cols×rows, setup) with the demo
+// agent's session ready: :AgentRun demo typed, its prompt in Insert mode.
+func startDemoScreenSized(t *testing.T, cols, rows int, setup string) *screen {
+	t.Helper()
+	s := startScreen(t, cols, rows, setup)
+	s.keys(":AgentRun demo", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo · ready")
 	return s
 }

@@ -454,9 +454,7 @@ func TestScreenListGivesRowsBack(t *testing.T) {
 // another agent is the default; it starts nothing new. Open → q →
 // reopen.
 func TestScreenAgentRunReturnsToYourChat(t *testing.T) {
-	s := startScreen(t, 100, 30, `require("agentrun").setup({ default_agent = "other", agents = { other = { cmd = { "sh", "-c", "sleep 100" } } } })`)
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 100, 30, `require("agentrun").setup({ default_agent = "other", agents = { other = { cmd = { "sh", "-c", "sleep 100" } } } })`)
 	s.prompt("echo first-prompt")
 	s.waitShows(10*time.Second, "echo first-prompt exited with code 0.")
 	s.keys("Escape", ":wincmd k", "Enter", "q") // the chat closes

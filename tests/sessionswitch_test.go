@@ -13,9 +13,7 @@ import (
 // and goes back to demo with :AgentRun demo: the split shows demo's
 // running terminal again, not the other session's ended one.
 func TestSwitchingSessionsShowsTheirTerminal(t *testing.T) {
-	s := startScreen(t, 120, 35, `require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
-	s.keys(":AgentRun", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, `require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
 	s.prompt("for i in $(seq 1 3000); do echo demo-tick $i; sleep 0.2; done")
 	s.waitShows(10*time.Second, "demo-tick 3", splitOf("term-1"))
 	s.keys("Escape", ":AgentRun other", "Enter")

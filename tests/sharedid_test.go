@@ -43,9 +43,7 @@ func (s *screen) chatOf(key string) string {
 // own turns, in order, the stopped one keeps its tool call and terminal,
 // and status() and :AgentTerminals name each terminal's session.
 func TestJourneySharedSessionID(t *testing.T) {
-	s := startScreen(t, 160, 40, `require("agentrun").setup({ agents = { demo2 = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
-	s.keys(":AgentRun", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 160, 40, `require("agentrun").setup({ agents = { demo2 = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
 	s.keys("Escape", ":AgentRun demo2", "Enter")
 	s.waitShows(10*time.Second, "agentrun · demo2 · ready")
 	s.keys("Escape", ":AgentPrompt sleep 100", "Enter")

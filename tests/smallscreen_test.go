@@ -60,9 +60,7 @@ func TestTerminalListInANarrowWindow(t *testing.T) {
 // screen 20 rows high, the list keeps its key hint and headers in sight
 // (the split above gives it rows) and its last lines readable.
 func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
-	s := startScreen(t, 70, 20, `require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
-	s.keys(":AgentRun", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 70, 20, `require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
 	s.prompt("sleep 300")
 	s.waitShows(10*time.Second, splitOf("term-1"))
 	s.keys("Escape", ":AgentRun other", "Enter")

@@ -12,9 +12,7 @@ import (
 // once taken over or your own :AgentShell), and how it ended (exit 3),
 // not only its ports and "waiting for input".
 func TestScreenSplitStatusSaysHowItStands(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	s.prompt("sleep 0.5; exit 3")
 	s.waitShows(10*time.Second, splitOf("term-1", "exit 3"))
 	s.prompt("sleep 100")
@@ -32,9 +30,7 @@ func TestScreenSplitStatusSaysHowItStands(t *testing.T) {
 // how each command ended in the same words on every row (one "SIGTERM",
 // another "released (exit 0)" before), and cuts the command last.
 func TestScreenTerminalListFitsNarrowWindows(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	s.prompt("echo hi")
 	s.waitShows(10*time.Second, "echo hi exited with code 0.")
 	s.prompt("sleep 100")

@@ -283,9 +283,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 
 	// R on the agent's command that ended: a rerun, named as one (its
 	// first run ends at once, the second runs on)
-	re := startScreen(t, 120, 30, "")
-	re.keys(":AgentRun demo", "Enter")
-	re.waitShows(10*time.Second, "agentrun · demo · ready")
+	re := startDemoScreenSized(t, 120, 30, "")
 	re.prompt("test -e m4324 && sleep 4324; touch m4324")
 	re.waitShows(10*time.Second, splitOf("term-1"), "exited with code 0")
 	re.keys("Escape", ":AgentTerminals", "Enter")
@@ -301,9 +299,7 @@ func TestScreenQuitAsksBeforeEndingYourCommands(t *testing.T) {
 	re.waitShows(5*time.Second, "(agentrun) not quit (:qa! quits without asking)")
 
 	// a command of the agent's you took over is yours too
-	took := startScreen(t, 120, 30, "")
-	took.keys(":AgentRun demo", "Enter")
-	took.waitShows(10*time.Second, "agentrun · demo · ready")
+	took := startDemoScreenSized(t, 120, 30, "")
 	took.prompt("sleep 4323")
 	took.waitShows(10*time.Second, splitOf("term-1"))
 	took.keys("Escape", ":AgentTakeover term-1", "Enter")

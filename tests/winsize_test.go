@@ -246,9 +246,7 @@ require("agentrun").setup({ chat = { position = "below" } })`)
 // lines of its tiny terminal window, with a line saying so and naming the
 // last line — never silently mid-output.
 func TestScreenFloodEndsInATinyWindow(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	s.prompt("seq 1 5000000")
 	s.waitFor("the flood to be under way", 15*time.Second, func(sc string) bool { return regexp.MustCompile(`(?m)^\d{6,7}\s*$`).MatchString(sc) })
 	s.tmux("resize-window", "-t", "0", "-x", "5", "-y", "3")
@@ -281,9 +279,7 @@ func TestScreenFloodEndsInATinyWindow(t *testing.T) {
 // a terminal window on the terminal's screen); also after the screen is
 // resized.
 func TestScreenReopenedShortSplitShowsItsText(t *testing.T) {
-	s := startScreen(t, 120, 35, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 120, 35, "")
 	s.prompt("true")
 	s.waitShows(10*time.Second, exitMarker(0), "[released]")
 	s.keys("Escape", "C-w", "j", "q")
@@ -302,9 +298,7 @@ func TestScreenReopenedShortSplitShowsItsText(t *testing.T) {
 // ended command's split lower; it still shows the command's output up to
 // its end, not its end above blank rows.
 func TestScreenListKeepsTheSplitsText(t *testing.T) {
-	s := startScreen(t, 80, 24, "")
-	s.keys(":AgentRun demo", "Enter")
-	s.waitShows(10*time.Second, "agentrun · demo · ready")
+	s := startDemoScreenSized(t, 80, 24, "")
 	// (the issue came with the fourth command's split)
 	for i, line := range []string{"ls -la", "seq 1 50", "sh -c 'echo boom; exit 3'", "echo after"} {
 		s.prompt(line)

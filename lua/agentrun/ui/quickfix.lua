@@ -285,7 +285,8 @@ end
 
 -- load puts terminal t's failures in the quickfix list and, with items,
 -- jumps to the first in the editor window (the quickfix window opens
--- below, the cursor stays in the editor: ]q or :cnext goes on).
+-- below, as tall as its items: ui/window.lua's open_quickfix; the cursor
+-- stays in the editor: ]q or :cnext goes on).
 function M.load(t)
   if not (t.bufnr and api.nvim_buf_is_valid(t.bufnr)) then
     util.notify(string.format("%s has no output here to read; open it first (:AgentTerminals)", require("agentrun.state").label(t)))
@@ -302,7 +303,7 @@ function M.load(t)
   end
   local w = gotofile.editor_window()
   api.nvim_set_current_win(w)
-  vim.cmd("botright copen")
+  require("agentrun.ui.window").open_quickfix()
   api.nvim_set_current_win(w)
   if not pcall(vim.cmd, "cfirst") then
     -- the editor window's buffer has unsaved edits ('nohidden'): keep them

@@ -157,14 +157,24 @@ end
 -- split opened under the list took a third of the screen besides the
 -- list's, and the chat beside the code was left one row; a list made
 -- small by a small screen stayed small when it grew.
+-- A quickfix window below them (Q: open_quickfix) takes its rows and
+-- status line out of bottom_rows first.
 local lent = {} -- split window -> its height before it shared rows with the list
 
-function M.share_bottom()
-  local list = list_win()
-  if not list or not M.has_rows_neighbour(list) then
-    return
+-- qf_win returns the quickfix window of this tab page (not a location
+-- list's) when it has a window above or below it.
+local function qf_win()
+  local tab = vim.fn.tabpagenr()
+  for _, info in ipairs(vim.fn.getwininfo()) do
+    if info.tabnr == tab and info.quickfix == 1 and info.loclist == 0 and M.has_rows_neighbour(info.winid) then
+      return info.winid
+    end
   end
-  local want = M.list_height(api.nvim_buf_line_count(api.nvim_win_get_buf(list)))
+end
+
+-- below_splits returns this tab page's terminal splits below that share
+-- their column with other windows.
+local function below_splits()
   local splits = {}
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
@@ -172,8 +182,21 @@ function M.share_bottom()
       table.insert(splits, w)
     end
   end
+  return splits
+end
+
+-- bottom_heights returns the heights share_bottom gives (window ->
+-- rows) with quickfix window qf qf_rows tall, or nil with no list.
+local function bottom_heights(qf, qf_rows)
+  local list = list_win()
+  if not list or not M.has_rows_neighbour(list) then
+    return nil
+  end
+  local heights = {}
+  local want = M.list_height(api.nvim_buf_line_count(api.nvim_win_get_buf(list)))
+  local splits = below_splits()
   if #splits > 0 then
-    local budget = M.bottom_rows()
+    local budget = M.bottom_rows() - (qf and qf_rows + 1 or 0)
     want = math.max(3, math.min(want, budget - 3))
     local rest = math.max(3, math.min(M.split_height(), budget - want))
     for _, w in ipairs(splits) do
@@ -181,14 +204,124 @@ function M.share_bottom()
       if h > rest then
         lent[w] = lent[w] or h -- back when the list closes (give_back)
       end
-      if h ~= rest then
-        pcall(api.nvim_win_set_height, w, rest)
-      end
+      heights[w] = rest
     end
   end
-  if api.nvim_win_get_height(list) ~= want then
-    pcall(api.nvim_win_set_height, list, want)
+  heights[list] = want
+  return heights
+end
+
+function M.share_bottom()
+  local qf = qf_win()
+  local heights = bottom_heights(qf, qf and api.nvim_win_get_height(qf))
+  if not heights then
+    return
   end
+  local list = list_win()
+  for w, h in pairs(heights) do
+    if w ~= list and api.nvim_win_get_height(w) ~= h then
+      pcall(api.nvim_win_set_height, w, h)
+    end
+  end
+  if api.nvim_win_get_height(list) ~= heights[list] then
+    pcall(api.nvim_win_set_height, list, heights[list])
+  end
+end
+
+-- window_above returns a window whose height is that of the frame above
+-- win in the tab page's column of windows (the code and the chat above
+-- the splits: its row), or nil.
+local function window_above(win)
+  local top = vim.fn.winlayout()
+  if top[1] ~= "col" then
+    return nil
+  end
+  local node
+  for i, child in ipairs(top[2]) do
+    if child[1] == "leaf" and child[2] == win then
+      node = top[2][i - 1]
+    end
+  end
+  while node and node[1] ~= "leaf" do
+    local pick = node[2][node[1] == "col" and #node[2] or 1]
+    for _, child in ipairs(node[1] == "row" and node[2] or {}) do
+      if child[1] == "leaf" then
+        pick = child -- a row's height is any of its windows'
+        break
+      end
+    end
+    node = pick
+  end
+  return node and node[2]
+end
+
+-- set_heights gives each window of heights (window -> rows, windows at
+-- the bottom of the tab page's column) its height, the rows they give or
+-- take going to or coming from the windows above them. (Where Neovim
+-- puts the rows a window gives differs: 0.12 gives them to the window
+-- below, 'winfixheight' or not, 0.7 and 0.10 to the one above.)
+local function set_heights(heights)
+  local wins = vim.tbl_keys(heights)
+  table.sort(wins, function(a, b)
+    return vim.fn.win_screenpos(a)[1] < vim.fn.win_screenpos(b)[1]
+  end)
+  for _ = 1, 3 do
+    for _, w in ipairs(wins) do
+      if api.nvim_win_get_height(w) ~= heights[w] then
+        pcall(api.nvim_win_set_height, w, heights[w])
+      end
+    end
+    local excess = 0
+    for _, w in ipairs(wins) do
+      excess = excess + api.nvim_win_get_height(w) - heights[w]
+    end
+    local above = excess > 0 and window_above(wins[1])
+    if not above then
+      return
+    end
+    pcall(api.nvim_win_set_height, above, api.nvim_win_get_height(above) + excess)
+  end
+end
+
+-- quickfix_rows is how many rows the quickfix window in win wants: its
+-- lines as they wrap there (1 at least, 10 at most: :copen's height).
+local function quickfix_rows(win)
+  local width = M.size(win)
+  local wrap = vim.wo[win].wrap
+  local rows = 0
+  for _, l in ipairs(api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false)) do
+    rows = rows + (wrap and math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width)) or 1)
+    if rows >= 10 then
+      return 10
+    end
+  end
+  return math.max(1, rows)
+end
+
+-- open_quickfix opens the quickfix window where :copen usually goes, at
+-- the bottom, full width (:botright copen), but as tall as its items (as
+-- :cwindow N would, 10 rows at most), and no taller than leaves the
+-- terminal list and a split below 3 rows each of the bottom rows
+-- (bottom_rows); the list and the split share the rest as share_bottom
+-- does (the list keeps its key line, its headers and a row), the code
+-- and the chat above keep theirs. (It was 10 rows beside a list and a
+-- split at 100x30, squeezing both.) The cursor ends in the quickfix
+-- window.
+function M.open_quickfix()
+  local list, splits = list_win(), below_splits()
+  local cap = 10
+  if list or #splits > 0 then
+    local others = (list and 3 or 0) + (#splits > 0 and 3 or 0)
+    cap = math.max(1, math.min(cap, M.bottom_rows() - others - 1)) -- (its status line)
+  end
+  vim.cmd("botright copen " .. math.max(1, math.min(cap, #vim.fn.getqflist())))
+  local qf = api.nvim_get_current_win()
+  local rows = math.min(cap, quickfix_rows(qf))
+  local heights = bottom_heights(qf, rows) or {}
+  heights[qf] = rows
+  set_heights(heights)
+  M.keep_prompts()
+  return qf
 end
 
 -- give_back gives the splits that shared their rows with the terminal
