@@ -284,14 +284,19 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 			n.keys("Enter")
 		}
 	}
-	// At 160 columns, :AgentDetach without an id in the chat: one line.
+	// At 160 columns, :AgentDetach without an id in the chat asks which
+	// (what outlives Neovim is never picked for you: a new user's bare
+	// :AgentDetach kept the agent's command running after :qa), then
+	// says it in one line.
 	w := startScreen(t, 160, 30, "")
 	w.keys(":AgentShell sleep 300", "Enter")
 	w.waitShows(10*time.Second, splitOf("term-1"))
 	w.keys(`C-\`, "C-n", ":wincmd p", "Enter", ":AgentDetach", "Enter")
-	sc := w.waitShows(10*time.Second, "(agentrun) term-1 (newest running) is detached (it outlives Neovim): :AgentAttach ")
-	if strings.Contains(sc, "Press ENTER") || strings.Contains(sc, "detach: term-1") {
-		t.Errorf(":AgentDetach on the newest running terminal says two things:\n%s", sc)
+	w.waitShows(10*time.Second, "Keep which command running after Neovim quits?", "1: term-1 sleep 300 (yours)")
+	w.keys("1", "Enter")
+	sc := w.waitShows(10*time.Second, "(agentrun) term-1 is detached (it outlives Neovim): :AgentAttach ")
+	if strings.Contains(sc, "Press ENTER") {
+		t.Errorf(":AgentDetach says more than one line:\n%s", sc)
 	}
 }
 
@@ -533,5 +538,27 @@ func TestScreenKillCompletesRunningOnly(t *testing.T) {
 	s.luaValue(`vim.fn.getcompletion("AgentKill ", "cmdline")`, &got)
 	if strings.Join(got, ",") != "term-2" {
 		t.Errorf(":AgentKill completes %q, want term-2", got)
+	}
+}
+
+// TestScreenDetachAsksWhich: :AgentDetach without an id, out of a split,
+// asks which command to keep running after Neovim quits, naming whose
+// each is; an empty answer keeps none, and :qa then ends the agent's
+// command as usual. (A new user's bare :AgentDetach detached the agent's
+// newest command, which then outlived Neovim.)
+func TestScreenDetachAsksWhich(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("sleep 4329")
+	s.waitShows(10*time.Second, splitOf("term-1"))
+	s.keys("Escape", ":AgentDetach", "Enter")
+	s.waitShows(10*time.Second, "Keep which command running after Neovim quits?", "1: term-1 sleep 4329 (the agent's)")
+	s.keys("Enter") // no answer
+	var detached bool
+	s.luaValue(`require("agentrun.state").terminals["term-1"].detached == true`, &detached)
+	if detached {
+		t.Fatal("an empty answer detached the agent's command")
+	}
+	if sc := s.capture(); strings.Contains(sc, "is detached") {
+		t.Errorf("an empty answer says something was detached:\n%s", sc)
 	}
 }

@@ -272,9 +272,38 @@ for _, a in ipairs(actions.actions) do
       elseif not newest then
         return actions.perform(a.name, t, ...)
       end
+      local args = { n = select("#", ...), ... }
+      if a.pick then
+        -- what outlives Neovim is never the newest by default: asked
+        local list = {}
+        for i = #state.terminal_order, 1, -1 do
+          local x = state.terminals[state.terminal_order[i]]
+          if runs(x) and not x.display_only and not (x.rerun_as and state.terminals[x.rerun_as]) then
+            table.insert(list, x)
+          end
+        end
+        vim.ui.select(list, {
+          prompt = a.pick,
+          format_item = function(x)
+            local what = (x.command or ""):gsub("%s+", " ")
+            if vim.fn.strchars(what) > 40 then
+              what = vim.fn.strcharpart(what, 0, 39) .. "…"
+            end
+            return string.format("%s %s (%s)", state.label(x), what, x.user and "yours" or "the agent's")
+          end,
+        }, function(x)
+          if x then
+            -- the picker's lines gone first: what it did is one line
+            vim.schedule(function()
+              vim.cmd("redraw")
+              actions.perform(a.name, x, (table.unpack or unpack)(args, 1, args.n))
+            end)
+          end
+        end)
+        return true
+      end
       -- one message says what was done and to which: "term-12 (newest
       -- running) is detached: …"
-      local args = { n = select("#", ...), ... }
       local name = state.label(t)
       return util.about(name, "newest running", string.format("%s: %s, the newest running terminal", a.label or a.name, name), function()
         return actions.perform(a.name, t, (table.unpack or unpack)(args, 1, args.n))

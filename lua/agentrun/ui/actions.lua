@@ -148,6 +148,9 @@ M.actions = {
     api = true,
     desc = "keep the terminal running after Neovim quits",
     where = {},
+    -- without an id, out of a split: it outlives Neovim, so which one
+    -- is asked (the newest running may be the agent's)
+    pick = "Keep which command running after Neovim quits?",
     condition = function(t)
       if t.display_only then
         return string.format("%s is the agent's own (it ran the command itself); agentrun cannot keep it running", state.label(t))
