@@ -32,6 +32,10 @@ func takenOver(t *termhost.Terminal) bool { return t.Claims().Holder().ByClient(
 // takenOverError answers an agent's call on terminal t, which the user
 // holds, saying where the user took it when not in this Neovim.
 func takenOverError(t *termhost.Terminal, id, what string) *acpsdk.RequestError {
+	if t.Restarting() {
+		// R: stopped to run again, the new run the user's
+		return internalError(fmt.Errorf("terminal %q was taken over by the user to run it again%s: this run was stopped and the new one is the user's; the agent can no longer %s it", id, takenWhere(t.Claims().Holder()), what))
+	}
 	return internalError(fmt.Errorf("terminal %q was taken over by the user%s: it is the user's now (to keep running, stop or run again) and the agent can no longer %s it", id, takenWhere(t.Claims().Holder()), what))
 }
 

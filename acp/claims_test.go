@@ -200,4 +200,12 @@ func TestWaitAfterTakenAndStopped(t *testing.T) {
 			t.Fatalf("wait %d answered %v, %v; want it taken over", i, st, err)
 		}
 	}
+	// and the agent hears why: R stopped it to run it again
+	if msg := takenOverError(term, "term-1", "wait for").Message; strings.Contains(msg, "to run it again") {
+		t.Errorf("a plain takeover is said as a rerun: %s", msg)
+	}
+	term.MarkRestarting()
+	if msg := takenOverError(term, "term-1", "wait for").Message; !strings.Contains(msg, "taken over by the user to run it again") {
+		t.Errorf("a rerun's takeover says %q, not that it runs again", msg)
+	}
 }

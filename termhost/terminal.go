@@ -70,6 +70,8 @@ type Terminal struct {
 	// replacedBy is the id of the terminal that runs its command again
 	// (SetReplacedBy); atomic, as the listing reads it under its lock.
 	replacedBy atomic.Pointer[string]
+	// restarting: the user stops it to run its command again (R)
+	restarting atomic.Bool
 
 	portsMu sync.Mutex // a leaf lock: taken under the listing's (listing.go)
 	ports   []int      // what Ports found last (activity.go)
@@ -131,6 +133,13 @@ func (t *Terminal) SetReplacedBy(id string) {
 	t.replacedBy.Store(&id)
 	t.host.listingChanged()
 }
+
+// MarkRestarting records that the user stops t to run its command again
+// (R in Neovim): whoever is told it was taken from them can be told so.
+func (t *Terminal) MarkRestarting() { t.restarting.Store(true) }
+
+// Restarting reports whether the user stopped t to run its command again.
+func (t *Terminal) Restarting() bool { return t.restarting.Load() }
 
 // ReplacedBy returns the id of the terminal that runs t's command again,
 // or "".

@@ -200,9 +200,10 @@ func TestScreenRerunHasOneName(t *testing.T) {
 // TestScreenTheAgentsCommandMadeYours: R on a command the agent still
 // waits on restarts it as yours, and the chat says so: its tool call
 // reads "run again by you", its first run "restarted", and the agent is
-// not told it keeps running (it read "completed", "signal SIGTERM", and
-// the agent said "it keeps running in your terminal" of a command R had
-// restarted). T on another reads "taken over by you".
+// told it was stopped to run again, the new run the user's (it read
+// "completed", "signal SIGTERM", and the agent said "it keeps running
+// in your terminal" of a command R had restarted, then "taken over").
+// T on another reads "taken over by you".
 func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
 	s := startDemoScreenSized(t, 160, 40, winsLua)
 	s.prompt("echo serving; sleep 300")
@@ -219,10 +220,11 @@ func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
 		return strings.Contains(seen, "● echo serving; sleep 300 [execute] · run again by you") &&
 			strings.Contains(seen, "▸ terminal term-1 · restarted · ") &&
 			strings.Contains(seen, "▸ terminal term-1 (run 2) · running, yours") &&
-			strings.Contains(seen, "it is yours now"), seen + "\n" + s.capture()
+			strings.Contains(seen, "run again by the user") &&
+			strings.Contains(seen, "again yourself: the new run is yours"), seen + "\n" + s.capture()
 	})
-	if strings.Contains(seen, "keeps running") || strings.Contains(seen, "· completed") {
-		t.Errorf("the chat says the restarted command completed or keeps running:\n%s", seen)
+	if strings.Contains(seen, "keeps running") || strings.Contains(seen, "· completed") || strings.Contains(seen, "taken over") {
+		t.Errorf("the chat says the restarted command completed, keeps running or was taken over:\n%s", seen)
 	}
 	s.keys(":AgentKill term-1", "Enter", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.prompt_buf))", "Enter", "i")
 	s.prompt("echo second; sleep 301")

@@ -88,11 +88,20 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 		d.log.Warn("release terminal", "terminal", tid, "err", err)
 	}
 	if w.err != nil && strings.Contains(errText(w.err), "taken over") {
-		// The user took the command over: it is theirs now, and the turn
-		// goes on without it, as a real agent's would.
+		// The user took the command over, or stopped it to run it again
+		// (R): it is theirs now, and the turn goes on without it, as a
+		// real agent's would.
+		again := strings.Contains(errText(w.err), "to run it again")
+		note := "taken over by the user"
+		if again {
+			note = "run again by the user"
+		}
 		_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
 			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),
-			acpsdk.WithUpdateContent(append(content, acpsdk.ToolContent(acpsdk.TextBlock("taken over by the user"))))))
+			acpsdk.WithUpdateContent(append(content, acpsdk.ToolContent(acpsdk.TextBlock(note))))))
+		if again {
+			return d.say(s, fmt.Sprintf("You ran `%s` again yourself: the new run is yours, and I moved on.", line))
+		}
 		// where it was taken, when not in this Neovim: "in another
 		// Neovim (host 4242)"
 		_, after, _ := strings.Cut(errText(w.err), "taken over by the user")

@@ -31,6 +31,7 @@ func (ts *Terminals) Rerun(id string) (map[string]any, error) {
 		return nil, fmt.Errorf("rerun: terminal %q has no command to run again", id)
 	}
 	if running && t != nil {
+		t.MarkRestarting() // the agent is told why it is taken from it
 		if !t.Claims().Holder().ByClient() {
 			if err := ts.deps.ClaimForUser(t); err != nil {
 				return nil, fmt.Errorf("rerun: taking over %s: %w", id, err)
