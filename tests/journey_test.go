@@ -210,7 +210,7 @@ func TestJourneyTakeoverTellsTheTruth(t *testing.T) {
 			s.keys(":lua print('state=' .. require('agentrun').status().terminals[1].state)", "Enter")
 			s.waitShows(5*time.Second, "state=running")
 			s.keys(":AgentKill", "Enter")
-			sc = s.waitShows(10*time.Second, signalMarker("SIGTERM"), "term-1 · signal SIGTERM · ")
+			sc = s.waitShows(10*time.Second, signalMarker("SIGTERM"), "term-1 · killed · ")
 			if strings.Contains(sc, "no running terminal") || strings.Contains(sc, "[exit") {
 				t.Errorf(":AgentKill after the takeover:\n%s", sc)
 			}

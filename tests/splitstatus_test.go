@@ -20,7 +20,7 @@ func TestScreenSplitStatusSaysHowItStands(t *testing.T) {
 	s.keys("Escape", ":AgentTakeover term-2", "Enter")
 	s.waitShows(5*time.Second, splitOf("term-2", "running · yours"))
 	s.keys(":AgentKill term-2", "Enter")
-	s.waitShows(10*time.Second, splitOf("term-2", "signal SIGTERM"))
+	s.waitShows(10*time.Second, splitOf("term-2", "killed"))
 	s.keys(":AgentShell sleep 100", "Enter")
 	s.waitShows(10*time.Second, splitOf("term-3", "running · yours"))
 }
@@ -36,7 +36,7 @@ func TestScreenTerminalListFitsNarrowWindows(t *testing.T) {
 	s.prompt("sleep 100")
 	s.waitShows(10*time.Second, splitOf("term-2", "running"))
 	s.keys("Escape", ":AgentKill term-2", "Enter")
-	s.waitShows(10*time.Second, splitOf("term-2", "signal SIGTERM"))
+	s.waitShows(10*time.Second, splitOf("term-2", "killed"))
 	s.keys(":AgentShell sleep 200", "Enter")
 	s.waitShows(10*time.Second, splitOf("term-3", "running · yours"))
 	s.keys(`C-\`, "C-n", ":AgentTerminals", "Enter")
@@ -50,7 +50,7 @@ func TestScreenTerminalListFitsNarrowWindows(t *testing.T) {
 		}
 		rows := []*regexp.Regexp{
 			regexp.MustCompile(`(?m)^term-1 +demo 1 +exit 0 +— .*echo hi +│ hi`),
-			regexp.MustCompile(`(?m)^term-2 +demo 1 +(signal )?SIGTERM +— .*sleep`),
+			regexp.MustCompile(`(?m)^term-2 +demo 1 +killed +— .*sleep`),
 			regexp.MustCompile(`(?m)^term-3 +you +running +you .*sleep`),
 		}
 		sc := s.waitFor("the list's header and rows at "+map[int]string{80: "80", 60: "60"}[cols]+" columns", 5*time.Second, func(sc string) bool {

@@ -150,7 +150,8 @@ func TestKillKeysAndCommand(t *testing.T) {
 			term := e.waitTerminal("sleep 30", 10*time.Second)
 			tc.kill(e, term)
 			e.waitBuf(term.Bufnr, 10*time.Second, tc.want, "[released]")
-			e.waitChat("· failed", 5*time.Second)
+			// yours, not a failure, in the chat as in the split
+			e.waitChat("· killed by you", 5*time.Second)
 		})
 	}
 }

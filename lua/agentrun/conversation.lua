@@ -293,6 +293,12 @@ function M.cancel(key)
     return false
   end
   M.drop_queue(s, true)
+  -- the agent's commands the cancel stops end by it, not by a failure
+  for _, t in pairs(state.terminals) do
+    if t.session == s.key and t.state == "running" and not t.user then
+      t.cancelled = true
+    end
+  end
   -- An agent that ignores session/cancel leaves the turn running: say so,
   -- and how to get out of it.
   local turn = s.turn

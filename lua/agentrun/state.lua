@@ -22,7 +22,8 @@ end
 
 -- how_ended says how terminal t ended, as the splits, the list, the chat
 -- and the messages say it, in the same words: "exit 1", "signal
--- SIGTERM", "interrupted" (<C-c>, a cancel: not a failure), "restarted"
+-- SIGTERM", "interrupted" (<C-c>, a cancel: not a failure), "killed" (X,
+-- :AgentKill), "cancelled" (its turn's cancel stopped it), "restarted"
 -- (R ran it again in place), else why its
 -- display ended (an agent's command: "failed", "ended with the turn"), or
 -- nil while it runs.
@@ -31,6 +32,9 @@ function M.how_ended(t)
     return "restarted" -- R stopped it to run it again in place
   elseif M.interrupted(t) then
     return "interrupted"
+  elseif t.state ~= "running" and (t.signal == "SIGTERM" or t.signal == "SIGKILL") and (t.killed or t.cancelled) then
+    -- stopped by you (X, :AgentKill) or by cancelling its turn
+    return t.killed and "killed" or "cancelled"
   elseif t.signal and t.signal ~= "" then
     return "signal " .. t.signal
   elseif t.exit_code ~= nil then

@@ -45,6 +45,8 @@ error("agentrun.types holds annotations only; nothing requires it")
 ---@field user? boolean yours: :AgentShell, R, taken over, or another host's you hold
 ---@field interactive? boolean an interactive shell (:AgentShell alone)
 ---@field restarting? boolean stopped to run again in place (its end is no failure)
+---@field killed? boolean you killed it (X, :AgentKill): its end reads "killed"
+---@field cancelled? boolean its turn's cancel stopped it: its end reads "cancelled"
 ---@field runs? integer how many times R ran it
 ---@field row_of? string the id whose row in the list it takes (an R rerun)
 ---@field origin? "shell"|"sign_in"|"rerun" how a terminal of yours was started (nil: the agent's)

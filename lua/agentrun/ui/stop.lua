@@ -157,6 +157,9 @@ function M.kill(id, force, remote)
     util.notify(err)
     return false
   end
+  if t and t.state == "running" then
+    t.killed = true -- its end is yours: "killed", not a failure
+  end
   if not (t and t.bufnr and vim.fn.bufwinid(t.bufnr) ~= -1) then
     -- no split in sight shows its end: say what was done (short: with
     -- "(agentrun) " and "(newest running)" it fits 80 columns)

@@ -68,13 +68,14 @@ local function status_text(t)
   if st == "running" then
     return t.waiting and "waiting for input" or st
   end
-  return require("agentrun.state").how_ended(t) or st
+  -- (a row of status(): how says it as the split does, "killed" too)
+  return t.how or require("agentrun.state").how_ended(t) or st
 end
 
 local function status_hl(t)
   if t.state == "running" then
     return "AgentRunToolRunning"
-  elseif require("agentrun.state").interrupted(t) then
+  elseif require("agentrun.state").interrupted(t) or t.how == "killed" or t.how == "cancelled" or t.how == "restarted" then
     return "AgentRunHint" -- stopped by you: not a failure
   elseif t.signal or (t.exit_code ~= nil and t.exit_code ~= 0) then
     return "AgentRunToolFailed"

@@ -23,6 +23,7 @@ local status_text = {
   -- as yours: the agent's call ended there, the command did not
   taken = { "●", "taken over by you", "AgentRunToolDone" },
   rerun = { "●", "run again by you", "AgentRunToolDone" },
+  killed = { "⊘", "killed by you", "AgentRunToolPending" },
 }
 
 local function split_lines(text)
@@ -231,12 +232,13 @@ function M.render(tc)
   -- One it called "completed" without saying how it ended (Gemini CLI,
   -- whatever the exit) reads as its split ends, not as a success.
   local shown = tc.shown_by and require("agentrun.state").terminals[tc.shown_by] or t
-  if not shown and status == "failed" then
+  if not shown and (status == "failed" or status == "completed") then
     -- the agent's terminal (ACP terminal/create) it says failed: stopped
-    -- with <C-c>, it was interrupted (as its split says)
+    -- with <C-c>, X or a cancel, it reads as its split says
     for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
       local ct = c.type == "terminal" and c.terminalId and require("agentrun.state").terminals[c.terminalId]
-      if ct and require("agentrun.state").interrupted(ct) then
+      local how = ct and ct.state ~= "running" and require("agentrun.state").how_ended(ct)
+      if how == "interrupted" or how == "killed" or how == "cancelled" then
         shown = ct
       end
     end
@@ -247,6 +249,10 @@ function M.render(tc)
       status = "rerun" -- R stopped it to run it again as yours
     elseif require("agentrun.state").interrupted(shown) then
       status = "interrupted" -- as its split and the list say it
+    elseif shown.killed and require("agentrun.state").how_ended(shown) == "killed" then
+      status = "killed" -- X, :AgentKill: yours, not a failure
+    elseif shown.cancelled and require("agentrun.state").how_ended(shown) == "cancelled" then
+      status = "cancelled"
     elseif (shown.signal and shown.signal ~= "") or (shown.exit_code ~= nil and shown.exit_code ~= 0) then
       status, how = "failed", " (" .. require("agentrun.state").how_ended(shown) .. ")"
     elseif shown.exit_code == nil and (shown.ended_by == "cancelled" or shown.ended_by == "stopped") then
