@@ -40,7 +40,7 @@ return {
     eq("agent", agents.origin)
     eq(nil, agents.rerun_of)
     -- the backend's row says user (any of yours); the record says which
-    local rerun = state.describe_terminal({ id = "term-3", state = "running", user = true, origin = "rerun", runs = 3, row_of = "term-1" }, { id = "term-3", user = true })
+    local rerun = state.describe_terminal({ id = "term-3", state = "running", user = true, origin = "rerun", runs = 3, row_of = "term-1" }, { id = "term-3", user = true, runs = 3, rerun_of = "term-1" })
     eq({ "rerun", 3, "term-1", true }, { rerun.origin, rerun.runs, rerun.rerun_of, rerun.user })
     eq("shell", state.describe_terminal({ id = "term-4", user = true, origin = "shell" }).origin)
     eq(nil, state.describe_terminal({ id = "PID:term-2", remote = true }).origin) -- another host's
