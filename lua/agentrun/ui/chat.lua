@@ -407,6 +407,9 @@ function Chat:open()
   api.nvim_win_set_height(pw, 3)
   window.watch()
   vim.wo[pw].winfixheight = true
+  -- its name cut at its end, never its start, in a narrow window (the
+  -- default status line read "<of demo 1" beside its ruler)
+  vim.wo[pw].statusline = " %t%<"
   set_win_opts(pw)
   -- The layout changed around the new windows: the split, the chat and
   -- the prompt get their configured sizes, a terminal float its place.
