@@ -93,3 +93,14 @@ func TestTerminalListAt80KeepsHowTheyEnded(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenPromptNameWholeAt60: at 60 columns the prompt's status line
+// keeps its name whole (it read "<of demo 1" beside its ruler).
+func TestScreenPromptNameWholeAt60(t *testing.T) {
+	s := startDemoScreenSized(t, 60, 15, "")
+	s.prompt("sleep 4330")
+	sc := s.waitShows(10*time.Second, splitOf("term-1"), "prompt of demo 1")
+	if strings.Contains(sc, "<of demo") || strings.Contains(sc, "<prompt") {
+		t.Errorf("the prompt's name is cut from its start:\n%s", sc)
+	}
+}
