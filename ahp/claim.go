@@ -1,6 +1,9 @@
 package ahp
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Claim records who holds a terminal: a client (a connected editor or
 // CLI, for its user) or a session, optionally scoped to one of its turns
@@ -62,4 +65,16 @@ func (c Claim) Validate() error {
 		return fmt.Errorf("claim kind %q is neither \"session\" nor \"client\"", c.Kind)
 	}
 	return nil
+}
+
+// ClientName names client id for a person: "Neovim 4242" (an editor's
+// host, nvim-PID), "agentrun attach 4242" (the CLI, cli-PID), else
+// "client ID".
+func ClientName(id string) string {
+	for _, k := range []struct{ prefix, name string }{{"nvim-", "Neovim "}, {"cli-", "agentrun attach "}} {
+		if pid, ok := strings.CutPrefix(id, k.prefix); ok && pid != "" && strings.Trim(pid, "0123456789") == "" {
+			return k.name + pid
+		}
+	}
+	return "client " + id
 }

@@ -213,10 +213,10 @@ func holder(ti ahp.TerminalInfo) string {
 		return "nobody (detached)"
 	}
 	if c.Kind == ahp.ClaimClient && ti.HolderGone {
-		return "nobody (" + c.ClientID + " left)"
+		return "nobody (" + ahp.ClientName(c.ClientID) + " left)"
 	}
 	if c.Kind == ahp.ClaimClient {
-		return "client " + c.ClientID
+		return ahp.ClientName(c.ClientID)
 	}
 	if c.ToolCallID != "" {
 		return "agent (tool call)"

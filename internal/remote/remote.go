@@ -738,7 +738,7 @@ func holderText(c ahp.Claim) string {
 	case c.Kind == ahp.ClaimClient && c.ClientID == ahp.DetachedClient:
 		return "nobody (detached)"
 	case c.Kind == ahp.ClaimClient:
-		return "client " + c.ClientID
+		return ahp.ClientName(c.ClientID)
 	}
 	return "the agent"
 }

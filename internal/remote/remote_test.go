@@ -242,7 +242,7 @@ func TestHeldBy(t *testing.T) {
 		want  string
 	}{
 		{ahp.SessionClaim("s1", ""), "held by the agent"},
-		{ahp.ClientClaim("nvim-12"), "held by client nvim-12"},
+		{ahp.ClientClaim("nvim-12"), "held by Neovim 12"},
 		{ahp.ClientClaim(ahp.DetachedClient), "detached: nobody holds it"},
 	} {
 		if got := heldBy(tc.claim); got != tc.want {

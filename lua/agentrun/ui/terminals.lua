@@ -24,6 +24,19 @@ local had = false -- the list showed terminals once
 local timer = nil
 local drawn = nil -- the lines the list's buffer holds (nil: to be drawn)
 
+-- client_name names AHP client id for a person, as agentrun ls does
+-- (ahp.ClientName): "Neovim 4242", "agentrun attach 4242", else
+-- "client ID".
+local function client_name(id)
+  id = tostring(id)
+  local pid = id:match("^nvim%-(%d+)$")
+  if pid then
+    return "Neovim " .. pid
+  end
+  pid = id:match("^cli%-(%d+)$")
+  return pid and ("agentrun attach " .. pid) or ("client " .. id)
+end
+
 -- holder says who holds a terminal, from its AHP claim.
 local function holder(t)
   local c = type(t.claim) == "table" and t.claim or {}
@@ -34,13 +47,13 @@ local function holder(t)
   elseif c.kind == "client" and c.client_id == "detached" then
     return "nobody (detached)" -- the editor that detached it has quit
   elseif c.kind == "client" and t.holder_gone and not t.mine then
-    return "nobody (" .. tostring(c.client_id) .. " left)" -- anyone may take it
+    return "nobody (" .. client_name(c.client_id) .. " left)" -- anyone may take it
   elseif c.kind == "client" then
     local lt = require("agentrun.state").terminals[t.id]
     if t.mine and lt and lt.detached then
       return "you (detached)" -- it outlives this Neovim
     end
-    return t.mine and "you" or ("client " .. tostring(c.client_id))
+    return t.mine and "you" or client_name(c.client_id)
   elseif c.kind == "session" and c.tool_call_id and c.tool_call_id ~= "" then
     -- given back after its tool call ended (you took it over, then let
     -- go): the agent's session holds it, no tool call waits on it
