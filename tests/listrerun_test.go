@@ -69,8 +69,16 @@ func TestScreenRerunKeepsItsName(t *testing.T) {
 	if cur != "term-4" {
 		t.Errorf("<CR> on the chat's line opened %q, want the newest run's split", cur)
 	}
-	s.keys(":AgentType term-2", "Enter")
-	s.waitShows(5*time.Second, "term-2 takes no input (it is not running)")
+	// :AgentType on it, ended: its split, focused, where R runs it again
+	// (it left you in your window, where the R went into your file)
+	s.keys(`C-\`, "C-n", ":wincmd p", "Enter", ":AgentType term-2", "Enter")
+	s.waitShows(5*time.Second, "ended (exit 1): R here runs it again")
+	s.luaValue(`vim.b.agentrun_terminal or ""`, &cur)
+	if cur != "term-4" {
+		t.Errorf(":AgentType on the ended term-2 left the cursor in %q, want its split", cur)
+	}
+	s.keys("R")
+	s.waitShows(10*time.Second, splitOf("term-2", "run 3"))
 }
 
 // TestReadmeSaysTheListsKeysAsShown: the README's picture of the terminal

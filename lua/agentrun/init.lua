@@ -374,8 +374,18 @@ function M.type_into(id)
       return false
     end
   end
-  if t.state ~= "running" or t.display_only then
-    warn(string.format("%s takes no input (%s)", state.label(t), t.display_only and "the agent runs it itself" or "it is not running"))
+  if t.display_only then
+    warn(string.format("%s takes no input (the agent runs it itself)", state.label(t)))
+    return false
+  elseif t.state ~= "running" then
+    -- its split, focused in Normal mode: where R runs it again (the next
+    -- key typed for the command lands there, not in your file)
+    require("agentrun.ui.term").open(t.id, { focus = true })
+    local how = state.how_ended(t) or t.state
+    warn({
+      string.format("%s takes no input: it ended (%s); R here runs it again", state.label(t), how),
+      string.format("%s ended (%s): R here runs it again", state.label(t), how),
+    })
     return false
   end
   return require("agentrun.ui.userterm").type_into(t)
