@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -248,7 +249,7 @@ func TestScreenChatTabLabel(t *testing.T) {
 	// prompt of demo 1" read "<un prompt of demo 1" there)
 	s.waitFor("the prompt's status line to name it whole", 5*time.Second, func(sc string) bool {
 		for _, row := range strings.Split(sc, "\n")[1:] {
-			if strings.Contains(row, " prompt of demo 1 ") && !strings.Contains(row, "<") {
+			if regexp.MustCompile(` prompt of demo 1( |$)`).MatchString(row) && !strings.Contains(row, "<") {
 				return true
 			}
 		}

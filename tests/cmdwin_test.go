@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestWriteQuitFromTheChat(t *testing.T) {
 			s.keys(":w", "Enter")
 			s.waitShows(5*time.Second, "the prompt is no file")
 			s.waitFor("the prompt not shown modified after the refused write", 5*time.Second, func(sc string) bool {
-				return strings.Contains(sc, "prompt of demo 1 ") && !strings.Contains(sc, "prompt of demo 1 [+]")
+				return regexp.MustCompile(`(?m)prompt of demo 1( |$)`).MatchString(sc) && !strings.Contains(sc, "prompt of demo 1 [+]")
 			})
 			s.keys(":wq", "Enter")
 			stays(t, s, "1 3")

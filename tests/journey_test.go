@@ -692,8 +692,10 @@ require("agentrun").setup({ terminal = { position = "right" } })`)
 	// old one, and the redraw that follows would wipe it.
 	s.waitFor("Neovim to draw 160×35", 5*time.Second, func(sc string) bool {
 		rows := strings.Split(sc, "\n")
-		status := regexp.MustCompile(`(?m)^.*prompt of demo 1.*$`).FindString(sc) // the status lines' row, full width
-		return len(rows) >= 34 && len([]rune(status)) >= 155
+		// the status lines' row, full width: the prompt's name at the
+		// chat's column (160-70)
+		before, _, found := strings.Cut(regexp.MustCompile(`(?m)^.*prompt of demo 1.*$`).FindString(sc), "prompt of demo 1")
+		return len(rows) >= 34 && found && len([]rune(before)) >= 89
 	})
 	eventually(t, "the widths to come back", 5*time.Second, func() (bool, string) {
 		l := s.layout()

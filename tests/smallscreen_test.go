@@ -75,8 +75,8 @@ func TestTerminalListOfTwoSessionsAt70x20(t *testing.T) {
 
 // TestTerminalListAt80KeepsHowTheyEnded: at 80 columns, with a SESSION
 // column (an agent's command and a shell of yours), the STATE column gives
-// way by keeping how each command ended ("exit 1", "SIGTERM") rather than
-// cutting "exited (signal SIGTERM)" to "exited (…".
+// way by keeping how each command ended ("exit 1", "killed": you killed
+// it) rather than cutting "exited (signal SIGTERM)" to "exited (…".
 func TestTerminalListAt80KeepsHowTheyEnded(t *testing.T) {
 	s := startRunScreen(t, runtimeDir(t), 80, 30)
 	s.prompt("echo a-long-command-that-fails-with-one; false")
@@ -87,7 +87,7 @@ func TestTerminalListAt80KeepsHowTheyEnded(t *testing.T) {
 	s.waitShows(10*time.Second, signalMarker("SIGTERM"))
 	s.keys(":AgentTerminals", "Enter")
 	sc := s.waitShows(5*time.Second, "agentrun terminals —", "│ LAST LINE")
-	for _, want := range []*regexp.Regexp{regexp.MustCompile(`(?m)^term-1 .*\bexit 1\b`), regexp.MustCompile(`(?m)^term-2 .*\bSIGTERM\b`)} {
+	for _, want := range []*regexp.Regexp{regexp.MustCompile(`(?m)^term-1 .*\bexit 1\b`), regexp.MustCompile(`(?m)^term-2 .*\bkilled\b`)} {
 		if !want.MatchString(sc) {
 			t.Errorf("the list does not show %s:\n%s", want, sc)
 		}

@@ -195,8 +195,8 @@ func TestTakeoverSurvivesAgentRelease(t *testing.T) {
 	e.waitFor("the process to end after X", 10*time.Second, func() (bool, string) {
 		return !alive(info.Pid), fmt.Sprintf("pid %d", info.Pid)
 	})
-	text = e.waitBuf(list, 5*time.Second, "signal SIGTERM")
-	if !regexp.MustCompile(`(?m)^` + term.ID + `\s+signal SIGTERM\s+you\b`).MatchString(text) {
+	text = e.waitBuf(list, 5*time.Second, "killed")
+	if !regexp.MustCompile(`(?m)^` + term.ID + `\s+killed\s+you\b`).MatchString(text) {
 		t.Errorf("list after X:\n%s", text)
 	}
 
