@@ -35,7 +35,7 @@ local commands = {
       end
       if #o.fargs > 1 then
         -- one line at 100 columns (a longer one stops at "Press ENTER")
-        require("agentrun.util").notify(string.format("(agentrun) :AgentRun takes [ssh://host] [agent], not: %s", o.args))
+        require("agentrun.util").notify({ string.format(":AgentRun takes [ssh://host] [agent], not: %s", o.args), "usage: :AgentRun [ssh://host] [agent]" })
         return
       end
       api().run(o.fargs[1], o.bang, host)
@@ -264,8 +264,9 @@ for name, c in pairs(commands) do
       if #o.fargs > most and not c.whole then
         -- one short line (at 80 columns): a longer one stops the screen
         -- at "Press ENTER"
-        local say = most >= 1 and string.format("too many arguments; usage: %s", c.usage) or string.format(":%s takes no arguments", name)
-        require("agentrun.util").notify("(agentrun) " .. say)
+        -- (a list: the shorter fit 60 columns, util.notify)
+        local say = most >= 1 and { string.format("too many arguments; usage: %s", c.usage), string.format("usage: %s", c.usage), string.format(":%s takes at most %s", name, most == 1 and "one argument" or most .. " arguments") } or string.format(":%s takes no arguments", name)
+        require("agentrun.util").notify(say)
         return
       end
       if c.whole then

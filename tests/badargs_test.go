@@ -27,7 +27,8 @@ end`
 // name, an empty or a garbage argument, answers with a sentence from
 // agentrun — never a Lua traceback, an error from Neovim's Lua, raw JSON
 // or a Go error string — before and during a session, while one of its
-// terminals runs.
+// terminals runs; each says "(agentrun) " first and names an agent by
+// its name alone ("demo has no options to set").
 func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 	e := startEditor(t, "")
 	e.lua(tryLua, nil)
@@ -109,6 +110,14 @@ func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 		`require("agentrun").config(42, {})`,
 		`require("agentrun").setup("garbage")`,
 		`require("agentrun").shell(42)`,
+		// issue 50: these lacked the prefix, or named the agent otherwise
+		":AgentConfig foo bar",
+		":AgentBuild bogus",
+		":AgentQuickfix term-1 x",
+		":AgentReview bogus",
+		":AgentMode bogus",
+		":AgentDiff nosuchfile",
+		":AgentAttach 1:term-1",
 	}
 	// Without a session these have nothing to act on; during one they act.
 	idle := []string{":AgentCancel", ":AgentStop", ":AgentKill", ":AgentTakeover", ":AgentDetach", ":AgentLogin", ":AgentMode", ":AgentModel"}
@@ -130,6 +139,9 @@ func TestEveryCommandAnswersBadArgumentsWithASentence(t *testing.T) {
 				t.Errorf("%s: %s raised %q; want a sentence from agentrun", when, c, r.Err)
 			case r.Ok && !strings.HasPrefix(r.Said, "(agentrun) "):
 				t.Errorf("%s: %s said %q; want a sentence from agentrun", when, c, r.Said)
+			case strings.Contains(all, "agent demo ") || strings.Contains(all, `agent "demo"`):
+				// one way to name the agent: "demo has no mode …"
+				t.Errorf("%s: %s names the agent otherwise than by its name alone: %s", when, c, all)
 			}
 		}
 	}

@@ -62,7 +62,7 @@ func TestScreenNothingToCancelSaysSo(t *testing.T) {
 	s.waitShows(5*time.Second, "(no turn to cancel: nothing runs)")
 	s.keys("C-c")
 	s.keys("Escape", ":AgentMode", "Enter")
-	sc := s.waitShows(5*time.Second, "(agentrun) agent demo offers no modes")
+	sc := s.waitShows(5*time.Second, "(agentrun) demo offers no modes")
 	if n := strings.Count(sc, "(no turn to cancel"); n != 1 {
 		t.Errorf("the chat says it %d times, want once:\n%s", n, sc)
 	}
@@ -112,7 +112,7 @@ func TestScreenInterruptedIsNotFailed(t *testing.T) {
 // opener installed (no xdg-open here), says in our words what failed and
 // what to do, in one line (0.12 showed vim.ui.open's "no handler found
 // (tried: …)"; fails without the fix); with $BROWSER set, it opens the
-// URL with that.
+// URL with that. The URL is named, cut to fit 60 columns.
 func TestScreenGxWithNoBrowser(t *testing.T) {
 	if _, err := exec.LookPath("xdg-open"); err == nil {
 		t.Skip("xdg-open is installed here: gx would open a browser")
@@ -128,7 +128,7 @@ func TestScreenGxWithNoBrowser(t *testing.T) {
 		s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
 		s.keys("gg", "/localhost", "Enter", "gx")
 		if browser == "" {
-			sc := s.waitShows(5*time.Second, "(agentrun) no browser found")
+			sc := s.waitShows(5*time.Second, "(agentrun) no browser for http://localhost:1/docs; set $BROWSER")
 			for _, bad := range []string{"vim.ui.open", "no handler", "Press ENTER"} {
 				if strings.Contains(sc, bad) {
 					t.Errorf("gx with no browser shows %q:\n%s", bad, sc)
@@ -140,6 +140,16 @@ func TestScreenGxWithNoBrowser(t *testing.T) {
 			b, _ := os.ReadFile(opened)
 			return strings.TrimSpace(string(b)) == "http://localhost:1/docs", string(b)
 		})
+	}
+	// At 60 columns a long URL is named, without its scheme and cut to
+	// fit the line (it said only "no browser found: set $BROWSER").
+	n := startScreen(t, 60, 15, `vim.env.BROWSER = ""`)
+	n.keys(":AgentShell echo http://localhost:1/a/long/path/to/the/docs/page.html", "Enter")
+	n.waitShows(10*time.Second, "exit 0")
+	n.keys("gg", "/localhost", "Enter", "gx")
+	sc := n.waitShows(5*time.Second, "(agentrun) set $BROWSER to open localhost:1/a/l…")
+	if strings.Contains(sc, "Press ENTER") {
+		t.Errorf("gx at 60 columns stops at Press ENTER:\n%s", sc)
 	}
 }
 
@@ -156,7 +166,7 @@ func TestScreenGxInTheChat(t *testing.T) {
 	s.prompt("echo http://localhost:1/docs")
 	s.waitShows(10*time.Second, "exited with code 0.")
 	s.keys("Escape", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid('chat of demo 1'))", "Enter", "gg", "/localhost:1", "Enter", "gx")
-	sc := s.waitShows(5*time.Second, "(agentrun) no browser found")
+	sc := s.waitShows(5*time.Second, "(agentrun) no browser for http://localhost:1/docs; set $BROWSER")
 	for _, bad := range []string{"vim.ui.open", "no handler", "Press ENTER"} {
 		if strings.Contains(sc, bad) {
 			t.Errorf("gx in the chat with no browser shows %q:\n%s", bad, sc)

@@ -63,7 +63,7 @@ func TestModesAndModel(t *testing.T) {
 	e.idle(10 * time.Second)
 
 	e.cmd("AgentMode yolo")
-	if n := e.noteText(); !strings.Contains(n, `has no mode "yolo" (it has Default, Plan)`) {
+	if n := e.noteText(); !strings.Contains(n, `claudelike has no mode "yolo"; it has: Default, Plan`) {
 		t.Errorf("unknown mode: %q", n)
 	}
 	// by the names the pickers show, spaces and all
@@ -72,7 +72,7 @@ func TestModesAndModel(t *testing.T) {
 	e.cmd("AgentMode Default")
 	e.waitHeader("· Default · Haiku 4.5")
 	e.cmd("AgentConfig effort high")
-	if n := e.noteText(); !strings.Contains(n, `has no option "effort" (it has: model)`) {
+	if n := e.noteText(); !strings.Contains(n, `claudelike has no option "effort"; it has: model`) {
 		t.Errorf("unknown option: %q", n)
 	}
 	e.cmd("AgentConfig")
@@ -90,7 +90,7 @@ func TestUnknownModelRefused(t *testing.T) {
 	e := claudeLike(t, "")
 	e.waitHeader("· Default · Sonnet")
 	e.cmd("AgentModel gpt-9")
-	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "gpt-9" (it has Sonnet, Opus, Haiku 4.5)`) {
+	if n := e.noteText(); !strings.Contains(n, `claudelike has no model "gpt-9"; it has: Sonnet, Opus, Haiku 4.5`) {
 		t.Errorf("unknown model: %q", n)
 	}
 	var models, values []string
@@ -100,7 +100,7 @@ func TestUnknownModelRefused(t *testing.T) {
 		t.Errorf("<Tab> offers %q for :AgentModel, %q for :AgentConfig model", models, values)
 	}
 	e.cmd("AgentConfig model nosuch")
-	if n := e.noteText(); !strings.Contains(n, `agent "claudelike" has no model "nosuch" (it has sonnet, opus, haiku-4-5)`) {
+	if n := e.noteText(); !strings.Contains(n, `claudelike has no model "nosuch"; it has: sonnet, opus, haiku-4-5`) {
 		t.Errorf("unknown config value: %q", n)
 	}
 	if h := e.statusLine(); !strings.Contains(h, "· Default · Sonnet") {
@@ -141,7 +141,7 @@ func TestScreenShowsModeAndModel(t *testing.T) {
 	s.keys(":AgentModel ", "Tab")
 	s.waitShows(5*time.Second, ":AgentModel Sonnet", " Sonnet ", " Opus ", " Haiku 4.5 ")
 	s.keys("Escape", ":AgentModel nosuch", "Enter")
-	s.waitShows(5*time.Second, `agent "claudelike" has no model "nosuch" (it has Sonnet, Opus, Haiku 4.5)`)
+	s.waitShows(5*time.Second, `(agentrun) claudelike has no model "nosuch"; it has: Sonnet, Opus, Haiku 4.5`)
 }
 
 // TestSlashCommandsComplete: typing "/" in the prompt opens the agent's
@@ -289,7 +289,7 @@ func TestModeAsConfigOption(t *testing.T) {
 	}
 	e.switchMode("Plan", "· Plan · Sonnet", "plan")
 	e.cmd("AgentMode nosuch")
-	if n := e.noteText(); !strings.Contains(n, `has no mode "nosuch" (it has Build, Plan)`) {
+	if n := e.noteText(); !strings.Contains(n, `has no mode "nosuch"; it has: Build, Plan`) {
 		t.Errorf("unknown mode: %q", n)
 	}
 }
@@ -315,7 +315,10 @@ func TestScreenModeMarkRangeAndSecondAgent(t *testing.T) {
 	s.keys(":AgentRun", "Enter")
 	s.waitShows(20*time.Second, "agentrun · claudelike · ready")
 	s.keys("Escape", ":AgentMode", "Enter")
-	s.waitShows(5*time.Second, "Default  (current)")
+	// one space each (it read "Default  (current)  — …")
+	if sc := s.waitShows(5*time.Second, "Default (current)"); strings.Contains(sc, "  (current)") || strings.Contains(sc, "  — ") {
+		t.Errorf("the mode picker has doubled spaces:\n%s", sc)
+	}
 	s.keys("Escape")
 
 	s.keys(":wincmd t", "Enter", ":enew", "Enter", "i")

@@ -128,7 +128,7 @@ func TestScreenReviewHunks(t *testing.T) {
 	s.keys("Escape", ":AgentReview", "Enter")
 	s.waitShows(5*time.Second, "nothing to review: no turn of this session changed a file")
 	s.keys(":AgentReview nonsense", "Enter")
-	s.waitShows(5*time.Second, `"nonsense" is not turn or session; usage: :AgentReview [turn|session]`)
+	s.waitShows(5*time.Second, `(agentrun) :AgentReview takes turn or session, not "nonsense"`)
 	s.keys(":wincmd l", "Enter", "i")
 	s.prompt(`sed -i -e 's/^linec$/LINEC/' -e 's/^liner$/LINER/' f.txt; echo new > n.txt`)
 	s.waitShows(10*time.Second, "files changed this turn (2;", "LINEC")

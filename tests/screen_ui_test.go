@@ -244,9 +244,9 @@ func TestScreenSendToAnEndedSessionIsSaid(t *testing.T) {
 }
 
 // TestScreenBadCommandsFitOneLine: at 80 columns (with 'showcmd' a
-// message has 68 of them) each command given bad words says what was
-// wrong and what to do in one line: the screen never stops at "Press
-// ENTER". An action on the newest running terminal (no id given) says so
+// message has 68 of them) and at 60 (48) each command given bad words
+// says what was wrong and what to do in one line, "(agentrun) " first:
+// the screen never stops at "Press ENTER". An action on the newest running terminal (no id given) says so
 // in its one message, not in a line before it.
 func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	s := startScreen(t, 80, 30, "")
@@ -275,13 +275,54 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	n := startScreen(t, 60, 20, "")
 	for _, c := range []struct{ cmd, says string }{
 		{"AgentAttach nosuch", `(agentrun) no terminal "nosuch"`},
-		{"AgentBuild nosuch", ":AgentBuild takes auto, download or go"},
+		{"AgentBuild nosuch", "(agentrun) :AgentBuild takes auto/download/go"},
 		{"AgentSessions", "(agentrun) demo does not list its sessions"},
 	} {
 		n.keys(":"+c.cmd, "Enter")
 		if sc := n.waitShows(10*time.Second, c.says); strings.Contains(sc, "Press ENTER") {
 			t.Errorf(":%s at 60 columns stops at Press ENTER:\n%s", c.cmd, sc)
 			n.keys("Enter")
+		}
+	}
+	// In a session, at 60 and 80 columns (a new user saw these wrap in
+	// the middle of a word at Press ENTER, or lose the "(agentrun) "
+	// prefix at 80 columns): each the whole last line, prefixed.
+	for _, size := range [][2]int{{60, 15}, {80, 24}} {
+		d := startDemoScreenSized(t, size[0], size[1], "")
+		d.keys("Escape")
+		for _, c := range []struct{ cmd, at60, at80 string }{
+			{"AgentDiff nosuchfile", "nosuchfile is in no buffer; :e it", "no buffer holds nosuchfile; open it, then :AgentDiff"},
+			{"AgentReview bogus", ":AgentReview takes turn or session", `:AgentReview takes turn or session, not "bogus"`},
+			{"AgentReview", "nothing to review: no file changed", "nothing to review: no turn of this session changed a file"},
+			{"AgentAttach 1:term-1", "no host 1 (:AgentTerminals)", "no agentrun host 1 is running; see :AgentTerminals"},
+			{"AgentRun demo extra", "usage: :AgentRun [ssh://host] [agent]", ":AgentRun takes [ssh://host] [agent], not: demo extra"},
+			{"AgentConfig foo bar", "demo has no options to set", "demo has no options to set"},
+			{"AgentLogin", "demo has no sign-in here", "demo offers no way to sign in from here"},
+			{"AgentBuild bogus", ":AgentBuild takes auto/download/go", `:AgentBuild takes auto, download or go, not "bogus"`},
+			{"AgentPrompt", "nothing to send; :AgentPrompt {text}", "an empty prompt; try :AgentPrompt {text}"},
+			{"AgentQuickfix term-1 x", "usage: :AgentQuickfix [id]", "too many arguments; usage: :AgentQuickfix [id]"},
+			{"AgentMode bogus", "demo offers no modes", "demo offers no modes"},
+			{"AgentShell echo hi", "", ""},
+			{"AgentQuickfix", "term-1: no file:line in its output", "term-1: no file:line in its output"},
+		} {
+			d.keys(":"+c.cmd, "Enter")
+			if c.at60 == "" { // a command for the next
+				d.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
+				d.keys(`C-\`, "C-n")
+				continue
+			}
+			want := "(agentrun) " + c.at80
+			if size[0] == 60 {
+				want = "(agentrun) " + c.at60
+			}
+			sc := d.waitFor(want, 10*time.Second, func(sc string) bool {
+				l := strings.Split(sc, "\n")
+				return strings.TrimSpace(l[len(l)-1]) == want || strings.Contains(sc, "Press ENTER")
+			})
+			if strings.Contains(sc, "Press ENTER") {
+				t.Errorf(":%s at %d columns stops at Press ENTER:\n%s", c.cmd, size[0], sc)
+				d.keys("Enter")
+			}
 		}
 	}
 	// At 160 columns, :AgentDetach without an id in the chat asks which

@@ -254,7 +254,7 @@ function M.nothing(key, what)
   if why then
     return string.format("nothing to %s: agentrun kept no copy of this session's turns (last turn: %s)", what, why)
   end
-  return string.format("nothing to %s: no turn of this session changed a file", what)
+  return { string.format("nothing to %s: no turn of this session changed a file", what), string.format("nothing to %s: no file changed", what) }
 end
 
 -- buffer_of returns the loaded buffer that edits path, or nil.

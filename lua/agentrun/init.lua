@@ -173,7 +173,7 @@ end
 -- or queued.
 function M.prompt(text, key, range)
   if type(text) ~= "string" or vim.trim(text) == "" then
-    warn("an empty prompt; try :AgentPrompt {text}")
+    warn({ "an empty prompt; try :AgentPrompt {text}", "nothing to send; :AgentPrompt {text}" })
     return false
   end
   local s = state.session(key)
@@ -552,7 +552,12 @@ function M.diff(file)
   end
   local buf = file and vim.fn.bufnr(file) or vim.api.nvim_get_current_buf()
   if buf == -1 or not vim.api.nvim_buf_is_loaded(buf) then
-    util.notify(string.format("no buffer holds %s; :AgentDiff compares a buffer's unsaved edits with its file", file))
+    -- (a list: the shorter fit 80 and 60 columns, util.notify)
+    util.notify({
+      string.format("no buffer holds %s; :AgentDiff compares a buffer's unsaved edits with its file", file),
+      string.format("no buffer holds %s; open it, then :AgentDiff", file),
+      string.format("%s is in no buffer; :e it", file),
+    })
     return
   end
   local name = vim.api.nvim_buf_get_name(buf)
@@ -575,7 +580,7 @@ function M.review(what, key)
     return
   end
   if what ~= nil and what ~= "turn" and what ~= "session" then
-    warn(string.format("%s is not turn or session; usage: :AgentReview [turn|session]", vim.inspect(what)))
+    warn({ string.format(":AgentReview takes turn or session, not %s", vim.inspect(what)), ":AgentReview takes turn or session" })
     return
   end
   local s = state.session(key)

@@ -415,7 +415,7 @@ function M.command(arg)
     arg = "auto"
   end
   if not vim.tbl_contains(M.methods, arg) then
-    util.notify({ string.format(":AgentBuild takes auto, download or go, not %q", arg), ":AgentBuild takes auto, download or go" }, vim.log.levels.ERROR)
+    util.notify({ string.format(":AgentBuild takes auto, download or go, not %q", arg), ":AgentBuild takes auto/download/go" }, vim.log.levels.ERROR)
     return
   end
   if busy then

@@ -172,13 +172,26 @@ local function choices(s, what, option)
   return out
 end
 
+-- no_such says that session s has no `kind` `said`, naming the ones it
+-- has (words): every such message names the agent alike ("cl has no
+-- mode "x"; it has: Default, Plan"), with shorter forms for 60 columns
+-- (util.notify).
+local function no_such(s, kind, said, words)
+  said = vim.trim(tostring(said))
+  local has = table.concat(words, ", ")
+  return {
+    string.format("%s has no %s %q; it has: %s", s.agent, kind, said, has),
+    string.format("no %s %q; it has: %s", kind, said, has),
+    string.format("no %s %q; <Tab> lists them", kind, said),
+  }
+end
+
 -- unknown says that session s has no `kind` `said`, naming the ones it
 -- has as <Tab> offers them.
 local function unknown(s, kind, said, list)
-  local words = vim.tbl_map(function(c)
+  util.notify(no_such(s, kind, said, vim.tbl_map(function(c)
     return c.word
-  end, list)
-  util.notify(string.format("agent %q has no %s %q (it has %s)", s.agent, kind, vim.trim(tostring(said)), table.concat(words, ", ")))
+  end, list)))
 end
 
 -- set_mode switches session s to mode id (asks which without an id).
@@ -193,14 +206,14 @@ function M.set_mode(s, id)
   end
   local modes = s.modes and s.modes.availableModes or {}
   if #modes == 0 then
-    util.notify(string.format("agent %s offers no modes", s.agent))
+    util.notify(string.format("%s offers no modes", s.agent))
     return false
   end
   if not id then
     vim.ui.select(modes, {
       prompt = "(agentrun) mode",
       format_item = function(m)
-        return m.name .. (m.id == s.modes.currentModeId and "  (current)" or "") .. (m.description and ("  — " .. m.description) or "")
+        return m.name .. (m.id == s.modes.currentModeId and " (current)" or "") .. (m.description and (" — " .. m.description) or "")
       end,
     }, function(m)
       if m then
@@ -248,12 +261,13 @@ function M.set_config(s, id, value, words)
     local ids = vim.tbl_map(function(o)
       return o.id
     end, s.config or {})
-    local has = #ids > 0 and table.concat(ids, ", ") or "none"
-    if id == nil or id == "" then
+    if #ids == 0 then
+      util.notify(string.format("%s has no options to set", s.agent))
+    elseif id == nil or id == "" then
       -- short: at 80 columns a longer line stops at "Press ENTER"
-      util.notify(#ids == 0 and string.format("agent %s has no options to set", s.agent) or string.format("usage: :AgentConfig {id} [value]; options: %s", has))
+      util.notify({ string.format("usage: :AgentConfig {id} [value]; options: %s", table.concat(ids, ", ")), "usage: :AgentConfig {id} [value]" })
     else
-      util.notify(string.format("agent %s has no option %q (it has: %s)", s.agent, tostring(id), has))
+      util.notify(no_such(s, "option", id, ids))
     end
     return false
   end
@@ -261,7 +275,7 @@ function M.set_config(s, id, value, words)
     vim.ui.select(option_values(option), {
       prompt = "(agentrun) " .. option.name,
       format_item = function(v)
-        return v.name .. (v.value == option.currentValue and "  (current)" or "")
+        return v.name .. (v.value == option.currentValue and " (current)" or "")
       end,
     }, function(v)
       if v then
@@ -302,7 +316,7 @@ function M.set_model(s, value)
   end
   local o = model_option(s)
   if not o then
-    util.notify(string.format("agent %s offers no choice of model", s.agent))
+    util.notify(string.format("%s offers no choice of model", s.agent))
     return false
   end
   return M.set_config(s, o.id, value, "model")

@@ -132,14 +132,16 @@ end
 -- cut makes a one-line msg that would stop the screen at "Press ENTER"
 -- only because it reaches the columns 'showcmd' and 'ruler' keep (it is
 -- wider than the room, M.room, but fits the screen's width) fit in one
--- line: without the "(agentrun) " prefix when that is enough, else cut
--- to it, ending in "…" (a message from a callback or a mapping stops the
--- screen at once, even if a redraw follows, so its whole text cannot be
--- kept in :messages without the prompt). A message wider than the screen
--- is said whole (an error with its reason and fix: it wraps, and asks
--- for Enter, nothing of it lost); the messages of ours that matter are
--- worded to fit 60 columns, or give shorter forms (notify). To another
--- vim.notify, and for a message of several lines, msg as is.
+-- line: cut to it, ending in "…", the "(agentrun) " prefix kept, so every
+-- message reads alike (it dropped the prefix where that was enough: the
+-- same message had it at 60 columns and not at 80). A message from a
+-- callback or a mapping stops the screen at once, even if a redraw
+-- follows, so its whole text cannot be kept in :messages without the
+-- prompt. A message wider than the screen is said whole (an error with
+-- its reason and fix: it wraps, and asks for Enter, nothing of it lost);
+-- the messages of ours that matter are worded to fit 60 columns, or give
+-- shorter forms (notify). To another vim.notify, and for a message of
+-- several lines, msg as is.
 function M.cut(msg)
   if msg:find("\n") or not M.builtin_notify() then
     return msg
@@ -148,10 +150,6 @@ function M.cut(msg)
   local w = M.width(msg)
   if w <= room or w > vim.o.columns * math.max(vim.o.cmdheight, 1) - 1 then
     return msg
-  end
-  local bare = msg:sub(1, #prefix) == prefix and msg:sub(#prefix + 1) or msg
-  if M.width(bare) <= room then
-    return bare
   end
   return M.fit(msg, math.max(room, #prefix + 2))
 end
@@ -251,10 +249,30 @@ function M.open_url_at_cursor()
   if url == "" then
     return M.notify("no URL under the cursor", vim.log.levels.INFO)
   end
+  M.open_url(url)
+end
+
+-- open_url opens url with the system's browser (compat.open_url) and
+-- says in our words when nothing can, in one line: with no browser, the
+-- URL it would open named (at 60 columns without its scheme, cut to fit
+-- the room, M.room, if need be: "set $BROWSER to open localhost:8000").
+function M.open_url(url)
   local ok, err, short = require("agentrun.compat").open_url(url)
-  if not ok then
-    M.notify({ err, short })
+  if ok then
+    return true
   end
+  local forms = { err }
+  if short == "no browser found: set $BROWSER" then
+    table.insert(forms, string.format("no browser for %s; set $BROWSER", url))
+    local lead = "set $BROWSER to open "
+    local room = M.room() - #lead
+    if room >= 8 then
+      table.insert(forms, lead .. M.fit((url:gsub("^%a[%w+.-]*://", "")), room))
+    end
+  end
+  table.insert(forms, short)
+  M.notify(forms)
+  return false
 end
 
 return M

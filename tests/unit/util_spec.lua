@@ -1,5 +1,6 @@
 -- util.fit_parts: a status line fitted without cutting a word; util.notify
--- says the longest of its forms that stops no screen at "Press ENTER".
+-- says the longest of its forms that stops no screen at "Press ENTER";
+-- util.cut keeps the "(agentrun) " prefix.
 local util = require("agentrun.util")
 
 local line = " agentrun · claude · ready · Auto · Default (recommended) · 12k/200k"
@@ -34,6 +35,19 @@ return {
       vim.o.cmdheight = 2 -- a line more above
       eq("(agentrun) " .. long, said({ long, "c" }), "with cmdheight 2, at " .. cols)
       vim.o.cmdheight = 1
+    end
+  end,
+  ["cut keeps the prefix: every message reads alike"] = function()
+    for _, cols in ipairs({ 60, 80 }) do
+      vim.o.columns = cols
+      local room = util.room()
+      -- wider than the room, but not without the prefix (it was dropped)
+      local msg = "(agentrun) " .. string.rep("a", room + 3)
+      local got = util.cut(msg)
+      eq("(agentrun) ", got:sub(1, #"(agentrun) "), "at " .. cols)
+      eq(room + #"(agentrun) ", util.width(got), "at " .. cols)
+      local fits = msg:sub(1, room + #"(agentrun) ")
+      eq(fits, util.cut(fits), "one that fits, at " .. cols)
     end
   end,
 }

@@ -3,7 +3,6 @@
 -- in its chat and with vim.notify; the chat's note rewritten once it no
 -- longer waits) and the ports it listens on (browse opens one).
 local api = vim.api
-local compat = require("agentrun.compat")
 local state = require("agentrun.state")
 local term = require("agentrun.ui.term")
 local window = require("agentrun.ui.window")
@@ -106,10 +105,7 @@ function M.browse(t)
       end
       url = u:gsub("/$", "") .. path
     end
-    local ok, err, short = compat.open_url(url)
-    if not ok then
-      notify({ err, short })
-    end
+    util.open_url(url)
   end
   local ports = t.ports or {}
   if #ports == 1 then

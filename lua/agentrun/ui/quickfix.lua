@@ -294,7 +294,9 @@ function M.load(t)
   end
   local items, name, why = M.items(t)
   if #items == 0 then
-    util.notify(why and string.format("%s: %s", require("agentrun.state").label(t), why) or string.format("%s: no file:line in its output (read with %s)", require("agentrun.state").label(t), name), vim.log.levels.INFO)
+    local label = require("agentrun.state").label(t)
+    -- (a list: the shorter fits 60 columns, util.notify)
+    util.notify(why and string.format("%s: %s", label, why) or { string.format("%s: no file:line in its output (read with %s)", label, name), string.format("%s: no file:line in its output", label) }, vim.log.levels.INFO)
     return false
   end
   vim.fn.setqflist({}, " ", { title = "agentrun " .. require("agentrun.state").label(t) .. ": " .. (t.command or ""), items = items })

@@ -107,7 +107,8 @@ function M.ask()
     return false
   end
   if type(methods) ~= "table" or #methods == 0 then
-    util.notify(string.format("%s offers no way to sign in from here", s.agent), vim.log.levels.INFO)
+    -- (a list: the shorter fits 60 columns, util.notify)
+    util.notify({ string.format("%s offers no way to sign in from here; sign in with its own command", s.agent), string.format("%s offers no way to sign in from here", s.agent), string.format("%s has no sign-in here", s.agent) }, vim.log.levels.INFO)
     return false
   end
   choose(s, methods)

@@ -169,8 +169,10 @@ function M.open(id, opts)
     t.cols, t.rows = cols, rows
     local res, err = rpc.request(t.remote and "remote_attach" or "attach", id, chan, { cols = cols, rows = rows, scrollback = vim.bo[buf].scrollback })
     if err and t.remote and not t.shown then
-      -- no such terminal of another host: nothing of it stays
-      notify(err)
+      -- no such terminal of another host: nothing of it stays (the
+      -- backend's sentence, or its short form at 60 columns)
+      local pid = tostring(err):gsub("^%(agentrun%) ", ""):match("^no agentrun host (%d+) is running; see :AgentTerminals$")
+      notify(pid and { err, string.format("no host %s (:AgentTerminals)", pid) } or err)
       t.bufnr, t.chan = nil, nil
       -- Nothing on screen changes: the terminal window shows again what
       -- it showed (deleting the buffer would close it), focus goes back.
