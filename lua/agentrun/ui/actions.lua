@@ -259,6 +259,11 @@ M.actions = {
       -- types into it any more, and its holder must not stay you.
       local buf = t and t.remote and t.user and t.bufnr
       local last = buf and api.nvim_get_current_buf() == buf and #vim.fn.win_findbuf(buf) == 1
+      if t and t.bufnr and api.nvim_get_current_buf() == t.bufnr then
+        -- closed on purpose: the chat shown again does not bring it back
+        -- (ui/chat.lua; showing it again clears this, ui/window.lua)
+        vim.b[t.bufnr].agentrun_closed_by_user = true
+      end
       util.close_window()
       if last and #vim.fn.win_findbuf(buf) == 0 then
         local res, err = rpc.request("remote_let_go", t.id)

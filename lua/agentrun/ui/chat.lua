@@ -314,39 +314,66 @@ local function tagged(name)
   end
 end
 
+-- terminal_split returns this tab page's terminal split, if any.
+local function terminal_split()
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
+    if ok and tag then
+      return w
+    end
+  end
+end
+
+-- current_terminal returns this session's current terminal: its newest
+-- running one with a buffer, else (unless running_only) its newest.
+function Chat:current_terminal(running_only)
+  local state = require("agentrun.state")
+  local current
+  for i = #state.terminal_order, 1, -1 do
+    local t = state.terminals[state.terminal_order[i]]
+    if t and t.session == self.session.key and t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
+      if t.state == "running" then
+        return t
+      end
+      current = current or (not running_only and t) or nil
+    end
+  end
+  return current
+end
+
 -- show_current_terminal puts this session's current terminal (its
 -- newest running one, else its newest) in the terminal split of this tab
 -- page when the split shows another session's: the chat and the split
 -- beside it tell of one session. A split the user closed stays closed.
 function Chat:show_current_terminal()
   local state = require("agentrun.state")
-  local key = self.session.key
-  local split
-  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
-    if ok and tag then
-      split = w
-      break
-    end
-  end
+  local split = terminal_split()
   local shown = split and state.terminal_for_buf(api.nvim_win_get_buf(split))
-  if not shown or not shown.session or shown.session == key then
+  if not shown or not shown.session or shown.session == self.session.key then
     return
   end
-  local current
-  for i = #state.terminal_order, 1, -1 do
-    local t = state.terminals[state.terminal_order[i]]
-    if t and t.session == key and t.bufnr and api.nvim_buf_is_valid(t.bufnr) then
-      if t.state == "running" then
-        current = t
-        break
-      end
-      current = current or t
-    end
-  end
+  local current = self:current_terminal()
   if current then
     api.nvim_win_set_buf(split, current.bufnr)
     require("agentrun.ui.follow").reset(split)
+  end
+end
+
+-- bring_back_split shows this session's newest running command in a
+-- split when this tab page has none: the chat shown again (its tab page
+-- closed by :tabonly, its window by :only, or another session's chat
+-- left for it) comes back with the command it runs. A split the user
+-- closed with q stays closed (ui/actions.lua marks its buffer), as does
+-- every split under terminal.position = "none", and one shown in another
+-- tab page stays there alone. The current window may change.
+function Chat:bring_back_split()
+  local position = config.get().terminal.position
+  if position == "none" or terminal_split() then
+    return
+  end
+  local t = self:current_terminal(true)
+  if t and not vim.b[t.bufnr].agentrun_closed_by_user and #vim.fn.win_findbuf(t.bufnr) == 0 then
+    require("agentrun.ui.window").place(t.bufnr, position)
   end
 end
 
@@ -374,6 +401,7 @@ function Chat:open()
     if old_tw and old_pw then
       api.nvim_win_set_buf(old_tw, self.buf)
       api.nvim_win_set_buf(old_pw, self.prompt_buf)
+      self:bring_back_split()
       api.nvim_set_current_win(old_pw)
       self:render_header()
       self:scroll()
@@ -411,6 +439,7 @@ function Chat:open()
   -- default status line read "<of demo 1" beside its ruler)
   vim.wo[pw].statusline = " %t%<"
   set_win_opts(pw)
+  self:bring_back_split()
   -- The layout changed around the new windows: the split, the chat and
   -- the prompt get their configured sizes, a terminal float its place.
   window.fit()

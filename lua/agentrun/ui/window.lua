@@ -887,6 +887,7 @@ end
 function M.place(buf, position)
   -- a split showed it: ending out of sight later is worth a word (ui/termlife.lua)
   vim.b[buf].agentrun_was_shown = true
+  vim.b[buf].agentrun_closed_by_user = nil -- shown again (ui/chat.lua)
   for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
     local ok, tag = pcall(api.nvim_win_get_var, w, "agentrun_terminal_window")
     if ok and tag == position then
