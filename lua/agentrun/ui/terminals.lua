@@ -731,7 +731,9 @@ local function create()
   })
 end
 
--- open shows the list (refreshing it) and enters it.
+-- open shows the list (refreshing it) and enters it, its cursor on the
+-- newest running terminal (an open list with nothing running keeps its
+-- cursor's row).
 function M.open()
   -- The backend lists the other hosts' terminals (another Neovim's, ones
   -- left detached): a fresh Neovim starts it to see them.
@@ -773,7 +775,11 @@ function M.open()
   require("agentrun.ui.window").watch()
   require("agentrun.ui.window").keep_prompts()
   api.nvim_set_current_win(w)
-  if fresh or not ids[api.nvim_win_get_cursor(w)[1]] then
+  -- The command goes to the newest running terminal, also in a list
+  -- already open (where the refresh each second keeps the cursor's row:
+  -- R there must not rerun an older one the cursor was left on). With
+  -- nothing running, an open list keeps the row the cursor was put on.
+  if fresh or #running_rows > 0 or not ids[api.nvim_win_get_cursor(w)[1]] then
     M._to_row(w)
   end
   start_timer()
