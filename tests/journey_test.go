@@ -285,7 +285,8 @@ func (s *screen) sizes() map[string]int {
 // window), the screen shrinks to 20×6 and grows to 160×40 while a command
 // prints (everything fits, the configured sizes come back, a note's
 // command name stays whole), and :only in the prompt leaves 'cmdheight'
-// alone and :AgentRun brings the chat back.
+// alone and :AgentRun brings the chat back, with its running command's
+// split.
 func TestJourneyLayoutHolds(t *testing.T) {
 	s := startScreenIn(t, runtimeDir(t), 120, 35, sizesLua+"\n"+layoutLua+`
 require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "demo-agent" } } } })`)
@@ -399,15 +400,15 @@ require("agentrun").setup({ agents = { other = { cmd = { vim.g.agentrun_bin, "de
 	s.waitShows(5*time.Second, ":AgentRun demo shows its chat")
 
 	// :only in the prompt: 'cmdheight' stays 1; :AgentRun gives the
-	// prompt its chat back.
+	// prompt its chat back, and its running command's split below.
 	s.keys(":AgentRun other", "Enter", "Escape", ":only", "Enter")
 	if l := s.layout(); l != "layout ch=1 fits=yes chatw=0 termw=0 listw=0" {
 		t.Errorf(":only in the prompt: %s; want 'cmdheight' 1\n%s", l, s.capture())
 	}
 	s.keys(":AgentRun other", "Enter")
 	s.waitShows(5*time.Second, "agentrun · other")
-	if l, h := s.layout(), s.sizes(); l != "layout ch=1 fits=yes chatw=160 termw=0 listw=0" || h["prompt"] != 3 || h["chat"] < 20 {
-		t.Errorf(":AgentRun after :only in the prompt: %s %v; want the chat and its prompt\n%s", l, h, s.capture())
+	if l, h := s.layout(), s.sizes(); l != "layout ch=1 fits=yes chatw=160 termw=160 listw=0" || h["prompt"] != 3 || h["chat"] < 20 || h["term"] < 3 {
+		t.Errorf(":AgentRun after :only in the prompt: %s %v; want the chat and its prompt, the running command's split below\n%s", l, h, s.capture())
 	}
 }
 
