@@ -228,7 +228,7 @@ func TestScreenTheAgentsCommandMadeYours(t *testing.T) {
 		return strings.Contains(seen, "● echo serving; sleep 300 [execute] · run again by you") &&
 			strings.Contains(seen, "▸ terminal term-1 · restarted · ") &&
 			strings.Contains(seen, "▸ terminal term-1 (run 2) · running, yours") &&
-			strings.Contains(seen, "run again by the user") &&
+			strings.Contains(seen, "stopped: the user runs it anew") &&
 			strings.Contains(seen, "again yourself: the new run is yours"), seen + "\n" + s.capture()
 	})
 	if strings.Contains(seen, "keeps running") || strings.Contains(seen, "· completed") || strings.Contains(seen, "taken over") {

@@ -526,7 +526,7 @@ func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	s.keys("C-c")
 	// It says what a second <C-c> would do to the queued prompt too.
 	s.waitShows(3*time.Second, "(interrupted `trap", "drops the 1 queued prompt)")
-	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "went back to the prompt", "agentrun · demo · ready")
+	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "queued for the turn is back in the prompt", "agentrun · demo · ready")
 	if strings.Contains(sc, "(interrupted `trap") {
 		t.Errorf("the hint stays after the turn ended:\n%s", sc)
 	}
@@ -602,4 +602,39 @@ func TestScreenDetachAsksWhich(t *testing.T) {
 	if sc := s.capture(); strings.Contains(sc, "is detached") {
 		t.Errorf("an empty answer says something was detached:\n%s", sc)
 	}
+	// at 60 columns what it says keeps what a reattach needs whole
+	n := startDemoScreenSized(t, 60, 15, "")
+	n.prompt("sleep 4331")
+	n.waitShows(10*time.Second, splitOf("term-1"))
+	n.keys("Escape", ":AgentDetach", "Enter")
+	n.waitShows(10*time.Second, "Keep which command running after Neovim quits?")
+	n.keys("1", "Enter")
+	sc := n.waitFor("the detach said with its name", 10*time.Second, func(sc string) bool {
+		return regexp.MustCompile(`(?m)detached: :AgentAttach \d+:term-1\s*$`).MatchString(sc)
+	})
+	if last := regexp.MustCompile(`(?m)^.*detached: :AgentAttach.*$`).FindString(sc); strings.Contains(last, "…") || strings.Contains(sc, "Press ENTER") {
+		t.Errorf("the detach is said cut:\n%s", sc)
+	}
+}
+
+// TestScreenXInTheChatKillsYourRerun: X in the chat kills the session's
+// newest running command, your R rerun of one included (it said "no turn
+// to cancel: nothing runs in this session", a cancel's words, while the
+// rerun ran in the session's rows), and with nothing running it says
+// there is nothing to kill.
+func TestScreenXInTheChatKillsYourRerun(t *testing.T) {
+	s := startDemoScreen(t)
+	s.prompt("sh -c 'if test -e again; then sleep 302; else touch again; fi'")
+	s.waitShows(10*time.Second, splitOf("term-1", "exit 0"))
+	s.keys("Escape", ":AgentTerminals", "Enter")
+	s.waitShows(5*time.Second, "agentrun terminals —")
+	s.keys("/sleep 302", "Enter", "R")
+	s.waitShows(10*time.Second, splitOf("term-1", "run 2 · running · yours"))
+	s.keys(`C-\`, "C-n", ":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(require('agentrun.state').session().chat.prompt_buf))", "Enter", "X")
+	sc := s.waitShows(10*time.Second, splitOf("term-1", "run 2 · killed"))
+	if strings.Contains(sc, "no turn to cancel") {
+		t.Errorf("X in the chat answered in a cancel's words:\n%s", sc)
+	}
+	s.keys("X")
+	s.waitShows(5*time.Second, "(nothing to kill: no command runs)")
 }

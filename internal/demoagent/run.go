@@ -94,7 +94,7 @@ func (d *demo) runEnv(ctx context.Context, s *session, line, toolID string, env 
 		again := strings.Contains(errText(w.err), "to run it again")
 		note := "taken over by the user"
 		if again {
-			note = "run again by the user"
+			note = "stopped: the user runs it anew"
 		}
 		_ = d.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(toolID),
 			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),

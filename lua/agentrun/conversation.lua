@@ -184,7 +184,7 @@ function M.hold_queue(s, why)
     table.insert(lines, "")
     api.nvim_buf_set_lines(buf, 0, 0, false, lines)
   end
-  s.chat:note(string.format("(%s, so the %s waiting for this turn went back to the prompt: %s sends, or edit or clear it)", why or "you interrupted this turn", n == 1 and "prompt" or (n .. " prompts"), require("agentrun.config").get().keymaps.send_insert or "<C-s>"))
+  s.chat:note(string.format("(%s: the %s queued for the turn %s back in the prompt; %s sends, or edit or clear %s)", why or "you interrupted the turn", n == 1 and "prompt" or (n .. " prompts"), n == 1 and "is" or "are", require("agentrun.config").get().keymaps.send_insert or "<C-s>", n == 1 and "it" or "them"))
   s.chat:render_header()
 end
 

@@ -385,6 +385,7 @@ function M.type_into(id)
     warn({
       string.format("%s takes no input: it ended (%s); R here runs it again", state.label(t), how),
       string.format("%s ended (%s): R here runs it again", state.label(t), how),
+      string.format("%s ended: R here reruns it", state.label(t)),
     })
     return false
   end

@@ -157,7 +157,7 @@ M.actions = {
       elseif lost(t) or ended(t) then
         return lost(t) or ended(t)
       elseif t.state ~= "running" then
-        return string.format("%s is not running; there is nothing to keep", state.label(t))
+        return { string.format("%s is not running; there is nothing to keep", state.label(t)), string.format("%s ended: nothing to keep", state.label(t)) }
       end
       return true
     end,

@@ -37,7 +37,10 @@ function M.command(key, kill)
   local newest
   for i = #state.terminal_order, 1, -1 do
     local t = state.terminals[state.terminal_order[i]]
-    if t and t.session == s.key and t.state == "running" and not t.user then
+    -- kill: also your R rerun of this session's command (the list shows
+    -- it in the session's rows)
+    local row = t and t.row_of and state.terminals[t.row_of]
+    if t and t.state == "running" and ((t.session == s.key and not t.user) or (kill and row and row.session == s.key)) then
       newest = t
       break
     end
@@ -52,12 +55,13 @@ function M.command(key, kill)
     end
     -- said in the chat too (once: a later press moves it down): from
     -- the prompt in insert mode "-- INSERT --" hides a message at once
-    warn("no turn to cancel: nothing runs in this session")
+    local what = kill and "nothing to kill: no command of this session runs" or "no turn to cancel: nothing runs in this session"
+    warn(what)
     if s.chat then
       if s.idle_note then
         s.chat:remove(s.idle_note)
       end
-      s.idle_note = s.chat:note("(no turn to cancel: nothing runs)")
+      s.idle_note = s.chat:note(kill and "(nothing to kill: no command runs)" or "(no turn to cancel: nothing runs)")
     end
     return false
   end

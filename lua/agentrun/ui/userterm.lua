@@ -221,7 +221,12 @@ function M.detach(id)
   -- (the URL says the machine: no "@site" after the id)
   local name = url and string.format("%s/%d:%s", rpc.machine(url), res.host, (id:gsub("@[^@]*$", "")))
     or string.format("%d:%s", res.host, id)
-  notify(string.format("%s is detached (it outlives Neovim): :AgentAttach %s", id, name), vim.log.levels.INFO)
+  -- (shorter forms keep what a reattach needs: its name)
+  notify({
+    string.format("%s is detached (it outlives Neovim): :AgentAttach %s", id, name),
+    string.format("%s detached: :AgentAttach %s", id, name),
+    string.format("detached: :AgentAttach %s", name),
+  }, vim.log.levels.INFO)
   return true
 end
 
