@@ -526,7 +526,7 @@ func TestScreenInterruptHintGoesWithTheTurn(t *testing.T) {
 	s.keys("C-c")
 	// It says what a second <C-c> would do to the queued prompt too.
 	s.waitShows(3*time.Second, "(interrupted `trap", "drops the 1 queued prompt)")
-	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "queued for the turn is back in the prompt", "agentrun · demo · ready")
+	sc := s.waitShows(10*time.Second, "sleep 4 exited with code 0.", "is back in the prompt", "agentrun · demo · ready")
 	if strings.Contains(sc, "(interrupted `trap") {
 		t.Errorf("the hint stays after the turn ended:\n%s", sc)
 	}
