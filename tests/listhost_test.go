@@ -42,6 +42,6 @@ func TestRemoteListAt80ColumnsOnScreen(t *testing.T) {
 	// X on its row kills the one there (the list's keys take its whole id)
 	s.keys("G", "X")
 	s.waitFor("the command there killed", 10*time.Second, func(sc string) bool {
-		return regexp.MustCompile(`(?m)^term-1 +demo 1 +signal SIGTERM +\S+ +\d+s +sleep 300; true`).MatchString(sc)
+		return regexp.MustCompile(`(?m)^term-1 +demo 1 +killed +\S+ +\d+s +sleep 300; true`).MatchString(sc)
 	})
 }
