@@ -339,6 +339,18 @@ func TestScreenBadCommandsFitOneLine(t *testing.T) {
 	if strings.Contains(sc, "Press ENTER") {
 		t.Errorf(":AgentDetach says more than one line:\n%s", sc)
 	}
+	w.killDetached("term-1") // it would outlive the test
+}
+
+// killDetached kills terminal id, which :AgentDetach kept running after
+// this Neovim quits, and waits for its end: a test leaves nothing behind.
+func (s *screen) killDetached(id string) {
+	s.t.Helper()
+	s.keys("Escape", ":AgentKill "+id, "Enter")
+	eventually(s.t, id+" to end", 10*time.Second, func() (bool, string) {
+		st := s.expr(fmt.Sprintf(`luaeval("require('agentrun.state').terminals['%s'].state")`, id))
+		return st != "running", st
+	})
 }
 
 // TestScreenTerminalListOpensOnARow: :AgentTerminals opens with its title
@@ -615,6 +627,7 @@ func TestScreenDetachAsksWhich(t *testing.T) {
 	if last := regexp.MustCompile(`(?m)^.*detached: :AgentAttach.*$`).FindString(sc); strings.Contains(last, "…") || strings.Contains(sc, "Press ENTER") {
 		t.Errorf("the detach is said cut:\n%s", sc)
 	}
+	n.killDetached("term-1")
 }
 
 // TestScreenXInTheChatKillsYourRerun: X in the chat kills the session's
