@@ -285,10 +285,7 @@ for _, a in ipairs(actions.actions) do
         vim.ui.select(list, {
           prompt = a.pick,
           format_item = function(x)
-            local what = (x.command or ""):gsub("%s+", " ")
-            if vim.fn.strchars(what) > 40 then
-              what = vim.fn.strcharpart(what, 0, 39) .. "…"
-            end
+            local what = util.fit((x.command or ""):gsub("%s+", " "), 40)
             return string.format("%s %s (%s)", state.label(x), what, x.user and "yours" or "the agent's")
           end,
         }, function(x)

@@ -220,12 +220,7 @@ end
 local name_cells = 24
 
 local function words(text, cells)
-  cells = cells or 20
-  text = text:gsub("%s+", " "):gsub("/", "∕")
-  if vim.fn.strchars(text) > cells then
-    text = vim.fn.strcharpart(text, 0, cells - 1) .. "…"
-  end
-  return text
+  return require("agentrun.util").fit((text:gsub("%s+", " "):gsub("/", "∕")), cells)
 end
 
 -- name_buffer names t's buffer in words, as the tab line shows it: its
